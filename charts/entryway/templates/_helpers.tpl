@@ -1,0 +1,65 @@
+{{/*
+Shared helpers: names, labels and security contexts. Every template uses these; none spells
+them out itself. They mirror components/shared/ (names.ts, labels.ts, security.ts).
+*/}}
+
+{{/* The base of every object name: the release name unless nameOverride is set. */}}
+{{- define "entryway.base" -}}
+{{- default .Release.Name .Values.nameOverride | trunc 40 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* An object name: base + part, a DNS-1123 label. Call with (dict "root" $ "part" "exec-gateway"). */}}
+{{- define "entryway.name" -}}
+{{- printf "%s-%s" (include "entryway.base" .root) .part | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Selector labels: never change over an object's life. (dict "root" $ "name" "exec-gateway" "component" "server") */}}
+{{- define "entryway.selectorLabels" -}}
+app.kubernetes.io/name: {{ .name }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+{{- with .component }}
+app.kubernetes.io/component: {{ . }}
+{{- end }}
+{{- end -}}
+
+{{/* All standard labels: selector labels plus the ones that may change. Same arguments. */}}
+{{- define "entryway.labels" -}}
+{{- with .root.Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{ include "entryway.selectorLabels" . }}
+app.kubernetes.io/part-of: entryway
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{/* Pod Security "restricted" pod context. (dict "user" 1000 "group" 1000 "fsGroup" 1000) */}}
+{{- define "entryway.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: {{ .user }}
+runAsGroup: {{ default .user .group }}
+fsGroup: {{ default (default .user .group) .fsGroup }}
+fsGroupChangePolicy: OnRootMismatch
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{/* Restricted container context. (dict "readOnlyRootFilesystem" true "addCapabilities" (list) "user" 1000) */}}
+{{- define "entryway.containerSecurityContext" -}}
+allowPrivilegeEscalation: false
+privileged: false
+readOnlyRootFilesystem: {{ ternary .readOnlyRootFilesystem true (hasKey . "readOnlyRootFilesystem") }}
+runAsNonRoot: true
+{{- with .user }}
+runAsUser: {{ . }}
+runAsGroup: {{ . }}
+{{- end }}
+capabilities:
+  drop: ["ALL"]
+  {{- with .addCapabilities }}
+  add: {{ toJson . }}
+  {{- end }}
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}

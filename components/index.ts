@@ -1,0 +1,5 @@
+// The Entryway library: every component and its args, for platform repos to import.
+export * from "./stack";
+export * from "./shared/labels";
+export * from "./shared/names";
+export * from "./shared/security";

@@ -1,0 +1,44 @@
+/**
+ * The whole stack's configuration: one object under the Pulumi config key `entryway:stack`.
+ * config.schema.json is generated from StackConfig (`npm run generate:schema`) and a test keeps
+ * the two in step; loadStackConfig validates a stack's config against it before anything is made.
+ */
+import Ajv from "ajv";
+import schema from "./config.schema.json";
+
+/** The configuration of one environment (one Pulumi stack). */
+export interface StackConfig {
+  /**
+   * The namespace the stack's workloads run in.
+   * @pattern ^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$
+   */
+  namespace: string;
+  /** Create the namespace (default true); false when the platform creates namespaces. */
+  createNamespace?: boolean;
+  /** Labels added to every object the stack makes. */
+  labels?: Record<string, string>;
+}
+
+/** A stack configuration that does not fit the schema; the message is one line. */
+export class StackConfigError extends Error {
+  override readonly name = "StackConfigError";
+}
+
+const ajv = new Ajv({ allErrors: true, strict: false });
+const validate = ajv.compile<StackConfig>(schema);
+
+/** Validates raw stack config (as read from `entryway:stack`) and returns it typed. */
+export function parseStackConfig(raw: unknown, source = "entryway:stack"): StackConfig {
+  if (raw === undefined || raw === null) {
+    throw new StackConfigError(`${source} is missing: set it in Pulumi.<stack>.yaml`);
+  }
+  if (!validate(raw)) {
+    const problems = (validate.errors ?? []).map((e) => {
+      const where = e.instancePath || "(top level)";
+      const extra = e.keyword === "additionalProperties" ? ` "${(e.params as { additionalProperty: string }).additionalProperty}"` : "";
+      return `${where} ${e.message}${extra}`;
+    });
+    throw new StackConfigError(`${source} is invalid: ${problems.join("; ")}`);
+  }
+  return raw;
+}

@@ -1,0 +1,33 @@
+/**
+ * Stack: the whole Entryway stack from one typed configuration (see config.ts). Each part is
+ * its own component; this one only composes them and owns the namespace.
+ */
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { standardLabels } from "../shared/labels";
+import type { StackConfig } from "./config";
+
+export { parseStackConfig, StackConfigError, type StackConfig } from "./config";
+
+export class Stack extends pulumi.ComponentResource {
+  /** The namespace the stack's workloads run in. */
+  public readonly namespace: pulumi.Output<string>;
+
+  constructor(name: string, config: StackConfig, opts?: pulumi.ComponentResourceOptions) {
+    super("entryway:index:Stack", name, {}, opts);
+    const labels = standardLabels({ name: "entryway", instance: name }, config.labels);
+
+    if (config.createNamespace ?? true) {
+      const namespace = new k8s.core.v1.Namespace(
+        `${name}-namespace`,
+        { metadata: { name: config.namespace, labels } },
+        { parent: this },
+      );
+      this.namespace = namespace.metadata.name;
+    } else {
+      this.namespace = pulumi.output(config.namespace);
+    }
+
+    this.registerOutputs({ namespace: this.namespace });
+  }
+}

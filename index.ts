@@ -1,0 +1,15 @@
+/**
+ * The per-environment Pulumi program: `pulumi up -s <env>` deploys the stack described by the
+ * `entryway:stack` object in Pulumi.<env>.yaml. The library itself is `components/` (the
+ * package's main entry): its types are re-exported here, type-only, so that importing them adds
+ * no stack outputs and creates no resources.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import { parseStackConfig, Stack } from "./components";
+
+export type * from "./components";
+
+const config = parseStackConfig(new pulumi.Config("entryway").getObject<unknown>("stack"));
+const stack = new Stack(pulumi.getStack(), config);
+
+export const namespace = stack.namespace;

@@ -1,0 +1,179 @@
+/**
+ * An offline Pulumi runtime: Pulumi's own mock monitor, wrapped to record every resource a
+ * program registers (type, name, parent, inputs and which inputs are secret). It stands in for
+ * the engine where no Pulumi CLI or cluster exists: unit tests and `npm run render`.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import * as pulumiSettings from "@pulumi/pulumi/runtime/settings";
+
+export interface RecordedResource {
+  readonly type: string;
+  readonly name: string;
+  readonly urn: string;
+  /** The parent's URN; undefined for resources at the top of the program. */
+  readonly parent?: string;
+  readonly custom: boolean;
+  readonly inputs: Record<string, unknown>;
+  /** JSON-pointer-like paths ("spec/data/token") of inputs that were Pulumi secrets. */
+  readonly secretPaths: readonly string[];
+}
+
+/** What a mocked random resource produces: recognisable, never a real secret. */
+export const FAKE_RANDOM_PREFIX = "offline-random-";
+
+const SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d";
+const SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270";
+
+interface RegisterRequest {
+  getType(): string;
+  getName(): string;
+  getParent(): string;
+  getCustom(): boolean;
+  getObject(): { toJavaScript(): Record<string, unknown> } | undefined;
+}
+interface MonitorLike {
+  registerResource(req: RegisterRequest, callback: (err: unknown, res: { getUrn(): string } | undefined) => void): unknown;
+}
+
+interface OfflineState {
+  recording: RecordedResource[] | undefined;
+  project: string;
+  stack: string;
+}
+
+const STATE_KEY = Symbol.for("entryway.offline-runtime");
+type GlobalWithState = typeof globalThis & { [STATE_KEY]?: OfflineState };
+
+function state(): OfflineState | undefined {
+  return (globalThis as GlobalWithState)[STATE_KEY];
+}
+
+/**
+ * Mocked outputs: inputs echoed back, plus what providers compute that components read. Random
+ * values are secret, as the random provider makes them (the engine, absent here, would).
+ */
+function mockState(type: string, name: string, inputs: Record<string, unknown>): Record<string, unknown> {
+  switch (type) {
+    case "random:index/randomPassword:RandomPassword":
+    case "random:index/randomString:RandomString":
+      return { ...inputs, result: pulumi.secret(`${FAKE_RANDOM_PREFIX}${name}`.padEnd(Number(inputs.length ?? 32), "x")) };
+    case "random:index/randomBytes:RandomBytes":
+      return { ...inputs, base64: pulumi.secret(Buffer.from(`${FAKE_RANDOM_PREFIX}${name}`).toString("base64")) };
+    default:
+      return inputs;
+  }
+}
+
+/**
+ * Installs the offline runtime once per process. Config is a flat map of Pulumi config keys
+ * ("project:key") to strings, as the engine passes it.
+ */
+export async function installOfflineRuntime(options: {
+  project: string;
+  stack: string;
+  config?: Record<string, string>;
+  secretConfigKeys?: string[];
+}): Promise<void> {
+  if (state()) {
+    throw new Error("the offline Pulumi runtime is already installed in this process");
+  }
+  pulumi.runtime.setAllConfig(options.config ?? {}, options.secretConfigKeys ?? []);
+  await pulumi.runtime.setMocks(
+    {
+      newResource: (args) => ({
+        id: args.custom ? `${args.name}-id` : undefined,
+        state: mockState(args.type, args.name, args.inputs as Record<string, unknown>),
+      }),
+      call: (args) => args.inputs as Record<string, unknown>,
+    },
+    options.project,
+    options.stack,
+    true,
+  );
+  const offline: OfflineState = { recording: undefined, project: options.project, stack: options.stack };
+  (globalThis as GlobalWithState)[STATE_KEY] = offline;
+
+  const monitor = pulumi.runtime.getMonitor() as unknown as MonitorLike;
+  const register = monitor.registerResource.bind(monitor);
+  monitor.registerResource = (req, callback) =>
+    register(req, (err, res) => {
+      if (!err && res && offline.recording) {
+        const raw = req.getObject()?.toJavaScript() ?? {};
+        offline.recording.push({
+          type: req.getType(),
+          name: req.getName(),
+          urn: res.getUrn(),
+          parent: req.getParent() || undefined,
+          custom: req.getCustom(),
+          inputs: unwrapSecrets(raw) as Record<string, unknown>,
+          secretPaths: findSecretPaths(raw, ""),
+        });
+      }
+      callback(err, res);
+    });
+}
+
+export function isOfflineRuntimeInstalled(): boolean {
+  return state() !== undefined;
+}
+
+/** Replaces the engine's configuration (e.g. between test cases). */
+export function setOfflineConfig(config: Record<string, string>, secretKeys: string[] = []): void {
+  pulumi.runtime.setAllConfig(config, secretKeys);
+}
+
+// waitForRPCs is internal to @pulumi/pulumi, but the only way to know that every registration
+// has finished.
+const settings = pulumiSettings as unknown as { waitForRPCs(): Promise<void> };
+
+/**
+ * Runs a program and returns every resource it registered, in registration order. Fails loudly
+ * when the offline runtime is not installed: without it a program "succeeds" on nothing.
+ */
+export async function runProgram(program: () => unknown): Promise<RecordedResource[]> {
+  const offline = state();
+  if (!offline) {
+    throw new Error(
+      "the offline Pulumi runtime is not installed: call installOfflineRuntime() (tests: test/harness/setup.ts) before running a program",
+    );
+  }
+  if (offline.recording) {
+    throw new Error("another program is still being recorded; run programs one after another");
+  }
+  const recording: RecordedResource[] = [];
+  offline.recording = recording;
+  try {
+    await program();
+    await settings.waitForRPCs();
+  } finally {
+    offline.recording = undefined;
+  }
+  return recording;
+}
+
+function isSecretEnvelope(value: unknown): value is { value: unknown } {
+  return typeof value === "object" && value !== null && (value as Record<string, unknown>)[SECRET_SIG_KEY] === SECRET_SIG;
+}
+
+function unwrapSecrets(value: unknown): unknown {
+  if (isSecretEnvelope(value)) {
+    return unwrapSecrets(value.value);
+  }
+  if (Array.isArray(value)) {
+    return value.map(unwrapSecrets);
+  }
+  if (typeof value === "object" && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, unwrapSecrets(v)]));
+  }
+  return value;
+}
+
+function findSecretPaths(value: unknown, path: string): string[] {
+  if (isSecretEnvelope(value)) {
+    return [path];
+  }
+  if (typeof value === "object" && value !== null) {
+    return Object.entries(value).flatMap(([k, v]) => findSecretPaths(v, path ? `${path}/${k}` : k));
+  }
+  return [];
+}

@@ -1,0 +1,122 @@
+/**
+ * npm run render -- [stack] [--out DIR]
+ *
+ * Evaluates index.ts with the configuration in Pulumi.<stack>.yaml, with no Pulumi CLI and no
+ * cluster, and writes the Kubernetes objects it would apply to rendered/<stack>/, one file per
+ * object, secrets redacted. The real preview is `pulumi preview --diff` (see README).
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import { parse, stringify } from "yaml";
+import { manifestFileName, REDACTED, toManifests } from "./offline/manifests";
+import { FAKE_RANDOM_PREFIX, installOfflineRuntime, runProgram } from "./offline/runtime";
+
+const root = process.cwd();
+const SECRET_CONFIG_PLACEHOLDER = "offline-secret-config-";
+
+class RenderError extends Error {}
+
+function fail(message: string): never {
+  console.error(`render: ${message}`);
+  process.exit(1);
+}
+
+function knownStacks(): string[] {
+  return readdirSync(root)
+    .map((file) => /^Pulumi\.(.+)\.yaml$/.exec(file)?.[1])
+    .filter((stack): stack is string => stack !== undefined)
+    .sort();
+}
+
+/** The stack's config as the engine passes it: flat "project:key" → string, secure keys noted. */
+function readStackConfig(stack: string, project: string): { config: Record<string, string>; secretKeys: string[] } {
+  const file = path.join(root, `Pulumi.${stack}.yaml`);
+  if (!existsSync(file)) {
+    throw new RenderError(`unknown stack "${stack}": no Pulumi.${stack}.yaml (known stacks: ${knownStacks().join(", ") || "none"})`);
+  }
+  let document: { config?: Record<string, unknown> } | null;
+  try {
+    document = parse(readFileSync(file, "utf8")) as { config?: Record<string, unknown> } | null;
+  } catch (error) {
+    throw new RenderError(`Pulumi.${stack}.yaml is not valid YAML: ${(error as Error).message.split("\n")[0]}`);
+  }
+  const config: Record<string, string> = {};
+  const secretKeys: string[] = [];
+  for (const [rawKey, value] of Object.entries(document?.config ?? {})) {
+    const key = rawKey.includes(":") ? rawKey : `${project}:${rawKey}`;
+    if (typeof value === "object" && value !== null && "secure" in value) {
+      // Encrypted values need the stack's secrets provider; offline they are placeholders.
+      config[key] = `${SECRET_CONFIG_PLACEHOLDER}${key}`;
+      secretKeys.push(key);
+    } else {
+      config[key] = typeof value === "string" ? value : JSON.stringify(value);
+    }
+  }
+  return { config, secretKeys };
+}
+
+async function resolveOutputs(exports: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const outputs: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(exports)) {
+    if (name === "default" || typeof value === "function") continue;
+    const output: pulumi.Output<unknown> = pulumi.output(value);
+    outputs[name] = (await pulumi.isSecret(output))
+      ? REDACTED
+      : await new Promise((resolve) => output.apply((v: unknown) => resolve(v)));
+  }
+  return outputs;
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const outIndex = args.indexOf("--out");
+  const outArg = outIndex >= 0 ? args.splice(outIndex, 2)[1] : undefined;
+  if (args.length > 1 || args.some((a) => a.startsWith("-"))) {
+    throw new RenderError("usage: npm run render -- [stack] [--out DIR]");
+  }
+  const stack = args[0] ?? "dev";
+  const project = (parse(readFileSync(path.join(root, "Pulumi.yaml"), "utf8")) as { name: string }).name;
+  const { config, secretKeys } = readStackConfig(stack, project);
+  const outDir = path.resolve(root, outArg ?? path.join("rendered", stack));
+
+  await installOfflineRuntime({ project, stack, config, secretConfigKeys: secretKeys });
+  let exports: Record<string, unknown> = {};
+  const resources = await runProgram(async () => {
+    exports = (await import(path.join(root, "index.ts"))) as Record<string, unknown>;
+  });
+  const manifests = toManifests(resources);
+  const outputs = await resolveOutputs(exports);
+
+  const files = new Map<string, string>();
+  for (const manifest of manifests) {
+    const file = manifestFileName(manifest);
+    if (files.has(file)) throw new RenderError(`two objects would be written to ${file}`);
+    files.set(file, stringify(manifest, { sortMapEntries: false }));
+  }
+  files.set("_outputs.yaml", stringify(outputs));
+  files.set(
+    "_resources.txt",
+    resources.map((r) => `${r.type} ${r.name}${r.parent ? `  (parent ${r.parent.split("::").pop()})` : ""}`).join("\n") + "\n",
+  );
+  for (const [file, text] of files) {
+    if (text.includes(FAKE_RANDOM_PREFIX) || text.includes(SECRET_CONFIG_PLACEHOLDER)) {
+      throw new RenderError(`a secret value would be written to ${file}; refusing to write it`);
+    }
+  }
+  rmSync(outDir, { recursive: true, force: true });
+  mkdirSync(outDir, { recursive: true });
+  for (const [file, text] of files) writeFileSync(path.join(outDir, file), text);
+  console.log(`rendered ${manifests.length} objects of stack "${stack}" to ${path.relative(root, outDir) || "."}`);
+}
+
+function oneLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split("\n").filter(Boolean).join(" ").slice(0, 2000);
+}
+
+process.on("unhandledRejection", (error) => fail(oneLine(error)));
+main().then(
+  () => process.exit(0),
+  (error: unknown) => fail(oneLine(error)),
+);

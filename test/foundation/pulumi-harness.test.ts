@@ -1,0 +1,66 @@
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import * as random from "@pulumi/random";
+import { describe, expect, it } from "vitest";
+import { REDACTED } from "../../scripts/offline/manifests";
+import { childrenOf, findManifest, isSecretOutput, outputOf, render } from "../harness/pulumi";
+import { repoRoot } from "../harness/helm";
+
+class Demo extends pulumi.ComponentResource {
+  readonly token: pulumi.Output<string>;
+  constructor(name: string) {
+    super("entryway:test:Demo", name, {}, {});
+    const password = new random.RandomPassword(`${name}-token`, { length: 24, special: false }, { parent: this });
+    new k8s.core.v1.Secret(`${name}-secret`, { metadata: { name: `${name}-keys` }, stringData: { token: password.result } }, { parent: this });
+    new k8s.core.v1.ConfigMap(`${name}-config`, { metadata: { name: `${name}-config` }, data: { token: password.result } }, { parent: this });
+    this.token = password.result;
+    this.registerOutputs({ token: this.token });
+  }
+}
+
+describe("the Pulumi test harness", () => {
+  it("records type, name, parent and inputs of every resource", async () => {
+    let demo: Demo | undefined;
+    const { resources } = await render(() => {
+      demo = new Demo("demo");
+    });
+    // Registration is asynchronous: compare as sets.
+    expect(resources.map((r) => r.type).sort()).toEqual([
+      "entryway:test:Demo",
+      "kubernetes:core/v1:ConfigMap",
+      "kubernetes:core/v1:Secret",
+      "random:index/randomPassword:RandomPassword",
+    ]);
+    const component = resources.find((r) => r.type === "entryway:test:Demo")!;
+    expect(component.parent).toBeUndefined();
+    expect(childrenOf(resources, component.urn).map((r) => r.name).sort()).toEqual(["demo-config", "demo-secret", "demo-token"]);
+    expect(resources.find((r) => r.name === "demo-token")!.inputs).toMatchObject({ length: 24, special: false });
+    expect(await outputOf(demo!.token)).toMatch(/^offline-random-demo-token/);
+    expect(await isSecretOutput(demo!.token)).toBe(true);
+  });
+
+  it("redacts every secret value from manifests, in Secrets and elsewhere", async () => {
+    const { manifests } = await render(() => new Demo("redact"));
+    expect(findManifest(manifests, "Secret", "redact-keys").stringData).toEqual({ token: REDACTED });
+    expect(findManifest(manifests, "ConfigMap", "redact-config").data).toEqual({ token: REDACTED });
+  });
+
+  it("passes stack config to the program", async () => {
+    const seen = await render(() => undefined, { stack: { namespace: "x" } }).then(() =>
+      new pulumi.Config("entryway").requireObject<{ namespace: string }>("stack"),
+    );
+    expect(seen.namespace).toBe("x");
+  });
+
+  it("fails loudly when a program runs without the offline runtime", () => {
+    const script = [
+      'import { runProgram } from "./scripts/offline/runtime";',
+      "runProgram(() => undefined).then(() => console.log('passed on nothing'), (e) => { console.error(e.message); process.exit(3); });",
+    ].join("\n");
+    const result = spawnSync(path.join(repoRoot, "node_modules/.bin/tsx"), ["--eval", script], { cwd: repoRoot, encoding: "utf8" });
+    expect(result.status).toBe(3);
+    expect(result.stderr).toMatch(/offline Pulumi runtime is not installed/);
+  });
+});

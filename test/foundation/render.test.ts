@@ -1,0 +1,97 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { generateConfigSchema, SCHEMA_FILE } from "../../scripts/generate-config-schema";
+import { repoRoot } from "../harness/helm";
+import { assertValidObjects, type ObjectLike } from "../harness/validate";
+import { checkEnvoyFilter } from "../harness/envoy";
+
+const tsx = path.join(repoRoot, "node_modules/.bin/tsx");
+const scratch = mkdtempSync(path.join(os.tmpdir(), "entryway-render-test-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+function run(script: string, args: string[], cwd = repoRoot) {
+  return spawnSync(tsx, [path.join(repoRoot, "scripts", script), ...args], { cwd, encoding: "utf8" });
+}
+
+describe("npm run render", () => {
+  it("renders the dev stack offline to valid manifests, one file per object, no secret in any file", async () => {
+    const out = path.join(scratch, "dev");
+    const result = run("render.ts", ["dev", "--out", out]);
+    expect(result.stderr).toBe("");
+    expect(result.status).toBe(0);
+    const files = readdirSync(out).filter((f) => f.endsWith(".yaml") && !f.startsWith("_"));
+    expect(files.length).toBeGreaterThan(0);
+    const objects = files.map((f) => parse(readFileSync(path.join(out, f), "utf8")) as ObjectLike);
+    await assertValidObjects(objects);
+    expect((await Promise.all(objects.filter((o) => o.kind === "EnvoyFilter").map(checkEnvoyFilter))).flat()).toEqual([]);
+    for (const file of readdirSync(out)) {
+      expect(readFileSync(path.join(out, file), "utf8")).not.toMatch(/offline-random-|offline-secret-config-/);
+    }
+  });
+
+  it("renders the same files twice in a row (stable output)", () => {
+    const a = path.join(scratch, "a");
+    const b = path.join(scratch, "b");
+    expect(run("render.ts", ["dev", "--out", a]).status).toBe(0);
+    expect(run("render.ts", ["dev", "--out", b]).status).toBe(0);
+    const read = (dir: string) => readdirSync(dir).map((f) => [f, readFileSync(path.join(dir, f), "utf8")]);
+    expect(read(a)).toEqual(read(b));
+  });
+
+  it("names an unknown stack in one line, without a stack trace", () => {
+    const result = run("render.ts", ["nosuch"]);
+    expect(result.status).toBe(1);
+    expect(result.stderr.trim()).toMatch(/^render: unknown stack "nosuch": no Pulumi\.nosuch\.yaml \(known stacks: .*dev.*\)$/);
+  });
+
+  it("names a config that fails its schema in one line", () => {
+    const tree = mkdtempSync(path.join(scratch, "bad-"));
+    for (const file of ["Pulumi.yaml", "index.ts"]) writeFileSync(path.join(tree, file), readFileSync(path.join(repoRoot, file)));
+    spawnSync("cp", ["-r", path.join(repoRoot, "components"), tree]);
+    spawnSync("ln", ["-s", path.join(repoRoot, "node_modules"), path.join(tree, "node_modules")]);
+    writeFileSync(path.join(tree, "Pulumi.bad.yaml"), "config:\n  entryway:stack:\n    namespace: Not_A_Name\n    colour: blue\n");
+    const result = run("render.ts", ["bad"], tree);
+    expect(result.status).toBe(1);
+    const lines = result.stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^render: entryway:stack is invalid: .*"colour".*\/namespace must match pattern/);
+  });
+});
+
+describe("npm run diff", () => {
+  it("names a git ref that does not exist in one line", () => {
+    const result = run("diff.ts", ["no-such-ref-anywhere"]);
+    expect(result.status).toBe(1);
+    expect(result.stderr.trim()).toBe('diff: "no-such-ref-anywhere" is not a commit in this repository');
+  });
+
+  it("prints the manifest diff between a ref and the working tree", () => {
+    // A throwaway repository whose working tree changes the namespace of the dev stack.
+    const repo = mkdtempSync(path.join(scratch, "repo-"));
+    for (const item of ["Pulumi.yaml", "Pulumi.dev.yaml", "index.ts", "components", "scripts", "tsconfig.json"]) {
+      spawnSync("cp", ["-r", path.join(repoRoot, item), repo]);
+    }
+    spawnSync("ln", ["-s", path.join(repoRoot, "node_modules"), path.join(repo, "node_modules")]);
+    const git = (...args: string[]) => spawnSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", ...args], { cwd: repo, encoding: "utf8" });
+    writeFileSync(path.join(repo, ".gitignore"), "node_modules\n");
+    git("init", "-q");
+    git("add", "-A");
+    git("commit", "-qm", "base");
+    const dev = path.join(repo, "Pulumi.dev.yaml");
+    writeFileSync(dev, readFileSync(dev, "utf8").replace(/namespace: \S+/, "namespace: entryway-changed"));
+    const result = run("diff.ts", ["HEAD"], repo);
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^- {2}name: entryway-dev$/m);
+    expect(result.stdout).toMatch(/^\+ {2}name: entryway-changed$/m);
+  });
+});
+
+describe("stack config schema", () => {
+  it("is in step with the StackConfig interface (npm run generate:schema)", () => {
+    expect(readFileSync(SCHEMA_FILE, "utf8")).toBe(generateConfigSchema());
+  });
+});
