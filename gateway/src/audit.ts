@@ -1,0 +1,73 @@
+// Audit events (one JSON object per line) and optional asciicast v2 recordings of session output.
+import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
+import { join } from "node:path";
+
+export interface AuditEvent {
+  event: "session.start" | "session.end" | "session.refused";
+  session: string;
+  user?: string;
+  target: string;
+  /** The container actually entered, once resolved. */
+  container?: string;
+  client: string;
+  startedAt: string;
+  endedAt?: string;
+  durationMs?: number;
+  exitCode?: number | null;
+  bytesIn?: number;
+  bytesOut?: number;
+  closeCode?: string;
+  reason?: string;
+}
+
+export interface AuditSink {
+  write(event: AuditEvent): void;
+  close(): Promise<void>;
+}
+
+/** To a file (appended) when `path` is set, else to the log stream as {"type":"audit",...}. */
+export function auditSink(path: string, stdout: (line: string) => void = (line) => process.stdout.write(line)): AuditSink {
+  const file = path ? createWriteStream(path, { flags: "a" }) : undefined;
+  return {
+    write(event) {
+      const line = JSON.stringify({ type: "audit", time: new Date().toISOString(), ...event }) + "\n";
+      if (file) file.write(line);
+      else stdout(line);
+    },
+    close: () => new Promise((resolve) => (file ? file.end(resolve) : resolve())),
+  };
+}
+
+/** An asciicast v2 file: a header line, then [seconds, "o", text] output and [seconds, "r", "COLSxROWS"] resize events. */
+export class AsciicastRecorder {
+  private readonly file: WriteStream;
+  private readonly started = process.hrtime.bigint();
+
+  constructor(dir: string, session: string, size: { cols: number; rows: number }, title: string) {
+    mkdirSync(dir, { recursive: true });
+    this.file = createWriteStream(join(dir, `${new Date().toISOString().replace(/[:.]/g, "-")}-${session}.cast`));
+    const header = { version: 2, width: size.cols, height: size.rows, timestamp: Math.floor(Date.now() / 1000), title };
+    this.file.write(JSON.stringify(header) + "\n");
+  }
+
+  get path(): string {
+    return String(this.file.path);
+  }
+
+  output(text: string): void {
+    this.event("o", text);
+  }
+
+  resize(cols: number, rows: number): void {
+    this.event("r", `${cols}x${rows}`);
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => this.file.end(resolve));
+  }
+
+  private event(type: string, data: string): void {
+    const seconds = Number(process.hrtime.bigint() - this.started) / 1e9;
+    this.file.write(JSON.stringify([Number(seconds.toFixed(6)), type, data]) + "\n");
+  }
+}

@@ -1,0 +1,176 @@
+// Docker Engine API (also served by podman): exec create, exec start with a hijacked stream
+// (HTTP upgrade), exec resize, exec inspect for the exit code. Entry's original backend.
+import http from "node:http";
+import type { Duplex } from "node:stream";
+import type { Target } from "../target.js";
+import { NotFoundError, type Backend, type ExecControl, type ExecHandlers, type ResolvedTarget } from "./backend.js";
+
+const API = "/v1.41";
+
+interface Endpoint {
+  socketPath?: string;
+  host?: string;
+  port?: number;
+}
+
+function parseDockerHost(dockerHost: string): Endpoint {
+  const url = new URL(dockerHost);
+  if (url.protocol === "unix:") return { socketPath: url.pathname };
+  if (url.protocol === "tcp:" || url.protocol === "http:") return { host: url.hostname, port: Number(url.port || 2375) };
+  throw new Error(`unsupported dockerHost ${dockerHost}: use unix:///path or tcp://host:port`);
+}
+
+class DockerApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function dockerBackend(dockerHost: string): Backend {
+  const endpoint = parseDockerHost(dockerHost);
+
+  function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const payload = body === undefined ? undefined : JSON.stringify(body);
+      const request = http.request(
+        { ...endpoint, method, path: API + path, headers: payload ? { "content-type": "application/json" } : {} },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on("data", (chunk: Buffer) => chunks.push(chunk));
+          response.on("end", () => {
+            const text = Buffer.concat(chunks).toString("utf8");
+            const status = response.statusCode ?? 0;
+            if (status >= 300) {
+              let message = text;
+              try {
+                message = (JSON.parse(text) as { message?: string }).message ?? text;
+              } catch {
+                // not JSON: keep the raw text
+              }
+              reject(new DockerApiError(status, `Docker API ${method} ${path}: ${status} ${message.trim()}`));
+              return;
+            }
+            resolve((text ? JSON.parse(text) : undefined) as T);
+          });
+          response.on("error", reject);
+        },
+      );
+      request.setTimeout(15_000, () => request.destroy(new Error(`Docker API ${method} ${path}: timeout`)));
+      request.on("error", reject);
+      request.end(payload);
+    });
+  }
+
+  /** POST /exec/{id}/start with an upgrade: the connection becomes the raw exec stream. */
+  function startExec(execId: string, tty: boolean): Promise<Duplex> {
+    return new Promise((resolve, reject) => {
+      const request = http.request({
+        ...endpoint,
+        agent: false,
+        method: "POST",
+        path: `${API}/exec/${execId}/start`,
+        headers: { "content-type": "application/json", connection: "Upgrade", upgrade: "tcp" },
+      });
+      request.on("upgrade", (_response, socket, head) => {
+        if (head.length > 0) socket.unshift(head);
+        resolve(socket);
+      });
+      request.on("response", (response) => {
+        response.resume();
+        reject(new Error(`Docker API exec start: HTTP ${response.statusCode} instead of an upgrade`));
+      });
+      request.on("error", reject);
+      request.end(JSON.stringify({ Detach: false, Tty: tty }));
+    });
+  }
+
+  async function exitCodeOf(execId: string): Promise<number | null> {
+    // The stream can end a moment before the engine records the exit: ask a few times.
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const info = await call<{ Running: boolean; ExitCode: number | null }>("GET", `/exec/${execId}/json`);
+      if (!info.Running) return info.ExitCode ?? null;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    return null; // still running: the stream was dropped, not ended
+  }
+
+  async function createExec(container: string, command: string[], tty: boolean): Promise<string> {
+    const { Id } = await call<{ Id: string }>("POST", `/containers/${encodeURIComponent(container)}/exec`, {
+      AttachStdin: tty,
+      AttachStdout: true,
+      AttachStderr: true,
+      Tty: tty,
+      Cmd: command,
+    });
+    return Id;
+  }
+
+  return {
+    name: "docker",
+
+    async resolve(target: Target): Promise<ResolvedTarget> {
+      if (target.kind !== "docker") throw new NotFoundError("the Docker backend takes a container name or id");
+      try {
+        const info = await call<{ Id: string; Name: string; State: { Running: boolean } }>(
+          "GET",
+          `/containers/${encodeURIComponent(target.container)}/json`,
+        );
+        if (!info.State.Running) throw new NotFoundError(`container ${target.container} is not running`);
+        return { container: info.Id, label: `docker/${info.Name.replace(/^\//, "")}` };
+      } catch (error) {
+        if (error instanceof DockerApiError && error.status === 404) throw new NotFoundError(`no container ${target.container}`);
+        throw error;
+      }
+    },
+
+    async exec(target, command, size, handlers: ExecHandlers): Promise<ExecControl> {
+      const execId = await createExec(target.container, command, true);
+      const stream = await startExec(execId, true);
+      let ended = false;
+      const end = (error?: string) => {
+        if (ended) return;
+        ended = true;
+        exitCodeOf(execId).then(
+          (exitCode) => handlers.onEnd(error ? { exitCode, error } : { exitCode }),
+          (inspectError: Error) => handlers.onEnd({ exitCode: null, error: error ?? inspectError.message }),
+        );
+      };
+      stream.on("data", (chunk: Buffer) => handlers.onOutput(chunk));
+      stream.on("end", () => end());
+      stream.on("close", () => end());
+      stream.on("error", (error) => end(error.message));
+      const resize = (cols: number, rows: number) => {
+        call("POST", `/exec/${execId}/resize?h=${rows}&w=${cols}`).catch(() => {
+          // A resize can race the end of the exec; nothing to do about it.
+        });
+      };
+      resize(size.cols, size.rows);
+      return {
+        write: (data) => void stream.write(data),
+        resize,
+        pause: () => void stream.pause(),
+        resume: () => void stream.resume(),
+        close: () => stream.destroy(),
+      };
+    },
+
+    async run(target, command) {
+      const execId = await createExec(target.container, command, false);
+      const stream = await startExec(execId, false);
+      stream.resume(); // output is not needed, only the end
+      await new Promise<void>((resolve) => {
+        stream.on("close", resolve);
+        stream.on("end", resolve);
+        stream.on("error", () => resolve());
+      });
+      return exitCodeOf(execId);
+    },
+
+    async check() {
+      await call("GET", "/version");
+    },
+  };
+}

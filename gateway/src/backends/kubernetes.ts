@@ -1,0 +1,176 @@
+// Kubernetes pods/exec through @kubernetes/client-node. Two quirks shape this file: the client
+// resizes only when the stdout stream has `rows`/`columns` and emits 'resize', and its status
+// callback does not always fire, so the end of the exec is taken from the WebSocket's close too.
+import { Writable, PassThrough } from "node:stream";
+import {
+  ApiException,
+  AppsV1Api,
+  CoreV1Api,
+  Exec,
+  KubeConfig,
+  VersionApi,
+  type V1Pod,
+  type V1Status,
+} from "@kubernetes/client-node";
+import type { Target } from "../target.js";
+import { NotFoundError, type Backend, type ExecControl, type ResolvedTarget } from "./backend.js";
+
+export function loadKubeConfig(path: string): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  if (path) kubeConfig.loadFromFile(path);
+  else if (process.env.KUBERNETES_SERVICE_HOST) kubeConfig.loadFromCluster();
+  else kubeConfig.loadFromDefault();
+  return kubeConfig;
+}
+
+/** Exit code from the status channel (3): Success is 0, NonZeroExitCode carries it in details.causes. */
+export function exitCodeFromStatus(status: V1Status): number | null {
+  if (status.status === "Success") return 0;
+  const cause = status.details?.causes?.find((c) => c.reason === "ExitCode");
+  const code = cause?.message === undefined ? NaN : Number(cause.message);
+  return Number.isInteger(code) ? code : null;
+}
+
+function isNotFound(error: unknown): boolean {
+  return error instanceof ApiException && error.code === 404;
+}
+
+function isRunning(pod: V1Pod): boolean {
+  return pod.status?.phase === "Running" && !pod.metadata?.deletionTimestamp;
+}
+
+export function kubernetesBackend(kubeConfig: KubeConfig): Backend {
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  const apps = kubeConfig.makeApiClient(AppsV1Api);
+  const version = kubeConfig.makeApiClient(VersionApi);
+  const exec = () => new Exec(kubeConfig);
+
+  async function readPod(namespace: string, name: string): Promise<V1Pod> {
+    try {
+      return await core.readNamespacedPod({ namespace, name });
+    } catch (error) {
+      if (isNotFound(error)) throw new NotFoundError(`no pod ${namespace}/${name}`);
+      throw error;
+    }
+  }
+
+  /**
+   * A workload's instance number to a pod. StatefulSet: pod <name>-<instance> (stable across restarts).
+   * Deployment: its running pods ordered by creation time, then name; instance n is the n-th (0-based).
+   * A bare name tries a StatefulSet first, then a Deployment.
+   */
+  async function workloadPod(namespace: string, workload: string, instance: number): Promise<V1Pod> {
+    const [kind, name] = workload.includes("/") ? (workload.split("/") as [string, string]) : ["", workload];
+    if (kind !== "deployment") {
+      try {
+        await apps.readNamespacedStatefulSet({ namespace, name });
+        return await readPod(namespace, `${name}-${instance}`);
+      } catch (error) {
+        if (!isNotFound(error) || kind === "statefulset") throw error;
+      }
+    }
+    let deployment;
+    try {
+      deployment = await apps.readNamespacedDeployment({ namespace, name });
+    } catch (error) {
+      if (isNotFound(error)) throw new NotFoundError(`no workload ${namespace}/${workload}`);
+      throw error;
+    }
+    const labels = deployment.spec?.selector?.matchLabels ?? {};
+    const labelSelector = Object.entries(labels)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(",");
+    if (!labelSelector) throw new NotFoundError(`deployment ${namespace}/${name} has no matchLabels selector`);
+    const pods = (await core.listNamespacedPod({ namespace, labelSelector })).items.filter(isRunning);
+    pods.sort((a, b) => {
+      const byTime = (a.metadata?.creationTimestamp?.getTime() ?? 0) - (b.metadata?.creationTimestamp?.getTime() ?? 0);
+      return byTime !== 0 ? byTime : (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? "");
+    });
+    const pod = pods[instance];
+    if (!pod) throw new NotFoundError(`deployment ${namespace}/${name} has ${pods.length} running pods, no instance ${instance}`);
+    return pod;
+  }
+
+  /** Runs an exec; resolves once the WebSocket closes, with the exit code if a status arrived. */
+  async function startExec(
+    target: ResolvedTarget,
+    command: string[],
+    stdout: Writable,
+    stdin: PassThrough | null,
+    tty: boolean,
+    onEnd: (result: { exitCode: number | null; error?: string }) => void,
+  ) {
+    let status: V1Status | undefined;
+    const socket = await exec().exec(target.namespace!, target.pod!, target.container, command, stdout, tty ? null : stdout, stdin, tty, (s) => {
+      status = s;
+    });
+    let ended = false;
+    const end = (error?: string) => {
+      if (ended) return;
+      ended = true;
+      const exitCode = status ? exitCodeFromStatus(status) : null;
+      const statusError = status && status.status !== "Success" && exitCode === null ? status.message : undefined;
+      const message = error ?? statusError;
+      onEnd(message ? { exitCode, error: message } : { exitCode });
+    };
+    socket.on("close", () => end());
+    socket.on("error", (error) => end(error.message));
+    return socket;
+  }
+
+  return {
+    name: "kubernetes",
+
+    async resolve(target: Target): Promise<ResolvedTarget> {
+      if (target.kind === "docker") throw new NotFoundError("the Kubernetes backend takes a namespace and a pod or workload");
+      const pod = target.kind === "pod" ? await readPod(target.namespace, target.pod) : await workloadPod(target.namespace, target.workload, target.instance);
+      const name = pod.metadata!.name!;
+      if (!isRunning(pod)) throw new NotFoundError(`pod ${target.namespace}/${name} is not running`);
+      const containers = (pod.spec?.containers ?? []).map((c) => c.name);
+      const container = target.container ?? pod.metadata?.annotations?.["kubectl.kubernetes.io/default-container"] ?? containers[0];
+      if (!container || !containers.includes(container)) throw new NotFoundError(`pod ${target.namespace}/${name} has no container ${container ?? ""}`);
+      return { namespace: target.namespace, pod: name, container, label: `${target.namespace}/${name}/${container}` };
+    },
+
+    async exec(target, command, size, handlers): Promise<ExecControl> {
+      // A stdout with rows/columns that emits 'resize' is what makes client-node send channel-4 resizes.
+      const stdout = Object.assign(
+        new Writable({
+          write(chunk: Buffer, _encoding, done) {
+            handlers.onOutput(chunk);
+            done();
+          },
+        }),
+        { rows: size.rows, columns: size.cols },
+      );
+      stdout.on("error", () => {
+        // client-node ends stdout on the status message; a late write must not crash the gateway
+      });
+      const stdin = new PassThrough();
+      const socket = await startExec(target, command, stdout, stdin, true, (result) => handlers.onEnd(result));
+      return {
+        write: (data) => void stdin.write(data),
+        resize: (cols, rows) => {
+          stdout.columns = cols;
+          stdout.rows = rows;
+          stdout.emit("resize");
+        },
+        pause: () => socket.pause(),
+        resume: () => socket.resume(),
+        close: () => socket.close(),
+      };
+    },
+
+    async run(target, command) {
+      const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
+      sink.on("error", () => {});
+      return new Promise<number | null>((resolve, reject) => {
+        startExec(target, command, sink, null, false, (result) => resolve(result.exitCode)).catch(reject);
+      });
+    },
+
+    async check() {
+      await version.getCode();
+    },
+  };
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+// The `entryway` command: each subcommand lives in its own module and exports `run(argv)`,
+// which resolves to the process exit code.
+import { pathToFileURL } from "node:url";
+
+type Subcommand = { summary: string; load: () => Promise<{ run(argv: string[]): Promise<number> }> };
+
+export const subcommands: Record<string, Subcommand> = {
+  serve: { summary: "run the exec gateway service", load: () => import("./serve.js") },
+};
+
+function usage(): string {
+  const lines = Object.entries(subcommands).map(([name, { summary }]) => `  ${name.padEnd(16)}${summary}`);
+  return ["usage: entryway <command> [options]", "", "commands:", ...lines, "", "entryway <command> --help for a command's options"].join("\n");
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === "--help" || name === "-h" || name === "help") {
+    process.stdout.write(usage() + "\n");
+    return name ? 0 : 2;
+  }
+  const subcommand = subcommands[name];
+  if (!subcommand) {
+    process.stderr.write(`entryway: unknown command ${name}\n${usage()}\n`);
+    return 2;
+  }
+  return (await subcommand.load()).run(rest);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main(process.argv.slice(2)).then(
+    (code) => (process.exitCode = code),
+    (error: unknown) => {
+      process.stderr.write(`entryway: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,32 @@
+// `entryway serve`: the gateway service. Configuration comes from the environment and ENTRYWAY_CONFIG
+// (gateway/README.md); SIGTERM and SIGINT drain open sessions before exiting.
+import { createAuthorizer } from "../auth/index.js";
+import { dockerBackend } from "../backends/docker.js";
+import { kubernetesBackend, loadKubeConfig } from "../backends/kubernetes.js";
+import { loadConfig } from "../config.js";
+import { jsonLogger } from "../log.js";
+import { createGateway } from "../server.js";
+import type { KubeConfig } from "@kubernetes/client-node";
+
+export async function run(argv: string[]): Promise<number> {
+  if (argv.includes("--help") || argv.includes("-h")) {
+    process.stdout.write("usage: entryway serve\n\nRuns the exec gateway. Every setting is an ENTRYWAY_* environment variable or a key of the JSON file named by ENTRYWAY_CONFIG (see gateway/README.md).\n");
+    return 0;
+  }
+  const config = loadConfig();
+  const logger = jsonLogger(config.logLevel);
+  let kubeConfig: KubeConfig | undefined;
+  const kube = () => (kubeConfig ??= loadKubeConfig(config.kubeconfig));
+  const backend = config.backend === "docker" ? dockerBackend(config.dockerHost) : kubernetesBackend(kube());
+  const gateway = createGateway({ config, backend, authorizer: createAuthorizer(config, kube), logger });
+  const address = await gateway.listen();
+  logger.log("info", "listening", { address: address.address, port: address.port, path: config.path, backend: config.backend, authorizer: config.authorizer });
+  return new Promise((resolve) => {
+    const stop = (signal: string) => {
+      logger.log("info", "stopping", { signal });
+      gateway.shutdown().then(() => resolve(0));
+    };
+    process.once("SIGTERM", () => stop("SIGTERM"));
+    process.once("SIGINT", () => stop("SIGINT"));
+  });
+}

@@ -1,0 +1,43 @@
+// Prometheus metrics, in a registry per gateway so several gateways can live in one process (tests).
+import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
+
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: "entryway_" });
+  return {
+    registry,
+    sessions: new Counter({
+      name: "entryway_sessions_total",
+      help: "Sessions by outcome (the close code).",
+      labelNames: ["outcome"],
+      registers: [registry],
+    }),
+    active: new Gauge({ name: "entryway_sessions_active", help: "Open sessions.", registers: [registry] }),
+    bytes: new Counter({
+      name: "entryway_bytes_total",
+      help: "Payload bytes: in = client to shell, out = shell to client.",
+      labelNames: ["direction"],
+      registers: [registry],
+    }),
+    denials: new Counter({
+      name: "entryway_auth_denials_total",
+      help: "Refused sessions by reason code.",
+      labelNames: ["reason"],
+      registers: [registry],
+    }),
+    backendErrors: new Counter({
+      name: "entryway_backend_errors_total",
+      help: "Backend failures by operation.",
+      labelNames: ["operation"],
+      registers: [registry],
+    }),
+    reaped: new Counter({
+      name: "entryway_shells_reaped_total",
+      help: "Abandoned shells ended by the gateway, by the signal that ended them.",
+      labelNames: ["result"],
+      registers: [registry],
+    }),
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,0 +1,84 @@
+// Entry's protobuf3 messages (proto/message.proto), loaded with protobufjs.
+import protobuf from "protobufjs";
+import { fileURLToPath } from "node:url";
+
+const root = protobuf.loadSync(fileURLToPath(new URL("../proto/message.proto", import.meta.url)));
+const RequestMessage = root.lookupType("entry.RequestMessage");
+const ResponseMessage = root.lookupType("entry.ResponseMessage");
+
+export const RequestType = { PLAIN: 0, WINCH: 1, AUTH: 2 } as const;
+export const ResponseType = { STDOUT: 0, STDERR: 1, CLOSE: 2, PING: 3 } as const;
+
+/** Machine-readable close reasons carried in ResponseMessage.closeCode (an extension; README "Close codes"). */
+export type CloseCode =
+  | "exit" // the shell ended by itself; exitCode is set when the backend reported it
+  | "denied" // authorization refused
+  | "unauthenticated" // no token
+  | "not-found" // the target does not exist or is not running
+  | "bad-request" // unusable target or malformed message
+  | "limit" // per-user or per-replica session limit
+  | "idle-timeout"
+  | "shutdown" // the gateway is stopping
+  | "backend-error"
+  | "frame-too-large"
+  | "client-gone"; // only in audit records: the client vanished
+
+export interface Request {
+  msgType: number;
+  content: Buffer;
+}
+
+/** Decodes a client frame. Throws on malformed protobuf; unknown msgType values are returned as-is. */
+export function decodeRequest(frame: Uint8Array): Request {
+  const message = RequestMessage.decode(frame) as unknown as { msgType?: number; content?: Uint8Array };
+  const content = message.content ?? new Uint8Array(0);
+  return { msgType: message.msgType ?? 0, content: Buffer.from(content.buffer, content.byteOffset, content.length) };
+}
+
+export function encodeRequest(msgType: number, content: Uint8Array | string): Buffer {
+  const bytes = typeof content === "string" ? Buffer.from(content) : content;
+  return Buffer.from(RequestMessage.encode(RequestMessage.create({ msgType, content: bytes })).finish());
+}
+
+export interface Response {
+  msgType: number;
+  content: Buffer;
+  exitCode?: number;
+  closeCode?: string;
+}
+
+export function encodeResponse(response: Response): Buffer {
+  return Buffer.from(ResponseMessage.encode(ResponseMessage.create(response)).finish());
+}
+
+export function decodeResponse(frame: Uint8Array): Response {
+  const message = ResponseMessage.decode(frame) as unknown as {
+    msgType?: number;
+    content?: Uint8Array;
+    exitCode?: number | null;
+    closeCode?: string;
+  };
+  const content = message.content ?? new Uint8Array(0);
+  const response: Response = {
+    msgType: message.msgType ?? 0,
+    content: Buffer.from(content.buffer, content.byteOffset, content.length),
+  };
+  if (message.exitCode !== undefined && message.exitCode !== null) response.exitCode = message.exitCode;
+  if (message.closeCode) response.closeCode = message.closeCode;
+  return response;
+}
+
+export const MAX_TERMINAL_DIMENSION = 4096;
+
+/**
+ * Parses WINCH content "<cols> <rows>". Returns null for anything that is not two positive integers
+ * (ignored by the session); values above MAX_TERMINAL_DIMENSION are clamped to it.
+ */
+export function parseWinch(content: Buffer): { cols: number; rows: number } | null {
+  const match = /^\s*(\d{1,9})\s+(\d{1,9})\s*$/.exec(content.toString("latin1"));
+  if (!match) return null;
+  const cols = Number(match[1]);
+  const rows = Number(match[2]);
+  if (cols < 1 || rows < 1) return null;
+  return { cols: Math.min(cols, MAX_TERMINAL_DIMENSION), rows: Math.min(rows, MAX_TERMINAL_DIMENSION) };
+}

@@ -1,0 +1,158 @@
+// The gateway's HTTP server: the WebSocket endpoint, /healthz, /readyz, /metrics, and room for more
+// routes (the web terminal's assets) through `routes`.
+import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { WebSocketServer, type WebSocket } from "ws";
+import { auditSink, type AuditSink } from "./audit.js";
+import type { Authorizer } from "./auth/authorizer.js";
+import type { Backend } from "./backends/backend.js";
+import type { GatewayConfig } from "./config.js";
+import { SessionLimits } from "./limits.js";
+import { errorMessage, jsonLogger, type Logger } from "./log.js";
+import { createMetrics, type Metrics } from "./metrics.js";
+import { encodeResponse, ResponseType } from "./protocol.js";
+import { Session, type SessionContext } from "./session.js";
+import { parseTarget, TargetError } from "./target.js";
+
+/** Browsers offer this subprotocol (the server selects it) next to `entryway.token.<base64url token>`. */
+export const SUBPROTOCOL = "entryway.v1";
+export const TOKEN_SUBPROTOCOL_PREFIX = "entryway.token.";
+
+/** Returns true when it handled the request. */
+export type RouteHandler = (request: IncomingMessage, response: ServerResponse) => boolean | Promise<boolean>;
+
+export interface GatewayOptions {
+  config: GatewayConfig;
+  backend: Backend;
+  authorizer: Authorizer;
+  logger?: Logger;
+  audit?: AuditSink;
+  routes?: RouteHandler[];
+}
+
+export interface Gateway {
+  readonly server: http.Server;
+  readonly metrics: Metrics;
+  readonly sessions: ReadonlySet<Session>;
+  listen(): Promise<AddressInfo>;
+  /** Stops accepting, tells every open session why, ends their shells, waits at most drainTimeoutMs. */
+  shutdown(reason?: string): Promise<void>;
+}
+
+/** The token from, in order: Entry's access-token header, a bearer Authorization header, the subprotocol. */
+export function tokenFromRequest(request: IncomingMessage): string | null {
+  const entry = request.headers["access-token"];
+  if (typeof entry === "string" && entry) return entry;
+  const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? "");
+  if (bearer) return bearer[1]!;
+  for (const protocol of (request.headers["sec-websocket-protocol"] ?? "").split(",")) {
+    const value = protocol.trim();
+    if (value.startsWith(TOKEN_SUBPROTOCOL_PREFIX)) return Buffer.from(value.slice(TOKEN_SUBPROTOCOL_PREFIX.length), "base64url").toString("utf8") || null;
+  }
+  return null;
+}
+
+export function createGateway(options: GatewayOptions): Gateway {
+  const { config, backend, authorizer } = options;
+  const logger = options.logger ?? jsonLogger(config.logLevel);
+  const audit = options.audit ?? auditSink(config.auditFile);
+  const metrics = createMetrics();
+  const limits = new SessionLimits(config.maxSessions, config.maxSessionsPerUser);
+  const context: SessionContext = { config, backend, authorizer, metrics, audit, logger, limits };
+  const sessions = new Set<Session>();
+  let draining = false;
+
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: config.maxFrameBytes,
+    perMessageDeflate: false,
+    // Never echo the token subprotocol back; select ours if offered.
+    handleProtocols: (offered) => (offered.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
+  });
+
+  async function handleHttp(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const path = new URL(request.url ?? "/", "http://gateway").pathname;
+    if (path === "/healthz") return void response.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
+    if (path === "/readyz") {
+      if (draining) return void response.writeHead(503, { "content-type": "text/plain" }).end("draining\n");
+      try {
+        await backend.check();
+        return void response.writeHead(200, { "content-type": "text/plain" }).end("ready\n");
+      } catch (error) {
+        return void response.writeHead(503, { "content-type": "text/plain" }).end(`backend unreachable: ${errorMessage(error)}\n`);
+      }
+    }
+    if (path === "/metrics") {
+      return void response.writeHead(200, { "content-type": metrics.registry.contentType }).end(await metrics.registry.metrics());
+    }
+    for (const route of options.routes ?? []) {
+      if (await route(request, response)) return;
+    }
+    response.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
+  }
+
+  const server = http.createServer((request, response) => {
+    handleHttp(request, response).catch((error) => {
+      logger.log("error", "http handler failed", { path: request.url, error: errorMessage(error) });
+      if (!response.headersSent) response.writeHead(500).end();
+    });
+  });
+
+  /** Refuses with Entry's CLOSE message, so every client sees the reason the same way. */
+  function refuse(ws: WebSocket, closeCode: string, reason: string): void {
+    metrics.sessions.inc({ outcome: closeCode });
+    ws.send(encodeResponse({ msgType: ResponseType.CLOSE, content: Buffer.from(reason), closeCode }));
+    ws.close(1000);
+  }
+
+  server.on("upgrade", (request: IncomingMessage, socket, head) => {
+    const url = new URL(request.url ?? "/", "http://gateway");
+    if (url.pathname !== config.path) {
+      socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n");
+      return;
+    }
+    if (draining) {
+      socket.end("HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n\r\n");
+      return;
+    }
+    wss.handleUpgrade(request, socket, head, (ws) => {
+      let target;
+      try {
+        target = parseTarget(url, request.headers, backend.name);
+      } catch (error) {
+        if (!(error instanceof TargetError)) throw error;
+        return refuse(ws, "bad-request", error.message);
+      }
+      const command = url.searchParams.getAll("command");
+      if (command.length > 0 && !config.allowCommand) return refuse(ws, "bad-request", "this gateway does not accept a command");
+      const session = new Session(ws, { target, token: tokenFromRequest(request), command, clientAddress: request.socket.remoteAddress ?? "" }, context);
+      sessions.add(session);
+      void session.finished.then(() => sessions.delete(session));
+      void session.start();
+    });
+  });
+
+  return {
+    server,
+    metrics,
+    sessions,
+    listen: () =>
+      new Promise((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(config.port, config.host, () => resolve(server.address() as AddressInfo));
+      }),
+    async shutdown(reason = "the gateway is shutting down") {
+      draining = true;
+      server.close(); // stop accepting; open sessions are ended below
+      const open = [...sessions];
+      logger.log("info", "draining", { sessions: open.length });
+      const drained = Promise.all(open.map((s) => s.shutdown(reason)));
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([drained, new Promise((resolve) => (timer = setTimeout(resolve, config.drainTimeoutMs)))]);
+      clearTimeout(timer);
+      for (const client of wss.clients) client.terminate();
+      server.closeAllConnections();
+      await audit.close();
+    },
+  };
+}

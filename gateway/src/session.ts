@@ -1,0 +1,320 @@
+// One client connection: authorize, create the exec, bridge Entry's messages both ways, end it cleanly.
+import { randomUUID } from "node:crypto";
+import type { WebSocket } from "ws";
+import { AsciicastRecorder, type AuditEvent, type AuditSink } from "./audit.js";
+import type { Authorizer } from "./auth/authorizer.js";
+import { NotFoundError, type Backend, type ExecControl, type ResolvedTarget } from "./backends/backend.js";
+import type { GatewayConfig } from "./config.js";
+import type { SessionLimits } from "./limits.js";
+import { errorMessage, type Logger } from "./log.js";
+import type { Metrics } from "./metrics.js";
+import { decodeRequest, encodeResponse, parseWinch, RequestType, ResponseType, type CloseCode, type Request } from "./protocol.js";
+import { PidMarkerFilter, reapCommand, ReapResult, wrapCommand } from "./shell.js";
+import { describeTarget, type Target } from "./target.js";
+import { splitOnCharBoundaries, Utf8Carry } from "./utf8.js";
+
+export interface SessionContext {
+  config: GatewayConfig;
+  backend: Backend;
+  authorizer: Authorizer;
+  metrics: Metrics;
+  audit: AuditSink;
+  logger: Logger;
+  limits: SessionLimits;
+}
+
+export interface SessionRequest {
+  target: Target;
+  /** Null when the client will send it as its first message (AUTH). */
+  token: string | null;
+  command: string[];
+  clientAddress: string;
+}
+
+const DEFAULT_SIZE = { cols: 80, rows: 24 };
+/** Input that arrives while the exec is being created is kept, up to this much. */
+const MAX_EARLY_INPUT = 64 * 1024;
+
+export class Session {
+  readonly id = randomUUID();
+  /** Resolves when the session is over, including ending an abandoned shell. */
+  readonly finished: Promise<void>;
+  private resolveFinished!: () => void;
+
+  private user: string | undefined;
+  private resolved: ResolvedTarget | undefined;
+  private exec: ExecControl | undefined;
+  private execEnded = false;
+  private closing = false;
+  private admitted = false;
+  private readonly startedAt = new Date();
+  private size = { ...DEFAULT_SIZE };
+  private earlyInput: Buffer[] = [];
+  private earlyInputBytes = 0;
+  private bytesIn = 0;
+  private bytesOut = 0;
+  private lastActivity = Date.now();
+  private inFlight = 0;
+  private paused = false;
+  private peerAlive = true;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly pid = new PidMarkerFilter();
+  private readonly utf8 = new Utf8Carry();
+  private recorder: AsciicastRecorder | undefined;
+  private pendingAuth: ((message: Request) => void) | undefined;
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly request: SessionRequest,
+    private readonly ctx: SessionContext,
+  ) {
+    this.finished = new Promise((resolve) => (this.resolveFinished = resolve));
+    ws.on("message", (data: Buffer) => this.onMessage(data));
+    ws.on("pong", () => (this.peerAlive = true));
+    ws.on("error", (error: Error & { code?: string }) => {
+      const tooLarge = error.code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH";
+      void this.end(tooLarge ? "frame-too-large" : "client-gone", tooLarge ? "frame too large" : errorMessage(error));
+    });
+    ws.on("close", () => void this.end("client-gone", "client disconnected"));
+  }
+
+  get label(): string {
+    return describeTarget(this.request.target);
+  }
+
+  async start(): Promise<void> {
+    try {
+      const token = this.request.token ?? (await this.awaitAuthMessage());
+      if (this.closing) return;
+      if (!token) return void (await this.end("unauthenticated", "no access token: send it in the access-token header, as a bearer token, a subprotocol or a first AUTH message"));
+      const decision = await this.ctx.authorizer.authorize({ token, target: this.request.target, clientAddress: this.request.clientAddress });
+      if (this.closing) return;
+      this.user = decision.user;
+      if (!decision.allow) {
+        this.ctx.metrics.denials.inc({ reason: "denied" });
+        return void (await this.end("denied", `permission denied: ${decision.reason}`));
+      }
+      const refusal = this.ctx.limits.admit(decision.user);
+      if (refusal) {
+        this.ctx.metrics.denials.inc({ reason: "limit" });
+        return void (await this.end("limit", refusal));
+      }
+      this.admitted = true;
+      this.resolved = await this.ctx.backend.resolve(this.request.target);
+      if (this.closing) return;
+      const command = wrapCommand(this.request.command.length > 0 ? this.request.command : this.ctx.config.shell);
+      const exec = await this.ctx.backend.exec(this.resolved, command, this.size, {
+        onOutput: (chunk) => this.onOutput(chunk),
+        onEnd: (result) => void this.onExecEnd(result.exitCode, result.error),
+      });
+      this.exec = exec;
+      if (this.closing) {
+        // The client left while the exec was being created: end the shell it will never use.
+        return void (await this.abandonExec());
+      }
+      this.ctx.metrics.active.inc();
+      this.audit("session.start");
+      if (this.ctx.config.recordDir) this.recorder = new AsciicastRecorder(this.ctx.config.recordDir, this.id, this.size, this.resolved.label);
+      for (const chunk of this.earlyInput) exec.write(chunk);
+      this.earlyInput = [];
+      this.startTimers();
+    } catch (error) {
+      if (error instanceof NotFoundError) return void (await this.end("not-found", error.message));
+      this.ctx.metrics.backendErrors.inc({ operation: this.exec ? "stream" : this.resolved ? "exec" : "resolve" });
+      this.ctx.logger.log("error", "session setup failed", { session: this.id, target: this.label, error: errorMessage(error) });
+      await this.end("backend-error", `could not start the shell: ${errorMessage(error)}`);
+    }
+  }
+
+  /** Ends the session from outside (gateway shutdown): CLOSE with the reason, then end the shell. */
+  shutdown(reason: string): Promise<void> {
+    return this.end("shutdown", reason);
+  }
+
+  private awaitAuthMessage(): Promise<string | null> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.pendingAuth = undefined;
+        resolve(null);
+      }, this.ctx.config.authTimeoutMs);
+      this.pendingAuth = (message) => {
+        clearTimeout(timer);
+        this.pendingAuth = undefined;
+        resolve(message.msgType === RequestType.AUTH ? message.content.toString("utf8").trim() || null : null);
+      };
+      this.finished.then(() => clearTimeout(timer));
+    });
+  }
+
+  private onMessage(frame: Buffer): void {
+    let message: Request;
+    try {
+      message = decodeRequest(frame);
+    } catch {
+      void this.end("bad-request", "malformed message: expected an Entry RequestMessage (protobuf)");
+      return;
+    }
+    if (this.pendingAuth) return this.pendingAuth(message);
+    switch (message.msgType) {
+      case RequestType.PLAIN:
+        if (message.content.length === 0) return;
+        this.lastActivity = Date.now();
+        this.bytesIn += message.content.length;
+        this.ctx.metrics.bytes.inc({ direction: "in" }, message.content.length);
+        if (this.exec) this.exec.write(message.content);
+        else if (this.earlyInputBytes + message.content.length <= MAX_EARLY_INPUT) {
+          this.earlyInput.push(message.content);
+          this.earlyInputBytes += message.content.length;
+        }
+        return;
+      case RequestType.WINCH: {
+        const size = parseWinch(message.content);
+        if (!size) return; // documented: unusable sizes are ignored
+        this.lastActivity = Date.now();
+        this.size = size;
+        this.exec?.resize(size.cols, size.rows);
+        this.recorder?.resize(size.cols, size.rows);
+        return;
+      }
+      default:
+        return; // AUTH after authentication and unknown types are ignored (newer clients)
+    }
+  }
+
+  private onOutput(chunk: Buffer): void {
+    this.lastActivity = Date.now();
+    const pidKnown = this.pid.pid !== null;
+    this.sendOutput(this.utf8.push(this.pid.push(chunk)));
+    // A resize sent before the process runs can be lost (podman ignores it); the marker proves it runs now.
+    if (!pidKnown && this.pid.pid !== null) this.exec?.resize(this.size.cols, this.size.rows);
+  }
+
+  private sendOutput(data: Buffer): void {
+    if (data.length === 0) return;
+    this.bytesOut += data.length;
+    this.ctx.metrics.bytes.inc({ direction: "out" }, data.length);
+    this.recorder?.output(data.toString("utf8"));
+    for (const piece of splitOnCharBoundaries(data, this.ctx.config.outputFrameBytes)) {
+      this.send(ResponseType.STDOUT, piece, true);
+    }
+  }
+
+  /** Sends a frame; output frames count towards the backpressure window. */
+  private send(msgType: number, content: Buffer, counted = false, extra: { exitCode?: number; closeCode?: string } = {}): void {
+    if (this.ws.readyState !== this.ws.OPEN) return;
+    const frame = encodeResponse({ msgType, content, ...extra });
+    if (!counted) return this.ws.send(frame);
+    this.inFlight += frame.length;
+    this.ws.send(frame, () => {
+      this.inFlight -= frame.length;
+      if (this.paused && this.inFlight <= this.ctx.config.bufferLowBytes) {
+        this.paused = false;
+        this.exec?.resume();
+      }
+    });
+    if (!this.paused && this.inFlight > this.ctx.config.bufferHighBytes) {
+      this.paused = true;
+      this.exec?.pause();
+    }
+  }
+
+  private startTimers(): void {
+    const { pingIntervalMs, wsPingIntervalMs, idleTimeoutMs } = this.ctx.config;
+    if (pingIntervalMs > 0) this.timers.push(setInterval(() => this.send(ResponseType.PING, Buffer.alloc(0)), pingIntervalMs));
+    if (wsPingIntervalMs > 0) {
+      this.timers.push(
+        setInterval(() => {
+          if (!this.peerAlive) {
+            this.ws.terminate(); // dead peer: no pong since the last ping
+            return;
+          }
+          this.peerAlive = false;
+          this.ws.ping();
+        }, wsPingIntervalMs),
+      );
+    }
+    if (idleTimeoutMs > 0) {
+      const check = Math.max(50, Math.min(idleTimeoutMs / 4, 5000));
+      this.timers.push(
+        setInterval(() => {
+          if (Date.now() - this.lastActivity >= idleTimeoutMs) void this.end("idle-timeout", `idle for ${Math.round(idleTimeoutMs / 1000)} s`);
+        }, check),
+      );
+    }
+  }
+
+  private async onExecEnd(exitCode: number | null, error?: string): Promise<void> {
+    this.execEnded = true;
+    this.sendOutput(this.utf8.push(this.pid.flush()));
+    this.sendOutput(this.utf8.flush());
+    if (error && exitCode === null) this.ctx.metrics.backendErrors.inc({ operation: "stream" });
+    const reason = exitCode === null ? `shell ended${error ? `: ${error}` : ""}` : `shell exited with code ${exitCode}`;
+    await this.end("exit", reason, exitCode);
+  }
+
+  /** The exec is open but nobody will use it again: drop the stream and end the shell behind it. */
+  private async abandonExec(): Promise<void> {
+    const exec = this.exec;
+    if (!exec || this.execEnded) return;
+    this.execEnded = true;
+    exec.close();
+    const pid = this.pid.pid;
+    if (pid === null || !this.resolved) {
+      this.ctx.logger.log("warn", "shell PID unknown: cannot end the abandoned shell", { session: this.id, target: this.label });
+      return;
+    }
+    try {
+      const code = await this.ctx.backend.run(this.resolved, reapCommand(pid, this.ctx.config.reapGraceSeconds));
+      const result = ReapResult[code as keyof typeof ReapResult] ?? "failed";
+      this.ctx.metrics.reaped.inc({ result });
+      this.ctx.logger.log("info", "ended abandoned shell", { session: this.id, target: this.resolved.label, pid, result });
+    } catch (error) {
+      this.ctx.metrics.reaped.inc({ result: "failed" });
+      this.ctx.metrics.backendErrors.inc({ operation: "reap" });
+      this.ctx.logger.log("error", "could not end abandoned shell", { session: this.id, pid, error: errorMessage(error) });
+    }
+  }
+
+  private async end(closeCode: CloseCode, reason: string, exitCode: number | null = null): Promise<void> {
+    if (this.closing) return this.finished;
+    this.closing = true;
+    for (const timer of this.timers) clearInterval(timer);
+    if (this.pendingAuth) this.pendingAuth({ msgType: -1, content: Buffer.alloc(0) });
+    const extra = exitCode === null ? { closeCode } : { closeCode, exitCode };
+    this.send(ResponseType.CLOSE, Buffer.from(reason), false, extra);
+    if (this.ws.readyState === this.ws.OPEN) this.ws.close(1000);
+    const started = this.exec !== undefined;
+    await this.abandonExec();
+    if (started) this.ctx.metrics.active.dec();
+    if (this.admitted && this.user) this.ctx.limits.release(this.user);
+    this.ctx.metrics.sessions.inc({ outcome: closeCode });
+    this.audit(started ? "session.end" : "session.refused", { closeCode, reason, exitCode });
+    await this.recorder?.close();
+    this.resolveFinished();
+  }
+
+  private audit(event: AuditEvent["event"], end?: { closeCode: CloseCode; reason: string; exitCode: number | null }): void {
+    const record: AuditEvent = {
+      event,
+      session: this.id,
+      ...(this.user ? { user: this.user } : {}),
+      target: this.label,
+      ...(this.resolved ? { container: this.resolved.label } : {}),
+      client: this.request.clientAddress,
+      startedAt: this.startedAt.toISOString(),
+    };
+    if (end) {
+      const endedAt = new Date();
+      Object.assign(record, {
+        endedAt: endedAt.toISOString(),
+        durationMs: endedAt.getTime() - this.startedAt.getTime(),
+        exitCode: end.exitCode,
+        bytesIn: this.bytesIn,
+        bytesOut: this.bytesOut,
+        closeCode: end.closeCode,
+        reason: end.reason,
+      });
+    }
+    this.ctx.audit.write(record);
+  }
+}

@@ -1,0 +1,55 @@
+// Starts a gateway on loopback with a given backend and authorizer, collecting audit events.
+import type { AuditEvent } from "../../src/audit.js";
+import type { Authorizer } from "../../src/auth/authorizer.js";
+import type { Backend } from "../../src/backends/backend.js";
+import { defaultConfig, type GatewayConfig } from "../../src/config.js";
+import { createGateway, type Gateway } from "../../src/server.js";
+
+export interface TestGateway {
+  gateway: Gateway;
+  base: string;
+  url(query: Record<string, string | string[]>): string;
+  audit: AuditEvent[];
+  logs: Record<string, unknown>[];
+  stop(): Promise<void>;
+}
+
+/** Allows any token that names a user ("user:<name>"), denies everything else; counts calls. */
+export function tokenAuthorizer(): Authorizer & { calls: number } {
+  const authorizer = {
+    calls: 0,
+    async authorize({ token }: { token: string }) {
+      authorizer.calls++;
+      const match = /^user:(\S+)$/.exec(token);
+      return match ? { allow: true as const, user: match[1]! } : { allow: false as const, reason: "unknown token" };
+    },
+  };
+  return authorizer;
+}
+
+export async function startGateway(backend: Backend, authorizer: Authorizer, overrides: Partial<GatewayConfig> = {}): Promise<TestGateway> {
+  const config: GatewayConfig = { ...defaultConfig, host: "127.0.0.1", port: 0, backend: backend.name, logLevel: "debug", ...overrides };
+  const audit: AuditEvent[] = [];
+  const logs: Record<string, unknown>[] = [];
+  const gateway = createGateway({
+    config,
+    backend,
+    authorizer,
+    logger: { log: (level, msg, fields) => logs.push({ level, msg, ...fields }) },
+    audit: { write: (event) => audit.push(event), close: async () => {} },
+  });
+  const address = await gateway.listen();
+  const base = `http://127.0.0.1:${address.port}`;
+  return {
+    gateway,
+    base,
+    audit,
+    logs,
+    url(query) {
+      const params = new URLSearchParams();
+      for (const [key, value] of Object.entries(query)) for (const v of [value].flat()) params.append(key, v);
+      return `ws://127.0.0.1:${address.port}${config.path}?${params}`;
+    },
+    stop: () => gateway.shutdown("test over"),
+  };
+}
