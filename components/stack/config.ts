@@ -9,6 +9,11 @@ import schema from "./config.schema.json";
 /** The configuration of one environment (one Pulumi stack). */
 export interface StackConfig {
   /**
+   * The base of every object name, as the Helm release name is for the chart (default "entryway").
+   * @pattern ^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$
+   */
+  name?: string;
+  /**
    * The namespace the stack's workloads run in.
    * @pattern ^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$
    */

@@ -9,13 +9,17 @@ import type { StackConfig } from "./config";
 
 export { parseStackConfig, StackConfigError, type StackConfig } from "./config";
 
+/** The default base of object names: the chart's usual release name, so both front ends agree. */
+export const DEFAULT_STACK_NAME = "entryway";
+
 export class Stack extends pulumi.ComponentResource {
   /** The namespace the stack's workloads run in. */
   public readonly namespace: pulumi.Output<string>;
 
   constructor(name: string, config: StackConfig, opts?: pulumi.ComponentResourceOptions) {
     super("entryway:index:Stack", name, {}, opts);
-    const labels = standardLabels({ name: "entryway", instance: name }, config.labels);
+    const base = config.name ?? DEFAULT_STACK_NAME;
+    const labels = standardLabels({ name: "entryway", instance: base }, config.labels);
 
     if (config.createNamespace ?? true) {
       const namespace = new k8s.core.v1.Namespace(
