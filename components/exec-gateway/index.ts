@@ -1,0 +1,520 @@
+/**
+ * ExecGateway: the exec gateway service (gateway/) on Kubernetes. A non-root Deployment behind a
+ * ClusterIP Service, its own ServiceAccount with least-privilege RBAC (exec into pods only in
+ * the namespaces it may enter), the authorizer's settings (secrets from Secrets), a PDB, an
+ * optional HPA, a NetworkPolicy, and optional WebSocket exposure with TLS through an Istio
+ * Gateway + VirtualService or an Ingress.
+ *
+ * The chart's templates/exec-gateway/ make the same objects with the same names and specs; the
+ * parity test (test/parity) keeps the two front ends equal.
+ */
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { standardLabels, selectorLabels } from "../shared/labels";
+import { objectName, serviceFqdn } from "../shared/names";
+import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
+
+/** The gateway image the chart and the component deploy unless told otherwise. */
+export const EXEC_GATEWAY_IMAGE = "ghcr.io/entryway/exec-gateway:0.1.0";
+/** The port the gateway listens on inside its pod (the service's ENTRYWAY_PORT). */
+export const EXEC_GATEWAY_PORT = 8080;
+/** The WebSocket endpoint's path (the service's default). */
+export const EXEC_GATEWAY_PATH = "/v1/enter";
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const HOSTNAME = /^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
+
+/** A key in an existing Secret. */
+export interface SecretKeyRef {
+  /** The Secret's name (in the gateway's namespace). */
+  name: string;
+  /** The key inside it. */
+  key: string;
+}
+
+/** Webhook authorizer: the platform's console decides per request (Entry's own model). */
+export interface ExecGatewayWebhookArgs {
+  /**
+   * The webhook URL; it may carry a credential, so it is stored in a Secret the component makes
+   * (pass a Pulumi secret). Give this or `urlSecret`.
+   */
+  url?: pulumi.Input<string>;
+  /** An existing Secret key holding the webhook URL, instead of `url`. */
+  urlSecret?: SecretKeyRef;
+  /** How long to wait for the webhook before denying (default 3000). */
+  timeoutMs?: number;
+}
+
+/** OIDC authorizer: JWTs checked against the issuer's keys; a claim lists the namespaces. */
+export interface ExecGatewayOidcArgs {
+  /** The issuer URL (iss). */
+  issuer: string;
+  /** The audience the token must carry (aud). */
+  audience: string;
+  /** The JWKS URL; by default discovered from the issuer. */
+  jwksUri?: string;
+  /** The claim naming the user (default "sub"). */
+  usernameClaim?: string;
+  /** The claim listing the namespaces the user may enter (default "namespaces"). */
+  namespacesClaim?: string;
+}
+
+/** Exposure of the WebSocket endpoint outside the cluster, always with TLS. */
+export interface ExecGatewayExposureArgs {
+  /** "istio": an Istio Gateway (HTTPS) and a VirtualService; "ingress": a networking.k8s.io Ingress. */
+  kind: "istio" | "ingress";
+  /** The public host name, e.g. "exec.example.com". */
+  host: string;
+  /**
+   * The TLS certificate Secret (kubernetes.io/tls). For Istio it is the Gateway's credentialName
+   * and must live in the ingress gateway's namespace; for an Ingress, in the gateway's namespace.
+   */
+  tlsSecretName: string;
+  /** Istio: the labels selecting the ingress gateway pods (default {istio: "ingressgateway"}). */
+  istioSelector?: Record<string, string>;
+  /** Ingress: the IngressClass (default: the cluster's default class). */
+  ingressClassName?: string;
+  /** Ingress: extra annotations, e.g. longer proxy timeouts for long shell sessions. */
+  annotations?: Record<string, string>;
+}
+
+/** Optional horizontal autoscaling on CPU. */
+export interface ExecGatewayAutoscalingArgs {
+  minReplicas: number;
+  maxReplicas: number;
+  /** Target average CPU utilisation in percent (default 70). */
+  targetCPUUtilizationPercentage?: number;
+}
+
+/** Service settings passed to the gateway (see gateway/README: ENTRYWAY_* variables). */
+export interface ExecGatewaySettings {
+  /** Let clients choose the command (default true). */
+  allowCommand?: boolean;
+  /** Close a session idle this long (default 1800000 ms). */
+  idleTimeoutMs?: number;
+  /** Sessions per replica (default 500). */
+  maxSessions?: number;
+  /** Sessions per user per replica (default 10). */
+  maxSessionsPerUser?: number;
+  /** Application PING interval (default 10000 ms, as Entry). */
+  pingIntervalMs?: number;
+  /** Log level (default "info"). */
+  logLevel?: "debug" | "info" | "warn" | "error";
+}
+
+export interface ExecGatewayArgs {
+  /** The namespace the gateway runs in. */
+  namespace: pulumi.Input<string>;
+  /**
+   * The namespaces the gateway may enter: a Role and RoleBinding in each grant `create` on
+   * pods/exec and read access to pods, Deployments and StatefulSets there, nothing else.
+   * Plain (it decides which objects exist).
+   */
+  targetNamespaces?: string[];
+  /**
+   * Grant exec in EVERY namespace through a ClusterRole (default false). Only when explicitly
+   * wanted; the policy pack flags it unless allowed there too.
+   */
+  clusterWide?: boolean;
+  /** Who decides (default "kubernetes": TokenReview + SubjectAccessReview). */
+  authorizer?: "kubernetes" | "webhook" | "oidc";
+  /** Webhook authorizer settings; required when authorizer is "webhook". */
+  webhook?: ExecGatewayWebhookArgs;
+  /** OIDC authorizer settings; required when authorizer is "oidc". */
+  oidc?: ExecGatewayOidcArgs;
+  /** The gateway image (default EXEC_GATEWAY_IMAGE). */
+  image?: pulumi.Input<string>;
+  /** Replicas when not autoscaled (default 2). */
+  replicas?: number;
+  /** The numeric user the gateway runs as (default 1000, the image's `node` user). */
+  runAsUser?: number;
+  /** Container resources (default: requests 50m/64Mi, limit 256Mi memory). */
+  resources?: pulumi.Input<k8s.types.input.core.v1.ResourceRequirements>;
+  /** Gateway settings. */
+  settings?: ExecGatewaySettings;
+  /** Autoscaling; without it the Deployment keeps `replicas`. */
+  autoscaling?: ExecGatewayAutoscalingArgs;
+  /**
+   * Where connections may come from (NetworkPolicy peers). Default: the namespace named
+   * `ingressNamespace`, where the ingress gateway or controller runs.
+   */
+  allowFrom?: pulumi.Input<k8s.types.input.networking.v1.NetworkPolicyPeer>[];
+  /** The namespace of the ingress gateway or controller (default "istio-system"). */
+  ingressNamespace?: string;
+  /** Exposure outside the cluster; without it the gateway is reachable only in-cluster. */
+  exposure?: ExecGatewayExposureArgs;
+  /** Labels added to every object. */
+  labels?: Record<string, string>;
+}
+
+const DEFAULT_RESOURCES = {
+  requests: { cpu: "50m", memory: "64Mi" },
+  limits: { memory: "256Mi" },
+};
+
+/** Throws a clear error for args that cannot make a working, least-privilege gateway. */
+export function validateExecGatewayArgs(name: string, args: ExecGatewayArgs): void {
+  const fail = (message: string): never => {
+    throw new Error(`ExecGateway ${name}: ${message}`);
+  };
+  const targets = args.targetNamespaces ?? [];
+  if (targets.length === 0 && !args.clusterWide) {
+    fail("targetNamespaces is empty: name the namespaces the gateway may enter (or set clusterWide: true explicitly)");
+  }
+  for (const ns of targets) {
+    if (!DNS_LABEL.test(ns)) fail(`targetNamespaces: "${ns}" is not a namespace name`);
+    if (ns === "*") fail("targetNamespaces: no wildcards; use clusterWide: true to enter every namespace");
+  }
+  if (new Set(targets).size !== targets.length) fail("targetNamespaces has duplicates");
+  const authorizer = args.authorizer ?? "kubernetes";
+  if (!["kubernetes", "webhook", "oidc"].includes(authorizer)) fail(`authorizer "${authorizer}" is not kubernetes, webhook or oidc`);
+  if (authorizer === "webhook") {
+    if (!args.webhook || (args.webhook.url === undefined) === (args.webhook.urlSecret === undefined)) {
+      fail('authorizer "webhook" needs exactly one of webhook.url or webhook.urlSecret');
+    }
+  }
+  if (authorizer === "oidc" && (!args.oidc?.issuer || !args.oidc.audience)) {
+    fail('authorizer "oidc" needs oidc.issuer and oidc.audience');
+  }
+  if (args.replicas !== undefined && (!Number.isInteger(args.replicas) || args.replicas < 1)) fail("replicas must be an integer >= 1");
+  if (args.runAsUser !== undefined && (!Number.isInteger(args.runAsUser) || args.runAsUser < 1)) {
+    fail("runAsUser must be a non-root numeric user (>= 1)");
+  }
+  const hpa = args.autoscaling;
+  if (hpa && (hpa.minReplicas < 1 || hpa.maxReplicas < hpa.minReplicas)) {
+    fail("autoscaling needs 1 <= minReplicas <= maxReplicas");
+  }
+  const exposure = args.exposure;
+  if (exposure) {
+    if (exposure.kind !== "istio" && exposure.kind !== "ingress") fail(`exposure.kind "${String(exposure.kind)}" is not istio or ingress`);
+    if (!HOSTNAME.test(exposure.host ?? "")) fail(`exposure.host "${exposure.host}" is not a host name`);
+    if (!exposure.tlsSecretName) fail("exposure.tlsSecretName is required: the gateway is exposed with TLS only");
+  }
+}
+
+/** The env a gateway pod gets from the args (the chart's template makes the same list). */
+function gatewayEnv(args: ExecGatewayArgs, webhookSecret: SecretKeyRef | undefined): k8s.types.input.core.v1.EnvVar[] {
+  const authorizer = args.authorizer ?? "kubernetes";
+  const env: k8s.types.input.core.v1.EnvVar[] = [
+    { name: "ENTRYWAY_HOST", value: "0.0.0.0" },
+    { name: "ENTRYWAY_PORT", value: String(EXEC_GATEWAY_PORT) },
+    { name: "ENTRYWAY_BACKEND", value: "kubernetes" },
+    { name: "ENTRYWAY_AUTHORIZER", value: authorizer },
+  ];
+  if (authorizer === "webhook" && webhookSecret) {
+    env.push({ name: "ENTRYWAY_WEBHOOK_URL", valueFrom: { secretKeyRef: { name: webhookSecret.name, key: webhookSecret.key } } });
+    if (args.webhook?.timeoutMs !== undefined) env.push({ name: "ENTRYWAY_WEBHOOK_TIMEOUT_MS", value: String(args.webhook.timeoutMs) });
+  }
+  if (authorizer === "oidc" && args.oidc) {
+    const oidc = args.oidc;
+    env.push({ name: "ENTRYWAY_OIDC_ISSUER", value: oidc.issuer }, { name: "ENTRYWAY_OIDC_AUDIENCE", value: oidc.audience });
+    if (oidc.jwksUri) env.push({ name: "ENTRYWAY_OIDC_JWKS_URI", value: oidc.jwksUri });
+    if (oidc.usernameClaim) env.push({ name: "ENTRYWAY_OIDC_USERNAME_CLAIM", value: oidc.usernameClaim });
+    if (oidc.namespacesClaim) env.push({ name: "ENTRYWAY_OIDC_NAMESPACES_CLAIM", value: oidc.namespacesClaim });
+  }
+  const settings = args.settings ?? {};
+  const settingEnv: [keyof ExecGatewaySettings, string][] = [
+    ["allowCommand", "ENTRYWAY_ALLOW_COMMAND"],
+    ["idleTimeoutMs", "ENTRYWAY_IDLE_TIMEOUT_MS"],
+    ["maxSessions", "ENTRYWAY_MAX_SESSIONS"],
+    ["maxSessionsPerUser", "ENTRYWAY_MAX_SESSIONS_PER_USER"],
+    ["pingIntervalMs", "ENTRYWAY_PING_INTERVAL_MS"],
+    ["logLevel", "ENTRYWAY_LOG_LEVEL"],
+  ];
+  for (const [key, variable] of settingEnv) {
+    if (settings[key] !== undefined) env.push({ name: variable, value: String(settings[key]) });
+  }
+  return env;
+}
+
+/** The RBAC rules for entering pods: exec, and reading what a target resolves through. */
+export const EXEC_RULES = [
+  { apiGroups: [""], resources: ["pods"], verbs: ["get", "list"] },
+  { apiGroups: [""], resources: ["pods/exec"], verbs: ["create"] },
+  { apiGroups: ["apps"], resources: ["deployments", "statefulsets"], verbs: ["get"] },
+];
+/** The Kubernetes authorizer's rules: TokenReview and SubjectAccessReview. */
+export const REVIEW_RULES = [
+  { apiGroups: ["authentication.k8s.io"], resources: ["tokenreviews"], verbs: ["create"] },
+  { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },
+];
+
+export class ExecGateway extends pulumi.ComponentResource {
+  /** The namespace the gateway runs in. */
+  public readonly namespace: pulumi.Output<string>;
+  /** The gateway's Service name. */
+  public readonly serviceName: pulumi.Output<string>;
+  /** The in-cluster WebSocket URL (ws://<svc>.<ns>.svc.cluster.local/v1/enter). */
+  public readonly internalUrl: pulumi.Output<string>;
+  /** The public WebSocket URL (wss://<host>/v1/enter) when exposed, else the internal URL. */
+  public readonly url: pulumi.Output<string>;
+  /** The ServiceAccount the gateway runs as. */
+  public readonly serviceAccountName: pulumi.Output<string>;
+  /** The namespaces it may enter (empty with clusterWide). */
+  public readonly targetNamespaces: pulumi.Output<string[]>;
+
+  constructor(name: string, args: ExecGatewayArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("entryway:index:ExecGateway", name, {}, opts);
+    validateExecGatewayArgs(name, args);
+    const parent = { parent: this };
+    const fullName = objectName(name, "exec-gateway");
+    const identity = { name: "exec-gateway", instance: name, component: "server" };
+    const labels = standardLabels(identity, args.labels);
+    const selector = selectorLabels(identity);
+    const namespace = pulumi.output(args.namespace);
+    const metadata = (objectNameValue: string) => ({ name: objectNameValue, namespace, labels });
+    const authorizer = args.authorizer ?? "kubernetes";
+    const targets = args.targetNamespaces ?? [];
+
+    const serviceAccount = new k8s.core.v1.ServiceAccount(`${name}-exec-gateway`, { metadata: metadata(fullName) }, parent);
+    const subject = { kind: "ServiceAccount", name: fullName, namespace };
+
+    // Exec rights: one Role + RoleBinding per namespace it may enter; a ClusterRole only on request.
+    for (const target of targets) {
+      new k8s.rbac.v1.Role(
+        `${name}-exec-gateway-${target}`,
+        { metadata: { name: fullName, namespace: target, labels }, rules: EXEC_RULES },
+        parent,
+      );
+      new k8s.rbac.v1.RoleBinding(
+        `${name}-exec-gateway-${target}`,
+        {
+          metadata: { name: fullName, namespace: target, labels },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: fullName },
+          subjects: [subject],
+        },
+        parent,
+      );
+    }
+    const clusterScoped = (part: string) => namespace.apply((ns) => objectName(name, ns, part));
+    if (args.clusterWide) {
+      const clusterName = clusterScoped("exec-gateway-exec");
+      new k8s.rbac.v1.ClusterRole(`${name}-exec-gateway-exec`, { metadata: { name: clusterName, labels }, rules: EXEC_RULES }, parent);
+      new k8s.rbac.v1.ClusterRoleBinding(
+        `${name}-exec-gateway-exec`,
+        {
+          metadata: { name: clusterName, labels },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: clusterName },
+          subjects: [subject],
+        },
+        parent,
+      );
+    }
+    if (authorizer === "kubernetes") {
+      const clusterName = clusterScoped("exec-gateway-review");
+      new k8s.rbac.v1.ClusterRole(`${name}-exec-gateway-review`, { metadata: { name: clusterName, labels }, rules: REVIEW_RULES }, parent);
+      new k8s.rbac.v1.ClusterRoleBinding(
+        `${name}-exec-gateway-review`,
+        {
+          metadata: { name: clusterName, labels },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: clusterName },
+          subjects: [subject],
+        },
+        parent,
+      );
+    }
+
+    // The webhook URL may hold a credential: it lives in a Secret, never in the pod spec.
+    let webhookSecret: SecretKeyRef | undefined;
+    if (authorizer === "webhook") {
+      if (args.webhook?.urlSecret) {
+        webhookSecret = args.webhook.urlSecret;
+      } else {
+        webhookSecret = { name: objectName(name, "exec-gateway-auth"), key: "webhook-url" };
+        new k8s.core.v1.Secret(
+          `${name}-exec-gateway-auth`,
+          { metadata: metadata(webhookSecret.name), type: "Opaque", stringData: { "webhook-url": pulumi.secret(args.webhook!.url!) } },
+          parent,
+        );
+      }
+    }
+
+    const service = new k8s.core.v1.Service(
+      `${name}-exec-gateway`,
+      {
+        metadata: metadata(fullName),
+        spec: {
+          type: "ClusterIP",
+          selector,
+          ports: [{ name: "http", port: 80, targetPort: "http", protocol: "TCP", appProtocol: "http" }],
+        },
+      },
+      parent,
+    );
+
+    new k8s.apps.v1.Deployment(
+      `${name}-exec-gateway`,
+      {
+        metadata: metadata(fullName),
+        spec: {
+          ...(args.autoscaling ? {} : { replicas: args.replicas ?? 2 }),
+          selector: { matchLabels: selector },
+          strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
+          template: {
+            metadata: { labels },
+            spec: {
+              serviceAccountName: fullName,
+              automountServiceAccountToken: true,
+              securityContext: restrictedPodSecurityContext({ user: args.runAsUser ?? 1000 }),
+              // The gateway drains open sessions for up to drainTimeoutMs (10 s) on SIGTERM.
+              terminationGracePeriodSeconds: 30,
+              containers: [
+                {
+                  name: "gateway",
+                  image: args.image ?? EXEC_GATEWAY_IMAGE,
+                  imagePullPolicy: "IfNotPresent",
+                  args: ["serve"],
+                  ports: [{ name: "http", containerPort: EXEC_GATEWAY_PORT, protocol: "TCP" }],
+                  env: gatewayEnv(args, webhookSecret),
+                  livenessProbe: { httpGet: { path: "/healthz", port: "http" }, periodSeconds: 10, timeoutSeconds: 2, failureThreshold: 3 },
+                  readinessProbe: { httpGet: { path: "/readyz", port: "http" }, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 2 },
+                  resources: args.resources ?? DEFAULT_RESOURCES,
+                  securityContext: restrictedContainerSecurityContext(),
+                  volumeMounts: [{ name: "tmp", mountPath: "/tmp" }],
+                },
+              ],
+              volumes: [{ name: "tmp", emptyDir: { sizeLimit: "64Mi" } }],
+            },
+          },
+        },
+      },
+      parent,
+    );
+
+    new k8s.policy.v1.PodDisruptionBudget(
+      `${name}-exec-gateway`,
+      { metadata: metadata(fullName), spec: { maxUnavailable: 1, selector: { matchLabels: selector } } },
+      parent,
+    );
+
+    if (args.autoscaling) {
+      new k8s.autoscaling.v2.HorizontalPodAutoscaler(
+        `${name}-exec-gateway`,
+        {
+          metadata: metadata(fullName),
+          spec: {
+            scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: fullName },
+            minReplicas: args.autoscaling.minReplicas,
+            maxReplicas: args.autoscaling.maxReplicas,
+            metrics: [
+              {
+                type: "Resource",
+                resource: { name: "cpu", target: { type: "Utilization", averageUtilization: args.autoscaling.targetCPUUtilizationPercentage ?? 70 } },
+              },
+            ],
+          },
+        },
+        parent,
+      );
+    }
+
+    // In: only the gateway port, only from the ingress side. Out: DNS, and HTTPS to the API
+    // server / webhook / OIDC issuer.
+    const ingressNamespace = args.ingressNamespace ?? "istio-system";
+    new k8s.networking.v1.NetworkPolicy(
+      `${name}-exec-gateway`,
+      {
+        metadata: metadata(fullName),
+        spec: {
+          podSelector: { matchLabels: selector },
+          policyTypes: ["Ingress", "Egress"],
+          ingress: [
+            {
+              from: args.allowFrom ?? [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": ingressNamespace } } }],
+              ports: [{ port: "http", protocol: "TCP" }],
+            },
+          ],
+          egress: [
+            {
+              to: [{ namespaceSelector: {}, podSelector: { matchLabels: { "k8s-app": "kube-dns" } } }],
+              ports: [
+                { port: 53, protocol: "UDP" },
+                { port: 53, protocol: "TCP" },
+              ],
+            },
+            { ports: [{ port: 443, protocol: "TCP" }, { port: 6443, protocol: "TCP" }] },
+          ],
+        },
+      },
+      parent,
+    );
+
+    const exposure = args.exposure;
+    if (exposure?.kind === "istio") {
+      new k8s.apiextensions.CustomResource(
+        `${name}-exec-gateway-gw`,
+        {
+          apiVersion: "networking.istio.io/v1",
+          kind: "Gateway",
+          metadata: metadata(fullName),
+          spec: {
+            selector: exposure.istioSelector ?? { istio: "ingressgateway" },
+            servers: [
+              {
+                port: { number: 443, name: "https-exec-gateway", protocol: "HTTPS" },
+                hosts: [exposure.host],
+                tls: { mode: "SIMPLE", credentialName: exposure.tlsSecretName, minProtocolVersion: "TLSV1_2" },
+              },
+            ],
+          },
+        },
+        parent,
+      );
+      new k8s.apiextensions.CustomResource(
+        `${name}-exec-gateway-vs`,
+        {
+          apiVersion: "networking.istio.io/v1",
+          kind: "VirtualService",
+          metadata: metadata(fullName),
+          spec: {
+            hosts: [exposure.host],
+            gateways: [fullName],
+            http: [
+              {
+                name: "exec-gateway",
+                match: [{ uri: { prefix: "/" } }],
+                route: [{ destination: { host: namespace.apply((ns) => serviceFqdn(fullName, ns)), port: { number: 80 } } }],
+                // Shell sessions are long-lived WebSockets: no route timeout.
+                timeout: "0s",
+              },
+            ],
+          },
+        },
+        parent,
+      );
+    } else if (exposure?.kind === "ingress") {
+      new k8s.networking.v1.Ingress(
+        `${name}-exec-gateway`,
+        {
+          metadata: { ...metadata(fullName), ...(exposure.annotations ? { annotations: exposure.annotations } : {}) },
+          spec: {
+            ...(exposure.ingressClassName ? { ingressClassName: exposure.ingressClassName } : {}),
+            tls: [{ hosts: [exposure.host], secretName: exposure.tlsSecretName }],
+            rules: [
+              {
+                host: exposure.host,
+                http: { paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: fullName, port: { name: "http" } } } }] },
+              },
+            ],
+          },
+        },
+        parent,
+      );
+    }
+
+    this.namespace = namespace;
+    this.serviceName = service.metadata.name;
+    this.serviceAccountName = serviceAccount.metadata.name;
+    this.internalUrl = namespace.apply((ns) => `ws://${serviceFqdn(fullName, ns)}${EXEC_GATEWAY_PATH}`);
+    this.url = exposure ? pulumi.output(`wss://${exposure.host}${EXEC_GATEWAY_PATH}`) : this.internalUrl;
+    this.targetNamespaces = pulumi.output(targets);
+    this.registerOutputs({
+      namespace: this.namespace,
+      serviceName: this.serviceName,
+      serviceAccountName: this.serviceAccountName,
+      internalUrl: this.internalUrl,
+      url: this.url,
+      targetNamespaces: this.targetNamespaces,
+    });
+  }
+}

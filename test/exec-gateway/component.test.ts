@@ -1,0 +1,158 @@
+import { describe, expect, it } from "vitest";
+import { ExecGateway, type ExecGatewayArgs } from "../../components/exec-gateway";
+import { REDACTED } from "../../scripts/offline/manifests";
+import { childrenOf, findManifest, outputOf, render, type Manifest } from "../harness/pulumi";
+import { assertValidObjects } from "../harness/validate";
+
+type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+async function renderGateway(args: Partial<ExecGatewayArgs> = {}) {
+  let gateway: ExecGateway | undefined;
+  const rendered = await render(() => {
+    gateway = new ExecGateway("entryway", { namespace: "entryway", targetNamespaces: ["team-a", "team-b"], ...args });
+  });
+  await assertValidObjects(rendered.manifests);
+  return { ...rendered, gateway: gateway! };
+}
+
+const kinds = (manifests: Manifest[]) => manifests.map((m) => `${m.kind}/${m.metadata.namespace ?? ""}/${m.metadata.name}`).sort();
+
+describe("ExecGateway", () => {
+  it("makes a least-privilege gateway by default: a Role per target namespace, review rights for the kubernetes authorizer", async () => {
+    const { manifests, resources, gateway } = await renderGateway();
+    expect(kinds(manifests)).toEqual([
+      "ClusterRole//entryway-entryway-exec-gateway-review",
+      "ClusterRoleBinding//entryway-entryway-exec-gateway-review",
+      "Deployment/entryway/entryway-exec-gateway",
+      "NetworkPolicy/entryway/entryway-exec-gateway",
+      "PodDisruptionBudget/entryway/entryway-exec-gateway",
+      "Role/team-a/entryway-exec-gateway",
+      "Role/team-b/entryway-exec-gateway",
+      "RoleBinding/team-a/entryway-exec-gateway",
+      "RoleBinding/team-b/entryway-exec-gateway",
+      "Service/entryway/entryway-exec-gateway",
+      "ServiceAccount/entryway/entryway-exec-gateway",
+    ]);
+    // Every child hangs under the component.
+    const component = resources.find((r) => r.type === "entryway:index:ExecGateway")!;
+    expect(childrenOf(resources, component.urn)).toHaveLength(manifests.length);
+
+    const role = manifests.find((m) => m.kind === "Role" && m.metadata.namespace === "team-a") as Obj;
+    const verbs = role.rules.flatMap((r: Obj) => r.resources.map((res: string) => `${res}:${r.verbs.join(",")}`));
+    expect(verbs.sort()).toEqual(["deployments:get", "pods/exec:create", "pods:get,list", "statefulsets:get"]);
+    expect(JSON.stringify(role.rules)).not.toContain("*");
+    const binding = manifests.find((m) => m.kind === "RoleBinding" && m.metadata.namespace === "team-b") as Obj;
+    expect(binding.subjects).toEqual([{ kind: "ServiceAccount", name: "entryway-exec-gateway", namespace: "entryway" }]);
+    expect(binding.roleRef).toEqual({ apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "entryway-exec-gateway" });
+    const review = findManifest(manifests, "ClusterRole", "entryway-entryway-exec-gateway-review") as Obj;
+    expect(review.rules.map((r: Obj) => r.resources[0]).sort()).toEqual(["subjectaccessreviews", "tokenreviews"]);
+    expect(review.rules.every((r: Obj) => r.verbs.join() === "create")).toBe(true);
+
+    expect(await outputOf(gateway.url)).toBe("ws://entryway-exec-gateway.entryway.svc.cluster.local/v1/enter");
+    expect(await outputOf(gateway.targetNamespaces)).toEqual(["team-a", "team-b"]);
+  });
+
+  it("runs non-root with restricted contexts, probes on the service's health paths, and the authorizer in env", async () => {
+    const { manifests } = await renderGateway();
+    const deployment = findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj;
+    const pod = deployment.spec.template.spec;
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: "RuntimeDefault" } });
+    const container = pod.containers[0];
+    expect(container.securityContext).toMatchObject({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ["ALL"] },
+    });
+    expect(container.livenessProbe.httpGet).toEqual({ path: "/healthz", port: "http" });
+    expect(container.readinessProbe.httpGet).toEqual({ path: "/readyz", port: "http" });
+    expect(container.ports).toEqual([{ name: "http", containerPort: 8080, protocol: "TCP" }]);
+    const env = Object.fromEntries(container.env.map((e: Obj) => [e.name, e.value]));
+    expect(env).toMatchObject({ ENTRYWAY_PORT: "8080", ENTRYWAY_BACKEND: "kubernetes", ENTRYWAY_AUTHORIZER: "kubernetes" });
+    expect(pod.serviceAccountName).toBe("entryway-exec-gateway");
+    expect(deployment.spec.replicas).toBe(2);
+    const service = findManifest(manifests, "Service", "entryway-exec-gateway") as Obj;
+    expect(service.spec.selector).toEqual(deployment.spec.selector.matchLabels);
+    expect(service.spec.type).toBe("ClusterIP");
+    const policy = findManifest(manifests, "NetworkPolicy", "entryway-exec-gateway") as Obj;
+    expect(policy.spec.policyTypes).toEqual(["Ingress", "Egress"]);
+    expect(policy.spec.ingress[0].from).toEqual([{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "istio-system" } } }]);
+  });
+
+  it("grants exec cluster-wide only when clusterWide is set", async () => {
+    const { manifests } = await renderGateway({ targetNamespaces: [], clusterWide: true });
+    expect(manifests.filter((m) => m.kind === "Role")).toEqual([]);
+    const role = findManifest(manifests, "ClusterRole", "entryway-entryway-exec-gateway-exec") as Obj;
+    expect(role.rules.find((r: Obj) => r.resources.includes("pods/exec")).verbs).toEqual(["create"]);
+  });
+
+  it("keeps the webhook URL in a Secret referenced by secretKeyRef, and drops review rights", async () => {
+    const { manifests } = await renderGateway({ authorizer: "webhook", webhook: { url: "https://console.example/auth?key=hunter2" } });
+    expect(manifests.some((m) => m.kind === "ClusterRole")).toBe(false);
+    const secret = findManifest(manifests, "Secret", "entryway-exec-gateway-auth") as Obj;
+    expect(secret.stringData).toEqual({ "webhook-url": REDACTED });
+    const container = (findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.template.spec.containers[0];
+    expect(container.env.find((e: Obj) => e.name === "ENTRYWAY_WEBHOOK_URL")).toEqual({
+      name: "ENTRYWAY_WEBHOOK_URL",
+      valueFrom: { secretKeyRef: { name: "entryway-exec-gateway-auth", key: "webhook-url" } },
+    });
+    expect(JSON.stringify(manifests)).not.toContain("hunter2");
+  });
+
+  it("uses an existing Secret for the webhook URL when given one", async () => {
+    const { manifests } = await renderGateway({ authorizer: "webhook", webhook: { urlSecret: { name: "console", key: "url" } } });
+    expect(manifests.some((m) => m.kind === "Secret")).toBe(false);
+    const container = (findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.template.spec.containers[0];
+    expect(container.env.find((e: Obj) => e.name === "ENTRYWAY_WEBHOOK_URL").valueFrom.secretKeyRef).toEqual({ name: "console", key: "url" });
+  });
+
+  it("passes OIDC settings as env", async () => {
+    const { manifests } = await renderGateway({ authorizer: "oidc", oidc: { issuer: "https://id.example", audience: "entryway", namespacesClaim: "ns" } });
+    const env = (findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.template.spec.containers[0].env;
+    expect(env).toEqual(
+      expect.arrayContaining([
+        { name: "ENTRYWAY_AUTHORIZER", value: "oidc" },
+        { name: "ENTRYWAY_OIDC_ISSUER", value: "https://id.example" },
+        { name: "ENTRYWAY_OIDC_AUDIENCE", value: "entryway" },
+        { name: "ENTRYWAY_OIDC_NAMESPACES_CLAIM", value: "ns" },
+      ]),
+    );
+  });
+
+  it("exposes the WebSocket through Istio with TLS and no route timeout", async () => {
+    const { manifests, gateway } = await renderGateway({ exposure: { kind: "istio", host: "exec.example.com", tlsSecretName: "exec-tls" } });
+    const gw = findManifest(manifests, "Gateway", "entryway-exec-gateway") as Obj;
+    expect(gw.spec.servers[0]).toMatchObject({ port: { number: 443, protocol: "HTTPS" }, tls: { mode: "SIMPLE", credentialName: "exec-tls" } });
+    const vs = findManifest(manifests, "VirtualService", "entryway-exec-gateway") as Obj;
+    expect(vs.spec.gateways).toEqual(["entryway-exec-gateway"]);
+    expect(vs.spec.http[0].timeout).toBe("0s");
+    expect(vs.spec.http[0].route[0].destination).toEqual({ host: "entryway-exec-gateway.entryway.svc.cluster.local", port: { number: 80 } });
+    expect(await outputOf(gateway.url)).toBe("wss://exec.example.com/v1/enter");
+  });
+
+  it("exposes through an Ingress with TLS, and autoscales with an HPA instead of fixed replicas", async () => {
+    const { manifests } = await renderGateway({
+      exposure: { kind: "ingress", host: "exec.example.com", tlsSecretName: "exec-tls", ingressClassName: "nginx" },
+      ingressNamespace: "ingress-nginx",
+      autoscaling: { minReplicas: 2, maxReplicas: 5 },
+    });
+    const ingress = findManifest(manifests, "Ingress", "entryway-exec-gateway") as Obj;
+    expect(ingress.spec.tls).toEqual([{ hosts: ["exec.example.com"], secretName: "exec-tls" }]);
+    expect(ingress.spec.ingressClassName).toBe("nginx");
+    const hpa = findManifest(manifests, "HorizontalPodAutoscaler", "entryway-exec-gateway") as Obj;
+    expect(hpa.spec).toMatchObject({ minReplicas: 2, maxReplicas: 5, scaleTargetRef: { kind: "Deployment", name: "entryway-exec-gateway" } });
+    expect((findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.replicas).toBeUndefined();
+  });
+
+  it.each([
+    [{ targetNamespaces: [] }, /targetNamespaces is empty/],
+    [{ targetNamespaces: ["Bad_NS"] }, /"Bad_NS" is not a namespace name/],
+    [{ authorizer: "webhook" as const }, /needs exactly one of webhook.url or webhook.urlSecret/],
+    [{ authorizer: "oidc" as const, oidc: { issuer: "", audience: "x" } }, /needs oidc.issuer and oidc.audience/],
+    [{ runAsUser: 0 }, /non-root/],
+    [{ autoscaling: { minReplicas: 3, maxReplicas: 2 } }, /minReplicas <= maxReplicas/],
+    [{ exposure: { kind: "ingress" as const, host: "exec.example.com", tlsSecretName: "" } }, /TLS only/],
+    [{ exposure: { kind: "istio" as const, host: "not a host", tlsSecretName: "t" } }, /not a host name/],
+  ])("rejects bad args with a clear error (%j)", async (args, message) => {
+    await expect(renderGateway(args as Partial<ExecGatewayArgs>)).rejects.toThrow(message);
+  });
+});
