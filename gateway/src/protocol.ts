@@ -23,6 +23,13 @@ export type CloseCode =
   | "frame-too-large"
   | "client-gone"; // only in audit records: the client vanished
 
+/** protobufjs yields a Buffer, a Uint8Array, or an empty array for a missing bytes field. */
+function bytes(value: unknown): Buffer {
+  if (Buffer.isBuffer(value)) return value;
+  if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.length);
+  return Buffer.alloc(0);
+}
+
 export interface Request {
   msgType: number;
   content: Buffer;
@@ -30,9 +37,8 @@ export interface Request {
 
 /** Decodes a client frame. Throws on malformed protobuf; unknown msgType values are returned as-is. */
 export function decodeRequest(frame: Uint8Array): Request {
-  const message = RequestMessage.decode(frame) as unknown as { msgType?: number; content?: Uint8Array };
-  const content = message.content ?? new Uint8Array(0);
-  return { msgType: message.msgType ?? 0, content: Buffer.from(content.buffer, content.byteOffset, content.length) };
+  const message = RequestMessage.decode(frame) as unknown as { msgType?: number; content?: unknown };
+  return { msgType: message.msgType ?? 0, content: bytes(message.content) };
 }
 
 export function encodeRequest(msgType: number, content: Uint8Array | string): Buffer {
@@ -54,15 +60,11 @@ export function encodeResponse(response: Response): Buffer {
 export function decodeResponse(frame: Uint8Array): Response {
   const message = ResponseMessage.decode(frame) as unknown as {
     msgType?: number;
-    content?: Uint8Array;
+    content?: unknown;
     exitCode?: number | null;
     closeCode?: string;
   };
-  const content = message.content ?? new Uint8Array(0);
-  const response: Response = {
-    msgType: message.msgType ?? 0,
-    content: Buffer.from(content.buffer, content.byteOffset, content.length),
-  };
+  const response: Response = { msgType: message.msgType ?? 0, content: bytes(message.content) };
   if (message.exitCode !== undefined && message.exitCode !== null) response.exitCode = message.exitCode;
   if (message.closeCode) response.closeCode = message.closeCode;
   return response;

@@ -1,0 +1,184 @@
+/**
+ * `entryway ssh-config`: prints the ~/.ssh/config blocks that reach SSH workspaces through an
+ * Entryway CONNECT gateway.
+ *
+ * sshConfigBlock() is the ONE place the block is written: the SshWorkspace Pulumi component
+ * (components/ssh/) imports it for its `sshConfig` output, and this command uses it too. It is
+ * pure and imports only Node built-ins (parseArgs, below, is used by run() alone), so the
+ * infrastructure package can import it without pulling in the gateway's dependencies.
+ */
+import { parseArgs } from "node:util";
+
+/** One workspace as the user's ssh client sees it. */
+export interface SshConfigEntry {
+  /** The `Host` alias the user types: `ssh <alias>`. */
+  readonly alias: string;
+  /** The workspace Service's in-cluster name (the gateway routes CONNECT by `<hostName>:<port>`). */
+  readonly hostName: string;
+  /** The workspace Service port (default 22). */
+  readonly port?: number;
+  /** The login user inside the workspace. */
+  readonly user: string;
+  /** The gateway as the user reaches it: `host:port`. */
+  readonly gateway: string;
+  /** TLS on the CONNECT hop (the gateway terminates TLS). */
+  readonly tls?: boolean;
+  /** A CA file that signs the gateway's certificate (TLS only; default: the system's CAs). */
+  readonly caFile?: string;
+  /** The private key to offer (default: ssh's own defaults). */
+  readonly identityFile?: string;
+  /** The ProxyCommand: Debian's `proxytunnel` (default) or the built-in `entryway connect-proxy`. */
+  readonly proxy?: "proxytunnel" | "entryway";
+  /** Seconds between keep-alives, so idle sessions are neither cut nor left half-open (default 30). */
+  readonly serverAliveInterval?: number;
+}
+
+const ALIAS = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+const HOST = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/;
+const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
+const USER = /^[a-z_][a-z0-9_-]*[$]?$/;
+// Paths go into a ProxyCommand (run by a shell) or an ssh option: no spaces, quotes, `%` or `$`.
+const PATH = /^[A-Za-z0-9_.,:~/\\+@-]+$/;
+
+function checkPort(port: number, what: string): number {
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new Error(`${what} must be a port number from 1 to 65535, not ${port}`);
+  }
+  return port;
+}
+
+/** Splits and checks `host:port`. */
+export function parseHostPort(value: string, what = "gateway"): { host: string; port: number } {
+  const match = /^(.+):(\d+)$/.exec(value);
+  if (!match) {
+    throw new Error(`${what} must be host:port, not ${JSON.stringify(value)}`);
+  }
+  const host = match[1];
+  if (!HOST.test(host) && !IPV4.test(host)) {
+    throw new Error(`${what} host ${JSON.stringify(host)} is not a DNS name or IPv4 address`);
+  }
+  return { host, port: checkPort(Number(match[2]), `${what} port`) };
+}
+
+/** The ProxyCommand that opens the CONNECT tunnel to %h:%p through the gateway. */
+export function proxyCommand(entry: Pick<SshConfigEntry, "gateway" | "tls" | "caFile" | "proxy">): string {
+  const { host, port } = parseHostPort(entry.gateway);
+  if (entry.caFile !== undefined && !PATH.test(entry.caFile)) {
+    throw new Error(`caFile ${JSON.stringify(entry.caFile)} must be a path without spaces, quotes, '%' or '$'`);
+  }
+  if (entry.caFile !== undefined && !entry.tls) {
+    throw new Error("caFile is only meaningful with tls");
+  }
+  const ca = entry.caFile;
+  if ((entry.proxy ?? "proxytunnel") === "proxytunnel") {
+    return ["proxytunnel", "-q", ...(entry.tls ? ["-E"] : []), ...(ca ? ["-C", ca] : []), "-p", `${host}:${port}`, "-d", "%h:%p"].join(" ");
+  }
+  if (entry.proxy !== "entryway") {
+    throw new Error(`proxy must be "proxytunnel" or "entryway", not ${JSON.stringify(entry.proxy)}`);
+  }
+  return ["entryway", "connect-proxy", ...(entry.tls ? ["--tls"] : []), ...(ca ? ["--ca-file", ca] : []), `${host}:${port}`, "%h", "%p"].join(" ");
+}
+
+/** The `Host` block for one workspace, ending with a newline. Throws on values ssh would misread. */
+export function sshConfigBlock(entry: SshConfigEntry): string {
+  if (!ALIAS.test(entry.alias)) {
+    throw new Error(`alias ${JSON.stringify(entry.alias)} must be letters, digits, '.', '_' or '-' (no spaces or patterns)`);
+  }
+  if (!HOST.test(entry.hostName) && !IPV4.test(entry.hostName)) {
+    throw new Error(`hostName ${JSON.stringify(entry.hostName)} is not a DNS name or IPv4 address`);
+  }
+  if (!USER.test(entry.user) || entry.user.length > 32) {
+    throw new Error(`user ${JSON.stringify(entry.user)} is not a valid login name`);
+  }
+  if (entry.identityFile !== undefined && !PATH.test(entry.identityFile)) {
+    throw new Error(`identityFile ${JSON.stringify(entry.identityFile)} must be a path without spaces, quotes, '%' or '$'`);
+  }
+  const interval = entry.serverAliveInterval ?? 30;
+  if (!Number.isInteger(interval) || interval < 0) {
+    throw new Error(`serverAliveInterval must be a whole number of seconds, not ${interval}`);
+  }
+  const lines = [
+    `Host ${entry.alias}`,
+    `  HostName ${entry.hostName}`,
+    `  Port ${checkPort(entry.port ?? 22, "port")}`,
+    `  User ${entry.user}`,
+    `  ProxyCommand ${proxyCommand(entry)}`,
+    `  ServerAliveInterval ${interval}`,
+    ...(entry.identityFile ? [`  IdentityFile ${entry.identityFile}`, "  IdentitiesOnly yes"] : []),
+  ];
+  return lines.join("\n") + "\n";
+}
+
+const USAGE = `usage: entryway ssh-config --gateway <host:port> [options] <workspace>...
+
+Prints the ~/.ssh/config block of each workspace. A workspace is its Service's in-cluster name
+(e.g. entryway-ws-alice.dev.svc.cluster.local), optionally prefixed with the alias to use:
+alice=entryway-ws-alice.dev.svc.cluster.local (the default alias is the name's first label).
+
+options:
+  --gateway <host:port>     the CONNECT gateway as you reach it (required)
+  --user <name>             login user in the workspaces (default: dev)
+  --port <n>                workspace Service port (default: 22)
+  --tls                     TLS to the gateway
+  --ca-file <path>          CA that signs the gateway's certificate (with --tls)
+  --identity-file <path>    the private key to offer
+  --proxy <proxytunnel|entryway>
+                            ProxyCommand: proxytunnel (default) or entryway connect-proxy
+  --server-alive-interval <s>  keep-alive seconds (default: 30)
+`;
+
+/** `entryway ssh-config ...`: resolves to the exit code. */
+export async function run(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        gateway: { type: "string" },
+        user: { type: "string", default: "dev" },
+        port: { type: "string", default: "22" },
+        tls: { type: "boolean", default: false },
+        "ca-file": { type: "string" },
+        "identity-file": { type: "string" },
+        proxy: { type: "string", default: "proxytunnel" },
+        "server-alive-interval": { type: "string", default: "30" },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    });
+  } catch (error) {
+    process.stderr.write(`entryway ssh-config: ${(error as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (!values.gateway || positionals.length === 0) {
+    process.stderr.write(`entryway ssh-config: ${values.gateway ? "name at least one workspace" : "--gateway is required"}\n${USAGE}`);
+    return 2;
+  }
+  try {
+    const blocks = positionals.map((spec) => {
+      const [alias, hostName] = spec.includes("=") ? spec.split("=", 2) : [spec.split(".")[0], spec];
+      return sshConfigBlock({
+        alias,
+        hostName,
+        port: Number(values.port),
+        user: values.user,
+        gateway: values.gateway!,
+        tls: values.tls,
+        caFile: values["ca-file"],
+        identityFile: values["identity-file"],
+        proxy: values.proxy as SshConfigEntry["proxy"],
+        serverAliveInterval: Number(values["server-alive-interval"]),
+      });
+    });
+    process.stdout.write(blocks.join("\n"));
+    return 0;
+  } catch (error) {
+    process.stderr.write(`entryway ssh-config: ${(error as Error).message}\n`);
+    return 2;
+  }
+}

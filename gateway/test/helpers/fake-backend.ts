@@ -1,0 +1,68 @@
+// An in-memory backend for protocol-level tests (bad input, fuzzing, UTF-8 carry): no container, the
+// "shell" echoes stdin, reports its size on "size\n", emits scripted chunks, and exits on "exit <n>\n".
+import type { Backend, ExecHandlers } from "../../src/backends/backend.js";
+
+export interface FakeBackend extends Backend {
+  execs: number;
+  /** Chunks the next exec emits right after starting (after the PID marker). */
+  script: Buffer[];
+  reaped: number[];
+}
+
+export function fakeBackend(): FakeBackend {
+  let nextPid = 100;
+  const backend: FakeBackend = {
+    name: "docker",
+    execs: 0,
+    script: [],
+    reaped: [],
+    async resolve(target) {
+      if (target.kind !== "docker") throw new Error("fake backend takes docker targets");
+      return { container: target.container, label: `fake/${target.container}` };
+    },
+    async exec(_target, _command, size, handlers: ExecHandlers) {
+      backend.execs++;
+      const pid = nextPid++;
+      let current = { ...size };
+      let ended = false;
+      const script = backend.script;
+      backend.script = [];
+      setImmediate(() => {
+        handlers.onOutput(Buffer.from(`\x1b]7337;entryway-pid=${pid}\x07`));
+        for (const chunk of script) handlers.onOutput(chunk);
+      });
+      let line = "";
+      return {
+        write(data) {
+          if (ended) return;
+          handlers.onOutput(data);
+          line += data.toString("utf8");
+          let newline;
+          while ((newline = line.indexOf("\n")) >= 0) {
+            const command = line.slice(0, newline).trim();
+            line = line.slice(newline + 1);
+            const exit = /^exit (\d+)$/.exec(command);
+            if (exit) {
+              ended = true;
+              setImmediate(() => handlers.onEnd({ exitCode: Number(exit[1]) }));
+            } else if (command === "size") handlers.onOutput(Buffer.from(`${current.rows} ${current.cols}\n`));
+          }
+        },
+        resize(cols, rows) {
+          current = { cols, rows };
+        },
+        pause() {},
+        resume() {},
+        close() {
+          ended = true;
+        },
+      };
+    },
+    async run(_target, command) {
+      backend.reaped.push(Number(command[4]));
+      return 1;
+    },
+    async check() {},
+  };
+  return backend;
+}

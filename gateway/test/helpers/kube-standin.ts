@@ -1,0 +1,268 @@
+// STAND-IN FOR THE KUBERNETES API SERVER AND KUBELET (no cluster runs here). It serves the few REST
+// calls the gateway makes (pods, StatefulSets, Deployments, TokenReview, SubjectAccessReview, /version)
+// and the pods/exec WebSocket in the v5.channel.k8s.io and v4.channel.k8s.io subprotocols: byte 0 of
+// each binary message is the channel (0 stdin, 1 stdout, 2 stderr, 3 status JSON, 4 resize JSON,
+// 255 close-stream in v5). Exec runs the requested command for real, in a real PTY (node-pty) when
+// tty=true, on this machine. Like a kubelet with runc, closing the exec WebSocket does NOT end the
+// process: that is the lingering-shell behaviour the gateway has to deal with.
+import { execFileSync, spawn as spawnChild } from "node:child_process";
+import { readFileSync } from "node:fs";
+import https from "node:https";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pty from "node-pty";
+import { WebSocketServer, type WebSocket } from "ws";
+
+export type ExecProtocol = "v5.channel.k8s.io" | "v4.channel.k8s.io";
+
+interface PodFixture {
+  name: string;
+  namespace: string;
+  containers: string[];
+  phase?: string;
+  labels?: Record<string, string>;
+  createdAt?: string;
+}
+
+export interface StandinOptions {
+  /** The subprotocol to choose when the client offers it. */
+  protocol: ExecProtocol;
+  /** Token the gateway's service account presents. */
+  serviceAccountToken: string;
+  pods: PodFixture[];
+  statefulSets?: { namespace: string; name: string }[];
+  deployments?: { namespace: string; name: string; matchLabels: Record<string, string> }[];
+  /** TokenReview: user tokens to user names. */
+  users?: Record<string, string>;
+  /** SubjectAccessReview: user name to the namespaces where it may create pods/exec. */
+  execAllowed?: Record<string, string[]>;
+}
+
+export interface ExecRecord {
+  namespace: string;
+  pod: string;
+  container: string;
+  command: string[];
+  tty: boolean;
+  pid: number;
+}
+
+export interface KubeStandin {
+  url: string;
+  kubeconfigPath: string;
+  /** Every exec started, in order. */
+  execs: ExecRecord[];
+  /** Processes started with a TTY (the shells) that are still alive. */
+  liveShells(): number[];
+  stop(): Promise<void>;
+}
+
+function json(response: ServerResponse, status: number, body: unknown): void {
+  response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+}
+
+function notFound(response: ServerResponse, what: string): void {
+  json(response, 404, { kind: "Status", apiVersion: "v1", status: "Failure", reason: "NotFound", code: 404, message: `${what} not found` });
+}
+
+function readBody(request: IncomingMessage): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (c: Buffer) => chunks.push(c));
+    request.on("end", () => resolve(JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}")));
+    request.on("error", reject);
+  });
+}
+
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+export async function startKubeStandin(options: StandinOptions): Promise<KubeStandin> {
+  const dir = mkdtempSync(join(tmpdir(), "entryway-kube-"));
+  const execs: ExecRecord[] = [];
+  const ttyPids: number[] = [];
+  const sockets = new Set<WebSocket>();
+  const authorized = (request: IncomingMessage) => request.headers.authorization === `Bearer ${options.serviceAccountToken}`;
+
+  const podObject = (pod: PodFixture) => ({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: pod.name, namespace: pod.namespace, labels: pod.labels ?? {}, creationTimestamp: pod.createdAt ?? "2026-01-01T00:00:00Z" },
+    spec: { containers: pod.containers.map((name) => ({ name, image: "busybox" })) },
+    status: { phase: pod.phase ?? "Running" },
+  });
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    if (!authorized(request)) return json(response, 401, { kind: "Status", status: "Failure", code: 401, message: "Unauthorized" });
+    const url = new URL(request.url ?? "/", "http://standin");
+    const path = url.pathname;
+    let m: RegExpExecArray | null;
+    if (path === "/version") return json(response, 200, { major: "1", minor: "35", gitVersion: "v1.35.0-standin" });
+    if ((m = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)$/.exec(path))) {
+      const pod = options.pods.find((p) => p.namespace === m![1] && p.name === m![2]);
+      return pod ? json(response, 200, podObject(pod)) : notFound(response, `pods "${m[2]}"`);
+    }
+    if ((m = /^\/api\/v1\/namespaces\/([^/]+)\/pods$/.exec(path))) {
+      const selector = Object.fromEntries((url.searchParams.get("labelSelector") ?? "").split(",").filter(Boolean).map((kv) => kv.split("=") as [string, string]));
+      const items = options.pods.filter((p) => p.namespace === m![1] && Object.entries(selector).every(([k, v]) => p.labels?.[k] === v));
+      return json(response, 200, { apiVersion: "v1", kind: "PodList", metadata: {}, items: items.map(podObject) });
+    }
+    if ((m = /^\/apis\/apps\/v1\/namespaces\/([^/]+)\/(statefulsets|deployments)\/([^/]+)$/.exec(path))) {
+      const [, namespace, kind, name] = m;
+      if (kind === "statefulsets") {
+        const found = options.statefulSets?.some((s) => s.namespace === namespace && s.name === name);
+        return found ? json(response, 200, { apiVersion: "apps/v1", kind: "StatefulSet", metadata: { name, namespace }, spec: {} }) : notFound(response, `statefulsets.apps "${name}"`);
+      }
+      const deployment = options.deployments?.find((d) => d.namespace === namespace && d.name === name);
+      return deployment
+        ? json(response, 200, { apiVersion: "apps/v1", kind: "Deployment", metadata: { name, namespace }, spec: { selector: { matchLabels: deployment.matchLabels } } })
+        : notFound(response, `deployments.apps "${name}"`);
+    }
+    if (request.method === "POST" && path === "/apis/authentication.k8s.io/v1/tokenreviews") {
+      const body = (await readBody(request)) as { spec?: { token?: string } };
+      const user = options.users?.[body.spec?.token ?? ""];
+      return json(response, 201, { ...body, status: user ? { authenticated: true, user: { username: user, groups: ["system:authenticated"] } } : { authenticated: false, error: "invalid bearer token" } });
+    }
+    if (request.method === "POST" && path === "/apis/authorization.k8s.io/v1/subjectaccessreviews") {
+      const body = (await readBody(request)) as { spec?: { user?: string; resourceAttributes?: { namespace?: string; verb?: string; resource?: string; subresource?: string } } };
+      const attrs = body.spec?.resourceAttributes;
+      const allowed =
+        attrs?.verb === "create" && attrs.resource === "pods" && attrs.subresource === "exec" && (options.execAllowed?.[body.spec?.user ?? ""] ?? []).includes(attrs.namespace ?? "");
+      return json(response, 201, { ...body, status: { allowed, ...(allowed ? {} : { reason: "no RBAC rule allows it" }) } });
+    }
+    notFound(response, path);
+  }
+
+  // TLS like a real API server (client-node refuses plain HTTP): a throwaway self-signed certificate for 127.0.0.1.
+  execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")], { stdio: "ignore" });
+  const cert = readFileSync(join(dir, "cert.pem"));
+  const server = https.createServer({ key: readFileSync(join(dir, "key.pem")), cert }, (request, response) => {
+    handle(request, response).catch((error: Error) => json(response, 500, { message: error.message }));
+  });
+  const wss = new WebSocketServer({
+    noServer: true,
+    handleProtocols: (offered) => (offered.has(options.protocol) ? options.protocol : false),
+  });
+
+  server.on("upgrade", (request, socket, head) => {
+    const url = new URL(request.url ?? "/", "http://standin");
+    const m = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/exec$/.exec(url.pathname);
+    const pod = m && options.pods.find((p) => p.namespace === m[1] && p.name === m[2]);
+    const container = url.searchParams.get("container") ?? pod?.containers[0] ?? "";
+    if (!authorized(request) || !pod || !pod.containers.includes(container)) {
+      socket.end(`HTTP/1.1 ${authorized(request) ? "404 Not Found" : "401 Unauthorized"}\r\nConnection: close\r\n\r\n`);
+      return;
+    }
+    wss.handleUpgrade(request, socket, head, (ws) => {
+      sockets.add(ws);
+      ws.on("close", () => sockets.delete(ws));
+      const command = url.searchParams.getAll("command");
+      const tty = url.searchParams.get("tty") === "true";
+      runExec(ws, command, tty, (pid) => execs.push({ namespace: pod.namespace, pod: pod.name, container, command, tty, pid }));
+    });
+  });
+
+  function sendStatus(ws: WebSocket, exitCode: number | null, signal?: number): void {
+    const status =
+      exitCode === 0
+        ? { metadata: {}, status: "Success" }
+        : {
+            metadata: {},
+            status: "Failure",
+            message: exitCode === null ? `command terminated by signal ${signal}` : `command terminated with non-zero exit code: exit status ${exitCode}`,
+            reason: exitCode === null ? "InternalError" : "NonZeroExitCode",
+            details: exitCode === null ? {} : { causes: [{ reason: "ExitCode", message: String(exitCode) }] },
+          };
+    if (ws.readyState === ws.OPEN) {
+      ws.send(Buffer.concat([Buffer.from([3]), Buffer.from(JSON.stringify(status))]));
+      ws.close(1000);
+    }
+  }
+
+  function runExec(ws: WebSocket, command: string[], tty: boolean, record: (pid: number) => void): void {
+    const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, TERM: "xterm", LANG: "C.UTF-8" };
+    if (tty) {
+      const [file, ...args] = command;
+      // encoding null: raw bytes both ways, so nothing here repairs or breaks UTF-8 for the gateway.
+      const proc = pty.spawn(file!, args, { cols: 80, rows: 24, cwd: dir, env, encoding: null });
+      ttyPids.push(proc.pid);
+      record(proc.pid);
+      // Output is forwarded only while the client is there; afterwards the process lingers, blocked on its TTY.
+      // Flow control, as the kubelet's stream has: stop reading the PTY while the gateway is not reading.
+      let pending = 0;
+      let paused = false;
+      proc.onData((data: string | Buffer) => {
+        if (ws.readyState !== ws.OPEN) return;
+        const frame = Buffer.concat([Buffer.from([1]), Buffer.from(data)]);
+        pending += frame.length;
+        ws.send(frame, () => {
+          pending -= frame.length;
+          if (paused && pending < 256 * 1024) {
+            paused = false;
+            proc.resume();
+          }
+        });
+        if (!paused && pending > 1024 * 1024) {
+          paused = true;
+          proc.pause();
+        }
+      });
+      proc.onExit(({ exitCode, signal }) => sendStatus(ws, signal ? null : exitCode, signal));
+      ws.on("message", (data: Buffer) => {
+        const channel = data[0];
+        const payload = data.subarray(1);
+        if (channel === 0) proc.write(Buffer.from(payload));
+        else if (channel === 4) {
+          // Go's JSON decoding ignores case: the kubelet takes {"Width","Height"} and client-node's {"width","height"}.
+          const size = Object.fromEntries(Object.entries(JSON.parse(payload.toString("utf8")) as Record<string, number>).map(([k, v]) => [k.toLowerCase(), v]));
+          if (size.width && size.height) proc.resize(size.width, size.height);
+        } else if (channel === 255 && payload[0] === 0) proc.write("\x04"); // v5: client closed stdin
+      });
+      return;
+    }
+    const child = spawnChild(command[0]!, command.slice(1), { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
+    record(child.pid ?? -1);
+    child.stdout.on("data", (d: Buffer) => ws.readyState === ws.OPEN && ws.send(Buffer.concat([Buffer.from([1]), d])));
+    child.stderr.on("data", (d: Buffer) => ws.readyState === ws.OPEN && ws.send(Buffer.concat([Buffer.from([2]), d])));
+    child.on("exit", (code) => sendStatus(ws, code));
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const kubeconfigPath = join(dir, "kubeconfig");
+  writeFileSync(
+    kubeconfigPath,
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [{ name: "standin", cluster: { server: url, "certificate-authority-data": cert.toString("base64") } }],
+      users: [{ name: "gateway", user: { token: options.serviceAccountToken } }],
+      contexts: [{ name: "standin", context: { cluster: "standin", user: "gateway" } }],
+      "current-context": "standin",
+    }),
+  );
+
+  return {
+    url,
+    kubeconfigPath,
+    execs,
+    liveShells: () => ttyPids.filter(alive),
+    async stop() {
+      for (const ws of sockets) ws.terminate();
+      for (const pid of ttyPids.filter(alive)) process.kill(pid, "SIGKILL");
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,228 @@
+// Protocol and session behaviour against an in-memory backend: token sources, limits, timeouts,
+// UTF-8 carry through the whole path, reaping, shutdown, and bad input (with a property-based fuzz test).
+import fc from "fast-check";
+import WebSocket from "ws";
+import { afterEach, describe, expect, it } from "vitest";
+import { encodeRequest, RequestType, ResponseType } from "../src/protocol.js";
+import { SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX } from "../src/server.js";
+import { EntryClient } from "./helpers/client.js";
+import { fakeBackend } from "./helpers/fake-backend.js";
+import { startGateway, tokenAuthorizer, type TestGateway } from "./helpers/gateway.js";
+
+const fatal = new TextDecoder("utf-8", { fatal: true });
+let gateways: TestGateway[] = [];
+afterEach(async () => {
+  await Promise.all(gateways.map((g) => g.stop()));
+  gateways = [];
+});
+
+async function setup(overrides: Parameters<typeof startGateway>[2] = {}) {
+  const backend = fakeBackend();
+  const authorizer = tokenAuthorizer();
+  const g = await startGateway(backend, authorizer, overrides);
+  gateways.push(g);
+  const url = g.url({ container: "box" });
+  const open = async (token = "user:alice") => {
+    const client = await EntryClient.connect(url, { token });
+    return client;
+  };
+  return { backend, authorizer, g, url, open };
+}
+
+async function echo(client: EntryClient, word: string) {
+  client.type(`${word}\n`);
+  await client.waitFor((c) => c.text.includes(word));
+}
+
+describe("token sources", () => {
+  it("accepts Entry's access-token header, a bearer header, the subprotocol and a first AUTH message", async () => {
+    const { url, open, backend } = await setup();
+    await echo(await open(), "via-entry-header");
+    await echo(await EntryClient.connect(url, { headers: { authorization: "Bearer user:bob" } }), "via-bearer");
+    const viaProtocol = await EntryClient.connect(url, { protocols: [SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX + Buffer.from("user:carol").toString("base64url")] });
+    expect(viaProtocol.ws.protocol).toBe(SUBPROTOCOL); // the token is never echoed back
+    await echo(viaProtocol, "via-subprotocol");
+    const viaMessage = await EntryClient.connect(url);
+    viaMessage.ws.send(encodeRequest(RequestType.AUTH, "user:dave"));
+    await echo(viaMessage, "via-auth-message");
+    expect(backend.execs).toBe(4);
+  });
+
+  it("closes with unauthenticated when no token arrives in time, creating nothing", async () => {
+    const { url, backend } = await setup({ authTimeoutMs: 200 });
+    const client = await EntryClient.connect(url);
+    expect(await client.closed).toMatchObject({ closeCode: "unauthenticated" });
+    expect(backend.execs).toBe(0);
+  });
+
+  it("denies before any exec is created and says why", async () => {
+    const { open, backend, g } = await setup();
+    const client = await open("stolen");
+    const closed = await client.closed;
+    expect(closed).toMatchObject({ closeCode: "denied" });
+    expect(closed.reason).toMatch(/permission denied: unknown token/);
+    expect(backend.execs).toBe(0);
+    expect(g.audit).toEqual([expect.objectContaining({ event: "session.refused", closeCode: "denied" })]);
+  });
+});
+
+describe("session", () => {
+  it("applies WINCH, ignoring unusable sizes and clamping huge ones", async () => {
+    const { open } = await setup();
+    const client = await open();
+    client.winch(120, 40);
+    for (const bad of ["abc", "0 0", "", "12"]) client.ws.send(encodeRequest(RequestType.WINCH, bad));
+    await echo(client, "size");
+    await client.waitFor(/40 120/);
+    client.ws.send(encodeRequest(RequestType.WINCH, "99999 99999"));
+    client.type("size\n");
+    await client.waitFor(/4096 4096/);
+  });
+
+  it("sends the exit code in CLOSE and audits start and end", async () => {
+    const { open, g } = await setup();
+    const client = await open();
+    client.type("exit 7\n");
+    expect(await client.closed).toMatchObject({ exitCode: 7, closeCode: "exit", reason: "shell exited with code 7", wsCode: 1000 });
+    await g.gateway.sessions.values().next().value?.finished;
+    const end = g.audit.find((e) => e.event === "session.end");
+    expect(end).toMatchObject({ user: "alice", target: "docker/box", exitCode: 7, closeCode: "exit", client: "127.0.0.1", bytesIn: 7 });
+    expect(g.audit[0]).toMatchObject({ event: "session.start", user: "alice" });
+  });
+
+  it.each(["你", "😀"])("never splits %s across frames, at any chunk boundary and frame size", async (char) => {
+    for (const outputFrameBytes of [4, 5, 7]) {
+      const { backend, open } = await setup({ outputFrameBytes });
+      const text = Array.from({ length: 8 }, (_, lead) => "x".repeat(lead) + char).join("|");
+      const bytes = Buffer.from(text);
+      // The backend delivers the text cut at every byte position in turn.
+      backend.script = [...bytes].map((b) => Buffer.from([b]));
+      const client = await open();
+      await client.waitFor((c) => c.text.includes(text));
+      for (const frame of client.frames.filter((f) => f.msgType === ResponseType.STDOUT)) {
+        expect(frame.content.length).toBeLessThanOrEqual(outputFrameBytes);
+        expect(() => fatal.decode(frame.content)).not.toThrow();
+      }
+    }
+  });
+
+  it("ends the shell when the client vanishes", async () => {
+    const { open, backend, g } = await setup();
+    const client = await open();
+    await echo(client, "hello");
+    client.ws.terminate();
+    await expect.poll(() => backend.reaped).toEqual([100]);
+    await expect.poll(() => g.audit.at(-1)).toMatchObject({ event: "session.end", closeCode: "client-gone" });
+  });
+
+  it("drops a peer that stops answering WebSocket pings, and ends its shell", async () => {
+    const { open, backend } = await setup({ wsPingIntervalMs: 200 });
+    const client = await open();
+    await echo(client, "hello");
+    (client.ws as unknown as { _socket: { pause(): void } })._socket.pause(); // stops reading: no pongs
+    await expect.poll(() => backend.reaped, { timeout: 5000 }).toEqual([100]);
+  });
+
+  it("sends application PINGs and closes idle sessions", async () => {
+    const { open, backend } = await setup({ pingIntervalMs: 100, idleTimeoutMs: 600 });
+    const client = await open();
+    const closed = await client.closed;
+    expect(closed).toMatchObject({ closeCode: "idle-timeout" });
+    expect(client.frames.filter((f) => f.msgType === ResponseType.PING).length).toBeGreaterThanOrEqual(3);
+    expect(backend.reaped).toHaveLength(1);
+  });
+
+  it("enforces per-user and per-replica limits", async () => {
+    const { open } = await setup({ maxSessionsPerUser: 2, maxSessions: 3 });
+    const held = [await open(), await open()];
+    for (const c of held) await echo(c, "up");
+    expect(await (await open()).closed).toMatchObject({ closeCode: "limit" });
+    await echo(await open("user:bob"), "bob-up");
+    const closed = await (await open("user:carol")).closed;
+    expect(closed).toMatchObject({ closeCode: "limit" });
+    expect(closed.reason).toMatch(/replica/);
+  });
+
+  it("on shutdown refuses new connections, tells open sessions why and ends their shells", async () => {
+    const { open, backend, g, url } = await setup();
+    const clients = [await open(), await open("user:bob")];
+    for (const c of clients) await echo(c, "up");
+    await g.stop();
+    for (const c of clients) expect(await c.closed).toMatchObject({ closeCode: "shutdown", reason: "test over" });
+    expect(backend.reaped.sort()).toEqual([100, 101]);
+    await expect(EntryClient.connect(url, { token: "user:alice" })).rejects.toThrow();
+  });
+});
+
+describe("bad input", () => {
+  it("closes on malformed protobuf, ignores unknown types and empty frames, and leaves other sessions alone", async () => {
+    const { open } = await setup();
+    const bystander = await open("user:bob");
+    await echo(bystander, "before");
+
+    const unknown = await open();
+    unknown.ws.send(encodeRequest(9, "??"));
+    unknown.ws.send(Buffer.alloc(0));
+    unknown.ws.send(encodeRequest(RequestType.PLAIN, ""));
+    unknown.ws.send(encodeRequest(RequestType.AUTH, "user:mallory")); // after authentication: ignored
+    await echo(unknown, "still-here");
+
+    const malformed = await open();
+    await echo(malformed, "up");
+    malformed.sendRaw(Buffer.from([0x0a, 0xff, 0xff]));
+    expect(await malformed.closed).toMatchObject({ closeCode: "bad-request" });
+
+    await echo(bystander, "after");
+  });
+
+  it("closes with 1009 on a frame over maxFrameBytes", async () => {
+    const { open, backend } = await setup({ maxFrameBytes: 1024 });
+    const client = await open();
+    await echo(client, "up");
+    client.type("x".repeat(4096));
+    expect((await client.closed).wsCode).toBe(1009);
+    await expect.poll(() => backend.reaped).toHaveLength(1);
+  });
+
+  it("survives random frames: each is ignored or closes the session, never the gateway (fuzz)", async () => {
+    const { open, g } = await setup({ maxFrameBytes: 4096 });
+    const bystander = await open("user:bob");
+    await echo(bystander, "bystander");
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.uint8Array({ maxLength: 64 }), { minLength: 1, maxLength: 5 }), async (frames) => {
+        const client = await open();
+        await echo(client, "ready");
+        for (const frame of frames) client.sendRaw(Buffer.from(frame));
+        client.type("alive\n");
+        // Either the session answers or it closed with a documented code.
+        await client.waitFor((c) => c.text.includes("alive\n") || c.ws.readyState === WebSocket.CLOSED, 5000).catch(() => {});
+        if (client.ws.readyState === WebSocket.CLOSED) expect(["bad-request"]).toContain((await client.closed).closeCode);
+        else expect(client.text).toContain("alive");
+        client.ws.close();
+        await client.closed;
+      }),
+      { numRuns: 60 },
+    );
+    await echo(bystander, "bystander-after");
+    const health = await fetch(`${g.base}/healthz`);
+    expect(health.status).toBe(200);
+  });
+});
+
+describe("HTTP endpoints", () => {
+  it("serves health, readiness and Prometheus metrics", async () => {
+    const { open, g } = await setup();
+    const client = await open();
+    await echo(client, "counted");
+    client.type("exit 0\n");
+    await client.closed;
+    await (await open("nope")).closed;
+    expect((await fetch(`${g.base}/healthz`)).status).toBe(200);
+    expect((await fetch(`${g.base}/readyz`)).status).toBe(200);
+    const metrics = await (await fetch(`${g.base}/metrics`)).text();
+    expect(metrics).toMatch(/entryway_sessions_total\{outcome="exit"\} 1/);
+    expect(metrics).toMatch(/entryway_auth_denials_total\{reason="denied"\} 1/);
+    expect(metrics).toMatch(/entryway_bytes_total\{direction="in"\} 15/);
+    expect(metrics).toMatch(/entryway_sessions_active 0/);
+  });
+});

@@ -1,0 +1,120 @@
+import { describe, expect, it } from "vitest";
+import { envName, loadConfig } from "../src/config.js";
+import { decodeRequest, decodeResponse, encodeRequest, encodeResponse, parseWinch, RequestType, ResponseType } from "../src/protocol.js";
+import { PidMarkerFilter, reapCommand, wrapCommand } from "../src/shell.js";
+import { parseTarget, TargetError } from "../src/target.js";
+import { incompleteTailLength, splitOnCharBoundaries, Utf8Carry } from "../src/utf8.js";
+
+const fatal = new TextDecoder("utf-8", { fatal: true });
+const samples = ["你", "😀"]; // a 3-byte and a 4-byte character
+
+describe("UTF-8 framing", () => {
+  it.each(samples)("carries the incomplete tail of %s at every split point", (char) => {
+    const bytes = Buffer.from(`a${char}b${char}`);
+    for (let split = 0; split <= bytes.length; split++) {
+      const carry = new Utf8Carry();
+      const frames = [carry.push(bytes.subarray(0, split)), carry.push(bytes.subarray(split)), carry.flush()];
+      for (const frame of frames) expect(() => fatal.decode(frame)).not.toThrow();
+      expect(Buffer.concat(frames).toString()).toBe(`a${char}b${char}`);
+    }
+  });
+
+  it.each(samples)("carries %s split byte by byte", (char) => {
+    const carry = new Utf8Carry();
+    const frames = [...Buffer.from(char)].map((byte) => carry.push(Buffer.from([byte])));
+    expect(frames.slice(0, -1).every((f) => f.length === 0)).toBe(true);
+    expect(frames.at(-1)!.toString()).toBe(char);
+  });
+
+  it("does not hold back invalid bytes forever", () => {
+    expect(incompleteTailLength(Buffer.from([0x80, 0x80, 0x80]))).toBe(0);
+    expect(incompleteTailLength(Buffer.from([0x41]))).toBe(0);
+    expect(incompleteTailLength(Buffer.from([0xf0, 0x9f, 0x98]))).toBe(3);
+  });
+
+  it.each(samples)("splits output into bounded frames on character boundaries (%s)", (char) => {
+    for (let max = 4; max <= 9; max++) {
+      for (let lead = 0; lead < max; lead++) {
+        const data = Buffer.from("x".repeat(lead) + char.repeat(5));
+        const pieces = splitOnCharBoundaries(data, max);
+        for (const piece of pieces) {
+          expect(piece.length).toBeLessThanOrEqual(max);
+          expect(() => fatal.decode(piece)).not.toThrow();
+        }
+        expect(Buffer.concat(pieces).equals(data)).toBe(true);
+      }
+    }
+  });
+});
+
+describe("Entry's messages", () => {
+  it("round-trips requests and responses, with the exit code extension", () => {
+    expect(decodeRequest(encodeRequest(RequestType.WINCH, "80 24"))).toEqual({ msgType: 1, content: Buffer.from("80 24") });
+    const close = decodeResponse(encodeResponse({ msgType: ResponseType.CLOSE, content: Buffer.from("bye"), exitCode: 0, closeCode: "exit" }));
+    expect(close).toEqual({ msgType: 2, content: Buffer.from("bye"), exitCode: 0, closeCode: "exit" });
+    expect(decodeResponse(encodeResponse({ msgType: ResponseType.PING, content: Buffer.alloc(0) })).exitCode).toBeUndefined();
+  });
+
+  it("stays readable by a client that knows only Entry's two fields", () => {
+    // Hand-encoded the way Entry's Go client decodes: field 1 varint, field 2 bytes; extensions are skipped fields.
+    const frame = encodeResponse({ msgType: ResponseType.CLOSE, content: Buffer.from("ok"), exitCode: 3, closeCode: "exit" });
+    expect(frame.subarray(0, 6)).toEqual(Buffer.from([0x08, 0x02, 0x12, 0x02, 0x6f, 0x6b]));
+  });
+
+  it("parses WINCH, ignoring unusable sizes and clamping huge ones", () => {
+    expect(parseWinch(Buffer.from("120 40"))).toEqual({ cols: 120, rows: 40 });
+    expect(parseWinch(Buffer.from("abc"))).toBeNull();
+    expect(parseWinch(Buffer.from("0 0"))).toBeNull();
+    expect(parseWinch(Buffer.from(""))).toBeNull();
+    expect(parseWinch(Buffer.from("99999 99999"))).toEqual({ cols: 4096, rows: 4096 });
+  });
+});
+
+describe("shell wrapper", () => {
+  it("strips the PID marker wherever the first output puts it, across chunk boundaries", () => {
+    const output = Buffer.from("echoed input\r\n\x1b]7337;entryway-pid=4242\x07$ prompt");
+    for (let split = 0; split <= output.length; split++) {
+      const filter = new PidMarkerFilter();
+      const passed = Buffer.concat([filter.push(output.subarray(0, split)), filter.push(output.subarray(split)), filter.flush()]);
+      expect(passed.toString()).toBe("echoed input\r\n$ prompt");
+      expect(filter.pid).toBe(4242);
+    }
+  });
+
+  it("passes output through unchanged when there is no marker", () => {
+    const filter = new PidMarkerFilter();
+    const out = Buffer.concat([filter.push(Buffer.from("plain \x1b]73")), filter.flush()]);
+    expect(out.toString()).toBe("plain \x1b]73");
+    expect(filter.pid).toBeNull();
+  });
+
+  it("wraps the command and builds the reaper", () => {
+    expect(wrapCommand(["top", "-b"]).slice(-2)).toEqual(["top", "-b"]);
+    expect(reapCommand(17, 2).slice(-2)).toEqual(["17", "20"]);
+  });
+});
+
+describe("targets", () => {
+  const url = (q: string) => new URL(`http://g/v1/enter?${q}`);
+  it("reads pods, workloads and Docker containers", () => {
+    expect(parseTarget(url("namespace=a&pod=p&container=c"), {}, "kubernetes")).toEqual({ kind: "pod", namespace: "a", pod: "p", container: "c" });
+    expect(parseTarget(url("namespace=a&workload=statefulset/web&instance=2"), {}, "kubernetes")).toEqual({ kind: "workload", namespace: "a", workload: "statefulset/web", instance: 2 });
+    expect(parseTarget(url("container=my_box"), {}, "docker")).toEqual({ kind: "docker", container: "my_box" });
+  });
+  it("takes Entry's app-name/proc-name/instance-no headers", () => {
+    expect(parseTarget(url(""), { "app-name": "hello", "proc-name": "web", "instance-no": "1" }, "kubernetes")).toEqual({ kind: "workload", namespace: "hello", workload: "web", instance: 1 });
+  });
+  it.each(["namespace=A&pod=p", "namespace=a", "namespace=a&pod=../x", "namespace=a&workload=web&instance=x", "namespace=a&workload=daemonset/x&instance=0"])("rejects %s", (q) => {
+    expect(() => parseTarget(url(q), {}, "kubernetes")).toThrow(TargetError);
+  });
+});
+
+describe("config", () => {
+  it("reads environment variables and validates them", () => {
+    expect(envName("maxSessionsPerUser")).toBe("ENTRYWAY_MAX_SESSIONS_PER_USER");
+    const config = loadConfig({ ENTRYWAY_BACKEND: "docker", ENTRYWAY_PING_INTERVAL_MS: "5000", ENTRYWAY_SHELL: '["/bin/bash","-l"]', ENTRYWAY_ALLOW_COMMAND: "false" });
+    expect(config).toMatchObject({ backend: "docker", pingIntervalMs: 5000, shell: ["/bin/bash", "-l"], allowCommand: false });
+    expect(() => loadConfig({ ENTRYWAY_BACKEND: "lxc" })).toThrow(/backend/);
+    expect(() => loadConfig({ ENTRYWAY_IDLE_TIMEOUT_MS: "soon" })).toThrow(/idleTimeoutMs/);
+  });
+});
