@@ -1,0 +1,582 @@
+/**
+ * AnsibleForms: the app (one writer: Recreate), its persistent volume, MySQL 8.4 unless an
+ * external database is given, its secrets (generated with @pulumi/random unless existing Secrets
+ * are named), the runner seed, and its RTE: an inbound sidecar, none in the pod (an outbound
+ * RemoteRte elsewhere dials in), or the deprecated database-mode sidecar.
+ */
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import * as random from "@pulumi/random";
+import { standardLabels, selectorLabels } from "../shared/labels";
+import { objectName } from "../shared/names";
+import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
+import {
+  APP_IMAGE,
+  APP_PORT,
+  checkRteSettings,
+  checkToken,
+  DATABASE_SCHEMA,
+  DEFAULT_TAG,
+  KEYS,
+  MYSQL_IMAGE,
+  MYSQL_PORT,
+  MYSQL_UID,
+  NODE_UID,
+  PERSISTENT_PATH,
+  SEED_DIR,
+  SEED_PATH,
+  SIDECAR_RTE_PORT,
+  secretEnv,
+  terminationGraceSeconds,
+  type SecretKeyRef,
+} from "./common";
+import { DATABASE_MODE_WARNING, databaseModeSidecar } from "./database-rte";
+import { RunnerSeed, type Runner } from "./runner-seed";
+import { inboundRunnerUri, inboundSidecar, type SidecarRteSettings } from "./sidecar-rte";
+
+type EnvVar = k8s.types.input.core.v1.EnvVar;
+type Volume = k8s.types.input.core.v1.Volume;
+
+/** Where the app's RTE runs. */
+export type AnsibleFormsRteMode = "sidecar" | "remote" | "database";
+
+/** The app's RTE. */
+export interface AnsibleFormsRteSettings extends SidecarRteSettings {
+  /**
+   * "sidecar": an inbound RTE in the app pod (default); "remote": none in the pod, an outbound
+   * RemoteRte dials the app; "database": the deprecated 7.0-7.2 RTE in the app pod.
+   */
+  mode?: AnsibleFormsRteMode;
+  /** The seeded runner's name (default "rte" for a sidecar, "remote" for an outbound RTE). */
+  runnerName?: string;
+  /** Whether the seeded runner is the default runner (default true). */
+  isDefault?: boolean;
+}
+
+/** An external MySQL/MariaDB instead of the built-in MySQL. */
+export interface ExternalDatabase {
+  /** Host name. */
+  host: string;
+  /**
+   * Port (default 3306).
+   * @minimum 1
+   * @maximum 65535
+   */
+  port?: number;
+  /** User name. */
+  user: string;
+  /** The password, in an existing Secret. */
+  passwordSecret: SecretKeyRef;
+}
+
+/** The settings of AnsibleForms: plain values, known at preview (they shape the objects). */
+export interface AnsibleFormsSettings {
+  /** The app image tag (default 7.3.0); the RTE uses the same tag unless told otherwise. */
+  tag?: string;
+  /** The app image repository (default ghcr.io/ansibleforms/ansibleforms). */
+  image?: string;
+  /** ADMIN_USERNAME (default "admin"); its password is generated, never the default one. */
+  adminUsername?: string;
+  /**
+   * Size of the app's volume for /app/dist/persistent (default 5Gi).
+   * @pattern ^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti)$
+   */
+  persistentSize?: string;
+  /** StorageClass of the app's and MySQL's volumes (default: the cluster's default). */
+  storageClassName?: string;
+  /**
+   * CONFIG_SEED_RELOAD_SECONDS (default 60).
+   * @minimum 0
+   */
+  seedReloadSeconds?: number;
+  /**
+   * RTE_QUEUE_MINUTES: how long a job waits for a full or absent RTE (default 60).
+   * @minimum 1
+   */
+  queueMinutes?: number;
+  /** Existing Secrets instead of generated ones (their keys: see README). */
+  existingSecrets?: {
+    /** Keys encryption-secret (32 characters), access-token-secret, admin-password. */
+    keys?: string;
+    /** Keys password and root-password, for the built-in MySQL. */
+    database?: string;
+    /** Key token (at least 16 characters): the RTE token shared by the app and its RTEs. */
+    rteToken?: string;
+  };
+  /** The built-in MySQL 8.4 (ignored with an external database). */
+  mysql?: {
+    /** The image (default mysql:8.4). */
+    image?: string;
+    /**
+     * Its volume's size (default 8Gi).
+     * @pattern ^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti)$
+     */
+    size?: string;
+  };
+  /**
+   * The RTE token (at least 16 characters), when it must be a known value (e.g. shared with a
+   * RemoteRte in another stack); set it as a secret. Default: generated.
+   */
+  rteToken?: string;
+  /** An external database: then no MySQL is deployed. */
+  externalDatabase?: ExternalDatabase;
+  /** The RTE. */
+  rte?: AnsibleFormsRteSettings;
+  /** More runners for the seed (awx runners, more outbound RTEs), and prune. */
+  runners?: {
+    /** Delete seeded runners no longer declared (default false). */
+    prune?: boolean;
+    /** Runners besides the RTE's own. */
+    items?: Runner[];
+  };
+  /** More app environment variables from Secrets, e.g. an AWX token the seed references as ${AWX_TOKEN}. */
+  secretEnv?: { name: string; secretName: string; key: string }[];
+  /** An Ingress for the app (an outbound RTE in another network needs one). */
+  expose?: {
+    /** The host name. */
+    host: string;
+    /** The IngressClass. */
+    ingressClassName?: string;
+    /** A TLS Secret for the host. */
+    tlsSecretName?: string;
+  };
+}
+
+export interface AnsibleFormsArgs extends Omit<AnsibleFormsSettings, "rteToken"> {
+  /** The RTE token (at least 16 characters); default generated. Pass a secret. */
+  rteToken?: pulumi.Input<string>;
+  /** The namespace everything goes in. */
+  namespace: pulumi.Input<string>;
+  /** Labels added to every object. */
+  labels?: Record<string, string>;
+}
+
+const RESERVED_ENV = new Set([
+  "PORT", "DB_HOST", "DB_PORT", "DB_USER", "DB_PASSWORD", "ENCRYPTION_SECRET", "ACCESS_TOKEN_SECRET", "ADMIN_USERNAME",
+  "ADMIN_PASSWORD", "RTE_TOKEN", "RTE_QUEUE_MINUTES", "CONFIG_SEED_PATH", "CONFIG_SEED_RELOAD_SECONDS",
+]);
+
+/** Every input mistake in the settings; thrown together. */
+function settingsProblems(args: AnsibleFormsArgs): string[] {
+  const problems: string[] = [];
+  const mode = args.rte?.mode ?? "sidecar";
+  if (!["sidecar", "remote", "database"].includes(mode)) {
+    problems.push(`rte.mode ${JSON.stringify(mode)} is unknown (sidecar, remote or database)`);
+  }
+  const port = args.rte?.port ?? SIDECAR_RTE_PORT;
+  if (mode !== "remote" && port === APP_PORT) {
+    problems.push(`rte.port ${port} is the app's port: the sidecar shares the pod's network, its port must differ`);
+  }
+  if (mode === "remote" && args.rte?.files === "local") {
+    problems.push(`rte.files "local" needs the app's disk; an outbound RTE elsewhere cannot share it (use "transfer")`);
+  }
+  for (const env of args.secretEnv ?? []) {
+    if (RESERVED_ENV.has(env.name)) problems.push(`secretEnv ${env.name} is set by the component`);
+  }
+  if (args.externalDatabase && args.existingSecrets?.database) {
+    problems.push(`existingSecrets.database is for the built-in MySQL; an external database names its passwordSecret`);
+  }
+  return problems;
+}
+
+export class AnsibleForms extends pulumi.ComponentResource {
+  /** The app's Service. */
+  public readonly serviceName: pulumi.Output<string>;
+  /** The app's in-cluster URL. */
+  public readonly url: pulumi.Output<string>;
+  /** The Secret (key "token") holding the RTE token the app and its RTEs share. */
+  public readonly rteTokenSecretName: pulumi.Output<string>;
+  /** The RTE token, when generated here (secret). */
+  public readonly rteToken?: pulumi.Output<string>;
+  /** The admin password, when generated here (secret). */
+  public readonly adminPassword?: pulumi.Output<string>;
+  /** The seed file's text. */
+  public readonly seed: string;
+  /** The RTE mode in use. */
+  public readonly rteMode: AnsibleFormsRteMode;
+
+  constructor(name: string, args: AnsibleFormsArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("entryway:index:AnsibleForms", name, {}, opts);
+    const where = `AnsibleForms ${name}`;
+    const problems = settingsProblems(args);
+    if (problems.length > 0) throw new Error(`${where}: ${problems.join("; ")}`);
+    const rte = args.rte ?? {};
+    checkRteSettings(rte, where);
+    const mode: AnsibleFormsRteMode = rte.mode ?? "sidecar";
+    this.rteMode = mode;
+    if (mode === "database") pulumi.log.warn(DATABASE_MODE_WARNING, this);
+
+    const ns = args.namespace;
+    const tag = args.tag ?? DEFAULT_TAG;
+    const appName = objectName(name, "ansibleforms");
+    const mysqlName = objectName(name, "ansibleforms-mysql");
+    const appIdentity = { name: "ansibleforms", instance: name, component: "server" };
+    const mysqlIdentity = { name: "ansibleforms", instance: name, component: "database" };
+    const labels = standardLabels({ ...appIdentity, version: tag }, args.labels);
+    const mysqlLabels = standardLabels({ ...mysqlIdentity, version: "8.4" }, args.labels);
+    const child = { parent: this };
+
+    // Secrets: existing ones by name, else generated here (secret outputs, never in plain config).
+    const password = (part: string, length: number) =>
+      new random.RandomPassword(`${name}-${part}`, { length, special: false }, child).result;
+    let keysSecret: string;
+    if (args.existingSecrets?.keys) {
+      keysSecret = args.existingSecrets.keys;
+    } else {
+      keysSecret = objectName(name, "ansibleforms-keys");
+      this.adminPassword = password("admin-password", 24);
+      new k8s.core.v1.Secret(
+        `${name}-keys`,
+        {
+          metadata: { name: keysSecret, namespace: ns, labels },
+          type: "Opaque",
+          stringData: {
+            [KEYS.encryptionSecret]: password("encryption-secret", 32),
+            [KEYS.accessTokenSecret]: password("access-token-secret", 64),
+            [KEYS.adminPassword]: this.adminPassword,
+          },
+        },
+        child,
+      );
+    }
+    let tokenSecret: string;
+    if (args.existingSecrets?.rteToken) {
+      tokenSecret = args.existingSecrets.rteToken;
+    } else {
+      tokenSecret = objectName(name, "ansibleforms-rte-token");
+      checkToken(args.rteToken, where);
+      this.rteToken = args.rteToken !== undefined ? pulumi.secret(args.rteToken) : password("rte-token", 32);
+      new k8s.core.v1.Secret(
+        `${name}-rte-token`,
+        { metadata: { name: tokenSecret, namespace: ns, labels }, type: "Opaque", stringData: { [KEYS.rteToken]: this.rteToken } },
+        child,
+      );
+    }
+    this.rteTokenSecretName = pulumi.output(tokenSecret);
+
+    // The database: external, or MySQL 8.4 that only the app may reach.
+    let db: { host: string; port: number; user: string; password: SecretKeyRef };
+    if (args.externalDatabase) {
+      const external = args.externalDatabase;
+      db = { host: external.host, port: external.port ?? MYSQL_PORT, user: external.user, password: external.passwordSecret };
+    } else {
+      const dbSecret = args.existingSecrets?.database ?? objectName(name, "ansibleforms-db");
+      if (!args.existingSecrets?.database) {
+        new k8s.core.v1.Secret(
+          `${name}-db`,
+          {
+            metadata: { name: dbSecret, namespace: ns, labels: mysqlLabels },
+            type: "Opaque",
+            stringData: { [KEYS.dbPassword]: password("db-password", 32), [KEYS.dbRootPassword]: password("db-root-password", 32) },
+          },
+          child,
+        );
+      }
+      db = { host: mysqlName, port: MYSQL_PORT, user: "ansibleforms", password: { name: dbSecret, key: KEYS.dbPassword } };
+      this.mysql(name, { ns, mysqlName, labels: mysqlLabels, identity: mysqlIdentity, appIdentity, dbSecret, args });
+    }
+
+    // The app's environment; the seed may reference exactly these names.
+    const databaseEnv: EnvVar[] = [
+      { name: "DB_HOST", value: db.host },
+      { name: "DB_PORT", value: String(db.port) },
+      { name: "DB_USER", value: db.user },
+      secretEnv("DB_PASSWORD", db.password),
+      secretEnv("ENCRYPTION_SECRET", { name: keysSecret, key: KEYS.encryptionSecret }),
+    ];
+    const appEnv: EnvVar[] = [
+      { name: "PORT", value: String(APP_PORT) },
+      ...databaseEnv,
+      secretEnv("ACCESS_TOKEN_SECRET", { name: keysSecret, key: KEYS.accessTokenSecret }),
+      { name: "ADMIN_USERNAME", value: args.adminUsername ?? "admin" },
+      secretEnv("ADMIN_PASSWORD", { name: keysSecret, key: KEYS.adminPassword }),
+      secretEnv("RTE_TOKEN", { name: tokenSecret, key: KEYS.rteToken }),
+      { name: "RTE_QUEUE_MINUTES", value: String(args.queueMinutes ?? 60) },
+      { name: "CONFIG_SEED_PATH", value: SEED_PATH },
+      { name: "CONFIG_SEED_RELOAD_SECONDS", value: String(args.seedReloadSeconds ?? 60) },
+      ...(args.secretEnv ?? []).map((e) => secretEnv(e.name, { name: e.secretName, key: e.key })),
+    ];
+
+    // The seed: the RTE's own runner first, then the others.
+    const rtePort = rte.port ?? SIDECAR_RTE_PORT;
+    const ownRunner: Runner =
+      mode === "remote"
+        ? { name: rte.runnerName ?? "remote", type: "rte", mode: "outbound", token: "${RTE_TOKEN}", is_default: rte.isDefault ?? true }
+        : {
+            name: rte.runnerName ?? "rte",
+            type: "rte",
+            ...(mode === "sidecar" ? { mode: "inbound" as const } : {}),
+            uri: inboundRunnerUri(rtePort),
+            token: "${RTE_TOKEN}",
+            is_default: rte.isDefault ?? true,
+          };
+    const seed = new RunnerSeed(
+      `${name}-seed`,
+      {
+        namespace: ns,
+        configMapName: objectName(name, "ansibleforms-seed"),
+        seed: { prune: args.runners?.prune, runners: [ownRunner, ...(args.runners?.items ?? [])] },
+        appEnv: appEnv.map((e) => e.name as string),
+        labels,
+      },
+      child,
+    );
+    this.seed = seed.content;
+
+    // Volumes: the app's persistent disk, and the sidecar's spool.
+    const persistentClaim = objectName(name, "ansibleforms-persistent");
+    new k8s.core.v1.PersistentVolumeClaim(
+      `${name}-persistent`,
+      {
+        metadata: { name: persistentClaim, namespace: ns, labels },
+        spec: {
+          accessModes: ["ReadWriteOnce"],
+          ...(args.storageClassName ? { storageClassName: args.storageClassName } : {}),
+          resources: { requests: { storage: args.persistentSize ?? "5Gi" } },
+        },
+      },
+      child,
+    );
+    let ansibleCfgConfigMap: string | undefined;
+    if (mode !== "remote" && rte.ansibleCfg) {
+      ansibleCfgConfigMap = objectName(name, "ansibleforms-rte-ansible-cfg");
+      new k8s.core.v1.ConfigMap(
+        `${name}-rte-ansible-cfg`,
+        { metadata: { name: ansibleCfgConfigMap, namespace: ns, labels }, data: { "ansible.cfg": rte.ansibleCfg } },
+        child,
+      );
+    }
+    const volumes: Volume[] = [
+      { name: "persistent", persistentVolumeClaim: { claimName: persistentClaim } },
+      { name: "seed", configMap: { name: seed.configMapName } },
+      { name: "tmp", emptyDir: {} },
+    ];
+    const containers: k8s.types.input.core.v1.Container[] = [
+      {
+        name: "ansibleforms",
+        image: `${args.image ?? APP_IMAGE}:${tag}`,
+        imagePullPolicy: "IfNotPresent",
+        ports: [{ name: "http", containerPort: APP_PORT, protocol: "TCP" }],
+        env: appEnv,
+        volumeMounts: [
+          { name: "persistent", mountPath: PERSISTENT_PATH },
+          { name: "seed", mountPath: SEED_DIR, readOnly: true },
+          { name: "tmp", mountPath: "/tmp" },
+        ],
+        resources: { requests: { cpu: "100m", memory: "256Mi" }, limits: { memory: "1Gi" } },
+        startupProbe: { httpGet: { path: "/api/v2/live", port: "http" }, periodSeconds: 10, failureThreshold: 30 },
+        livenessProbe: { httpGet: { path: "/api/v2/live", port: "http" }, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 6 },
+        readinessProbe: { httpGet: { path: "/api/v2/ready", port: "http" }, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 3 },
+        securityContext: restrictedContainerSecurityContext({ runAs: { user: NODE_UID } }),
+      },
+    ];
+    if (mode !== "remote") {
+      const token = { name: tokenSecret, key: KEYS.rteToken };
+      const sidecar =
+        mode === "sidecar"
+          ? inboundSidecar({ settings: rte, port: rtePort, defaultTag: tag, token, ansibleCfgConfigMap, persistentVolume: "persistent" })
+          : databaseModeSidecar({ settings: rte, port: rtePort, defaultTag: tag, token, ansibleCfgConfigMap, persistentVolume: "persistent", databaseEnv });
+      containers.push(sidecar.container);
+      volumes.push(...sidecar.volumes);
+      if (mode === "sidecar") {
+        const spoolClaim = objectName(name, "ansibleforms-rte-spool");
+        new k8s.core.v1.PersistentVolumeClaim(
+          `${name}-rte-spool`,
+          {
+            metadata: { name: spoolClaim, namespace: ns, labels },
+            spec: {
+              accessModes: ["ReadWriteOnce"],
+              ...((rte.storageClassName ?? args.storageClassName) ? { storageClassName: rte.storageClassName ?? args.storageClassName } : {}),
+              resources: { requests: { storage: rte.spoolSize ?? "1Gi" } },
+            },
+          },
+          child,
+        );
+        volumes.push({ name: "rte-spool", persistentVolumeClaim: { claimName: spoolClaim } });
+      }
+    }
+
+    new k8s.apps.v1.Deployment(
+      `${name}-deployment`,
+      {
+        metadata: { name: appName, namespace: ns, labels },
+        spec: {
+          replicas: 1,
+          // One writer of the volume and the schema: never two app pods at once.
+          strategy: { type: "Recreate" },
+          selector: { matchLabels: selectorLabels(appIdentity) },
+          template: {
+            metadata: { labels },
+            spec: {
+              automountServiceAccountToken: false,
+              enableServiceLinks: false,
+              securityContext: restrictedPodSecurityContext({ user: NODE_UID }),
+              ...(mode !== "remote" ? { terminationGracePeriodSeconds: terminationGraceSeconds(rte) } : {}),
+              containers,
+              volumes,
+            },
+          },
+        },
+      },
+      child,
+    );
+
+    const service = new k8s.core.v1.Service(
+      `${name}-service`,
+      {
+        metadata: { name: appName, namespace: ns, labels },
+        spec: {
+          type: "ClusterIP",
+          selector: selectorLabels(appIdentity),
+          // Only the app's port: an inbound sidecar is reached on 127.0.0.1, never through a Service.
+          ports: [{ name: "http", port: APP_PORT, targetPort: "http", protocol: "TCP" }],
+        },
+      },
+      child,
+    );
+    this.serviceName = service.metadata.name;
+    this.url = pulumi.interpolate`http://${appName}.${ns}.svc.cluster.local:${APP_PORT}`;
+
+    // Only the app's port is open; the sidecar's port is not admitted from outside the pod.
+    new k8s.networking.v1.NetworkPolicy(
+      `${name}-app-netpol`,
+      {
+        metadata: { name: appName, namespace: ns, labels },
+        spec: {
+          podSelector: { matchLabels: selectorLabels(appIdentity) },
+          policyTypes: ["Ingress"],
+          ingress: [{ ports: [{ port: APP_PORT, protocol: "TCP" }] }],
+        },
+      },
+      child,
+    );
+
+    if (args.expose) {
+      const expose = args.expose;
+      new k8s.networking.v1.Ingress(
+        `${name}-ingress`,
+        {
+          metadata: { name: appName, namespace: ns, labels },
+          spec: {
+            ...(expose.ingressClassName ? { ingressClassName: expose.ingressClassName } : {}),
+            ...(expose.tlsSecretName ? { tls: [{ hosts: [expose.host], secretName: expose.tlsSecretName }] } : {}),
+            rules: [
+              {
+                host: expose.host,
+                http: { paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: appName, port: { name: "http" } } } }] },
+              },
+            ],
+          },
+        },
+        child,
+      );
+    }
+
+    this.registerOutputs({
+      serviceName: this.serviceName,
+      url: this.url,
+      rteTokenSecretName: this.rteTokenSecretName,
+      rteToken: this.rteToken,
+      adminPassword: this.adminPassword,
+      seed: this.seed,
+    });
+  }
+
+  /** MySQL 8.4: a StatefulSet with its own volume, a Service, and a NetworkPolicy admitting only the app. */
+  private mysql(
+    name: string,
+    o: {
+      ns: pulumi.Input<string>;
+      mysqlName: string;
+      labels: Record<string, string>;
+      identity: { name: string; instance: string; component: string };
+      appIdentity: { name: string; instance: string; component: string };
+      dbSecret: string;
+      args: AnsibleFormsArgs;
+    },
+  ): void {
+    const child = { parent: this };
+    const { ns, mysqlName, labels } = o;
+    new k8s.core.v1.Service(
+      `${name}-mysql-service`,
+      {
+        metadata: { name: mysqlName, namespace: ns, labels },
+        spec: {
+          type: "ClusterIP",
+          selector: selectorLabels(o.identity),
+          ports: [{ name: "mysql", port: MYSQL_PORT, targetPort: "mysql", protocol: "TCP" }],
+        },
+      },
+      child,
+    );
+    new k8s.apps.v1.StatefulSet(
+      `${name}-mysql`,
+      {
+        metadata: { name: mysqlName, namespace: ns, labels },
+        spec: {
+          serviceName: mysqlName,
+          replicas: 1,
+          selector: { matchLabels: selectorLabels(o.identity) },
+          template: {
+            metadata: { labels },
+            spec: {
+              automountServiceAccountToken: false,
+              enableServiceLinks: false,
+              securityContext: restrictedPodSecurityContext({ user: MYSQL_UID }),
+              containers: [
+                {
+                  name: "mysql",
+                  image: o.args.mysql?.image ?? MYSQL_IMAGE,
+                  imagePullPolicy: "IfNotPresent",
+                  ports: [{ name: "mysql", containerPort: MYSQL_PORT, protocol: "TCP" }],
+                  env: [
+                    secretEnv("MYSQL_ROOT_PASSWORD", { name: o.dbSecret, key: KEYS.dbRootPassword }),
+                    { name: "MYSQL_DATABASE", value: DATABASE_SCHEMA },
+                    { name: "MYSQL_USER", value: "ansibleforms" },
+                    secretEnv("MYSQL_PASSWORD", { name: o.dbSecret, key: KEYS.dbPassword }),
+                  ],
+                  volumeMounts: [
+                    { name: "data", mountPath: "/var/lib/mysql" },
+                    { name: "run", mountPath: "/var/run/mysqld" },
+                    { name: "tmp", mountPath: "/tmp" },
+                  ],
+                  resources: { requests: { cpu: "100m", memory: "512Mi" }, limits: { memory: "1Gi" } },
+                  livenessProbe: { tcpSocket: { port: "mysql" }, initialDelaySeconds: 30, periodSeconds: 10 },
+                  readinessProbe: { exec: { command: ["mysqladmin", "ping", "-h", "127.0.0.1", "--silent"] }, periodSeconds: 10 },
+                  securityContext: restrictedContainerSecurityContext({ runAs: { user: MYSQL_UID } }),
+                },
+              ],
+              volumes: [
+                { name: "run", emptyDir: {} },
+                { name: "tmp", emptyDir: {} },
+              ],
+            },
+          },
+          volumeClaimTemplates: [
+            {
+              metadata: { name: "data", labels },
+              spec: {
+                accessModes: ["ReadWriteOnce"],
+                ...(o.args.storageClassName ? { storageClassName: o.args.storageClassName } : {}),
+                resources: { requests: { storage: o.args.mysql?.size ?? "8Gi" } },
+              },
+            },
+          ],
+        },
+      },
+      child,
+    );
+    new k8s.networking.v1.NetworkPolicy(
+      `${name}-mysql-netpol`,
+      {
+        metadata: { name: mysqlName, namespace: ns, labels },
+        spec: {
+          podSelector: { matchLabels: selectorLabels(o.identity) },
+          policyTypes: ["Ingress"],
+          ingress: [{ from: [{ podSelector: { matchLabels: selectorLabels(o.appIdentity) } }], ports: [{ port: MYSQL_PORT, protocol: "TCP" }] }],
+        },
+      },
+      child,
+    );
+  }
+}

@@ -1,0 +1,229 @@
+/**
+ * What the AnsibleForms components share: images, ports and paths from upstream, the RTE's
+ * environment and mounts (the same for the inbound sidecar and the outbound RemoteRte), the
+ * resources an RTE needs for its job count, and the checks both front ends make.
+ */
+import type * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+
+type Container = k8s.types.input.core.v1.Container;
+type Volume = k8s.types.input.core.v1.Volume;
+type VolumeMount = k8s.types.input.core.v1.VolumeMount;
+type EnvVar = k8s.types.input.core.v1.EnvVar;
+type Resources = k8s.types.input.core.v1.ResourceRequirements;
+
+export const APP_IMAGE = "ghcr.io/ansibleforms/ansibleforms";
+export const RTE_IMAGE = "ghcr.io/ansibleforms/ansibleforms-rte";
+export const DEFAULT_TAG = "7.3.0";
+export const MYSQL_IMAGE = "mysql:8.4";
+
+/** Both images run as node, uid 1000; MySQL's image as mysql, uid 999. */
+export const NODE_UID = 1000;
+export const MYSQL_UID = 999;
+
+export const APP_PORT = 8000;
+/** The sidecar shares the app pod's network, so it must listen elsewhere than the app. */
+export const SIDECAR_RTE_PORT = 8001;
+export const RTE_PORT = 8000;
+export const MYSQL_PORT = 3306;
+
+export const PERSISTENT_PATH = "/app/dist/persistent";
+export const SEED_DIR = "/etc/ansibleforms/seed";
+export const SEED_FILE = "seed.yaml";
+export const SEED_PATH = `${SEED_DIR}/${SEED_FILE}`;
+export const SPOOL_PATH = "/var/spool/ansibleforms-rte";
+export const SSH_PATH = "/home/node/.ssh";
+export const CA_DIR = "/etc/ansibleforms/ca";
+export const CA_FILE = "ca.crt";
+
+export const MIN_TOKEN_LENGTH = 16;
+/** The database schema AnsibleForms uses; its name is fixed upstream (there is no DB_NAME). */
+export const DATABASE_SCHEMA = "AnsibleForms";
+
+/** Keys in the Secrets the components make, or expect in existing Secrets of the same role. */
+export const KEYS = {
+  encryptionSecret: "encryption-secret",
+  accessTokenSecret: "access-token-secret",
+  adminPassword: "admin-password",
+  dbPassword: "password",
+  dbRootPassword: "root-password",
+  rteToken: "token",
+} as const;
+
+export type RteFiles = "transfer" | "local";
+
+/** Settings of an RTE container, inbound sidecar or outbound RemoteRte alike. */
+export interface RteSettings {
+  /** The RTE image tag (default the app's tag, else 7.3.0). */
+  tag?: string;
+  /** The RTE image repository (default ghcr.io/ansibleforms/ansibleforms-rte). */
+  image?: string;
+  /**
+   * Playbooks run at once (RTE_MAX_JOBS, default 10); the container's resources are sized from it.
+   * @minimum 1
+   * @maximum 100
+   */
+  maxJobs?: number;
+  /** How the RTE gets a job's files: "transfer" (default) or "local" (the app's volume, sidecar only). */
+  files?: RteFiles;
+  /**
+   * Size of the spool volume that keeps unacknowledged output across restarts (default 1Gi).
+   * @pattern ^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti)$
+   */
+  spoolSize?: string;
+  /** StorageClass of the spool volume (default: the cluster's default). */
+  storageClassName?: string;
+  /**
+   * Seconds a stopping RTE waits for its playbooks (RTE_DRAIN_SECONDS, default 25).
+   * @minimum 0
+   * @maximum 3600
+   */
+  drainSeconds?: number;
+  /**
+   * Bytes of output kept per stream (PROCESS_MAX_BUFFER; upstream default 50 MB).
+   * @minimum 1
+   */
+  processMaxBuffer?: number;
+  /** An existing Secret with the ssh files (private keys, known_hosts, config) for /home/node/.ssh. */
+  sshSecret?: string;
+  /** The content of /etc/ansible/ansible.cfg (a ConfigMap is made). */
+  ansibleCfg?: string;
+  /** An existing PersistentVolumeClaim mounted read-only at /etc/ansible/collections. */
+  collectionsClaim?: string;
+  /** An existing PersistentVolumeClaim mounted read-only at /etc/ansible/roles. */
+  rolesClaim?: string;
+  /** Overrides the resources sized from maxJobs. */
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+}
+
+export interface SecretKeyRef {
+  /** The Secret's name. */
+  name: string;
+  /** The key in it. */
+  key: string;
+}
+
+export function secretEnv(name: string, ref: { name: pulumi.Input<string>; key: string }): EnvVar {
+  return { name, valueFrom: { secretKeyRef: { name: ref.name, key: ref.key } } };
+}
+
+/** The container's resources for a job count: each playbook and its forks need CPU and memory. */
+export function rteResources(maxJobs: number): { requests: Record<string, string>; limits: Record<string, string> } {
+  return {
+    requests: { cpu: `${100 + 100 * maxJobs}m`, memory: `${256 + 128 * maxJobs}Mi` },
+    limits: { memory: `${512 + 256 * maxJobs}Mi` },
+  };
+}
+
+/** Throws when a token known at build time is too short; an unknown one is checked when known. */
+export function checkToken(token: pulumi.Input<string> | undefined, where: string): void {
+  if (typeof token === "string" && token.length < MIN_TOKEN_LENGTH) {
+    throw new Error(`${where}: the RTE token must be at least ${MIN_TOKEN_LENGTH} characters (got ${token.length})`);
+  }
+}
+
+export function checkRteSettings(settings: RteSettings, where: string): void {
+  const maxJobs = settings.maxJobs ?? 10;
+  if (!Number.isInteger(maxJobs) || maxJobs < 1) {
+    throw new Error(`${where}: maxJobs must be a positive integer (got ${maxJobs})`);
+  }
+  if (settings.files !== undefined && settings.files !== "transfer" && settings.files !== "local") {
+    throw new Error(`${where}: files must be "transfer" or "local" (got ${JSON.stringify(settings.files)})`);
+  }
+}
+
+export interface RteContainerSpec {
+  readonly container: Container;
+  /** Pod volumes the container needs (the spool is not one of them: its owner decides). */
+  readonly volumes: Volume[];
+}
+
+/**
+ * The RTE container: its token from a Secret and nothing else of the app's (no DB_*,
+ * ENCRYPTION_SECRET, ACCESS_TOKEN_SECRET, METRICS_TOKEN), its spool on the volume named
+ * "rte-spool", ssh keys with owner-only modes, optional /etc/ansible mounts.
+ */
+export function rteContainer(options: {
+  readonly settings: RteSettings;
+  readonly defaultTag: string;
+  readonly port: number;
+  /** RTE_MODE; "database" is the deprecated mode without RTE_MODE, spool or file transfer. */
+  readonly mode: "inbound" | "outbound" | "database";
+  readonly token: { name: pulumi.Input<string>; key: string };
+  readonly ansibleCfgConfigMap?: pulumi.Input<string>;
+  readonly extraEnv?: EnvVar[];
+  readonly extraMounts?: VolumeMount[];
+  readonly securityContext: k8s.types.input.core.v1.SecurityContext;
+}): RteContainerSpec {
+  const { settings } = options;
+  const maxJobs = settings.maxJobs ?? 10;
+  const socket = options.mode !== "database";
+  const env: EnvVar[] = [
+    { name: "PORT", value: String(options.port) },
+    ...(socket ? [{ name: "RTE_MODE", value: options.mode }] : []),
+    secretEnv("RTE_TOKEN", options.token),
+    { name: "RTE_MAX_JOBS", value: String(maxJobs) },
+    ...(socket
+      ? [
+          { name: "RTE_FILES", value: settings.files ?? "transfer" },
+          { name: "RTE_SPOOL_PATH", value: SPOOL_PATH },
+          { name: "RTE_DRAIN_SECONDS", value: String(settings.drainSeconds ?? 25) },
+        ]
+      : []),
+    ...(settings.processMaxBuffer !== undefined ? [{ name: "PROCESS_MAX_BUFFER", value: String(settings.processMaxBuffer) }] : []),
+    ...(options.extraEnv ?? []),
+  ];
+  const mounts: VolumeMount[] = [
+    ...(socket ? [{ name: "rte-spool", mountPath: SPOOL_PATH }] : []),
+    { name: "rte-tmp", mountPath: "/tmp" },
+    { name: "rte-ansible-home", mountPath: "/home/node/.ansible" },
+  ];
+  const volumes: Volume[] = [
+    { name: "rte-tmp", emptyDir: {} },
+    { name: "rte-ansible-home", emptyDir: {} },
+  ];
+  if (settings.sshSecret) {
+    mounts.push({ name: "rte-ssh", mountPath: SSH_PATH, readOnly: true });
+    volumes.push({ name: "rte-ssh", secret: { secretName: settings.sshSecret, defaultMode: 0o400 } });
+  }
+  if (options.ansibleCfgConfigMap) {
+    mounts.push({ name: "rte-ansible-cfg", mountPath: "/etc/ansible/ansible.cfg", subPath: "ansible.cfg", readOnly: true });
+    volumes.push({ name: "rte-ansible-cfg", configMap: { name: options.ansibleCfgConfigMap } });
+  }
+  if (settings.collectionsClaim) {
+    mounts.push({ name: "rte-collections", mountPath: "/etc/ansible/collections", readOnly: true });
+    volumes.push({ name: "rte-collections", persistentVolumeClaim: { claimName: settings.collectionsClaim, readOnly: true } });
+  }
+  if (settings.rolesClaim) {
+    mounts.push({ name: "rte-roles", mountPath: "/etc/ansible/roles", readOnly: true });
+    volumes.push({ name: "rte-roles", persistentVolumeClaim: { claimName: settings.rolesClaim, readOnly: true } });
+  }
+  mounts.push(...(options.extraMounts ?? []));
+  const resources: Resources = settings.resources ?? rteResources(maxJobs);
+  const probe = (path: string, failureThreshold: number) => ({
+    httpGet: { path, port: options.port },
+    periodSeconds: 10,
+    timeoutSeconds: 5,
+    failureThreshold,
+  });
+  return {
+    container: {
+      name: "rte",
+      image: `${settings.image ?? RTE_IMAGE}:${settings.tag ?? options.defaultTag}`,
+      imagePullPolicy: "IfNotPresent",
+      ports: [{ name: "rte", containerPort: options.port, protocol: "TCP" }],
+      env,
+      volumeMounts: mounts,
+      resources,
+      livenessProbe: probe("/live", 6),
+      readinessProbe: probe("/ready", 3),
+      securityContext: options.securityContext,
+    },
+    volumes,
+  };
+}
+
+/** Seconds the pod gets to stop: the RTE's drain time plus a margin for the server itself. */
+export function terminationGraceSeconds(settings: RteSettings): number {
+  return (settings.drainSeconds ?? 25) + 10;
+}

@@ -1,0 +1,37 @@
+/**
+ * The deprecated database mode (RTE 7.0-7.2, removed in AnsibleForms 8.0.0): an RTE without
+ * RTE_MODE that holds the database settings (DB_*) and ENCRYPTION_SECRET, receives jobs by HTTP
+ * (POST /rte/v1/jobs) and reads the app's files from the app's own volume. Supported for
+ * upgrades only; it crosses the "RTE holds only its token" boundary, so every use warns.
+ */
+import type * as k8s from "@pulumi/kubernetes";
+import type * as pulumi from "@pulumi/pulumi";
+import { restrictedContainerSecurityContext } from "../shared/security";
+import { NODE_UID, PERSISTENT_PATH, rteContainer, type RteContainerSpec } from "./common";
+import type { SidecarRteSettings } from "./sidecar-rte";
+
+export const DATABASE_MODE_WARNING =
+  "AnsibleForms RTE database mode is deprecated (RTE 7.0-7.2, removed in 8.0.0): the RTE holds the database credentials and ENCRYPTION_SECRET. Move to the inbound sidecar (rte.mode: sidecar) or an outbound RemoteRte.";
+
+/** The database-mode RTE container in the app pod; `databaseEnv` is the app's DB_* and ENCRYPTION_SECRET. */
+export function databaseModeSidecar(options: {
+  readonly settings: SidecarRteSettings;
+  readonly port: number;
+  readonly defaultTag: string;
+  readonly token: { name: pulumi.Input<string>; key: string };
+  readonly ansibleCfgConfigMap?: pulumi.Input<string>;
+  readonly persistentVolume: string;
+  readonly databaseEnv: k8s.types.input.core.v1.EnvVar[];
+}): RteContainerSpec {
+  return rteContainer({
+    settings: options.settings,
+    defaultTag: options.defaultTag,
+    port: options.port,
+    mode: "database",
+    token: options.token,
+    ansibleCfgConfigMap: options.ansibleCfgConfigMap,
+    extraEnv: options.databaseEnv,
+    extraMounts: [{ name: options.persistentVolume, mountPath: PERSISTENT_PATH }],
+    securityContext: restrictedContainerSecurityContext({ runAs: { user: NODE_UID } }),
+  });
+}

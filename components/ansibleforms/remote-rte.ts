@@ -1,0 +1,184 @@
+/**
+ * RemoteRte: an outbound RTE that dials the AnsibleForms app from anywhere (another namespace,
+ * cluster or Pulumi provider). RTE_MODE=outbound, the app's URL, the token from a Secret, a CA
+ * bundle to verify the app's certificate; N replicas, each with its own spool volume (a
+ * StatefulSet), and time to drain on stop. It accepts no connections: nothing may reach it.
+ */
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { selectorLabels, standardLabels } from "../shared/labels";
+import { objectName } from "../shared/names";
+import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
+import {
+  CA_DIR,
+  CA_FILE,
+  checkRteSettings,
+  checkToken,
+  DEFAULT_TAG,
+  KEYS,
+  NODE_UID,
+  RTE_PORT,
+  rteContainer,
+  terminationGraceSeconds,
+  type RteSettings,
+} from "./common";
+
+/** The settings of an outbound RTE: plain values, known at preview. */
+export interface RemoteRteSettings extends RteSettings {
+  /** The app's URL the RTE dials (https://... in another network; its certificate is verified). */
+  appUrl: string;
+  /**
+   * Replicas, each with its own spool (default 1).
+   * @minimum 1
+   * @maximum 50
+   */
+  replicas?: number;
+  /** An existing Secret (key "token") holding the app's RTE token. */
+  existingTokenSecret?: string;
+  /**
+   * The token (at least 16 characters), when no existing Secret is named; set it as a secret.
+   * A Secret is made for it.
+   */
+  token?: string;
+  /** PEM CA bundle that signed the app's certificate (a ConfigMap is made; NODE_EXTRA_CA_CERTS). */
+  caBundle?: string;
+  /** An existing ConfigMap with key ca.crt, instead of caBundle. */
+  existingCaConfigMap?: string;
+}
+
+export interface RemoteRteArgs extends Omit<RemoteRteSettings, "token" | "appUrl"> {
+  /** The app's URL the RTE dials. */
+  appUrl: pulumi.Input<string>;
+  /** The token (at least 16 characters); pass a secret. Needed unless existingTokenSecret is set. */
+  token?: pulumi.Input<string>;
+  /** The namespace the RTE runs in. */
+  namespace: pulumi.Input<string>;
+  /** Labels added to every object. */
+  labels?: Record<string, string>;
+}
+
+export class RemoteRte extends pulumi.ComponentResource {
+  /** The StatefulSet's name. */
+  public readonly statefulSetName: pulumi.Output<string>;
+  /** The Secret holding the token. */
+  public readonly tokenSecretName: pulumi.Output<string>;
+  /** Replicas running. */
+  public readonly replicas: number;
+
+  constructor(name: string, args: RemoteRteArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("entryway:index:RemoteRte", name, {}, opts);
+    const where = `RemoteRte ${name}`;
+    const problems: string[] = [];
+    if (args.appUrl === undefined || args.appUrl === "") problems.push("appUrl is required: an outbound RTE dials the app");
+    if (typeof args.appUrl === "string" && args.appUrl !== "" && !/^(https?|wss?):\/\/[^/\s]+/.test(args.appUrl)) {
+      problems.push(`appUrl ${JSON.stringify(args.appUrl)} is not an http(s) URL`);
+    }
+    if (args.files === "local") problems.push('files "local" needs the app\'s disk; an outbound RTE cannot share it (use "transfer")');
+    if (!args.existingTokenSecret && args.token === undefined) problems.push("a token or an existingTokenSecret is required");
+    if (args.existingTokenSecret && args.token !== undefined) problems.push("give a token or an existingTokenSecret, not both");
+    if (args.caBundle && args.existingCaConfigMap) problems.push("give a caBundle or an existingCaConfigMap, not both");
+    const mode = (args as { mode?: unknown }).mode;
+    if (mode !== undefined && mode !== "outbound") problems.push(`mode ${JSON.stringify(mode)} is unknown: a RemoteRte is outbound`);
+    if (problems.length > 0) throw new Error(`${where}: ${problems.join("; ")}`);
+    checkRteSettings(args, where);
+    checkToken(args.token, where);
+
+    const ns = args.namespace;
+    const tag = args.tag ?? DEFAULT_TAG;
+    const base = objectName(name, "remote-rte");
+    const identity = { name: "ansibleforms-rte", instance: name, component: "rte" };
+    const labels = standardLabels({ ...identity, version: tag }, args.labels);
+    const child = { parent: this };
+    this.replicas = args.replicas ?? 1;
+
+    let tokenSecret: string;
+    if (args.existingTokenSecret) {
+      tokenSecret = args.existingTokenSecret;
+    } else {
+      tokenSecret = objectName(base, "token");
+      new k8s.core.v1.Secret(
+        `${name}-token`,
+        { metadata: { name: tokenSecret, namespace: ns, labels }, type: "Opaque", stringData: { [KEYS.rteToken]: pulumi.secret(args.token!) } },
+        child,
+      );
+    }
+    this.tokenSecretName = pulumi.output(tokenSecret);
+
+    let caConfigMap = args.existingCaConfigMap;
+    if (args.caBundle) {
+      caConfigMap = objectName(base, "ca");
+      new k8s.core.v1.ConfigMap(`${name}-ca`, { metadata: { name: caConfigMap, namespace: ns, labels }, data: { [CA_FILE]: args.caBundle } }, child);
+    }
+    let ansibleCfgConfigMap: string | undefined;
+    if (args.ansibleCfg) {
+      ansibleCfgConfigMap = objectName(base, "ansible-cfg");
+      new k8s.core.v1.ConfigMap(`${name}-ansible-cfg`, { metadata: { name: ansibleCfgConfigMap, namespace: ns, labels }, data: { "ansible.cfg": args.ansibleCfg } }, child);
+    }
+
+    const spec = rteContainer({
+      settings: args,
+      defaultTag: tag,
+      port: RTE_PORT,
+      mode: "outbound",
+      token: { name: tokenSecret, key: KEYS.rteToken },
+      ansibleCfgConfigMap,
+      extraEnv: [
+        { name: "RTE_APP_URL", value: args.appUrl },
+        ...(caConfigMap ? [{ name: "NODE_EXTRA_CA_CERTS", value: `${CA_DIR}/${CA_FILE}` }] : []),
+      ],
+      extraMounts: caConfigMap ? [{ name: "rte-ca", mountPath: CA_DIR, readOnly: true }] : [],
+      securityContext: restrictedContainerSecurityContext({ runAs: { user: NODE_UID } }),
+    });
+    const volumes = [...spec.volumes, ...(caConfigMap ? [{ name: "rte-ca", configMap: { name: caConfigMap } }] : [])];
+
+    const statefulSet = new k8s.apps.v1.StatefulSet(
+      `${name}-statefulset`,
+      {
+        metadata: { name: base, namespace: ns, labels },
+        spec: {
+          serviceName: base,
+          replicas: this.replicas,
+          // Replicas are independent runners: start and stop them together, not one by one.
+          podManagementPolicy: "Parallel",
+          selector: { matchLabels: selectorLabels(identity) },
+          template: {
+            metadata: { labels },
+            spec: {
+              automountServiceAccountToken: false,
+              enableServiceLinks: false,
+              securityContext: restrictedPodSecurityContext({ user: NODE_UID }),
+              terminationGracePeriodSeconds: terminationGraceSeconds(args),
+              containers: [spec.container],
+              volumes,
+            },
+          },
+          // Each replica keeps its own spool: what the app has not acknowledged survives a restart.
+          volumeClaimTemplates: [
+            {
+              metadata: { name: "rte-spool", labels },
+              spec: {
+                accessModes: ["ReadWriteOnce"],
+                ...(args.storageClassName ? { storageClassName: args.storageClassName } : {}),
+                resources: { requests: { storage: args.spoolSize ?? "1Gi" } },
+              },
+            },
+          ],
+        },
+      },
+      child,
+    );
+    this.statefulSetName = statefulSet.metadata.name;
+
+    // An outbound RTE accepts no connections (probes come from the kubelet).
+    new k8s.networking.v1.NetworkPolicy(
+      `${name}-netpol`,
+      {
+        metadata: { name: base, namespace: ns, labels },
+        spec: { podSelector: { matchLabels: selectorLabels(identity) }, policyTypes: ["Ingress"], ingress: [] },
+      },
+      child,
+    );
+
+    this.registerOutputs({ statefulSetName: this.statefulSetName, tokenSecretName: this.tokenSecretName, replicas: this.replicas });
+  }
+}

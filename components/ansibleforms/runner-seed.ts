@@ -1,0 +1,177 @@
+/**
+ * RunnerSeed: AnsibleForms' seed file (CONFIG_SEED_PATH) declaring its runners, rendered with
+ * `yaml` into a ConfigMap. AnsibleForms stops at start on a bad seed (an unknown field, an
+ * unresolved ${VAR}, bad YAML); this component applies the same rules at build time, so the
+ * mistake fails `pulumi preview` instead.
+ */
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { stringify } from "yaml";
+import { SEED_FILE, SEED_PATH } from "./common";
+
+/** A runtime environment runner (type rte). */
+export interface RteRunner {
+  /** The runner's name; forms select it with `runner: <name>`. */
+  name: string;
+  type: "rte";
+  description?: string;
+  /** Who opens the socket: "inbound" (the app dials uri) or "outbound" (the RTE dials the app); none for the deprecated database mode. */
+  mode?: "inbound" | "outbound";
+  /** Where the app reaches the RTE (inbound and database mode). */
+  uri?: string;
+  /** The token, as a reference to the app's environment: "${RTE_TOKEN}". Never a literal. */
+  token: string;
+  /** The default runner for forms that name none. */
+  is_default?: boolean;
+}
+
+/** An AWX / AAP runner (type awx). */
+export interface AwxRunner {
+  name: string;
+  type: "awx";
+  description?: string;
+  /** The AWX URL. */
+  uri: string;
+  /** An AWX token, as "${VAR}" from the app's environment. */
+  token?: string;
+  username?: string;
+  /** A password, as "${VAR}" from the app's environment. */
+  password?: string;
+  ignore_certs?: boolean;
+  is_default?: boolean;
+}
+
+export type Runner = RteRunner | AwxRunner;
+
+/** The seed's content: its runners and whether rows no longer declared are deleted. */
+export interface SeedSpec {
+  /** Delete seeded runner rows that the seed no longer declares (default false). */
+  prune?: boolean;
+  runners: Runner[];
+}
+
+const COMMON_FIELDS = ["name", "type", "description", "is_default"];
+const FIELDS: Record<string, string[]> = {
+  rte: [...COMMON_FIELDS, "mode", "uri", "token"],
+  awx: [...COMMON_FIELDS, "uri", "token", "username", "password", "ignore_certs"],
+};
+/** Fields that carry credentials: they must be ${VAR} references, never literals. */
+const CREDENTIAL_FIELDS = ["token", "password"];
+const VAR_REF = /\$\{([^}]*)\}/g;
+const WHOLE_VAR_REF = /^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/;
+
+/** Every problem with a seed, as AnsibleForms would find them at start; empty when it is good. */
+export function seedProblems(spec: SeedSpec, appEnv: readonly string[]): string[] {
+  const problems: string[] = [];
+  const raw = spec as unknown as Record<string, unknown>;
+  for (const key of Object.keys(raw)) {
+    if (key !== "prune" && key !== "runners") problems.push(`unknown field "${key}" in the seed`);
+  }
+  if (raw.prune !== undefined && typeof raw.prune !== "boolean") problems.push(`prune must be true or false`);
+  if (!Array.isArray(raw.runners)) {
+    return [...problems, "runners must be a list"];
+  }
+  const names = new Set<string>();
+  const defaults: string[] = [];
+  const env = new Set(appEnv);
+  for (const [index, runner] of (raw.runners as Record<string, unknown>[]).entries()) {
+    const label = typeof runner?.name === "string" && runner.name ? `runner "${runner.name}"` : `runner #${index + 1}`;
+    if (typeof runner !== "object" || runner === null) {
+      problems.push(`${label} is not an object`);
+      continue;
+    }
+    if (typeof runner.name !== "string" || runner.name.length === 0) problems.push(`${label} has no name`);
+    else if (names.has(runner.name)) problems.push(`${label} is declared twice (duplicate name)`);
+    else names.add(runner.name);
+    const fields = FIELDS[runner.type as string];
+    if (!fields) {
+      problems.push(`${label} has unknown type ${JSON.stringify(runner.type)} (rte or awx)`);
+      continue;
+    }
+    for (const key of Object.keys(runner)) {
+      if (!fields.includes(key)) problems.push(`${label} has unknown field "${key}"`);
+    }
+    if (runner.is_default !== undefined && typeof runner.is_default !== "boolean") problems.push(`${label}: is_default must be true or false`);
+    if (runner.is_default === true) defaults.push(String(runner.name));
+    if (runner.type === "rte") {
+      if (typeof runner.token !== "string" || runner.token.length === 0) problems.push(`${label} is an rte runner without a token`);
+      if (runner.mode !== undefined && runner.mode !== "inbound" && runner.mode !== "outbound") {
+        problems.push(`${label} has unknown mode ${JSON.stringify(runner.mode)} (inbound or outbound)`);
+      }
+      if (runner.mode !== "outbound" && (typeof runner.uri !== "string" || runner.uri.length === 0)) {
+        problems.push(`${label} needs a uri: the app dials an ${runner.mode ?? "database-mode"} RTE`);
+      }
+    } else if (typeof runner.uri !== "string" || runner.uri.length === 0) {
+      problems.push(`${label} is an awx runner without a uri`);
+    }
+    for (const field of CREDENTIAL_FIELDS) {
+      const value = runner[field];
+      if (value !== undefined && (typeof value !== "string" || !WHOLE_VAR_REF.test(value))) {
+        problems.push(`${label}: ${field} must be a \${VAR} reference to the app's environment, never a literal`);
+      }
+    }
+    for (const [key, value] of Object.entries(runner)) {
+      if (typeof value !== "string") continue;
+      for (const match of value.matchAll(VAR_REF)) {
+        if (!env.has(match[1])) {
+          problems.push(`${label}: ${key} uses \${${match[1]}}, which the app container does not have (it has: ${[...env].sort().join(", ")})`);
+        }
+      }
+    }
+  }
+  if (defaults.length > 1) problems.push(`more than one default runner: ${defaults.join(", ")}`);
+  return problems;
+}
+
+/** The seed file's text; throws with every problem when the seed breaks AnsibleForms' rules. */
+export function renderSeed(spec: SeedSpec, appEnv: readonly string[], where = "RunnerSeed"): string {
+  const problems = seedProblems(spec, appEnv);
+  if (problems.length > 0) {
+    throw new Error(`${where}: the runner seed is invalid: ${problems.join("; ")}`);
+  }
+  const runners = spec.runners.map((runner) => Object.fromEntries(Object.entries(runner).filter(([, v]) => v !== undefined)));
+  return stringify(
+    { version: 1, runners: { ...(spec.prune !== undefined ? { prune: spec.prune } : {}), items: runners } },
+    // The chart renders the same seed with Helm's toYaml: sorted keys, lists not indented.
+    { sortMapEntries: true, indentSeq: false, lineWidth: 0 },
+  );
+}
+
+export interface RunnerSeedArgs {
+  /** The namespace of the ConfigMap (the app's). */
+  namespace: pulumi.Input<string>;
+  /** The ConfigMap's name. */
+  configMapName: string;
+  /** The runners and prune. */
+  seed: SeedSpec;
+  /** The names of the app container's environment variables: every ${VAR} must be one of them. */
+  appEnv: string[];
+  /** Labels of the ConfigMap. */
+  labels?: Record<string, string>;
+}
+
+export class RunnerSeed extends pulumi.ComponentResource {
+  /** The ConfigMap holding the seed file. */
+  public readonly configMapName: pulumi.Output<string>;
+  /** The seed file's text, as AnsibleForms reads it. */
+  public readonly content: string;
+  /** Where the app finds it (CONFIG_SEED_PATH) when the ConfigMap is mounted at its directory. */
+  public readonly path: string = SEED_PATH;
+  /** The key in the ConfigMap. */
+  public readonly key: string = SEED_FILE;
+
+  constructor(name: string, args: RunnerSeedArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("entryway:index:RunnerSeed", name, {}, opts);
+    this.content = renderSeed(args.seed, args.appEnv, `RunnerSeed ${name}`);
+    const configMap = new k8s.core.v1.ConfigMap(
+      `${name}-configmap`,
+      {
+        metadata: { name: args.configMapName, namespace: args.namespace, labels: args.labels },
+        data: { [SEED_FILE]: this.content },
+      },
+      { parent: this },
+    );
+    this.configMapName = configMap.metadata.name;
+    this.registerOutputs({ configMapName: this.configMapName, content: this.content });
+  }
+}

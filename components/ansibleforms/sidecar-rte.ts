@@ -1,0 +1,46 @@
+/**
+ * The inbound RTE as a sidecar: container `rte` in the app pod, RTE_MODE=inbound, reached by the
+ * app on 127.0.0.1 at its own port (the pod's network is shared, so it cannot be the app's). It
+ * holds only its token; with RTE_FILES=local it also mounts the app's volume read-write.
+ */
+import type * as pulumi from "@pulumi/pulumi";
+import { restrictedContainerSecurityContext } from "../shared/security";
+import { NODE_UID, PERSISTENT_PATH, rteContainer, type RteContainerSpec, type RteSettings } from "./common";
+
+/** The sidecar's settings: an RTE's, plus the port it listens on in the app pod. */
+export interface SidecarRteSettings extends RteSettings {
+  /**
+   * The sidecar's port (PORT), different from the app's (default 8001).
+   * @minimum 1024
+   * @maximum 65535
+   */
+  port?: number;
+}
+
+/** The sidecar container and the pod volumes it needs, besides "rte-spool" and the app's volume. */
+export function inboundSidecar(options: {
+  readonly settings: SidecarRteSettings;
+  readonly port: number;
+  readonly defaultTag: string;
+  readonly token: { name: pulumi.Input<string>; key: string };
+  readonly ansibleCfgConfigMap?: pulumi.Input<string>;
+  /** The pod volume holding the app's /app/dist/persistent. */
+  readonly persistentVolume: string;
+}): RteContainerSpec {
+  const local = options.settings.files === "local";
+  return rteContainer({
+    settings: options.settings,
+    defaultTag: options.defaultTag,
+    port: options.port,
+    mode: "inbound",
+    token: options.token,
+    ansibleCfgConfigMap: options.ansibleCfgConfigMap,
+    extraMounts: local ? [{ name: options.persistentVolume, mountPath: PERSISTENT_PATH }] : [],
+    securityContext: restrictedContainerSecurityContext({ runAs: { user: NODE_UID } }),
+  });
+}
+
+/** The seed's runner for the sidecar: the default, inbound, on 127.0.0.1. */
+export function inboundRunnerUri(port: number): string {
+  return `http://127.0.0.1:${port}`;
+}

@@ -1,0 +1,74 @@
+/** What the AnsibleForms suites share: reading pods, containers and env out of manifests. */
+import { parse } from "yaml";
+import type { ObjectLike } from "../harness/validate";
+
+export interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: { secretKeyRef?: { name: string; key: string } };
+}
+export interface Container {
+  name: string;
+  image: string;
+  env?: EnvVar[];
+  ports?: { name?: string; containerPort: number }[];
+  volumeMounts?: { name: string; mountPath: string; readOnly?: boolean; subPath?: string }[];
+  securityContext?: Record<string, unknown>;
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+}
+export interface PodSpec {
+  containers: Container[];
+  volumes?: { name: string; persistentVolumeClaim?: { claimName: string }; configMap?: { name: string }; secret?: { secretName: string; defaultMode?: number }; emptyDir?: object }[];
+  securityContext?: Record<string, unknown>;
+  terminationGracePeriodSeconds?: number;
+}
+
+export function find(objects: readonly ObjectLike[], kind: string, name: string): ObjectLike & { spec: Record<string, unknown> } {
+  const found = objects.find((o) => o.kind === kind && o.metadata?.name === name);
+  if (!found) throw new Error(`no ${kind}/${name} among ${objects.map((o) => `${o.kind}/${o.metadata?.name}`).join(", ")}`);
+  return found as ObjectLike & { spec: Record<string, unknown> };
+}
+
+export function podSpec(workload: ObjectLike): PodSpec {
+  return ((workload.spec as { template: { spec: PodSpec } }).template.spec);
+}
+
+export function container(pod: PodSpec, name: string): Container {
+  const found = pod.containers.find((c) => c.name === name);
+  if (!found) throw new Error(`no container ${name}`);
+  return found;
+}
+
+export function envOf(c: Container, name: string): EnvVar | undefined {
+  return c.env?.find((e) => e.name === name);
+}
+
+export function envNames(c: Container): string[] {
+  return (c.env ?? []).map((e) => e.name);
+}
+
+/** The app's secrets the RTE must never hold in inbound/outbound mode. */
+export const APP_ONLY_ENV = /^(DB_.*|ENCRYPTION_SECRET|ACCESS_TOKEN_SECRET|METRICS_TOKEN|ADMIN_PASSWORD|MYSQL_.*)$/;
+
+/** The seed file the app reads: the ConfigMap mounted at CONFIG_SEED_PATH's directory, parsed. */
+export function seedOf(objects: readonly ObjectLike[], pod: PodSpec, app: Container): { text: string; seed: { version: number; runners: { prune?: boolean; items: Record<string, unknown>[] } } } {
+  const seedPath = envOf(app, "CONFIG_SEED_PATH")?.value;
+  if (!seedPath) throw new Error("the app has no CONFIG_SEED_PATH");
+  const mount = app.volumeMounts?.find((m) => seedPath.startsWith(`${m.mountPath}/`));
+  if (!mount) throw new Error(`nothing mounted where ${seedPath} is`);
+  const volume = pod.volumes?.find((v) => v.name === mount.name);
+  if (!volume?.configMap) throw new Error(`${mount.name} is not a ConfigMap volume`);
+  const configMap = find(objects, "ConfigMap", volume.configMap.name) as unknown as { data: Record<string, string> };
+  const key = seedPath.slice(mount.mountPath.length + 1);
+  const text = configMap.data[key];
+  if (text === undefined) throw new Error(`ConfigMap ${volume.configMap.name} has no key ${key}`);
+  return { text, seed: parse(text) };
+}
+
+/** The claim backing the volume mounted at `path` in a container (a PVC or a volumeClaimTemplate). */
+export function volumeAt(pod: PodSpec, c: Container, path: string): { name: string; claim?: string; emptyDir: boolean } | undefined {
+  const mount = c.volumeMounts?.find((m) => path === m.mountPath || path.startsWith(`${m.mountPath}/`));
+  if (!mount) return undefined;
+  const volume = pod.volumes?.find((v) => v.name === mount.name);
+  return { name: mount.name, claim: volume?.persistentVolumeClaim?.claimName, emptyDir: volume?.emptyDir !== undefined };
+}

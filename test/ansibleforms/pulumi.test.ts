@@ -1,0 +1,307 @@
+import * as pulumi from "@pulumi/pulumi";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { AnsibleForms, type AnsibleFormsArgs } from "../../components/ansibleforms/ansibleforms";
+import { MIN_TOKEN_LENGTH } from "../../components/ansibleforms/common";
+import { DATABASE_MODE_WARNING } from "../../components/ansibleforms/database-rte";
+import { RemoteRte, type RemoteRteArgs } from "../../components/ansibleforms/remote-rte";
+import { seedProblems } from "../../components/ansibleforms/runner-seed";
+import { REDACTED } from "../../scripts/offline/manifests";
+import { isSecretOutput, outputOf, render } from "../harness/pulumi";
+import { assertValidObjects, type ObjectLike } from "../harness/validate";
+import { APP_ONLY_ENV, container, envNames, envOf, find, podSpec, seedOf, volumeAt } from "./helpers";
+
+const ns = "forms";
+
+async function renderForms(args: Partial<AnsibleFormsArgs> = {}) {
+  let forms: AnsibleForms | undefined;
+  const { manifests, resources } = await render(() => {
+    forms = new AnsibleForms("entryway", { namespace: ns, ...args });
+  });
+  return { objects: manifests as ObjectLike[], resources, forms: forms! };
+}
+
+async function renderRemote(args: Partial<RemoteRteArgs> = {}) {
+  const { manifests } = await render(() => {
+    new RemoteRte("entryway", { namespace: "rte", appUrl: "https://forms.example.com", existingTokenSecret: "rte-token", ...args });
+  });
+  return manifests as ObjectLike[];
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe("AnsibleForms with an inbound sidecar RTE", async () => {
+  const { objects, resources, forms } = await renderForms();
+  const deployment = find(objects, "Deployment", "entryway-ansibleforms");
+  const pod = podSpec(deployment);
+  const app = container(pod, "ansibleforms");
+  const rte = container(pod, "rte");
+
+  it("renders valid objects, each named and namespaced", async () => {
+    await assertValidObjects(objects);
+    for (const o of objects) expect(o.metadata?.namespace, `${o.kind}/${o.metadata?.name}`).toBe(ns);
+    expect(objects.map((o) => `${o.kind}/${o.metadata?.name}`).sort()).toEqual([
+      "ConfigMap/entryway-ansibleforms-seed",
+      "Deployment/entryway-ansibleforms",
+      "NetworkPolicy/entryway-ansibleforms",
+      "NetworkPolicy/entryway-ansibleforms-mysql",
+      "PersistentVolumeClaim/entryway-ansibleforms-persistent",
+      "PersistentVolumeClaim/entryway-ansibleforms-rte-spool",
+      "Secret/entryway-ansibleforms-db",
+      "Secret/entryway-ansibleforms-keys",
+      "Secret/entryway-ansibleforms-rte-token",
+      "Service/entryway-ansibleforms",
+      "Service/entryway-ansibleforms-mysql",
+      "StatefulSet/entryway-ansibleforms-mysql",
+    ]);
+  });
+
+  it("the app reads the seed at CONFIG_SEED_PATH; it parses, obeys the seed rules and makes the sidecar the default inbound runner", () => {
+    const { seed } = seedOf(objects, pod, app);
+    expect(seed.version).toBe(1);
+    expect(seedProblems({ prune: seed.runners.prune, runners: seed.runners.items as never }, envNames(app))).toEqual([]);
+    expect(seed.runners.items).toEqual([
+      { name: "rte", type: "rte", mode: "inbound", uri: `http://127.0.0.1:${rte.ports![0].containerPort}`, token: "${RTE_TOKEN}", is_default: true },
+    ]);
+    expect(forms.seed).toContain("token: ${RTE_TOKEN}");
+  });
+
+  it("app and RTE read one token Secret; the token is never a literal", () => {
+    const appToken = envOf(app, "RTE_TOKEN")!;
+    const rteToken = envOf(rte, "RTE_TOKEN")!;
+    expect(appToken.value).toBeUndefined();
+    expect(appToken.valueFrom?.secretKeyRef).toEqual({ name: "entryway-ansibleforms-rte-token", key: "token" });
+    expect(rteToken).toEqual(appToken);
+    const tokenResource = resources.find((r) => r.name === "entryway-rte-token" && r.type.startsWith("random:"));
+    expect(tokenResource?.inputs).toMatchObject({ length: 32 });
+    expect(find(objects, "Secret", "entryway-ansibleforms-rte-token").stringData).toEqual({ token: REDACTED });
+  });
+
+  it("app and sidecar listen on different ports in the shared pod network", () => {
+    const appPort = app.ports![0].containerPort;
+    const rtePort = rte.ports![0].containerPort;
+    expect(appPort).toBe(8000);
+    expect(rtePort).not.toBe(appPort);
+    expect(envOf(rte, "PORT")?.value).toBe(String(rtePort));
+    expect(envOf(app, "PORT")?.value).toBe(String(appPort));
+    expect(envOf(rte, "RTE_MODE")?.value).toBe("inbound");
+  });
+
+  it("the spool sits on a persistent volume, the app's disk too", () => {
+    const spool = envOf(rte, "RTE_SPOOL_PATH")!.value!;
+    expect(volumeAt(pod, rte, spool)?.claim).toBe("entryway-ansibleforms-rte-spool");
+    expect(volumeAt(pod, app, "/app/dist/persistent")?.claim).toBe("entryway-ansibleforms-persistent");
+    // transfer (the default): the RTE does not get the app's volume.
+    expect(envOf(rte, "RTE_FILES")?.value).toBe("transfer");
+    expect(volumeAt(pod, rte, "/app/dist/persistent")).toBeUndefined();
+  });
+
+  it("holds the boundary: the RTE has only its token, runs as uid 1000, non-root", () => {
+    expect(envNames(rte).filter((n) => APP_ONLY_ENV.test(n))).toEqual([]);
+    expect(envNames(app)).toEqual(expect.arrayContaining(["DB_PASSWORD", "ENCRYPTION_SECRET", "ACCESS_TOKEN_SECRET"]));
+    for (const c of [app, rte]) {
+      expect(c.securityContext).toMatchObject({ runAsUser: 1000, runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } });
+    }
+    expect(pod.securityContext).toMatchObject({ runAsUser: 1000, runAsNonRoot: true, fsGroup: 1000 });
+    for (const c of pod.containers) {
+      for (const e of c.env ?? []) {
+        if (/TOKEN|SECRET|PASSWORD/.test(e.name)) expect(e.value, `${c.name} ${e.name}`).toBeUndefined();
+      }
+    }
+  });
+
+  it("NetworkPolicies: only the app reaches MySQL; the sidecar's port is not admitted into the pod", () => {
+    const mysqlPolicy = find(objects, "NetworkPolicy", "entryway-ansibleforms-mysql").spec as { ingress: { from: unknown[]; ports: { port: number }[] }[] };
+    const appSelector = (deployment.spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels;
+    expect(mysqlPolicy.ingress).toEqual([{ from: [{ podSelector: { matchLabels: appSelector } }], ports: [{ port: 3306, protocol: "TCP" }] }]);
+    const appPolicy = find(objects, "NetworkPolicy", "entryway-ansibleforms").spec as { ingress: { ports: { port: number }[] }[]; podSelector: unknown };
+    expect(appPolicy.podSelector).toEqual({ matchLabels: appSelector });
+    expect(appPolicy.ingress.flatMap((rule) => rule.ports.map((p) => p.port))).toEqual([8000]);
+    const service = find(objects, "Service", "entryway-ansibleforms").spec as { ports: { port: number }[] };
+    expect(service.ports.map((p) => p.port)).toEqual([8000]);
+  });
+
+  it("single writer, probes on the app's paths, the RTE sized from RTE_MAX_JOBS and given its drain time", () => {
+    expect(deployment.spec.strategy).toEqual({ type: "Recreate" });
+    expect(deployment.spec.replicas).toBe(1);
+    expect(JSON.stringify(app)).toContain("/api/v2/ready");
+    expect(envOf(rte, "RTE_MAX_JOBS")?.value).toBe("10");
+    expect(rte.resources?.requests).toEqual({ cpu: "1100m", memory: "1536Mi" });
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(Number(envOf(rte, "RTE_DRAIN_SECONDS")?.value));
+  });
+
+  it("generates every secret with @pulumi/random and outputs them as secrets; the admin password is never the default", async () => {
+    const randoms = resources.filter((r) => r.type === "random:index/randomPassword:RandomPassword").map((r) => [r.name, r.inputs.length]);
+    expect(Object.fromEntries(randoms)).toEqual({
+      "entryway-admin-password": 24,
+      "entryway-encryption-secret": 32,
+      "entryway-access-token-secret": 64,
+      "entryway-rte-token": 32,
+      "entryway-db-password": 32,
+      "entryway-db-root-password": 32,
+    });
+    expect(await isSecretOutput(forms.adminPassword!)).toBe(true);
+    expect(await isSecretOutput(forms.rteToken!)).toBe(true);
+    expect(envOf(app, "ADMIN_PASSWORD")?.valueFrom?.secretKeyRef).toEqual({ name: "entryway-ansibleforms-keys", key: "admin-password" });
+    expect(await outputOf(forms.url)).toBe("http://entryway-ansibleforms.forms.svc.cluster.local:8000");
+  });
+});
+
+describe("AnsibleForms sidecar options", () => {
+  it("RTE_FILES=local mounts the app's volume read-write; ssh keys owner-only; /etc/ansible mounts; maxJobs sizes the RTE", async () => {
+    const { objects } = await renderForms({
+      rte: { files: "local", maxJobs: 4, sshSecret: "rte-ssh", ansibleCfg: "[defaults]\nforks = 5\n", collectionsClaim: "collections", rolesClaim: "roles" },
+    });
+    await assertValidObjects(objects);
+    const pod = podSpec(find(objects, "Deployment", "entryway-ansibleforms"));
+    const rte = container(pod, "rte");
+    const mount = rte.volumeMounts!.find((m) => m.mountPath === "/app/dist/persistent")!;
+    expect(mount.readOnly).toBeFalsy();
+    expect(volumeAt(pod, rte, "/app/dist/persistent")?.claim).toBe("entryway-ansibleforms-persistent");
+    expect(pod.volumes!.find((v) => v.secret?.secretName === "rte-ssh")?.secret?.defaultMode).toBe(0o400);
+    expect(volumeAt(pod, rte, "/home/node/.ssh/id_ed25519")?.name).toBe("rte-ssh");
+    expect(volumeAt(pod, rte, "/etc/ansible/collections")?.claim).toBe("collections");
+    expect(volumeAt(pod, rte, "/etc/ansible/roles")?.claim).toBe("roles");
+    expect(find(objects, "ConfigMap", "entryway-ansibleforms-rte-ansible-cfg").data).toEqual({ "ansible.cfg": "[defaults]\nforks = 5\n" });
+    expect(envOf(rte, "RTE_MAX_JOBS")?.value).toBe("4");
+    expect(rte.resources?.requests).toEqual({ cpu: "500m", memory: "768Mi" });
+  });
+
+  it("existing Secrets and an external database: nothing generated, no MySQL", async () => {
+    const { objects, resources, forms } = await renderForms({
+      existingSecrets: { keys: "my-keys", rteToken: "my-token" },
+      externalDatabase: { host: "db.example.com", user: "forms", passwordSecret: { name: "my-db", key: "pw" } },
+    });
+    await assertValidObjects(objects);
+    expect(resources.filter((r) => r.type.startsWith("random:"))).toEqual([]);
+    expect(objects.filter((o) => o.kind === "Secret" || o.kind === "StatefulSet")).toEqual([]);
+    expect(objects.find((o) => o.kind === "NetworkPolicy" && o.metadata?.name?.includes("mysql"))).toBeUndefined();
+    const pod = podSpec(find(objects, "Deployment", "entryway-ansibleforms"));
+    const app = container(pod, "ansibleforms");
+    expect(envOf(app, "DB_HOST")?.value).toBe("db.example.com");
+    expect(envOf(app, "DB_PORT")?.value).toBe("3306");
+    expect(envOf(app, "DB_PASSWORD")?.valueFrom?.secretKeyRef).toEqual({ name: "my-db", key: "pw" });
+    expect(envOf(container(pod, "rte"), "RTE_TOKEN")?.valueFrom?.secretKeyRef).toEqual({ name: "my-token", key: "token" });
+    expect(forms.adminPassword).toBeUndefined();
+  });
+
+  it("awx runners and prune go into the seed, their credentials as ${VAR} from Secrets in the app's env", async () => {
+    const { objects } = await renderForms({
+      secretEnv: [{ name: "AWX_TOKEN", secretName: "awx", key: "token" }],
+      runners: { prune: true, items: [{ name: "awx", type: "awx", uri: "https://awx.example.com", token: "${AWX_TOKEN}" }] },
+    });
+    const pod = podSpec(find(objects, "Deployment", "entryway-ansibleforms"));
+    const { seed } = seedOf(objects, pod, container(pod, "ansibleforms"));
+    expect(seed.runners.prune).toBe(true);
+    expect(seed.runners.items.map((r) => r.name)).toEqual(["rte", "awx"]);
+    expect(envOf(container(pod, "ansibleforms"), "AWX_TOKEN")?.valueFrom?.secretKeyRef).toEqual({ name: "awx", key: "token" });
+  });
+});
+
+describe("AnsibleForms with an outbound RTE elsewhere, and the RemoteRte", async () => {
+  const { objects } = await renderForms({
+    rte: { mode: "remote", runnerName: "dc2" },
+    expose: { host: "forms.example.com", ingressClassName: "nginx", tlsSecretName: "forms-tls" },
+  });
+  const remote = await renderRemote({ replicas: 3, caBundle: "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n" });
+
+  it("the app pod has no RTE; its seed declares the outbound runner as default; an Ingress exposes it", async () => {
+    await assertValidObjects(objects);
+    const pod = podSpec(find(objects, "Deployment", "entryway-ansibleforms"));
+    expect(pod.containers.map((c) => c.name)).toEqual(["ansibleforms"]);
+    expect(objects.find((o) => o.metadata?.name === "entryway-ansibleforms-rte-spool")).toBeUndefined();
+    const { seed } = seedOf(objects, pod, container(pod, "ansibleforms"));
+    expect(seed.runners.items).toEqual([{ name: "dc2", type: "rte", mode: "outbound", token: "${RTE_TOKEN}", is_default: true }]);
+    const ingress = find(objects, "Ingress", "entryway-ansibleforms").spec as { rules: { host: string }[] };
+    expect(ingress.rules[0].host).toBe("forms.example.com");
+  });
+
+  it("the RemoteRte: a StatefulSet of N replicas, each with its own spool claim, outbound, dialing the app, verifying its CA", async () => {
+    await assertValidObjects(remote);
+    for (const o of remote) expect(o.metadata?.namespace).toBe("rte");
+    const sts = find(remote, "StatefulSet", "entryway-remote-rte");
+    expect(sts.spec.replicas).toBe(3);
+    const claims = sts.spec.volumeClaimTemplates as { metadata: { name: string } }[];
+    const pod = podSpec(sts);
+    const rte = container(pod, "rte");
+    const spool = envOf(rte, "RTE_SPOOL_PATH")!.value!;
+    const spoolMount = rte.volumeMounts!.find((m) => spool.startsWith(m.mountPath))!;
+    expect(claims.map((c) => c.metadata.name)).toEqual([spoolMount.name]);
+    expect(pod.volumes?.find((v) => v.name === spoolMount.name)).toBeUndefined();
+    expect(envOf(rte, "RTE_MODE")?.value).toBe("outbound");
+    expect(envOf(rte, "RTE_APP_URL")?.value).toBe("https://forms.example.com");
+    expect(envOf(rte, "RTE_TOKEN")?.valueFrom?.secretKeyRef).toEqual({ name: "rte-token", key: "token" });
+    const ca = envOf(rte, "NODE_EXTRA_CA_CERTS")!.value!;
+    const caVolume = volumeAt(pod, rte, ca)!;
+    expect(pod.volumes!.find((v) => v.name === caVolume.name)?.configMap?.name).toBe("entryway-remote-rte-ca");
+    expect(find(remote, "ConfigMap", "entryway-remote-rte-ca").data).toEqual({ "ca.crt": expect.stringContaining("BEGIN CERTIFICATE") });
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(25);
+  });
+
+  it("the RemoteRte holds only its token, runs as uid 1000 and admits no connection", () => {
+    const sts = find(remote, "StatefulSet", "entryway-remote-rte");
+    const rte = container(podSpec(sts), "rte");
+    expect(envNames(rte).filter((n) => APP_ONLY_ENV.test(n))).toEqual([]);
+    expect(rte.securityContext).toMatchObject({ runAsUser: 1000, runAsNonRoot: true });
+    const policy = find(remote, "NetworkPolicy", "entryway-remote-rte").spec;
+    expect(policy).toMatchObject({ policyTypes: ["Ingress"], ingress: [] });
+  });
+
+  it("a token given as a value goes into a Secret of its own, never into the pod", async () => {
+    const objects2 = await renderRemote({ existingTokenSecret: undefined, token: "a-long-enough-token-1234" });
+    const secret = find(objects2, "Secret", "entryway-remote-rte-token");
+    expect(secret.stringData).toEqual({ token: REDACTED });
+    expect(JSON.stringify(objects2)).not.toContain("a-long-enough-token-1234");
+  });
+});
+
+describe("AnsibleForms in the deprecated database mode", () => {
+  it("warns at preview, and the RTE holds DB_* and ENCRYPTION_SECRET and the app's volume, with no RTE_MODE", async () => {
+    const warn = vi.spyOn(pulumi.log, "warn");
+    const { objects } = await renderForms({ rte: { mode: "database" } });
+    expect(warn).toHaveBeenCalledWith(DATABASE_MODE_WARNING, expect.anything());
+    await assertValidObjects(objects);
+    const pod = podSpec(find(objects, "Deployment", "entryway-ansibleforms"));
+    const rte = container(pod, "rte");
+    const app = container(pod, "ansibleforms");
+    expect(envOf(rte, "RTE_MODE")).toBeUndefined();
+    for (const name of ["DB_HOST", "DB_PORT", "DB_USER", "DB_PASSWORD", "ENCRYPTION_SECRET"]) expect(envOf(rte, name)).toEqual(envOf(app, name));
+    expect(envOf(rte, "ACCESS_TOKEN_SECRET")).toBeUndefined();
+    expect(volumeAt(pod, rte, "/app/dist/persistent")?.claim).toBe("entryway-ansibleforms-persistent");
+    const { seed } = seedOf(objects, pod, app);
+    expect(seed.runners.items[0]).toEqual({ name: "rte", type: "rte", uri: "http://127.0.0.1:8001", token: "${RTE_TOKEN}", is_default: true });
+  });
+
+  it("does not warn in the other modes", async () => {
+    const warn = vi.spyOn(pulumi.log, "warn");
+    await renderForms();
+    expect(warn).not.toHaveBeenCalled();
+  });
+});
+
+describe("bad input fails at preview with a clear message", () => {
+  const cases: [string, () => Promise<unknown>, RegExp][] = [
+    ["a token shorter than 16 characters (app)", () => renderForms({ rteToken: "short-token" }), new RegExp(`at least ${MIN_TOKEN_LENGTH} characters \\(got 11\\)`)],
+    ["a token shorter than 16 characters (RemoteRte)", () => renderRemote({ existingTokenSecret: undefined, token: "short" }), /at least 16 characters/],
+    [
+      "two default runners",
+      () => renderForms({ runners: { items: [{ name: "other", type: "rte", mode: "outbound", token: "${RTE_TOKEN}", is_default: true }] } }),
+      /more than one default runner: rte, other/,
+    ],
+    ["an outbound RTE without the app URL", () => renderRemote({ appUrl: "" }), /appUrl is required/],
+    ["RTE_FILES=local with an outbound RTE (RemoteRte)", () => renderRemote({ files: "local" }), /"local" needs the app's disk/],
+    ["RTE_FILES=local with the remote mode (app)", () => renderForms({ rte: { mode: "remote", files: "local" } }), /"local" needs the app's disk/],
+    ["an unknown mode", () => renderForms({ rte: { mode: "sideways" as never } }), /rte.mode "sideways" is unknown/],
+    ["an unknown mode (RemoteRte)", () => renderRemote({ mode: "inbound" } as never), /mode "inbound" is unknown/],
+    ["the sidecar on the app's port", () => renderForms({ rte: { port: 8000 } }), /its port must differ/],
+    ["an unknown field in a runner", () => renderForms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound", token: "${RTE_TOKEN}", colour: "blue" } as never] } }), /runner "x" has unknown field "colour"/],
+    ["an rte runner without a token", () => renderForms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound" } as never] } }), /runner "x" is an rte runner without a token/],
+    ["duplicate runner names", () => renderForms({ runners: { items: [{ name: "rte", type: "rte", mode: "outbound", token: "${RTE_TOKEN}" }] } }), /runner "rte" is declared twice/],
+    ["a ${VAR} the app does not have", () => renderForms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound", token: "${DC2_TOKEN}" }] } }), /uses \$\{DC2_TOKEN\}, which the app container does not have/],
+    ["a literal token in the seed", () => renderForms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound", token: "abcdefghijklmnopqrstuvwxyz" }] } }), /token must be a \$\{VAR\} reference/],
+  ];
+  it.each(cases)("%s", async (_label, run, message) => {
+    await expect(run()).rejects.toThrow(message);
+  });
+});
