@@ -1,0 +1,75 @@
+{{/*
+Exec gateway helpers. They mirror components/exec-gateway/index.ts (names, RBAC rules, env).
+*/}}
+
+{{- define "entryway.execGateway.fullname" -}}
+{{- include "entryway.name" (dict "root" . "part" "exec-gateway") -}}
+{{- end -}}
+
+{{/* A cluster-scoped name: base-namespace-part, like objectName(name, namespace, part). */}}
+{{- define "entryway.execGateway.clusterName" -}}
+{{- printf "%s-%s-%s" (include "entryway.base" .root) .root.Release.Namespace .part | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "entryway.execGateway.labels" -}}
+{{- include "entryway.labels" (dict "root" . "name" "exec-gateway" "component" "server") -}}
+{{- end -}}
+
+{{- define "entryway.execGateway.selectorLabels" -}}
+{{- include "entryway.selectorLabels" (dict "root" . "name" "exec-gateway" "component" "server") -}}
+{{- end -}}
+
+{{/* The webhook URL's Secret key: an existing one, or the Secret this chart makes. */}}
+{{- define "entryway.execGateway.webhookSecret" -}}
+{{- $w := .Values.execGateway.webhook -}}
+{{- if $w.urlSecret.name -}}
+name: {{ $w.urlSecret.name }}
+key: {{ $w.urlSecret.key }}
+{{- else -}}
+name: {{ include "entryway.name" (dict "root" . "part" "exec-gateway-auth") }}
+key: webhook-url
+{{- end -}}
+{{- end -}}
+
+{{/* The RBAC rules for entering pods (EXEC_RULES in the component). */}}
+{{- define "entryway.execGateway.execRules" -}}
+- apiGroups: [""]
+  resources: ["pods"]
+  verbs: ["get", "list"]
+- apiGroups: [""]
+  resources: ["pods/exec"]
+  verbs: ["create"]
+- apiGroups: ["apps"]
+  resources: ["deployments", "statefulsets"]
+  verbs: ["get"]
+{{- end -}}
+
+{{/* Cross-field checks the schema cannot express; each fails with a clear message. */}}
+{{- define "entryway.execGateway.validate" -}}
+{{- $g := .Values.execGateway -}}
+{{- if and (not $g.targetNamespaces) (not $g.clusterWide) -}}
+{{- fail "execGateway.targetNamespaces is empty: name the namespaces the gateway may enter (or set execGateway.clusterWide: true explicitly)" -}}
+{{- end -}}
+{{- if ne (len $g.targetNamespaces) (len (uniq $g.targetNamespaces)) -}}
+{{- fail "execGateway.targetNamespaces has duplicates" -}}
+{{- end -}}
+{{- if eq $g.authorizer "webhook" -}}
+{{- if eq (not $g.webhook.url) (not $g.webhook.urlSecret.name) -}}
+{{- fail "execGateway.authorizer \"webhook\" needs exactly one of execGateway.webhook.url or execGateway.webhook.urlSecret" -}}
+{{- end -}}
+{{- end -}}
+{{- if and (eq $g.authorizer "oidc") (or (not $g.oidc.issuer) (not $g.oidc.audience)) -}}
+{{- fail "execGateway.authorizer \"oidc\" needs execGateway.oidc.issuer and execGateway.oidc.audience" -}}
+{{- end -}}
+{{- if and $g.autoscaling.enabled (lt (int $g.autoscaling.maxReplicas) (int $g.autoscaling.minReplicas)) -}}
+{{- fail "execGateway.autoscaling needs 1 <= minReplicas <= maxReplicas" -}}
+{{- end -}}
+{{- if $g.exposure.kind -}}
+{{- if not $g.exposure.host -}}
+{{- fail "execGateway.exposure.host is required when execGateway.exposure.kind is set" -}}
+{{- end -}}
+{{- if not $g.exposure.tlsSecretName -}}
+{{- fail "execGateway.exposure.tlsSecretName is required: the gateway is exposed with TLS only" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}

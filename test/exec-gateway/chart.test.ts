@@ -1,0 +1,93 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { stringify } from "yaml";
+import { helmBinaries, helmLint, helmTemplate, repoRoot } from "../harness/helm";
+import { assertValidObjects, type ObjectLike } from "../harness/validate";
+
+type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const chart = path.join(repoRoot, "charts/entryway");
+const scenario = (name: string) => path.join(chart, "ci", name);
+const scratch = mkdtempSync(path.join(os.tmpdir(), "entryway-exec-chart-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+let counter = 0;
+function valuesFile(execGateway: Record<string, unknown>): string {
+  const file = path.join(scratch, `values-${counter++}.yaml`);
+  writeFileSync(file, stringify({ execGateway: { enabled: true, ...execGateway } }));
+  return file;
+}
+
+const find = (objects: ObjectLike[], kind: string, namespace?: string) =>
+  objects.filter((o) => o.kind === kind && (namespace === undefined || o.metadata?.namespace === namespace)) as Obj[];
+
+describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("exec gateway chart section, %s", (_label, helm) => {
+  it("makes nothing when disabled (the default)", () => {
+    const objects = helmTemplate(helm, chart, {});
+    expect(objects.filter((o) => JSON.stringify(o.metadata?.labels ?? {}).includes("exec-gateway"))).toEqual([]);
+  });
+
+  it("kubernetes scenario: a Role per target namespace, review ClusterRole, Istio exposure with TLS", async () => {
+    const objects = helmTemplate(helm, chart, { valuesFiles: [scenario("exec-gateway-kubernetes.yaml")] });
+    await assertValidObjects(objects);
+    expect(find(objects, "Role").map((r) => r.metadata.namespace).sort()).toEqual(["team-a", "team-b"]);
+    expect(find(objects, "ClusterRole").map((r) => r.metadata.name)).toEqual(["entryway-entryway-exec-gateway-review"]);
+    const env = find(objects, "Deployment")[0].spec.template.spec.containers[0].env;
+    expect(env).toEqual(expect.arrayContaining([{ name: "ENTRYWAY_IDLE_TIMEOUT_MS", value: "1800000" }]));
+    expect(find(objects, "Gateway")[0].spec.servers[0].tls).toMatchObject({ mode: "SIMPLE", credentialName: "exec-gateway-tls" });
+    expect(find(objects, "VirtualService")[0].spec.http[0].timeout).toBe("0s");
+  });
+
+  it("webhook scenario: URL from the existing Secret, no review rights, HPA instead of replicas", () => {
+    const objects = helmTemplate(helm, chart, { valuesFiles: [scenario("exec-gateway-webhook.yaml")] });
+    expect(find(objects, "ClusterRole")).toEqual([]);
+    expect(find(objects, "Secret")).toEqual([]);
+    const deployment = find(objects, "Deployment")[0];
+    expect(deployment.spec.replicas).toBeUndefined();
+    expect(deployment.spec.template.spec.containers[0].env).toContainEqual({
+      name: "ENTRYWAY_WEBHOOK_URL",
+      valueFrom: { secretKeyRef: { name: "console-webhook", key: "url" } },
+    });
+    expect(find(objects, "HorizontalPodAutoscaler")[0].spec).toMatchObject({ minReplicas: 2, maxReplicas: 4 });
+    expect(find(objects, "Ingress")[0].spec.tls).toEqual([{ hosts: ["exec.example.com"], secretName: "exec-gateway-tls" }]);
+  });
+
+  it("a webhook URL given in values goes into a Secret, referenced by secretKeyRef", () => {
+    const objects = helmTemplate(helm, chart, {
+      valuesFiles: [valuesFile({ authorizer: "webhook", webhook: { url: "https://console.example/auth" }, targetNamespaces: ["a"] })],
+    });
+    const secret = find(objects, "Secret")[0];
+    expect(secret.metadata.name).toBe("entryway-exec-gateway-auth");
+    const container = find(objects, "Deployment")[0].spec.template.spec.containers[0];
+    expect(container.env.find((e: Obj) => e.name === "ENTRYWAY_WEBHOOK_URL")).toEqual({
+      name: "ENTRYWAY_WEBHOOK_URL",
+      valueFrom: { secretKeyRef: { name: "entryway-exec-gateway-auth", key: "webhook-url" } },
+    });
+  });
+
+  // Schema rules fail both lint and template; the cross-field rule the schema cannot express
+  // (min <= max) fails template through the chart's `fail` (helm lint logs `fail` without failing).
+  it.each([
+    [{ targetNamespaces: [] }, /targetNamespaces/, true],
+    [{ targetNamespaces: ["a", "a"] }, /targetNamespaces/, true],
+    [{ targetNamespaces: ["a"], authorizer: "webhook" }, /webhook/, true],
+    [{ targetNamespaces: ["a"], authorizer: "webhook", webhook: { url: "https://x.example", urlSecret: { name: "s", key: "k" } } }, /webhook/, true],
+    [{ targetNamespaces: ["a"], authorizer: "oidc" }, /oidc/, true],
+    [{ targetNamespaces: ["a"], exposure: { kind: "ingress", host: "exec.example.com" } }, /tlsSecretName/, true],
+    [{ targetNamespaces: ["a"], runAsUser: 0 }, /runAsUser/, true],
+    [{ targetNamespaces: ["Bad_NS"] }, /targetNamespaces/, true],
+    [{ targetNamespaces: ["a"], authorizer: "ldap" }, /authorizer/, true],
+    [{ targetNamespaces: ["a"], replica: 2 }, /replica/, true],
+    [{ targetNamespaces: ["a"], autoscaling: { enabled: true, minReplicas: 3, maxReplicas: 2 } }, /execGateway.autoscaling needs 1 <= minReplicas <= maxReplicas/, false],
+  ])("fails with a clear message on bad values (%j)", (values, message, lintFails) => {
+    const file = valuesFile(values);
+    expect(() => helmTemplate(helm, chart, { valuesFiles: [file] })).toThrow(message);
+    if (lintFails) {
+      const lint = helmLint(helm, chart, [file]);
+      expect(lint.ok).toBe(false);
+      expect(lint.output).toMatch(message);
+    }
+  });
+});
