@@ -1,0 +1,365 @@
+/**
+ * ConnectGateway: a DEDICATED Istio ingress gateway for SSH over HTTP CONNECT. Its own Deployment
+ * (Istio's gateway injection), Service and one port that accepts CONNECT (HTTP/1.1, HTTP/1.0 and
+ * HTTP/2), an AuthorizationPolicy that admits only CONNECT, and optional TLS on the CONNECT hop.
+ *
+ * The listener-level EnvoyFilter is made once here and never changes: workspaces register with
+ * their own VIRTUAL_HOST ADD patches (SshWorkspace), so adding or removing one leaves the
+ * listener, and every live SSH session on it, alone. See design.md "SSH over CONNECT".
+ */
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { selectorLabels, standardLabels } from "../shared/labels";
+import { objectName, serviceFqdn } from "../shared/names";
+import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
+
+/** Ports the gateway never takes for SSH: the usual web ports and Istio's own. */
+export const RESERVED_CONNECT_PORTS: readonly number[] = [80, 443, 15000, 15001, 15004, 15006, 15008, 15009, 15020, 15021, 15053, 15090];
+/** The Istio proxy's uid in gateway pods. */
+const ISTIO_PROXY_UID = 1337;
+const HCM = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
+const DNS_NAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const CIDR = /^(\d{1,3}(\.\d{1,3}){3}\/(3[0-2]|[12]?\d)|[0-9a-fA-F:]+:[0-9a-fA-F:]*\/(12[0-8]|1[01]\d|[1-9]?\d))$/;
+
+export type ConnectGatewayServiceType = "LoadBalancer" | "NodePort" | "ClusterIP";
+
+export interface ConnectGatewayAutoscaling {
+  /** Lowest replica count (default 2). */
+  minReplicas?: number;
+  /** Highest replica count (default 5). */
+  maxReplicas?: number;
+  /** Average CPU utilisation to aim for, in percent of the request (default 80). */
+  targetCPUUtilizationPercentage?: number;
+}
+
+export interface ConnectGatewayTls {
+  /** A kubernetes.io/tls Secret in the gateway's namespace (tls.crt, tls.key) that Istio serves. */
+  credentialName: string;
+}
+
+export interface ConnectGatewayArgs {
+  /** The namespace of the gateway and of the workspaces' route patches. Plain: names must be known at preview. */
+  namespace: string;
+  /** The CONNECT port (default 2222). 80, 443 and Istio's own ports are refused. */
+  port?: number;
+  /** The name users reach the gateway by (DNS name of the load balancer); goes into ssh configs and is the TLS host. */
+  hostname?: string;
+  /** Service type: LoadBalancer (default), NodePort or ClusterIP. */
+  serviceType?: ConnectGatewayServiceType;
+  /** Annotations for the Service (load balancer settings). */
+  serviceAnnotations?: pulumi.Input<Record<string, pulumi.Input<string>>>;
+  /** A fixed node port (NodePort and LoadBalancer only). */
+  nodePort?: number;
+  /** Admit CONNECT only from these client CIDRs (default: from anywhere). */
+  allowedSourceRanges?: string[];
+  /** TLS on the CONNECT hop, terminated by the gateway. */
+  tls?: ConnectGatewayTls;
+  /** Replicas when not autoscaled (default 2). */
+  replicas?: number;
+  /** A HorizontalPodAutoscaler instead of a fixed replica count. */
+  autoscaling?: ConnectGatewayAutoscaling;
+  /** The Istio revision to inject from (default: the default injector). */
+  revision?: string;
+  /** Container resources (default: 100m CPU, 128Mi requested; 512Mi memory limit). */
+  resources?: pulumi.Input<k8s.types.input.core.v1.ResourceRequirements>;
+  /** Labels added to every object. */
+  labels?: Record<string, string>;
+}
+
+/** What a workspace needs to register its route on this gateway. */
+export interface ConnectGatewayRegistration {
+  readonly namespace: string;
+  readonly port: number;
+  /** The gateway pods' labels (EnvoyFilter workloadSelector, NetworkPolicy peers). */
+  readonly selector: Record<string, string>;
+  /** The Envoy route configuration the port's virtual hosts live in. */
+  readonly routeConfigurationName: string;
+  /** `host:port` as users reach it. */
+  readonly address: string;
+  readonly tls: boolean;
+}
+
+/** Checks the arguments; throws one clear message. Exported for tests and the Stack. */
+export function validateConnectGatewayArgs(name: string, args: ConnectGatewayArgs): void {
+  const where = `ConnectGateway ${name}`;
+  const port = args.port ?? 2222;
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new Error(`${where}: port must be 1-65535, not ${port}`);
+  }
+  if (RESERVED_CONNECT_PORTS.includes(port)) {
+    throw new Error(`${where}: port ${port} is reserved (80/443 carry web traffic; 150xx are Istio's); pick a dedicated port such as 2222`);
+  }
+  if (args.hostname !== undefined && !DNS_NAME.test(args.hostname)) {
+    throw new Error(`${where}: hostname ${JSON.stringify(args.hostname)} is not a lower-case DNS name`);
+  }
+  const type = args.serviceType ?? "LoadBalancer";
+  if (!["LoadBalancer", "NodePort", "ClusterIP"].includes(type)) {
+    throw new Error(`${where}: serviceType must be LoadBalancer, NodePort or ClusterIP, not ${type}`);
+  }
+  if (args.nodePort !== undefined && (type === "ClusterIP" || !Number.isInteger(args.nodePort) || args.nodePort < 30000 || args.nodePort > 32767)) {
+    throw new Error(`${where}: nodePort must be 30000-32767 and needs serviceType NodePort or LoadBalancer`);
+  }
+  for (const cidr of args.allowedSourceRanges ?? []) {
+    if (!CIDR.test(cidr)) throw new Error(`${where}: allowedSourceRanges entry ${JSON.stringify(cidr)} is not a CIDR`);
+  }
+  if (args.tls && !/^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/.test(args.tls.credentialName ?? "")) {
+    throw new Error(`${where}: tls.credentialName must name a Secret in namespace ${args.namespace}`);
+  }
+  if (args.replicas !== undefined && (!Number.isInteger(args.replicas) || args.replicas < 1)) {
+    throw new Error(`${where}: replicas must be at least 1`);
+  }
+  const a = args.autoscaling;
+  if (a) {
+    const min = a.minReplicas ?? 2;
+    const max = a.maxReplicas ?? 5;
+    if (!Number.isInteger(min) || !Number.isInteger(max) || min < 1 || max < min) {
+      throw new Error(`${where}: autoscaling needs 1 <= minReplicas <= maxReplicas`);
+    }
+  }
+}
+
+/**
+ * The name of the Envoy route configuration Istio gives a gateway port: `http.<port>` for a plain
+ * HTTP server, `https.<port>.<portName>.<gatewayName>.<namespace>` for a TLS-terminating one
+ * (istio pilot/pkg/model gateway.go, gatewayRDSRouteName).
+ */
+export function gatewayRouteConfigurationName(port: number, tls: { portName: string; gatewayName: string; namespace: string } | undefined): string {
+  return tls ? `https.${port}.${tls.portName}.${tls.gatewayName}.${tls.namespace}` : `http.${port}`;
+}
+
+/** The port name of the Gateway server (part of the TLS route configuration name). */
+export const CONNECT_PORT_NAME = "connect";
+
+export class ConnectGateway extends pulumi.ComponentResource {
+  /** The gateway's object name (Deployment, Service, Gateway, ...). */
+  public readonly gatewayName: string;
+  public readonly namespace: string;
+  public readonly port: number;
+  /** `host:port` users reach (hostname, or the Service's in-cluster name when none is given). */
+  public readonly address: string;
+  /** The Service's in-cluster DNS name. */
+  public readonly serviceFqdn: string;
+  /** The Envoy route configuration workspaces add virtual hosts to. */
+  public readonly routeConfigurationName: string;
+  /** The listener-level EnvoyFilter's name (made once; never changes). */
+  public readonly connectFilterName: string;
+  /** The load balancer's address once assigned (LoadBalancer only). */
+  public readonly loadBalancerAddress: pulumi.Output<string | undefined>;
+  /** Everything a workspace needs to register here. */
+  public readonly registration: ConnectGatewayRegistration;
+
+  private readonly domains = new Map<string, string>();
+
+  constructor(name: string, args: ConnectGatewayArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("entryway:index:ConnectGateway", name, {}, opts);
+    validateConnectGatewayArgs(name, args);
+
+    const port = args.port ?? 2222;
+    const ns = args.namespace;
+    const gw = objectName(name, "connect-gateway");
+    const identity = { name: "connect-gateway", instance: name };
+    const selector = selectorLabels(identity);
+    const labels = standardLabels(identity, args.labels);
+    const meta = (objName: string) => ({ name: objName, namespace: ns, labels });
+    const tls = args.tls !== undefined;
+    const serviceType = args.serviceType ?? "LoadBalancer";
+
+    this.gatewayName = gw;
+    this.namespace = ns;
+    this.port = port;
+    this.serviceFqdn = serviceFqdn(gw, ns);
+    this.address = `${args.hostname ?? this.serviceFqdn}:${port}`;
+    this.routeConfigurationName = gatewayRouteConfigurationName(port, tls ? { portName: CONNECT_PORT_NAME, gatewayName: gw, namespace: ns } : undefined);
+    this.connectFilterName = objectName(name, "connect-gateway", "connect");
+    this.registration = { namespace: ns, port, selector, routeConfigurationName: this.routeConfigurationName, address: this.address, tls };
+
+    const serviceAccount = new k8s.core.v1.ServiceAccount(gw, { metadata: meta(gw) }, { parent: this });
+
+    if (tls) {
+      // istiod serves the credentialName Secret only to a gateway whose ServiceAccount may read
+      // Secrets in its namespace (Istio's gateway chart grants the same).
+      const sds = objectName(name, "connect-gateway-sds");
+      new k8s.rbac.v1.Role(sds, {
+        metadata: meta(sds),
+        rules: [{ apiGroups: [""], resources: ["secrets"], verbs: ["get", "watch", "list"] }],
+      }, { parent: this });
+      new k8s.rbac.v1.RoleBinding(sds, {
+        metadata: meta(sds),
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: sds },
+        subjects: [{ kind: "ServiceAccount", name: gw, namespace: ns }],
+      }, { parent: this });
+    }
+
+    const injectionLabels: Record<string, string> = args.revision ? { "istio.io/rev": args.revision } : { "sidecar.istio.io/inject": "true" };
+    new k8s.apps.v1.Deployment(gw, {
+      metadata: meta(gw),
+      spec: {
+        ...(args.autoscaling ? {} : { replicas: args.replicas ?? 2 }),
+        selector: { matchLabels: selector },
+        template: {
+          metadata: {
+            labels: { ...labels, ...injectionLabels },
+            annotations: { "inject.istio.io/templates": "gateway" },
+          },
+          spec: {
+            serviceAccountName: serviceAccount.metadata.name,
+            securityContext: restrictedPodSecurityContext({ user: ISTIO_PROXY_UID }),
+            containers: [{
+              // "auto": Istio's gateway injection replaces the image with its proxy.
+              name: "istio-proxy",
+              image: "auto",
+              ports: [
+                { name: CONNECT_PORT_NAME, containerPort: port, protocol: "TCP" },
+                { name: "http-envoy-prom", containerPort: 15090, protocol: "TCP" },
+              ],
+              resources: args.resources ?? { requests: { cpu: "100m", memory: "128Mi" }, limits: { memory: "512Mi" } },
+              securityContext: restrictedContainerSecurityContext({ runAs: { user: ISTIO_PROXY_UID } }),
+            }],
+          },
+        },
+      },
+    }, { parent: this });
+
+    const service = new k8s.core.v1.Service(gw, {
+      metadata: { ...meta(gw), ...(args.serviceAnnotations ? { annotations: args.serviceAnnotations } : {}) },
+      spec: {
+        type: serviceType,
+        selector,
+        ...(serviceType === "ClusterIP" ? {} : { externalTrafficPolicy: "Local" }),
+        ports: [{
+          name: "tcp-connect",
+          port,
+          targetPort: port,
+          protocol: "TCP",
+          ...(args.nodePort !== undefined ? { nodePort: args.nodePort } : {}),
+        }],
+      },
+    }, { parent: this });
+
+    new k8s.policy.v1.PodDisruptionBudget(gw, {
+      metadata: meta(gw),
+      spec: { maxUnavailable: 1, selector: { matchLabels: selector } },
+    }, { parent: this });
+
+    if (args.autoscaling) {
+      new k8s.autoscaling.v2.HorizontalPodAutoscaler(gw, {
+        metadata: meta(gw),
+        spec: {
+          scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: gw },
+          minReplicas: args.autoscaling.minReplicas ?? 2,
+          maxReplicas: args.autoscaling.maxReplicas ?? 5,
+          metrics: [{
+            type: "Resource",
+            resource: { name: "cpu", target: { type: "Utilization", averageUtilization: args.autoscaling.targetCPUUtilizationPercentage ?? 80 } },
+          }],
+        },
+      }, { parent: this });
+    }
+
+    // Only the CONNECT port (from anywhere; the AuthorizationPolicy narrows by client address)
+    // and the proxy's metrics port reach the gateway pods.
+    new k8s.networking.v1.NetworkPolicy(gw, {
+      metadata: meta(gw),
+      spec: {
+        podSelector: { matchLabels: selector },
+        policyTypes: ["Ingress"],
+        ingress: [{ ports: [{ port, protocol: "TCP" }, { port: 15090, protocol: "TCP" }] }],
+      },
+    }, { parent: this });
+
+    new k8s.apiextensions.CustomResource(gw, {
+      apiVersion: "networking.istio.io/v1",
+      kind: "Gateway",
+      metadata: meta(gw),
+      spec: {
+        selector,
+        servers: [tls
+          ? {
+              port: { number: port, name: CONNECT_PORT_NAME, protocol: "HTTPS" },
+              hosts: [args.hostname ?? "*"],
+              tls: { mode: "SIMPLE", credentialName: args.tls!.credentialName, minProtocolVersion: "TLSV1_2" },
+            }
+          : {
+              // A host no VirtualService binds: the server exists only so Istio opens the port.
+              port: { number: port, name: CONNECT_PORT_NAME, protocol: "HTTP" },
+              hosts: [`${ns}/${gw}.connect.invalid`],
+            }],
+      },
+    }, { parent: this });
+
+    new k8s.apiextensions.CustomResource(this.connectFilterName, {
+      apiVersion: "networking.istio.io/v1alpha3",
+      kind: "EnvoyFilter",
+      metadata: meta(this.connectFilterName),
+      spec: connectFilterSpec(selector, port),
+    }, { parent: this });
+
+    const cidrs = args.allowedSourceRanges ?? [];
+    new k8s.apiextensions.CustomResource(gw, {
+      apiVersion: "security.istio.io/v1",
+      kind: "AuthorizationPolicy",
+      metadata: meta(gw),
+      spec: {
+        selector: { matchLabels: selector },
+        action: "ALLOW",
+        rules: [{
+          ...(cidrs.length > 0 ? { from: [{ source: { remoteIpBlocks: cidrs } }] } : {}),
+          to: [{ operation: { methods: ["CONNECT"], ports: [String(port)] } }],
+        }],
+      },
+    }, { parent: this });
+
+    this.loadBalancerAddress = service.status.apply((status) => {
+      const ingress = status?.loadBalancer?.ingress?.[0];
+      return ingress?.hostname ?? ingress?.ip;
+    });
+
+    this.registerOutputs({
+      gatewayName: this.gatewayName,
+      namespace: this.namespace,
+      port: this.port,
+      address: this.address,
+      routeConfigurationName: this.routeConfigurationName,
+    });
+  }
+
+  /**
+   * Claims a CONNECT domain (`fqdn:port`) for a workspace. Two workspaces with one domain would
+   * make Envoy reject every route on the port, so the second claim is an error at preview.
+   */
+  public claimDomain(domain: string, workspace: string): void {
+    const owner = this.domains.get(domain);
+    if (owner !== undefined) {
+      throw new Error(`SshWorkspace ${workspace}: domain ${domain} is already routed by workspace ${owner} on ConnectGateway ${this.gatewayName}; Envoy would reject every route on port ${this.port}`);
+    }
+    this.domains.set(domain, workspace);
+  }
+}
+
+/** The spec of the one listener-level EnvoyFilter: CONNECT on the port, and nothing per workspace. */
+export function connectFilterSpec(selector: Record<string, string>, port: number): Record<string, unknown> {
+  return {
+    workloadSelector: { labels: selector },
+    configPatches: [{
+      applyTo: "NETWORK_FILTER",
+      match: {
+        context: "GATEWAY",
+        listener: { portNumber: port, filterChain: { filter: { name: "envoy.filters.network.http_connection_manager" } } },
+      },
+      patch: {
+        operation: "MERGE",
+        value: {
+          typed_config: {
+            "@type": HCM,
+            upgrade_configs: [{ upgrade_type: "CONNECT" }],
+            // ncat, socat and Windows' connect.exe send HTTP/1.0 CONNECT.
+            http_protocol_options: { accept_http_10: true },
+            http2_protocol_options: { allow_connect: true },
+            // An idle SSH session must not be cut by the connection manager.
+            stream_idle_timeout: "0s",
+          },
+        },
+      },
+    }],
+  };
+}

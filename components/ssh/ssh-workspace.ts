@@ -1,0 +1,294 @@
+/**
+ * SshWorkspace: an OpenSSH development container reached through a ConnectGateway. A StatefulSet
+ * with a persistent home, a PDB that keeps it from being moved, a Service port 22 named `tcp-ssh`,
+ * a NetworkPolicy that admits SSH only from the gateway's pods, authorized keys from a Secret, and
+ * one VIRTUAL_HOST ADD EnvoyFilter that registers `<fqdn>:22` on the gateway. sshd runs as the
+ * workspace user (non-root) with password login off (images/ssh-workspace).
+ *
+ * Output: the user's ~/.ssh/config block, written by sshConfigBlock() (gateway/src/cli/ssh-config.ts,
+ * the one place that writes it; `entryway ssh-config` uses it too).
+ */
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { sshConfigBlock } from "../../gateway/src/cli/ssh-config";
+import { selectorLabels, standardLabels } from "../shared/labels";
+import { objectName, serviceFqdn } from "../shared/names";
+import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
+import type { ConnectGateway } from "./connect-gateway";
+
+/** The image built from images/ssh-workspace (Ubuntu, OpenSSH, user `dev` uid 1000). */
+export const DEFAULT_WORKSPACE_IMAGE = "ghcr.io/entryway/ssh-workspace:0.1.0";
+/** The Service port the gateway dials (named tcp-ssh). */
+export const WORKSPACE_SERVICE_PORT = 22;
+/** The port sshd listens on inside the pod: non-root processes cannot bind 22. */
+export const WORKSPACE_SSHD_PORT = 2222;
+/** Where the image's entrypoint reads authorized keys (file `authorized_keys`). */
+export const AUTHORIZED_KEYS_DIR = "/etc/entryway/keys";
+
+const LOGIN = /^[a-z_][a-z0-9_-]{0,31}$/;
+const DURATION = /^\d+(\.\d{1,9})?s$/;
+const PUBLIC_KEY = /^(ssh-(ed25519|rsa|dss)|ecdsa-sha2-nistp(256|384|521)|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com) [A-Za-z0-9+/]+=*( [^\n]*)?$/;
+
+export interface SshWorkspaceStorage {
+  /** Size of the home volume (default 10Gi). */
+  size?: string;
+  /** StorageClass of the home volume (default: the cluster's default). */
+  storageClassName?: string;
+}
+
+export interface SecretKeyReference {
+  /** A Secret in the workspace's namespace. */
+  name: string;
+  /** The key holding the authorized_keys file (default `authorized_keys`). */
+  key?: string;
+}
+
+export interface SshWorkspaceArgs {
+  /** The gateway the workspace registers on. */
+  gateway: ConnectGateway;
+  /** The workspace's namespace (default: the gateway's). Plain: the route's domain must be known at preview. */
+  namespace?: string;
+  /** The login user, which must exist in the image (default `dev`). */
+  user?: string;
+  /** The user's numeric id in the image (default 1000); sshd runs as this user. */
+  uid?: number;
+  /** The image: images/ssh-workspace or one that extends it (default DEFAULT_WORKSPACE_IMAGE). */
+  image?: pulumi.Input<string>;
+  /** Image pull policy (default IfNotPresent). */
+  imagePullPolicy?: pulumi.Input<string>;
+  /** The public keys allowed to log in (a Secret is made of them). Give this or authorizedKeysSecret. */
+  authorizedKeys?: string[];
+  /** An existing Secret holding the authorized_keys file. Give this or authorizedKeys. */
+  authorizedKeysSecret?: SecretKeyReference;
+  /** The persistent home volume. */
+  storage?: SshWorkspaceStorage;
+  /** Envoy's per-route idle timeout for the tunnel (default 3600s; keep-alives reset it). */
+  idleTimeout?: string;
+  /** ServerAliveInterval in the ssh config output (default 30). */
+  serverAliveInterval?: number;
+  /** Container resources (default: 100m CPU, 256Mi requested; 2Gi memory limit). */
+  resources?: pulumi.Input<k8s.types.input.core.v1.ResourceRequirements>;
+  /** Labels added to every object. */
+  labels?: Record<string, string>;
+}
+
+/** Checks the arguments; throws one clear message. */
+export function validateSshWorkspaceArgs(name: string, args: SshWorkspaceArgs): void {
+  const where = `SshWorkspace ${name}`;
+  if (!LOGIN.test(args.user ?? "dev")) throw new Error(`${where}: user ${JSON.stringify(args.user)} is not a valid login name`);
+  const uid = args.uid ?? 1000;
+  if (!Number.isInteger(uid) || uid < 1 || uid > 2147483647) throw new Error(`${where}: uid must be a non-root user id (>= 1), not ${uid}`);
+  const hasKeys = args.authorizedKeys !== undefined;
+  if (hasKeys === (args.authorizedKeysSecret !== undefined)) {
+    throw new Error(`${where}: give exactly one of authorizedKeys and authorizedKeysSecret`);
+  }
+  if (hasKeys) {
+    if (args.authorizedKeys!.length === 0) throw new Error(`${where}: authorizedKeys is empty: nobody could log in`);
+    for (const key of args.authorizedKeys!) {
+      if (!PUBLIC_KEY.test(key.trim())) {
+        throw new Error(`${where}: authorizedKeys entry ${JSON.stringify(key.slice(0, 40))}... is not an OpenSSH public key (never put a private key here)`);
+      }
+    }
+  }
+  if (args.idleTimeout !== undefined && !DURATION.test(args.idleTimeout)) {
+    throw new Error(`${where}: idleTimeout must be seconds like "3600s", not ${JSON.stringify(args.idleTimeout)}`);
+  }
+}
+
+export class SshWorkspace extends pulumi.ComponentResource {
+  /** The Service's name (also the StatefulSet's). */
+  public readonly serviceName: string;
+  public readonly namespace: string;
+  /** The Service's in-cluster DNS name (the ssh HostName). */
+  public readonly fqdn: string;
+  /** The CONNECT domain routed on the gateway: `<fqdn>:22`. */
+  public readonly domain: string;
+  /** The workspace's EnvoyFilter (in the gateway's namespace). */
+  public readonly routeFilterName: string;
+  /** The ~/.ssh/config block (alias = the component's name). */
+  public readonly sshConfig: pulumi.Output<string>;
+
+  constructor(name: string, args: SshWorkspaceArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("entryway:index:SshWorkspace", name, {}, opts);
+    validateSshWorkspaceArgs(name, args);
+
+    const gateway = args.gateway.registration;
+    const ns = args.namespace ?? gateway.namespace;
+    const user = args.user ?? "dev";
+    const uid = args.uid ?? 1000;
+    const ws = objectName(name);
+    const identity = { name: "ssh-workspace", instance: ws };
+    const selector = selectorLabels(identity);
+    const labels = standardLabels(identity, args.labels);
+    const meta = (objName: string, namespace = ns) => ({ name: objName, namespace, labels });
+
+    this.serviceName = ws;
+    this.namespace = ns;
+    this.fqdn = serviceFqdn(ws, ns);
+    this.domain = `${this.fqdn}:${WORKSPACE_SERVICE_PORT}`;
+    this.routeFilterName = objectName(name, "route");
+    args.gateway.claimDomain(this.domain, ws);
+
+    let keysSecret: SecretKeyReference;
+    if (args.authorizedKeys) {
+      const secretName = objectName(name, "authorized-keys");
+      new k8s.core.v1.Secret(secretName, {
+        metadata: meta(secretName),
+        type: "Opaque",
+        stringData: { authorized_keys: args.authorizedKeys.map((k) => k.trim()).join("\n") + "\n" },
+      }, { parent: this });
+      keysSecret = { name: secretName, key: "authorized_keys" };
+    } else {
+      keysSecret = args.authorizedKeysSecret!;
+    }
+
+    new k8s.core.v1.Service(ws, {
+      metadata: meta(ws),
+      spec: {
+        type: "ClusterIP",
+        selector,
+        ports: [{ name: "tcp-ssh", port: WORKSPACE_SERVICE_PORT, targetPort: WORKSPACE_SSHD_PORT, protocol: "TCP" }],
+      },
+    }, { parent: this });
+
+    const home = `/home/${user}`;
+    new k8s.apps.v1.StatefulSet(ws, {
+      metadata: meta(ws),
+      spec: {
+        replicas: 1,
+        serviceName: ws,
+        selector: { matchLabels: selector },
+        persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
+        template: {
+          metadata: { labels },
+          spec: {
+            automountServiceAccountToken: false,
+            enableServiceLinks: false,
+            securityContext: restrictedPodSecurityContext({ user: uid }),
+            containers: [{
+              name: "sshd",
+              image: args.image ?? DEFAULT_WORKSPACE_IMAGE,
+              imagePullPolicy: args.imagePullPolicy ?? "IfNotPresent",
+              env: [
+                { name: "ENTRYWAY_SSH_USER", value: user },
+                { name: "ENTRYWAY_SSHD_PORT", value: String(WORKSPACE_SSHD_PORT) },
+              ],
+              ports: [{ name: "ssh", containerPort: WORKSPACE_SSHD_PORT, protocol: "TCP" }],
+              readinessProbe: { tcpSocket: { port: WORKSPACE_SSHD_PORT }, periodSeconds: 10 },
+              livenessProbe: { tcpSocket: { port: WORKSPACE_SSHD_PORT }, initialDelaySeconds: 10, periodSeconds: 30 },
+              resources: args.resources ?? { requests: { cpu: "100m", memory: "256Mi" }, limits: { memory: "2Gi" } },
+              securityContext: restrictedContainerSecurityContext({ runAs: { user: uid } }),
+              volumeMounts: [
+                { name: "home", mountPath: home },
+                { name: "authorized-keys", mountPath: AUTHORIZED_KEYS_DIR, readOnly: true },
+                { name: "run", mountPath: "/run/entryway" },
+                { name: "tmp", mountPath: "/tmp" },
+              ],
+            }],
+            volumes: [
+              { name: "authorized-keys", secret: { secretName: keysSecret.name, defaultMode: 0o444, items: [{ key: keysSecret.key ?? "authorized_keys", path: "authorized_keys" }] } },
+              { name: "run", emptyDir: { medium: "Memory", sizeLimit: "16Mi" } },
+              { name: "tmp", emptyDir: {} },
+            ],
+          },
+        },
+        volumeClaimTemplates: [{
+          metadata: { name: "home", labels },
+          spec: {
+            accessModes: ["ReadWriteOnce"],
+            ...(args.storage?.storageClassName ? { storageClassName: args.storage.storageClassName } : {}),
+            resources: { requests: { storage: args.storage?.size ?? "10Gi" } },
+          },
+        }],
+      },
+    }, { parent: this });
+
+    // The workspace must not be moved: evictions (drains) wait until someone deletes it.
+    new k8s.policy.v1.PodDisruptionBudget(ws, {
+      metadata: meta(ws),
+      spec: { maxUnavailable: 0, selector: { matchLabels: selector } },
+    }, { parent: this });
+
+    new k8s.networking.v1.NetworkPolicy(ws, {
+      metadata: meta(ws),
+      spec: {
+        podSelector: { matchLabels: selector },
+        policyTypes: ["Ingress"],
+        ingress: [{
+          from: [{
+            namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": gateway.namespace } },
+            podSelector: { matchLabels: gateway.selector },
+          }],
+          ports: [{ port: WORKSPACE_SSHD_PORT, protocol: "TCP" }],
+        }],
+      },
+    }, { parent: this });
+
+    new k8s.apiextensions.CustomResource(this.routeFilterName, {
+      apiVersion: "networking.istio.io/v1alpha3",
+      kind: "EnvoyFilter",
+      metadata: meta(this.routeFilterName, gateway.namespace),
+      spec: workspaceRouteFilterSpec({
+        selector: gateway.selector,
+        port: gateway.port,
+        routeConfigurationName: gateway.routeConfigurationName,
+        virtualHostName: `${ws}.${ns}`,
+        fqdn: this.fqdn,
+        idleTimeout: args.idleTimeout ?? "3600s",
+      }),
+    }, { parent: this });
+
+    this.sshConfig = pulumi.output(sshConfigBlock({
+      alias: ws,
+      hostName: this.fqdn,
+      port: WORKSPACE_SERVICE_PORT,
+      user,
+      gateway: gateway.address,
+      tls: gateway.tls,
+      serverAliveInterval: args.serverAliveInterval,
+    }));
+
+    this.registerOutputs({
+      serviceName: this.serviceName,
+      namespace: this.namespace,
+      fqdn: this.fqdn,
+      domain: this.domain,
+      sshConfig: this.sshConfig,
+    });
+  }
+}
+
+/** The workspace's one patch: a virtual host for exactly `<fqdn>:22` with a static cluster. */
+export function workspaceRouteFilterSpec(route: {
+  selector: Record<string, string>;
+  port: number;
+  routeConfigurationName: string;
+  virtualHostName: string;
+  fqdn: string;
+  idleTimeout: string;
+}): Record<string, unknown> {
+  return {
+    workloadSelector: { labels: route.selector },
+    configPatches: [{
+      applyTo: "VIRTUAL_HOST",
+      match: { context: "GATEWAY", routeConfiguration: { portNumber: route.port, name: route.routeConfigurationName } },
+      patch: {
+        operation: "ADD",
+        value: {
+          name: route.virtualHostName,
+          domains: [`${route.fqdn}:${WORKSPACE_SERVICE_PORT}`],
+          routes: [{
+            match: { connect_matcher: {} },
+            route: {
+              cluster: `outbound|${WORKSPACE_SERVICE_PORT}||${route.fqdn}`,
+              // Routes added by EnvoyFilter default to a 15 s timeout: an SSH session has none.
+              timeout: "0s",
+              idle_timeout: route.idleTimeout,
+              upgrade_configs: [{ upgrade_type: "CONNECT", connect_config: {} }],
+            },
+          }],
+        },
+      },
+    }],
+  };
+}

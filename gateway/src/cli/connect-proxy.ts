@@ -1,0 +1,176 @@
+/**
+ * `entryway connect-proxy <gateway-host:port> <host> <port>`: a built-in ssh ProxyCommand for
+ * machines without proxytunnel (Windows). It opens a connection to the CONNECT gateway (TLS
+ * optional, with a CA file), asks for `<host>:<port>` with HTTP/1.1 CONNECT, and then copies
+ * stdin to the tunnel and the tunnel to stdout. A refusal (404: no workspace is declared at that
+ * address; 403: not allowed from here) becomes one line on stderr and exit code 1.
+ */
+import { readFileSync } from "node:fs";
+import net from "node:net";
+import tls from "node:tls";
+import { parseArgs } from "node:util";
+import { parseHostPort } from "./ssh-config.js";
+
+const USAGE = `usage: entryway connect-proxy [--tls] [--ca-file <path>] [--insecure-skip-verify] <gateway-host:port> <host> <port>
+
+A ProxyCommand for ssh: ProxyCommand entryway connect-proxy ssh.example.com:2222 %h %p
+`;
+
+const MAX_HEADER = 16 * 1024;
+
+const EXPLAIN: Record<number, string> = {
+  400: "the gateway did not understand the request",
+  403: "the gateway does not allow this connection from here",
+  404: "no workspace is declared at that address on this gateway",
+  405: "the gateway does not accept CONNECT on this port",
+  407: "the gateway wants proxy authentication",
+  502: "the gateway could not reach the workspace",
+  503: "the workspace is not available",
+  504: "the gateway timed out reaching the workspace",
+};
+
+export interface ConnectOptions {
+  readonly gateway: string;
+  readonly host: string;
+  readonly port: number;
+  readonly tls?: boolean;
+  readonly ca?: Buffer;
+  readonly rejectUnauthorized?: boolean;
+}
+
+/** Thrown when the tunnel cannot be opened; the message is the one line the user sees. */
+export class ConnectError extends Error {
+  override readonly name = "ConnectError";
+}
+
+/**
+ * Opens the tunnel. Resolves with the socket (already past the gateway's response) and any bytes
+ * that arrived after the response head, which belong to the tunnelled stream.
+ */
+export function openTunnel(options: ConnectOptions): Promise<{ socket: net.Socket; rest: Buffer }> {
+  const gateway = parseHostPort(options.gateway);
+  const target = `${options.host}:${options.port}`;
+  return new Promise((resolve, reject) => {
+    const onConnect = () => {
+      socket.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\nUser-Agent: entryway-connect-proxy\r\n\r\n`);
+    };
+    const socket: net.Socket = options.tls
+      ? tls.connect({
+          host: gateway.host,
+          port: gateway.port,
+          servername: net.isIP(gateway.host) ? undefined : gateway.host,
+          ca: options.ca,
+          rejectUnauthorized: options.rejectUnauthorized ?? true,
+          minVersion: "TLSv1.2",
+        }, onConnect)
+      : net.connect({ host: gateway.host, port: gateway.port }, onConnect);
+    let head = Buffer.alloc(0);
+    const fail = (message: string) => {
+      socket.destroy();
+      reject(new ConnectError(message));
+    };
+    const onData = (chunk: Buffer) => {
+      head = Buffer.concat([head, chunk]);
+      const end = head.indexOf("\r\n\r\n");
+      if (end < 0) {
+        if (head.length > MAX_HEADER) fail(`the gateway ${options.gateway} sent an over-long response to CONNECT ${target}`);
+        return;
+      }
+      socket.off("data", onData);
+      socket.off("error", onError);
+      socket.off("end", onEnd);
+      const statusLine = head.subarray(0, head.indexOf("\r\n")).toString("latin1");
+      const match = /^HTTP\/\d(?:\.\d)? (\d{3})(?: (.*))?$/.exec(statusLine);
+      if (!match) {
+        fail(`the gateway ${options.gateway} did not answer CONNECT ${target} with HTTP (got ${JSON.stringify(statusLine.slice(0, 80))})`);
+        return;
+      }
+      const status = Number(match[1]);
+      if (status < 200 || status > 299) {
+        const reason = match[2]?.trim() || "";
+        const why = EXPLAIN[status] ?? "the gateway refused the tunnel";
+        fail(`the gateway ${options.gateway} refused ${target}: ${status}${reason ? ` ${reason}` : ""} (${why})`);
+        return;
+      }
+      socket.pause();
+      resolve({ socket, rest: head.subarray(end + 4) });
+    };
+    const onError = (error: Error) => fail(`cannot reach the gateway ${options.gateway}: ${error.message}`);
+    const onEnd = () => fail(`the gateway ${options.gateway} closed the connection before answering CONNECT ${target}`);
+    socket.on("data", onData);
+    socket.on("error", onError);
+    socket.on("end", onEnd);
+  });
+}
+
+/** `entryway connect-proxy ...`: resolves to the exit code once the tunnel is over. */
+export async function run(argv: string[], stdin: NodeJS.ReadableStream = process.stdin, stdout: NodeJS.WritableStream = process.stdout): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        tls: { type: "boolean", default: false },
+        "ca-file": { type: "string" },
+        "insecure-skip-verify": { type: "boolean", default: false },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    });
+  } catch (error) {
+    process.stderr.write(`entryway connect-proxy: ${(error as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (positionals.length !== 3) {
+    process.stderr.write(`entryway connect-proxy: expected <gateway-host:port> <host> <port>\n${USAGE}`);
+    return 2;
+  }
+  const [gateway, host, portText] = positionals;
+  const port = Number(portText);
+  let tunnel: { socket: net.Socket; rest: Buffer };
+  try {
+    if (!Number.isInteger(port) || port < 1 || port > 65535) throw new ConnectError(`port must be 1-65535, not ${JSON.stringify(portText)}`);
+    if (values["ca-file"] && !values.tls) throw new ConnectError("--ca-file needs --tls");
+    let ca: Buffer | undefined;
+    if (values["ca-file"]) {
+      try {
+        ca = readFileSync(values["ca-file"]);
+      } catch (error) {
+        throw new ConnectError(`cannot read the CA file: ${(error as Error).message}`);
+      }
+    }
+    tunnel = await openTunnel({ gateway, host, port, tls: values.tls, ca, rejectUnauthorized: !values["insecure-skip-verify"] });
+  } catch (error) {
+    process.stderr.write(`entryway connect-proxy: ${(error as Error).message}\n`);
+    return 1;
+  }
+  const { socket, rest } = tunnel;
+  return new Promise<number>((resolve) => {
+    let done = false;
+    const finish = (code: number) => {
+      if (done) return;
+      done = true;
+      stdin.unpipe(socket);
+      if ("destroy" in stdin && typeof stdin.destroy === "function") (stdin as NodeJS.ReadStream).destroy();
+      resolve(code);
+    };
+    if (rest.length > 0) stdout.write(rest);
+    socket.pipe(stdout, { end: false });
+    stdin.pipe(socket);
+    socket.on("end", () => {
+      // The workspace closed: flush what we have and stop.
+      stdout.write("", () => finish(0));
+    });
+    socket.on("error", (error) => {
+      process.stderr.write(`entryway connect-proxy: the tunnel broke: ${error.message}\n`);
+      finish(1);
+    });
+    socket.on("close", () => finish(0));
+    socket.resume();
+  });
+}

@@ -1,0 +1,244 @@
+import { describe, expect, it } from "vitest";
+import { ConnectGateway, type ConnectGatewayArgs } from "../../components/ssh/connect-gateway";
+import { SshWorkspace, type SshWorkspaceArgs } from "../../components/ssh/ssh-workspace";
+import { childrenOf, findManifest, outputOf, render, type Manifest } from "../harness/pulumi";
+import { assertValidObjects } from "../harness/validate";
+import { checkEnvoyFilter } from "../harness/envoy";
+
+const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIIqHgiy0GmQ2fM0zVj8Ff7R2xjH5l6mQfC1tq7g0nW9e alice@laptop";
+
+type WorkspaceSpec = Omit<SshWorkspaceArgs, "gateway"> & { name: string };
+
+function program(gatewayArgs: Partial<ConnectGatewayArgs>, workspaces: WorkspaceSpec[], captured: { gateway?: ConnectGateway; workspaces: SshWorkspace[] } = { workspaces: [] }) {
+  return () => {
+    const gateway = new ConnectGateway("entryway", { namespace: "dev", hostname: "ssh.example.com", ...gatewayArgs });
+    captured.gateway = gateway;
+    for (const { name, ...rest } of workspaces) {
+      captured.workspaces.push(new SshWorkspace(`entryway-ws-${name}`, { gateway, authorizedKeys: [KEY], ...rest }));
+    }
+  };
+}
+
+async function expectValid(manifests: Manifest[]) {
+  await assertValidObjects(manifests);
+  const envoyErrors = (await Promise.all(manifests.filter((m) => m.kind === "EnvoyFilter").map(checkEnvoyFilter))).flat();
+  expect(envoyErrors).toEqual([]);
+}
+
+const specOf = (m: Manifest) => m.spec as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+describe("ConnectGateway", () => {
+  it("makes a dedicated injected gateway whose one port accepts CONNECT, and every object is valid", async () => {
+    const { manifests, resources } = await render(program({}, []));
+    await expectValid(manifests);
+    const component = resources.find((r) => r.type === "entryway:index:ConnectGateway")!;
+    expect(childrenOf(resources, component.urn).length).toBe(manifests.length);
+    expect(manifests.every((m) => m.metadata.namespace === "dev")).toBe(true);
+
+    const deployment = specOf(findManifest(manifests, "Deployment", "entryway-connect-gateway"));
+    expect(deployment.template.metadata.annotations).toEqual({ "inject.istio.io/templates": "gateway" });
+    expect(deployment.template.metadata.labels["sidecar.istio.io/inject"]).toBe("true");
+    expect(deployment.template.spec.containers[0]).toMatchObject({ name: "istio-proxy", image: "auto" });
+    expect(deployment.template.spec.containers[0].securityContext).toMatchObject({ runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } });
+
+    const service = specOf(findManifest(manifests, "Service", "entryway-connect-gateway"));
+    expect(service.type).toBe("LoadBalancer");
+    expect(service.ports).toEqual([{ name: "tcp-connect", port: 2222, targetPort: 2222, protocol: "TCP" }]);
+
+    const gw = specOf(findManifest(manifests, "Gateway", "entryway-connect-gateway"));
+    expect(gw.servers).toEqual([{ port: { number: 2222, name: "connect", protocol: "HTTP" }, hosts: ["dev/entryway-connect-gateway.connect.invalid"] }]);
+
+    const filter = specOf(findManifest(manifests, "EnvoyFilter", "entryway-connect-gateway-connect"));
+    expect(filter.configPatches).toHaveLength(1);
+    expect(filter.configPatches[0].applyTo).toBe("NETWORK_FILTER");
+    expect(filter.configPatches[0].match.listener.portNumber).toBe(2222);
+    expect(filter.configPatches[0].patch.value.typed_config).toMatchObject({
+      upgrade_configs: [{ upgrade_type: "CONNECT" }],
+      http_protocol_options: { accept_http_10: true },
+      http2_protocol_options: { allow_connect: true },
+      stream_idle_timeout: "0s",
+    });
+    // Never an open proxy.
+    expect(JSON.stringify(manifests)).not.toMatch(/dynamic_forward_proxy|original_dst|cluster_header/);
+
+    const authz = specOf(findManifest(manifests, "AuthorizationPolicy", "entryway-connect-gateway"));
+    expect(authz).toEqual({
+      selector: { matchLabels: deployment.selector.matchLabels },
+      action: "ALLOW",
+      rules: [{ to: [{ operation: { methods: ["CONNECT"], ports: ["2222"] } }] }],
+    });
+    expect(manifests.map((m) => m.kind)).not.toContain("Role");
+    expect(manifests.map((m) => m.kind)).not.toContain("HorizontalPodAutoscaler");
+  });
+
+  it("takes a port, a service type, annotations, client CIDRs and an HPA", async () => {
+    const { manifests } = await render(program({
+      port: 8022,
+      serviceType: "NodePort",
+      nodePort: 30222,
+      serviceAnnotations: { "example.com/lb": "internal" },
+      allowedSourceRanges: ["10.0.0.0/8", "192.168.1.0/24"],
+      autoscaling: { minReplicas: 2, maxReplicas: 4 },
+    }, []));
+    await expectValid(manifests);
+    const service = findManifest(manifests, "Service", "entryway-connect-gateway");
+    expect(service.metadata.annotations).toEqual({ "example.com/lb": "internal" });
+    expect(specOf(service)).toMatchObject({ type: "NodePort", externalTrafficPolicy: "Local", ports: [{ port: 8022, targetPort: 8022, nodePort: 30222 }] });
+    expect(specOf(findManifest(manifests, "AuthorizationPolicy", "entryway-connect-gateway")).rules).toEqual([
+      { from: [{ source: { remoteIpBlocks: ["10.0.0.0/8", "192.168.1.0/24"] } }], to: [{ operation: { methods: ["CONNECT"], ports: ["8022"] } }] },
+    ]);
+    expect(specOf(findManifest(manifests, "HorizontalPodAutoscaler", "entryway-connect-gateway"))).toMatchObject({ minReplicas: 2, maxReplicas: 4 });
+    expect(specOf(findManifest(manifests, "Deployment", "entryway-connect-gateway")).replicas).toBeUndefined();
+  });
+
+  it("with TLS: an HTTPS server, the SDS Role, and workspaces patch Istio's https route configuration", async () => {
+    const captured = { workspaces: [] as SshWorkspace[] } as { gateway?: ConnectGateway; workspaces: SshWorkspace[] };
+    const { manifests } = await render(program({ tls: { credentialName: "ssh-gateway-cert" } }, [{ name: "alice" }], captured));
+    await expectValid(manifests);
+    expect(specOf(findManifest(manifests, "Gateway", "entryway-connect-gateway")).servers).toEqual([{
+      port: { number: 2222, name: "connect", protocol: "HTTPS" },
+      hosts: ["ssh.example.com"],
+      tls: { mode: "SIMPLE", credentialName: "ssh-gateway-cert", minProtocolVersion: "TLSV1_2" },
+    }]);
+    // istio: https.<port>.<portName>.<gatewayName>.<namespace>
+    expect(captured.gateway!.routeConfigurationName).toBe("https.2222.connect.entryway-connect-gateway.dev");
+    const route = specOf(findManifest(manifests, "EnvoyFilter", "entryway-ws-alice-route"));
+    expect(route.configPatches[0].match.routeConfiguration).toEqual({ portNumber: 2222, name: "https.2222.connect.entryway-connect-gateway.dev" });
+    const role = findManifest(manifests, "Role", "entryway-connect-gateway-sds");
+    expect(role.rules).toEqual([{ apiGroups: [""], resources: ["secrets"], verbs: ["get", "watch", "list"] }]);
+    expect(findManifest(manifests, "RoleBinding", "entryway-connect-gateway-sds").subjects).toEqual([{ kind: "ServiceAccount", name: "entryway-connect-gateway", namespace: "dev" }]);
+    expect(await outputOf(captured.workspaces[0].sshConfig)).toContain("ProxyCommand proxytunnel -q -E -p ssh.example.com:2222 -d %h:%p");
+  });
+
+  it.each([
+    [{ port: 80 }, /port 80 is reserved/],
+    [{ port: 443 }, /port 443 is reserved/],
+    [{ port: 70000 }, /port must be 1-65535/],
+    [{ serviceType: "ClusterIP" as const, nodePort: 30001 }, /nodePort must be 30000-32767 and needs serviceType/],
+    [{ allowedSourceRanges: ["10.0.0.0"] }, /"10.0.0.0" is not a CIDR/],
+    [{ hostname: "SSH Example" }, /hostname "SSH Example" is not a lower-case DNS name/],
+    [{ autoscaling: { minReplicas: 5, maxReplicas: 2 } }, /minReplicas <= maxReplicas/],
+  ])("refuses %j at preview", async (bad, message) => {
+    await expect(render(program(bad as Partial<ConnectGatewayArgs>, []))).rejects.toThrow(message);
+  });
+});
+
+describe("SshWorkspace", () => {
+  it("makes a restricted sshd StatefulSet with a home volume, PDB, Service tcp-ssh, NetworkPolicy and its route", async () => {
+    const captured = { workspaces: [] as SshWorkspace[] } as { gateway?: ConnectGateway; workspaces: SshWorkspace[] };
+    const { manifests, resources } = await render(program({}, [{ name: "alice", namespace: "team-a", storage: { size: "20Gi", storageClassName: "fast" }, idleTimeout: "7200s" }], captured));
+    await expectValid(manifests);
+    const component = resources.find((r) => r.type === "entryway:index:SshWorkspace")!;
+    expect(childrenOf(resources, component.urn).map((r) => r.type).sort()).toEqual([
+      "kubernetes:apps/v1:StatefulSet",
+      "kubernetes:core/v1:Secret",
+      "kubernetes:core/v1:Service",
+      "kubernetes:networking.istio.io/v1alpha3:EnvoyFilter",
+      "kubernetes:networking.k8s.io/v1:NetworkPolicy",
+      "kubernetes:policy/v1:PodDisruptionBudget",
+    ]);
+
+    const sts = specOf(findManifest(manifests, "StatefulSet", "entryway-ws-alice"));
+    expect(findManifest(manifests, "StatefulSet", "entryway-ws-alice").metadata.namespace).toBe("team-a");
+    const pod = sts.template.spec;
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000, fsGroup: 1000, seccompProfile: { type: "RuntimeDefault" } });
+    expect(pod.containers[0].securityContext).toMatchObject({ runAsNonRoot: true, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } });
+    expect(pod.automountServiceAccountToken).toBe(false);
+    expect(pod.containers[0].volumeMounts).toContainEqual({ name: "home", mountPath: "/home/dev" });
+    expect(sts.volumeClaimTemplates[0].spec).toEqual({ accessModes: ["ReadWriteOnce"], storageClassName: "fast", resources: { requests: { storage: "20Gi" } } });
+    expect(specOf(findManifest(manifests, "PodDisruptionBudget", "entryway-ws-alice")).maxUnavailable).toBe(0);
+    expect(specOf(findManifest(manifests, "Service", "entryway-ws-alice")).ports).toEqual([{ name: "tcp-ssh", port: 22, targetPort: 2222, protocol: "TCP" }]);
+    findManifest(manifests, "Secret", "entryway-ws-alice-authorized-keys"); // its data is redacted in manifests
+    const secret = resources.find((r) => r.type === "kubernetes:core/v1:Secret")!;
+    expect((secret.inputs as { stringData: unknown }).stringData).toEqual({ authorized_keys: `${KEY}\n` });
+
+    const np = specOf(findManifest(manifests, "NetworkPolicy", "entryway-ws-alice"));
+    const gatewayPods = specOf(findManifest(manifests, "Deployment", "entryway-connect-gateway")).selector.matchLabels;
+    expect(np.ingress).toEqual([{
+      from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "dev" } }, podSelector: { matchLabels: gatewayPods } }],
+      ports: [{ port: 2222, protocol: "TCP" }],
+    }]);
+
+    const route = findManifest(manifests, "EnvoyFilter", "entryway-ws-alice-route");
+    expect(route.metadata.namespace).toBe("dev"); // the gateway's namespace
+    expect(specOf(route)).toEqual({
+      workloadSelector: { labels: gatewayPods },
+      configPatches: [{
+        applyTo: "VIRTUAL_HOST",
+        match: { context: "GATEWAY", routeConfiguration: { portNumber: 2222, name: "http.2222" } },
+        patch: {
+          operation: "ADD",
+          value: {
+            name: "entryway-ws-alice.team-a",
+            domains: ["entryway-ws-alice.team-a.svc.cluster.local:22"],
+            routes: [{
+              match: { connect_matcher: {} },
+              route: {
+                cluster: "outbound|22||entryway-ws-alice.team-a.svc.cluster.local",
+                timeout: "0s",
+                idle_timeout: "7200s",
+                upgrade_configs: [{ upgrade_type: "CONNECT", connect_config: {} }],
+              },
+            }],
+          },
+        },
+      }],
+    });
+
+    expect(await outputOf(captured.workspaces[0].sshConfig)).toBe([
+      "Host entryway-ws-alice",
+      "  HostName entryway-ws-alice.team-a.svc.cluster.local",
+      "  Port 22",
+      "  User dev",
+      "  ProxyCommand proxytunnel -q -p ssh.example.com:2222 -d %h:%p",
+      "  ServerAliveInterval 30",
+      "",
+    ].join("\n"));
+  });
+
+  it("mounts an existing Secret's key instead of making one", async () => {
+    const { manifests } = await render(program({}, [{ name: "bob", authorizedKeys: undefined, authorizedKeysSecret: { name: "bob-keys", key: "keys" } }]));
+    await expectValid(manifests);
+    expect(manifests.filter((m) => m.kind === "Secret")).toEqual([]);
+    const volumes = specOf(findManifest(manifests, "StatefulSet", "entryway-ws-bob")).template.spec.volumes;
+    expect(volumes).toContainEqual({ name: "authorized-keys", secret: { secretName: "bob-keys", defaultMode: 0o444, items: [{ key: "keys", path: "authorized_keys" }] } });
+  });
+
+  it("refuses two workspaces with the same domain on one gateway at preview", async () => {
+    // Same name in the same namespace, via two different resource names that make one object name.
+    await expect(render(() => {
+      const gateway = new ConnectGateway("entryway", { namespace: "dev" });
+      new SshWorkspace("entryway-ws-alice", { gateway, authorizedKeys: [KEY] });
+      new SshWorkspace("Entryway-WS-Alice", { gateway, authorizedKeys: [KEY] });
+    })).rejects.toThrow(/domain entryway-ws-alice\.dev\.svc\.cluster\.local:22 is already routed by workspace entryway-ws-alice .*Envoy would reject every route/);
+  });
+
+  it.each([
+    [{ authorizedKeys: [] }, /authorizedKeys is empty/],
+    [{ authorizedKeys: ["-----BEGIN OPENSSH PRIVATE KEY-----"] }, /is not an OpenSSH public key/],
+    [{ authorizedKeysSecret: { name: "x" } }, /exactly one of authorizedKeys and authorizedKeysSecret/],
+    [{ user: "Root User" }, /user "Root User" is not a valid login name/],
+    [{ uid: 0 }, /uid must be a non-root user id/],
+    [{ idleTimeout: "1h" }, /idleTimeout must be seconds/],
+  ])("refuses %j at preview", async (bad, message) => {
+    await expect(render(program({}, [{ name: "carol", ...(bad as Partial<SshWorkspaceArgs>) }]))).rejects.toThrow(message);
+  });
+
+  it("adding or removing a workspace never changes the gateway's listener-level EnvoyFilter", async () => {
+    const one = await render(program({}, [{ name: "alice" }]));
+    const two = await render(program({}, [{ name: "alice" }, { name: "bob" }]));
+    const none = await render(program({}, []));
+    const listener = (r: { manifests: Manifest[] }) => findManifest(r.manifests, "EnvoyFilter", "entryway-connect-gateway-connect");
+    expect(listener(two)).toEqual(listener(one));
+    expect(listener(none)).toEqual(listener(one));
+    // Only the new workspace's own objects appear; nothing that existed changes.
+    const key = (m: Manifest) => `${m.kind}/${m.metadata.namespace}/${m.metadata.name}`;
+    const before = new Map(one.manifests.map((m) => [key(m), m]));
+    for (const m of two.manifests) {
+      if (before.has(key(m))) expect(m).toEqual(before.get(key(m)));
+      else expect(m.metadata.name).toMatch(/^entryway-ws-bob/);
+    }
+    const envoyFilters = two.manifests.filter((m) => m.kind === "EnvoyFilter").map((m) => m.metadata.name).sort();
+    expect(envoyFilters).toEqual(["entryway-connect-gateway-connect", "entryway-ws-alice-route", "entryway-ws-bob-route"]);
+  });
+});
