@@ -4,3 +4,5 @@ export * from "./exec-gateway";
 export * from "./shared/labels";
 export * from "./shared/names";
 export * from "./shared/security";
+export * from "./ssh/connect-gateway";
+export * from "./ssh/ssh-workspace";
