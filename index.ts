@@ -13,3 +13,5 @@ const config = parseStackConfig(new pulumi.Config("entryway").getObject<unknown>
 const stack = new Stack(pulumi.getStack(), config);
 
 export const namespace = stack.namespace;
+/** The exec gateway's WebSocket URL (wss://host/v1/enter when exposed). */
+export const execGatewayUrl = stack.execGatewayUrl;

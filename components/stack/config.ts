@@ -5,6 +5,7 @@
  */
 import Ajv from "ajv";
 import schema from "./config.schema.json";
+import type { ExecGatewayConfig } from "../exec-gateway/config";
 
 /** The configuration of one environment (one Pulumi stack). */
 export interface StackConfig {
@@ -22,6 +23,8 @@ export interface StackConfig {
   createNamespace?: boolean;
   /** Labels added to every object the stack makes. */
   labels?: Record<string, string>;
+  /** The exec gateway (components/exec-gateway); deployed when present. */
+  execGateway?: ExecGatewayConfig;
 }
 
 /** A stack configuration that does not fit the schema; the message is one line. */

@@ -5,6 +5,8 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { standardLabels } from "../shared/labels";
+import { ExecGateway } from "../exec-gateway";
+import { execGatewayArgs } from "../exec-gateway/config";
 import type { StackConfig } from "./config";
 
 export { parseStackConfig, StackConfigError, type StackConfig } from "./config";
@@ -15,6 +17,10 @@ export const DEFAULT_STACK_NAME = "entryway";
 export class Stack extends pulumi.ComponentResource {
   /** The namespace the stack's workloads run in. */
   public readonly namespace: pulumi.Output<string>;
+  /** The exec gateway, when the config has an `execGateway` section. */
+  public readonly execGateway?: ExecGateway;
+  /** The exec gateway's WebSocket URL (public when exposed), when deployed. */
+  public readonly execGatewayUrl?: pulumi.Output<string>;
 
   constructor(name: string, config: StackConfig, opts?: pulumi.ComponentResourceOptions) {
     super("entryway:index:Stack", name, {}, opts);
@@ -32,6 +38,11 @@ export class Stack extends pulumi.ComponentResource {
       this.namespace = pulumi.output(config.namespace);
     }
 
-    this.registerOutputs({ namespace: this.namespace });
+    if (config.execGateway) {
+      this.execGateway = new ExecGateway(base, execGatewayArgs(config.execGateway, this.namespace, config.labels), { parent: this });
+      this.execGatewayUrl = this.execGateway.url;
+    }
+
+    this.registerOutputs({ namespace: this.namespace, execGatewayUrl: this.execGatewayUrl });
   }
 }

@@ -1,0 +1,85 @@
+/**
+ * The exec gateway's section of the stack config (`entryway:stack.execGateway`): plain JSON,
+ * the same shape as the chart's `execGateway` values minus `enabled` (the section's presence
+ * deploys the gateway). The Stack turns it into ExecGatewayArgs.
+ */
+import type { ExecGatewayArgs } from "./index";
+
+/** A key in an existing Secret. */
+export interface ExecGatewaySecretKeyConfig {
+  /** @pattern ^[a-z0-9]([-.a-z0-9]{0,251}[a-z0-9])?$ */
+  name: string;
+  /** @minLength 1 */
+  key: string;
+}
+
+/** The exec gateway: a shell in any running container over one WebSocket. */
+export interface ExecGatewayConfig {
+  /** The gateway image (default ghcr.io/entryway/exec-gateway:0.1.0). */
+  image?: string;
+  /**
+   * Replicas when not autoscaled (default 2).
+   * @minimum 1
+   * @asType integer
+   */
+  replicas?: number;
+  /**
+   * The numeric, non-root user the gateway runs as (default 1000).
+   * @minimum 1
+   * @asType integer
+   */
+  runAsUser?: number;
+  /** Container resources (default requests 50m/64Mi, limit 256Mi memory). */
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  /**
+   * The namespaces the gateway may enter (a Role and RoleBinding in each). Required unless clusterWide.
+   * @uniqueItems true
+   */
+  targetNamespaces?: string[];
+  /** Grant exec in every namespace through a ClusterRole (default false). Only when explicitly wanted. */
+  clusterWide?: boolean;
+  /** Who decides (default kubernetes: TokenReview + SubjectAccessReview). */
+  authorizer?: "kubernetes" | "webhook" | "oidc";
+  /** Webhook authorizer: `url` (set it with `pulumi config set --secret --path`) or `urlSecret`. */
+  webhook?: { url?: string; urlSecret?: ExecGatewaySecretKeyConfig; timeoutMs?: number };
+  /** OIDC authorizer. */
+  oidc?: { issuer: string; audience: string; jwksUri?: string; usernameClaim?: string; namespacesClaim?: string };
+  /** Gateway settings (ENTRYWAY_* variables). */
+  settings?: {
+    allowCommand?: boolean;
+    idleTimeoutMs?: number;
+    maxSessions?: number;
+    maxSessionsPerUser?: number;
+    pingIntervalMs?: number;
+    logLevel?: "debug" | "info" | "warn" | "error";
+  };
+  /** CPU autoscaling with an HPA instead of fixed replicas. */
+  autoscaling?: { minReplicas: number; maxReplicas: number; targetCPUUtilizationPercentage?: number };
+  /** NetworkPolicy peers allowed to connect (default: the ingressNamespace). */
+  allowFrom?: Record<string, unknown>[];
+  /** The namespace of the ingress gateway or controller (default istio-system). */
+  ingressNamespace?: string;
+  /** Exposure outside the cluster, always with TLS. */
+  exposure?: {
+    kind: "istio" | "ingress";
+    host: string;
+    tlsSecretName: string;
+    istioSelector?: Record<string, string>;
+    ingressClassName?: string;
+    annotations?: Record<string, string>;
+  };
+}
+
+/** ExecGatewayArgs from the stack config section. */
+export function execGatewayArgs(
+  config: ExecGatewayConfig,
+  namespace: ExecGatewayArgs["namespace"],
+  labels?: Record<string, string>,
+): ExecGatewayArgs {
+  return {
+    ...config,
+    namespace,
+    labels,
+    allowFrom: config.allowFrom as ExecGatewayArgs["allowFrom"],
+  };
+}
