@@ -30,7 +30,7 @@ import {
   terminationGraceSeconds,
   type SecretKeyRef,
 } from "./common";
-import { DATABASE_MODE_WARNING, databaseModeSidecar } from "./database-rte";
+import { DATABASE_MODE_WARNING, DEPRECATION_ANNOTATION, databaseModeSidecar } from "./database-rte";
 import { RunnerSeed, type Runner } from "./runner-seed";
 import { inboundRunnerUri, inboundSidecar, type SidecarRteSettings } from "./sidecar-rte";
 
@@ -399,7 +399,13 @@ export class AnsibleForms extends pulumi.ComponentResource {
     new k8s.apps.v1.Deployment(
       `${name}-deployment`,
       {
-        metadata: { name: appName, namespace: ns, labels },
+        metadata: {
+          name: appName,
+          namespace: ns,
+          labels,
+          // helm template has no warning channel: both front ends record the deprecation on the object.
+          ...(mode === "database" ? { annotations: { [DEPRECATION_ANNOTATION]: DATABASE_MODE_WARNING } } : {}),
+        },
         spec: {
           replicas: 1,
           // One writer of the volume and the schema: never two app pods at once.

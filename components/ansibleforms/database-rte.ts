@@ -13,6 +13,9 @@ import type { SidecarRteSettings } from "./sidecar-rte";
 export const DATABASE_MODE_WARNING =
   "AnsibleForms RTE database mode is deprecated (RTE 7.0-7.2, removed in 8.0.0): the RTE holds the database credentials and ENCRYPTION_SECRET. Move to the inbound sidecar (rte.mode: sidecar) or an outbound RemoteRte.";
 
+/** The annotation on the app's Deployment that records the deprecation (the chart sets it too). */
+export const DEPRECATION_ANNOTATION = "entryway/deprecated";
+
 /** The database-mode RTE container in the app pod; `databaseEnv` is the app's DB_* and ENCRYPTION_SECRET. */
 export function databaseModeSidecar(options: {
   readonly settings: SidecarRteSettings;

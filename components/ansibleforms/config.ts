@@ -1,0 +1,24 @@
+/**
+ * The stack config sections `ansibleForms` and `remoteRte` (StackConfig, components/stack) and
+ * their mapping to AnsibleFormsArgs / RemoteRteArgs. The shapes mirror the chart's values of the
+ * same names (charts/entryway/values.yaml) without the chart's `enabled` switches: a present
+ * section is on. Tokens given here (`rteToken`, `remoteRte.token`) belong in secret config
+ * (`pulumi config set --secret --path ...`); prefer existing Secrets.
+ */
+import type * as pulumi from "@pulumi/pulumi";
+import type { AnsibleFormsArgs, AnsibleFormsSettings } from "./ansibleforms";
+import type { RemoteRteArgs, RemoteRteSettings } from "./remote-rte";
+
+/** AnsibleForms with its RTE (sidecar, remote or the deprecated database mode). */
+export type AnsibleFormsConfig = AnsibleFormsSettings;
+
+/** An outbound RTE dialing an AnsibleForms app (here or in another cluster). */
+export type RemoteRteConfig = RemoteRteSettings;
+
+export function ansibleFormsArgs(config: AnsibleFormsConfig, namespace: pulumi.Input<string>, labels?: Record<string, string>): AnsibleFormsArgs {
+  return { ...config, namespace, labels };
+}
+
+export function remoteRteArgs(config: RemoteRteConfig, namespace: pulumi.Input<string>, labels?: Record<string, string>): RemoteRteArgs {
+  return { ...config, namespace, labels };
+}

@@ -1,0 +1,181 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { stringify } from "yaml";
+import { DATABASE_MODE_WARNING } from "../../components/ansibleforms/database-rte";
+import { renderSeed, seedProblems } from "../../components/ansibleforms/runner-seed";
+import { helmBinaries, helmTemplate, repoRoot, runHelm } from "../harness/helm";
+import { assertValidObjects, type ObjectLike } from "../harness/validate";
+import { APP_ONLY_ENV, container, envNames, envOf, find, podSpec, seedOf, volumeAt } from "./helpers";
+
+const chart = path.join(repoRoot, "charts/entryway");
+const scenario = (name: string) => path.join(chart, "ci", `ansibleforms-${name}.yaml`);
+const scratch = mkdtempSync(path.join(os.tmpdir(), "entryway-af-chart-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+let counter = 0;
+function valuesFile(values: unknown): string {
+  const file = path.join(scratch, `values-${++counter}.yaml`);
+  writeFileSync(file, stringify(values));
+  return file;
+}
+
+const baseForms = {
+  enabled: true,
+  existingSecrets: { keys: "forms-keys", database: "forms-db", rteToken: "forms-rte-token" },
+};
+
+describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s", (_label, helm) => {
+  const template = (files: string[], set: string[] = []) => helmTemplate(helm, chart, { valuesFiles: files, set });
+  const templateError = (files: string[], set: string[] = []) => {
+    const result = runHelm(helm, ["template", "entryway", chart, "--namespace", "entryway", ...files.flatMap((f) => ["-f", f]), ...set.flatMap((s) => ["--set", s])]);
+    expect(result.ok, "helm template should have failed").toBe(false);
+    return result.output;
+  };
+
+  describe("sidecar (inbound)", () => {
+    const objects = template([scenario("sidecar")]);
+    const deployment = find(objects, "Deployment", "entryway-ansibleforms");
+    const pod = podSpec(deployment);
+    const app = container(pod, "ansibleforms");
+    const rte = container(pod, "rte");
+
+    it("renders valid objects", async () => {
+      await assertValidObjects(objects);
+      expect(objects.filter((o) => o.metadata?.name?.includes("ansibleforms")).every((o) => o.metadata?.namespace === "entryway")).toBe(true);
+    });
+
+    it("the app reads the seed at CONFIG_SEED_PATH; it parses, obeys the rules, and is what the Pulumi RunnerSeed renders", () => {
+      const { text, seed } = seedOf(objects, pod, app);
+      expect(seedProblems({ runners: seed.runners.items as never }, envNames(app))).toEqual([]);
+      expect(seed.runners.items).toEqual([{ name: "rte", type: "rte", mode: "inbound", uri: "http://127.0.0.1:8001", token: "${RTE_TOKEN}", is_default: true }]);
+      expect(text).toBe(renderSeed({ runners: seed.runners.items as never }, envNames(app)));
+    });
+
+    it("one token Secret for app and RTE, distinct ports, spool on a claim, the boundary holds", () => {
+      expect(envOf(rte, "RTE_TOKEN")).toEqual(envOf(app, "RTE_TOKEN"));
+      expect(envOf(app, "RTE_TOKEN")?.valueFrom?.secretKeyRef).toEqual({ name: "forms-rte-token", key: "token" });
+      expect(rte.ports![0].containerPort).not.toBe(app.ports![0].containerPort);
+      expect(volumeAt(pod, rte, envOf(rte, "RTE_SPOOL_PATH")!.value!)?.claim).toBe("entryway-ansibleforms-rte-spool");
+      find(objects, "PersistentVolumeClaim", "entryway-ansibleforms-rte-spool");
+      expect(envNames(rte).filter((n) => APP_ONLY_ENV.test(n))).toEqual([]);
+      for (const c of [app, rte]) expect(c.securityContext).toMatchObject({ runAsUser: 1000, runAsNonRoot: true });
+      expect(pod.volumes!.find((v) => v.name === "rte-ssh")?.secret?.defaultMode).toBe(0o400);
+      expect(rte.resources?.requests).toEqual({ cpu: "500m", memory: "768Mi" });
+      expect(deployment.spec.strategy).toEqual({ type: "Recreate" });
+    });
+
+    it("NetworkPolicies: only the app reaches MySQL; only the app's port is admitted into its pod", () => {
+      const selector = (deployment.spec as { selector: { matchLabels: unknown } }).selector.matchLabels;
+      expect(find(objects, "NetworkPolicy", "entryway-ansibleforms-mysql").spec.ingress).toEqual([
+        { from: [{ podSelector: { matchLabels: selector } }], ports: [{ port: 3306, protocol: "TCP" }] },
+      ]);
+      expect(find(objects, "NetworkPolicy", "entryway-ansibleforms").spec.ingress).toEqual([{ ports: [{ port: 8000, protocol: "TCP" }] }]);
+    });
+
+    it("generates no secret and ships no default admin password", () => {
+      expect(objects.filter((o) => o.kind === "Secret")).toEqual([]);
+      expect(envOf(app, "ADMIN_PASSWORD")?.valueFrom?.secretKeyRef).toEqual({ name: "forms-keys", key: "admin-password" });
+    });
+  });
+
+  it("sidecar with RTE_FILES=local, an external DB, an awx runner and a token Secret from a value", async () => {
+    const objects = template([scenario("sidecar-local-files")]);
+    await assertValidObjects(objects);
+    const pod = podSpec(find(objects, "Deployment", "entryway-ansibleforms"));
+    const rte = container(pod, "rte");
+    const app = container(pod, "ansibleforms");
+    expect(volumeAt(pod, rte, "/app/dist/persistent")?.claim).toBe("entryway-ansibleforms-persistent");
+    expect(objects.find((o) => o.kind === "StatefulSet")).toBeUndefined();
+    expect(envOf(app, "DB_HOST")?.value).toBe("mysql.databases.svc.cluster.local");
+    const secret = find(objects, "Secret", "entryway-ansibleforms-rte-token") as unknown as { stringData: Record<string, string> };
+    expect(Object.keys(secret.stringData)).toEqual(["token"]);
+    expect(envOf(rte, "RTE_TOKEN")?.valueFrom?.secretKeyRef).toEqual({ name: "entryway-ansibleforms-rte-token", key: "token" });
+    const { seed } = seedOf(objects, pod, app);
+    expect(seed.runners.prune).toBe(true);
+    expect(seed.runners.items.map((r) => r.name)).toEqual(["rte", "awx"]);
+    // The token appears only in its Secret.
+    expect(objects.filter((o) => JSON.stringify(o).includes("0123456789abcdef0123")).map((o) => o.kind)).toEqual(["Secret"]);
+  });
+
+  it("outbound: the app has no RTE in its pod and seeds the outbound runner; the second cluster runs only the RemoteRte", async () => {
+    const app = template([scenario("remote")]);
+    await assertValidObjects(app);
+    const pod = podSpec(find(app, "Deployment", "entryway-ansibleforms"));
+    expect(pod.containers.map((c) => c.name)).toEqual(["ansibleforms"]);
+    expect(seedOf(app, pod, pod.containers[0]).seed.runners.items).toEqual([{ name: "dc2", type: "rte", mode: "outbound", token: "${RTE_TOKEN}", is_default: true }]);
+    find(app, "Ingress", "entryway-ansibleforms");
+
+    const remote = template([scenario("remote-rte")]);
+    await assertValidObjects(remote);
+    expect(remote.map((o) => `${o.kind}/${o.metadata?.name}`).sort()).toEqual([
+      "ConfigMap/entryway-remote-rte-ca",
+      "NetworkPolicy/entryway-remote-rte",
+      "StatefulSet/entryway-remote-rte",
+    ]);
+    const sts = find(remote, "StatefulSet", "entryway-remote-rte");
+    expect(sts.spec.replicas).toBe(2);
+    const rpod = podSpec(sts);
+    const rte = container(rpod, "rte");
+    expect(envOf(rte, "RTE_MODE")?.value).toBe("outbound");
+    expect(envOf(rte, "RTE_APP_URL")?.value).toBe("https://forms.example.com");
+    expect(envOf(rte, "RTE_TOKEN")?.valueFrom?.secretKeyRef).toEqual({ name: "forms-rte-token", key: "token" });
+    expect((sts.spec.volumeClaimTemplates as { metadata: { name: string } }[]).map((c) => c.metadata.name)).toEqual(["rte-spool"]);
+    expect(rte.volumeMounts!.find((m) => m.mountPath === envOf(rte, "RTE_SPOOL_PATH")!.value)?.name).toBe("rte-spool");
+    expect(envNames(rte).filter((n) => APP_ONLY_ENV.test(n))).toEqual([]);
+    expect(find(remote, "NetworkPolicy", "entryway-remote-rte").spec).toMatchObject({ policyTypes: ["Ingress"], ingress: [] });
+  });
+
+  it("database mode: the deprecation is rendered as an annotation; the RTE holds DB_* and the app's volume", async () => {
+    const objects = template([scenario("database")]);
+    await assertValidObjects(objects);
+    const deployment = find(objects, "Deployment", "entryway-ansibleforms");
+    expect(deployment.metadata?.annotations?.["entryway/deprecated"]).toBe(DATABASE_MODE_WARNING);
+    const pod = podSpec(deployment);
+    const rte = container(pod, "rte");
+    expect(envOf(rte, "RTE_MODE")).toBeUndefined();
+    expect(envOf(rte, "DB_PASSWORD")).toEqual(envOf(container(pod, "ansibleforms"), "DB_PASSWORD"));
+    expect(volumeAt(pod, rte, "/app/dist/persistent")?.claim).toBe("entryway-ansibleforms-persistent");
+    expect(objects.find((o) => o.metadata?.name === "entryway-ansibleforms-rte-spool")).toBeUndefined();
+  });
+
+  describe("bad input fails at template time with a clear message", () => {
+    const forms = (extra: Record<string, unknown>) => valuesFile({ ansibleForms: { ...baseForms, ...extra } });
+    const remote = (extra: Record<string, unknown>) =>
+      valuesFile({ remoteRte: { enabled: true, appUrl: "https://forms.example.com", existingTokenSecret: "t", ...extra } });
+    const cases: [string, () => string, RegExp][] = [
+      ["a token shorter than 16 characters (app)", () => forms({ existingSecrets: { keys: "k", database: "d" }, rteToken: "short-token" }), /at least 16 characters \(got 11\)/],
+      ["a token shorter than 16 characters (remote)", () => remote({ existingTokenSecret: "", token: "short" }), /remoteRte: the RTE token must be at least 16 characters/],
+      ["two default runners", () => forms({ runners: { items: [{ name: "b", type: "rte", mode: "outbound", token: "${RTE_TOKEN}", is_default: true }] } }), /more than one default runner: rte, b/],
+      ["outbound without the app URL", () => remote({ appUrl: "" }), /remoteRte: appUrl is required/],
+      ["RTE_FILES=local with the outbound RTE", () => remote({ files: "local" }), /"local" needs the app's disk/],
+      ["RTE_FILES=local with remote mode", () => forms({ rte: { mode: "remote", files: "local" } }), /"local" needs the app's disk/],
+      ["an unknown mode", () => forms({ rte: { mode: "sideways" } }), /mode.*(sidecar|must be one of)/],
+      ["an unknown remote mode", () => remote({ mode: "inbound" }), /mode.*outbound/],
+      ["the sidecar on the app's port", () => forms({ rte: { port: 8000 } }), /its port must differ/],
+      ["an unknown runner field", () => forms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound", token: "${RTE_TOKEN}", colour: "blue" }] } }), /colour/],
+      ["an rte runner without a token", () => forms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound" }] } }), /runner "x" is an rte runner without a token/],
+      ["duplicate runner names", () => forms({ runners: { items: [{ name: "rte", type: "rte", mode: "outbound", token: "${RTE_TOKEN}" }] } }), /runner "rte" is declared twice/],
+      ["a ${VAR} the app does not have", () => forms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound", token: "${DC2_TOKEN}" }] } }), /uses \$\{DC2_TOKEN\}, which the app container does not have/],
+      ["a literal token in the seed", () => forms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound", token: "abcdefghijklmnopqrstu" }] } }), /token must be a \$\{VAR\} reference/],
+      ["no keys Secret (the chart never generates secrets)", () => forms({ existingSecrets: { database: "d", rteToken: "t" } }), /existingSecrets.keys is required/],
+    ];
+    it.each(cases)("%s", (_name, values, message) => {
+      expect(templateError([values()])).toMatch(message);
+    });
+  });
+});
+
+describe("objects from both scenarios list", () => {
+  it("every AnsibleForms chart scenario has a stack config for the parity test", async () => {
+    const { readdirSync, existsSync } = await import("node:fs");
+    const scenarios = readdirSync(path.join(chart, "ci")).filter((f) => f.startsWith("ansibleforms-"));
+    expect(scenarios.length).toBeGreaterThanOrEqual(5);
+    for (const file of scenarios) {
+      expect(existsSync(path.join(repoRoot, "test/parity", file.replace(/\.yaml$/, ".stack.yaml"))), file).toBe(true);
+    }
+  });
+});
+
+export type { ObjectLike };
