@@ -1,5 +1,6 @@
 // The Entryway library: every component and its args, for platform repos to import.
 export * from "./stack";
+export * from "./ansibleforms";
 export * from "./exec-gateway";
 export * from "./shared/labels";
 export * from "./shared/names";
