@@ -140,6 +140,17 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
     expect(objects.find((o) => o.metadata?.name === "entryway-ansibleforms-rte-spool")).toBeUndefined();
   });
 
+  // Helm 3's install --dry-run=client still asks a cluster for its version; Helm 4's does not.
+  it.skipIf(helm.major === 3)("database mode: install prints the deprecation warning in NOTES; other modes do not", () => {
+    const notes = (file: string) => {
+      const result = runHelm(helm, ["install", "entryway", chart, "--namespace", "entryway", "--dry-run=client", "-f", file]);
+      expect(result.ok, result.output).toBe(true);
+      return result.output.slice(result.output.indexOf("NOTES:"));
+    };
+    expect(notes(scenario("database"))).toContain(`WARNING: ${DATABASE_MODE_WARNING}`);
+    expect(notes(scenario("sidecar"))).not.toContain("WARNING");
+  });
+
   describe("bad input fails at template time with a clear message", () => {
     const forms = (extra: Record<string, unknown>) => valuesFile({ ansibleForms: { ...baseForms, ...extra } });
     const remote = (extra: Record<string, unknown>) =>
