@@ -32,7 +32,7 @@ export interface SessionRequest {
 }
 
 const DEFAULT_SIZE = { cols: 80, rows: 24 };
-/** Input that arrives while the exec is being created is kept, up to this much. */
+/** Input that arrives before the shell is ready is kept, up to this much. */
 const MAX_EARLY_INPUT = 64 * 1024;
 
 export class Session {
@@ -49,6 +49,9 @@ export class Session {
   private admitted = false;
   private readonly startedAt = new Date();
   private size = { ...DEFAULT_SIZE };
+  /** Input waits here until the shell runs at the client's size (see becomeReady). */
+  private ready = false;
+  private readying = false;
   private earlyInput: Buffer[] = [];
   private earlyInputBytes = 0;
   private bytesIn = 0;
@@ -115,9 +118,8 @@ export class Session {
       this.ctx.metrics.active.inc();
       this.audit("session.start");
       if (this.ctx.config.recordDir) this.recorder = new AsciicastRecorder(this.ctx.config.recordDir, this.id, this.size, this.resolved.label);
-      for (const chunk of this.earlyInput) exec.write(chunk);
-      this.earlyInput = [];
       this.startTimers();
+      this.becomeReady();
     } catch (error) {
       if (error instanceof NotFoundError) return void (await this.end("not-found", error.message));
       this.ctx.metrics.backendErrors.inc({ operation: this.exec ? "stream" : this.resolved ? "exec" : "resolve" });
@@ -161,7 +163,7 @@ export class Session {
         this.lastActivity = Date.now();
         this.bytesIn += message.content.length;
         this.ctx.metrics.bytes.inc({ direction: "in" }, message.content.length);
-        if (this.exec) this.exec.write(message.content);
+        if (this.ready) this.exec!.write(message.content);
         else if (this.earlyInputBytes + message.content.length <= MAX_EARLY_INPUT) {
           this.earlyInput.push(message.content);
           this.earlyInputBytes += message.content.length;
@@ -172,7 +174,7 @@ export class Session {
         if (!size) return; // documented: unusable sizes are ignored
         this.lastActivity = Date.now();
         this.size = size;
-        this.exec?.resize(size.cols, size.rows);
+        void this.exec?.resize(size.cols, size.rows);
         this.recorder?.resize(size.cols, size.rows);
         return;
       }
@@ -183,10 +185,25 @@ export class Session {
 
   private onOutput(chunk: Buffer): void {
     this.lastActivity = Date.now();
-    const pidKnown = this.pid.pid !== null;
     this.sendOutput(this.utf8.push(this.pid.push(chunk)));
-    // A resize sent before the process runs can be lost (podman ignores it); the marker proves it runs now.
-    if (!pidKnown && this.pid.pid !== null) this.exec?.resize(this.size.cols, this.size.rows);
+    this.becomeReady();
+  }
+
+  /**
+   * The wrapper's PID marker proves the process runs. Only then is the size applied (a resize sent
+   * earlier can be lost: podman ignores it) and the input typed so far written, so that a command
+   * typed right after connecting (or piped in) already sees the client's terminal size.
+   */
+  private becomeReady(): void {
+    const exec = this.exec;
+    if (this.ready || this.readying || !exec || !this.pid.settled) return;
+    this.readying = true;
+    void exec.resize(this.size.cols, this.size.rows).then(() => {
+      if (this.closing) return;
+      this.ready = true;
+      for (const chunk of this.earlyInput) exec.write(chunk);
+      this.earlyInput = [];
+    });
   }
 
   private sendOutput(data: Buffer): void {

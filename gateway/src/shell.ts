@@ -70,6 +70,11 @@ export class PidMarkerFilter {
     return this.hold(data, data.length - partialMarkerSuffix(data));
   }
 
+  /** True once the marker was found or ruled out. */
+  get settled(): boolean {
+    return this.done;
+  }
+
   /** Output held back when the stream ends before the marker completed. */
   flush(): Buffer {
     return this.finish(this.held);

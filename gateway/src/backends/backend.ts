@@ -18,7 +18,8 @@ export interface ExecHandlers {
 
 export interface ExecControl {
   write(data: Buffer): void;
-  resize(cols: number, rows: number): void;
+  /** Resolves once the backend applied the size (never rejects: a failed resize is not fatal). */
+  resize(cols: number, rows: number): Promise<void>;
   /** Stop reading the exec's output (backpressure), and start again. */
   pause(): void;
   resume(): void;

@@ -58,7 +58,8 @@ export function dockerBackend(dockerHost: string): Backend {
           response.on("error", reject);
         },
       );
-      request.setTimeout(15_000, () => request.destroy(new Error(`Docker API ${method} ${path}: timeout`)));
+      // Generous: an engine serializes execs per container, so under load a create can wait its turn.
+      request.setTimeout(60_000, () => request.destroy(new Error(`Docker API ${method} ${path}: timeout`)));
       request.on("error", reject);
       request.end(payload);
     });
@@ -142,12 +143,12 @@ export function dockerBackend(dockerHost: string): Backend {
       stream.on("end", () => end());
       stream.on("close", () => end());
       stream.on("error", (error) => end(error.message));
-      const resize = (cols: number, rows: number) => {
-        call("POST", `/exec/${execId}/resize?h=${rows}&w=${cols}`).catch(() => {
-          // A resize can race the end of the exec; nothing to do about it.
-        });
-      };
-      resize(size.cols, size.rows);
+      const resize = (cols: number, rows: number) =>
+        call("POST", `/exec/${execId}/resize?h=${rows}&w=${cols}`).then(
+          () => undefined,
+          () => undefined, // a resize can race the end of the exec; nothing to do about it
+        );
+      void resize(size.cols, size.rows);
       return {
         write: (data) => void stream.write(data),
         resize,

@@ -150,7 +150,8 @@ export function kubernetesBackend(kubeConfig: KubeConfig): Backend {
       const socket = await startExec(target, command, stdout, stdin, true, (result) => handlers.onEnd(result));
       return {
         write: (data) => void stdin.write(data),
-        resize: (cols, rows) => {
+        resize: async (cols, rows) => {
+          // Channel 4 shares the WebSocket with stdin, so later input cannot overtake it.
           stdout.columns = cols;
           stdout.rows = rows;
           stdout.emit("resize");

@@ -48,7 +48,7 @@ export function fakeBackend(): FakeBackend {
             } else if (command === "size") handlers.onOutput(Buffer.from(`${current.rows} ${current.cols}\n`));
           }
         },
-        resize(cols, rows) {
+        async resize(cols, rows) {
           current = { cols, rows };
         },
         pause() {},

@@ -6,7 +6,7 @@
 // tty=true, on this machine. Like a kubelet with runc, closing the exec WebSocket does NOT end the
 // process: that is the lingering-shell behaviour the gateway has to deal with.
 import { execFileSync, spawn as spawnChild } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import https from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -55,7 +55,7 @@ export interface KubeStandin {
   kubeconfigPath: string;
   /** Every exec started, in order. */
   execs: ExecRecord[];
-  /** Processes started with a TTY (the shells) that are still alive. */
+  /** Live processes in the sessions of the execs started with a TTY: the shells and whatever they started. */
   liveShells(): number[];
   stop(): Promise<void>;
 }
@@ -77,13 +77,21 @@ function readBody(request: IncomingMessage): Promise<Record<string, unknown>> {
   });
 }
 
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
+/** Live (non-zombie) processes on this machine in one of the given sessions: the shells and their children. */
+function processesInSessions(sessions: Set<number>): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // Fields after "(comm)": state ppid pgrp session ...
+      const [state, , , session] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (state !== "Z" && sessions.has(Number(session))) found.push(Number(entry));
+    } catch {
+      // the process ended while we looked
+    }
   }
+  return found;
 }
 
 export async function startKubeStandin(options: StandinOptions): Promise<KubeStandin> {
@@ -256,10 +264,10 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
     url,
     kubeconfigPath,
     execs,
-    liveShells: () => ttyPids.filter(alive),
+    liveShells: () => processesInSessions(new Set(ttyPids)),
     async stop() {
       for (const ws of sockets) ws.terminate();
-      for (const pid of ttyPids.filter(alive)) process.kill(pid, "SIGKILL");
+      for (const pid of processesInSessions(new Set(ttyPids))) process.kill(pid, "SIGKILL");
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
       rmSync(dir, { recursive: true, force: true });

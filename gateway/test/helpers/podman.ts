@@ -18,7 +18,7 @@ export interface Podman {
   podman(...args: string[]): Promise<string>;
   /** Starts a container that just sleeps; returns its name. */
   startContainer(name: string): Promise<string>;
-  /** PIDs of processes in the container whose command is a shell started by the gateway (sh or bash, not the sleeper). */
+  /** PIDs of the processes in the container other than its main process: the shells and their children. */
   shells(container: string): Promise<string[]>;
   stop(): Promise<void>;
 }
@@ -64,12 +64,15 @@ export async function startPodman(): Promise<Podman> {
       return name;
     },
     async shells(container) {
-      const out = await podman("exec", container, "ps", "-o", "pid,args");
+      // Every live process but the container's own (PID 1) and this ps: shells and whatever they started.
+      // Zombies are left out: they have ended, and only wait for PID 1 (a plain `sleep` here) to reap them.
+      const out = await podman("exec", container, "ps", "-o", "pid,stat,args");
       return out
         .split("\n")
         .slice(1)
-        .filter((line) => /^\s*\d+\s+(\S*\/)?(sh|bash)(\s|$)/.test(line) && !/ps -o/.test(line))
-        .map((line) => line.trim().split(/\s+/)[0]!);
+        .map((line) => line.trim().split(/\s+/))
+        .filter(([pid, stat, ...args]) => pid && pid !== "1" && !stat?.startsWith("Z") && args.join(" ") !== "ps -o pid,stat,args")
+        .map(([pid]) => pid!);
     },
     async stop() {
       for (const name of containers) await podman("rm", "-f", "-t", "0", name).catch(() => {});

@@ -1,0 +1,258 @@
+// `entryway enter <target>`: a shell in a container through the exec gateway, like LAIN's `lain enter`.
+// The local terminal goes raw for the session and is restored on every way out; terminal size changes
+// (SIGWINCH) become WINCH messages; a non-terminal stdin is piped and ends the session at its end; the
+// process exits with the remote shell's exit code, or with one of the codes in enter-options.ts after
+// one line on stderr.
+import { readFileSync } from "node:fs";
+import { rootCertificates } from "node:tls";
+import { parseArgs } from "node:util";
+import WebSocket from "ws";
+import { decodeResponse, encodeRequest, RequestType, ResponseType, type Response } from "../protocol.js";
+import { classifyConnectError, classifyHttpStatus, endpointUrl, EnterError, exitCodeForClose, ExitCode, parseEnterTarget, resolveSettings } from "./enter-options.js";
+
+const HELP = `usage: entryway enter [options] <target> [-- <command> [args...]]
+
+Opens a shell (or the command after --, when the gateway allows it) in a running container through
+the Entryway exec gateway.
+
+targets:
+  <container>                                 a Docker container, by name or id (Docker backend)
+  <namespace>/<pod>[/<container>]             a container of a Kubernetes pod
+  <namespace>/<workload>#<n>[/<container>]    instance n of a workload, stable across pod restarts;
+                                              <workload> is <name>, statefulset/<name> or deployment/<name>
+  e.g.  entryway enter web-1
+        entryway enter shop/api-7c9f8-x2x4q/app
+        entryway enter shop/statefulset/db#0
+
+options:
+  -g, --gateway <url>        the gateway: https://host, or the WebSocket URL wss://host/v1/enter
+  -t, --token <token>        access token (visible to other local users in ps: prefer the next two)
+      --token-file <path>    read the access token from a file
+  -c, --container <name>     the container in the pod (Kubernetes targets)
+      --ca-file <path>       trust this CA (PEM) for a wss:// gateway, besides the system's
+      --connect-timeout <s>  give up connecting after this many seconds (default 10)
+      --config <path>        client config file (JSON: gateway, token, tokenFile, caFile, connectTimeout)
+  -h, --help                 this text
+
+Settings, highest precedence first: flags; ENTRYWAY_GATEWAY, ENTRYWAY_TOKEN, ENTRYWAY_TOKEN_FILE,
+ENTRYWAY_CA_FILE; the config file (--config, else ENTRYWAY_CLIENT_CONFIG, else
+$XDG_CONFIG_HOME/entryway/client.json, i.e. ~/.config/entryway/client.json).
+
+When stdin is not a terminal it is sent as typed input and the session ends after it
+(echo 'ls /' | entryway enter web-1); the remote side still runs on a terminal, so its prompt and
+echo appear in the output.
+
+exit status: the remote shell's exit code; or, after one line on stderr starting with "entryway:",
+  ${ExitCode.usage}  usage: bad option or target, no gateway URL, unreadable config or token file
+  ${ExitCode.badRequest}  the gateway refused the request as malformed
+  ${ExitCode.notFound}  not found: no such target, or it is not running
+  ${ExitCode.limit}  session limit reached
+  ${ExitCode.network}  network: the gateway cannot be reached, or the connection was lost
+  ${ExitCode.backend}  the gateway could not start the shell
+  ${ExitCode.tls}  TLS: the gateway's certificate was not accepted
+  ${ExitCode.ended}  the gateway ended the session (idle timeout, shutdown)
+  ${ExitCode.denied}  denied: no token, or the gateway's authorizer said no
+`;
+
+const SIGNALS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const;
+
+/** The size to report: the terminal on stdout, else on stderr; none when neither is a terminal. */
+function terminalSize(): { cols: number; rows: number } | null {
+  for (const stream of [process.stdout, process.stderr]) {
+    if (stream.isTTY && stream.columns > 0 && stream.rows > 0) return { cols: stream.columns, rows: stream.rows };
+  }
+  return null;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const split = argv.indexOf("--");
+  const own = split >= 0 ? argv.slice(0, split) : argv;
+  const command = split >= 0 ? argv.slice(split + 1) : [];
+  try {
+    const { values, positionals } = parseArgs({
+      args: own,
+      allowPositionals: true,
+      options: {
+        gateway: { type: "string", short: "g" },
+        token: { type: "string", short: "t" },
+        "token-file": { type: "string" },
+        container: { type: "string", short: "c" },
+        "ca-file": { type: "string" },
+        "connect-timeout": { type: "string" },
+        config: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+    if (values.help) {
+      process.stdout.write(HELP);
+      return 0;
+    }
+    if (positionals.length !== 1) throw new EnterError(ExitCode.usage, positionals.length === 0 ? "name a target (entryway enter --help)" : `one target at a time, got ${positionals.join(" ")}`);
+    const target = parseEnterTarget(positionals[0]!, values.container);
+    const settings = resolveSettings(
+      {
+        gateway: values.gateway,
+        token: values.token,
+        tokenFile: values["token-file"],
+        caFile: values["ca-file"],
+        connectTimeout: values["connect-timeout"],
+        config: values.config,
+      },
+      process.env,
+    );
+    const url = endpointUrl(settings.gateway, target, command);
+    let ca: Buffer | undefined;
+    if (settings.caFile) {
+      try {
+        ca = readFileSync(settings.caFile);
+      } catch (error) {
+        throw new EnterError(ExitCode.usage, `cannot read the CA file ${settings.caFile}: ${(error as Error).message}`);
+      }
+    }
+    return await session(url, settings.token, settings.connectTimeoutSeconds * 1000, ca);
+  } catch (error) {
+    if (error instanceof EnterError) {
+      process.stderr.write(`entryway: ${error.message}\n`);
+      return error.exitCode;
+    }
+    if ((error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
+      process.stderr.write(`entryway: ${(error as Error).message} (entryway enter --help)\n`);
+      return ExitCode.usage;
+    }
+    throw error;
+  }
+}
+
+function session(url: URL, token: string, connectTimeoutMs: number, ca: Buffer | undefined): Promise<number> {
+  const stdin = process.stdin;
+  const interactive = stdin.isTTY === true;
+  // Node's TLS defaults plus the given CA: `ca` alone would replace the system's roots.
+  const tlsOptions = ca ? { ca: [...rootCertificates, ca.toString("utf8")] } : {};
+  const ws = new WebSocket(url, { headers: { "access-token": token }, handshakeTimeout: connectTimeoutMs, perMessageDeflate: false, ...tlsOptions });
+
+  return new Promise<number>((resolve) => {
+    let raw = false;
+    let finished = false;
+    let opened = false;
+    let closeMessage: Response | undefined;
+    let failure: EnterError | undefined;
+    let lastInputByte = -1;
+    const pending: Buffer[] = [];
+
+    const restoreTerminal = () => {
+      if (raw) {
+        raw = false;
+        try {
+          stdin.setRawMode(false);
+        } catch {
+          // the terminal is gone
+        }
+      }
+    };
+    // Last resort: whatever ends the process (an exception included) leaves the terminal usable.
+    process.once("exit", restoreTerminal);
+
+    const send = (msgType: number, content: Buffer | string) => {
+      if (ws.readyState === WebSocket.OPEN) ws.send(encodeRequest(msgType, content));
+    };
+    const sendSize = () => {
+      const size = terminalSize();
+      if (size) send(RequestType.WINCH, `${size.cols} ${size.rows}`);
+    };
+    const onResize = () => sendSize();
+    const onInput = (chunk: Buffer) => {
+      if (chunk.length > 0) lastInputByte = chunk[chunk.length - 1]!;
+      if (opened) send(RequestType.PLAIN, chunk);
+      else pending.push(chunk);
+    };
+    // Piped input has ended: the remote shell reads EOF from its terminal as ^D at the start of a
+    // line, so end a partial last line first.
+    const onInputEnd = () => {
+      const eof = lastInputByte === 0x0a || lastInputByte === 0x0d || lastInputByte === -1 ? "\x04" : "\x04\x04";
+      if (opened) send(RequestType.PLAIN, eof);
+      else pending.push(Buffer.from(eof));
+    };
+    const signalHandlers = Object.entries(SIGNALS).map(([signal, number]) => {
+      const handler = () => finish(128 + number, null);
+      process.on(signal, handler);
+      return () => process.off(signal, handler);
+    });
+
+    function finish(code: number, line: string | null): void {
+      if (finished) return;
+      finished = true;
+      restoreTerminal();
+      process.off("exit", restoreTerminal);
+      for (const off of signalHandlers) off();
+      process.stdout.off("resize", onResize);
+      stdin.off("data", onInput);
+      stdin.off("end", onInputEnd);
+      stdin.pause();
+      stdin.destroy();
+      if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.terminate();
+      // In raw mode the cursor may be mid-line: start the message on a fresh line.
+      if (line) process.stderr.write(`${interactive && opened ? "\r\n" : ""}entryway: ${line}\n`);
+      resolve(code);
+    }
+
+    stdin.on("data", onInput);
+    stdin.on("end", onInputEnd);
+    if (!interactive) stdin.resume();
+
+    ws.on("open", () => {
+      opened = true;
+      if (interactive) {
+        stdin.setRawMode(true);
+        raw = true;
+        stdin.resume();
+      }
+      sendSize(); // Entry's flow: the size right after connecting, then on every change
+      process.stdout.on("resize", onResize);
+      for (const chunk of pending.splice(0)) send(RequestType.PLAIN, chunk);
+    });
+    ws.on("message", (data: Buffer) => {
+      let message: Response;
+      try {
+        message = decodeResponse(data);
+      } catch {
+        failure = new EnterError(ExitCode.badRequest, "the gateway sent a message this client cannot read");
+        ws.terminate();
+        return;
+      }
+      switch (message.msgType) {
+        case ResponseType.STDOUT:
+          process.stdout.write(message.content);
+          return;
+        case ResponseType.STDERR:
+          process.stderr.write(message.content);
+          return;
+        case ResponseType.CLOSE:
+          closeMessage = message;
+          return;
+        default:
+          return; // PING and newer types
+      }
+    });
+    ws.on("unexpected-response", (_request, response) => {
+      failure = classifyHttpStatus(response.statusCode ?? 0, url);
+      response.resume();
+      ws.terminate();
+    });
+    ws.on("error", (error: Error & { code?: string }) => {
+      if (failure) return;
+      if (/handshake has timed out/i.test(error.message)) failure = new EnterError(ExitCode.network, `cannot reach the gateway at ${url.protocol}//${url.host}: timed out after ${connectTimeoutMs / 1000} s`);
+      else failure = opened ? new EnterError(ExitCode.network, `connection to the gateway lost: ${error.message}`) : classifyConnectError(error, url);
+    });
+    ws.on("close", (wsCode) => {
+      if (closeMessage) {
+        const reason = closeMessage.content.toString("utf8");
+        const closeCode = closeMessage.closeCode;
+        // Entry's own gateway sends no closeCode: its CLOSE is the end of the session.
+        if (!closeCode || closeCode === "exit") return finish(closeMessage.exitCode ?? 0, null);
+        return finish(exitCodeForClose(closeCode), reason || closeCode);
+      }
+      if (failure) return finish(failure.exitCode, failure.message);
+      finish(ExitCode.network, opened ? `connection to the gateway lost (WebSocket close ${wsCode})` : `cannot reach the gateway at ${url.protocol}//${url.host}`);
+    });
+  });
+}

@@ -1,0 +1,195 @@
+// The "proof on real parts" cases, run against each real backend (podman's Docker API, and the
+// Kubernetes stand-in running real shells in real PTYs).
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Backend } from "../../src/backends/backend.js";
+import { ResponseType } from "../../src/protocol.js";
+import { PidMarkerFilter, reapCommand, wrapCommand } from "../../src/shell.js";
+import { parseTarget } from "../../src/target.js";
+import { EntryClient } from "./client.js";
+import { startGateway, tokenAuthorizer, type TestGateway } from "./gateway.js";
+
+export interface RealBed {
+  backend: Backend;
+  /** Query naming the container to enter. */
+  target: Record<string, string>;
+  /** Execs the backend has created in the target so far. */
+  execCount(): Promise<number>;
+  /** Shells (started by the gateway) alive in the target container. */
+  shells(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+const fatal = new TextDecoder("utf-8", { fatal: true });
+const TOKEN = "user:alice";
+
+/** Output of `seq 1 n`, which both busybox and coreutils print identically. */
+function seqOutput(n: number): Buffer {
+  const lines: string[] = [];
+  for (let i = 1; i <= n; i++) lines.push(String(i));
+  return Buffer.from(lines.join("\n") + "\n");
+}
+
+const sha256 = (data: Buffer) => createHash("sha256").update(data).digest("hex");
+
+function expectFramesAreUtf8(client: EntryClient): void {
+  for (const frame of client.frames.filter((f) => f.msgType === ResponseType.STDOUT)) {
+    expect(() => fatal.decode(frame.content)).not.toThrow();
+  }
+}
+
+/** A command for the client to run in raw mode, so the PTY passes bytes through unchanged. */
+const raw = (script: string) => ({ command: ["/bin/sh", "-c", `stty raw -echo; ${script}`] });
+
+async function outBytes(g: TestGateway): Promise<number> {
+  const metric = await g.gateway.metrics.bytes.get();
+  return metric.values.find((v) => v.labels.direction === "out")?.value ?? 0;
+}
+
+export function execBackendCases(name: string, createBed: () => Promise<RealBed>): void {
+  describe(`${name}: proof on real parts`, () => {
+    let bed: RealBed;
+    let g: TestGateway;
+    const open = (query: Record<string, string | string[]> = {}, token = TOKEN, keepFrames = true) =>
+      EntryClient.connect(g.url({ ...bed.target, ...query }), { token, keepFrames });
+
+    beforeAll(async () => {
+      bed = await createBed();
+      g = await startGateway(bed.backend, tokenAuthorizer(), { maxSessionsPerUser: 100, maxSessions: 200, reapGraceSeconds: 1 });
+    });
+    afterAll(async () => {
+      await g?.stop();
+      await bed?.stop();
+    });
+
+    it("echo round trip", async () => {
+      const client = await open();
+      client.type("echo $((6*7))\n");
+      await client.waitFor(/\r\n42\r\n/);
+      client.type("exit\n");
+      expect(await client.closed).toMatchObject({ closeCode: "exit", exitCode: 0 });
+      expectFramesAreUtf8(client);
+    });
+
+    it("resize is seen by stty size, at connect and on every WINCH", async () => {
+      const client = await open();
+      client.winch(123, 45);
+      client.type("stty size\n");
+      await client.waitFor(/\r\n45 123\r\n/);
+      client.winch(100, 30);
+      client.type("stty size\n");
+      await client.waitFor(/\r\n30 100\r\n/);
+      client.type("exit\n");
+      await client.closed;
+    });
+
+    it.each([0, 3])("passes exit code %i to the client", async (code) => {
+      const client = await open();
+      client.type(`exit ${code}\n`);
+      const closed = await client.closed;
+      expect(closed).toMatchObject({ closeCode: "exit", exitCode: code, reason: `shell exited with code ${code}` });
+    });
+
+    it("a command of the client's choice ends with its own exit code", async () => {
+      const client = await open(raw("printf done; exit 42"));
+      expect(await client.closed).toMatchObject({ exitCode: 42 });
+      expect(client.text).toBe("done");
+    });
+
+    it.each(["你", "😀"])("%s arrives intact at every frame boundary", async (char) => {
+      // A second gateway with 5-byte frames: the line with `lead` ASCII bytes puts the character across
+      // every offset of a frame boundary.
+      const small = await startGateway(bed.backend, tokenAuthorizer(), { outputFrameBytes: 5 });
+      try {
+        const expected = Array.from({ length: 5 }, (_, lead) => "x".repeat(lead) + char.repeat(3)).join("\n") + "\n";
+        const client = await EntryClient.connect(small.url({ ...bed.target, ...raw(`printf '${expected.replace(/\n/g, "\\n")}'`) }), { token: TOKEN });
+        await client.closed;
+        expect(client.text).toBe(expected);
+        for (const frame of client.frames.filter((f) => f.msgType === ResponseType.STDOUT)) {
+          expect(frame.content.length).toBeLessThanOrEqual(5);
+          expect(() => fatal.decode(frame.content)).not.toThrow();
+        }
+      } finally {
+        await small.stop();
+      }
+    });
+
+    it("denied authorization creates no exec", async () => {
+      const before = await bed.execCount();
+      const client = await open({}, "not-a-user");
+      expect(await client.closed).toMatchObject({ closeCode: "denied" });
+      expect(await bed.execCount()).toBe(before);
+    });
+
+    it("50 concurrent sessions each streaming 5 MB arrive with equal checksums", async () => {
+      const n = 720_000; // `seq 1 720000` is 4.9 MB
+      const expected = seqOutput(n);
+      expect(expected.length).toBeGreaterThan(4.5e6);
+      // Written to a file first: `cat` then writes in large blocks, as bulk output does (seq on a TTY writes line by line).
+      const script = `f=/tmp/entryway-seq-$$; seq 1 ${n} > $f; cat $f; rm -f $f`;
+      const clients = await Promise.all(Array.from({ length: 50 }, () => open(raw(script), TOKEN, false)));
+      const results = await Promise.all(clients.map((c) => c.closed));
+      for (const [i, client] of clients.entries()) {
+        expect(results[i]).toMatchObject({ exitCode: 0 });
+        expect(client.outputBytes).toBe(expected.length);
+        expect(sha256(client.output)).toBe(sha256(expected));
+      }
+    });
+
+    it("a client that stops reading keeps gateway memory bounded, and resumes", async () => {
+      const baseline = await bed.shells();
+      const client = await open(raw("yes 0123456789abcdef0123456789abcdef | cat"), TOKEN, false);
+      await client.waitFor((c) => c.outputBytes > 4e6); // a fast producer
+      const socket = (client.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+      socket.pause();
+      const rssBefore = process.memoryUsage().rss;
+      const sentAtPause = await outBytes(g);
+      // Wait until the gateway stops sending: the kernel's socket buffers and the gateway's window are full.
+      let previous = -1;
+      let sent = sentAtPause;
+      for (let i = 0; i < 40 && sent !== previous; i++) {
+        await new Promise((r) => setTimeout(r, 500));
+        previous = sent;
+        sent = await outBytes(g);
+      }
+      expect(sent).toBe(previous); // the exec output is paused, not buffered without end
+      expect(sent - sentAtPause).toBeLessThan(16e6); // socket buffers + the 1 MiB window
+      expect(process.memoryUsage().rss - rssBefore).toBeLessThan(64 * 1024 * 1024);
+      socket.resume();
+      const received = client.outputBytes;
+      await client.waitFor((c) => c.outputBytes > received + 10e6);
+      client.ws.terminate();
+      await expect.poll(() => bed.shells(), { timeout: 20_000, interval: 250 }).toBe(baseline);
+    });
+
+    it("control: closing an exec stream alone leaves the shell running; the reaper ends it", async () => {
+      // Without the gateway's reaping, this is the lingering shell of kubernetes#89031 / runc#3359.
+      const resolved = await bed.backend.resolve(parseTarget(new URL(g.url(bed.target)), {}, bed.backend.name));
+      const before = await bed.shells();
+      const marker = new PidMarkerFilter();
+      const exec = await bed.backend.exec(resolved, wrapCommand(["/bin/sh"]), { cols: 80, rows: 24 }, { onOutput: (c) => void marker.push(c), onEnd: () => {} });
+      await expect.poll(() => marker.pid !== null && bed.shells(), { timeout: 10_000 }).toBe(before + 1);
+      exec.close();
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(await bed.shells()).toBe(before + 1);
+      expect(await bed.backend.run(resolved, reapCommand(marker.pid!, 1))).toBe(1); // ended by SIGHUP
+      await expect.poll(() => bed.shells(), { timeout: 10_000 }).toBe(before);
+    });
+
+    it("20 clients killed abruptly leave 0 shells behind", async () => {
+      const baseline = await bed.shells();
+      const script = fileURLToPath(new URL("./killed-clients.mjs", import.meta.url));
+      const child = spawn(process.execPath, [script, g.url(bed.target), TOKEN, "20"], { stdio: ["ignore", "pipe", "inherit"] });
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on("data", (d: Buffer) => d.toString().includes("ready") && resolve());
+        child.on("exit", (code) => reject(new Error(`client process exited with ${code}`)));
+      });
+      expect(await bed.shells()).toBe(baseline + 20);
+      child.kill("SIGKILL");
+      await expect.poll(() => bed.shells(), { timeout: 30_000, interval: 250 }).toBe(baseline);
+      expect(g.audit.filter((e) => e.event === "session.end" && e.closeCode === "client-gone").length).toBeGreaterThanOrEqual(20);
+    });
+  });
+}
