@@ -152,6 +152,8 @@ export class ConnectGateway extends pulumi.ComponentResource {
 
   constructor(name: string, args: ConnectGatewayArgs, opts?: pulumi.ComponentResourceOptions) {
     super("entryway:index:ConnectGateway", name, {}, opts);
+    // Children wait for what the component waits for (e.g. the Stack\'s namespace).
+    const child: pulumi.CustomResourceOptions = { parent: this, ...(opts?.dependsOn ? { dependsOn: opts.dependsOn } : {}) };
     validateConnectGatewayArgs(name, args);
 
     const port = args.port ?? 2222;
@@ -173,7 +175,7 @@ export class ConnectGateway extends pulumi.ComponentResource {
     this.connectFilterName = objectName(name, "connect-gateway", "connect");
     this.registration = { namespace: ns, port, selector, routeConfigurationName: this.routeConfigurationName, address: this.address, tls };
 
-    const serviceAccount = new k8s.core.v1.ServiceAccount(gw, { metadata: meta(gw) }, { parent: this });
+    const serviceAccount = new k8s.core.v1.ServiceAccount(gw, { metadata: meta(gw) }, child);
 
     if (tls) {
       // istiod serves the credentialName Secret only to a gateway whose ServiceAccount may read
@@ -182,12 +184,12 @@ export class ConnectGateway extends pulumi.ComponentResource {
       new k8s.rbac.v1.Role(sds, {
         metadata: meta(sds),
         rules: [{ apiGroups: [""], resources: ["secrets"], verbs: ["get", "watch", "list"] }],
-      }, { parent: this });
+      }, child);
       new k8s.rbac.v1.RoleBinding(sds, {
         metadata: meta(sds),
         roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: sds },
         subjects: [{ kind: "ServiceAccount", name: gw, namespace: ns }],
-      }, { parent: this });
+      }, child);
     }
 
     const injectionLabels: Record<string, string> = args.revision ? { "istio.io/rev": args.revision } : { "sidecar.istio.io/inject": "true" };
@@ -218,7 +220,7 @@ export class ConnectGateway extends pulumi.ComponentResource {
           },
         },
       },
-    }, { parent: this });
+    }, child);
 
     const service = new k8s.core.v1.Service(gw, {
       metadata: { ...meta(gw), ...(args.serviceAnnotations ? { annotations: args.serviceAnnotations } : {}) },
@@ -234,12 +236,12 @@ export class ConnectGateway extends pulumi.ComponentResource {
           ...(args.nodePort !== undefined ? { nodePort: args.nodePort } : {}),
         }],
       },
-    }, { parent: this });
+    }, child);
 
     new k8s.policy.v1.PodDisruptionBudget(gw, {
       metadata: meta(gw),
       spec: { maxUnavailable: 1, selector: { matchLabels: selector } },
-    }, { parent: this });
+    }, child);
 
     if (args.autoscaling) {
       new k8s.autoscaling.v2.HorizontalPodAutoscaler(gw, {
@@ -253,7 +255,7 @@ export class ConnectGateway extends pulumi.ComponentResource {
             resource: { name: "cpu", target: { type: "Utilization", averageUtilization: args.autoscaling.targetCPUUtilizationPercentage ?? 80 } },
           }],
         },
-      }, { parent: this });
+      }, child);
     }
 
     // Only the CONNECT port (from anywhere; the AuthorizationPolicy narrows by client address)
@@ -265,7 +267,7 @@ export class ConnectGateway extends pulumi.ComponentResource {
         policyTypes: ["Ingress"],
         ingress: [{ ports: [{ port, protocol: "TCP" }, { port: 15090, protocol: "TCP" }] }],
       },
-    }, { parent: this });
+    }, child);
 
     new k8s.apiextensions.CustomResource(gw, {
       apiVersion: "networking.istio.io/v1",
@@ -285,14 +287,14 @@ export class ConnectGateway extends pulumi.ComponentResource {
               hosts: [`${ns}/${gw}.connect.invalid`],
             }],
       },
-    }, { parent: this });
+    }, child);
 
     new k8s.apiextensions.CustomResource(this.connectFilterName, {
       apiVersion: "networking.istio.io/v1alpha3",
       kind: "EnvoyFilter",
       metadata: meta(this.connectFilterName),
       spec: connectFilterSpec(selector, port),
-    }, { parent: this });
+    }, child);
 
     const cidrs = args.allowedSourceRanges ?? [];
     new k8s.apiextensions.CustomResource(gw, {
@@ -307,7 +309,7 @@ export class ConnectGateway extends pulumi.ComponentResource {
           to: [{ operation: { methods: ["CONNECT"], ports: [String(port)] } }],
         }],
       },
-    }, { parent: this });
+    }, child);
 
     this.loadBalancerAddress = service.status.apply((status) => {
       const ingress = status?.loadBalancer?.ingress?.[0];

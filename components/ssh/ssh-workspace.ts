@@ -70,6 +70,11 @@ export interface SshWorkspaceArgs {
   resources?: pulumi.Input<k8s.types.input.core.v1.ResourceRequirements>;
   /** Labels added to every object. */
   labels?: Record<string, string>;
+  /**
+   * The app.kubernetes.io/instance label: the stack's base name, as the chart's release name
+   * (default: this component's name). The workspace itself is app.kubernetes.io/component.
+   */
+  instance?: string;
 }
 
 /** Checks the arguments; throws one clear message. */
@@ -110,6 +115,8 @@ export class SshWorkspace extends pulumi.ComponentResource {
 
   constructor(name: string, args: SshWorkspaceArgs, opts?: pulumi.ComponentResourceOptions) {
     super("entryway:index:SshWorkspace", name, {}, opts);
+    // Children wait for what the component waits for (e.g. the Stack\'s namespace).
+    const child: pulumi.CustomResourceOptions = { parent: this, ...(opts?.dependsOn ? { dependsOn: opts.dependsOn } : {}) };
     validateSshWorkspaceArgs(name, args);
 
     const gateway = args.gateway.registration;
@@ -117,7 +124,7 @@ export class SshWorkspace extends pulumi.ComponentResource {
     const user = args.user ?? "dev";
     const uid = args.uid ?? 1000;
     const ws = objectName(name);
-    const identity = { name: "ssh-workspace", instance: ws };
+    const identity = { name: "ssh-workspace", instance: args.instance ?? ws, component: ws };
     const selector = selectorLabels(identity);
     const labels = standardLabels(identity, args.labels);
     const meta = (objName: string, namespace = ns) => ({ name: objName, namespace, labels });
@@ -136,7 +143,7 @@ export class SshWorkspace extends pulumi.ComponentResource {
         metadata: meta(secretName),
         type: "Opaque",
         stringData: { authorized_keys: args.authorizedKeys.map((k) => k.trim()).join("\n") + "\n" },
-      }, { parent: this });
+      }, child);
       keysSecret = { name: secretName, key: "authorized_keys" };
     } else {
       keysSecret = args.authorizedKeysSecret!;
@@ -149,7 +156,7 @@ export class SshWorkspace extends pulumi.ComponentResource {
         selector,
         ports: [{ name: "tcp-ssh", port: WORKSPACE_SERVICE_PORT, targetPort: WORKSPACE_SSHD_PORT, protocol: "TCP" }],
       },
-    }, { parent: this });
+    }, child);
 
     const home = `/home/${user}`;
     new k8s.apps.v1.StatefulSet(ws, {
@@ -201,13 +208,13 @@ export class SshWorkspace extends pulumi.ComponentResource {
           },
         }],
       },
-    }, { parent: this });
+    }, child);
 
     // The workspace must not be moved: evictions (drains) wait until someone deletes it.
     new k8s.policy.v1.PodDisruptionBudget(ws, {
       metadata: meta(ws),
       spec: { maxUnavailable: 0, selector: { matchLabels: selector } },
-    }, { parent: this });
+    }, child);
 
     new k8s.networking.v1.NetworkPolicy(ws, {
       metadata: meta(ws),
@@ -222,7 +229,7 @@ export class SshWorkspace extends pulumi.ComponentResource {
           ports: [{ port: WORKSPACE_SSHD_PORT, protocol: "TCP" }],
         }],
       },
-    }, { parent: this });
+    }, child);
 
     new k8s.apiextensions.CustomResource(this.routeFilterName, {
       apiVersion: "networking.istio.io/v1alpha3",
@@ -236,7 +243,7 @@ export class SshWorkspace extends pulumi.ComponentResource {
         fqdn: this.fqdn,
         idleTimeout: args.idleTimeout ?? "3600s",
       }),
-    }, { parent: this });
+    }, child);
 
     this.sshConfig = pulumi.output(sshConfigBlock({
       alias: ws,

@@ -1,0 +1,124 @@
+/**
+ * The stack config sections `connectGateway` and `workspaces` (StackConfig, components/stack) and
+ * their mapping to ConnectGatewayArgs / SshWorkspaceArgs. The shapes mirror the chart's values of
+ * the same names (charts/entryway/values.yaml), without the chart's `enabled` switches: a present
+ * section is on.
+ */
+import type { ConnectGateway, ConnectGatewayArgs } from "./connect-gateway";
+import type { SshWorkspaceArgs } from "./ssh-workspace";
+
+export interface ResourcesConfig {
+  requests?: Record<string, string | number>;
+  limits?: Record<string, string | number>;
+}
+
+/** The dedicated Istio CONNECT gateway for SSH workspaces. */
+export interface ConnectGatewayConfig {
+  /**
+   * The CONNECT port (default 2222); 80, 443 and Istio's 150xx ports are refused.
+   * @minimum 1
+   * @maximum 65535
+   */
+  port?: number;
+  /**
+   * The DNS name users reach the gateway by (ssh configs; the TLS host).
+   * @maxLength 253
+   * @pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$
+   */
+  hostname?: string;
+  /** LoadBalancer (default), NodePort or ClusterIP. */
+  serviceType?: "LoadBalancer" | "NodePort" | "ClusterIP";
+  /** Annotations for the Service (load balancer settings). */
+  serviceAnnotations?: Record<string, string>;
+  /**
+   * A fixed node port (NodePort and LoadBalancer).
+   * @minimum 30000
+   * @maximum 32767
+   */
+  nodePort?: number;
+  /** Admit CONNECT only from these client CIDRs (default: from anywhere). */
+  allowedSourceRanges?: string[];
+  /** TLS on the CONNECT hop, terminated by the gateway. */
+  tls?: {
+    /**
+     * A kubernetes.io/tls Secret in the stack's namespace.
+     * @pattern ^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$
+     */
+    credentialName: string;
+  };
+  /**
+   * Replicas when not autoscaled (default 2).
+   * @minimum 1
+   */
+  replicas?: number;
+  /** A HorizontalPodAutoscaler instead of fixed replicas. */
+  autoscaling?: {
+    /** @minimum 1 */
+    minReplicas?: number;
+    /** @minimum 1 */
+    maxReplicas?: number;
+    /**
+     * @minimum 1
+     * @maximum 100
+     */
+    targetCPUUtilizationPercentage?: number;
+  };
+  /**
+   * The Istio revision to inject from (default: the default injector).
+   * @pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$
+   */
+  revision?: string;
+  /** The proxy container's resources. */
+  resources?: ResourcesConfig;
+}
+
+/** One SSH workspace; its objects are named `<name>-ws-<workspace name>`. */
+export interface SshWorkspaceConfig {
+  /**
+   * The workspace name.
+   * @pattern ^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$
+   */
+  name: string;
+  /**
+   * Its namespace (default: the stack's).
+   * @pattern ^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$
+   */
+  namespace?: string;
+  /**
+   * The login user, which must exist in the image (default dev).
+   * @pattern ^[a-z_][a-z0-9_-]{0,31}$
+   */
+  user?: string;
+  /**
+   * The user's numeric, non-root id (default 1000); sshd runs as it.
+   * @minimum 1
+   */
+  uid?: number;
+  /** The image: images/ssh-workspace or one that extends it. */
+  image?: string;
+  imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
+  /**
+   * OpenSSH public keys allowed to log in. Give this or authorizedKeysSecret.
+   * @minItems 1
+   */
+  authorizedKeys?: string[];
+  /** An existing Secret in the workspace's namespace holding the authorized_keys file. */
+  authorizedKeysSecret?: { name: string; key?: string };
+  /** The persistent home volume (default 10Gi, the default StorageClass). */
+  storage?: { size?: string; storageClassName?: string };
+  /**
+   * Envoy's idle timeout for the tunnel (default "3600s").
+   * @pattern ^\d+(\.\d{1,9})?s$
+   */
+  idleTimeout?: string;
+  resources?: ResourcesConfig;
+}
+
+export function connectGatewayArgs(config: ConnectGatewayConfig, namespace: string, labels?: Record<string, string>): ConnectGatewayArgs {
+  return { ...config, resources: config.resources as ConnectGatewayArgs["resources"], namespace, labels };
+}
+
+export function sshWorkspaceArgs(config: SshWorkspaceConfig, gateway: ConnectGateway, instance: string, labels?: Record<string, string>): SshWorkspaceArgs {
+  const { name: _name, ...rest } = config;
+  return { ...rest, resources: rest.resources as SshWorkspaceArgs["resources"], gateway, instance, labels };
+}
