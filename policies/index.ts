@@ -1,0 +1,8 @@
+/**
+ * The Entryway CrossGuard policy pack: `pulumi preview --policy-pack policies` (see README).
+ * The rules live in rules.ts as pure checks over Kubernetes objects, tested without the CLI.
+ */
+import { PolicyPack } from "@pulumi/policy";
+import { entrywayPolicies } from "./rules";
+
+new PolicyPack("entryway", { policies: entrywayPolicies });

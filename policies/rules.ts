@@ -1,0 +1,347 @@
+/**
+ * The Entryway policy rules, as pure functions over Kubernetes objects (what a resource's inputs
+ * say, kind and all), wrapped as CrossGuard policies for the pack in index.ts. Tests call the
+ * checks and the wrapped policies' validate callbacks directly, without the Pulumi CLI.
+ */
+import type { ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/policy";
+
+/** A Kubernetes object as a resource's inputs describe it. */
+export interface K8sObject {
+  apiVersion?: string;
+  kind: string;
+  metadata?: { name?: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  [field: string]: unknown;
+}
+
+type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** Settings of the pack (set per stack in the policy config). */
+export interface EntrywayPolicyConfig {
+  /** Allow a ClusterRole that grants pods/exec (the exec gateway's clusterWide: true). */
+  allowClusterWideExec?: boolean;
+}
+
+/** The upstream default AnsibleForms admin password: it must never be deployed. */
+export const DEFAULT_ANSIBLEFORMS_ADMIN_PASSWORD = "AnsibleForms!123";
+
+/**
+ * The documented Pod Security exception for sshd: a container named "sshd" in a workload labelled
+ * app.kubernetes.io/name=ssh-workspace may add back these capabilities (a multi-user sshd that
+ * switches users needs them). Everything else of "restricted" still applies to it.
+ */
+export const SSHD_EXCEPTION_CAPABILITIES = ["AUDIT_WRITE", "SETGID", "SETUID", "SYS_CHROOT"];
+/** Pod Security "restricted" allows adding only this capability. */
+const RESTRICTED_ADD = ["NET_BIND_SERVICE"];
+
+/** The CONNECT ports Istio's shared ingress uses for plain web traffic (service and target ports). */
+export const FORBIDDEN_CONNECT_PORTS = [80, 443, 8080, 8443];
+/** A static Istio outbound cluster: outbound|<port>||<fqdn>. */
+const STATIC_CLUSTER = /^outbound\|\d{1,5}\|\|[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
+const OPEN_PROXY_MARKERS = [/dynamic_forward_proxy/i, /original_dst/i, /ORIGINAL_DST/, /cluster_header/i, /clusterHeader/];
+
+const WORKLOAD_KINDS = ["Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob"];
+
+/** Kind from a Pulumi Kubernetes type token ("kubernetes:apps/v1:Deployment"), or from the inputs. */
+export function toObject(type: string, props: Record<string, unknown>): K8sObject | undefined {
+  if (!type.startsWith("kubernetes:")) return undefined;
+  const kind = (props.kind as string | undefined) ?? type.split(":")[2];
+  return { ...props, kind } as K8sObject;
+}
+
+const label = (o: K8sObject) => `${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata?.name ?? "(unnamed)"}`;
+
+/** The pod template (or pod spec holder) of a workload. */
+function podTemplate(o: K8sObject): { metadata?: Obj; spec?: Obj } | undefined {
+  const spec = o.spec as Obj | undefined;
+  switch (o.kind) {
+    case "Pod":
+      return { metadata: o.metadata, spec };
+    case "CronJob":
+      return spec?.jobTemplate?.spec?.template;
+    default:
+      return WORKLOAD_KINDS.includes(o.kind) ? spec?.template : undefined;
+  }
+}
+
+function containersOf(pod: Obj | undefined): Obj[] {
+  return [...(pod?.initContainers ?? []), ...(pod?.containers ?? []), ...(pod?.ephemeralContainers ?? [])];
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. Pod Security "restricted"
+
+export function checkPodSecurityRestricted(o: K8sObject): string[] {
+  const template = podTemplate(o);
+  if (!template) return [];
+  const pod = template.spec ?? {};
+  const problems: string[] = [];
+  const where = label(o);
+  for (const field of ["hostNetwork", "hostPID", "hostIPC"]) {
+    if (pod[field] === true) problems.push(`${where}: ${field} is not allowed`);
+  }
+  for (const volume of pod.volumes ?? []) {
+    if (volume.hostPath) problems.push(`${where}: hostPath volume "${volume.name}" is not allowed`);
+  }
+  const podContext = pod.securityContext ?? {};
+  if (podContext.runAsUser === 0) problems.push(`${where}: the pod runs as root (runAsUser 0)`);
+  const isSshWorkspace =
+    template.metadata?.labels?.["app.kubernetes.io/name"] === "ssh-workspace" || o.metadata?.labels?.["app.kubernetes.io/name"] === "ssh-workspace";
+  for (const container of containersOf(pod)) {
+    const c = container.securityContext ?? {};
+    const name = `${where} container "${container.name}"`;
+    if (c.privileged === true) problems.push(`${name}: privileged is not allowed`);
+    if (c.allowPrivilegeEscalation !== false) problems.push(`${name}: allowPrivilegeEscalation must be false`);
+    if (c.runAsNonRoot !== true && podContext.runAsNonRoot !== true) problems.push(`${name}: runAsNonRoot must be true`);
+    if (c.runAsUser === 0) problems.push(`${name}: runs as root (runAsUser 0)`);
+    const seccomp = c.seccompProfile?.type ?? podContext.seccompProfile?.type;
+    if (seccomp !== "RuntimeDefault" && seccomp !== "Localhost") problems.push(`${name}: seccompProfile must be RuntimeDefault or Localhost`);
+    const drop: string[] = c.capabilities?.drop ?? [];
+    if (!drop.includes("ALL")) problems.push(`${name}: capabilities must drop ALL`);
+    const allowed = isSshWorkspace && container.name === "sshd" ? [...RESTRICTED_ADD, ...SSHD_EXCEPTION_CAPABILITIES] : RESTRICTED_ADD;
+    for (const cap of (c.capabilities?.add ?? []) as string[]) {
+      if (!allowed.includes(cap)) {
+        problems.push(
+          `${name}: adding capability ${cap} is not allowed` +
+            (SSHD_EXCEPTION_CAPABILITIES.includes(cap) ? " (only an ssh-workspace's sshd container may, see README)" : ""),
+        );
+      }
+    }
+  }
+  return problems;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. The RTE boundary
+
+const RTE_FORBIDDEN_ENV = [/^DB_/, /^ENCRYPTION_SECRET$/, /^ACCESS_TOKEN_SECRET$/, /^ADMIN_PASSWORD$/];
+
+export function checkRteBoundary(o: K8sObject): string[] {
+  const template = podTemplate(o);
+  if (!template) return [];
+  const pod = template.spec ?? {};
+  const problems: string[] = [];
+  for (const container of containersOf(pod)) {
+    const env: Obj[] = container.env ?? [];
+    const mode = env.find((e) => e.name === "RTE_MODE")?.value;
+    const isRte = /ansibleforms-rte/.test(container.image ?? "") || env.some((e) => e.name === "AF_ROLE" && e.value === "rte");
+    if (!isRte || (mode !== "inbound" && mode !== "outbound")) continue;
+    const name = `${label(o)} RTE container "${container.name}" (${mode})`;
+    for (const e of env) {
+      if (RTE_FORBIDDEN_ENV.some((re) => re.test(e.name))) problems.push(`${name}: must not hold ${e.name} (the RTE holds only its token)`);
+    }
+    if ((container.envFrom ?? []).length > 0) problems.push(`${name}: must not use envFrom (it could bring in database or encryption secrets)`);
+    const token = env.find((e) => e.name === "RTE_TOKEN");
+    if (!token?.valueFrom?.secretKeyRef) problems.push(`${name}: RTE_TOKEN must come from a Secret (valueFrom.secretKeyRef)`);
+    const uid = container.securityContext?.runAsUser ?? pod.securityContext?.runAsUser;
+    if (uid !== 1000) problems.push(`${name}: must run as uid 1000 (runs as ${uid ?? "the image's user"})`);
+  }
+  return problems;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3 and 4. CONNECT: static clusters only; only on the dedicated gateway, never on 80/443
+
+/** Every object under `node` that has a `route` with routing fields, wherever it sits. */
+function routesIn(node: unknown, found: Obj[] = []): Obj[] {
+  if (Array.isArray(node)) node.forEach((n) => routesIn(n, found));
+  else if (typeof node === "object" && node !== null) {
+    for (const [key, value] of Object.entries(node)) {
+      if (key === "route" && typeof value === "object" && value !== null && !Array.isArray(value)) found.push(value as Obj);
+      routesIn(value, found);
+    }
+  }
+  return found;
+}
+
+const mentionsConnect = (value: unknown) => /"upgrade_type":\s*"CONNECT"|"connect_matcher"|"allow_connect":\s*true/i.test(JSON.stringify(value ?? {}));
+
+export function checkConnectStaticClusters(o: K8sObject): string[] {
+  if (o.kind !== "EnvoyFilter") return [];
+  const problems: string[] = [];
+  for (const [i, patch] of ((o.spec as Obj | undefined)?.configPatches ?? []).entries()) {
+    const value = patch?.patch?.value;
+    const text = JSON.stringify(value ?? {});
+    for (const marker of OPEN_PROXY_MARKERS) {
+      if (marker.test(text)) problems.push(`${label(o)} patch ${i}: ${marker.source} makes an open proxy; CONNECT routes go only to static outbound|port||fqdn clusters`);
+    }
+    for (const route of routesIn(value)) {
+      if (typeof route.cluster !== "string" || !STATIC_CLUSTER.test(route.cluster)) {
+        problems.push(`${label(o)} patch ${i}: route cluster ${JSON.stringify(route.cluster ?? Object.keys(route))} is not a static outbound|port||fqdn cluster`);
+      }
+    }
+  }
+  return problems;
+}
+
+export function checkConnectDedicatedGateway(o: K8sObject): string[] {
+  if (o.kind !== "EnvoyFilter") return [];
+  const spec = (o.spec as Obj | undefined) ?? {};
+  const problems: string[] = [];
+  for (const [i, patch] of (spec.configPatches ?? []).entries()) {
+    if (!mentionsConnect(patch?.patch?.value)) continue;
+    const where = `${label(o)} patch ${i}`;
+    const match = patch.match ?? {};
+    if (match.context !== "GATEWAY") problems.push(`${where}: CONNECT only on a gateway (match.context GATEWAY), never on sidecars`);
+    const port = match.listener?.portNumber ?? match.routeConfiguration?.portNumber;
+    if (typeof port !== "number") problems.push(`${where}: CONNECT must be bound to one dedicated port (match.listener.portNumber or routeConfiguration.portNumber)`);
+    else if (FORBIDDEN_CONNECT_PORTS.includes(port)) problems.push(`${where}: CONNECT is never enabled on port ${port} (web traffic ports 80/443 and their targets)`);
+    const selector: Record<string, string> = spec.workloadSelector?.labels ?? {};
+    if (Object.keys(selector).length === 0) {
+      problems.push(`${where}: CONNECT must select the dedicated CONNECT gateway (workloadSelector), not every proxy`);
+    } else if (selector.istio === "ingressgateway") {
+      problems.push(`${where}: CONNECT must not be enabled on the shared istio=ingressgateway; use the dedicated CONNECT gateway`);
+    }
+  }
+  return problems;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. Exec RBAC: no wildcards, no cluster-wide exec unless explicitly allowed
+
+export function checkExecRbac(o: K8sObject, config: EntrywayPolicyConfig = {}): string[] {
+  if (o.kind !== "Role" && o.kind !== "ClusterRole") return [];
+  const rules: Obj[] = (o.rules as Obj[] | undefined) ?? [];
+  const isGateway = o.metadata?.labels?.["app.kubernetes.io/name"] === "exec-gateway";
+  const grantsExec = rules.some(
+    (r) =>
+      (r.resources ?? []).some((res: string) => res === "pods/exec" || res === "*" || res === "pods/*") &&
+      (r.verbs ?? []).some((v: string) => v === "create" || v === "*"),
+  );
+  if (!isGateway && !grantsExec) return [];
+  const problems: string[] = [];
+  for (const [i, rule] of rules.entries()) {
+    for (const field of ["apiGroups", "resources", "verbs", "resourceNames"]) {
+      if ((rule[field] ?? []).some((v: string) => v === "*" || v.endsWith("/*"))) {
+        problems.push(`${label(o)} rule ${i}: wildcard in ${field} (exec rights are granted name by name)`);
+      }
+    }
+    if (rule.nonResourceURLs?.length) problems.push(`${label(o)} rule ${i}: nonResourceURLs are not needed to exec`);
+  }
+  if (o.kind === "ClusterRole" && grantsExec && !config.allowClusterWideExec) {
+    problems.push(`${label(o)}: grants pods/exec in every namespace; use a Role per namespace, or allow it with the policy config allowClusterWideExec: true`);
+  }
+  return problems;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 6. Workspaces: a PDB each, no per-workspace LoadBalancer (stack-wide)
+
+const matches = (selector: Record<string, string> | undefined, labels: Record<string, string> | undefined) =>
+  !!selector && Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels?.[k] === v);
+
+export function checkWorkspaces(objects: K8sObject[]): string[] {
+  const problems: string[] = [];
+  const workspaces = objects.filter((o) => WORKLOAD_KINDS.includes(o.kind) && podTemplate(o)?.metadata?.labels?.["app.kubernetes.io/name"] === "ssh-workspace");
+  for (const ws of workspaces) {
+    const podLabels = podTemplate(ws)?.metadata?.labels;
+    const namespace = ws.metadata?.namespace;
+    const pdb = objects.find(
+      (o) => o.kind === "PodDisruptionBudget" && o.metadata?.namespace === namespace && matches((o.spec as Obj | undefined)?.selector?.matchLabels, podLabels),
+    );
+    if (!pdb) problems.push(`${label(ws)}: an SSH workspace needs a PodDisruptionBudget selecting its pod`);
+    for (const service of objects.filter((o) => o.kind === "Service" && o.metadata?.namespace === namespace)) {
+      const spec = (service.spec as Obj | undefined) ?? {};
+      if ((spec.type === "LoadBalancer" || spec.type === "NodePort") && matches(spec.selector, podLabels)) {
+        problems.push(`${label(service)}: a per-workspace ${spec.type} Service; workspaces are reached only through the CONNECT gateway`);
+      }
+    }
+  }
+  return problems;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 7. The default AnsibleForms admin password never appears
+
+function containsDefaultPassword(node: unknown): boolean {
+  const encoded = Buffer.from(DEFAULT_ANSIBLEFORMS_ADMIN_PASSWORD).toString("base64");
+  const text = JSON.stringify(node ?? null);
+  return text.includes(DEFAULT_ANSIBLEFORMS_ADMIN_PASSWORD) || text.includes(encoded);
+}
+
+export function checkNoDefaultAdminPassword(o: K8sObject): string[] {
+  const problems: string[] = [];
+  if (containsDefaultPassword(o)) problems.push(`${label(o)}: holds the default AnsibleForms admin password; generate one (the AnsibleForms component does)`);
+  const template = podTemplate(o);
+  for (const container of containersOf(template?.spec)) {
+    const isApp = /ansibleforms\/ansibleforms(:|@|$)/.test(container.image ?? "");
+    if (!isApp) continue;
+    const admin = (container.env ?? []).find((e: Obj) => e.name === "ADMIN_PASSWORD");
+    if (!admin) problems.push(`${label(o)} container "${container.name}": ADMIN_PASSWORD is unset, so AnsibleForms falls back to its public default`);
+    else if (!admin.valueFrom?.secretKeyRef) problems.push(`${label(o)} container "${container.name}": ADMIN_PASSWORD must come from a Secret (valueFrom.secretKeyRef)`);
+  }
+  return problems;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The CrossGuard policies
+
+function resourcePolicy(
+  name: string,
+  description: string,
+  check: (o: K8sObject, config: EntrywayPolicyConfig) => string[],
+  configSchema?: ResourceValidationPolicy["configSchema"],
+): ResourceValidationPolicy {
+  return {
+    name,
+    description,
+    enforcementLevel: "mandatory",
+    ...(configSchema ? { configSchema } : {}),
+    validateResource: (args, reportViolation) => {
+      const object = toObject(args.type, args.props);
+      if (!object) return;
+      const config = configSchema ? args.getConfig<EntrywayPolicyConfig>() : {};
+      for (const problem of check(object, config)) reportViolation(problem);
+    },
+  };
+}
+
+export const podSecurityRestricted = resourcePolicy(
+  "entryway-pod-security-restricted",
+  'Every workload meets Pod Security "restricted" (an ssh-workspace\'s sshd container may add SETUID, SETGID, SYS_CHROOT, AUDIT_WRITE).',
+  checkPodSecurityRestricted,
+);
+export const rteBoundary = resourcePolicy(
+  "entryway-rte-boundary",
+  "An inbound or outbound RTE holds no database or encryption secrets, runs as uid 1000, and takes its token from a Secret.",
+  checkRteBoundary,
+);
+export const connectStaticClusters = resourcePolicy(
+  "entryway-connect-static-clusters",
+  "CONNECT routes go only to static outbound|port||fqdn clusters: no dynamic forward proxy, original destination or cluster header.",
+  checkConnectStaticClusters,
+);
+export const connectDedicatedGateway = resourcePolicy(
+  "entryway-connect-dedicated-gateway",
+  "CONNECT is enabled only on the dedicated gateway's own port, never on 80 or 443.",
+  checkConnectDedicatedGateway,
+);
+export const execRbac = resourcePolicy(
+  "entryway-exec-rbac",
+  "Exec rights without wildcards, and in every namespace only when allowClusterWideExec is set.",
+  checkExecRbac,
+  { properties: { allowClusterWideExec: { type: "boolean", default: false } } },
+);
+export const noDefaultAdminPassword = resourcePolicy(
+  "entryway-no-default-admin-password",
+  "The default AnsibleForms admin password never appears, and the app always gets ADMIN_PASSWORD from a Secret.",
+  checkNoDefaultAdminPassword,
+);
+export const workspacePdbNoLoadBalancer: StackValidationPolicy = {
+  name: "entryway-workspace-pdb-no-loadbalancer",
+  description: "Every SSH workspace has a PodDisruptionBudget and no LoadBalancer or NodePort Service of its own.",
+  enforcementLevel: "mandatory",
+  validateStack: (args, reportViolation) => {
+    const objects = args.resources.map((r) => toObject(r.type, r.props)).filter((o): o is K8sObject => o !== undefined);
+    for (const problem of checkWorkspaces(objects)) reportViolation(problem);
+  },
+};
+
+export const entrywayPolicies: (ResourceValidationPolicy | StackValidationPolicy)[] = [
+  podSecurityRestricted,
+  rteBoundary,
+  connectStaticClusters,
+  connectDedicatedGateway,
+  execRbac,
+  workspacePdbNoLoadBalancer,
+  noDefaultAdminPassword,
+];
