@@ -15,3 +15,6 @@ const stack = new Stack(pulumi.getStack(), config);
 export const namespace = stack.namespace;
 /** The exec gateway's WebSocket URL (wss://host/v1/enter when exposed). */
 export const execGatewayUrl = stack.execGatewayUrl;
+
+/** The ~/.ssh/config blocks of the stack's SSH workspaces (see README, SSH workspaces). */
+export const sshConfig = stack.sshConfig;

@@ -5,6 +5,7 @@
  */
 import Ajv from "ajv";
 import schema from "./config.schema.json";
+import type { ConnectGatewayConfig, SshWorkspaceConfig } from "../ssh/config";
 import type { ExecGatewayConfig } from "../exec-gateway/config";
 
 /** The configuration of one environment (one Pulumi stack). */
@@ -23,6 +24,10 @@ export interface StackConfig {
   createNamespace?: boolean;
   /** Labels added to every object the stack makes. */
   labels?: Record<string, string>;
+  /** The dedicated Istio CONNECT gateway for SSH workspaces (components/ssh); deployed when present. */
+  connectGateway?: ConnectGatewayConfig;
+  /** SSH workspaces registered on the connect gateway (which they need). */
+  workspaces?: SshWorkspaceConfig[];
   /** The exec gateway (components/exec-gateway); deployed when present. */
   execGateway?: ExecGatewayConfig;
 }

@@ -7,6 +7,10 @@ import * as pulumi from "@pulumi/pulumi";
 import { standardLabels } from "../shared/labels";
 import { ExecGateway } from "../exec-gateway";
 import { execGatewayArgs } from "../exec-gateway/config";
+import { objectName } from "../shared/names";
+import { connectGatewayArgs, sshWorkspaceArgs } from "../ssh/config";
+import { ConnectGateway } from "../ssh/connect-gateway";
+import { SshWorkspace } from "../ssh/ssh-workspace";
 import type { StackConfig } from "./config";
 
 export { parseStackConfig, StackConfigError, type StackConfig } from "./config";
@@ -17,6 +21,12 @@ export const DEFAULT_STACK_NAME = "entryway";
 export class Stack extends pulumi.ComponentResource {
   /** The namespace the stack's workloads run in. */
   public readonly namespace: pulumi.Output<string>;
+  /** The SSH CONNECT gateway, when the config has a `connectGateway` section. */
+  public readonly connectGateway?: ConnectGateway;
+  /** The SSH workspaces, one per `workspaces` item. */
+  public readonly workspaces: SshWorkspace[] = [];
+  /** Every workspace's ~/.ssh/config block, when there are workspaces. */
+  public readonly sshConfig?: pulumi.Output<string>;
   /** The exec gateway, when the config has an `execGateway` section. */
   public readonly execGateway?: ExecGateway;
   /** The exec gateway's WebSocket URL (public when exposed), when deployed. */
@@ -41,6 +51,22 @@ export class Stack extends pulumi.ComponentResource {
     if (config.execGateway) {
       this.execGateway = new ExecGateway(base, execGatewayArgs(config.execGateway, this.namespace, config.labels), { parent: this });
       this.execGatewayUrl = this.execGateway.url;
+    }
+
+    if (config.workspaces?.length && !config.connectGateway) {
+      throw new Error("entryway:stack: workspaces need a connectGateway section (they register on its CONNECT port)");
+    }
+    if (config.connectGateway) {
+      // After the namespace, when the stack makes it.
+      const ssh = { parent: this, dependsOn: this.namespace.apply((): pulumi.Resource[] => []) };
+      const gateway = new ConnectGateway(base, connectGatewayArgs(config.connectGateway, config.namespace, config.labels), ssh);
+      this.connectGateway = gateway;
+      for (const ws of config.workspaces ?? []) {
+        this.workspaces.push(new SshWorkspace(objectName(base, "ws", ws.name), sshWorkspaceArgs(ws, gateway, base, config.labels), ssh));
+      }
+      if (this.workspaces.length > 0) {
+        this.sshConfig = pulumi.all(this.workspaces.map((ws) => ws.sshConfig)).apply((blocks) => blocks.join("\n"));
+      }
     }
 
     this.registerOutputs({ namespace: this.namespace, execGatewayUrl: this.execGatewayUrl });
