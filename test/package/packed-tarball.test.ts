@@ -1,0 +1,123 @@
+/**
+ * Platform repos import the components from the published package. This packs the package as
+ * npm would publish it (`npm pack`, which builds dist/ through prepack), installs the tarball
+ * with npm into a scratch project (its declared dependencies come from the registry or npm's
+ * cache), and checks that `import { ExecGateway } from "entryway"` type-checks, that a wrong
+ * argument does not, and that the compiled program creates the gateway's resources under
+ * Pulumi's own mocks.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { repoRoot } from "../harness/helm";
+
+const scratch = mkdtempSync(path.join(os.tmpdir(), "entryway-pack-"));
+const project = path.join(scratch, "platform-repo");
+const tsc = path.join(repoRoot, "node_modules/typescript/bin/tsc");
+let packedFiles: string[] = [];
+
+function run(command: string, args: string[], cwd: string) {
+  const result = spawnSync(command, args, { cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, env: { ...process.env, npm_config_loglevel: "error" } });
+  return { ok: result.status === 0, stdout: result.stdout, output: `${result.stdout}${result.stderr}` };
+}
+
+const CONSUMER = `
+import * as pulumi from "@pulumi/pulumi";
+import { ExecGateway, Stack, objectName, type ExecGatewayArgs } from "entryway";
+
+const created: string[] = [];
+pulumi.runtime.setMocks(
+  {
+    newResource: (args) => {
+      created.push(args.type + " " + String(args.inputs.metadata?.namespace ?? "-") + "/" + String(args.inputs.metadata?.name ?? args.name));
+      return { id: args.name + "-id", state: args.inputs };
+    },
+    call: (args) => args.inputs,
+  },
+  "platform",
+  "dev",
+  false,
+);
+
+const args: ExecGatewayArgs = { namespace: "access", targetNamespaces: ["team-a"] };
+const gateway = new ExecGateway("platform", args);
+new Stack("whole", { namespace: "stack-ns", name: "whole" });
+gateway.url.apply((url) => created.push("url " + url));
+process.on("beforeExit", () => {
+  if (created.length === 0) return;
+  console.log(JSON.stringify({ name: objectName("platform", "exec-gateway"), created: created.splice(0).sort() }));
+});
+`;
+
+beforeAll(() => {
+  const pack = run("npm", ["pack", "--pack-destination", scratch, "--json"], repoRoot);
+  if (!pack.ok) throw new Error(`npm pack failed: ${pack.output}`);
+  const [info] = JSON.parse(pack.stdout.slice(pack.stdout.indexOf("["))) as { filename: string; files: { path: string }[] }[];
+  packedFiles = info.files.map((f) => f.path);
+  mkdirSync(project);
+  writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "platform-repo", version: "1.0.0", private: true }));
+  const install = run("npm", ["install", path.join(scratch, info.filename), "--prefer-offline", "--no-audit", "--no-fund"], project);
+  if (!install.ok) throw new Error(`npm install of the tarball failed: ${install.output}`);
+  writeFileSync(
+    path.join(project, "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        target: "ES2022",
+        module: "node16",
+        moduleResolution: "node16",
+        esModuleInterop: true,
+        skipLibCheck: true,
+        outDir: "out",
+        types: ["node"],
+        typeRoots: [path.join(repoRoot, "node_modules/@types")],
+      },
+      files: ["index.ts"],
+    }),
+  );
+}, 600_000);
+
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+describe("the packed package", () => {
+  it("ships the built library, its types and the chart, and no tests or sources", () => {
+    expect(packedFiles).toEqual(
+      expect.arrayContaining(["dist/components/index.js", "dist/components/index.d.ts", "dist/components/exec-gateway/index.d.ts", "charts/entryway/Chart.yaml", "README.md"]),
+    );
+    expect(packedFiles.filter((f) => /^(test|scripts|policies|gateway)\//.test(f) || /\.ts$/.test(f) && !f.endsWith(".d.ts"))).toEqual([]);
+  });
+
+  it("installs into a scratch project with its declared dependencies", () => {
+    expect(readdirSync(path.join(project, "node_modules/entryway/dist/components"))).toContain("index.js");
+    expect(readdirSync(path.join(project, "node_modules/@pulumi"))).toEqual(expect.arrayContaining(["pulumi", "kubernetes", "random"]));
+  });
+
+  it("type-checks and runs `import { ExecGateway } from \"entryway\"`, creating the gateway's resources", () => {
+    writeFileSync(path.join(project, "index.ts"), CONSUMER);
+    const compiled = run("node", [tsc, "-p", "tsconfig.json"], project);
+    expect(compiled.output).toBe("");
+    expect(compiled.ok).toBe(true);
+    const ran = run("node", ["out/index.js"], project);
+    expect(ran.ok, ran.output).toBe(true);
+    const result = JSON.parse(ran.stdout.trim().split("\n").pop()!) as { name: string; created: string[] };
+    expect(result.name).toBe("platform-exec-gateway");
+    expect(result.created).toEqual(
+      expect.arrayContaining([
+        "entryway:index:ExecGateway -/platform",
+        "kubernetes:apps/v1:Deployment access/platform-exec-gateway",
+        "kubernetes:rbac.authorization.k8s.io/v1:Role team-a/platform-exec-gateway",
+        "kubernetes:core/v1:Namespace -/stack-ns",
+        "url ws://platform-exec-gateway.access.svc.cluster.local/v1/enter",
+      ]),
+    );
+  });
+
+  it("rejects wrong arguments at compile time (the types ship, not any)", () => {
+    writeFileSync(path.join(project, "index.ts"), `import { ExecGateway } from "entryway";\nnew ExecGateway("x", { namespace: "a", targetNamespaces: "team-a" });\n`);
+    const compiled = run("node", [tsc, "-p", "tsconfig.json", "--noEmit"], project);
+    expect(compiled.ok).toBe(false);
+    expect(compiled.output).toMatch(/targetNamespaces.*string\[\]|Type 'string' is not assignable to type 'string\[\]'/);
+  });
+});
