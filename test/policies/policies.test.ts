@@ -6,7 +6,6 @@
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import type { ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs, StackValidationPolicy } from "@pulumi/policy";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { parseStackConfig, Stack } from "../../components/stack";
@@ -20,72 +19,12 @@ import {
   podSecurityRestricted,
   rteBoundary,
   workspacePdbNoLoadBalancer,
-  type EntrywayPolicyConfig,
 } from "../../policies/rules";
+import { allViolations, asResource, runResourcePolicy, runStackPolicy, type Resource } from "./run-policies";
 import { chartScenarios, helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
 import { render } from "../harness/pulumi";
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-interface Resource {
-  type: string;
-  props: Obj;
-}
-
-const resourcePolicies = entrywayPolicies.filter((p): p is ResourceValidationPolicy => "validateResource" in p);
-const stackPolicies = entrywayPolicies.filter((p): p is StackValidationPolicy => "validateStack" in p);
-
-function notApplicable(reason?: string): never {
-  throw new Error(`notApplicable: ${reason}`);
-}
-
-/** Runs one resource policy on one resource as the engine would; returns the violations. */
-async function runResourcePolicy(policy: ResourceValidationPolicy, resource: Resource, config: EntrywayPolicyConfig = {}): Promise<string[]> {
-  const violations: string[] = [];
-  const args = {
-    type: resource.type,
-    props: resource.props,
-    urn: `urn:pulumi:test::entryway::${resource.type}::${resource.props.metadata?.name ?? "x"}`,
-    name: resource.props.metadata?.name ?? "x",
-    opts: { protect: false, ignoreChanges: [], aliases: [], additionalSecretOutputs: [] },
-    stackTags: new Map<string, string>(),
-    isType: () => false,
-    asType: () => undefined,
-    getConfig: <T extends object>() => config as T,
-    notApplicable,
-  } as unknown as ResourceValidationArgs;
-  const validations = Array.isArray(policy.validateResource) ? policy.validateResource : [policy.validateResource];
-  for (const validate of validations) {
-    if (!validate) throw new Error(`${policy.name} has no validateResource callback`);
-    await validate(args, (message: string) => violations.push(message));
-  }
-  return violations;
-}
-
-async function runStackPolicy(policy: StackValidationPolicy, resources: Resource[]): Promise<string[]> {
-  const violations: string[] = [];
-  const args = {
-    resources: resources.map((r) => ({ ...r, urn: `urn:${r.type}`, name: r.props.metadata?.name ?? "x", dependencies: [], propertyDependencies: {} })),
-    getConfig: <T extends object>() => ({}) as T,
-    notApplicable,
-  } as unknown as StackValidationArgs;
-  await policy.validateStack(args, (message: string) => violations.push(message));
-  return violations;
-}
-
-async function allViolations(resources: Resource[], config: EntrywayPolicyConfig = {}): Promise<string[]> {
-  const found: string[] = [];
-  for (const resource of resources) {
-    for (const policy of resourcePolicies) found.push(...(await runResourcePolicy(policy, resource, config)));
-  }
-  for (const policy of stackPolicies) found.push(...(await runStackPolicy(policy, resources)));
-  return found;
-}
-
-/** A Kubernetes object as the resource the Pulumi SDK registers for it. */
-function asResource(object: Obj): Resource {
-  const [group, version] = object.apiVersion.includes("/") ? object.apiVersion.split("/") : ["core", object.apiVersion];
-  return { type: `kubernetes:${group}/${version}:${object.kind}`, props: object };
-}
 
 async function devStackResources(): Promise<Resource[]> {
   const document = parse(readFileSync(path.join(repoRoot, "Pulumi.dev.yaml"), "utf8")) as { config: Record<string, unknown> };

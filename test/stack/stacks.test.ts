@@ -1,0 +1,56 @@
+/**
+ * Every environment that ships with the package (each Pulumi.<stack>.yaml: the dev default and
+ * the production example) renders through the Stack to valid objects (upstream schemas, unknown
+ * fields rejected, Envoy protos) and passes every rule of the policy pack. The stack outputs a
+ * platform team reads are there.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { parseStackConfig, Stack } from "../../components/stack";
+import { checkEnvoyFilter } from "../harness/envoy";
+import { repoRoot } from "../harness/helm";
+import { outputOf, render } from "../harness/pulumi";
+import { assertValidObjects, type ObjectLike } from "../harness/validate";
+import { allViolations } from "../policies/run-policies";
+
+const stacks = readdirSync(repoRoot)
+  .map((file) => /^Pulumi\.(.+)\.yaml$/.exec(file)?.[1])
+  .filter((stack): stack is string => stack !== undefined)
+  .sort();
+
+async function renderStack(stack: string) {
+  const document = parse(readFileSync(path.join(repoRoot, `Pulumi.${stack}.yaml`), "utf8")) as { config: Record<string, unknown> };
+  const config = parseStackConfig(document.config["entryway:stack"], `Pulumi.${stack}.yaml`);
+  let made: Stack | undefined;
+  const rendered = await render(() => {
+    made = new Stack(stack, config);
+  });
+  return { ...rendered, stack: made!, config };
+}
+
+describe("the shipped stacks", () => {
+  it("include dev and a production example", () => {
+    expect(stacks).toEqual(expect.arrayContaining(["dev", "prod.example"]));
+  });
+
+  it.each(stacks)("Pulumi.%s.yaml renders to valid objects that pass the policy pack", async (name) => {
+    const { resources, manifests } = await renderStack(name);
+    expect(manifests.length).toBeGreaterThan(5);
+    await assertValidObjects(manifests);
+    const envoyErrors = (await Promise.all((manifests as ObjectLike[]).filter((o) => o.kind === "EnvoyFilter").map(checkEnvoyFilter))).flat();
+    expect(envoyErrors).toEqual([]);
+    const violations = await allViolations(resources.filter((r) => r.custom).map((r) => ({ type: r.type, props: r.inputs })));
+    expect(violations).toEqual([]);
+  });
+
+  it("the production example deploys the exec gateway with least privilege, autoscaled, over TLS", async () => {
+    const { manifests, stack } = await renderStack("prod.example");
+    const roles = manifests.filter((m) => m.kind === "Role" && m.metadata.name === "entryway-exec-gateway").map((m) => m.metadata.namespace);
+    expect(roles.sort()).toEqual(["checkout", "payments", "search"]);
+    expect(manifests.some((m) => m.kind === "ClusterRole" && /exec-gateway/.test(m.metadata.name ?? ""))).toBe(false);
+    expect(manifests.some((m) => m.kind === "HorizontalPodAutoscaler" && m.metadata.name === "entryway-exec-gateway")).toBe(true);
+    expect(await outputOf(stack.execGatewayUrl!)).toBe("wss://exec.example.com/v1/enter");
+  });
+});
