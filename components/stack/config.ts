@@ -7,6 +7,7 @@ import Ajv from "ajv";
 import schema from "./config.schema.json";
 import type { ConnectGatewayConfig, SshWorkspaceConfig } from "../ssh/config";
 import type { ExecGatewayConfig } from "../exec-gateway/config";
+import type { AnsibleFormsConfig, RemoteRteConfig } from "../ansibleforms/config";
 
 /** The configuration of one environment (one Pulumi stack). */
 export interface StackConfig {
@@ -30,6 +31,10 @@ export interface StackConfig {
   workspaces?: SshWorkspaceConfig[];
   /** The exec gateway (components/exec-gateway); deployed when present. */
   execGateway?: ExecGatewayConfig;
+  /** AnsibleForms with its RTE (components/ansibleforms); deployed when present. */
+  ansibleForms?: AnsibleFormsConfig;
+  /** An outbound RTE dialing an AnsibleForms app, here or in another cluster (components/ansibleforms); deployed when present. */
+  remoteRte?: RemoteRteConfig;
 }
 
 /** A stack configuration that does not fit the schema; the message is one line. */

@@ -7,6 +7,8 @@ import * as pulumi from "@pulumi/pulumi";
 import { standardLabels } from "../shared/labels";
 import { ExecGateway } from "../exec-gateway";
 import { execGatewayArgs } from "../exec-gateway/config";
+import { AnsibleForms, RemoteRte } from "../ansibleforms";
+import { ansibleFormsArgs, remoteRteArgs } from "../ansibleforms/config";
 import { objectName } from "../shared/names";
 import { connectGatewayArgs, sshWorkspaceArgs } from "../ssh/config";
 import { ConnectGateway } from "../ssh/connect-gateway";
@@ -31,6 +33,10 @@ export class Stack extends pulumi.ComponentResource {
   public readonly execGateway?: ExecGateway;
   /** The exec gateway's WebSocket URL (public when exposed), when deployed. */
   public readonly execGatewayUrl?: pulumi.Output<string>;
+  /** AnsibleForms, when the config has an `ansibleForms` section. */
+  public readonly ansibleForms?: AnsibleForms;
+  /** The outbound RTE, when the config has a `remoteRte` section. */
+  public readonly remoteRte?: RemoteRte;
 
   constructor(name: string, config: StackConfig, opts?: pulumi.ComponentResourceOptions) {
     super("entryway:index:Stack", name, {}, opts);
@@ -67,6 +73,13 @@ export class Stack extends pulumi.ComponentResource {
       if (this.workspaces.length > 0) {
         this.sshConfig = pulumi.all(this.workspaces.map((ws) => ws.sshConfig)).apply((blocks) => blocks.join("\n"));
       }
+    }
+
+    if (config.ansibleForms) {
+      this.ansibleForms = new AnsibleForms(base, ansibleFormsArgs(config.ansibleForms, this.namespace, config.labels), { parent: this });
+    }
+    if (config.remoteRte) {
+      this.remoteRte = new RemoteRte(base, remoteRteArgs(config.remoteRte, this.namespace, config.labels), { parent: this });
     }
 
     this.registerOutputs({ namespace: this.namespace, execGatewayUrl: this.execGatewayUrl });
