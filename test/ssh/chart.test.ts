@@ -1,0 +1,104 @@
+/**
+ * The chart's SSH section under Helm 4 and Helm 3: what the templates make, that adding a
+ * workspace never touches the gateway's listener-level EnvoyFilter, and that bad values fail at
+ * template time with a clear message (the strict schema or a `fail` in the templates).
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { stringify } from "yaml";
+import { helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
+import { assertValidObjects, type ObjectLike } from "../harness/validate";
+import { checkEnvoyFilter } from "../harness/envoy";
+import { parseStackConfig, Stack } from "../../components/stack";
+import { render } from "../harness/pulumi";
+
+const chart = path.join(repoRoot, "charts/entryway");
+const scratch = mkdtempSync(path.join(os.tmpdir(), "entryway-ssh-chart-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIIqHgiy0GmQ2fM0zVj8Ff7R2xjH5l6mQfC1tq7g0nW9e alice@laptop";
+let counter = 0;
+function valuesFile(values: unknown): string {
+  const file = path.join(scratch, `values-${counter++}.yaml`);
+  writeFileSync(file, stringify(values));
+  return file;
+}
+const ws = (name: string, extra: Record<string, unknown> = {}) => ({ name, authorizedKeys: [KEY], ...extra });
+const gateway = (extra: Record<string, unknown> = {}) => ({ enabled: true, hostname: "ssh.example.com", ...extra });
+
+const find = (objects: ObjectLike[], kind: string, name: string) => {
+  const found = objects.find((o) => o.kind === kind && o.metadata?.name === name);
+  if (!found) throw new Error(`no ${kind}/${name}`);
+  return found;
+};
+
+describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("%s", (_label, helm) => {
+  const template = (values: unknown) => helmTemplate(helm, chart, { valuesFiles: [valuesFile(values)] });
+
+  it("adding or removing a workspace never changes the listener-level EnvoyFilter", async () => {
+    const none = template({ connectGateway: gateway() });
+    const one = template({ connectGateway: gateway(), workspaces: [ws("alice")] });
+    const two = template({ connectGateway: gateway(), workspaces: [ws("alice"), ws("bob")] });
+    const listener = (objects: ObjectLike[]) => find(objects, "EnvoyFilter", "entryway-connect-gateway-connect");
+    expect(listener(one)).toEqual(listener(none));
+    expect(listener(two)).toEqual(listener(one));
+    // Nothing that existed changes; bob brings only his own objects.
+    const key = (o: ObjectLike) => `${o.kind}/${o.metadata?.namespace}/${o.metadata?.name}`;
+    const before = new Map(one.map((o) => [key(o), o]));
+    for (const object of two) {
+      if (before.has(key(object))) expect(object).toEqual(before.get(key(object)));
+      else expect(object.metadata?.name).toMatch(/^entryway-ws-bob/);
+    }
+    await assertValidObjects(two);
+    expect((await Promise.all(two.filter((o) => o.kind === "EnvoyFilter").map(checkEnvoyFilter))).flat()).toEqual([]);
+  });
+
+  it("with TLS, workspaces patch Istio's https.<port>.<portName>.<gateway>.<namespace> route configuration", () => {
+    const objects = template({ connectGateway: gateway({ tls: { enabled: true, credentialName: "cert" } }), workspaces: [ws("alice")] });
+    const route = find(objects, "EnvoyFilter", "entryway-ws-alice-route") as unknown as { spec: { configPatches: { match: unknown }[] } };
+    expect(route.spec.configPatches[0].match).toEqual({ context: "GATEWAY", routeConfiguration: { portNumber: 2222, name: "https.2222.connect.entryway-connect-gateway.entryway" } });
+    expect(objects.filter((o) => o.kind === "Role").map((o) => o.metadata?.name)).toEqual(["entryway-connect-gateway-sds"]);
+  });
+
+  it("makes nothing for SSH when the section is off", () => {
+    const objects = template({});
+    expect(objects.filter((o) => /connect-gateway|-ws-/.test(o.metadata?.name ?? ""))).toEqual([]);
+  });
+
+  it.each([
+    ["two workspaces with the same domain", { connectGateway: gateway(), workspaces: [ws("alice"), ws("alice")] },
+      /domain entryway-ws-alice\.entryway\.svc\.cluster\.local:22 is already routed by workspace entryway-ws-alice .*Envoy would reject every route on port 2222/],
+    ["port 80", { connectGateway: gateway({ port: 80 }) }, /connectGateway\.port 80 is reserved/],
+    ["port 443", { connectGateway: gateway({ port: 443 }) }, /connectGateway\.port 443 is reserved/],
+    ["workspaces without the gateway", { workspaces: [ws("alice")] }, /workspaces need connectGateway\.enabled: true/],
+    ["both key sources", { connectGateway: gateway(), workspaces: [ws("alice", { authorizedKeysSecret: { name: "k" } })] }, /give exactly one of authorizedKeys .* and authorizedKeysSecret/],
+    ["no key source", { connectGateway: gateway(), workspaces: [{ name: "alice" }] }, /give exactly one of authorizedKeys .* and authorizedKeysSecret/],
+    ["TLS without a certificate", { connectGateway: gateway({ tls: { enabled: true } }) }, /connectGateway\.tls\.credentialName must name a Secret/],
+    ["a nodePort on ClusterIP", { connectGateway: gateway({ serviceType: "ClusterIP", nodePort: 30001 }) }, /nodePort needs serviceType NodePort or LoadBalancer/],
+    ["a private key as an authorized key", { connectGateway: gateway(), workspaces: [ws("alice", { authorizedKeys: ["-----BEGIN OPENSSH PRIVATE KEY-----"] })] }, /authorizedKeys/],
+    ["a misspelt key", { connectGateway: gateway({ hostnme: "x" }) }, /hostnme/],
+    ["a bad CIDR", { connectGateway: gateway({ allowedSourceRanges: ["10.0.0.0"] }) }, /allowedSourceRanges/],
+    ["an idle timeout without unit", { connectGateway: gateway(), workspaces: [ws("alice", { idleTimeout: "1h" })] }, /idleTimeout/],
+  ])("fails at template time on %s", (_what, values, message) => {
+    expect(() => template(values)).toThrow(message);
+  });
+});
+
+describe("the same bad input at preview (Pulumi Stack)", () => {
+  const stack = (config: Record<string, unknown>) => render(() => new Stack("bad", parseStackConfig({ namespace: "entryway", createNamespace: false, ...config })));
+  it.each([
+    ["two workspaces with the same domain", { connectGateway: {}, workspaces: [ws("alice"), ws("alice")] },
+      /domain entryway-ws-alice\.entryway\.svc\.cluster\.local:22 is already routed by workspace entryway-ws-alice .*Envoy would reject every route on port 2222/],
+    ["port 80", { connectGateway: { port: 80 } }, /port 80 is reserved/],
+    ["workspaces without the gateway", { workspaces: [ws("alice")] }, /workspaces need a connectGateway section/],
+    ["both key sources", { connectGateway: {}, workspaces: [ws("alice", { authorizedKeysSecret: { name: "k" } })] }, /exactly one of authorizedKeys and authorizedKeysSecret/],
+  ])("fails on %s", async (_what, config, message) => {
+    await expect(stack(config)).rejects.toThrow(message);
+  });
+
+  it("rejects a misspelt key by the stack config schema", () => {
+    expect(() => parseStackConfig({ namespace: "entryway", connectGateway: { hostnme: "x" } })).toThrow(/\/connectGateway must NOT have additional properties "hostnme"/);
+  });
+});
