@@ -209,7 +209,9 @@ export function classifyConnectError(error: Error & { code?: string }, url: URL)
   const code = error.code ?? "";
   const where = `${url.protocol}//${url.host}`;
   if (/^ERR_(TLS|SSL)_|CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|^EPROTO$/.test(code)) {
-    return new EnterError(ExitCode.tls, `TLS error with ${where}: ${error.message}${code && !error.message.includes(code) ? ` (${code})` : ""}; give --ca-file if the gateway's CA is private`);
+    const text = error.message.split("\n")[0]!.trim();
+    if (/wrong version number|packet length too long/i.test(text)) return new EnterError(ExitCode.tls, `TLS error with ${where}: the server does not speak TLS (${code || "wrong version number"}); for a plain-HTTP gateway use http:// or ws://`);
+    return new EnterError(ExitCode.tls, `TLS error with ${where}: ${text}${code && !text.includes(code) ? ` (${code})` : ""}; give --ca-file if the gateway's CA is private`);
   }
   const known: Record<string, string> = {
     ECONNREFUSED: "connection refused",

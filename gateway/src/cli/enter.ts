@@ -165,15 +165,29 @@ function session(url: URL, token: string, connectTimeoutMs: number, ca: Buffer |
       if (opened) send(RequestType.PLAIN, chunk);
       else pending.push(chunk);
     };
-    // Piped input has ended: the remote shell reads EOF from its terminal as ^D at the start of a
-    // line, so end a partial last line first.
+    // Piped input has ended. The remote side still runs on a terminal, where EOF is ^D at the start of
+    // a line, and a shell can miss the first one (typed ahead while it set its terminal up, or read
+    // by a command it runs). So: ^D now (after ending a partial last line), then again each second
+    // once the output has been quiet for a moment, until the session ends. Like a pipe's EOF, every
+    // later read of the terminal sees end of input.
+    let lastOutput = Date.now();
+    let eofTimer: NodeJS.Timeout | undefined;
+    const sendEof = (text: string) => {
+      if (opened) send(RequestType.PLAIN, text);
+      else pending.push(Buffer.from(text));
+    };
     const onInputEnd = () => {
-      const eof = lastInputByte === 0x0a || lastInputByte === 0x0d || lastInputByte === -1 ? "\x04" : "\x04\x04";
-      if (opened) send(RequestType.PLAIN, eof);
-      else pending.push(Buffer.from(eof));
+      sendEof(lastInputByte === 0x0a || lastInputByte === 0x0d || lastInputByte === -1 ? "\x04" : "\n\x04");
+      let lastEof = Date.now();
+      eofTimer = setInterval(() => {
+        const now = Date.now();
+        if (!opened || now - lastOutput < 300 || now - lastEof < 1000) return;
+        lastEof = now;
+        sendEof("\x04");
+      }, 250);
     };
     const signalHandlers = Object.entries(SIGNALS).map(([signal, number]) => {
-      const handler = () => finish(128 + number, null);
+      const handler = () => finish(128 + number, `ended by ${signal}`);
       process.on(signal, handler);
       return () => process.off(signal, handler);
     });
@@ -187,6 +201,7 @@ function session(url: URL, token: string, connectTimeoutMs: number, ca: Buffer |
       process.stdout.off("resize", onResize);
       stdin.off("data", onInput);
       stdin.off("end", onInputEnd);
+      clearInterval(eofTimer);
       stdin.pause();
       stdin.destroy();
       if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.terminate();
@@ -221,6 +236,7 @@ function session(url: URL, token: string, connectTimeoutMs: number, ca: Buffer |
       }
       switch (message.msgType) {
         case ResponseType.STDOUT:
+          lastOutput = Date.now();
           process.stdout.write(message.content);
           return;
         case ResponseType.STDERR:

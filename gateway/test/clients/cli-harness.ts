@@ -1,0 +1,152 @@
+// Running the real `entryway enter` process: spawned with pipes, or inside a private tmux server
+// (its own socket) where it gets a real terminal that the test types into, resizes and reads.
+import { execFile, execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import net from "node:net";
+import tls from "node:tls";
+
+const run = promisify(execFile);
+export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
+const MAIN = join(REPO, "gateway/src/cli/main.ts");
+
+/** The command line that runs the CLI from source (tsx), with this Node. */
+export function cliCommand(...args: string[]): string[] {
+  return [process.execPath, "--import", "tsx", MAIN, ...args];
+}
+
+/** An environment without the caller's ENTRYWAY_* settings and with an empty config home. */
+export function cleanEnv(home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith("ENTRYWAY_")) env[key] = value;
+  return { ...env, HOME: home, XDG_CONFIG_HOME: join(home, ".config"), ...extra };
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function runCli(args: string[], options: { env: NodeJS.ProcessEnv; input?: string; timeoutMs?: number }): Promise<CliResult> {
+  const [command, ...rest] = cliCommand(...args);
+  const child = spawn(command!, rest, { cwd: REPO, env: options.env, stdio: ["pipe", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d: Buffer) => (stdout += d.toString("utf8")));
+  child.stderr.on("data", (d: Buffer) => (stderr += d.toString("utf8")));
+  child.stdin.end(options.input ?? "");
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`CLI did not end in time; stdout ${JSON.stringify(stdout.slice(-400))} stderr ${JSON.stringify(stderr)}`));
+    }, options.timeoutMs ?? 30_000);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      child.stdout.once("end", () => resolve({ code, stdout, stderr }));
+      if (child.stdout.readableEnded) resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+export function tmuxAvailable(): boolean {
+  try {
+    execFileSync("tmux", ["-V"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export interface Tmux {
+  /** Runs a tmux command against this private server. */
+  tmux(...args: string[]): Promise<string>;
+  type(text: string): Promise<void>;
+  enter(): Promise<void>;
+  screen(): Promise<string>;
+  /** Waits until the visible screen matches; returns the match. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  resize(cols: number, rows: number): Promise<void>;
+  /** PID of the process the pane's shell is running in the foreground (the CLI). */
+  foregroundPid(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** A tmux server of our own with one detached 100x30 window running a plain POSIX shell (prompt "local$ "). */
+export async function startTmux(env: NodeJS.ProcessEnv, cols = 100, rows = 30): Promise<Tmux> {
+  const dir = mkdtempSync(join(tmpdir(), "entryway-tmux-"));
+  const socket = join(dir, "tmux.sock");
+  const tmux = async (...args: string[]) => (await run("tmux", ["-S", socket, "-f", "/dev/null", ...args], { env, cwd: REPO })).stdout;
+  await tmux("new-session", "-d", "-s", "cli", "-x", String(cols), "-y", String(rows), "-c", REPO, "env PS1='local$ ' /bin/sh");
+  await tmux("set-option", "-g", "status", "off");
+  await tmux("resize-window", "-t", "cli", "-x", String(cols), "-y", String(rows));
+  const screen = () => tmux("capture-pane", "-p", "-t", "cli");
+  const self: Tmux = {
+    tmux,
+    type: async (text) => void (await tmux("send-keys", "-t", "cli", "-l", text)),
+    enter: async () => void (await tmux("send-keys", "-t", "cli", "Enter")),
+    screen,
+    async waitFor(pattern, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const text = await screen();
+        const match = text.match(pattern);
+        if (match) return match;
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern} on the tmux screen:\n${text}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    resize: async (c, r) => void (await tmux("resize-window", "-t", "cli", "-x", String(c), "-y", String(r))),
+    async foregroundPid() {
+      const shell = Number((await tmux("display-message", "-p", "-t", "cli", "#{pane_pid}")).trim());
+      const children = readFileSync(`/proc/${shell}/task/${shell}/children`, "utf8").trim().split(/\s+/).filter(Boolean);
+      if (children.length !== 1) throw new Error(`expected one foreground process under the pane's shell, found ${children.join(",") || "none"}`);
+      return Number(children[0]);
+    },
+    async stop() {
+      await tmux("kill-server").catch(() => {});
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return self;
+}
+
+/** A self-signed certificate for 127.0.0.1 (openssl), as PEM files in `dir`. */
+export function selfSignedCertificate(dir: string): { keyPath: string; certPath: string } {
+  const keyPath = join(dir, "key.pem");
+  const certPath = join(dir, "cert.pem");
+  execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", keyPath, "-out", certPath], { stdio: "ignore" });
+  return { keyPath, certPath };
+}
+
+/** A TLS-terminating TCP proxy in front of the gateway (an ingress, in short), whose connections can be cut. */
+export async function startTlsProxy(targetPort: number, certDir: string): Promise<{ port: number; cut(): void; stop(): Promise<void> }> {
+  const { keyPath, certPath } = selfSignedCertificate(certDir);
+  const sockets = new Set<net.Socket>();
+  const server = tls.createServer({ key: readFileSync(keyPath), cert: readFileSync(certPath) }, (client) => {
+    const upstream = net.connect(targetPort, "127.0.0.1");
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on("close", () => sockets.delete(s));
+      s.on("error", () => {});
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  server.on("tlsClientError", () => {});
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const cut = () => {
+    for (const s of sockets) s.destroy();
+  };
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    cut,
+    stop: () => {
+      cut();
+      return new Promise((r) => server.close(() => r()));
+    },
+  };
+}

@@ -1,0 +1,207 @@
+// `entryway enter` as a person uses it, against a real gateway on the Docker backend (podman):
+// inside tmux (a real terminal: typing, resizing, exit codes, the terminal restored on every way
+// out), piped, through TLS, and each error as one line with its own exit code.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { endpointUrl, EnterError, ExitCode, parseEnterTarget, resolveSettings } from "../../src/cli/enter-options.js";
+import { podmanAvailable, startClientBed, type ClientBed } from "./bed.js";
+import { cleanEnv, cliCommand, runCli, startTlsProxy, startTmux, tmuxAvailable } from "./cli-harness.js";
+
+const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+/** Shows the local terminal's line discipline: "icanon echo" when sane, "-icanon -echo" when raw. */
+const TTY_STATE = `echo TTY=$(stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' ')`;
+
+describe("target syntax, settings and URL (no gateway)", () => {
+  it("parses the three target forms", () => {
+    expect(parseEnterTarget("web-1")).toEqual({ kind: "docker", container: "web-1" });
+    expect(parseEnterTarget("shop/api-1/app")).toEqual({ kind: "pod", namespace: "shop", pod: "api-1", container: "app" });
+    expect(parseEnterTarget("shop/api-1", "side")).toEqual({ kind: "pod", namespace: "shop", pod: "api-1", container: "side" });
+    expect(parseEnterTarget("shop/statefulset/db#0/mysql")).toEqual({ kind: "workload", namespace: "shop", workload: "statefulset/db", instance: 0, container: "mysql" });
+    expect(parseEnterTarget("shop/web#2")).toEqual({ kind: "workload", namespace: "shop", workload: "web", instance: 2 });
+    for (const bad of ["", "a//b", "a/b/c/d", "shop/web#x", "web#1", "shop/web#1/c/d", "a/b/c/d#1"]) {
+      expect(() => parseEnterTarget(bad), bad).toThrow(EnterError);
+    }
+    expect(() => parseEnterTarget("box", "c")).toThrow(/Kubernetes targets/);
+  });
+
+  it("builds the endpoint URL with the target and command in the query", () => {
+    const target = parseEnterTarget("shop/web#2/app");
+    expect(endpointUrl("https://gw.example", target, ["sh", "-c", "id"]).href).toBe(
+      "wss://gw.example/v1/enter?namespace=shop&workload=web&instance=2&container=app&command=sh&command=-c&command=id",
+    );
+    expect(endpointUrl("ws://127.0.0.1:8080/custom/path", parseEnterTarget("box"), []).href).toBe("ws://127.0.0.1:8080/custom/path?container=box");
+    expect(() => endpointUrl("ftp://x", target, [])).toThrow(/scheme/);
+  });
+
+  it("takes settings from flags, then the environment, then the config file", () => {
+    const dir = mkdtempSync(join(tmpdir(), "entryway-cli-settings-"));
+    try {
+      const config = join(dir, "client.json");
+      writeFileSync(join(dir, "token"), "from-token-file\n");
+      writeFileSync(config, JSON.stringify({ gateway: "https://file", token: "from-file", caFile: "/ca.pem", connectTimeout: 3 }));
+      const env = { ENTRYWAY_CLIENT_CONFIG: config };
+      expect(resolveSettings({}, env)).toEqual({ gateway: "https://file", token: "from-file", caFile: "/ca.pem", connectTimeoutSeconds: 3 });
+      expect(resolveSettings({}, { ...env, ENTRYWAY_GATEWAY: "https://env", ENTRYWAY_TOKEN_FILE: join(dir, "token") })).toMatchObject({ gateway: "https://env", token: "from-token-file" });
+      expect(resolveSettings({ gateway: "https://flag", token: "from-flag" }, { ...env, ENTRYWAY_GATEWAY: "https://env", ENTRYWAY_TOKEN: "from-env" })).toMatchObject({ gateway: "https://flag", token: "from-flag" });
+      // The default config file: $XDG_CONFIG_HOME/entryway/client.json; a missing default is fine, a missing named one is not.
+      mkdirSync(join(dir, "entryway"));
+      writeFileSync(join(dir, "entryway", "client.json"), JSON.stringify({ gateway: "https://xdg", tokenFile: join(dir, "token") }));
+      expect(resolveSettings({}, { XDG_CONFIG_HOME: dir })).toMatchObject({ gateway: "https://xdg", token: "from-token-file", connectTimeoutSeconds: 10 });
+      expect(() => resolveSettings({ token: "t" }, { XDG_CONFIG_HOME: join(dir, "none") })).toThrow(/no gateway URL/);
+      expect(() => resolveSettings({ config: join(dir, "missing.json") }, {})).toThrow(expect.objectContaining({ exitCode: ExitCode.usage }));
+      writeFileSync(config, JSON.stringify({ gateway: "https://file", tokne: "typo" }));
+      expect(() => resolveSettings({}, env)).toThrow(/unknown key tokne/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe.skipIf(!podmanAvailable() || !tmuxAvailable())("entryway enter against a gateway on podman", () => {
+  let bed: ClientBed;
+  let home: string;
+  let env: NodeJS.ProcessEnv;
+
+  beforeAll(async () => {
+    bed = await startClientBed("cli-box");
+    home = mkdtempSync(join(tmpdir(), "entryway-cli-home-"));
+    env = cleanEnv(home, { ENTRYWAY_GATEWAY: bed.base, ENTRYWAY_TOKEN: "user:alice" });
+  });
+  afterAll(async () => {
+    await bed?.stop();
+    if (home) rmSync(home, { recursive: true, force: true });
+  });
+
+  it("in tmux: attaches, types, follows the window size, passes CJK through, exits 3 and restores the terminal", async () => {
+    const tmux = await startTmux(env, 100, 30);
+    try {
+      await tmux.waitFor(/local\$ ?$/m);
+      await tmux.type(TTY_STATE);
+      await tmux.enter();
+      await tmux.waitFor(/TTY=icanon echo/);
+      await tmux.type(`clear; ${cliCommand("enter", bed.container).map(shellQuote).join(" ")}; echo CLI-EXIT=$?`);
+      await tmux.enter();
+      await tmux.waitFor(/^\/ #\s*$/m); // busybox sh's prompt in the container
+      await tmux.type("echo SIZE=$(stty size)");
+      await tmux.enter();
+      await tmux.waitFor(/^SIZE=30 100$/m);
+      await tmux.resize(120, 40); // SIGWINCH to the CLI, WINCH to the gateway, resize of the exec
+      await tmux.type("echo SIZE=$(stty size)");
+      await tmux.enter();
+      await tmux.waitFor(/^SIZE=40 120$/m);
+      await tmux.type("echo 你好世界-$((6*7))");
+      await tmux.enter();
+      await tmux.waitFor(/^你好世界-42$/m);
+      await tmux.type("exit 3");
+      await tmux.enter();
+      await tmux.waitFor(/^CLI-EXIT=3$/m);
+      await tmux.type(TTY_STATE);
+      await tmux.enter();
+      await tmux.waitFor(/^TTY=icanon echo\s*$/m);
+    } finally {
+      await tmux.stop();
+    }
+  });
+
+  it("in tmux: SIGTERM and a lost connection each restore the terminal, with 143 and 69", async () => {
+    const certDir = mkdtempSync(join(tmpdir(), "entryway-cli-tls-"));
+    const proxy = await startTlsProxy(Number(new URL(bed.base).port), certDir);
+    const tmux = await startTmux(env, 90, 25);
+    try {
+      await tmux.waitFor(/local\$ ?$/m);
+      await tmux.type(`${cliCommand("enter", bed.container).map(shellQuote).join(" ")}; echo CLI-EXIT=$?`);
+      await tmux.enter();
+      await tmux.waitFor(/^\/ #\s*$/m);
+      process.kill(await tmux.foregroundPid(), "SIGTERM");
+      await tmux.waitFor(/^entryway: ended by SIGTERM\nCLI-EXIT=143$/m);
+      await tmux.type(`clear; ${TTY_STATE}`);
+      await tmux.enter();
+      await tmux.waitFor(/^TTY=icanon echo\s*$/m);
+
+      // Through the TLS proxy (trusting its CA), then the connection is cut under the session.
+      const viaTls = cliCommand("enter", "--gateway", `https://127.0.0.1:${proxy.port}`, "--ca-file", join(certDir, "cert.pem"), bed.container);
+      await tmux.type(`clear; ${viaTls.map(shellQuote).join(" ")}; echo CLI-EXIT=$?`);
+      await tmux.enter();
+      await tmux.waitFor(/^\/ #\s*$/m);
+      await tmux.type("echo over-$((1+1))-tls");
+      await tmux.enter();
+      await tmux.waitFor(/^over-2-tls$/m);
+      proxy.cut();
+      await tmux.waitFor(/^entryway: connection to the gateway lost .*\n(.*\n)?CLI-EXIT=69$/m);
+      await tmux.type(TTY_STATE);
+      await tmux.enter();
+      await tmux.waitFor(/^TTY=icanon echo\s*$/m);
+    } finally {
+      await tmux.stop();
+      await proxy.stop();
+      rmSync(certDir, { recursive: true, force: true });
+    }
+  });
+
+  it("piped: runs the input, ends at its end, and exits with the remote code", async () => {
+    const piped = await runCli(["enter", bed.container], { env, input: "echo piped-$((40+2))\nexit 4\n" });
+    expect(piped.stdout).toMatch(/^piped-42\r?$/m);
+    expect(piped).toMatchObject({ code: 4, stderr: "" });
+    // No exit in the input: the end of input ends the shell (exit 0), a partial last line included.
+    const ends = await runCli(["enter", bed.container], { env, input: "echo no-exit-$((2+3))" });
+    expect(ends.stdout).toMatch(/^no-exit-5\r?$/m);
+    expect(ends).toMatchObject({ code: 0, stderr: "" });
+    // A command instead of the shell (the gateway allows it by default).
+    const command = await runCli(["enter", bed.container, "--", "sh", "-c", "echo cmd-ran; exit 9"], { env });
+    expect(command.stdout).toMatch(/cmd-ran/);
+    expect(command.code).toBe(9);
+  });
+
+  it("settings from a config file with a token file", async () => {
+    const dir = join(home, ".config", "entryway");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(home, "token"), "user:carol\n");
+    writeFileSync(join(dir, "client.json"), JSON.stringify({ gateway: bed.base, tokenFile: join(home, "token") }));
+    try {
+      const result = await runCli(["enter", bed.container], { env: cleanEnv(home), input: "exit 6\n" });
+      expect(result).toMatchObject({ code: 6, stderr: "" });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("each error is one clear line on stderr with its own exit code", async () => {
+    const certDir = mkdtempSync(join(tmpdir(), "entryway-cli-tls-"));
+    const proxy = await startTlsProxy(Number(new URL(bed.base).port), certDir);
+    const port = new URL(bed.base).port;
+    try {
+      const cases: { args: string[]; env?: Record<string, string>; code: number; line: RegExp }[] = [
+        { args: ["enter", bed.container], env: { ENTRYWAY_TOKEN: "stolen" }, code: ExitCode.denied, line: /^entryway: permission denied: unknown token$/ },
+        { args: ["enter", "no-such-box"], code: ExitCode.notFound, line: /^entryway: .*no-such-box/ },
+        { args: ["enter", "--gateway", "http://127.0.0.1:9", bed.container], code: ExitCode.network, line: /^entryway: cannot reach the gateway at ws:\/\/127\.0\.0\.1:9: connection refused$/ },
+        { args: ["enter", "--gateway", `http://127.0.0.1:${port}/wrong`, bed.container], code: ExitCode.network, line: /^entryway: no gateway endpoint at .*\/wrong \(HTTP 404\)/ },
+        { args: ["enter", "--gateway", `https://127.0.0.1:${proxy.port}`, bed.container], code: ExitCode.tls, line: /^entryway: TLS error with wss:\/\/127\.0\.0\.1:\d+: self-signed certificate.*--ca-file/ },
+        { args: ["enter", "--gateway", `https://127.0.0.1:${port}`, bed.container], code: ExitCode.tls, line: /^entryway: TLS error with wss:\/\/127\.0\.0\.1:\d+: the server does not speak TLS .*use http:\/\/ or ws:\/\// },
+        { args: ["enter", "a/b/c/d"], code: ExitCode.usage, line: /^entryway: bad target "a\/b\/c\/d"/ },
+        { args: ["enter", "--frobnicate", bed.container], code: ExitCode.usage, line: /^entryway: Unknown option '--frobnicate'/ },
+        { args: ["enter", bed.container], env: { ENTRYWAY_TOKEN: "" }, code: ExitCode.denied, line: /^entryway: no access token: / },
+      ];
+      const results = await Promise.all(cases.map((c) => runCli(c.args, { env: { ...env, ...c.env } })));
+      results.forEach((result, i) => {
+        const c = cases[i]!;
+        expect({ args: c.args.join(" "), code: result.code, stderr: result.stderr.trimEnd() }).toMatchObject({ code: c.code, stderr: expect.stringMatching(c.line) });
+        expect(result.stderr, c.args.join(" ")).toMatch(/^[^\n]+\n$/); // one line
+        expect(result.stdout).toBe("");
+      });
+      expect(new Set(cases.map((c) => c.code)).size).toBe(5); // denied, not found, network, TLS, usage
+    } finally {
+      await proxy.stop();
+      rmSync(certDir, { recursive: true, force: true });
+    }
+  });
+
+  it("--help documents targets, options, settings and exit codes", async () => {
+    const help = await runCli(["enter", "--help"], { env });
+    expect(help.code).toBe(0);
+    for (const text of ["targets:", "<namespace>/<pod>[/<container>]", "<namespace>/<workload>#<n>", "--gateway", "--token-file", "--ca-file", "ENTRYWAY_GATEWAY", "client.json", "exit status", "77  denied"]) {
+      expect(help.stdout).toContain(text);
+    }
+  });
+});
