@@ -25,7 +25,7 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const HOSTNAME = /^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
 
 /** A key in an existing Secret. */
-export interface SecretKeyRef {
+export interface ExecGatewaySecretKeyRef {
   /** The Secret's name (in the gateway's namespace). */
   name: string;
   /** The key inside it. */
@@ -40,7 +40,7 @@ export interface ExecGatewayWebhookArgs {
    */
   url?: pulumi.Input<string>;
   /** An existing Secret key holding the webhook URL, instead of `url`. */
-  urlSecret?: SecretKeyRef;
+  urlSecret?: ExecGatewaySecretKeyRef;
   /** How long to wait for the webhook before denying (default 3000). */
   timeoutMs?: number;
 }
@@ -102,6 +102,7 @@ export interface ExecGatewaySettings {
   logLevel?: "debug" | "info" | "warn" | "error";
 }
 
+/** The arguments of an ExecGateway. */
 export interface ExecGatewayArgs {
   /** The namespace the gateway runs in. */
   namespace: pulumi.Input<string>;
@@ -193,7 +194,7 @@ export function validateExecGatewayArgs(name: string, args: ExecGatewayArgs): vo
 }
 
 /** The env a gateway pod gets from the args (the chart's template makes the same list). */
-function gatewayEnv(args: ExecGatewayArgs, webhookSecret: SecretKeyRef | undefined): k8s.types.input.core.v1.EnvVar[] {
+function gatewayEnv(args: ExecGatewayArgs, webhookSecret: ExecGatewaySecretKeyRef | undefined): k8s.types.input.core.v1.EnvVar[] {
   const authorizer = args.authorizer ?? "kubernetes";
   const env: k8s.types.input.core.v1.EnvVar[] = [
     { name: "ENTRYWAY_HOST", value: "0.0.0.0" },
@@ -315,7 +316,7 @@ export class ExecGateway extends pulumi.ComponentResource {
     }
 
     // The webhook URL may hold a credential: it lives in a Secret, never in the pod spec.
-    let webhookSecret: SecretKeyRef | undefined;
+    let webhookSecret: ExecGatewaySecretKeyRef | undefined;
     if (authorizer === "webhook") {
       if (args.webhook?.urlSecret) {
         webhookSecret = args.webhook.urlSecret;

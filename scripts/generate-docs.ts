@@ -1,0 +1,242 @@
+/**
+ * npm run generate:docs
+ *
+ * Writes the reference part of README.md (between the `<!-- generated:reference -->` markers)
+ * from the sources, so it cannot drift from them (a test checks it is in step):
+ *  - the stack configuration, from components/stack/config.schema.json (itself generated from
+ *    the StackConfig interface by ts-json-schema-generator);
+ *  - every component's args and outputs, from the TypeScript sources with the TypeScript
+ *    compiler API (exported `...Args` interfaces and the public readonly properties of every
+ *    exported ComponentResource, with their doc comments);
+ *  - the Helm values, from charts/entryway/values.yaml (`# --` comments, helm-docs style, and
+ *    defaults) and values.schema.json (types).
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import ts from "typescript";
+import { isMap, isScalar, parseDocument, type Pair, type YAMLMap } from "yaml";
+
+const root = path.resolve(__dirname, "..");
+export const README = path.join(root, "README.md");
+const BEGIN = "<!-- generated:reference (npm run generate:docs; do not edit by hand) -->";
+const END = "<!-- /generated:reference -->";
+
+type Schema = {
+  type?: string | string[];
+  description?: string;
+  properties?: Record<string, Schema>;
+  items?: Schema;
+  $ref?: string;
+  enum?: unknown[];
+  anyOf?: Schema[];
+  required?: string[];
+  additionalProperties?: boolean | Schema;
+  definitions?: Record<string, Schema>;
+};
+
+const cell = (text: string) => text.replace(/\s+/g, " ").replace(/\|/g, "\\|").trim();
+const code = (text: string) => (text ? `\`${cell(text).replace(/`/g, "'")}\`` : "");
+
+// ----- stack configuration -----
+
+function schemaType(schema: Schema, definitions: Record<string, Schema>): string {
+  if (schema.$ref) return schemaType(definitions[schema.$ref.replace("#/definitions/", "")], definitions);
+  if (schema.enum) return schema.enum.map((v) => JSON.stringify(v)).join(" | ");
+  if (schema.anyOf) return schema.anyOf.map((s) => schemaType(s, definitions)).join(" | ");
+  if (schema.type === "array") return `${schema.items ? schemaType(schema.items, definitions) : "unknown"}[]`;
+  if (schema.type === "object" && !schema.properties) return "map";
+  return Array.isArray(schema.type) ? schema.type.join(" | ") : (schema.type ?? "object");
+}
+
+function resolve(schema: Schema, definitions: Record<string, Schema>): Schema {
+  return schema.$ref ? resolve(definitions[schema.$ref.replace("#/definitions/", "")], definitions) : schema;
+}
+
+function stackConfigRows(schema: Schema, definitions: Record<string, Schema>, prefix: string, rows: string[]): void {
+  const required = new Set(schema.required ?? []);
+  for (const [key, raw] of Object.entries(schema.properties ?? {})) {
+    const property = resolve(raw, definitions);
+    const name = `${prefix}${key}`;
+    const description = raw.description ?? property.description ?? "";
+    rows.push(`| ${code(name)} | ${code(schemaType(raw, definitions))} | ${required.has(key) ? "yes" : ""} | ${cell(description)} |`);
+    if (property.type === "object" && property.properties) stackConfigRows(property, definitions, `${name}.`, rows);
+    if (property.type === "array" && property.items) {
+      const item = resolve(property.items, definitions);
+      if (item.properties) stackConfigRows(item, definitions, `${name}[].`, rows);
+    }
+  }
+}
+
+export function stackConfigTable(): string {
+  const schema = JSON.parse(readFileSync(path.join(root, "components/stack/config.schema.json"), "utf8")) as Schema;
+  const definitions = schema.definitions ?? {};
+  const rows: string[] = [];
+  stackConfigRows(resolve(schema, definitions), definitions, "", rows);
+  return ["| Key | Type | Required | Description |", "| --- | --- | --- | --- |", ...rows].join("\n");
+}
+
+// ----- component args and outputs -----
+
+function docOf(node: ts.Node): string {
+  const docs = ts.getJSDocCommentsAndTags(node).filter(ts.isJSDoc);
+  return docs
+    .map((doc) => (typeof doc.comment === "string" ? doc.comment : (doc.comment ?? []).map((part) => part.text).join("")))
+    .join(" ");
+}
+
+interface Member {
+  name: string;
+  type: string;
+  optional: boolean;
+  doc: string;
+}
+
+function membersOf(members: readonly ts.Node[], source: ts.SourceFile, onlyPublicReadonly: boolean): Member[] {
+  const found: Member[] = [];
+  for (const member of members) {
+    if (!ts.isPropertySignature(member) && !ts.isPropertyDeclaration(member)) continue;
+    if (onlyPublicReadonly) {
+      const modifiers = ts.getModifiers(member as ts.PropertyDeclaration) ?? [];
+      const kinds = modifiers.map((m) => m.kind);
+      if (!kinds.includes(ts.SyntaxKind.ReadonlyKeyword) || kinds.includes(ts.SyntaxKind.PrivateKeyword) || kinds.includes(ts.SyntaxKind.ProtectedKeyword)) continue;
+    }
+    found.push({
+      name: member.name.getText(source),
+      type: member.type ? member.type.getText(source) : "unknown",
+      optional: member.questionToken !== undefined,
+      doc: docOf(member),
+    });
+  }
+  return found;
+}
+
+function memberTable(members: Member[], withRequired: boolean): string {
+  const header = withRequired ? ["| Arg | Type | Required | Description |", "| --- | --- | --- | --- |"] : ["| Output | Type | Description |", "| --- | --- | --- |"];
+  const rows = members.map((m) =>
+    withRequired ? `| ${code(m.name)} | ${code(m.type)} | ${m.optional ? "" : "yes"} | ${cell(m.doc)} |` : `| ${code(m.name)} | ${code(m.type)} | ${cell(m.doc)} |`,
+  );
+  return [...header, ...rows].join("\n");
+}
+
+export function componentsReference(): string {
+  const entry = path.join(root, "components/index.ts");
+  const program = ts.createProgram([entry], { strict: true, skipLibCheck: true, resolveJsonModule: true, esModuleInterop: true, noEmit: true });
+  const checker = program.getTypeChecker();
+  const module = checker.getSymbolAtLocation(program.getSourceFile(entry)!)!;
+  const sections: { file: string; text: string }[] = [];
+  for (const exported of checker.getExportsOfModule(module)) {
+    const symbol = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
+    for (const declaration of symbol.declarations ?? []) {
+      const source = declaration.getSourceFile();
+      const file = path.relative(root, source.fileName);
+      if (ts.isClassDeclaration(declaration) && declaration.name) {
+        const heritage = declaration.heritageClauses?.flatMap((h) => h.types.map((t) => t.expression.getText(source))) ?? [];
+        if (!heritage.some((h) => /ComponentResource$/.test(h))) continue;
+        const token = /super\(\s*"([^"]+)"/.exec(declaration.getText(source))?.[1] ?? "";
+        const outputs = membersOf(declaration.members, source, true);
+        sections.push({
+          file,
+          text: [`#### \`${exported.name}\` (\`${token}\`, ${file})`, "", cell(docOf(declaration)) || cell(docOf(source.statements[0] ?? declaration)), "", memberTable(outputs, false)].join("\n"),
+        });
+      } else if (ts.isInterfaceDeclaration(declaration) && !/(^|\/)(config\.ts|shared\/)/.test(file)) {
+        // Args and the types they use; stack config types are in the table above.
+        const doc = cell(docOf(declaration));
+        sections.push({
+          file,
+          text: [`##### \`${exported.name}\``, ...(doc ? ["", doc] : []), "", memberTable(membersOf(declaration.members, source, false), true)].join("\n"),
+        });
+      }
+    }
+  }
+  // Group by file, component first, then its args, in the barrel's order of files.
+  const order = [...new Set(sections.map((s) => s.file))];
+  return order
+    .flatMap((file) => {
+      const inFile = sections.filter((s) => s.file === file);
+      return [...inFile.filter((s) => s.text.startsWith("#### ")), ...inFile.filter((s) => !s.text.startsWith("#### "))].map((s) => s.text);
+    })
+    .join("\n\n");
+}
+
+// ----- Helm values -----
+
+function helmDescription(comment: string | undefined): string {
+  if (!comment) return "";
+  const lines = comment.split("\n").map((l) => l.trim());
+  const start = lines.findIndex((l) => l.startsWith("-- "));
+  if (start === -1) return "";
+  return [lines[start].slice(3), ...lines.slice(start + 1).filter((l) => l.length > 0)].join(" ");
+}
+
+function helmType(schema: Schema | undefined): string {
+  if (!schema) return "";
+  if (schema.enum) return schema.enum.map((v) => JSON.stringify(v)).join(" | ");
+  if (schema.type === "array") return `${schema.items?.type ?? "object"}[]`;
+  return Array.isArray(schema.type) ? schema.type.join(" | ") : (schema.type ?? "");
+}
+
+function helmRows(map: YAMLMap, schema: Schema | undefined, prefix: string, rows: string[]): void {
+  map.items.forEach((item, index) => {
+    const pair = item as Pair;
+    const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+    const comment = (pair.key as { commentBefore?: string } | null)?.commentBefore ?? (index === 0 ? map.commentBefore ?? undefined : undefined);
+    const description = helmDescription(comment ?? undefined);
+    const childSchema = schema?.properties?.[key];
+    const name = `${prefix}${key}`;
+    if (isMap(pair.value) && pair.value.items.length > 0 && !description) {
+      helmRows(pair.value, childSchema, `${name}.`, rows);
+      return;
+    }
+    const value = pair.value && typeof (pair.value as { toJSON?: () => unknown }).toJSON === "function" ? (pair.value as { toJSON(): unknown }).toJSON() : (pair.value as unknown);
+    rows.push(`| ${code(name)} | ${code(helmType(childSchema))} | ${code(JSON.stringify(value ?? null))} | ${cell(description || childSchema?.description || "")} |`);
+  });
+}
+
+export function helmValuesTable(): string {
+  const doc = parseDocument(readFileSync(path.join(root, "charts/entryway/values.yaml"), "utf8"));
+  const schema = JSON.parse(readFileSync(path.join(root, "charts/entryway/values.schema.json"), "utf8")) as Schema;
+  const rows: string[] = [];
+  helmRows(doc.contents as YAMLMap, schema, "", rows);
+  return ["| Key | Type | Default | Description |", "| --- | --- | --- | --- |", ...rows].join("\n");
+}
+
+// ----- README -----
+
+export function generatedReference(): string {
+  return [
+    BEGIN,
+    "",
+    "### Stack configuration (`entryway:stack`)",
+    "",
+    "From [`components/stack/config.schema.json`](components/stack/config.schema.json). A section's presence deploys its part.",
+    "",
+    stackConfigTable(),
+    "",
+    "### Components: args and outputs",
+    "",
+    "From the TypeScript sources (`components/`), as exported by `entryway`. Args typed `pulumi.Input<T>` take plain values or outputs.",
+    "",
+    componentsReference(),
+    "",
+    "### Helm values (`charts/entryway`)",
+    "",
+    "From [`values.yaml`](charts/entryway/values.yaml) (defaults, `# --` comments) and [`values.schema.json`](charts/entryway/values.schema.json) (types; unknown keys are refused).",
+    "",
+    helmValuesTable(),
+    "",
+    END,
+  ].join("\n");
+}
+
+/** README.md with its generated reference replaced (the markers must exist). */
+export function readmeWithReference(readme: string): string {
+  const start = readme.indexOf(BEGIN);
+  const end = readme.indexOf(END);
+  if (start === -1 || end === -1 || end < start) throw new Error(`README.md has no "${BEGIN}" ... "${END}" markers`);
+  return readme.slice(0, start) + generatedReference() + readme.slice(end + END.length);
+}
+
+if (require.main === module) {
+  writeFileSync(README, readmeWithReference(readFileSync(README, "utf8")));
+  console.log(`wrote the generated reference in ${path.relative(process.cwd(), README)}`);
+}
