@@ -18,3 +18,7 @@ export const execGatewayUrl = stack.execGatewayUrl;
 
 /** The ~/.ssh/config blocks of the stack's SSH workspaces (see README, SSH workspaces). */
 export const sshConfig = stack.sshConfig;
+/** The AnsibleForms URL. */
+export const ansibleFormsUrl = stack.ansibleFormsUrl;
+/** The generated AnsibleForms admin password: a secret (`pulumi stack output --show-secrets`). */
+export const ansibleFormsAdminPassword = stack.ansibleFormsAdminPassword;

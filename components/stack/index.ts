@@ -37,6 +37,10 @@ export class Stack extends pulumi.ComponentResource {
   public readonly ansibleForms?: AnsibleForms;
   /** The outbound RTE, when the config has a `remoteRte` section. */
   public readonly remoteRte?: RemoteRte;
+  /** The AnsibleForms URL, when the config has an `ansibleForms` section. */
+  public readonly ansibleFormsUrl?: pulumi.Output<string>;
+  /** The generated AnsibleForms admin password (a secret), unless an existing keys Secret holds it. */
+  public readonly ansibleFormsAdminPassword?: pulumi.Output<string>;
 
   constructor(name: string, config: StackConfig, opts?: pulumi.ComponentResourceOptions) {
     super("entryway:index:Stack", name, {}, opts);
@@ -77,11 +81,19 @@ export class Stack extends pulumi.ComponentResource {
 
     if (config.ansibleForms) {
       this.ansibleForms = new AnsibleForms(base, ansibleFormsArgs(config.ansibleForms, this.namespace, config.labels), { parent: this });
+      this.ansibleFormsUrl = this.ansibleForms.url;
+      this.ansibleFormsAdminPassword = this.ansibleForms.adminPassword && pulumi.secret(this.ansibleForms.adminPassword);
     }
     if (config.remoteRte) {
       this.remoteRte = new RemoteRte(base, remoteRteArgs(config.remoteRte, this.namespace, config.labels), { parent: this });
     }
 
-    this.registerOutputs({ namespace: this.namespace, execGatewayUrl: this.execGatewayUrl });
+    this.registerOutputs({
+      namespace: this.namespace,
+      execGatewayUrl: this.execGatewayUrl,
+      sshConfig: this.sshConfig,
+      ansibleFormsUrl: this.ansibleFormsUrl,
+      ansibleFormsAdminPassword: this.ansibleFormsAdminPassword,
+    });
   }
 }

@@ -11,7 +11,7 @@ import { parse } from "yaml";
 import { parseStackConfig, Stack } from "../../components/stack";
 import { checkEnvoyFilter } from "../harness/envoy";
 import { repoRoot } from "../harness/helm";
-import { outputOf, render } from "../harness/pulumi";
+import { isSecretOutput, outputOf, render } from "../harness/pulumi";
 import { assertValidObjects, type ObjectLike } from "../harness/validate";
 import { allViolations } from "../policies/run-policies";
 
@@ -52,5 +52,13 @@ describe("the shipped stacks", () => {
     expect(manifests.some((m) => m.kind === "ClusterRole" && /exec-gateway/.test(m.metadata.name ?? ""))).toBe(false);
     expect(manifests.some((m) => m.kind === "HorizontalPodAutoscaler" && m.metadata.name === "entryway-exec-gateway")).toBe(true);
     expect(await outputOf(stack.execGatewayUrl!)).toBe("wss://exec.example.com/v1/enter");
+  });
+
+  it("the dev stack has the outputs a platform team reads: gateway URL, ssh config, AnsibleForms URL, admin password as a secret", async () => {
+    const { stack } = await renderStack("dev");
+    expect(await outputOf(stack.execGatewayUrl!)).toBe("wss://exec.dev.example.com/v1/enter");
+    expect(await outputOf(stack.sshConfig!)).toMatch(/^Host entryway-ws-alice$/m);
+    expect(await outputOf(stack.ansibleFormsUrl!)).toMatch(/^https?:\/\/\S+$/);
+    expect(await isSecretOutput(stack.ansibleFormsAdminPassword!)).toBe(true);
   });
 });
