@@ -6,6 +6,7 @@ import { kubernetesBackend, loadKubeConfig } from "../backends/kubernetes.js";
 import { loadConfig } from "../config.js";
 import { jsonLogger } from "../log.js";
 import { createGateway } from "../server.js";
+import { webAssets } from "../web-assets.js";
 import type { KubeConfig } from "@kubernetes/client-node";
 
 export async function run(argv: string[]): Promise<number> {
@@ -18,7 +19,7 @@ export async function run(argv: string[]): Promise<number> {
   let kubeConfig: KubeConfig | undefined;
   const kube = () => (kubeConfig ??= loadKubeConfig(config.kubeconfig));
   const backend = config.backend === "docker" ? dockerBackend(config.dockerHost) : kubernetesBackend(kube());
-  const gateway = createGateway({ config, backend, authorizer: createAuthorizer(config, kube), logger });
+  const gateway = createGateway({ config, backend, authorizer: createAuthorizer(config, kube), logger, routes: [webAssets({ config, logger })] });
   const address = await gateway.listen();
   logger.log("info", "listening", { address: address.address, port: address.port, path: config.path, backend: config.backend, authorizer: config.authorizer });
   return new Promise((resolve) => {

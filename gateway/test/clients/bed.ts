@@ -1,34 +1,56 @@
 // The bed both client tests use: a private podman (the gateway engineer's helper) serving the Docker
-// Engine API, one busybox container, and a real gateway on loopback with the Docker backend and a
-// token authorizer that allows "user:<name>" tokens.
+// Engine API, one busybox container, and a real gateway on loopback with the Docker backend, a token
+// authorizer that allows "user:<name>" tokens, and (for the web test) the web terminal's routes.
+import type { AuditEvent } from "../../src/audit.js";
 import { dockerBackend } from "../../src/backends/docker.js";
-import type { GatewayConfig } from "../../src/config.js";
-import { startGateway, tokenAuthorizer, type TestGateway } from "../helpers/gateway.js";
+import { defaultConfig, type GatewayConfig } from "../../src/config.js";
+import { createGateway, type Gateway, type RouteHandler } from "../../src/server.js";
+import { tokenAuthorizer } from "../helpers/gateway.js";
 import { podmanAvailable, startPodman, type Podman } from "../helpers/podman.js";
 
 export { podmanAvailable };
 
 export interface ClientBed {
   podman: Podman;
-  gateway: TestGateway;
+  gateway: Gateway;
+  config: GatewayConfig;
   /** The gateway's base URL, http://127.0.0.1:<port>. */
   base: string;
   container: string;
+  audit: AuditEvent[];
   stop(): Promise<void>;
 }
 
-export async function startClientBed(container: string, overrides: Partial<GatewayConfig> = {}): Promise<ClientBed> {
+export interface BedOptions {
+  overrides?: Partial<GatewayConfig>;
+  /** Extra HTTP routes, given the gateway's config. */
+  routes?: (config: GatewayConfig) => RouteHandler[];
+}
+
+export async function startClientBed(container: string, options: BedOptions = {}): Promise<ClientBed> {
   const podman = await startPodman();
   try {
     await podman.startContainer(container);
-    const gateway = await startGateway(dockerBackend(`unix://${podman.socketPath}`), tokenAuthorizer(), overrides);
+    const config: GatewayConfig = { ...defaultConfig, host: "127.0.0.1", port: 0, backend: "docker", logLevel: "warn", ...options.overrides };
+    const audit: AuditEvent[] = [];
+    const gateway = createGateway({
+      config,
+      backend: dockerBackend(`unix://${podman.socketPath}`),
+      authorizer: tokenAuthorizer(),
+      logger: { log: () => {} },
+      audit: { write: (event) => audit.push(event), close: async () => {} },
+      routes: options.routes?.(config) ?? [],
+    });
+    const address = await gateway.listen();
     return {
       podman,
       gateway,
-      base: gateway.base,
+      config,
+      base: `http://127.0.0.1:${address.port}`,
       container,
+      audit,
       async stop() {
-        await gateway.stop();
+        await gateway.shutdown("test over");
         await podman.stop();
       },
     };

@@ -1,0 +1,137 @@
+// Serves the web terminal (bundled by web/build.ts into dist/web/) with a strict Content-Security-Policy:
+// scripts and styles from this origin only (xterm.js's generated <style> elements carry a per-response
+// nonce), connections to this origin only (plus the OIDC token endpoint when sign-in is configured),
+// no framing. Routes: / (the page; its query string names the target), /web/app.js, /web/app.css,
+// /web/config.json (what the page needs: endpoint path, backend, OIDC settings).
+import { randomBytes } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { GatewayConfig } from "./config.js";
+import type { Logger } from "./log.js";
+import type { RouteHandler } from "./server.js";
+
+export const DEFAULT_WEB_DIR = fileURLToPath(new URL("../dist/web/", import.meta.url));
+
+export interface WebAssetsOptions {
+  config: GatewayConfig;
+  /** The built assets; default gateway/dist/web. */
+  dir?: string;
+  logger?: Logger;
+}
+
+interface OidcPageSettings {
+  issuer: string;
+  clientId: string;
+  authorizationEndpoint: string;
+  tokenEndpoint: string;
+  scope: string;
+}
+
+const STATIC: Record<string, string> = {
+  "/web/app.js": "text/javascript; charset=utf-8",
+  "/web/app.css": "text/css; charset=utf-8",
+};
+
+export function contentSecurityPolicy(nonce: string, connectOrigins: string[] = []): string {
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    `style-src 'self' 'nonce-${nonce}'`,
+    `connect-src ${["'self'", ...connectOrigins].join(" ")}`,
+    "img-src 'self' data:",
+    "font-src 'self'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+}
+
+const COMMON_HEADERS = {
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "x-frame-options": "DENY",
+  "cross-origin-opener-policy": "same-origin",
+  "cross-origin-resource-policy": "same-origin",
+};
+
+export function webAssets(options: WebAssetsOptions): RouteHandler {
+  const { config } = options;
+  const dir = options.dir ?? DEFAULT_WEB_DIR;
+  const files = new Map<string, Buffer>();
+  let oidc: Promise<OidcPageSettings | null> | undefined;
+
+  async function file(name: string): Promise<Buffer | null> {
+    const cached = files.get(name);
+    if (cached) return cached;
+    try {
+      const content = await readFile(join(dir, name));
+      files.set(name, content);
+      return content;
+    } catch {
+      return null;
+    }
+  }
+
+  /** The page signs in with OIDC when the gateway verifies OIDC tokens; endpoints come from discovery. */
+  function oidcSettings(): Promise<OidcPageSettings | null> {
+    if (config.authorizer !== "oidc" || !config.oidcIssuer || !config.oidcAudience) return Promise.resolve(null);
+    oidc ??= (async () => {
+      const issuer = config.oidcIssuer.replace(/\/$/, "");
+      const response = await fetch(`${issuer}/.well-known/openid-configuration`, { signal: AbortSignal.timeout(5000) });
+      if (!response.ok) throw new Error(`OIDC discovery answered HTTP ${response.status}`);
+      const doc = (await response.json()) as { authorization_endpoint?: string; token_endpoint?: string };
+      if (!doc.authorization_endpoint || !doc.token_endpoint) throw new Error("OIDC discovery has no authorization_endpoint or token_endpoint");
+      return { issuer: config.oidcIssuer, clientId: config.oidcAudience, authorizationEndpoint: doc.authorization_endpoint, tokenEndpoint: doc.token_endpoint, scope: "openid profile email" };
+    })().catch((error: unknown) => {
+      oidc = undefined; // try again on the next request
+      options.logger?.log("warn", "web terminal: OIDC discovery failed; the page offers pasted tokens only", { error: error instanceof Error ? error.message : String(error) });
+      return null;
+    });
+    return oidc;
+  }
+
+  return async (request: IncomingMessage, response: ServerResponse) => {
+    const path = new URL(request.url ?? "/", "http://gateway").pathname;
+    const isPage = path === "/" || path === "/index.html";
+    if (!isPage && !(path in STATIC) && path !== "/web/config.json") return false;
+    if (request.method !== "GET" && request.method !== "HEAD") {
+      response.writeHead(405, { allow: "GET, HEAD", ...COMMON_HEADERS }).end();
+      return true;
+    }
+    const send = (status: number, headers: Record<string, string>, body: Buffer | string) => {
+      response.writeHead(status, { ...COMMON_HEADERS, ...headers, "content-length": String(Buffer.byteLength(body)) });
+      response.end(request.method === "HEAD" ? undefined : body);
+    };
+
+    if (path === "/web/config.json") {
+      const body = JSON.stringify({ path: config.path, backend: config.backend, oidc: await oidcSettings() });
+      send(200, { "content-type": "application/json", "cache-control": "no-store" }, body);
+      return true;
+    }
+    if (isPage) {
+      const page = await file("index.html");
+      if (!page) {
+        send(503, { "content-type": "text/plain; charset=utf-8" }, "the web terminal is not built: run `npm run build:web -w gateway`\n");
+        return true;
+      }
+      const nonce = randomBytes(16).toString("base64");
+      const settings = await oidcSettings();
+      const connect = settings ? [new URL(settings.tokenEndpoint).origin] : [];
+      send(
+        200,
+        { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "content-security-policy": contentSecurityPolicy(nonce, connect) },
+        page.toString("utf8").replace("__STYLE_NONCE__", nonce),
+      );
+      return true;
+    }
+    const content = await file(path.slice("/web/".length));
+    if (!content) {
+      send(404, { "content-type": "text/plain; charset=utf-8" }, "not found\n");
+      return true;
+    }
+    send(200, { "content-type": STATIC[path]!, "cache-control": "no-cache" }, content);
+    return true;
+  };
+}
