@@ -10,7 +10,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, rmdirSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -24,7 +24,6 @@ const children: ChildProcess[] = [];
 let sshdChild: ChildProcess | undefined;
 const user = os.userInfo().username;
 const isRoot = process.getuid?.() === 0;
-let madePrivsepDir = false;
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -104,8 +103,9 @@ beforeAll(async () => {
   const config = path.join(dir, "sshd_config");
   writeFileSync(config, readFileSync(path.join(repoRoot, "images/ssh-workspace/sshd_config"), "utf8").replace(/^ListenAddress .*$/m, "ListenAddress 127.0.0.1"));
   if (isRoot && !existsSync("/run/sshd")) {
-    mkdirSync("/run/sshd", { mode: 0o755 }); // sshd's privilege separation directory, when run as root
-    madePrivsepDir = true;
+    // sshd's privilege separation directory (root only), which the openssh-server package's
+    // service makes at boot. It stays: another sshd (another run of this suite) may be using it.
+    mkdirSync("/run/sshd", { recursive: true, mode: 0o755 });
   }
   const hostKeyDir = path.join(dir, "hostkey");
   const sshd = start("sshd", "sh", [
@@ -168,7 +168,6 @@ beforeAll(async () => {
 afterAll(() => {
   stopping = true;
   for (const child of children) if (child.exitCode === null && child.pid) process.kill(child.pid, "SIGTERM");
-  if (madePrivsepDir) rmdirSync("/run/sshd");
   rmSync(dir, { recursive: true, force: true });
 });
 
