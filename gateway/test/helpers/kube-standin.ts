@@ -204,6 +204,15 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
       // encoding null: raw bytes both ways, so nothing here repairs or breaks UTF-8 for the gateway.
       const proc = pty.spawn(file!, args, { cols: 80, rows: 24, cwd: dir, env, encoding: null });
       ttyPids.push(proc.pid);
+      // node-pty destroys its PTY socket 200 ms after the process exits, dropping output not read by
+      // then (easily, under load). A kubelet never drops output: let the socket end by itself (EIO
+      // after the last byte), at most 5 s later.
+      const ptySocket = (proc as unknown as { _socket: { destroy(): void; once(event: string, listener: () => void): void } })._socket;
+      const destroyNow = ptySocket.destroy.bind(ptySocket);
+      ptySocket.destroy = () => {
+        const timer = setTimeout(destroyNow, 5000);
+        ptySocket.once("close", () => clearTimeout(timer));
+      };
       record(proc.pid);
       // Output is forwarded only while the client is there; afterwards the process lingers, blocked on its TTY.
       // Flow control, as the kubelet's stream has: stop reading the PTY while the gateway is not reading.
@@ -225,7 +234,12 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
           proc.pause();
         }
       });
-      proc.onExit(({ exitCode, signal }) => sendStatus(ws, signal ? null : exitCode, signal));
+      // Exit comes after the PTY socket closed (see above), so all output was read: send the status
+      // once it has also gone out, as the kubelet does.
+      proc.onExit(({ exitCode, signal }) => {
+        const finish = () => (pending > 0 ? void setTimeout(finish, 20) : sendStatus(ws, signal ? null : exitCode, signal));
+        finish();
+      });
       ws.on("message", (data: Buffer) => {
         const channel = data[0];
         const payload = data.subarray(1);
@@ -233,7 +247,11 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
         else if (channel === 4) {
           // Go's JSON decoding ignores case: the kubelet takes {"Width","Height"} and client-node's {"width","height"}.
           const size = Object.fromEntries(Object.entries(JSON.parse(payload.toString("utf8")) as Record<string, number>).map(([k, v]) => [k.toLowerCase(), v]));
-          if (size.width && size.height) proc.resize(size.width, size.height);
+          try {
+            if (size.width && size.height) proc.resize(size.width, size.height);
+          } catch {
+            // the process already ended
+          }
         } else if (channel === 255 && payload[0] === 0) proc.write("\x04"); // v5: client closed stdin
       });
       return;

@@ -79,7 +79,7 @@ export async function startPodman(): Promise<Podman> {
       await podman("rmi", "-f", IMAGE).catch(() => {});
       service.kill("SIGTERM");
       await new Promise((r) => (service.exitCode !== null ? r(null) : service.once("exit", r)));
-      rmSync(dir, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
     },
   };
 }

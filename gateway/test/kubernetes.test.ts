@@ -1,0 +1,118 @@
+// Kubernetes backend through @kubernetes/client-node against the stand-in in helpers/kube-standin.ts,
+// which STANDS IN FOR THE KUBERNETES API SERVER AND KUBELET: it speaks the pods/exec WebSocket
+// (v5.channel.k8s.io and v4.channel.k8s.io) and runs real shells in real PTYs (node-pty) on this machine.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { kubernetesAuthorizer } from "../src/auth/kubernetes.js";
+import { kubernetesBackend, loadKubeConfig } from "../src/backends/kubernetes.js";
+import { EntryClient } from "./helpers/client.js";
+import { execBackendCases } from "./helpers/exec-cases.js";
+import { startGateway, tokenAuthorizer, type TestGateway } from "./helpers/gateway.js";
+import { startKubeStandin, type ExecProtocol, type KubeStandin, type StandinOptions } from "./helpers/kube-standin.js";
+
+const fixtures: Omit<StandinOptions, "protocol"> = {
+  serviceAccountToken: "gateway-service-account-token",
+  pods: [
+    { namespace: "team-a", name: "web-0", containers: ["app", "sidecar"], labels: { app: "web" } },
+    { namespace: "team-a", name: "web-1", containers: ["app"], labels: { app: "web" } },
+    { namespace: "team-a", name: "api-7f9c-zzz", containers: ["api"], labels: { app: "api" }, createdAt: "2026-03-01T00:00:00Z" },
+    { namespace: "team-a", name: "api-7f9c-aaa", containers: ["api"], labels: { app: "api" }, createdAt: "2026-03-02T00:00:00Z" },
+    { namespace: "team-a", name: "api-7f9c-pending", containers: ["api"], labels: { app: "api" }, phase: "Pending", createdAt: "2026-02-01T00:00:00Z" },
+    { namespace: "team-b", name: "db-0", containers: ["db"] },
+  ],
+  statefulSets: [{ namespace: "team-a", name: "web" }],
+  deployments: [{ namespace: "team-a", name: "api", matchLabels: { app: "api" } }],
+  users: { "alice-token": "alice" },
+  execAllowed: { alice: ["team-a"] },
+};
+
+for (const protocol of ["v5.channel.k8s.io"] as ExecProtocol[]) {
+  execBackendCases(`Kubernetes (${protocol}, stand-in API server + kubelet)`, async () => {
+    const kube = await startKubeStandin({ ...fixtures, protocol });
+    return {
+      backend: kubernetesBackend(loadKubeConfig(kube.kubeconfigPath)),
+      target: { namespace: "team-a", pod: "web-0", container: "app" },
+      execCount: async () => kube.execs.length,
+      shells: async () => kube.liveShells().length,
+      stop: () => kube.stop(),
+    };
+  });
+}
+
+describe("Kubernetes backend: v4.channel.k8s.io, targets and the Kubernetes authorizer", () => {
+  let kube: KubeStandin;
+  let g: TestGateway;
+  beforeAll(async () => {
+    kube = await startKubeStandin({ ...fixtures, protocol: "v4.channel.k8s.io" });
+    const kubeConfig = loadKubeConfig(kube.kubeconfigPath);
+    g = await startGateway(kubernetesBackend(kubeConfig), kubernetesAuthorizer(kubeConfig));
+  });
+  afterAll(async () => {
+    await g?.stop();
+    await kube?.stop();
+  });
+
+  const open = (query: Record<string, string>, token = "alice-token") => EntryClient.connect(g.url(query), { token });
+
+  it("v4: echo, resize and a non-zero exit code", async () => {
+    const client = await open({ namespace: "team-a", pod: "web-1" });
+    client.winch(99, 33);
+    client.type("stty size; echo $((6*7))\n");
+    await client.waitFor(/[\r\n]33 99\r\n42\r\n/);
+    client.type("exit 5\n");
+    expect(await client.closed).toMatchObject({ closeCode: "exit", exitCode: 5 });
+    expect(kube.execs.at(-1)).toMatchObject({ pod: "web-1", container: "app", tty: true });
+  });
+
+  it("resolves a StatefulSet instance to <name>-<n> and a Deployment instance by creation order", async () => {
+    const cases: [Record<string, string>, string, string][] = [
+      [{ namespace: "team-a", workload: "web", instance: "1" }, "web-1", "app"],
+      [{ namespace: "team-a", workload: "statefulset/web", instance: "0", container: "sidecar" }, "web-0", "sidecar"],
+      [{ namespace: "team-a", workload: "deployment/api", instance: "0" }, "api-7f9c-zzz", "api"], // oldest running; the pending one is skipped
+      [{ namespace: "team-a", workload: "api", instance: "1" }, "api-7f9c-aaa", "api"],
+    ];
+    for (const [query, pod, container] of cases) {
+      const client = await open(query);
+      client.type("exit 0\n");
+      expect(await client.closed).toMatchObject({ exitCode: 0 });
+      expect(kube.execs.at(-1)).toMatchObject({ pod, container });
+    }
+  });
+
+  it("Entry's own client: app-name, proc-name and instance-no headers", async () => {
+    const client = await EntryClient.connect(g.url({}), { token: "alice-token", headers: { "app-name": "team-a", "proc-name": "web", "instance-no": "0" } });
+    client.type("exit 0\n");
+    expect(await client.closed).toMatchObject({ exitCode: 0 });
+    expect(kube.execs.at(-1)).toMatchObject({ pod: "web-0" });
+  });
+
+  it.each([
+    [{ namespace: "team-a", pod: "nope" }, "not-found"],
+    [{ namespace: "team-a", workload: "deployment/api", instance: "2" }, "not-found"],
+    [{ namespace: "team-a", pod: "web-0", container: "nope" }, "not-found"],
+    [{ namespace: "team-a", workload: "ghost", instance: "0" }, "not-found"],
+  ])("answers %o with %s", async (query, closeCode) => {
+    expect(await (await open(query)).closed).toMatchObject({ closeCode });
+  });
+
+  it("denies through TokenReview + SubjectAccessReview before any exec", async () => {
+    const before = kube.execs.length;
+    const otherNamespace = await (await open({ namespace: "team-b", pod: "db-0" })).closed;
+    expect(otherNamespace).toMatchObject({ closeCode: "denied", reason: expect.stringMatching(/alice may not exec in namespace team-b/) });
+    expect(await (await open({ namespace: "team-a", pod: "web-0" }, "forged")).closed).toMatchObject({ closeCode: "denied" });
+    expect(kube.execs.length).toBe(before);
+  });
+});
+
+describe("readiness", () => {
+  it("follows the API server", async () => {
+    const kube = await startKubeStandin({ ...fixtures, protocol: "v5.channel.k8s.io" });
+    const g = await startGateway(kubernetesBackend(loadKubeConfig(kube.kubeconfigPath)), tokenAuthorizer());
+    try {
+      expect((await fetch(`${g.base}/readyz`)).status).toBe(200);
+      await kube.stop();
+      expect((await fetch(`${g.base}/readyz`)).status).toBe(503);
+    } finally {
+      await g.stop();
+    }
+  });
+});
