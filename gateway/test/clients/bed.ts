@@ -2,6 +2,7 @@
 // Engine API, one busybox container, and a real gateway on loopback with the Docker backend, a token
 // authorizer that allows "user:<name>" tokens, and (for the web test) the web terminal's routes.
 import type { AuditEvent } from "../../src/audit.js";
+import type { Authorizer } from "../../src/auth/authorizer.js";
 import { dockerBackend } from "../../src/backends/docker.js";
 import { defaultConfig, type GatewayConfig } from "../../src/config.js";
 import { createGateway, type Gateway, type RouteHandler } from "../../src/server.js";
@@ -23,30 +24,45 @@ export interface ClientBed {
 
 export interface BedOptions {
   overrides?: Partial<GatewayConfig>;
+  /** Default: tokens "user:<name>" are allowed, others denied. */
+  authorizer?: Authorizer;
   /** Extra HTTP routes, given the gateway's config. */
   routes?: (config: GatewayConfig) => RouteHandler[];
+}
+
+export interface BedGateway {
+  gateway: Gateway;
+  config: GatewayConfig;
+  base: string;
+  audit: AuditEvent[];
+}
+
+/** A gateway on loopback in front of the given podman. */
+export async function startBedGateway(podman: Podman, options: BedOptions = {}): Promise<BedGateway> {
+  const config: GatewayConfig = { ...defaultConfig, host: "127.0.0.1", port: 0, backend: "docker", logLevel: "warn", ...options.overrides };
+  const audit: AuditEvent[] = [];
+  const gateway = createGateway({
+    config,
+    backend: dockerBackend(`unix://${podman.socketPath}`),
+    authorizer: options.authorizer ?? tokenAuthorizer(),
+    logger: { log: () => {} },
+    audit: { write: (event) => audit.push(event), close: async () => {} },
+    routes: options.routes?.(config) ?? [],
+  });
+  const address = await gateway.listen();
+  return { gateway, config, base: `http://127.0.0.1:${address.port}`, audit };
 }
 
 export async function startClientBed(container: string, options: BedOptions = {}): Promise<ClientBed> {
   const podman = await startPodman();
   try {
     await podman.startContainer(container);
-    const config: GatewayConfig = { ...defaultConfig, host: "127.0.0.1", port: 0, backend: "docker", logLevel: "warn", ...options.overrides };
-    const audit: AuditEvent[] = [];
-    const gateway = createGateway({
-      config,
-      backend: dockerBackend(`unix://${podman.socketPath}`),
-      authorizer: tokenAuthorizer(),
-      logger: { log: () => {} },
-      audit: { write: (event) => audit.push(event), close: async () => {} },
-      routes: options.routes?.(config) ?? [],
-    });
-    const address = await gateway.listen();
+    const { gateway, config, base, audit } = await startBedGateway(podman, options);
     return {
       podman,
       gateway,
       config,
-      base: `http://127.0.0.1:${address.port}`,
+      base,
       container,
       audit,
       async stop() {

@@ -11,7 +11,9 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { webAssets } from "../../src/web-assets.js";
 import { buildWebAssets } from "../../web/build.js";
-import { podmanAvailable, startClientBed, type ClientBed } from "./bed.js";
+import { oidcAuthorizer } from "../../src/auth/oidc.js";
+import { podmanAvailable, startBedGateway, startClientBed, type ClientBed } from "./bed.js";
+import { startOidcProvider } from "./oidc-provider.js";
 import { REPO } from "./cli-harness.js";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -181,5 +183,34 @@ describe.skipIf(!podmanAvailable() || !existsSync(CHROMIUM))("web terminal in Ch
     await waitForText(page, /^bob-2$/m);
     expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).cspViolations)).toEqual([]);
     await page.close();
+  });
+  it("signs in with OpenID Connect (authorization code + PKCE) when the gateway verifies OIDC tokens", async () => {
+    const clientId = "entryway-web";
+    const provider = await startOidcProvider({ clientId, subject: "alice@example.com", namespaces: ["docker"] });
+    const oidc = await startBedGateway(bed.podman, {
+      overrides: { authorizer: "oidc", oidcIssuer: provider.issuer, oidcAudience: clientId },
+      authorizer: oidcAuthorizer({ issuer: provider.issuer, audience: clientId, jwksUri: "", usernameClaim: "sub", namespacesClaim: "namespaces" }),
+      routes: (config) => [webAssets({ config, dir: assets })],
+    });
+    try {
+      const csp = (await fetch(`${oidc.base}/`)).headers.get("content-security-policy") ?? "";
+      expect(csp).toContain(`connect-src 'self' ${provider.issuer};`); // the token endpoint, and nothing else
+      const page = await context.newPage();
+      await page.goto(`${oidc.base}/?container=web-box`);
+      expect(await page.locator("#oidc-issuer").textContent()).toBe(provider.issuer);
+      await page.getByRole("button", { name: "Sign in with your identity provider" }).click();
+      await waitForText(page, /^\/ # $/m);
+      expect(new URL(page.url()).search).toBe("?container=web-box"); // back at the deep link, code and state gone
+      expect(provider.authorizations).toEqual([expect.objectContaining({ client_id: clientId, code_challenge_method: "S256", redirect_uri: `${oidc.base}/`, scope: "openid profile email" })]);
+      expect(provider.tokenRequests).toEqual([expect.objectContaining({ grant_type: "authorization_code", client_id: clientId })]);
+      await typeLine(page, "echo oidc-$((2*2))");
+      await waitForText(page, /^oidc-4$/m);
+      expect(oidc.audit).toContainEqual(expect.objectContaining({ event: "session.start", user: "alice@example.com" }));
+      expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).cspViolations)).toEqual([]);
+      await page.close();
+    } finally {
+      await oidc.gateway.shutdown("test over");
+      await provider.stop();
+    }
   });
 });
