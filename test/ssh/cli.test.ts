@@ -142,6 +142,18 @@ describe("entryway connect-proxy against a stand-in gateway", () => {
     expect(result.stderr).toMatch(new RegExp(`^entryway connect-proxy: cannot reach the gateway 127\\.0\\.0\\.1:${closed}: connect ECONNREFUSED 127\\.0\\.0\\.1:${closed}\\n$`));
   });
 
+  it("gives up on a gateway that accepts but never answers, in one line", async () => {
+    const silent = net.createServer((socket) => socket.on("error", () => undefined));
+    const port = await new Promise<number>((resolve) => silent.listen(0, "127.0.0.1", () => resolve((silent.address() as net.AddressInfo).port)));
+    try {
+      const result = await entryway(["connect-proxy", "--timeout", "1", `127.0.0.1:${port}`, "ws.dev.svc.cluster.local", "22"]);
+      expect(result.status).toBe(1);
+      expect(result.stderr).toBe(`entryway connect-proxy: the gateway 127.0.0.1:${port} did not answer CONNECT ws.dev.svc.cluster.local:22 within 1 s\n`);
+    } finally {
+      silent.close();
+    }
+  });
+
   it("refuses bad arguments with usage and exit 2", async () => {
     const result = await entryway(["connect-proxy", "gw:2222", "host"]);
     expect(result.status).toBe(2);

@@ -11,7 +11,7 @@ import tls from "node:tls";
 import { parseArgs } from "node:util";
 import { parseHostPort } from "./ssh-config.js";
 
-const USAGE = `usage: entryway connect-proxy [--tls] [--ca-file <path>] [--insecure-skip-verify] <gateway-host:port> <host> <port>
+const USAGE = `usage: entryway connect-proxy [--tls] [--ca-file <path>] [--insecure-skip-verify] [--timeout <seconds>] <gateway-host:port> <host> <port>
 
 A ProxyCommand for ssh: ProxyCommand entryway connect-proxy ssh.example.com:2222 %h %p
 `;
@@ -36,6 +36,8 @@ export interface ConnectOptions {
   readonly tls?: boolean;
   readonly ca?: Buffer;
   readonly rejectUnauthorized?: boolean;
+  /** How long to wait for the gateway's answer to CONNECT, in milliseconds (default 30 s). */
+  readonly timeoutMs?: number;
 }
 
 /** Thrown when the tunnel cannot be opened; the message is the one line the user sees. */
@@ -92,11 +94,15 @@ export function openTunnel(options: ConnectOptions): Promise<{ socket: net.Socke
         fail(`the gateway ${options.gateway} refused ${target}: ${status}${reason ? ` ${reason}` : ""} (${why})`);
         return;
       }
+      clearTimeout(timer);
       socket.pause();
       resolve({ socket, rest: head.subarray(end + 4) });
     };
     const onError = (error: Error) => fail(`cannot reach the gateway ${options.gateway}: ${error.message}`);
     const onEnd = () => fail(`the gateway ${options.gateway} closed the connection before answering CONNECT ${target}`);
+    const timeoutMs = options.timeoutMs ?? 30_000;
+    const timer = setTimeout(() => fail(`the gateway ${options.gateway} did not answer CONNECT ${target} within ${timeoutMs / 1000} s`), timeoutMs);
+    socket.on("close", () => clearTimeout(timer));
     socket.on("data", onData);
     socket.on("error", onError);
     socket.on("end", onEnd);
@@ -114,6 +120,7 @@ export async function run(argv: string[], stdin: NodeJS.ReadableStream = process
         tls: { type: "boolean", default: false },
         "ca-file": { type: "string" },
         "insecure-skip-verify": { type: "boolean", default: false },
+        timeout: { type: "string", default: "30" },
         help: { type: "boolean", short: "h", default: false },
       },
     });
@@ -136,6 +143,8 @@ export async function run(argv: string[], stdin: NodeJS.ReadableStream = process
   try {
     if (!Number.isInteger(port) || port < 1 || port > 65535) throw new ConnectError(`port must be 1-65535, not ${JSON.stringify(portText)}`);
     if (values["ca-file"] && !values.tls) throw new ConnectError("--ca-file needs --tls");
+    const timeout = Number(values.timeout);
+    if (!(timeout > 0)) throw new ConnectError(`--timeout must be a positive number of seconds, not ${JSON.stringify(values.timeout)}`);
     let ca: Buffer | undefined;
     if (values["ca-file"]) {
       try {
@@ -144,7 +153,7 @@ export async function run(argv: string[], stdin: NodeJS.ReadableStream = process
         throw new ConnectError(`cannot read the CA file: ${(error as Error).message}`);
       }
     }
-    tunnel = await openTunnel({ gateway, host, port, tls: values.tls, ca, rejectUnauthorized: !values["insecure-skip-verify"] });
+    tunnel = await openTunnel({ gateway, host, port, tls: values.tls, ca, rejectUnauthorized: !values["insecure-skip-verify"], timeoutMs: timeout * 1000 });
   } catch (error) {
     process.stderr.write(`entryway connect-proxy: ${(error as Error).message}\n`);
     return 1;
