@@ -14,7 +14,7 @@ import {
   APP_IMAGE,
   APP_PORT,
   checkRteSettings,
-  checkToken,
+  checkedToken,
   DATABASE_SCHEMA,
   DEFAULT_TAG,
   KEYS,
@@ -244,8 +244,7 @@ export class AnsibleForms extends pulumi.ComponentResource {
       tokenSecret = args.existingSecrets.rteToken;
     } else {
       tokenSecret = objectName(name, "ansibleforms-rte-token");
-      checkToken(args.rteToken, where);
-      this.rteToken = args.rteToken !== undefined ? pulumi.secret(args.rteToken) : password("rte-token", 32);
+      this.rteToken = args.rteToken !== undefined ? checkedToken(args.rteToken, where) : password("rte-token", 32);
       new k8s.core.v1.Secret(
         `${name}-rte-token`,
         { metadata: { name: tokenSecret, namespace: ns, labels }, type: "Opaque", stringData: { [KEYS.rteToken]: this.rteToken } },

@@ -115,11 +115,31 @@ export function rteResources(maxJobs: number): { requests: Record<string, string
   };
 }
 
-/** Throws when a token known at build time is too short; an unknown one is checked when known. */
+function tokenProblem(token: string, where: string): Error | undefined {
+  return token.length < MIN_TOKEN_LENGTH
+    ? new Error(`${where}: the RTE token must be at least ${MIN_TOKEN_LENGTH} characters (got ${token.length})`)
+    : undefined;
+}
+
+/** Throws when a token known at build time is too short. */
 export function checkToken(token: pulumi.Input<string> | undefined, where: string): void {
-  if (typeof token === "string" && token.length < MIN_TOKEN_LENGTH) {
-    throw new Error(`${where}: the RTE token must be at least ${MIN_TOKEN_LENGTH} characters (got ${token.length})`);
-  }
+  const problem = typeof token === "string" ? tokenProblem(token, where) : undefined;
+  if (problem) throw problem;
+}
+
+/**
+ * The token as a secret output that fails when too short: a plain string is checked at once
+ * (checkToken), an Output when its value is known, which fails the Secret that carries it.
+ */
+export function checkedToken(token: pulumi.Input<string>, where: string): pulumi.Output<string> {
+  checkToken(token, where);
+  return pulumi.secret(
+    pulumi.output(token).apply((value) => {
+      const problem = tokenProblem(value, where);
+      if (problem) throw problem;
+      return value;
+    }),
+  );
 }
 
 export function checkRteSettings(settings: RteSettings, where: string): void {

@@ -13,7 +13,7 @@ import {
   CA_DIR,
   CA_FILE,
   checkRteSettings,
-  checkToken,
+  checkedToken,
   DEFAULT_TAG,
   KEYS,
   NODE_UID,
@@ -81,7 +81,7 @@ export class RemoteRte extends pulumi.ComponentResource {
     if (mode !== undefined && mode !== "outbound") problems.push(`mode ${JSON.stringify(mode)} is unknown: a RemoteRte is outbound`);
     if (problems.length > 0) throw new Error(`${where}: ${problems.join("; ")}`);
     checkRteSettings(args, where);
-    checkToken(args.token, where);
+    const token = args.token !== undefined ? checkedToken(args.token, where) : undefined;
 
     const ns = args.namespace;
     const tag = args.tag ?? DEFAULT_TAG;
@@ -98,7 +98,7 @@ export class RemoteRte extends pulumi.ComponentResource {
       tokenSecret = objectName(base, "token");
       new k8s.core.v1.Secret(
         `${name}-token`,
-        { metadata: { name: tokenSecret, namespace: ns, labels }, type: "Opaque", stringData: { [KEYS.rteToken]: pulumi.secret(args.token!) } },
+        { metadata: { name: tokenSecret, namespace: ns, labels }, type: "Opaque", stringData: { [KEYS.rteToken]: token! } },
         child,
       );
     }

@@ -4,7 +4,7 @@ import { AnsibleForms, type AnsibleFormsArgs } from "../../components/ansiblefor
 import { MIN_TOKEN_LENGTH } from "../../components/ansibleforms/common";
 import { DATABASE_MODE_WARNING } from "../../components/ansibleforms/database-rte";
 import { RemoteRte, type RemoteRteArgs } from "../../components/ansibleforms/remote-rte";
-import { seedProblems } from "../../components/ansibleforms/runner-seed";
+import { RunnerSeed, seedProblems } from "../../components/ansibleforms/runner-seed";
 import { REDACTED } from "../../scripts/offline/manifests";
 import { isSecretOutput, outputOf, render } from "../harness/pulumi";
 import { assertValidObjects, type ObjectLike } from "../harness/validate";
@@ -303,5 +303,38 @@ describe("bad input fails at preview with a clear message", () => {
   ];
   it.each(cases)("%s", async (_label, run, message) => {
     await expect(run()).rejects.toThrow(message);
+  });
+});
+
+describe("RunnerSeed on its own", () => {
+  it("renders the seed into a ConfigMap under the key the app reads, and exposes its path and content", async () => {
+    let seed: RunnerSeed | undefined;
+    const { manifests } = await render(() => {
+      seed = new RunnerSeed("seed", {
+        namespace: "forms",
+        configMapName: "forms-seed",
+        appEnv: ["RTE_TOKEN", "AWX_PASSWORD"],
+        seed: {
+          prune: false,
+          runners: [
+            { name: "rte", type: "rte", mode: "inbound", uri: "http://127.0.0.1:8001", token: "${RTE_TOKEN}", is_default: true },
+            { name: "awx", type: "awx", uri: "https://awx.example.com", username: "forms", password: "${AWX_PASSWORD}", ignore_certs: false },
+          ],
+        },
+      });
+    });
+    await assertValidObjects(manifests as ObjectLike[]);
+    const configMap = find(manifests as ObjectLike[], "ConfigMap", "forms-seed") as unknown as { data: Record<string, string> };
+    expect(seed!.path).toBe(`/etc/ansibleforms/seed/${seed!.key}`);
+    expect(configMap.data[seed!.key]).toBe(seed!.content);
+    expect(await outputOf(seed!.configMapName)).toBe("forms-seed");
+    expect(seed!.content).toContain("prune: false");
+    expect(seed!.content).toContain("password: ${AWX_PASSWORD}");
+  });
+
+  it("fails on an awx runner without a uri and an unknown type", async () => {
+    await expect(
+      render(() => new RunnerSeed("bad", { namespace: "x", configMapName: "x", appEnv: [], seed: { runners: [{ name: "a", type: "awx" } as never, { name: "b", type: "ssh" } as never] } })),
+    ).rejects.toThrow(/runner "a" is an awx runner without a uri; runner "b" has unknown type "ssh"/);
   });
 });
