@@ -31,7 +31,8 @@ if [ ! -s "$hostkey" ]; then
   ssh-keygen -q -t ed25519 -N "" -C "entryway-workspace" -f "$hostkey"
 fi
 
-set -- -D -e -f "$config" -h "$hostkey" -o "Port=$port" -o "AllowUsers=$user" "$@"
+# -p (not -o Port=): a port on the command line replaces the config file's Port lines.
+set -- -D -e -f "$config" -h "$hostkey" -p "$port" -o "AllowUsers=$user" "$@"
 # PerSourcePenalties exists from OpenSSH 9.8; older sshd has no penalties to turn off.
 if "$sshd" -t -f "$config" -h "$hostkey" -o PerSourcePenalties=no >/dev/null 2>&1; then
   set -- "$@" -o PerSourcePenalties=no

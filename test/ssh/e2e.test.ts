@@ -24,6 +24,10 @@ const children: ChildProcess[] = [];
 let sshdChild: ChildProcess | undefined;
 const user = os.userInfo().username;
 const isRoot = process.getuid?.() === 0;
+// As root, a second sshd runs as an unprivileged user, as in the pod; nss_wrapper gives that user a
+// passwd entry without touching /etc/passwd (as OpenShift-style arbitrary uids get one).
+const NSS_WRAPPER = "/usr/lib/x86_64-linux-gnu/libnss_wrapper.so";
+const canRunAsOtherUser = isRoot && existsSync(NSS_WRAPPER);
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -72,6 +76,7 @@ function run(command: string, args: string[], options: { input?: Buffer | string
 const sha256 = (data: Buffer) => createHash("sha256").update(data).digest("hex");
 
 let sshPort = 0;
+let nonRootPort = 0;
 let proxyPort = 0;
 let tlsPort = 0;
 const key = path.join(dir, "id_ed25519");
@@ -92,7 +97,7 @@ function sshConfigFile(name: string, entry: Omit<SshConfigEntry, "hostName" | "p
 const env = () => ({ ...process.env, PATH: `${binDir}:${process.env.PATH}` });
 
 beforeAll(async () => {
-  [sshPort, proxyPort, tlsPort] = [await freePort(), await freePort(), await freePort()];
+  [sshPort, proxyPort, tlsPort, nonRootPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
 
   // Keys made for this test: the workspace's host key (by its entrypoint) and the user's key.
   expect(run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "e2e", "-f", key]).status).toBe(0);
@@ -138,6 +143,7 @@ beforeAll(async () => {
     "MaxClients 20",
     "Allow 127.0.0.1",
     `ConnectPort ${sshPort}`,
+    ...(canRunAsOtherUser ? [`ConnectPort ${nonRootPort}`] : []),
     `Filter "${filter}"`,
     "FilterType ere",
     "FilterDefaultDeny Yes",
@@ -279,6 +285,7 @@ describe("the image's sshd_config and entrypoint, with Debian's real sshd", () =
     // sshd rewrites its process title to "sshd: <its command line> [listener] ...".
     const title = readFileSync(`/proc/${sshdChild!.pid}/cmdline`, "utf8").replace(/\0/g, " ");
     expect(title).toMatch(/^sshd: \/usr\/sbin\/sshd -D -e /); // exec'd: the entrypoint's shell is gone
+    expect(title).toContain(` -p ${sshPort} `);
     expect(title.includes("-o PerSourcePenalties=no")).toBe(supported);
     expect(title).toContain(`-o AllowUsers=${user}`);
   });
@@ -287,5 +294,67 @@ describe("the image's sshd_config and entrypoint, with Debian's real sshd", () =
     const result = run("sh", [path.join(repoRoot, "images/ssh-workspace/entrypoint.sh")], { env: { ...process.env, ENTRYWAY_ALLOW_ROOT: "" } });
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/refusing to run sshd as root/);
+  });
+});
+
+describe.runIf(canRunAsOtherUser)("sshd as the workspace user (non-root, no capabilities), as in the pod", () => {
+  const uid = 4242;
+  const wsUser = "wsdev";
+  const nrDir = path.join(dir, "nonroot");
+  let nonRootSshd: ChildProcess | undefined;
+
+  beforeAll(async () => {
+    mkdirSync(path.join(nrDir, "home"), { recursive: true });
+    mkdirSync(path.join(nrDir, "run"));
+    chmodSync(nrDir, 0o755);
+    for (const sub of ["home", "run"]) spawnSync("chown", [`${uid}:${uid}`, path.join(nrDir, sub)]);
+    writeFileSync(path.join(nrDir, "passwd"), `${wsUser}:x:${uid}:${uid}:workspace:${path.join(nrDir, "home")}:/bin/sh\n`, { mode: 0o644 });
+    writeFileSync(path.join(nrDir, "group"), `${wsUser}:x:${uid}:\n`, { mode: 0o644 });
+    const config = path.join(nrDir, "sshd_config");
+    writeFileSync(config, readFileSync(path.join(repoRoot, "images/ssh-workspace/sshd_config"), "utf8").replace(/^ListenAddress .*$/m, "ListenAddress 127.0.0.1"), { mode: 0o644 });
+    // The keys stay root-owned and read-only, as a Secret volume is.
+    nonRootSshd = start("sshd (non-root)", "setpriv", [
+      `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
+      "sh", path.join(repoRoot, "images/ssh-workspace/entrypoint.sh"),
+      "-o", `AuthorizedKeysFile=${path.join(dir, "authorized_keys")}`,
+      "-o", `PidFile=${path.join(nrDir, "run", "sshd.pid")}`,
+    ], {
+      PATH: process.env.PATH,
+      LD_PRELOAD: NSS_WRAPPER,
+      NSS_WRAPPER_PASSWD: path.join(nrDir, "passwd"),
+      NSS_WRAPPER_GROUP: path.join(nrDir, "group"),
+      HOME: path.join(nrDir, "home"),
+      ENTRYWAY_SSHD_PORT: String(nonRootPort),
+      ENTRYWAY_SSHD_CONFIG: config,
+    });
+    await waitForPort(nonRootPort, nonRootSshd, "sshd (non-root)");
+    const hostKey = readFileSync(path.join(nrDir, "home", ".entryway", "ssh_host_ed25519_key.pub"), "utf8");
+    writeFileSync(path.join(nrDir, "known_hosts"), `[${workspaceHost}]:${nonRootPort} ${hostKey}`);
+  });
+
+  it("made its host key on the home volume and runs without root or capabilities", () => {
+    const status = readFileSync(`/proc/${nonRootSshd!.pid}/status`, "utf8");
+    expect(status).toMatch(new RegExp(`^Uid:\\s+${uid}\\s+${uid}\\s+${uid}\\s+${uid}$`, "m"));
+    expect(status).toMatch(/^CapEff:\s+0+$/m);
+    expect(status).toMatch(/^CapPrm:\s+0+$/m);
+  });
+
+  it("logs the workspace user in through the gateway with the generated block", () => {
+    const config = path.join(nrDir, "ssh.config");
+    writeFileSync(config, sshConfigBlock({ alias: "ws-nonroot", hostName: workspaceHost, port: nonRootPort, user: wsUser, gateway: `127.0.0.1:${proxyPort}`, identityFile: key }) +
+      `  UserKnownHostsFile ${path.join(nrDir, "known_hosts")}\n  StrictHostKeyChecking yes\n  BatchMode yes\n`);
+    const result = run("ssh", ["-F", config, "ws-nonroot", "id -u; echo $HOME"], { env: env() });
+    expect(result.stderr).toBe("");
+    expect(result.status).toBe(0);
+    expect(result.stdout.toString()).toBe(`${uid}\n${path.join(nrDir, "home")}\n`);
+  });
+
+  it("refuses any other user: sshd can log in only the user it runs as", () => {
+    const config = path.join(nrDir, "ssh-root.config");
+    writeFileSync(config, sshConfigBlock({ alias: "ws-nonroot", hostName: workspaceHost, port: nonRootPort, user: "root", gateway: `127.0.0.1:${proxyPort}`, identityFile: key }) +
+      `  UserKnownHostsFile ${path.join(nrDir, "known_hosts")}\n  StrictHostKeyChecking yes\n  BatchMode yes\n`);
+    const result = run("ssh", ["-F", config, "ws-nonroot", "true"], { env: env() });
+    expect(result.status).toBe(255);
+    expect(result.stderr).toMatch(/Permission denied \(publickey\)/);
   });
 });
