@@ -50,6 +50,30 @@ export function normalise(object: ObjectLike): Record<string, unknown> {
 
 const identity = (o: ObjectLike) => `${o.kind}/${o.metadata?.namespace ?? "-"}/${o.metadata?.name}`;
 
+/** Every difference between the two front ends' objects, one line each; empty when they agree. */
+export function differences(fromPulumi: ObjectLike[], fromHelm: ObjectLike[]): string[] {
+  const pulumiById = new Map(fromPulumi.map((o) => [identity(o), normalise(o)]));
+  const helmById = new Map(fromHelm.map((o) => [identity(o), normalise(o)]));
+  const found: string[] = [];
+  for (const id of helmById.keys()) if (!pulumiById.has(id)) found.push(`${id}: made by Helm only`);
+  for (const id of pulumiById.keys()) if (!helmById.has(id)) found.push(`${id}: made by Pulumi only`);
+  for (const [id, fromChart] of helmById) {
+    const fromComponents = pulumiById.get(id);
+    if (fromComponents === undefined) continue;
+    const walk = (a: unknown, b: unknown, where: string): void => {
+      if (JSON.stringify(a) === JSON.stringify(b)) return;
+      if (typeof a === "object" && a !== null && typeof b === "object" && b !== null && Array.isArray(a) === Array.isArray(b)) {
+        const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+        for (const key of keys) walk((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key], `${where}/${key}`);
+        return;
+      }
+      found.push(`${id} ${where}: Pulumi ${JSON.stringify(a)}, Helm ${JSON.stringify(b)}`);
+    };
+    walk(fromComponents, fromChart, "");
+  }
+  return found;
+}
+
 export function stackFileFor(scenario: string): string {
   return path.join(repoRoot, "test/parity", `${path.basename(scenario, ".yaml")}.stack.yaml`);
 }
@@ -81,14 +105,27 @@ describe("parity of the chart and the Pulumi components", () => {
       if (!existsSync(file)) throw new Error(`no ${path.relative(repoRoot, file)} (see the test above)`);
       const fromPulumi = await renderStack(file);
       const fromHelm = helmTemplate(helm, chart, { valuesFiles: [scenario], releaseName: "entryway", namespace: "entryway" });
-      // Helm leaves namespace-scoped objects' namespace to the release only when the template
-      // omits it; every template here sets it, so identities compare as they are.
-      const pulumiById = new Map(fromPulumi.map((o) => [identity(o), normalise(o)]));
-      const helmById = new Map(fromHelm.map((o) => [identity(o), normalise(o)]));
-      expect([...pulumiById.keys()].sort(), "the set of objects (kind/namespace/name), Pulumi vs Helm").toEqual([...helmById.keys()].sort());
-      for (const [id, fromChart] of helmById) {
-        expect(pulumiById.get(id), `${id}: Pulumi (expected side: Helm)`).toEqual(fromChart);
-      }
+      expect(differences(fromPulumi, fromHelm)).toEqual([]);
+      expect(fromHelm.length, "objects compared").toBe(fromPulumi.length);
     });
+  });
+});
+
+describe("the parity comparison itself", () => {
+  it("sees drift in content, in the set of objects, and ignores only the tool labels", async () => {
+    const scenario = path.join(chart, "ci", "exec-gateway-kubernetes.yaml");
+    const fromPulumi = await renderStack(stackFileFor(scenario));
+    const fromHelm = helmTemplate(helms[0], chart, { valuesFiles: [scenario] });
+    expect(differences(fromPulumi, fromHelm)).toEqual([]);
+    const mutated = structuredClone(fromHelm) as Record<string, any>[]; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const deployment = mutated.find((o) => o.kind === "Deployment")!;
+    deployment.spec.template.spec.containers[0].readinessProbe.periodSeconds = 6;
+    deployment.metadata.labels["app.kubernetes.io/version"] = "9.9.9";
+    const role = mutated.findIndex((o) => o.kind === "Role");
+    mutated.splice(role, 1);
+    expect(differences(fromPulumi, mutated as ObjectLike[])).toEqual([
+      expect.stringMatching(/^Role\/team-a\/entryway-exec-gateway: made by Pulumi only$/),
+      "Deployment/entryway/entryway-exec-gateway /spec/template/spec/containers/0/readinessProbe/periodSeconds: Pulumi 5, Helm 6",
+    ]);
   });
 });
