@@ -54,6 +54,17 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("exec 
     expect(find(objects, "Ingress")[0].spec.tls).toEqual([{ hosts: ["exec.example.com"], secretName: "exec-gateway-tls" }]);
   });
 
+  it("oidc scenario: exec in every namespace only through the explicit ClusterRole, ingress only from allowFrom", () => {
+    const objects = helmTemplate(helm, chart, { valuesFiles: [scenario("exec-gateway-oidc.yaml")] });
+    expect(find(objects, "Role")).toEqual([]);
+    expect(find(objects, "ClusterRole").map((r) => r.metadata.name)).toEqual(["entryway-entryway-exec-gateway-exec"]);
+    expect(find(objects, "NetworkPolicy")[0].spec.ingress[0].from).toEqual([
+      { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "console" } }, podSelector: { matchLabels: { "app.kubernetes.io/name": "console" } } },
+    ]);
+    const env = find(objects, "Deployment")[0].spec.template.spec.containers[0].env;
+    expect(env).toEqual(expect.arrayContaining([{ name: "ENTRYWAY_AUTHORIZER", value: "oidc" }, { name: "ENTRYWAY_OIDC_ISSUER", value: "https://id.example.com" }]));
+  });
+
   it("a webhook URL given in values goes into a Secret, referenced by secretKeyRef", () => {
     const objects = helmTemplate(helm, chart, {
       valuesFiles: [valuesFile({ authorizer: "webhook", webhook: { url: "https://console.example/auth" }, targetNamespaces: ["a"] })],
