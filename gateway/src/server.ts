@@ -1,5 +1,6 @@
 // The gateway's HTTP server: the WebSocket endpoint, /healthz, /readyz, /metrics, and room for more
 // routes (the web terminal's assets) through `routes`.
+import { randomUUID } from "node:crypto";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { WebSocketServer, type WebSocket } from "ws";
@@ -99,8 +100,10 @@ export function createGateway(options: GatewayOptions): Gateway {
   });
 
   /** Refuses with Entry's CLOSE message, so every client sees the reason the same way. */
-  function refuse(ws: WebSocket, closeCode: string, reason: string): void {
+  function refuse(ws: WebSocket, request: IncomingMessage, closeCode: string, reason: string): void {
     metrics.sessions.inc({ outcome: closeCode });
+    const startedAt = new Date().toISOString();
+    audit.write({ event: "session.refused", session: randomUUID(), target: request.url ?? "", client: request.socket.remoteAddress ?? "", startedAt, closeCode, reason });
     ws.send(encodeResponse({ msgType: ResponseType.CLOSE, content: Buffer.from(reason), closeCode }));
     ws.close(1000);
   }
@@ -121,10 +124,10 @@ export function createGateway(options: GatewayOptions): Gateway {
         target = parseTarget(url, request.headers, backend.name);
       } catch (error) {
         if (!(error instanceof TargetError)) throw error;
-        return refuse(ws, "bad-request", error.message);
+        return refuse(ws, request, "bad-request", error.message);
       }
       const command = url.searchParams.getAll("command");
-      if (command.length > 0 && !config.allowCommand) return refuse(ws, "bad-request", "this gateway does not accept a command");
+      if (command.length > 0 && !config.allowCommand) return refuse(ws, request, "bad-request", "this gateway does not accept a command");
       const session = new Session(ws, { target, token: tokenFromRequest(request), command, clientAddress: request.socket.remoteAddress ?? "" }, context);
       sessions.add(session);
       void session.finished.then(() => sessions.delete(session));

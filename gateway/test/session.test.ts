@@ -155,6 +155,14 @@ describe("session", () => {
 });
 
 describe("bad input", () => {
+  it("refuses an unusable target with bad-request and audits it", async () => {
+    const { g, backend } = await setup();
+    const client = await EntryClient.connect(g.url({ container: "../etc" }), { token: "user:alice" });
+    expect(await client.closed).toMatchObject({ closeCode: "bad-request", reason: expect.stringMatching(/invalid container/) });
+    expect(backend.execs).toBe(0);
+    expect(g.audit).toEqual([expect.objectContaining({ event: "session.refused", closeCode: "bad-request", client: "127.0.0.1" })]);
+  });
+
   it("closes on malformed protobuf, ignores unknown types and empty frames, and leaves other sessions alone", async () => {
     const { open } = await setup();
     const bystander = await open("user:bob");
