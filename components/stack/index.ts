@@ -37,7 +37,7 @@ export class Stack extends pulumi.ComponentResource {
   public readonly ansibleForms?: AnsibleForms;
   /** The outbound RTE, when the config has a `remoteRte` section. */
   public readonly remoteRte?: RemoteRte;
-  /** The AnsibleForms URL, when the config has an `ansibleForms` section. */
+  /** The AnsibleForms URL (public when exposed), when the config has an `ansibleForms` section. */
   public readonly ansibleFormsUrl?: pulumi.Output<string>;
   /** The generated AnsibleForms admin password (a secret), unless an existing keys Secret holds it. */
   public readonly ansibleFormsAdminPassword?: pulumi.Output<string>;
@@ -81,7 +81,9 @@ export class Stack extends pulumi.ComponentResource {
 
     if (config.ansibleForms) {
       this.ansibleForms = new AnsibleForms(base, ansibleFormsArgs(config.ansibleForms, this.namespace, config.labels), { parent: this });
-      this.ansibleFormsUrl = this.ansibleForms.url;
+      // The public URL when the app is exposed, else the in-cluster one.
+      const expose = config.ansibleForms.expose;
+      this.ansibleFormsUrl = expose ? pulumi.output(`${expose.tlsSecretName ? "https" : "http"}://${expose.host}`) : this.ansibleForms.url;
       this.ansibleFormsAdminPassword = this.ansibleForms.adminPassword && pulumi.secret(this.ansibleForms.adminPassword);
     }
     if (config.remoteRte) {

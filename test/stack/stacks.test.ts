@@ -52,6 +52,7 @@ describe("the shipped stacks", () => {
     expect(manifests.some((m) => m.kind === "ClusterRole" && /exec-gateway/.test(m.metadata.name ?? ""))).toBe(false);
     expect(manifests.some((m) => m.kind === "HorizontalPodAutoscaler" && m.metadata.name === "entryway-exec-gateway")).toBe(true);
     expect(await outputOf(stack.execGatewayUrl!)).toBe("wss://exec.example.com/v1/enter");
+    expect(await outputOf(stack.ansibleFormsUrl!)).toBe("https://forms.example.com");
   });
 
   it("the dev stack has the outputs a platform team reads: gateway URL, ssh config, AnsibleForms URL, admin password as a secret", async () => {
