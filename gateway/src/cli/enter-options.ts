@@ -126,6 +126,8 @@ export interface ClientSettings {
   /** Extra CA certificates (PEM) to trust for a wss:// gateway. */
   caFile?: string;
   connectTimeoutSeconds: number;
+  /** Seconds between WebSocket pings to the gateway; a ping unanswered by the next one ends the session. 0: off. */
+  keepaliveSeconds: number;
 }
 
 interface Layer {
@@ -134,9 +136,10 @@ interface Layer {
   tokenFile?: string;
   caFile?: string;
   connectTimeout?: string | number;
+  keepalive?: string | number;
 }
 
-const CONFIG_KEYS = ["gateway", "token", "tokenFile", "caFile", "connectTimeout"];
+const CONFIG_KEYS = ["gateway", "token", "tokenFile", "caFile", "connectTimeout", "keepalive"];
 
 export function defaultConfigPath(env: NodeJS.ProcessEnv): string {
   return join(env.XDG_CONFIG_HOME || join(env.HOME || homedir(), ".config"), "entryway", "client.json");
@@ -159,7 +162,7 @@ function readConfigFile(path: string, explicit: boolean): Layer {
   if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw new EnterError(ExitCode.usage, `config file ${path}: expected a JSON object`);
   for (const [key, value] of Object.entries(parsed)) {
     if (!CONFIG_KEYS.includes(key)) throw new EnterError(ExitCode.usage, `config file ${path}: unknown key ${key} (known: ${CONFIG_KEYS.join(", ")})`);
-    if (typeof value !== "string" && !(key === "connectTimeout" && typeof value === "number")) throw new EnterError(ExitCode.usage, `config file ${path}: ${key} must be a string`);
+    if (typeof value !== "string" && !((key === "connectTimeout" || key === "keepalive") && typeof value === "number")) throw new EnterError(ExitCode.usage, `config file ${path}: ${key} must be a string`);
   }
   return parsed as Layer;
 }
@@ -200,8 +203,10 @@ export function resolveSettings(flags: Layer & { config?: string }, env: NodeJS.
   if (!token) throw new EnterError(ExitCode.denied, "no access token: give --token or --token-file, set ENTRYWAY_TOKEN or ENTRYWAY_TOKEN_FILE, or put it in the config file");
   const timeout = Number(first("connectTimeout") ?? 10);
   if (!Number.isFinite(timeout) || timeout <= 0) throw new EnterError(ExitCode.usage, "connect timeout must be a positive number of seconds");
+  const keepalive = Number(first("keepalive") ?? 15);
+  if (!Number.isFinite(keepalive) || keepalive < 0) throw new EnterError(ExitCode.usage, "keepalive must be a number of seconds (0 turns it off)");
   const caFile = first("caFile");
-  return { gateway, token, connectTimeoutSeconds: timeout, ...(caFile ? { caFile } : {}) };
+  return { gateway, token, connectTimeoutSeconds: timeout, keepaliveSeconds: keepalive, ...(caFile ? { caFile } : {}) };
 }
 
 /** Sorts a connection failure into TLS, denied or network, with one line that says what happened. */

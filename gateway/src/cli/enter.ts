@@ -31,7 +31,10 @@ options:
   -c, --container <name>     the container in the pod (Kubernetes targets)
       --ca-file <path>       trust this CA (PEM) for a wss:// gateway, besides the system's
       --connect-timeout <s>  give up connecting after this many seconds (default 10)
-      --config <path>        client config file (JSON: gateway, token, tokenFile, caFile, connectTimeout)
+      --keepalive <s>        ping the gateway this often; no answer by the next ping ends the
+                             session (default 15; 0 turns it off)
+      --config <path>        client config file (JSON: gateway, token, tokenFile, caFile,
+                             connectTimeout, keepalive)
   -h, --help                 this text
 
 Settings, highest precedence first: flags; ENTRYWAY_GATEWAY, ENTRYWAY_TOKEN, ENTRYWAY_TOKEN_FILE,
@@ -79,6 +82,7 @@ export async function run(argv: string[]): Promise<number> {
         container: { type: "string", short: "c" },
         "ca-file": { type: "string" },
         "connect-timeout": { type: "string" },
+        keepalive: { type: "string" },
         config: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
@@ -96,6 +100,7 @@ export async function run(argv: string[]): Promise<number> {
         tokenFile: values["token-file"],
         caFile: values["ca-file"],
         connectTimeout: values["connect-timeout"],
+        keepalive: values.keepalive,
         config: values.config,
       },
       process.env,
@@ -109,7 +114,7 @@ export async function run(argv: string[]): Promise<number> {
         throw new EnterError(ExitCode.usage, `cannot read the CA file ${settings.caFile}: ${(error as Error).message}`);
       }
     }
-    return await session(url, settings.token, settings.connectTimeoutSeconds * 1000, ca);
+    return await session(url, settings.token, settings.connectTimeoutSeconds * 1000, settings.keepaliveSeconds * 1000, ca);
   } catch (error) {
     if (error instanceof EnterError) {
       process.stderr.write(`entryway: ${error.message}\n`);
@@ -123,7 +128,7 @@ export async function run(argv: string[]): Promise<number> {
   }
 }
 
-function session(url: URL, token: string, connectTimeoutMs: number, ca: Buffer | undefined): Promise<number> {
+function session(url: URL, token: string, connectTimeoutMs: number, keepaliveMs: number, ca: Buffer | undefined): Promise<number> {
   const stdin = process.stdin;
   const interactive = stdin.isTTY === true;
   // Node's TLS defaults plus the given CA: `ca` alone would replace the system's roots.
@@ -137,6 +142,9 @@ function session(url: URL, token: string, connectTimeoutMs: number, ca: Buffer |
     let closeMessage: Response | undefined;
     let failure: EnterError | undefined;
     let lastInputByte = -1;
+    // A gateway that vanished without closing (a laptop asleep, a NAT that forgot us) answers no ping.
+    let awaitingPong = false;
+    let keepalive: NodeJS.Timeout | undefined;
     const pending: Buffer[] = [];
 
     const restoreTerminal = () => {
@@ -202,6 +210,7 @@ function session(url: URL, token: string, connectTimeoutMs: number, ca: Buffer |
       stdin.off("data", onInput);
       stdin.off("end", onInputEnd);
       clearInterval(eofTimer);
+      clearInterval(keepalive);
       stdin.pause();
       stdin.destroy();
       if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.terminate();
@@ -224,8 +233,21 @@ function session(url: URL, token: string, connectTimeoutMs: number, ca: Buffer |
       sendSize(); // Entry's flow: the size right after connecting, then on every change
       process.stdout.on("resize", onResize);
       for (const chunk of pending.splice(0)) send(RequestType.PLAIN, chunk);
+      if (keepaliveMs > 0) {
+        keepalive = setInterval(() => {
+          if (awaitingPong) {
+            failure = new EnterError(ExitCode.network, `connection to the gateway lost: no answer to a ping in ${keepaliveMs / 1000} s`);
+            ws.terminate();
+            return;
+          }
+          awaitingPong = true;
+          ws.ping();
+        }, keepaliveMs);
+      }
     });
+    ws.on("pong", () => (awaitingPong = false));
     ws.on("message", (data: Buffer) => {
+      awaitingPong = false;
       let message: Response;
       try {
         message = decodeResponse(data);

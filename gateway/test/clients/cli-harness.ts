@@ -124,9 +124,10 @@ export function selfSignedCertificate(dir: string): { keyPath: string; certPath:
 }
 
 /** A TLS-terminating TCP proxy in front of the gateway (an ingress, in short), whose connections can be cut. */
-export async function startTlsProxy(targetPort: number, certDir: string): Promise<{ port: number; cut(): void; stop(): Promise<void> }> {
+export async function startTlsProxy(targetPort: number, certDir: string): Promise<{ port: number; cut(): void; freeze(): void; stop(): Promise<void> }> {
   const { keyPath, certPath } = selfSignedCertificate(certDir);
   const sockets = new Set<net.Socket>();
+  const pairs: [net.Socket, net.Socket][] = [];
   const server = tls.createServer({ key: readFileSync(keyPath), cert: readFileSync(certPath) }, (client) => {
     const upstream = net.connect(targetPort, "127.0.0.1");
     for (const s of [client, upstream]) {
@@ -135,6 +136,7 @@ export async function startTlsProxy(targetPort: number, certDir: string): Promis
       s.on("error", () => {});
     }
     client.pipe(upstream).pipe(client);
+    pairs.push([client, upstream]);
   });
   server.on("tlsClientError", () => {});
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
@@ -144,6 +146,15 @@ export async function startTlsProxy(targetPort: number, certDir: string): Promis
   return {
     port: (server.address() as net.AddressInfo).port,
     cut,
+    /** Stops forwarding both ways but keeps every connection open: a peer that went silent. */
+    freeze() {
+      for (const [client, upstream] of pairs) {
+        client.unpipe(upstream);
+        upstream.unpipe(client);
+        client.pause();
+        upstream.pause();
+      }
+    },
     stop: () => {
       cut();
       return new Promise((r) => server.close(() => r()));

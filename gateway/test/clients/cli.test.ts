@@ -1,13 +1,14 @@
 // `entryway enter` as a person uses it, against a real gateway on the Docker backend (podman):
 // inside tmux (a real terminal: typing, resizing, exit codes, the terminal restored on every way
 // out), piped, through TLS, and each error as one line with its own exit code.
+import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { endpointUrl, EnterError, ExitCode, parseEnterTarget, resolveSettings } from "../../src/cli/enter-options.js";
 import { podmanAvailable, startClientBed, type ClientBed } from "./bed.js";
-import { cleanEnv, cliCommand, runCli, startTlsProxy, startTmux, tmuxAvailable } from "./cli-harness.js";
+import { cleanEnv, cliCommand, REPO, runCli, startTlsProxy, startTmux, tmuxAvailable } from "./cli-harness.js";
 
 const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 /** Shows the local terminal's line discipline: "icanon echo" when sane, "-icanon -echo" when raw. */
@@ -42,7 +43,7 @@ describe("target syntax, settings and URL (no gateway)", () => {
       writeFileSync(join(dir, "token"), "from-token-file\n");
       writeFileSync(config, JSON.stringify({ gateway: "https://file", token: "from-file", caFile: "/ca.pem", connectTimeout: 3 }));
       const env = { ENTRYWAY_CLIENT_CONFIG: config };
-      expect(resolveSettings({}, env)).toEqual({ gateway: "https://file", token: "from-file", caFile: "/ca.pem", connectTimeoutSeconds: 3 });
+      expect(resolveSettings({}, env)).toEqual({ gateway: "https://file", token: "from-file", caFile: "/ca.pem", connectTimeoutSeconds: 3, keepaliveSeconds: 15 });
       expect(resolveSettings({}, { ...env, ENTRYWAY_GATEWAY: "https://env", ENTRYWAY_TOKEN_FILE: join(dir, "token") })).toMatchObject({ gateway: "https://env", token: "from-token-file" });
       expect(resolveSettings({ gateway: "https://flag", token: "from-flag" }, { ...env, ENTRYWAY_GATEWAY: "https://env", ENTRYWAY_TOKEN: "from-env" })).toMatchObject({ gateway: "https://flag", token: "from-flag" });
       // The default config file: $XDG_CONFIG_HOME/entryway/client.json; a missing default is fine, a missing named one is not.
@@ -152,6 +153,30 @@ describe.skipIf(!podmanAvailable() || !tmuxAvailable())("entryway enter against 
     const command = await runCli(["enter", bed.container, "--", "sh", "-c", "echo cmd-ran; exit 9"], { env });
     expect(command.stdout).toMatch(/cmd-ran/);
     expect(command.code).toBe(9);
+  });
+
+  it("a gateway gone silent (no close, no answer) is noticed by the keepalive: one line, exit 69", async () => {
+    const certDir = mkdtempSync(join(tmpdir(), "entryway-cli-tls-"));
+    const proxy = await startTlsProxy(Number(new URL(bed.base).port), certDir);
+    const [command, ...args] = cliCommand("enter", "--gateway", `https://127.0.0.1:${proxy.port}`, "--ca-file", join(certDir, "cert.pem"), "--keepalive", "1", bed.container, "--", "sh", "-c", "echo ready; sleep 60");
+    const child = spawn(command!, args, { cwd: REPO, env, stdio: ["pipe", "pipe", "pipe"] });
+    try {
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+      await expect.poll(() => stdout, { timeout: 20_000 }).toMatch(/ready/);
+      proxy.freeze();
+      const frozenAt = Date.now();
+      const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+      expect(code).toBe(ExitCode.network);
+      expect(Date.now() - frozenAt).toBeLessThan(10_000);
+      expect(stderr).toBe("entryway: connection to the gateway lost: no answer to a ping in 1 s\n");
+    } finally {
+      child.kill("SIGKILL");
+      await proxy.stop();
+      rmSync(certDir, { recursive: true, force: true });
+    }
   });
 
   it("settings from a config file with a token file", async () => {

@@ -1,0 +1,145 @@
+// Kubernetes target forms in both clients, against a gateway with the Kubernetes backend and the
+// Kubernetes authorizer (TokenReview + SubjectAccessReview) talking to the gateway engineer's
+// STAND-IN FOR THE KUBERNETES API SERVER AND KUBELET (helpers/kube-standin.ts: it runs real shells in
+// real PTYs on this machine; no cluster runs here). The CLI enters a pod's container and a
+// StatefulSet instance and is refused a namespace; the web page's picker does the same by form.
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { kubernetesAuthorizer } from "../../src/auth/kubernetes.js";
+import { kubernetesBackend, loadKubeConfig } from "../../src/backends/kubernetes.js";
+import { ExitCode } from "../../src/cli/enter-options.js";
+import { defaultConfig, type GatewayConfig } from "../../src/config.js";
+import { createGateway, type Gateway } from "../../src/server.js";
+import { webAssets } from "../../src/web-assets.js";
+import { buildWebAssets } from "../../web/build.js";
+import { startKubeStandin, type KubeStandin } from "../helpers/kube-standin.js";
+import { cleanEnv, runCli } from "./cli-harness.js";
+
+const CHROMIUM = "/usr/bin/chromium";
+
+interface PageGlobals {
+  entryway: { terminal?: { buffer: { active: { length: number; getLine(i: number): { translateToString(trim: boolean): string } | undefined } } } };
+}
+
+async function waitForText(page: Page, pattern: RegExp, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const text = await page.evaluate(() => {
+      const term = (globalThis as unknown as PageGlobals).entryway?.terminal;
+      if (!term) return "";
+      const lines: string[] = [];
+      for (let i = 0; i < term.buffer.active.length; i++) lines.push(term.buffer.active.getLine(i)?.translateToString(true) ?? "");
+      return lines.join("\n");
+    });
+    if (pattern.test(text)) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern}; terminal:\n${text.trimEnd().split("\n").slice(-10).join("\n")}`);
+    await page.waitForTimeout(100);
+  }
+}
+
+describe("Kubernetes targets in the CLI and the web page (stand-in API server + kubelet)", () => {
+  let kube: KubeStandin;
+  let gateway: Gateway;
+  let base: string;
+  let assets: string;
+  let home: string;
+
+  beforeAll(async () => {
+    kube = await startKubeStandin({
+      protocol: "v5.channel.k8s.io",
+      serviceAccountToken: "gateway-sa-token",
+      pods: [
+        { namespace: "team-a", name: "api-1", containers: ["app", "sidecar"] },
+        { namespace: "team-a", name: "web-0", containers: ["app"] },
+        { namespace: "team-a", name: "web-1", containers: ["app"] },
+        { namespace: "team-b", name: "db-0", containers: ["db"] },
+      ],
+      statefulSets: [{ namespace: "team-a", name: "web" }],
+      users: { "alice-token": "alice" },
+      execAllowed: { alice: ["team-a"] },
+    });
+    assets = mkdtempSync(join(tmpdir(), "entryway-web-kube-"));
+    await buildWebAssets(assets);
+    const kubeConfig = loadKubeConfig(kube.kubeconfigPath);
+    const config: GatewayConfig = { ...defaultConfig, host: "127.0.0.1", port: 0, backend: "kubernetes", authorizer: "kubernetes", logLevel: "warn" };
+    gateway = createGateway({
+      config,
+      backend: kubernetesBackend(kubeConfig),
+      authorizer: kubernetesAuthorizer(kubeConfig),
+      logger: { log: () => {} },
+      audit: { write: () => {}, close: async () => {} },
+      routes: [webAssets({ config, dir: assets })],
+    });
+    base = `http://127.0.0.1:${(await gateway.listen()).port}`;
+    home = mkdtempSync(join(tmpdir(), "entryway-cli-home-"));
+  });
+  afterAll(async () => {
+    await gateway?.shutdown("test over");
+    await kube?.stop();
+    for (const dir of [assets, home]) if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("CLI: a pod's container, a StatefulSet instance, a refused namespace, a missing pod", async () => {
+    const env = cleanEnv(home, { ENTRYWAY_GATEWAY: base, ENTRYWAY_TOKEN: "alice-token" });
+    const pod = await runCli(["enter", "team-a/api-1/sidecar"], { env, input: "echo pod-$((6*7))\nexit 5\n" });
+    expect(pod.stdout).toMatch(/^pod-42\r?$/m);
+    expect(pod).toMatchObject({ code: 5, stderr: "" });
+    expect(kube.execs.at(-1)).toMatchObject({ namespace: "team-a", pod: "api-1", container: "sidecar", tty: true });
+
+    const instance = await runCli(["enter", "team-a/statefulset/web#1"], { env, input: "exit 6\n" });
+    expect(instance).toMatchObject({ code: 6, stderr: "" });
+    expect(kube.execs.at(-1)).toMatchObject({ pod: "web-1", container: "app" });
+
+    const execsBefore = kube.execs.length;
+    const refused = await runCli(["enter", "team-b/db-0"], { env });
+    expect(refused.code).toBe(ExitCode.denied);
+    expect(refused.stderr).toMatch(/^entryway: permission denied: [^\n]+\n$/);
+    expect(kube.execs.length).toBe(execsBefore); // refused before any exec
+
+    const missing = await runCli(["enter", "team-a/nope", "-c", "app"], { env });
+    expect(missing.code).toBe(ExitCode.notFound);
+    expect(missing.stderr).toMatch(/^entryway: [^\n]*nope[^\n]*\n$/);
+  });
+
+  it.skipIf(!existsSync(CHROMIUM))("web: the picker opens a pod's container, then a workload instance, each as a deep link", async () => {
+    const { chromium } = await import("playwright-core");
+    const browser: Browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    });
+    try {
+      const page = await browser.newPage({ viewport: { width: 900, height: 500 } });
+      await page.goto(`${base}/`);
+      await page.locator("#token").fill("alice-token");
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.locator("#namespace").fill("team-a");
+      await page.locator("#pod").fill("api-1");
+      await page.locator("#container").fill("sidecar");
+      await page.getByRole("button", { name: "Open" }).click();
+      await expect.poll(() => page.locator("#status").textContent()).toBe("connected");
+      await page.keyboard.type("echo picked-$((40+2))\n");
+      await waitForText(page, /^picked-42$/m);
+      expect(new URL(page.url()).search).toBe("?namespace=team-a&pod=api-1&container=sidecar");
+      expect(kube.execs.at(-1)).toMatchObject({ pod: "api-1", container: "sidecar" });
+
+      await page.locator("#bar-other").click();
+      await page.getByLabel("Workload and instance").check();
+      await page.locator("#namespace").fill("team-a");
+      await page.locator("#workload").fill("statefulset/web");
+      await page.locator("#instance").fill("1");
+      await page.locator("#container").fill("");
+      await page.getByRole("button", { name: "Open" }).click();
+      await expect.poll(() => page.locator("#status").textContent()).toBe("connected");
+      await page.keyboard.type("echo instance-$((1+1))\n");
+      await waitForText(page, /^instance-2$/m);
+      expect(new URL(page.url()).search).toBe("?namespace=team-a&workload=statefulset%2Fweb&instance=1");
+      expect(kube.execs.at(-1)).toMatchObject({ pod: "web-1", container: "app" });
+    } finally {
+      await browser.close();
+    }
+  });
+});
