@@ -62,6 +62,14 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("%s", 
     expect(objects.filter((o) => o.kind === "Role").map((o) => o.metadata?.name)).toEqual(["entryway-connect-gateway-sds"]);
   });
 
+  it("writes the authorized keys file as the component does (one key a line), and mounts it read-only", () => {
+    const second = "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBHGq alice@desktop";
+    const objects = template({ connectGateway: gateway(), workspaces: [ws("alice", { authorizedKeys: [KEY, `  ${second}  `] })] });
+    expect((find(objects, "Secret", "entryway-ws-alice-authorized-keys") as { stringData?: unknown }).stringData).toEqual({ authorized_keys: `${KEY}\n${second}\n` });
+    const pod = (find(objects, "StatefulSet", "entryway-ws-alice") as unknown as { spec: { template: { spec: { containers: { volumeMounts: unknown[] }[] } } } }).spec.template.spec;
+    expect(pod.containers[0].volumeMounts).toContainEqual({ name: "authorized-keys", mountPath: "/etc/entryway/keys", readOnly: true });
+  });
+
   it("makes nothing for SSH when the section is off", () => {
     const objects = template({});
     expect(objects.filter((o) => /connect-gateway|-ws-/.test(o.metadata?.name ?? ""))).toEqual([]);
