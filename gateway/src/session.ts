@@ -34,6 +34,8 @@ export interface SessionRequest {
 const DEFAULT_SIZE = { cols: 80, rows: 24 };
 /** Input that arrives before the shell is ready is kept, up to this much. */
 const MAX_EARLY_INPUT = 64 * 1024;
+/** How long an abandoned exec is kept open for its PID report. */
+const PID_WAIT_MS = 5000;
 
 export class Session {
   readonly id = randomUUID();
@@ -62,6 +64,8 @@ export class Session {
   private peerAlive = true;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly pid = new PidMarkerFilter();
+  private pidSettledNow!: () => void;
+  private readonly pidSettled = new Promise<void>((resolve) => (this.pidSettledNow = resolve));
   private readonly utf8 = new Utf8Carry();
   private recorder: AsciicastRecorder | undefined;
   private pendingAuth: ((message: Request) => void) | undefined;
@@ -186,6 +190,7 @@ export class Session {
   private onOutput(chunk: Buffer): void {
     this.lastActivity = Date.now();
     this.sendOutput(this.utf8.push(this.pid.push(chunk)));
+    if (this.pid.settled) this.pidSettledNow();
     this.becomeReady();
   }
 
@@ -274,6 +279,8 @@ export class Session {
     const exec = this.exec;
     if (!exec || this.execEnded) return;
     this.execEnded = true;
+    // A client can leave before the wrapper reported the PID: keep reading a little longer for it.
+    if (!this.pid.settled) await Promise.race([this.pidSettled, new Promise((resolve) => setTimeout(resolve, PID_WAIT_MS))]);
     exec.close();
     const pid = this.pid.pid;
     if (pid === null || !this.resolved) {

@@ -115,6 +115,15 @@ describe("session", () => {
     await expect.poll(() => g.audit.at(-1)).toMatchObject({ event: "session.end", closeCode: "client-gone" });
   });
 
+  it("ends the shell when the client leaves before the shell reported its PID", async () => {
+    const { open, backend } = await setup();
+    backend.startDelayMs = 500;
+    const client = await open();
+    await expect.poll(() => backend.execs).toBe(1);
+    client.ws.terminate(); // the exec exists, its PID report is still on the way
+    await expect.poll(() => backend.reaped, { timeout: 3000 }).toEqual([100]);
+  });
+
   it("drops a peer that stops answering WebSocket pings, and ends its shell", async () => {
     const { open, backend } = await setup({ wsPingIntervalMs: 200 });
     const client = await open();

@@ -7,6 +7,8 @@ export interface FakeBackend extends Backend {
   /** Chunks the next exec emits right after starting (after the PID marker). */
   script: Buffer[];
   reaped: number[];
+  /** Delay before the shell's first output (its PID report). */
+  startDelayMs: number;
 }
 
 export function fakeBackend(): FakeBackend {
@@ -16,6 +18,7 @@ export function fakeBackend(): FakeBackend {
     execs: 0,
     script: [],
     reaped: [],
+    startDelayMs: 0,
     async resolve(target) {
       if (target.kind !== "docker") throw new Error("fake backend takes docker targets");
       return { container: target.container, label: `fake/${target.container}` };
@@ -27,10 +30,10 @@ export function fakeBackend(): FakeBackend {
       let ended = false;
       const script = backend.script;
       backend.script = [];
-      setImmediate(() => {
+      setTimeout(() => {
         handlers.onOutput(Buffer.from(`\x1b]7337;entryway-pid=${pid}\x07`));
         for (const chunk of script) handlers.onOutput(chunk);
-      });
+      }, backend.startDelayMs);
       let line = "";
       return {
         write(data) {
