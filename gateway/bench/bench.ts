@@ -33,6 +33,7 @@ function rssBytes(pid: number): number {
 }
 
 const fmt = (n: number, digits = 1) => n.toFixed(digits);
+const signed = (n: number) => (n >= 0 ? "+" : "") + fmt(n, 2);
 
 async function main(): Promise<void> {
   const podman = await startPodman();
@@ -138,8 +139,8 @@ async function main(): Promise<void> {
     const rows = [
       ["", "through gateway", "direct", "gateway / direct"],
       [`bulk stdout, ${BULK_MB} MiB (MiB/s)`, fmt(gatewayMBs), fmt(directMBs) + " (podman exec -t)", fmt(gatewayMBs / directMBs, 2)],
-      ["keystroke echo p50 (ms)", fmt(percentile(viaGateway, 50), 2), fmt(percentile(viaApi, 50), 2) + " (Docker API stream)", `+${fmt(percentile(viaGateway, 50) - percentile(viaApi, 50), 2)} ms added`],
-      ["keystroke echo p99 (ms)", fmt(percentile(viaGateway, 99), 2), fmt(percentile(viaApi, 99), 2) + " (Docker API stream)", `+${fmt(percentile(viaGateway, 99) - percentile(viaApi, 99), 2)} ms added`],
+      ["keystroke echo p50 (ms)", fmt(percentile(viaGateway, 50), 2), fmt(percentile(viaApi, 50), 2) + " (Docker API stream)", `${signed(percentile(viaGateway, 50) - percentile(viaApi, 50))} ms added`],
+      ["keystroke echo p99 (ms)", fmt(percentile(viaGateway, 99), 2), fmt(percentile(viaApi, 99), 2) + " (Docker API stream)", `${signed(percentile(viaGateway, 99) - percentile(viaApi, 99))} ms added`],
       [`gateway RSS, ${IDLE_SESSIONS} idle sessions`, `${fmt(rssAfter / 2 ** 20)} MiB (from ${fmt(rssBefore / 2 ** 20)})`, "", `${fmt((rssAfter - rssBefore) / IDLE_SESSIONS / 1024)} KiB per session`],
     ];
     const widths = rows[0]!.map((_, col) => Math.max(...rows.map((r) => r[col]!.length)));
