@@ -128,7 +128,9 @@ class TerminalSession {
     const ws = new WebSocket(url, ["entryway.v1"]);
     ws.binaryType = "arraybuffer";
     this.ws = ws;
+    let opened = false;
     ws.onopen = () => {
+      opened = true;
       ws.send(encodeRequest(RequestType.AUTH, token));
       ws.send(encodeRequest(RequestType.WINCH, `${this.term.cols} ${this.term.rows}`));
       setStatus("connected");
@@ -147,7 +149,7 @@ class TerminalSession {
     ws.onclose = (event) => {
       if (this.ws !== ws) return; // replaced by a newer connection
       this.ws = undefined;
-      this.showEnded(event.code);
+      this.showEnded(event.code, opened);
     };
   }
 
@@ -157,11 +159,11 @@ class TerminalSession {
     if (ws && ws.readyState <= WebSocket.OPEN) ws.close(1000);
   }
 
-  private showEnded(wsCode: number): void {
+  private showEnded(wsCode: number, opened: boolean): void {
     const close = this.closeMessage;
     const reason = close ? new TextDecoder().decode(close.content) : "";
     let text: string;
-    if (!close) text = `Connection lost (WebSocket close ${wsCode}).`;
+    if (!close) text = opened ? `Connection lost (WebSocket close ${wsCode}).` : "Could not connect to the gateway.";
     else if (!close.closeCode || close.closeCode === "exit") text = close.exitCode !== undefined ? `Session ended: exit code ${close.exitCode}.` : `Session ended: ${reason || "the shell ended"}.`;
     else text = `Session closed by the gateway: ${reason || close.closeCode} (${close.closeCode}).`;
     this.ended = { text, ...(close?.exitCode !== undefined ? { exitCode: close.exitCode } : {}), ...(close?.closeCode ? { closeCode: close.closeCode } : {}) };

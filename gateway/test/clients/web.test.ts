@@ -22,7 +22,12 @@ const ARTIFACTS = join(REPO, "test-artifacts");
 /** What the tests read in the page (typed here: the gateway's TypeScript has no DOM library). */
 interface PageGlobals {
   entryway: {
-    terminal?: { cols: number; rows: number; buffer: { active: { length: number; getLine(i: number): { translateToString(trim: boolean): string } | undefined } }; selectAll(): void };
+    terminal?: {
+      cols: number;
+      rows: number;
+      buffer: { active: { length: number; getLine(i: number): { translateToString(trim: boolean): string; getCell(x: number): { getChars(): string; getWidth(): number } | undefined } | undefined } };
+      selectAll(): void;
+    };
     ended: { text: string; exitCode?: number; closeCode?: string } | null;
   };
   cspViolations: string[];
@@ -123,6 +128,20 @@ describe.skipIf(!podmanAvailable() || !existsSync(CHROMIUM))("web terminal in Ch
     await waitForText(page, new RegExp(`^你好世界\\n${first.rows} ${first.cols}$`, "m"));
     await typeLine(page, "echo 'emoji: 😀 🚀 ok'");
     await waitForText(page, /^emoji: 😀 🚀 ok$/m);
+    // Unicode 11 widths: CJK characters and emoji take two cells, as the container's terminal counts them.
+    const widths = await page.evaluate(() => {
+      const buffer = (globalThis as unknown as PageGlobals).entryway.terminal!.buffer.active;
+      const found: Record<string, number> = {};
+      for (let y = 0; y < buffer.length; y++) {
+        const line = buffer.getLine(y);
+        for (let x = 0; line && x < 80; x++) {
+          const cell = line.getCell(x);
+          if (cell && ["你", "😀", "e"].includes(cell.getChars())) found[cell.getChars()] = cell.getWidth();
+        }
+      }
+      return found;
+    });
+    expect(widths).toEqual({ 你: 2, "😀": 2, e: 1 });
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, "web-terminal.png") });
 
