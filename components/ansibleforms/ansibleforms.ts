@@ -26,6 +26,8 @@ import {
   SEED_DIR,
   SEED_PATH,
   SIDECAR_RTE_PORT,
+  SSH_PATH,
+  APP_SSH_SUBPATH,
   secretEnv,
   terminationGraceSeconds,
   type SecretKeyRef,
@@ -172,6 +174,12 @@ function settingsProblems(args: AnsibleFormsArgs): string[] {
   }
   for (const env of args.secretEnv ?? []) {
     if (RESERVED_ENV.has(env.name)) problems.push(`secretEnv ${env.name} is set by the component`);
+  }
+  if (args.rte?.sshFromApp && args.rte.sshSecret) {
+    problems.push("rte: give sshFromApp or sshSecret, not both");
+  }
+  if (args.rte?.sshFromApp && mode === "remote") {
+    problems.push("rte.sshFromApp needs the app's disk; an outbound RTE elsewhere cannot share it (use its own sshSecret)");
   }
   if (args.externalDatabase && args.existingSecrets?.database) {
     problems.push(`existingSecrets.database is for the built-in MySQL; an external database names its passwordSecret`);
@@ -359,6 +367,8 @@ export class AnsibleForms extends pulumi.ComponentResource {
         env: appEnv,
         volumeMounts: [
           { name: "persistent", mountPath: PERSISTENT_PATH },
+          // The ssh keys the app manages on its settings page, kept on its volume.
+          { name: "persistent", mountPath: SSH_PATH, subPath: APP_SSH_SUBPATH },
           { name: "seed", mountPath: SEED_DIR, readOnly: true },
           { name: "tmp", mountPath: "/tmp" },
         ],

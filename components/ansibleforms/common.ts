@@ -33,6 +33,8 @@ export const SEED_FILE = "seed.yaml";
 export const SEED_PATH = `${SEED_DIR}/${SEED_FILE}`;
 export const SPOOL_PATH = "/var/spool/ansibleforms-rte";
 export const SSH_PATH = "/home/node/.ssh";
+/** The app's ssh folder (managed on its settings page), kept on its volume under this subPath. */
+export const APP_SSH_SUBPATH = "ssh";
 export const CA_DIR = "/etc/ansibleforms/ca";
 export const CA_FILE = "ca.crt";
 

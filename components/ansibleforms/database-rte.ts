@@ -7,8 +7,8 @@
 import type * as k8s from "@pulumi/kubernetes";
 import type * as pulumi from "@pulumi/pulumi";
 import { restrictedContainerSecurityContext } from "../shared/security";
-import { NODE_UID, PERSISTENT_PATH, rteContainer, type RteContainerSpec } from "./common";
-import type { SidecarRteSettings } from "./sidecar-rte";
+import { NODE_UID, rteContainer, type RteContainerSpec } from "./common";
+import { appVolumeMounts, type SidecarRteSettings } from "./sidecar-rte";
 
 export const DATABASE_MODE_WARNING =
   "AnsibleForms RTE database mode is deprecated (RTE 7.0-7.2, removed in 8.0.0): the RTE holds the database credentials and ENCRYPTION_SECRET. Move to the inbound sidecar (rte.mode: sidecar) or an outbound RemoteRte.";
@@ -34,7 +34,7 @@ export function databaseModeSidecar(options: {
     token: options.token,
     ansibleCfgConfigMap: options.ansibleCfgConfigMap,
     extraEnv: options.databaseEnv,
-    extraMounts: [{ name: options.persistentVolume, mountPath: PERSISTENT_PATH }],
+    extraMounts: appVolumeMounts(options.settings, options.persistentVolume, true),
     securityContext: restrictedContainerSecurityContext({ runAs: { user: NODE_UID } }),
   });
 }

@@ -5,7 +5,7 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { restrictedContainerSecurityContext } from "../shared/security";
-import { NODE_UID, PERSISTENT_PATH, rteContainer, type RteContainerSpec, type RteSettings } from "./common";
+import { APP_SSH_SUBPATH, NODE_UID, PERSISTENT_PATH, rteContainer, SSH_PATH, type RteContainerSpec, type RteSettings } from "./common";
 
 /** The sidecar's settings: an RTE's, plus the port it listens on in the app pod. */
 export interface SidecarRteSettings extends RteSettings {
@@ -15,6 +15,19 @@ export interface SidecarRteSettings extends RteSettings {
    * @maximum 65535
    */
   port?: number;
+  /**
+   * Mount the app's ssh folder (its keys and known_hosts, managed on its settings page)
+   * read-only at /home/node/.ssh, instead of an sshSecret of the RTE's own.
+   */
+  sshFromApp?: boolean;
+}
+
+/** The sidecar's mounts of the app's volume: all of it for RTE_FILES=local, its ssh folder for sshFromApp. */
+export function appVolumeMounts(settings: SidecarRteSettings, persistentVolume: string, all: boolean): { name: string; mountPath: string; subPath?: string; readOnly?: boolean }[] {
+  return [
+    ...(all ? [{ name: persistentVolume, mountPath: PERSISTENT_PATH }] : []),
+    ...(settings.sshFromApp ? [{ name: persistentVolume, mountPath: SSH_PATH, subPath: APP_SSH_SUBPATH, readOnly: true }] : []),
+  ];
 }
 
 /** The sidecar container and the pod volumes it needs, besides "rte-spool" and the app's volume. */
@@ -35,7 +48,7 @@ export function inboundSidecar(options: {
     mode: "inbound",
     token: options.token,
     ansibleCfgConfigMap: options.ansibleCfgConfigMap,
-    extraMounts: local ? [{ name: options.persistentVolume, mountPath: PERSISTENT_PATH }] : [],
+    extraMounts: appVolumeMounts(options.settings, options.persistentVolume, local),
     securityContext: restrictedContainerSecurityContext({ runAs: { user: NODE_UID } }),
   });
 }

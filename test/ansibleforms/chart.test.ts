@@ -87,6 +87,9 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
     const rte = container(pod, "rte");
     const app = container(pod, "ansibleforms");
     expect(volumeAt(pod, rte, "/app/dist/persistent")?.claim).toBe("entryway-ansibleforms-persistent");
+    // sshFromApp: the app's ssh folder (on its volume, subPath ssh) read-only in the RTE.
+    expect(app.volumeMounts).toContainEqual({ name: "persistent", mountPath: "/home/node/.ssh", subPath: "ssh" });
+    expect(rte.volumeMounts).toContainEqual({ name: "persistent", mountPath: "/home/node/.ssh", subPath: "ssh", readOnly: true });
     expect(objects.find((o) => o.kind === "StatefulSet")).toBeUndefined();
     expect(envOf(app, "DB_HOST")?.value).toBe("mysql.databases.svc.cluster.local");
     const secret = find(objects, "Secret", "entryway-ansibleforms-rte-token") as unknown as { stringData: Record<string, string> };
@@ -165,6 +168,8 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
       ["an unknown mode", () => forms({ rte: { mode: "sideways" } }), /mode.*(sidecar|must be one of)/],
       ["an unknown remote mode", () => remote({ mode: "inbound" }), /mode.*outbound/],
       ["the sidecar on the app's port", () => forms({ rte: { port: 8000 } }), /its port must differ/],
+      ["sshFromApp with an outbound RTE", () => forms({ rte: { mode: "remote", sshFromApp: true } }), /sshFromApp needs the app's disk/],
+      ["sshFromApp and sshSecret", () => forms({ rte: { sshFromApp: true, sshSecret: "s" } }), /give sshFromApp or sshSecret, not both/],
       ["an unknown runner field", () => forms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound", token: "${RTE_TOKEN}", colour: "blue" }] } }), /colour/],
       ["an rte runner without a token", () => forms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound" }] } }), /runner "x" is an rte runner without a token/],
       ["duplicate runner names", () => forms({ runners: { items: [{ name: "rte", type: "rte", mode: "outbound", token: "${RTE_TOKEN}" }] } }), /runner "rte" is declared twice/],

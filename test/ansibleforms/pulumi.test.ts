@@ -92,9 +92,12 @@ describe("AnsibleForms with an inbound sidecar RTE", async () => {
     const spool = envOf(rte, "RTE_SPOOL_PATH")!.value!;
     expect(volumeAt(pod, rte, spool)?.claim).toBe("entryway-ansibleforms-rte-spool");
     expect(volumeAt(pod, app, "/app/dist/persistent")?.claim).toBe("entryway-ansibleforms-persistent");
-    // transfer (the default): the RTE does not get the app's volume.
+    // transfer (the default): the RTE does not get the app's volume, not even its ssh folder.
     expect(envOf(rte, "RTE_FILES")?.value).toBe("transfer");
     expect(volumeAt(pod, rte, "/app/dist/persistent")).toBeUndefined();
+    expect(rte.volumeMounts!.filter((m) => m.name === "persistent")).toEqual([]);
+    // The app keeps the ssh keys it manages on its own volume.
+    expect(app.volumeMounts).toContainEqual({ name: "persistent", mountPath: "/home/node/.ssh", subPath: "ssh" });
   });
 
   it("holds the boundary: the RTE has only its token, runs as uid 1000, non-root", () => {
@@ -295,6 +298,8 @@ describe("bad input fails at preview with a clear message", () => {
     ["an unknown mode", () => renderForms({ rte: { mode: "sideways" as never } }), /rte.mode "sideways" is unknown/],
     ["an unknown mode (RemoteRte)", () => renderRemote({ mode: "inbound" } as never), /mode "inbound" is unknown/],
     ["the sidecar on the app's port", () => renderForms({ rte: { port: 8000 } }), /its port must differ/],
+    ["sshFromApp with an outbound RTE", () => renderForms({ rte: { mode: "remote", sshFromApp: true } }), /sshFromApp needs the app's disk/],
+    ["sshFromApp and sshSecret", () => renderForms({ rte: { sshFromApp: true, sshSecret: "s" } }), /give sshFromApp or sshSecret, not both/],
     ["an unknown field in a runner", () => renderForms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound", token: "${RTE_TOKEN}", colour: "blue" } as never] } }), /runner "x" has unknown field "colour"/],
     ["an rte runner without a token", () => renderForms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound" } as never] } }), /runner "x" is an rte runner without a token/],
     ["duplicate runner names", () => renderForms({ runners: { items: [{ name: "rte", type: "rte", mode: "outbound", token: "${RTE_TOKEN}" }] } }), /runner "rte" is declared twice/],

@@ -261,6 +261,12 @@ The RTE container and its volumes, as JSON (dict "container" ... "volumes" ...).
 {{- if and $af.externalDatabase.host (or (not $af.externalDatabase.user) (not $af.externalDatabase.passwordSecret.name) (not $af.externalDatabase.passwordSecret.key)) -}}
 {{- $problems = append $problems "externalDatabase needs host, user and passwordSecret (name and key)" -}}
 {{- end -}}
+{{- if and $af.rte.sshFromApp $af.rte.sshSecret -}}
+{{- $problems = append $problems "rte: give sshFromApp or sshSecret, not both" -}}
+{{- end -}}
+{{- if and $af.rte.sshFromApp (eq $af.rte.mode "remote") -}}
+{{- $problems = append $problems "rte.sshFromApp needs the app's disk; an outbound RTE elsewhere cannot share it (use its own sshSecret)" -}}
+{{- end -}}
 {{- if and $af.externalDatabase.host $af.existingSecrets.database -}}
 {{- $problems = append $problems "existingSecrets.database is for the built-in MySQL; an external database names its passwordSecret" -}}
 {{- end -}}
