@@ -1,8 +1,9 @@
 /**
- * The policy pack as the Pulumi CLI runs it: `policies/index.ts` is started the way the engine
- * starts a pack (a process in the pack's folder that serves Pulumi's Analyzer gRPC service on a
- * loopback port and prints the port), then driven through that service as the engine does during
- * `pulumi preview --policy-pack policies`: GetAnalyzerInfo, Configure, Analyze.
+ * The policy pack as the Pulumi CLI runs it: `policies/` is started the way the engine starts a
+ * pack (@pulumi/pulumi's run-policy-pack launcher in the pack's folder, which compiles index.ts
+ * with ts-node, serves Pulumi's Analyzer gRPC service on a loopback port and prints the port),
+ * then driven through that service as the engine does during `pulumi preview --policy-pack
+ * policies`: GetAnalyzerInfo, Configure, Analyze.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createRequire } from "node:module";
@@ -46,8 +47,10 @@ const clusterExecRole = {
 };
 
 beforeAll(async () => {
-  const tsx = path.join(repoRoot, "node_modules/.bin/tsx");
-  pack = spawn(tsx, ["index.ts"], { cwd: path.join(repoRoot, "policies") });
+  // Exactly what the CLI's analyzer plugin runs: @pulumi/pulumi's run-policy-pack launcher (ts-node
+  // with type checking, the pack's tsconfig.json) on the pack folder, given an engine address.
+  const launcher = path.join(path.dirname(require.resolve("@pulumi/pulumi/package.json")), "cmd", "run-policy-pack");
+  pack = spawn(process.execPath, [launcher, "127.0.0.1:1", "."], { cwd: path.join(repoRoot, "policies") });
   const port = await new Promise<number>((resolve, reject) => {
     let out = "";
     let err = "";
