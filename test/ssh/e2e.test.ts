@@ -330,6 +330,8 @@ describe.runIf(canRunAsOtherUser)("sshd as the workspace user (non-root, no capa
     await waitForPort(nonRootPort, nonRootSshd, "sshd (non-root)");
     const hostKey = readFileSync(path.join(nrDir, "home", ".entryway", "ssh_host_ed25519_key.pub"), "utf8");
     writeFileSync(path.join(nrDir, "known_hosts"), `[${workspaceHost}]:${nonRootPort} ${hostKey}`);
+    writeFileSync(path.join(nrDir, "ssh.config"), sshConfigBlock({ alias: "ws-nonroot", hostName: workspaceHost, port: nonRootPort, user: wsUser, gateway: `127.0.0.1:${proxyPort}`, identityFile: key }) +
+      `  UserKnownHostsFile ${path.join(nrDir, "known_hosts")}\n  StrictHostKeyChecking yes\n  BatchMode yes\n`);
   });
 
   it("made its host key on the home volume and runs without root or capabilities", () => {
@@ -340,13 +342,21 @@ describe.runIf(canRunAsOtherUser)("sshd as the workspace user (non-root, no capa
   });
 
   it("logs the workspace user in through the gateway with the generated block", () => {
-    const config = path.join(nrDir, "ssh.config");
-    writeFileSync(config, sshConfigBlock({ alias: "ws-nonroot", hostName: workspaceHost, port: nonRootPort, user: wsUser, gateway: `127.0.0.1:${proxyPort}`, identityFile: key }) +
-      `  UserKnownHostsFile ${path.join(nrDir, "known_hosts")}\n  StrictHostKeyChecking yes\n  BatchMode yes\n`);
-    const result = run("ssh", ["-F", config, "ws-nonroot", "id -u; echo $HOME"], { env: env() });
+    const result = run("ssh", ["-F", path.join(nrDir, "ssh.config"), "ws-nonroot", "id -u; echo $HOME"], { env: env() });
     expect(result.stderr).toBe("");
     expect(result.status).toBe(0);
     expect(result.stdout.toString()).toBe(`${uid}\n${path.join(nrDir, "home")}\n`);
+  });
+
+  it("serves scp/sftp (internal-sftp) to the workspace user through the gateway", () => {
+    const config = path.join(nrDir, "ssh.config");
+    const data = randomBytes(256 * 1024);
+    const local = path.join(dir, "scp-source");
+    writeFileSync(local, data);
+    const up = run("scp", ["-q", "-F", config, local, "ws-nonroot:copied"], { env: env() });
+    expect(up.stderr).toBe("");
+    expect(up.status).toBe(0);
+    expect(sha256(readFileSync(path.join(nrDir, "home", "copied")))).toBe(sha256(data));
   });
 
   it("refuses any other user: sshd can log in only the user it runs as", () => {
