@@ -62,4 +62,13 @@ describe("the shipped stacks", () => {
     expect(await outputOf(stack.ansibleFormsUrl!)).toMatch(/^https?:\/\/\S+$/);
     expect(await isSecretOutput(stack.ansibleFormsAdminPassword!)).toBe(true);
   });
+
+  it.each([
+    [{ namespace: "x", execGateway: {} }, /ExecGateway entryway: targetNamespaces is empty/],
+    [{ namespace: "x", execGateway: { targetNamespaces: ["a"], authorizer: "ldap" } }, /entryway:stack is invalid: \/execGateway\/authorizer must be equal to one of the allowed values/],
+    [{ namespace: "x", execGateway: { targetNamespaces: ["a"], replicas: 1.5 } }, /\/execGateway\/replicas must be integer/],
+    [{ namespace: "x", execGateway: { targetNamespaces: ["a"], exposure: { kind: "ingress", host: "exec.example.com" } } }, /\/execGateway\/exposure must have required property 'tlsSecretName'/],
+  ])("refuses a bad execGateway section with a clear error (%j)", async (raw, message) => {
+    await expect(render(() => new Stack("bad", parseStackConfig(raw)))).rejects.toThrow(message);
+  });
 });
