@@ -148,14 +148,21 @@ export function componentsReference(): string {
       }
     }
   }
-  // Group by file, component first, then its args, in the barrel's order of files.
+  // Group by file, component first, then the types its file exports; files without a component
+  // (shared argument types) last, under their own heading.
   const order = [...new Set(sections.map((s) => s.file))];
-  return order
-    .flatMap((file) => {
-      const inFile = sections.filter((s) => s.file === file);
-      return [...inFile.filter((s) => s.text.startsWith("#### ")), ...inFile.filter((s) => !s.text.startsWith("#### "))].map((s) => s.text);
-    })
-    .join("\n\n");
+  const isComponent = (s: { text: string }) => s.text.startsWith("#### ");
+  const withComponent = order.filter((file) => sections.some((s) => s.file === file && isComponent(s)));
+  const typesOnly = order.filter((file) => !withComponent.includes(file));
+  const parts = withComponent.flatMap((file) => {
+    const inFile = sections.filter((s) => s.file === file);
+    return [...inFile.filter(isComponent), ...inFile.filter((s) => !isComponent(s))].map((s) => s.text);
+  });
+  if (typesOnly.length > 0) {
+    parts.push(`#### Shared argument types (${typesOnly.join(", ")})`);
+    parts.push(...typesOnly.flatMap((file) => sections.filter((s) => s.file === file).map((s) => s.text)));
+  }
+  return parts.join("\n\n");
 }
 
 // ----- Helm values -----
