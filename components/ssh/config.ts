@@ -112,6 +112,11 @@ export interface SshWorkspaceConfig {
    */
   idleTimeout?: string;
   resources?: ResourcesConfig;
+  /**
+   * The `Host` alias in the stack's sshConfig output (default `<name>-ws-<workspace name>`).
+   * @pattern ^[A-Za-z0-9][A-Za-z0-9._-]*$
+   */
+  sshAlias?: string;
 }
 
 export function connectGatewayArgs(config: ConnectGatewayConfig, namespace: string, labels?: Record<string, string>): ConnectGatewayArgs {

@@ -64,6 +64,8 @@ export interface SshWorkspaceArgs {
   storage?: SshWorkspaceStorage;
   /** Envoy's per-route idle timeout for the tunnel (default 3600s; keep-alives reset it). */
   idleTimeout?: string;
+  /** The `Host` alias in the ssh config output (default: the workspace's object name). */
+  sshAlias?: string;
   /** ServerAliveInterval in the ssh config output (default 30). */
   serverAliveInterval?: number;
   /** Container resources (default: 100m CPU, 256Mi requested; 2Gi memory limit). */
@@ -110,7 +112,7 @@ export class SshWorkspace extends pulumi.ComponentResource {
   public readonly domain: string;
   /** The workspace's EnvoyFilter (in the gateway's namespace). */
   public readonly routeFilterName: string;
-  /** The ~/.ssh/config block (alias = the component's name). */
+  /** The ~/.ssh/config block (alias: sshAlias, default the workspace's object name). */
   public readonly sshConfig: pulumi.Output<string>;
 
   constructor(name: string, args: SshWorkspaceArgs, opts?: pulumi.ComponentResourceOptions) {
@@ -135,6 +137,22 @@ export class SshWorkspace extends pulumi.ComponentResource {
     this.domain = `${this.fqdn}:${WORKSPACE_SERVICE_PORT}`;
     this.routeFilterName = objectName(name, "route");
     args.gateway.claimDomain(this.domain, ws);
+
+    let sshConfig: string;
+    try {
+      sshConfig = sshConfigBlock({
+        alias: args.sshAlias ?? ws,
+        hostName: this.fqdn,
+        port: WORKSPACE_SERVICE_PORT,
+        user,
+        gateway: gateway.address,
+        tls: gateway.tls,
+        serverAliveInterval: args.serverAliveInterval,
+      });
+    } catch (error) {
+      throw new Error(`SshWorkspace ${name}: ${(error as Error).message}`, { cause: error });
+    }
+    this.sshConfig = pulumi.output(sshConfig);
 
     let keysSecret: SecretKeyReference;
     if (args.authorizedKeys) {
@@ -245,15 +263,6 @@ export class SshWorkspace extends pulumi.ComponentResource {
       }),
     }, child);
 
-    this.sshConfig = pulumi.output(sshConfigBlock({
-      alias: ws,
-      hostName: this.fqdn,
-      port: WORKSPACE_SERVICE_PORT,
-      user,
-      gateway: gateway.address,
-      tls: gateway.tls,
-      serverAliveInterval: args.serverAliveInterval,
-    }));
 
     this.registerOutputs({
       serviceName: this.serviceName,

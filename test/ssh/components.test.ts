@@ -196,6 +196,12 @@ describe("SshWorkspace", () => {
     ].join("\n"));
   });
 
+  it("takes the alias of its ssh config block", async () => {
+    const captured = { workspaces: [] as SshWorkspace[] } as { gateway?: ConnectGateway; workspaces: SshWorkspace[] };
+    await render(program({}, [{ name: "alice", sshAlias: "alice-dev" }], captured));
+    expect(await outputOf(captured.workspaces[0].sshConfig)).toMatch(/^Host alice-dev\n {2}HostName entryway-ws-alice\.dev\.svc\.cluster\.local\n/);
+  });
+
   it("mounts an existing Secret's key instead of making one", async () => {
     const { manifests } = await render(program({}, [{ name: "bob", authorizedKeys: undefined, authorizedKeysSecret: { name: "bob-keys", key: "keys" } }]));
     await expectValid(manifests);
@@ -220,6 +226,7 @@ describe("SshWorkspace", () => {
     [{ user: "Root User" }, /user "Root User" is not a valid login name/],
     [{ uid: 0 }, /uid must be a non-root user id/],
     [{ idleTimeout: "1h" }, /idleTimeout must be seconds/],
+    [{ sshAlias: "alice dev" }, /SshWorkspace entryway-ws-carol: alias "alice dev" must be/],
   ])("refuses %j at preview", async (bad, message) => {
     await expect(render(program({}, [{ name: "carol", ...(bad as Partial<SshWorkspaceArgs>) }]))).rejects.toThrow(message);
   });
