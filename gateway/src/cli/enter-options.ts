@@ -177,7 +177,7 @@ function readTokenFile(path: string): string {
 
 /**
  * Settings, highest precedence first: flags, then the environment (ENTRYWAY_GATEWAY, ENTRYWAY_TOKEN,
- * ENTRYWAY_TOKEN_FILE, ENTRYWAY_CA_FILE), then the config file (--config, else ENTRYWAY_CLIENT_CONFIG,
+ * ENTRYWAY_TOKEN_FILE, ENTRYWAY_CA_FILE, ENTRYWAY_CONNECT_TIMEOUT, ENTRYWAY_KEEPALIVE), then the config file (--config, else ENTRYWAY_CLIENT_CONFIG,
  * else $XDG_CONFIG_HOME/entryway/client.json). Within one layer a token beats a token file.
  */
 export function resolveSettings(flags: Layer & { config?: string }, env: NodeJS.ProcessEnv): ClientSettings {
@@ -188,6 +188,8 @@ export function resolveSettings(flags: Layer & { config?: string }, env: NodeJS.
     token: env.ENTRYWAY_TOKEN || undefined,
     tokenFile: env.ENTRYWAY_TOKEN_FILE || undefined,
     caFile: env.ENTRYWAY_CA_FILE || undefined,
+    connectTimeout: env.ENTRYWAY_CONNECT_TIMEOUT || undefined,
+    keepalive: env.ENTRYWAY_KEEPALIVE || undefined,
   };
   const layers = [flags, fromEnv, file];
   const first = <K extends keyof Layer>(key: K) => layers.map((layer) => layer[key]).find((value) => value !== undefined && value !== "");

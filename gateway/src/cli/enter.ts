@@ -38,7 +38,7 @@ options:
   -h, --help                 this text
 
 Settings, highest precedence first: flags; ENTRYWAY_GATEWAY, ENTRYWAY_TOKEN, ENTRYWAY_TOKEN_FILE,
-ENTRYWAY_CA_FILE; the config file (--config, else ENTRYWAY_CLIENT_CONFIG, else
+ENTRYWAY_CA_FILE, ENTRYWAY_CONNECT_TIMEOUT, ENTRYWAY_KEEPALIVE; the config file (--config, else ENTRYWAY_CLIENT_CONFIG, else
 $XDG_CONFIG_HOME/entryway/client.json, i.e. ~/.config/entryway/client.json).
 
 When stdin is not a terminal it is sent as typed input and the session ends after it

@@ -22,7 +22,8 @@ export function cliCommand(...args: string[]): string[] {
 export function cleanEnv(home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) if (!key.startsWith("ENTRYWAY_")) env[key] = value;
-  return { ...env, HOME: home, XDG_CONFIG_HOME: join(home, ".config"), ...extra };
+  // A generous connect timeout: CI runs every suite at once on two cores.
+  return { ...env, HOME: home, XDG_CONFIG_HOME: join(home, ".config"), ENTRYWAY_CONNECT_TIMEOUT: "60", ...extra };
 }
 
 export interface CliResult {
@@ -43,7 +44,7 @@ export function runCli(args: string[], options: { env: NodeJS.ProcessEnv; input?
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
       reject(new Error(`CLI did not end in time; stdout ${JSON.stringify(stdout.slice(-400))} stderr ${JSON.stringify(stderr)}`));
-    }, options.timeoutMs ?? 30_000);
+    }, options.timeoutMs ?? 90_000);
     child.on("exit", (code) => {
       clearTimeout(timer);
       child.stdout.once("end", () => resolve({ code, stdout, stderr }));
@@ -89,7 +90,7 @@ export async function startTmux(env: NodeJS.ProcessEnv, cols = 100, rows = 30): 
     type: async (text) => void (await tmux("send-keys", "-t", "cli", "-l", text)),
     enter: async () => void (await tmux("send-keys", "-t", "cli", "Enter")),
     screen,
-    async waitFor(pattern, timeoutMs = 20_000) {
+    async waitFor(pattern, timeoutMs = 45_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const text = await screen();

@@ -165,12 +165,12 @@ describe.skipIf(!podmanAvailable() || !tmuxAvailable())("entryway enter against 
       let stderr = "";
       child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
       child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-      await expect.poll(() => stdout, { timeout: 20_000 }).toMatch(/ready/);
+      await expect.poll(() => stdout, { timeout: 45_000 }).toMatch(/ready/);
       proxy.freeze();
       const frozenAt = Date.now();
       const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
       expect(code).toBe(ExitCode.network);
-      expect(Date.now() - frozenAt).toBeLessThan(10_000);
+      expect(Date.now() - frozenAt).toBeLessThan(20_000); // about 2 s; slack for a loaded CI machine
       expect(stderr).toBe("entryway: connection to the gateway lost: no answer to a ping in 1 s\n");
     } finally {
       child.kill("SIGKILL");

@@ -24,7 +24,7 @@ interface PageGlobals {
   entryway: { terminal?: { buffer: { active: { length: number; getLine(i: number): { translateToString(trim: boolean): string } | undefined } } } };
 }
 
-async function waitForText(page: Page, pattern: RegExp, timeoutMs = 20_000): Promise<void> {
+async function waitForText(page: Page, pattern: RegExp, timeoutMs = 45_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const text = await page.evaluate(() => {
@@ -120,7 +120,7 @@ describe("Kubernetes targets in the CLI and the web page (stand-in API server + 
       await page.locator("#pod").fill("api-1");
       await page.locator("#container").fill("sidecar");
       await page.getByRole("button", { name: "Open" }).click();
-      await expect.poll(() => page.locator("#status").textContent()).toBe("connected");
+      await expect.poll(() => page.locator("#status").textContent(), { timeout: 30_000 }).toBe("connected");
       await page.keyboard.type("echo picked-$((40+2))\n");
       await waitForText(page, /^picked-42$/m);
       expect(new URL(page.url()).search).toBe("?namespace=team-a&pod=api-1&container=sidecar");
@@ -133,7 +133,7 @@ describe("Kubernetes targets in the CLI and the web page (stand-in API server + 
       await page.locator("#instance").fill("1");
       await page.locator("#container").fill("");
       await page.getByRole("button", { name: "Open" }).click();
-      await expect.poll(() => page.locator("#status").textContent()).toBe("connected");
+      await expect.poll(() => page.locator("#status").textContent(), { timeout: 30_000 }).toBe("connected");
       await page.keyboard.type("echo instance-$((1+1))\n");
       await waitForText(page, /^instance-2$/m);
       expect(new URL(page.url()).search).toBe("?namespace=team-a&workload=statefulset%2Fweb&instance=1");

@@ -46,7 +46,7 @@ async function screenText(page: Page): Promise<string> {
   });
 }
 
-async function waitForText(page: Page, pattern: RegExp, timeoutMs = 20_000): Promise<RegExpMatchArray> {
+async function waitForText(page: Page, pattern: RegExp, timeoutMs = 45_000): Promise<RegExpMatchArray> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const text = await screenText(page);
@@ -147,7 +147,7 @@ describe.skipIf(!podmanAvailable() || !existsSync(CHROMIUM))("web terminal in Ch
 
     // The window shrinks: the fit addon gives fewer columns and rows, WINCH tells the shell.
     await page.setViewportSize({ width: 720, height: 420 });
-    await expect.poll(() => terminalSize(page)).not.toEqual(first);
+    await expect.poll(() => terminalSize(page), { timeout: 30_000 }).not.toEqual(first);
     const second = await terminalSize(page);
     expect(second.cols).toBeLessThan(first.cols);
     expect(second.rows).toBeLessThan(first.rows);
@@ -158,14 +158,14 @@ describe.skipIf(!podmanAvailable() || !existsSync(CHROMIUM))("web terminal in Ch
     // Copy (Ctrl+Shift+C copies the selection) and paste (Ctrl+Shift+V types the clipboard).
     await page.evaluate(() => (globalThis as unknown as PageGlobals).entryway.terminal!.selectAll());
     await page.keyboard.press("Control+Shift+C");
-    await expect.poll(() => page.evaluate(() => (globalThis as unknown as PageGlobals).navigator.clipboard.readText())).toContain(`${second.rows} ${second.cols}`);
+    await expect.poll(() => page.evaluate(() => (globalThis as unknown as PageGlobals).navigator.clipboard.readText()), { timeout: 30_000 }).toContain(`${second.rows} ${second.cols}`);
     await page.evaluate(() => (globalThis as unknown as PageGlobals).navigator.clipboard.writeText("echo pasted-$((3*3))-粘贴\n"));
     await page.keyboard.press("Control+Shift+V");
     await waitForText(page, /^pasted-9-粘贴$/m);
 
     await typeLine(page, "exit 3");
-    await expect.poll(() => page.evaluate(() => (globalThis as unknown as PageGlobals).entryway.ended)).toMatchObject({ exitCode: 3, closeCode: "exit" });
-    await expect.poll(() => page.locator("#ended").isVisible()).toBe(true);
+    await expect.poll(() => page.evaluate(() => (globalThis as unknown as PageGlobals).entryway.ended), { timeout: 30_000 }).toMatchObject({ exitCode: 3, closeCode: "exit" });
+    await expect.poll(() => page.locator("#ended").isVisible(), { timeout: 30_000 }).toBe(true);
     expect(await page.locator("#ended-text").textContent()).toBe("Session ended: exit code 3.");
     await waitForText(page, /^\[entryway\] Session ended: exit code 3\.$/m);
     await page.screenshot({ path: join(ARTIFACTS, "web-terminal-ended.png") });
@@ -186,12 +186,12 @@ describe.skipIf(!podmanAvailable() || !existsSync(CHROMIUM))("web terminal in Ch
   it("keeps the token per tab, picks a target, and tells a refused sign-in why", async () => {
     const page = await context.newPage();
     await page.goto(`${bed.base}/`);
-    expect(await page.locator("#sign-in").isVisible()).toBe(true); // a new tab knows no token
+    await page.locator("#sign-in").waitFor({ state: "visible" }); // a new tab knows no token
     await page.locator("#token").fill("stolen");
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.locator("#container").fill("web-box");
     await page.getByRole("button", { name: "Open" }).click();
-    await expect.poll(() => page.evaluate(() => (globalThis as unknown as PageGlobals).entryway.ended)).toMatchObject({ closeCode: "denied" });
+    await expect.poll(() => page.evaluate(() => (globalThis as unknown as PageGlobals).entryway.ended), { timeout: 30_000 }).toMatchObject({ closeCode: "denied" });
     expect(await page.locator("#ended-text").textContent()).toBe("Session closed by the gateway: permission denied: unknown token (denied).");
     expect(new URL(page.url()).search).toBe("?container=web-box"); // the picked target is a deep link
     await page.locator("#ended-sign-in").click();
@@ -216,6 +216,7 @@ describe.skipIf(!podmanAvailable() || !existsSync(CHROMIUM))("web terminal in Ch
       expect(csp).toContain(`connect-src 'self' ${provider.issuer};`); // the token endpoint, and nothing else
       const page = await context.newPage();
       await page.goto(`${oidc.base}/?container=web-box`);
+      await page.locator("#oidc").waitFor({ state: "visible" });
       expect(await page.locator("#oidc-issuer").textContent()).toBe(provider.issuer);
       await page.getByRole("button", { name: "Sign in with your identity provider" }).click();
       await waitForText(page, /^\/ # $/m);
