@@ -132,7 +132,14 @@ export interface AnsibleFormsSettings {
     items?: Runner[];
   };
   /** More app environment variables from Secrets, e.g. an AWX token the seed references as ${AWX_TOKEN}. */
-  secretEnv?: { name: string; secretName: string; key: string }[];
+  secretEnv?: {
+    /** The variable's name, e.g. AWX_TOKEN. */
+    name: string;
+    /** The Secret holding it. */
+    secretName: string;
+    /** Its key in the Secret. */
+    key: string;
+  }[];
   /** An Ingress for the app (an outbound RTE in another network needs one). */
   expose?: {
     /** The host name. */

@@ -95,7 +95,12 @@ export interface RteSettings {
   /** An existing PersistentVolumeClaim mounted read-only at /etc/ansible/roles. */
   rolesClaim?: string;
   /** Overrides the resources sized from maxJobs. */
-  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  resources?: {
+    /** Requests, e.g. {cpu: "500m", memory: "1Gi"}. */
+    requests?: Record<string, string>;
+    /** Limits, e.g. {memory: "2Gi"}. */
+    limits?: Record<string, string>;
+  };
 }
 
 export interface SecretKeyRef {

@@ -13,7 +13,9 @@ import { SEED_FILE, SEED_PATH } from "./common";
 export interface RteRunner {
   /** The runner's name; forms select it with `runner: <name>`. */
   name: string;
+  /** A runtime environment. */
   type: "rte";
+  /** Shown on the runner page. */
   description?: string;
   /** Who opens the socket: "inbound" (the app dials uri) or "outbound" (the RTE dials the app); none for the deprecated database mode. */
   mode?: "inbound" | "outbound";
@@ -27,17 +29,23 @@ export interface RteRunner {
 
 /** An AWX / AAP runner (type awx). */
 export interface AwxRunner {
+  /** The runner's name; forms select it with `runner: <name>`. */
   name: string;
+  /** An AWX or AAP instance. */
   type: "awx";
+  /** Shown on the runner page. */
   description?: string;
   /** The AWX URL. */
   uri: string;
   /** An AWX token, as "${VAR}" from the app's environment. */
   token?: string;
+  /** The AWX user, with a password. */
   username?: string;
   /** A password, as "${VAR}" from the app's environment. */
   password?: string;
+  /** Skip verifying the AWX certificate (avoid). */
   ignore_certs?: boolean;
+  /** The default runner for forms that name none. */
   is_default?: boolean;
 }
 
@@ -47,6 +55,7 @@ export type Runner = RteRunner | AwxRunner;
 export interface SeedSpec {
   /** Delete seeded runner rows that the seed no longer declares (default false). */
   prune?: boolean;
+  /** The runners, rte and awx. */
   runners: Runner[];
 }
 
