@@ -27,6 +27,13 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
+/** Heap in use plus memory held outside the heap (buffers), from the gateway's own /metrics. */
+async function heapAndExternalBytes(base: string): Promise<number> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)![1]);
+  return value("entryway_nodejs_heap_size_used_bytes") + value("entryway_nodejs_external_memory_bytes");
+}
+
 function rssBytes(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
   return Number(match![1]) * 1024;
@@ -71,6 +78,7 @@ async function main(): Promise<void> {
     await warmup.closed;
     await new Promise((r) => setTimeout(r, 1000));
     const rssBefore = rssBytes(gatewayProcess.pid!);
+    const heapBefore = await heapAndExternalBytes(`http://127.0.0.1:${port}`);
     const idle: EntryClient[] = [];
     for (let i = 0; i < IDLE_SESSIONS; i += 20) {
       const batch = await Promise.all(Array.from({ length: 20 }, () => EntryClient.connect(url(), { token: "bench", keepFrames: false })));
@@ -80,6 +88,7 @@ async function main(): Promise<void> {
     }
     await new Promise((r) => setTimeout(r, 2000));
     const rssAfter = rssBytes(gatewayProcess.pid!);
+    const heapAfter = await heapAndExternalBytes(`http://127.0.0.1:${port}`);
     for (const c of idle) c.type("exit\n");
     await Promise.all(idle.map((c) => c.closed));
 
@@ -142,6 +151,7 @@ async function main(): Promise<void> {
       ["keystroke echo p50 (ms)", fmt(percentile(viaGateway, 50), 2), fmt(percentile(viaApi, 50), 2) + " (Docker API stream)", `${signed(percentile(viaGateway, 50) - percentile(viaApi, 50))} ms added`],
       ["keystroke echo p99 (ms)", fmt(percentile(viaGateway, 99), 2), fmt(percentile(viaApi, 99), 2) + " (Docker API stream)", `${signed(percentile(viaGateway, 99) - percentile(viaApi, 99))} ms added`],
       [`gateway RSS, ${IDLE_SESSIONS} idle sessions`, `${fmt(rssAfter / 2 ** 20)} MiB (from ${fmt(rssBefore / 2 ** 20)})`, "", `${fmt((rssAfter - rssBefore) / IDLE_SESSIONS / 1024)} KiB per session`],
+      [`gateway heap + external, ${IDLE_SESSIONS} idle`, `${fmt(heapAfter / 2 ** 20)} MiB (from ${fmt(heapBefore / 2 ** 20)})`, "", `${fmt((heapAfter - heapBefore) / IDLE_SESSIONS / 1024)} KiB per session`],
     ];
     const widths = rows[0]!.map((_, col) => Math.max(...rows.map((r) => r[col]!.length)));
     for (const row of rows) console.log(row.map((cell, col) => cell.padEnd(widths[col]!)).join("  "));
