@@ -18,7 +18,7 @@ execBackendCases("Docker (podman)", async () => {
   return {
     backend,
     target: { container: CONTAINER },
-    execCount: async () => (JSON.parse(await podman.podman("inspect", CONTAINER)) as { ExecIDs?: string[] }[])[0]?.ExecIDs?.length ?? 0,
+    execIds: async () => (JSON.parse(await podman.podman("inspect", CONTAINER)) as { ExecIDs?: string[] }[])[0]?.ExecIDs ?? [],
     shells: async () => (await podman.shells(CONTAINER)).length,
     stop: () => podman.stop(),
   };

@@ -31,7 +31,7 @@ for (const protocol of ["v5.channel.k8s.io"] as ExecProtocol[]) {
     return {
       backend: kubernetesBackend(loadKubeConfig(kube.kubeconfigPath)),
       target: { namespace: "team-a", pod: "web-0", container: "app" },
-      execCount: async () => kube.execs.length,
+      execIds: async () => kube.execs.map((_, i) => String(i)),
       shells: async () => kube.liveShells().length,
       stop: () => kube.stop(),
     };
