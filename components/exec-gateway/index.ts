@@ -359,6 +359,10 @@ export class ExecGateway extends pulumi.ComponentResource {
               securityContext: restrictedPodSecurityContext({ user: args.runAsUser ?? 1000 }),
               // The gateway drains open sessions for up to drainTimeoutMs (10 s) on SIGTERM.
               terminationGracePeriodSeconds: 30,
+              // Replicas on different nodes where possible: a node's loss drops only its sessions.
+              topologySpreadConstraints: [
+                { maxSkew: 1, topologyKey: "kubernetes.io/hostname", whenUnsatisfiable: "ScheduleAnyway", labelSelector: { matchLabels: selector } },
+              ],
               containers: [
                 {
                   name: "gateway",

@@ -69,6 +69,9 @@ describe("ExecGateway", () => {
     const env = Object.fromEntries(container.env.map((e: Obj) => [e.name, e.value]));
     expect(env).toMatchObject({ ENTRYWAY_PORT: "8080", ENTRYWAY_BACKEND: "kubernetes", ENTRYWAY_AUTHORIZER: "kubernetes" });
     expect(pod.serviceAccountName).toBe("entryway-exec-gateway");
+    expect(pod.topologySpreadConstraints).toEqual([
+      { maxSkew: 1, topologyKey: "kubernetes.io/hostname", whenUnsatisfiable: "ScheduleAnyway", labelSelector: { matchLabels: deployment.spec.selector.matchLabels } },
+    ]);
     expect(deployment.spec.replicas).toBe(2);
     const service = findManifest(manifests, "Service", "entryway-exec-gateway") as Obj;
     expect(service.spec.selector).toEqual(deployment.spec.selector.matchLabels);
