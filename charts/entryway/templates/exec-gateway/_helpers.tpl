@@ -73,3 +73,22 @@ key: webhook-url
 {{- end -}}
 {{- end -}}
 {{- end -}}
+
+{{/* NOTES.txt: where the exec gateway is and what it may enter. */}}
+{{- define "entryway.execGateway.notes" -}}
+{{- $g := .Values.execGateway -}}
+{{- if $g.enabled }}
+
+Exec gateway ({{ $g.authorizer }} authorizer):
+{{- $fullname := include "entryway.execGateway.fullname" . }}
+{{- if $g.exposure.kind }}
+  URL: wss://{{ $g.exposure.host }}/v1/enter (TLS from Secret {{ $g.exposure.tlsSecretName }})
+{{- end }}
+  In-cluster: ws://{{ $fullname }}.{{ .Release.Namespace }}.svc.cluster.local/v1/enter
+{{- if $g.clusterWide }}
+  It may enter every namespace (clusterWide: true).
+{{- else }}
+  It may enter: {{ join ", " $g.targetNamespaces }}
+{{- end }}
+{{- end }}
+{{- end -}}
