@@ -50,7 +50,7 @@ export interface ConnectGatewayArgs {
   serviceAnnotations?: pulumi.Input<Record<string, pulumi.Input<string>>>;
   /** A fixed node port (NodePort and LoadBalancer only). */
   nodePort?: number;
-  /** Admit CONNECT only from these client CIDRs (default: from anywhere). */
+  /** Admit CONNECT only from these client CIDRs (AuthorizationPolicy; also loadBalancerSourceRanges). Default: anywhere. */
   allowedSourceRanges?: string[];
   /** TLS on the CONNECT hop, terminated by the gateway. */
   tls?: ConnectGatewayTls;
@@ -227,7 +227,10 @@ export class ConnectGateway extends pulumi.ComponentResource {
       spec: {
         type: serviceType,
         selector,
+        // Keep the client's address (the AuthorizationPolicy's remoteIpBlocks judge it), and let a
+        // cloud load balancer drop other sources before they reach the cluster.
         ...(serviceType === "ClusterIP" ? {} : { externalTrafficPolicy: "Local" }),
+        ...(serviceType === "LoadBalancer" && (args.allowedSourceRanges ?? []).length > 0 ? { loadBalancerSourceRanges: args.allowedSourceRanges } : {}),
         ports: [{
           name: "tcp-connect",
           port,

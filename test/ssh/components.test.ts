@@ -89,6 +89,13 @@ describe("ConnectGateway", () => {
     ]);
     expect(specOf(findManifest(manifests, "HorizontalPodAutoscaler", "entryway-connect-gateway"))).toMatchObject({ minReplicas: 2, maxReplicas: 4 });
     expect(specOf(findManifest(manifests, "Deployment", "entryway-connect-gateway")).replicas).toBeUndefined();
+    expect(specOf(service).loadBalancerSourceRanges).toBeUndefined(); // NodePort: no cloud load balancer
+  });
+
+  it("passes the client CIDRs to a LoadBalancer as loadBalancerSourceRanges", async () => {
+    const { manifests } = await render(program({ allowedSourceRanges: ["203.0.113.0/24"] }, []));
+    await expectValid(manifests);
+    expect(specOf(findManifest(manifests, "Service", "entryway-connect-gateway"))).toMatchObject({ type: "LoadBalancer", externalTrafficPolicy: "Local", loadBalancerSourceRanges: ["203.0.113.0/24"] });
   });
 
   it("with TLS: an HTTPS server, the SDS Role, and workspaces patch Istio's https route configuration", async () => {
