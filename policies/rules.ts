@@ -39,6 +39,16 @@ export const FORBIDDEN_CONNECT_PORTS = [80, 443, 8080, 8443];
 const STATIC_CLUSTER = /^outbound\|\d{1,5}\|\|[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
 const OPEN_PROXY_MARKERS = [/dynamic_forward_proxy/i, /original_dst/i, /ORIGINAL_DST/, /cluster_header/i, /clusterHeader/];
 
+/** The volume types Pod Security "restricted" allows. */
+const RESTRICTED_VOLUME_TYPES = ["configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim", "projected", "secret"];
+/** The sysctls Pod Security "baseline" (and so "restricted") allows. */
+const SAFE_SYSCTLS = [
+  "kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.ip_unprivileged_port_start", "net.ipv4.tcp_syncookies",
+  "net.ipv4.ping_group_range", "net.ipv4.ip_local_reserved_ports", "net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout",
+  "net.ipv4.tcp_keepalive_intvl", "net.ipv4.tcp_keepalive_probes",
+];
+const podContextOf = (pod: Obj): Obj => pod.securityContext ?? {};
+
 const WORKLOAD_KINDS = ["Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob"];
 
 /** Kind from a Pulumi Kubernetes type token ("kubernetes:apps/v1:Deployment"), or from the inputs. */
@@ -81,6 +91,15 @@ export function checkPodSecurityRestricted(o: K8sObject): string[] {
   }
   for (const volume of pod.volumes ?? []) {
     if (volume.hostPath) problems.push(`${where}: hostPath volume "${volume.name}" is not allowed`);
+    else {
+      const kinds = Object.keys(volume).filter((key) => key !== "name");
+      for (const kind of kinds) {
+        if (!RESTRICTED_VOLUME_TYPES.includes(kind)) problems.push(`${where}: volume "${volume.name}" of type ${kind} is not allowed under "restricted"`);
+      }
+    }
+  }
+  for (const sysctl of podContextOf(pod).sysctls ?? []) {
+    if (!SAFE_SYSCTLS.includes(sysctl.name)) problems.push(`${where}: sysctl ${sysctl.name} is not allowed`);
   }
   const podContext = pod.securityContext ?? {};
   if (podContext.runAsUser === 0) problems.push(`${where}: the pod runs as root (runAsUser 0)`);
@@ -93,6 +112,10 @@ export function checkPodSecurityRestricted(o: K8sObject): string[] {
     if (c.allowPrivilegeEscalation !== false) problems.push(`${name}: allowPrivilegeEscalation must be false`);
     if (c.runAsNonRoot !== true && podContext.runAsNonRoot !== true) problems.push(`${name}: runAsNonRoot must be true`);
     if (c.runAsUser === 0) problems.push(`${name}: runs as root (runAsUser 0)`);
+    if (c.procMount && c.procMount !== "Default") problems.push(`${name}: procMount ${c.procMount} is not allowed`);
+    for (const port of container.ports ?? []) {
+      if (port.hostPort) problems.push(`${name}: hostPort ${port.hostPort} is not allowed`);
+    }
     const seccomp = c.seccompProfile?.type ?? podContext.seccompProfile?.type;
     if (seccomp !== "RuntimeDefault" && seccomp !== "Localhost") problems.push(`${name}: seccompProfile must be RuntimeDefault or Localhost`);
     const drop: string[] = c.capabilities?.drop ?? [];

@@ -170,6 +170,19 @@ describe("policy pack", () => {
       expect(violations).toEqual([expect.stringMatching(/hostNetwork is not allowed/), expect.stringMatching(/hostPath volume "root"/)]);
     });
 
+    it("fires on volume types, host ports, sysctls and proc mounts that restricted does not allow", async () => {
+      const bad = deployment([{ name: "c", image: "x", ports: [{ containerPort: 22, hostPort: 2222 }], securityContext: { ...restrictedContainer(), procMount: "Unmasked" } }]);
+      bad.spec.template.spec.volumes = [{ name: "share", nfs: { server: "nfs.example", path: "/" } }, { name: "ok", emptyDir: {} }];
+      bad.spec.template.spec.securityContext.sysctls = [{ name: "kernel.msgmax", value: "1" }, { name: "net.ipv4.tcp_syncookies", value: "1" }];
+      const violations = await runResourcePolicy(podSecurityRestricted, asResource(bad));
+      expect(violations).toEqual([
+        expect.stringMatching(/volume "share" of type nfs is not allowed/),
+        expect.stringMatching(/sysctl kernel.msgmax is not allowed/),
+        expect.stringMatching(/procMount Unmasked is not allowed/),
+        expect.stringMatching(/hostPort 2222 is not allowed/),
+      ]);
+    });
+
     it("allows the documented sshd exception only for an ssh-workspace's sshd container", async () => {
       const sshd = { ...restrictedContainer(), capabilities: { drop: ["ALL"], add: ["SETUID", "SETGID", "SYS_CHROOT", "AUDIT_WRITE"] } };
       const ok = deployment([{ name: "sshd", image: "x", securityContext: sshd }], wsLabels);
