@@ -71,6 +71,16 @@ export interface ExternalDatabase {
   passwordSecret: SecretKeyRef;
 }
 
+/** An app environment variable from a Secret. */
+export interface SecretEnvVar {
+  /** The variable's name, e.g. AWX_TOKEN. */
+  name: string;
+  /** The Secret holding it. */
+  secretName: string;
+  /** Its key in the Secret. */
+  key: string;
+}
+
 /** The settings of AnsibleForms: plain values, known at preview (they shape the objects). */
 export interface AnsibleFormsSettings {
   /** The app image tag (default 7.3.0); the RTE uses the same tag unless told otherwise. */
@@ -132,14 +142,7 @@ export interface AnsibleFormsSettings {
     items?: Runner[];
   };
   /** More app environment variables from Secrets, e.g. an AWX token the seed references as ${AWX_TOKEN}. */
-  secretEnv?: {
-    /** The variable's name, e.g. AWX_TOKEN. */
-    name: string;
-    /** The Secret holding it. */
-    secretName: string;
-    /** Its key in the Secret. */
-    key: string;
-  }[];
+  secretEnv?: SecretEnvVar[];
   /** An Ingress for the app (an outbound RTE in another network needs one). */
   expose?: {
     /** The host name. */

@@ -95,12 +95,15 @@ export interface RteSettings {
   /** An existing PersistentVolumeClaim mounted read-only at /etc/ansible/roles. */
   rolesClaim?: string;
   /** Overrides the resources sized from maxJobs. */
-  resources?: {
-    /** Requests, e.g. {cpu: "500m", memory: "1Gi"}. */
-    requests?: Record<string, string>;
-    /** Limits, e.g. {memory: "2Gi"}. */
-    limits?: Record<string, string>;
-  };
+  resources?: RteResources;
+}
+
+/** A container's resources. */
+export interface RteResources {
+  /** Requests, e.g. {cpu: "500m", memory: "1Gi"}. */
+  requests?: Record<string, string>;
+  /** Limits, e.g. {memory: "2Gi"}. */
+  limits?: Record<string, string>;
 }
 
 export interface SecretKeyRef {
