@@ -266,12 +266,16 @@ export class Session {
   }
 
   private async onExecEnd(exitCode: number | null, error?: string): Promise<void> {
-    this.execEnded = true;
     this.sendOutput(this.utf8.push(this.pid.flush()));
     this.sendOutput(this.utf8.flush());
-    if (error && exitCode === null) this.ctx.metrics.backendErrors.inc({ operation: "stream" });
-    const reason = exitCode === null ? `shell ended${error ? `: ${error}` : ""}` : `shell exited with code ${exitCode}`;
-    await this.end("exit", reason, exitCode);
+    if (exitCode === null) {
+      // The stream ended without an exit status: the connection to the container was lost (an API
+      // server restart, a dropped engine connection) and the shell may still run. end() reaps it.
+      this.ctx.metrics.backendErrors.inc({ operation: "stream" });
+      return this.end("backend-error", `lost the connection to the shell${error ? `: ${error}` : ""}`);
+    }
+    this.execEnded = true;
+    await this.end("exit", `shell exited with code ${exitCode}`, exitCode);
   }
 
   /** The exec is open but nobody will use it again: drop the stream and end the shell behind it. */

@@ -94,6 +94,17 @@ describe("Kubernetes backend: v4.channel.k8s.io, targets and the Kubernetes auth
     expect(await (await open(query)).closed).toMatchObject({ closeCode });
   });
 
+  it("when the API server drops the exec stream, tells the client and ends the shell left behind", async () => {
+    const client = await open({ namespace: "team-a", pod: "web-1" });
+    client.type("echo $((1+2))\n");
+    await client.waitFor(/[\r\n]3\r\n/);
+    const shells = kube.liveShells().length;
+    kube.dropConnections();
+    expect(await client.closed).toMatchObject({ closeCode: "backend-error", reason: expect.stringMatching(/lost the connection to the shell/) });
+    expect(await client.closed).not.toHaveProperty("exitCode");
+    await expect.poll(() => kube.liveShells().length, { timeout: 10_000 }).toBe(shells - 1);
+  });
+
   it("denies through TokenReview + SubjectAccessReview before any exec", async () => {
     const before = kube.execs.length;
     const otherNamespace = await (await open({ namespace: "team-b", pod: "db-0" })).closed;

@@ -89,11 +89,11 @@ export function dockerBackend(dockerHost: string): Backend {
   }
 
   async function exitCodeOf(execId: string): Promise<number | null> {
-    // The stream can end a moment before the engine records the exit: ask a few times.
-    for (let attempt = 0; attempt < 20; attempt++) {
+    // The stream can end a moment before the engine records the exit: ask for up to 3 s.
+    for (let attempt = 0; attempt < 60; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, 50));
       const info = await call<{ Running: boolean; ExitCode: number | null }>("GET", `/exec/${execId}/json`);
       if (!info.Running) return info.ExitCode ?? null;
-      await new Promise((r) => setTimeout(r, 25));
     }
     return null; // still running: the stream was dropped, not ended
   }

@@ -55,6 +55,8 @@ export interface KubeStandin {
   kubeconfigPath: string;
   /** Every exec started, in order. */
   execs: ExecRecord[];
+  /** Drops every exec WebSocket without a status, as an API server restart does; the processes stay. */
+  dropConnections(): void;
   /** Live processes in the sessions of the execs started with a TTY: the shells and whatever they started. */
   liveShells(): number[];
   stop(): Promise<void>;
@@ -283,6 +285,9 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
     kubeconfigPath,
     execs,
     liveShells: () => processesInSessions(new Set(ttyPids)),
+    dropConnections: () => {
+      for (const ws of sockets) ws.terminate();
+    },
     async stop() {
       for (const ws of sockets) ws.terminate();
       for (const pid of processesInSessions(new Set(ttyPids))) process.kill(pid, "SIGKILL");
