@@ -71,6 +71,27 @@ export interface ExternalDatabase {
   passwordSecret: SecretKeyRef;
 }
 
+/** A label selector by labels only. */
+export interface MatchLabels {
+  /** Labels the selected objects carry. */
+  matchLabels: Record<string, string>;
+}
+
+/** Who may connect: pods by labels, namespaces by labels, or an IP block. */
+export interface NetworkPolicyPeer {
+  /** Namespaces by their labels (e.g. kubernetes.io/metadata.name). */
+  namespaceSelector?: MatchLabels;
+  /** Pods by their labels (in the app's namespace, or in those namespaceSelector picks). */
+  podSelector?: MatchLabels;
+  /** Addresses. */
+  ipBlock?: {
+    /** A CIDR. */
+    cidr: string;
+    /** CIDRs left out. */
+    except?: string[];
+  };
+}
+
 /** An app environment variable from a Secret. */
 export interface SecretEnvVar {
   /** The variable's name, e.g. AWX_TOKEN. */
@@ -143,6 +164,11 @@ export interface AnsibleFormsSettings {
   };
   /** More app environment variables from Secrets, e.g. an AWX token the seed references as ${AWX_TOKEN}. */
   secretEnv?: SecretEnvVar[];
+  /**
+   * NetworkPolicy peers (namespaceSelector, podSelector, ipBlock) allowed to reach the app's
+   * port; default: from anywhere. Include your ingress controller and any in-cluster outbound RTE.
+   */
+  allowFrom?: NetworkPolicyPeer[];
   /** An Ingress for the app (an outbound RTE in another network needs one). */
   expose?: {
     /** The host name. */
@@ -470,7 +496,7 @@ export class AnsibleForms extends pulumi.ComponentResource {
         spec: {
           podSelector: { matchLabels: selectorLabels(appIdentity) },
           policyTypes: ["Ingress"],
-          ingress: [{ ports: [{ port: APP_PORT, protocol: "TCP" }] }],
+          ingress: [{ ...(args.allowFrom?.length ? { from: args.allowFrom } : {}), ports: [{ port: APP_PORT, protocol: "TCP" }] }],
         },
       },
       child,

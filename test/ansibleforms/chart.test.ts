@@ -109,6 +109,10 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
     expect(pod.containers.map((c) => c.name)).toEqual(["ansibleforms"]);
     expect(seedOf(app, pod, pod.containers[0]).seed.runners.items).toEqual([{ name: "dc2", type: "rte", mode: "outbound", token: "${RTE_TOKEN}", is_default: true }]);
     find(app, "Ingress", "entryway-ansibleforms");
+    // allowFrom: only the ingress controller's namespace reaches the app's port.
+    expect(find(app, "NetworkPolicy", "entryway-ansibleforms").spec.ingress).toEqual([
+      { from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ingress-nginx" } } }], ports: [{ port: 8000, protocol: "TCP" }] },
+    ]);
 
     const remote = template([scenario("remote-rte")]);
     await assertValidObjects(remote);

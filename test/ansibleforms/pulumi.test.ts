@@ -206,6 +206,7 @@ describe("AnsibleForms with an outbound RTE elsewhere, and the RemoteRte", async
   const { objects } = await renderForms({
     rte: { mode: "remote", runnerName: "dc2" },
     expose: { host: "forms.example.com", ingressClassName: "nginx", tlsSecretName: "forms-tls" },
+    allowFrom: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ingress-nginx" } } }],
   });
   const remote = await renderRemote({ replicas: 3, caBundle: "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n" });
 
@@ -218,6 +219,9 @@ describe("AnsibleForms with an outbound RTE elsewhere, and the RemoteRte", async
     expect(seed.runners.items).toEqual([{ name: "dc2", type: "rte", mode: "outbound", token: "${RTE_TOKEN}", is_default: true }]);
     const ingress = find(objects, "Ingress", "entryway-ansibleforms").spec as { rules: { host: string }[] };
     expect(ingress.rules[0].host).toBe("forms.example.com");
+    expect(find(objects, "NetworkPolicy", "entryway-ansibleforms").spec.ingress).toEqual([
+      { from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ingress-nginx" } } }], ports: [{ port: 8000, protocol: "TCP" }] },
+    ]);
   });
 
   it("the RemoteRte: a StatefulSet of N replicas, each with its own spool claim, outbound, dialing the app, verifying its CA", async () => {
