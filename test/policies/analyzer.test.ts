@@ -61,7 +61,7 @@ beforeAll(async () => {
     });
     pack.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
     pack.on("exit", (code) => reject(new Error(`the policy pack exited (${code}) before serving: ${out}${err}`)));
-    setTimeout(() => reject(new Error(`the policy pack printed no port within 150 s: ${out}${err}`)), 60_000);
+    setTimeout(() => reject(new Error(`the policy pack printed no port within 150 s: ${out}${err}`)), 150_000);
   });
   client = new AnalyzerClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
 }, 200_000);
