@@ -84,12 +84,15 @@ export interface NetworkPolicyPeer {
   /** Pods by their labels (in the app's namespace, or in those namespaceSelector picks). */
   podSelector?: MatchLabels;
   /** Addresses. */
-  ipBlock?: {
-    /** A CIDR. */
-    cidr: string;
-    /** CIDRs left out. */
-    except?: string[];
-  };
+  ipBlock?: IpBlock;
+}
+
+/** A block of addresses. */
+export interface IpBlock {
+  /** A CIDR. */
+  cidr: string;
+  /** CIDRs left out. */
+  except?: string[];
 }
 
 /** An app environment variable from a Secret. */
