@@ -33,7 +33,7 @@ export async function startPodman(): Promise<Podman> {
   writeFileSync(conf, ['[containers]', 'default_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]', "[engine]", 'runtime = "runc"', 'cgroup_manager = "cgroupfs"', ""].join("\n"));
   const env = { ...process.env, CONTAINERS_CONF: conf, XDG_RUNTIME_DIR: join(dir, "xdg") };
   mkdirSync(env.XDG_RUNTIME_DIR, { recursive: true });
-  const global = ["--root", join(dir, "storage"), "--runroot", join(dir, "run"), "--storage-driver", "vfs", "--tmpdir", join(dir, "tmp")];
+  const global = ["--root", join(dir, "storage"), "--runroot", join(dir, "run"), "--storage-driver", "vfs", "--tmpdir", join(dir, "tmp"), "--events-backend", "none"];
   const podman = async (...args: string[]) => (await run("podman", [...global, ...args], { env, maxBuffer: 64 * 1024 * 1024 })).stdout;
 
   // Image: busybox-static and its applets, plus a file of known content for bulk-output tests.
@@ -79,6 +79,9 @@ export async function startPodman(): Promise<Podman> {
       await podman("rmi", "-f", IMAGE).catch(() => {});
       service.kill("SIGTERM");
       await new Promise((r) => (service.exitCode !== null ? r(null) : service.once("exit", r)));
+      rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+      // conmon's exit command (`podman container cleanup`) can still touch the tmpdir just after: remove again.
+      await new Promise((r) => setTimeout(r, 1000));
       rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
     },
   };
