@@ -8,8 +8,9 @@
 import { readFileSync } from "node:fs";
 import net from "node:net";
 import tls from "node:tls";
-import { parseArgs } from "node:util";
 import { parseHostPort } from "./ssh-config.js";
+
+import { parseCommand } from "./args.js";
 
 const USAGE = `usage: entryway connect-proxy [--tls] [--ca-file <path>] [--insecure-skip-verify] [--timeout <seconds>] <gateway-host:port> <host> <port>
 
@@ -111,28 +112,15 @@ export function openTunnel(options: ConnectOptions): Promise<{ socket: net.Socke
 
 /** `entryway connect-proxy ...`: resolves to the exit code once the tunnel is over. */
 export async function run(argv: string[], stdin: NodeJS.ReadableStream = process.stdin, stdout: NodeJS.WritableStream = process.stdout): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        tls: { type: "boolean", default: false },
-        "ca-file": { type: "string" },
-        "insecure-skip-verify": { type: "boolean", default: false },
-        timeout: { type: "string", default: "30" },
-        help: { type: "boolean", short: "h", default: false },
-      },
-    });
-  } catch (error) {
-    process.stderr.write(`entryway connect-proxy: ${(error as Error).message}\n${USAGE}`);
-    return 2;
-  }
+  const parsed = parseCommand("connect-proxy", USAGE, argv, {
+    tls: { type: "boolean", default: false },
+    "ca-file": { type: "string" },
+    "insecure-skip-verify": { type: "boolean", default: false },
+    timeout: { type: "string", default: "30" },
+    help: { type: "boolean", short: "h", default: false },
+  });
+  if (typeof parsed === "number") return parsed;
   const { values, positionals } = parsed;
-  if (values.help) {
-    process.stdout.write(USAGE);
-    return 0;
-  }
   if (positionals.length !== 3) {
     process.stderr.write(`entryway connect-proxy: expected <gateway-host:port> <host> <port>\n${USAGE}`);
     return 2;

@@ -4,10 +4,10 @@
  *
  * sshConfigBlock() is the ONE place the block is written: the SshWorkspace Pulumi component
  * (components/ssh/) imports it for its `sshConfig` output, and this command uses it too. It is
- * pure and imports only Node built-ins (parseArgs, below, is used by run() alone), so the
+ * pure and imports only Node built-ins (through ./args, used by run() alone), so the
  * infrastructure package can import it without pulling in the gateway's dependencies.
  */
-import { parseArgs } from "node:util";
+import { parseCommand } from "./args.js";
 
 /** One workspace as the user's ssh client sees it. */
 export interface SshConfigEntry {
@@ -129,32 +129,19 @@ options:
 
 /** `entryway ssh-config ...`: resolves to the exit code. */
 export async function run(argv: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        gateway: { type: "string" },
-        user: { type: "string", default: "dev" },
-        port: { type: "string", default: "22" },
-        tls: { type: "boolean", default: false },
-        "ca-file": { type: "string" },
-        "identity-file": { type: "string" },
-        proxy: { type: "string", default: "proxytunnel" },
-        "server-alive-interval": { type: "string", default: "30" },
-        help: { type: "boolean", short: "h", default: false },
-      },
-    });
-  } catch (error) {
-    process.stderr.write(`entryway ssh-config: ${(error as Error).message}\n${USAGE}`);
-    return 2;
-  }
+  const parsed = parseCommand("ssh-config", USAGE, argv, {
+    gateway: { type: "string" },
+    user: { type: "string", default: "dev" },
+    port: { type: "string", default: "22" },
+    tls: { type: "boolean", default: false },
+    "ca-file": { type: "string" },
+    "identity-file": { type: "string" },
+    proxy: { type: "string", default: "proxytunnel" },
+    "server-alive-interval": { type: "string", default: "30" },
+    help: { type: "boolean", short: "h", default: false },
+  });
+  if (typeof parsed === "number") return parsed;
   const { values, positionals } = parsed;
-  if (values.help) {
-    process.stdout.write(USAGE);
-    return 0;
-  }
   if (!values.gateway || positionals.length === 0) {
     process.stderr.write(`entryway ssh-config: ${values.gateway ? "name at least one workspace" : "--gateway is required"}\n${USAGE}`);
     return 2;

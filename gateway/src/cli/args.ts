@@ -1,0 +1,27 @@
+/**
+ * Command-line parsing shared by the subcommands: node:util parseArgs plus the behaviour every
+ * subcommand wants (usage on a bad option, --help to stdout).
+ */
+import { parseArgs, type ParseArgsConfig } from "node:util";
+
+type Options = NonNullable<ParseArgsConfig["options"]>;
+type Parsed<O extends Options> = ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: true; options: O }>>;
+
+/**
+ * Parses `argv` for `entryway <command>`. Returns the parsed values, or the exit code to end
+ * with: 0 after printing usage for --help, 2 after a one-line error and usage for a bad option.
+ */
+export function parseCommand<O extends Options>(command: string, usage: string, argv: string[], options: O): Parsed<O> | number {
+  let parsed: Parsed<O>;
+  try {
+    parsed = parseArgs({ args: argv, allowPositionals: true, options });
+  } catch (error) {
+    process.stderr.write(`entryway ${command}: ${(error as Error).message}\n${usage}`);
+    return 2;
+  }
+  if ((parsed.values as Record<string, unknown>).help) {
+    process.stdout.write(usage);
+    return 0;
+  }
+  return parsed;
+}
