@@ -129,6 +129,11 @@ const settings = pulumiSettings as unknown as { waitForRPCs(): Promise<void> };
 /**
  * Runs a program and returns every resource it registered, in registration order. Fails loudly
  * when the offline runtime is not installed: without it a program "succeeds" on nothing.
+ *
+ * An error thrown while a resource's inputs resolve (a check inside an apply, say) fails the
+ * preview under the engine; here nothing awaits those promises, so Node reports them as
+ * unhandled rejections. While the program runs, those are caught and make runProgram reject with
+ * the program's own message, as the preview would.
  */
 export async function runProgram(program: () => unknown): Promise<RecordedResource[]> {
   const offline = state();
@@ -141,12 +146,25 @@ export async function runProgram(program: () => unknown): Promise<RecordedResour
     throw new Error("another program is still being recorded; run programs one after another");
   }
   const recording: RecordedResource[] = [];
+  const failures: unknown[] = [];
+  const previousListeners = process.listeners("unhandledRejection");
+  const collect = (reason: unknown) => failures.push(reason);
+  process.removeAllListeners("unhandledRejection");
+  process.on("unhandledRejection", collect);
   offline.recording = recording;
   try {
     await program();
     await settings.waitForRPCs();
+    // Rejections are reported after the microtask queue drains: give them one turn.
+    await new Promise((resolve) => setImmediate(resolve));
   } finally {
     offline.recording = undefined;
+    process.off("unhandledRejection", collect);
+    for (const listener of previousListeners) process.on("unhandledRejection", listener);
+  }
+  if (failures.length > 0) {
+    const messages = [...new Set(failures.map((f) => (f instanceof Error ? f.message : String(f))))];
+    throw new Error(messages.join("; "));
   }
   return recording;
 }

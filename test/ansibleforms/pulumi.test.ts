@@ -292,6 +292,11 @@ describe("bad input fails at preview with a clear message", () => {
     ["a token shorter than 16 characters (app)", () => renderForms({ rteToken: "short-token" }), new RegExp(`at least ${MIN_TOKEN_LENGTH} characters \\(got 11\\)`)],
     ["a token shorter than 16 characters (RemoteRte)", () => renderRemote({ existingTokenSecret: undefined, token: "short" }), /at least 16 characters/],
     [
+      "a token shorter than 16 characters given as an Output (known only once resolved)",
+      () => renderForms({ rteToken: pulumi.secret(pulumi.output("short-token")) }),
+      new RegExp(`at least ${MIN_TOKEN_LENGTH} characters \\(got 11\\)`),
+    ],
+    [
       "two default runners",
       () => renderForms({ runners: { items: [{ name: "other", type: "rte", mode: "outbound", token: "${RTE_TOKEN}", is_default: true }] } }),
       /more than one default runner: rte, other/,

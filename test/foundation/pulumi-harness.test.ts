@@ -54,6 +54,20 @@ describe("the Pulumi test harness", () => {
     expect(seen.namespace).toBe("x");
   });
 
+  it("fails with the program's message when a check inside an apply throws, as a preview would", async () => {
+    const program = () => {
+      const size = pulumi.output(3).apply((n) => {
+        if (n < 16) throw new Error(`token is ${n} characters, at least 16 are needed`);
+        return String(n);
+      });
+      new k8s.core.v1.ConfigMap("checked", { metadata: { name: "checked" }, data: { size } });
+    };
+    await expect(render(program)).rejects.toThrow(/token is 3 characters, at least 16 are needed/);
+    // The harness is usable again afterwards.
+    const { manifests } = await render(() => new k8s.core.v1.ConfigMap("after", { metadata: { name: "after" } }));
+    expect(manifests.map((m) => m.metadata.name)).toEqual(["after"]);
+  });
+
   it("fails loudly when a program runs without the offline runtime", () => {
     const script = [
       'import { runProgram } from "./scripts/offline/runtime";',
