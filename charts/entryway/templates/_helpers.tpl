@@ -8,9 +8,23 @@ them out itself. They mirror components/shared/ (names.ts, labels.ts, security.t
 {{- default .Release.Name .Values.nameOverride | trunc 40 | trimSuffix "-" -}}
 {{- end -}}
 
-{{/* An object name: base + part, a DNS-1123 label. Call with (dict "root" $ "part" "exec-gateway"). */}}
+{{/*
+A DNS-1123 label from parts joined by "-". Over 63 characters it is cut and suffixed with a hash
+of the whole, so two long names never collapse into one: objectName() in components/shared/names.ts
+does the same, and both front ends name objects alike. Call with (list "a" "b").
+*/}}
+{{- define "entryway.joinName" -}}
+{{- $joined := join "-" (compact .) -}}
+{{- if le (len $joined) 63 -}}
+{{- $joined -}}
+{{- else -}}
+{{- printf "%s-%s" ($joined | trunc 54 | trimSuffix "-") (sha256sum $joined | trunc 8) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* An object name: base + part. Call with (dict "root" $ "part" "exec-gateway"). */}}
 {{- define "entryway.name" -}}
-{{- printf "%s-%s" (include "entryway.base" .root) .part | trunc 63 | trimSuffix "-" -}}
+{{- include "entryway.joinName" (list (include "entryway.base" .root) .part) -}}
 {{- end -}}
 
 {{/* Selector labels: never change over an object's life. (dict "root" $ "name" "exec-gateway" "component" "server") */}}
