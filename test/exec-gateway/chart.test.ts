@@ -5,6 +5,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { helmBinaries, helmLint, helmTemplate, repoRoot, runHelm } from "../harness/helm";
 import { assertValidObjects, type ObjectLike } from "../harness/validate";
+import { ExecGateway } from "../../components/exec-gateway";
+import { render } from "../harness/pulumi";
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -78,6 +80,15 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("exec 
     expect(kube).toContain("It may enter: team-a, team-b");
     expect(notes(scenario("exec-gateway-oidc.yaml"))).toContain("It may enter every namespace (clusterWide: true).");
     expect(notes(scenario("default.yaml"))).not.toContain("Exec gateway");
+  });
+
+  it("names cluster-scoped objects as the component does, also past 63 characters (hashed)", async () => {
+    const namespace = "a-namespace-with-a-rather-long-name-for-the-access-stack";
+    const objects = helmTemplate(helm, chart, { valuesFiles: [scenario("exec-gateway-oidc.yaml")], namespace });
+    const { manifests } = await render(() => new ExecGateway("entryway", { namespace, clusterWide: true, authorizer: "oidc", oidc: { issuer: "https://id.example.com", audience: "x" } }));
+    const names = (list: ObjectLike[]) => list.filter((o) => o.kind === "ClusterRole").map((o) => o.metadata?.name);
+    expect(names(objects)).toEqual(names(manifests as ObjectLike[]));
+    expect(names(objects)[0]).toMatch(/^entryway-a-namespace-with-a-rather-long-name-for-the-a-[0-9a-f]{8}$/);
   });
 
   it("a webhook URL given in values goes into a Secret, referenced by secretKeyRef", () => {

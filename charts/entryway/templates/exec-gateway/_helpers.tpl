@@ -8,7 +8,7 @@ Exec gateway helpers. They mirror components/exec-gateway/index.ts (names, RBAC 
 
 {{/* A cluster-scoped name: base-namespace-part, like objectName(name, namespace, part). */}}
 {{- define "entryway.execGateway.clusterName" -}}
-{{- printf "%s-%s-%s" (include "entryway.base" .root) .root.Release.Namespace .part | trunc 63 | trimSuffix "-" -}}
+{{- include "entryway.joinName" (list (include "entryway.base" .root) .root.Release.Namespace .part) -}}
 {{- end -}}
 
 {{- define "entryway.execGateway.labels" -}}
