@@ -5,10 +5,9 @@
  * upgrades only; it crosses the "RTE holds only its token" boundary, so every use warns.
  */
 import type * as k8s from "@pulumi/kubernetes";
-import type * as pulumi from "@pulumi/pulumi";
 import { restrictedContainerSecurityContext } from "../shared/security";
 import { NODE_UID, rteContainer, type RteContainerSpec } from "./common";
-import { appVolumeMounts, type SidecarRteSettings } from "./sidecar-rte";
+import { appVolumeMounts, type AppPodRteOptions } from "./sidecar-rte";
 
 export const DATABASE_MODE_WARNING =
   "AnsibleForms RTE database mode is deprecated (RTE 7.0-7.2, removed in 8.0.0): the RTE holds the database credentials and ENCRYPTION_SECRET. Move to the inbound sidecar (rte.mode: sidecar) or an outbound RemoteRte.";
@@ -17,15 +16,9 @@ export const DATABASE_MODE_WARNING =
 export const DEPRECATION_ANNOTATION = "entryway/deprecated";
 
 /** The database-mode RTE container in the app pod; `databaseEnv` is the app's DB_* and ENCRYPTION_SECRET. */
-export function databaseModeSidecar(options: {
-  readonly settings: SidecarRteSettings;
-  readonly port: number;
-  readonly defaultTag: string;
-  readonly token: { name: pulumi.Input<string>; key: string };
-  readonly ansibleCfgConfigMap?: pulumi.Input<string>;
-  readonly persistentVolume: string;
-  readonly databaseEnv: k8s.types.input.core.v1.EnvVar[];
-}): RteContainerSpec {
+export function databaseModeSidecar(
+  options: AppPodRteOptions & { readonly databaseEnv: k8s.types.input.core.v1.EnvVar[] },
+): RteContainerSpec {
   return rteContainer({
     settings: options.settings,
     defaultTag: options.defaultTag,

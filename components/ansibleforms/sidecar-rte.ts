@@ -30,8 +30,8 @@ export function appVolumeMounts(settings: SidecarRteSettings, persistentVolume: 
   ];
 }
 
-/** The sidecar container and the pod volumes it needs, besides "rte-spool" and the app's volume. */
-export function inboundSidecar(options: {
+/** What every RTE container in the app pod is built from (inbound sidecar or database mode). */
+export interface AppPodRteOptions {
   readonly settings: SidecarRteSettings;
   readonly port: number;
   readonly defaultTag: string;
@@ -39,7 +39,10 @@ export function inboundSidecar(options: {
   readonly ansibleCfgConfigMap?: pulumi.Input<string>;
   /** The pod volume holding the app's /app/dist/persistent. */
   readonly persistentVolume: string;
-}): RteContainerSpec {
+}
+
+/** The sidecar container and the pod volumes it needs, besides "rte-spool" and the app's volume. */
+export function inboundSidecar(options: AppPodRteOptions): RteContainerSpec {
   const local = options.settings.files === "local";
   return rteContainer({
     settings: options.settings,

@@ -3,7 +3,7 @@
  * the same shape as the chart's `execGateway` values minus `enabled` (the section's presence
  * deploys the gateway). The Stack turns it into ExecGatewayArgs.
  */
-import type { ExecGatewayArgs } from "./index";
+import type { ExecGatewayArgs, ExecGatewaySettings } from "./index";
 
 /** A key in an existing Secret. */
 export interface ExecGatewaySecretKeyConfig {
@@ -45,14 +45,7 @@ export interface ExecGatewayConfig {
   /** OIDC authorizer. */
   oidc?: { issuer: string; audience: string; jwksUri?: string; usernameClaim?: string; namespacesClaim?: string };
   /** Gateway settings (ENTRYWAY_* variables). */
-  settings?: {
-    allowCommand?: boolean;
-    idleTimeoutMs?: number;
-    maxSessions?: number;
-    maxSessionsPerUser?: number;
-    pingIntervalMs?: number;
-    logLevel?: "debug" | "info" | "warn" | "error";
-  };
+  settings?: ExecGatewaySettings;
   /** CPU autoscaling with an HPA instead of fixed replicas. */
   autoscaling?: { minReplicas: number; maxReplicas: number; targetCPUUtilizationPercentage?: number };
   /** NetworkPolicy peers allowed to connect (default: the ingressNamespace). */
