@@ -3,7 +3,13 @@
  * the same shape as the chart's `execGateway` values minus `enabled` (the section's presence
  * deploys the gateway). The Stack turns it into ExecGatewayArgs.
  */
-import type { ExecGatewayArgs, ExecGatewaySettings } from "./index";
+import type {
+  ExecGatewayArgs,
+  ExecGatewayAutoscalingArgs,
+  ExecGatewayExposureArgs,
+  ExecGatewayOidcArgs,
+  ExecGatewaySettings,
+} from "./index";
 
 /** A key in an existing Secret. */
 export interface ExecGatewaySecretKeyConfig {
@@ -43,24 +49,17 @@ export interface ExecGatewayConfig {
   /** Webhook authorizer: `url` (set it with `pulumi config set --secret --path`) or `urlSecret`. */
   webhook?: { url?: string; urlSecret?: ExecGatewaySecretKeyConfig; timeoutMs?: number };
   /** OIDC authorizer. */
-  oidc?: { issuer: string; audience: string; jwksUri?: string; usernameClaim?: string; namespacesClaim?: string };
+  oidc?: ExecGatewayOidcArgs;
   /** Gateway settings (ENTRYWAY_* variables). */
   settings?: ExecGatewaySettings;
   /** CPU autoscaling with an HPA instead of fixed replicas. */
-  autoscaling?: { minReplicas: number; maxReplicas: number; targetCPUUtilizationPercentage?: number };
+  autoscaling?: ExecGatewayAutoscalingArgs;
   /** NetworkPolicy peers allowed to connect (default: the ingressNamespace). */
   allowFrom?: Record<string, unknown>[];
   /** The namespace of the ingress gateway or controller (default istio-system). */
   ingressNamespace?: string;
   /** Exposure outside the cluster, always with TLS. */
-  exposure?: {
-    kind: "istio" | "ingress";
-    host: string;
-    tlsSecretName: string;
-    istioSelector?: Record<string, string>;
-    ingressClassName?: string;
-    annotations?: Record<string, string>;
-  };
+  exposure?: ExecGatewayExposureArgs;
 }
 
 /** ExecGatewayArgs from the stack config section. */

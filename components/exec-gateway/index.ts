@@ -287,12 +287,12 @@ export class ExecGateway extends pulumi.ComponentResource {
         parent,
       );
     }
-    const clusterScoped = (part: string) => namespace.apply((ns) => objectName(name, ns, part));
-    if (args.clusterWide) {
-      const clusterName = clusterScoped("exec-gateway-exec");
-      new k8s.rbac.v1.ClusterRole(`${name}-exec-gateway-exec`, { metadata: { name: clusterName, labels }, rules: EXEC_RULES }, parent);
+    // A cluster-scoped role and its binding to the gateway's ServiceAccount.
+    const clusterRole = (part: string, rules: k8s.types.input.rbac.v1.PolicyRule[]) => {
+      const clusterName = namespace.apply((ns) => objectName(name, ns, part));
+      new k8s.rbac.v1.ClusterRole(`${name}-${part}`, { metadata: { name: clusterName, labels }, rules }, parent);
       new k8s.rbac.v1.ClusterRoleBinding(
-        `${name}-exec-gateway-exec`,
+        `${name}-${part}`,
         {
           metadata: { name: clusterName, labels },
           roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: clusterName },
@@ -300,20 +300,9 @@ export class ExecGateway extends pulumi.ComponentResource {
         },
         parent,
       );
-    }
-    if (authorizer === "kubernetes") {
-      const clusterName = clusterScoped("exec-gateway-review");
-      new k8s.rbac.v1.ClusterRole(`${name}-exec-gateway-review`, { metadata: { name: clusterName, labels }, rules: REVIEW_RULES }, parent);
-      new k8s.rbac.v1.ClusterRoleBinding(
-        `${name}-exec-gateway-review`,
-        {
-          metadata: { name: clusterName, labels },
-          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: clusterName },
-          subjects: [subject],
-        },
-        parent,
-      );
-    }
+    };
+    if (args.clusterWide) clusterRole("exec-gateway-exec", EXEC_RULES);
+    if (authorizer === "kubernetes") clusterRole("exec-gateway-review", REVIEW_RULES);
 
     // The webhook URL may hold a credential: it lives in a Secret, never in the pod spec.
     let webhookSecret: ExecGatewaySecretKeyRef | undefined;
