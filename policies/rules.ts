@@ -296,6 +296,44 @@ export function checkNoDefaultAdminPassword(o: K8sObject): string[] {
 }
 
 // ---------------------------------------------------------------------------------------------
+// 8. AnsibleForms app and RTE on the same release (advisory)
+
+/** The tag of an image reference (after the last ":" that follows the last "/"); undefined when none. */
+function imageTag(image: string): string | undefined {
+  const name = image.split("@")[0];
+  const colon = name.lastIndexOf(":");
+  return colon > name.lastIndexOf("/") ? name.slice(colon + 1) : undefined;
+}
+
+/**
+ * Every RTE whose image tag differs from the app's, across the stack. Upstream publishes the RTE
+ * with every app release ("its tags always match the app's") and an app refuses an RTE of another
+ * contract (ansibleforms/ansibleforms server/src/runners/README.md, "Updating an RTE"), so a
+ * different tag is allowed (an RTE you approved) but worth a warning. RTE containers are known by
+ * their image (ansibleforms-rte-*) or their environment (RTE_MAX_JOBS), the app by its image or
+ * ADMIN_USERNAME, so a custom image is seen too.
+ */
+export function checkRteTags(objects: K8sObject[]): string[] {
+  const apps: { where: string; tag: string }[] = [];
+  const rtes: { where: string; tag: string }[] = [];
+  for (const o of objects) {
+    for (const container of containersOf(podTemplate(o)?.spec)) {
+      const env: Obj[] = container.env ?? [];
+      const tag = imageTag(container.image ?? "");
+      if (tag === undefined) continue;
+      const where = `${label(o)} container "${container.name}"`;
+      if (/ansibleforms-rte-/.test(container.image) || env.some((e) => e.name === "RTE_MAX_JOBS")) rtes.push({ where, tag });
+      else if (/ansibleforms\/ansibleforms(:|@|$)/.test(container.image) || env.some((e) => e.name === "ADMIN_USERNAME")) apps.push({ where, tag });
+    }
+  }
+  const appTags = new Set(apps.map((a) => a.tag));
+  if (appTags.size === 0) return [];
+  return rtes
+    .filter((rte) => !appTags.has(rte.tag))
+    .map((rte) => `${rte.where}: RTE tag ${rte.tag} differs from the AnsibleForms app's (${[...appTags].join(", ")}); upstream publishes the RTE with every app release and refuses an RTE of another contract`);
+}
+
+// ---------------------------------------------------------------------------------------------
 // The CrossGuard policies
 
 function resourcePolicy(
@@ -359,6 +397,16 @@ export const workspacePdbNoLoadBalancer: StackValidationPolicy = {
   },
 };
 
+export const rteTagMatchesApp: StackValidationPolicy = {
+  name: "entryway-rte-tag-matches-app",
+  description: "Every AnsibleForms RTE runs the app's image tag (advisory: a tested RTE of the same contract may lag).",
+  enforcementLevel: "advisory",
+  validateStack: (args, reportViolation) => {
+    const objects = args.resources.map((r) => toObject(r.type, r.props)).filter((o): o is K8sObject => o !== undefined);
+    for (const problem of checkRteTags(objects)) reportViolation(problem);
+  },
+};
+
 export const entrywayPolicies: (ResourceValidationPolicy | StackValidationPolicy)[] = [
   podSecurityRestricted,
   rteBoundary,
@@ -367,4 +415,5 @@ export const entrywayPolicies: (ResourceValidationPolicy | StackValidationPolicy
   execRbac,
   workspacePdbNoLoadBalancer,
   noDefaultAdminPassword,
+  rteTagMatchesApp,
 ];

@@ -13,7 +13,16 @@ type EnvVar = k8s.types.input.core.v1.EnvVar;
 type Resources = k8s.types.input.core.v1.ResourceRequirements;
 
 export const APP_IMAGE = "ghcr.io/ansibleforms/ansibleforms";
-export const RTE_IMAGE = "ghcr.io/ansibleforms/ansibleforms-rte";
+/**
+ * The RTE images are three published layers, ghcr.io/ansibleforms/ansibleforms-rte-<flavour>:
+ * "full" (ansible with its collections, the one to run), "core" (ansible-core, to build your own
+ * FROM) and "base" (no python, no ansible); "tags always match the app's" (ansibleforms/ansibleforms
+ * server/src/runners/README.md, "Updating an RTE", and DEPRECATED.md "pull ... ansibleforms-rte-full:7").
+ * There is no plain ansibleforms-rte image.
+ */
+export const RTE_IMAGE_PREFIX = "ghcr.io/ansibleforms/ansibleforms-rte";
+export const RTE_FLAVORS = ["full", "core", "base"] as const;
+export type RteFlavor = (typeof RTE_FLAVORS)[number];
 export const DEFAULT_TAG = "7.3.0";
 export const MYSQL_IMAGE = "mysql:8.4";
 
@@ -56,9 +65,14 @@ export type RteFiles = "transfer" | "local";
 
 /** Settings of an RTE container, inbound sidecar or outbound RemoteRte alike. */
 export interface RteSettings {
-  /** The RTE image tag (default the app's tag, else 7.3.0). */
+  /** The RTE image tag (default the app's tag; upstream publishes the RTE with every app release). */
   tag?: string;
-  /** The RTE image repository (default ghcr.io/ansibleforms/ansibleforms-rte). */
+  /**
+   * The published RTE layer: "full" (default; ansible with its collections), "core"
+   * (ansible-core only) or "base" (no python, no ansible): ghcr.io/ansibleforms/ansibleforms-rte-<flavor>.
+   */
+  flavor?: RteFlavor;
+  /** A custom RTE image repository (one you built FROM a layer); it wins over flavor, and the tag still applies. */
   image?: string;
   /**
    * Playbooks run at once (RTE_MAX_JOBS, default 10); the container's resources are sized from it.
@@ -160,6 +174,14 @@ export function checkRteSettings(settings: RteSettings, where: string): void {
   if (settings.files !== undefined && settings.files !== "transfer" && settings.files !== "local") {
     throw new Error(`${where}: files must be "transfer" or "local" (got ${JSON.stringify(settings.files)})`);
   }
+  if (settings.flavor !== undefined && !RTE_FLAVORS.includes(settings.flavor)) {
+    throw new Error(`${where}: flavor must be full, core or base (got ${JSON.stringify(settings.flavor)})`);
+  }
+}
+
+/** The RTE image: the custom repository or the flavour's layer, at the given tag or the app's. */
+export function rteImage(settings: RteSettings, defaultTag: string): string {
+  return `${settings.image || `${RTE_IMAGE_PREFIX}-${settings.flavor ?? "full"}`}:${settings.tag || defaultTag}`;
 }
 
 export interface RteContainerSpec {
@@ -239,7 +261,7 @@ export function rteContainer(options: {
   return {
     container: {
       name: "rte",
-      image: `${settings.image ?? RTE_IMAGE}:${settings.tag ?? options.defaultTag}`,
+      image: rteImage(settings, options.defaultTag),
       imagePullPolicy: "IfNotPresent",
       ports: [{ name: "rte", containerPort: options.port, protocol: "TCP" }],
       env,

@@ -19,6 +19,7 @@ export function ansibleFormsArgs(config: AnsibleFormsConfig, namespace: pulumi.I
   return { ...config, namespace, labels };
 }
 
-export function remoteRteArgs(config: RemoteRteConfig, namespace: pulumi.Input<string>, labels?: Record<string, string>): RemoteRteArgs {
-  return { ...config, namespace, labels };
+/** `appTag`: the app's image tag in the same stack; the RTE follows it unless its own tag is set (as the chart's remoteRte.tag ""). */
+export function remoteRteArgs(config: RemoteRteConfig, namespace: pulumi.Input<string>, labels?: Record<string, string>, appTag?: string): RemoteRteArgs {
+  return { ...config, tag: config.tag || appTag, namespace, labels };
 }

@@ -84,7 +84,7 @@ export class RemoteRte extends pulumi.ComponentResource {
     const token = args.token !== undefined ? checkedToken(args.token, where) : undefined;
 
     const ns = args.namespace;
-    const tag = args.tag ?? DEFAULT_TAG;
+    const tag = args.tag || DEFAULT_TAG;
     const base = objectName(name, "remote-rte");
     const identity = { name: "ansibleforms-rte", instance: name, component: "rte" };
     const labels = standardLabels({ ...identity, version: tag }, args.labels);

@@ -87,7 +87,7 @@ export class Stack extends pulumi.ComponentResource {
       this.ansibleFormsAdminPassword = this.ansibleForms.adminPassword && pulumi.secret(this.ansibleForms.adminPassword);
     }
     if (config.remoteRte) {
-      this.remoteRte = new RemoteRte(base, remoteRteArgs(config.remoteRte, this.namespace, config.labels), { parent: this });
+      this.remoteRte = new RemoteRte(base, remoteRteArgs(config.remoteRte, this.namespace, config.labels, config.ansibleForms?.tag), { parent: this });
     }
 
     this.registerOutputs({

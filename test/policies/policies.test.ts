@@ -18,6 +18,7 @@ import {
   noDefaultAdminPassword,
   podSecurityRestricted,
   rteBoundary,
+  rteTagMatchesApp,
   workspacePdbNoLoadBalancer,
 } from "../../policies/rules";
 import { allViolations, asResource, runResourcePolicy, runStackPolicy, type Resource } from "./run-policies";
@@ -61,7 +62,7 @@ function deployment(containers: Obj[], labels: Record<string, string> = { "app.k
 
 const rteContainer = (extraEnv: Obj[] = [], securityContext: Obj = { ...restrictedContainer(), runAsUser: 1000 }) => ({
   name: "rte",
-  image: "ghcr.io/ansibleforms/ansibleforms-rte:7.3.0",
+  image: "ghcr.io/ansibleforms/ansibleforms-rte-full:7.3.0",
   env: [{ name: "RTE_MODE", value: "inbound" }, { name: "RTE_TOKEN", valueFrom: { secretKeyRef: { name: "keys", key: "rte-token" } } }, ...extraEnv],
   securityContext,
 });
@@ -113,7 +114,7 @@ const pdb = (selector: Record<string, string>) => ({
 const appContainer = (env: Obj[]) => ({ name: "app", image: "ghcr.io/ansibleforms/ansibleforms:7.3.0", env, securityContext: restrictedContainer() });
 
 describe("policy pack", () => {
-  it("has the seven rules, each with a description and mandatory enforcement", () => {
+  it("has the eight rules, each with a description; all mandatory but the RTE tag advice", () => {
     expect(entrywayPolicies.map((p) => p.name)).toEqual([
       "entryway-pod-security-restricted",
       "entryway-rte-boundary",
@@ -122,10 +123,11 @@ describe("policy pack", () => {
       "entryway-exec-rbac",
       "entryway-workspace-pdb-no-loadbalancer",
       "entryway-no-default-admin-password",
+      "entryway-rte-tag-matches-app",
     ]);
     for (const policy of entrywayPolicies) {
       expect(policy.description.length).toBeGreaterThan(20);
-      expect(policy.enforcementLevel).toBe("mandatory");
+      expect(policy.enforcementLevel).toBe(policy === rteTagMatchesApp ? "advisory" : "mandatory");
     }
   });
 
@@ -301,6 +303,21 @@ describe("policy pack", () => {
       expect((await runResourcePolicy(noDefaultAdminPassword, asResource(deployment([appContainer([])])))).join()).toMatch(/ADMIN_PASSWORD is unset/);
       const literal = deployment([appContainer([{ name: "ADMIN_PASSWORD", value: "something-else" }])]);
       expect((await runResourcePolicy(noDefaultAdminPassword, asResource(literal))).join()).toMatch(/must come from a Secret/);
+    });
+  });
+
+  describe("AnsibleForms RTE on the app's tag (advisory)", () => {
+    const remote = (image: string, env: Obj[] = []) => ({ ...deployment([{ ...rteContainer(env), image }]), kind: "StatefulSet", metadata: { name: "remote-rte", namespace: "ns" } });
+    const app = deployment([appContainer([]), rteContainer()]);
+    it("passes an app, its sidecar and a RemoteRte on one tag; a second cluster without the app has nothing to compare", async () => {
+      expect(await runStackPolicy(rteTagMatchesApp, [asResource(app), asResource(remote("ghcr.io/ansibleforms/ansibleforms-rte-core:7.3.0"))])).toEqual([]);
+      expect(await runStackPolicy(rteTagMatchesApp, [asResource(remote("ghcr.io/ansibleforms/ansibleforms-rte-full:7.2.0"))])).toEqual([]);
+    });
+    it("fires on a RemoteRte of another release, and on a custom image (known by RTE_MAX_JOBS) of another tag", async () => {
+      const lagging = await runStackPolicy(rteTagMatchesApp, [asResource(app), asResource(remote("ghcr.io/ansibleforms/ansibleforms-rte-full:7.2.0"))]);
+      expect(lagging).toEqual([expect.stringMatching(/^StatefulSet ns\/remote-rte container "rte": RTE tag 7\.2\.0 differs from the AnsibleForms app's \(7\.3\.0\)/)]);
+      const custom = await runStackPolicy(rteTagMatchesApp, [asResource(app), asResource(remote("registry.example.com/team/my-rte:1.0", [{ name: "RTE_MAX_JOBS", value: "2" }]))]);
+      expect(custom.join()).toMatch(/RTE tag 1\.0 differs/);
     });
   });
 });

@@ -106,6 +106,15 @@ limits:
 {{- end -}}
 
 {{/*
+The RTE image: a custom repository, else the flavour's published layer
+ghcr.io/ansibleforms/ansibleforms-rte-<full|core|base>, at the given tag or the app's
+(components/ansibleforms/common.ts rteImage; upstream ansibleforms server/src/runners/README.md).
+*/}}
+{{- define "entryway.af.rteImage" -}}
+{{- printf "%s:%s" (default (printf "ghcr.io/ansibleforms/ansibleforms-rte-%s" (default "full" .s.flavor)) .s.image) (default .defaultTag .s.tag) -}}
+{{- end -}}
+
+{{/*
 The RTE container and its volumes, as JSON (dict "container" ... "volumes" ...).
 (dict "root" $ "s" <settings> "mode" inbound|outbound|database "port" N "tokenSecret" name
 "defaultTag" tag "ansibleCfgConfigMap" name "extraEnv" <yaml list> "extraMounts" <list> )
@@ -150,7 +159,7 @@ The RTE container and its volumes, as JSON (dict "container" ... "volumes" ...).
 {{- $ready := dict "httpGet" (dict "path" "/ready" "port" .port) "periodSeconds" 10 "timeoutSeconds" 5 "failureThreshold" 3 -}}
 {{- $container := dict
   "name" "rte"
-  "image" (printf "%s:%s" $s.image (default .defaultTag $s.tag))
+  "image" (include "entryway.af.rteImage" (dict "s" $s "defaultTag" .defaultTag))
   "imagePullPolicy" "IfNotPresent"
   "ports" (list (dict "name" "rte" "containerPort" .port "protocol" "TCP"))
   "env" $env
