@@ -328,11 +328,11 @@ export class AnsibleForms extends pulumi.ComponentResource {
       { name: "DB_PORT", value: String(db.port) },
       { name: "DB_USER", value: db.user },
       secretEnv("DB_PASSWORD", db.password),
-      secretEnv("ENCRYPTION_SECRET", { name: keysSecret, key: KEYS.encryptionSecret }),
     ];
     const appEnv: EnvVar[] = [
       { name: "PORT", value: String(APP_PORT) },
       ...databaseEnv,
+      secretEnv("ENCRYPTION_SECRET", { name: keysSecret, key: KEYS.encryptionSecret }),
       secretEnv("ACCESS_TOKEN_SECRET", { name: keysSecret, key: KEYS.accessTokenSecret }),
       { name: "ADMIN_USERNAME", value: args.adminUsername ?? "admin" },
       secretEnv("ADMIN_PASSWORD", { name: keysSecret, key: KEYS.adminPassword }),

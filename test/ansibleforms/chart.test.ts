@@ -134,7 +134,7 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
     expect(find(remote, "NetworkPolicy", "entryway-remote-rte").spec).toMatchObject({ policyTypes: ["Ingress"], ingress: [] });
   });
 
-  it("database mode: the deprecation is rendered as an annotation; the RTE holds DB_* and the app's volume", async () => {
+  it("database mode: the deprecation is rendered as an annotation; the RTE holds DB_* and the app's volume, registers nothing and has no ENCRYPTION_SECRET", async () => {
     const objects = template([scenario("database")]);
     await assertValidObjects(objects);
     const deployment = find(objects, "Deployment", "entryway-ansibleforms");
@@ -143,6 +143,10 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
     const rte = container(pod, "rte");
     expect(envOf(rte, "RTE_MODE")).toBeUndefined();
     expect(envOf(rte, "DB_PASSWORD")).toEqual(envOf(container(pod, "ansibleforms"), "DB_PASSWORD"));
+    // The seed declares this runner: the RTE must not register a second one, nor hold the encryption key.
+    expect(envOf(rte, "RTE_REGISTER")?.value).toBe("0");
+    expect(envOf(rte, "RTE_URL")?.value).toBe("http://127.0.0.1:8001");
+    expect(envOf(rte, "ENCRYPTION_SECRET")).toBeUndefined();
     expect(volumeAt(pod, rte, "/app/dist/persistent")?.claim).toBe("entryway-ansibleforms-persistent");
     expect(objects.find((o) => o.metadata?.name === "entryway-ansibleforms-rte-spool")).toBeUndefined();
   });

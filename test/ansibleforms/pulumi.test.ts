@@ -264,7 +264,7 @@ describe("AnsibleForms with an outbound RTE elsewhere, and the RemoteRte", async
 });
 
 describe("AnsibleForms in the deprecated database mode", () => {
-  it("warns at preview, and the RTE holds DB_* and ENCRYPTION_SECRET and the app's volume, with no RTE_MODE", async () => {
+  it("warns at preview, and the RTE holds DB_* and the app's volume, with no RTE_MODE, RTE_REGISTER=0 at its RTE_URL and no ENCRYPTION_SECRET", async () => {
     const warn = vi.spyOn(pulumi.log, "warn");
     const { objects } = await renderForms({ rte: { mode: "database" } });
     expect(warn).toHaveBeenCalledWith(DATABASE_MODE_WARNING, expect.anything());
@@ -273,7 +273,11 @@ describe("AnsibleForms in the deprecated database mode", () => {
     const rte = container(pod, "rte");
     const app = container(pod, "ansibleforms");
     expect(envOf(rte, "RTE_MODE")).toBeUndefined();
-    for (const name of ["DB_HOST", "DB_PORT", "DB_USER", "DB_PASSWORD", "ENCRYPTION_SECRET"]) expect(envOf(rte, name)).toEqual(envOf(app, name));
+    for (const name of ["DB_HOST", "DB_PORT", "DB_USER", "DB_PASSWORD"]) expect(envOf(rte, name)).toEqual(envOf(app, name));
+    // The seed declares this runner (the item below): the RTE registers none of its own, so it needs no ENCRYPTION_SECRET.
+    expect(envOf(rte, "RTE_REGISTER")?.value).toBe("0");
+    expect(envOf(rte, "RTE_URL")?.value).toBe("http://127.0.0.1:8001");
+    expect(envOf(rte, "ENCRYPTION_SECRET")).toBeUndefined();
     expect(envOf(rte, "ACCESS_TOKEN_SECRET")).toBeUndefined();
     expect(volumeAt(pod, rte, "/app/dist/persistent")?.claim).toBe("entryway-ansibleforms-persistent");
     const { seed } = seedOf(objects, pod, app);

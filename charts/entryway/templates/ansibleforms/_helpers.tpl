@@ -49,7 +49,7 @@ ends make the same objects. Secrets are never generated here: see README "Ansibl
       key: {{ .key }}
 {{- end -}}
 
-{{/* DB_* and ENCRYPTION_SECRET: the app's, and the database-mode RTE's. */}}
+{{/* DB_*: the app's, and the database-mode RTE's (which never gets ENCRYPTION_SECRET: see database-rte.ts). */}}
 {{- define "entryway.af.databaseEnv" -}}
 {{- $db := include "entryway.af.db" . | fromJson -}}
 - name: DB_HOST
@@ -59,7 +59,6 @@ ends make the same objects. Secrets are never generated here: see README "Ansibl
 - name: DB_USER
   value: {{ $db.user | quote }}
 {{ include "entryway.af.secretEnv" (dict "name" "DB_PASSWORD" "secretName" $db.secretName "key" $db.secretKey) }}
-{{ include "entryway.af.secretEnv" (dict "name" "ENCRYPTION_SECRET" "secretName" .Values.ansibleForms.existingSecrets.keys "key" "encryption-secret") }}
 {{- end -}}
 
 {{/* The app container's environment. */}}
@@ -68,6 +67,7 @@ ends make the same objects. Secrets are never generated here: see README "Ansibl
 - name: PORT
   value: "8000"
 {{ include "entryway.af.databaseEnv" . }}
+{{ include "entryway.af.secretEnv" (dict "name" "ENCRYPTION_SECRET" "secretName" $af.existingSecrets.keys "key" "encryption-secret") }}
 {{ include "entryway.af.secretEnv" (dict "name" "ACCESS_TOKEN_SECRET" "secretName" $af.existingSecrets.keys "key" "access-token-secret") }}
 - name: ADMIN_USERNAME
   value: {{ $af.adminUsername | quote }}
@@ -328,7 +328,7 @@ The RTE container and its volumes, as JSON (dict "container" ... "volumes" ...).
 {{- end -}}
 
 {{- define "entryway.af.deprecation" -}}
-AnsibleForms RTE database mode is deprecated (RTE 7.0-7.2, removed in 8.0.0): the RTE holds the database credentials and ENCRYPTION_SECRET. Move to the inbound sidecar (rte.mode: sidecar) or an outbound RemoteRte.
+AnsibleForms RTE database mode is deprecated (RTE 7.0-7.2, removed in 8.0.0): the RTE holds the database credentials. Move to the inbound sidecar (rte.mode: sidecar) or an outbound RemoteRte.
 {{- end -}}
 
 {{/* NOTES.txt lines for AnsibleForms and the remote RTE. */}}
