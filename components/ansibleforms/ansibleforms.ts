@@ -15,6 +15,7 @@ import {
   APP_PORT,
   checkRteSettings,
   checkedToken,
+  configChecksums,
   DATABASE_SCHEMA,
   DEFAULT_TAG,
   KEYS,
@@ -460,7 +461,7 @@ export class AnsibleForms extends pulumi.ComponentResource {
           strategy: { type: "Recreate" },
           selector: { matchLabels: selectorLabels(appIdentity) },
           template: {
-            metadata: { labels },
+            metadata: { labels, ...configChecksums({ "ansible-cfg": ansibleCfgConfigMap && rte.ansibleCfg }) },
             spec: {
               automountServiceAccountToken: false,
               enableServiceLinks: false,

@@ -14,6 +14,7 @@ import {
   CA_FILE,
   checkRteSettings,
   checkedToken,
+  configChecksums,
   DEFAULT_TAG,
   KEYS,
   NODE_UID,
@@ -142,7 +143,8 @@ export class RemoteRte extends pulumi.ComponentResource {
           podManagementPolicy: "Parallel",
           selector: { matchLabels: selectorLabels(identity) },
           template: {
-            metadata: { labels },
+            // An existing CA ConfigMap is not ours to read: only a caBundle given here is hashed.
+            metadata: { labels, ...configChecksums({ "ansible-cfg": args.ansibleCfg, "ca-bundle": args.caBundle }) },
             spec: {
               automountServiceAccountToken: false,
               enableServiceLinks: false,
