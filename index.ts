@@ -22,3 +22,7 @@ export const sshConfig = stack.sshConfig;
 export const ansibleFormsUrl = stack.ansibleFormsUrl;
 /** The generated AnsibleForms admin password: a secret (`pulumi stack output --show-secrets`). */
 export const ansibleFormsAdminPassword = stack.ansibleFormsAdminPassword;
+/** The RTE token the app shares with its RTEs: a secret, for a second data centre's stack (README runbook). */
+export const ansibleFormsRteToken = stack.ansibleFormsRteToken;
+/** The CA bundle that signed the app's certificate (ansibleForms.expose.caBundle), for a second data centre's RemoteRte. */
+export const ansibleFormsCaBundle = stack.ansibleFormsCaBundle;

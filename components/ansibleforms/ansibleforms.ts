@@ -181,6 +181,11 @@ export interface AnsibleFormsSettings {
     ingressClassName?: string;
     /** A TLS Secret for the host. */
     tlsSecretName?: string;
+    /**
+     * PEM CA bundle that signed the host's certificate: not deployed here, passed on as the
+     * output `caBundle` (stack output `ansibleFormsCaBundle`) for outbound RTEs elsewhere to trust.
+     */
+    caBundle?: string;
   };
 }
 
@@ -236,6 +241,8 @@ export class AnsibleForms extends pulumi.ComponentResource {
   public readonly rteTokenSecretName: pulumi.Output<string>;
   /** The RTE token, when generated here (secret). */
   public readonly rteToken?: pulumi.Output<string>;
+  /** The CA bundle outbound RTEs trust the app's certificate with (expose.caBundle), when given. */
+  public readonly caBundle?: string;
   /** The admin password, when generated here (secret). */
   public readonly adminPassword?: pulumi.Output<string>;
   /** The seed file's text. */
@@ -506,6 +513,7 @@ export class AnsibleForms extends pulumi.ComponentResource {
       child,
     );
 
+    this.caBundle = args.expose?.caBundle;
     if (args.expose) {
       const expose = args.expose;
       new k8s.networking.v1.Ingress(
@@ -533,6 +541,7 @@ export class AnsibleForms extends pulumi.ComponentResource {
       rteTokenSecretName: this.rteTokenSecretName,
       rteToken: this.rteToken,
       adminPassword: this.adminPassword,
+      caBundle: this.caBundle,
       seed: this.seed,
     });
   }

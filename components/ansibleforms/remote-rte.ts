@@ -47,7 +47,9 @@ export interface RemoteRteSettings extends RteSettings {
   existingCaConfigMap?: string;
 }
 
-export interface RemoteRteArgs extends Omit<RemoteRteSettings, "token" | "appUrl"> {
+export interface RemoteRteArgs extends Omit<RemoteRteSettings, "token" | "appUrl" | "caBundle"> {
+  /** PEM CA bundle that signed the app's certificate, e.g. another stack's output ansibleFormsCaBundle. */
+  caBundle?: pulumi.Input<string>;
   /** The app's URL the RTE dials. */
   appUrl: pulumi.Input<string>;
   /** The token (at least 16 characters); pass a secret. Needed unless existingTokenSecret is set. */
@@ -132,6 +134,12 @@ export class RemoteRte extends pulumi.ComponentResource {
     });
     const volumes = [...spec.volumes, ...(caConfigMap ? [{ name: "rte-ca", configMap: { name: caConfigMap } }] : [])];
 
+    // A caBundle from another stack is an Output: its checksum is known once the value is.
+    const caBundle = args.caBundle;
+    const checksums =
+      caBundle === undefined || typeof caBundle === "string"
+        ? configChecksums({ "ansible-cfg": args.ansibleCfg, "ca-bundle": caBundle })
+        : { annotations: pulumi.output(caBundle).apply((ca) => configChecksums({ "ansible-cfg": args.ansibleCfg, "ca-bundle": ca }).annotations ?? {}) };
     const statefulSet = new k8s.apps.v1.StatefulSet(
       `${name}-statefulset`,
       {
@@ -144,7 +152,7 @@ export class RemoteRte extends pulumi.ComponentResource {
           selector: { matchLabels: selectorLabels(identity) },
           template: {
             // An existing CA ConfigMap is not ours to read: only a caBundle given here is hashed.
-            metadata: { labels, ...configChecksums({ "ansible-cfg": args.ansibleCfg, "ca-bundle": args.caBundle }) },
+            metadata: { labels, ...checksums },
             spec: {
               automountServiceAccountToken: false,
               enableServiceLinks: false,

@@ -41,6 +41,13 @@ export class Stack extends pulumi.ComponentResource {
   public readonly ansibleFormsUrl?: pulumi.Output<string>;
   /** The generated AnsibleForms admin password (a secret), unless an existing keys Secret holds it. */
   public readonly ansibleFormsAdminPassword?: pulumi.Output<string>;
+  /**
+   * The RTE token the app shares with its RTEs (a secret), unless an existing Secret holds it:
+   * a second stack's RemoteRte reads it through a StackReference.
+   */
+  public readonly ansibleFormsRteToken?: pulumi.Output<string>;
+  /** The CA bundle that signed the app's exposed certificate (ansibleForms.expose.caBundle), for a second stack's RemoteRte. */
+  public readonly ansibleFormsCaBundle?: pulumi.Output<string>;
 
   constructor(name: string, config: StackConfig, opts?: pulumi.ComponentResourceOptions) {
     super("entryway:index:Stack", name, {}, opts);
@@ -85,6 +92,8 @@ export class Stack extends pulumi.ComponentResource {
       const expose = config.ansibleForms.expose;
       this.ansibleFormsUrl = expose ? pulumi.output(`${expose.tlsSecretName ? "https" : "http"}://${expose.host}`) : this.ansibleForms.url;
       this.ansibleFormsAdminPassword = this.ansibleForms.adminPassword && pulumi.secret(this.ansibleForms.adminPassword);
+      this.ansibleFormsRteToken = this.ansibleForms.rteToken && pulumi.secret(this.ansibleForms.rteToken);
+      this.ansibleFormsCaBundle = this.ansibleForms.caBundle === undefined ? undefined : pulumi.output(this.ansibleForms.caBundle);
     }
     if (config.remoteRte) {
       this.remoteRte = new RemoteRte(base, remoteRteArgs(config.remoteRte, this.namespace, config.labels, config.ansibleForms?.tag), { parent: this });
@@ -96,6 +105,8 @@ export class Stack extends pulumi.ComponentResource {
       sshConfig: this.sshConfig,
       ansibleFormsUrl: this.ansibleFormsUrl,
       ansibleFormsAdminPassword: this.ansibleFormsAdminPassword,
+      ansibleFormsRteToken: this.ansibleFormsRteToken,
+      ansibleFormsCaBundle: this.ansibleFormsCaBundle,
     });
   }
 }

@@ -5,6 +5,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { generateConfigSchema, SCHEMA_FILE } from "../../scripts/generate-config-schema";
+import { REDACTED } from "../../scripts/offline/manifests";
 import { repoRoot } from "../harness/helm";
 import { assertValidObjects, type ObjectLike } from "../harness/validate";
 import { checkEnvoyFilter } from "../harness/envoy";
@@ -31,6 +32,10 @@ describe("npm run render", () => {
     for (const file of readdirSync(out)) {
       expect(readFileSync(path.join(out, file), "utf8")).not.toMatch(/offline-random-|offline-secret-config-/);
     }
+    // The secret outputs are listed, redacted: the admin password and the RTE token for a second data centre.
+    const outputs = parse(readFileSync(path.join(out, "_outputs.yaml"), "utf8")) as Record<string, unknown>;
+    expect(outputs.ansibleFormsRteToken).toBe(REDACTED);
+    expect(outputs.ansibleFormsAdminPassword).toBe(REDACTED);
   });
 
   it("renders the same files twice in a row (stable output)", () => {

@@ -4,10 +4,13 @@
  * fields rejected, Envoy protos) and passes every rule of the policy pack. The stack outputs a
  * platform team reads are there.
  */
+import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import * as pulumi from "@pulumi/pulumi";
+import { RemoteRte } from "../../components/ansibleforms";
 import { parseStackConfig, Stack } from "../../components/stack";
 import { checkEnvoyFilter } from "../harness/envoy";
 import { repoRoot } from "../harness/helm";
@@ -61,6 +64,34 @@ describe("the shipped stacks", () => {
     expect(await outputOf(stack.sshConfig!)).toMatch(/^Host entryway-ws-alice$/m);
     expect(await outputOf(stack.ansibleFormsUrl!)).toMatch(/^https?:\/\/\S+$/);
     expect(await isSecretOutput(stack.ansibleFormsAdminPassword!)).toBe(true);
+    // The second data centre's StackReference reads the token: it must stay a secret.
+    expect(await isSecretOutput(stack.ansibleFormsRteToken!)).toBe(true);
+    expect(await outputOf(stack.ansibleFormsRteToken!)).toMatch(/^.{16,}$/);
+  });
+
+  it("exports the app's CA bundle for the second data centre when expose gives one; no token output when an existing Secret holds it", async () => {
+    const ca = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+    const config = parseStackConfig({
+      namespace: "x",
+      ansibleForms: { existingSecrets: { rteToken: "forms-rte-token" }, expose: { host: "forms.example.com", tlsSecretName: "forms-tls", caBundle: ca } },
+    });
+    let stack: Stack | undefined;
+    await render(() => (stack = new Stack("ca", config)));
+    expect(await outputOf(stack!.ansibleFormsCaBundle!)).toBe(ca);
+    expect(stack!.ansibleFormsRteToken).toBeUndefined();
+  });
+
+  it("a second stack's RemoteRte takes the token and CA as outputs (what a StackReference gives): a Secret, the CA mounted and hashed", async () => {
+    const ca = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+    const { manifests } = await render(
+      () => new RemoteRte("dc2", { namespace: "rte", appUrl: "https://forms.example.com", token: pulumi.secret("0123456789abcdef0123"), caBundle: pulumi.output(ca) }),
+    );
+    const objects = manifests as ObjectLike[];
+    const configMap = objects.find((o) => o.kind === "ConfigMap" && o.metadata?.name === "dc2-remote-rte-ca") as unknown as { data: Record<string, string> };
+    expect(configMap.data["ca.crt"]).toBe(ca);
+    const statefulSet = objects.find((o) => o.kind === "StatefulSet") as unknown as { spec: { template: { metadata: { annotations: Record<string, string> } } } };
+    expect(statefulSet.spec.template.metadata.annotations["checksum/ca-bundle"]).toBe(createHash("sha256").update(ca).digest("hex"));
+    expect(objects.some((o) => o.kind === "Secret" && o.metadata?.name === "dc2-remote-rte-token")).toBe(true);
   });
 
   it.each([
