@@ -111,6 +111,20 @@ export interface RteSettings {
   rolesClaim?: string;
   /** Overrides the resources sized from maxJobs. */
   resources?: RteResources;
+  /**
+   * More plain environment variables for the RTE, after the ones the component sets (a name it
+   * sets is refused): settings this release does not know, or names upstream renamed (README,
+   * "Assumptions to check"). Secrets do not belong here.
+   */
+  extraEnv?: PlainEnvVar[];
+}
+
+/** A plain environment variable. */
+export interface PlainEnvVar {
+  /** The name. */
+  name: string;
+  /** The value. */
+  value: string;
 }
 
 /** A container's resources. */
@@ -226,6 +240,9 @@ export function rteContainer(options: {
     ...(settings.processMaxBuffer !== undefined ? [{ name: "PROCESS_MAX_BUFFER", value: String(settings.processMaxBuffer) }] : []),
     ...(options.extraEnv ?? []),
   ];
+  const taken = settings.extraEnv?.filter((extra) => env.some((e) => e.name === extra.name)) ?? [];
+  if (taken.length > 0) throw new Error(`extraEnv ${taken.map((e) => e.name).join(", ")}: set by the component (change the setting that sets it)`);
+  env.push(...(settings.extraEnv ?? []));
   const mounts: VolumeMount[] = [
     ...(socket ? [{ name: "rte-spool", mountPath: SPOOL_PATH }] : []),
     { name: "rte-tmp", mountPath: "/tmp" },

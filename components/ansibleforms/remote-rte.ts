@@ -45,6 +45,12 @@ export interface RemoteRteSettings extends RteSettings {
   caBundle?: string;
   /** An existing ConfigMap with key ca.crt, instead of caBundle. */
   existingCaConfigMap?: string;
+  /**
+   * The variable the outbound RTE reads the app's URL from (default RTE_APP_URL, an assumption:
+   * README, "Assumptions to check"); change it here if your release names it otherwise.
+   * @pattern ^[A-Za-z_][A-Za-z0-9_]*$
+   */
+  appUrlEnv?: string;
 }
 
 export interface RemoteRteArgs extends Omit<RemoteRteSettings, "token" | "appUrl" | "caBundle"> {
@@ -126,7 +132,7 @@ export class RemoteRte extends pulumi.ComponentResource {
       token: { name: tokenSecret, key: KEYS.rteToken },
       ansibleCfgConfigMap,
       extraEnv: [
-        { name: "RTE_APP_URL", value: args.appUrl },
+        { name: args.appUrlEnv || "RTE_APP_URL", value: args.appUrl },
         ...(caConfigMap ? [{ name: "NODE_EXTRA_CA_CERTS", value: `${CA_DIR}/${CA_FILE}` }] : []),
       ],
       extraMounts: caConfigMap ? [{ name: "rte-ca", mountPath: CA_DIR, readOnly: true }] : [],

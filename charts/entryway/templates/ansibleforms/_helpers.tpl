@@ -133,6 +133,11 @@ The RTE container and its volumes, as JSON (dict "container" ... "volumes" ...).
 {{- end -}}
 {{- if $s.processMaxBuffer }}{{ $env = append $env (dict "name" "PROCESS_MAX_BUFFER" "value" (toString (int64 $s.processMaxBuffer))) }}{{ end -}}
 {{- $env = concat $env (default list .extraEnv) -}}
+{{- range $s.extraEnv -}}
+{{- $name := .name -}}
+{{- range $env }}{{ if eq .name $name }}{{ fail (printf "extraEnv %s: set by the chart (change the setting that sets it)" $name) }}{{ end }}{{ end -}}
+{{- end -}}
+{{- $env = concat $env (default list $s.extraEnv) -}}
 {{- $mounts := list -}}
 {{- if $socket }}{{ $mounts = append $mounts (dict "name" "rte-spool" "mountPath" "/var/spool/ansibleforms-rte") }}{{ end -}}
 {{- $mounts = append $mounts (dict "name" "rte-tmp" "mountPath" "/tmp") -}}
