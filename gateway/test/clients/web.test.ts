@@ -93,9 +93,21 @@ const tools = needTools("web terminal in Chromium against a gateway on podman", 
 /**
  * Coloured output as programs write it, through the shell: 24-bit foreground, 24-bit, 16-colour and
  * 256-colour backgrounds (four cells each), bold, italic, underline, a curly underline in a 24-bit
- * colour, a 256-colour foreground, inverse, dim and an OSC 8 link.
+ * colour, a 256-colour foreground, inverse, dim and an OSC 8 link. Typed as short lines: busybox sh's
+ * line editor has been seen to lose a run of keys in one long typed line.
  */
-const SAMPLE_COMMAND = String.raw`printf '\033[38;2;255;0;0mRED\033[0m \033[48;2;0;0;255m    \033[0m \033[42m    \033[0m \033[48;5;93m    \033[0m \033[1mbold\033[0m \033[3mitalic\033[0m \033[4munder\033[0m \033[4:3m\033[58;2;0;255;0mcurly\033[0m \033[38;5;208m256\033[0m \033[7minverse\033[0m \033[2mdim\033[0m \033]8;;http://127.0.0.1/\033\\link\033]8;;\033\\\n'`;
+const SAMPLE_COMMANDS = [
+  String.raw`c='\033[38;2;255;0;0mRED\033[0m '`,
+  String.raw`c="$c"'\033[48;2;0;0;255m    \033[0m '`,
+  String.raw`c="$c"'\033[42m    \033[0m \033[48;5;93m    \033[0m '`,
+  String.raw`c="$c"'\033[1mbold\033[0m \033[3mitalic\033[0m '`,
+  String.raw`c="$c"'\033[4munder\033[0m '`,
+  String.raw`c="$c"'\033[4:3m\033[58;2;0;255;0mcurly\033[0m '`,
+  String.raw`c="$c"'\033[38;5;208m256\033[0m \033[7minverse\033[0m '`,
+  String.raw`c="$c"'\033[2mdim\033[0m '`,
+  String.raw`c="$c"'\033]8;;http://127.0.0.1/\033\\link\033]8;;\033\\'`,
+  String.raw`clear; printf "$c\n"`,
+];
 const SAMPLE_LINE = /^RED {16}bold italic under curly 256 inverse dim link$/m;
 /** Where the sample's cells are, and the colours they must show. */
 const CELL = { red: [0, 1, 2], blank: 3, rgbBackground: 5, ansiBackground: 10, palette256Background: 15, link: 60 };
@@ -164,8 +176,7 @@ async function openSignedIn(page: Page, url: string, token: string): Promise<voi
  * colours, selects "RED" with the mouse and copies it. `label` names the screenshots.
  */
 async function checkPainting(page: Page, label: string): Promise<void> {
-  await typeLine(page, "clear");
-  await typeLine(page, SAMPLE_COMMAND);
+  for (const command of SAMPLE_COMMANDS) await typeLine(page, command);
   await waitForText(page, SAMPLE_LINE);
   // DECSCUSR: blinking and steady block, underline and bar (xtermjs/xterm.js src/common/InputHandler.ts setCursorStyle).
   await typeLine(page, String.raw`for style in 1 2 3 4 5 6 0; do printf "\033[$style q"; sleep 0.1; done; echo cursor-styles-done`);
