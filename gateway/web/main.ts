@@ -325,7 +325,7 @@ async function main(): Promise<void> {
     route();
   });
 
-  // For automation and tests: the terminal and the last session's end.
+  // For automation and tests: the terminal, the last session's end, the renderer in use.
   Object.defineProperty(window, "entryway", {
     value: {
       get terminal() {
