@@ -1,7 +1,9 @@
 // Serves the web terminal (bundled by web/build.ts into dist/web/) with a strict Content-Security-Policy:
 // scripts and styles from this origin only (xterm.js's generated <style> elements carry a per-response
-// nonce), connections to this origin only (plus the OIDC token endpoint when sign-in is configured),
-// no framing. Routes: / (the page; its query string names the target), /web/app.js, /web/app.css,
+// nonce), no inline style attributes at all (the WebGL renderer paints; the DOM fallback sets styles
+// through the CSSOM, see web/build.ts), connections to this origin only (plus the OIDC token endpoint
+// when sign-in is configured), no framing. Routes: / (the page; its query string names the target), /web/app.js, /web/app.css,
+// /web/favicon.svg (also at /favicon.ico, where browsers look without a <link rel="icon">),
 // /web/config.json (what the page needs: endpoint path, backend, OIDC settings).
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
@@ -29,9 +31,12 @@ interface OidcPageSettings {
   scope: string;
 }
 
-const STATIC: Record<string, string> = {
-  "/web/app.js": "text/javascript; charset=utf-8",
-  "/web/app.css": "text/css; charset=utf-8",
+/** Path -> the built file and its content type. */
+const STATIC: Record<string, { file: string; type: string }> = {
+  "/web/app.js": { file: "app.js", type: "text/javascript; charset=utf-8" },
+  "/web/app.css": { file: "app.css", type: "text/css; charset=utf-8" },
+  "/web/favicon.svg": { file: "favicon.svg", type: "image/svg+xml" },
+  "/favicon.ico": { file: "favicon.svg", type: "image/svg+xml" },
 };
 
 export function contentSecurityPolicy(nonce: string, connectOrigins: string[] = []): string {
@@ -126,12 +131,13 @@ export function webAssets(options: WebAssetsOptions): RouteHandler {
       );
       return true;
     }
-    const content = await file(path.slice("/web/".length));
+    const asset = STATIC[path]!;
+    const content = await file(asset.file);
     if (!content) {
       send(404, { "content-type": "text/plain; charset=utf-8" }, "not found\n");
       return true;
     }
-    send(200, { "content-type": STATIC[path]!, "cache-control": "no-cache" }, content);
+    send(200, { "content-type": asset.type, "cache-control": "no-cache" }, content);
     return true;
   };
 }

@@ -4,6 +4,7 @@
 // and an xterm.js terminal that fills the window, follows its size (WINCH), and says why a session ended.
 import { FitAddon } from "@xterm/addon-fit";
 import { Unicode11Addon } from "@xterm/addon-unicode11";
+import { WebglAddon } from "@xterm/addon-webgl";
 import { Terminal } from "@xterm/xterm";
 import { decodeResponse, encodeRequest, RequestType, ResponseType, type Response } from "./codec.js";
 import { beginOidcSignIn, completeOidcSignIn, type OidcSettings } from "./oidc.js";
@@ -62,6 +63,8 @@ class TerminalSession {
   private closeMessage: Response | undefined;
   /** What the last session ended with, for people and tests. */
   ended: { text: string; exitCode?: number; closeCode?: string } | null = null;
+  /** Which xterm.js renderer paints the terminal, for people and tests. */
+  renderer: "webgl" | "dom" = "dom";
 
   constructor(
     private readonly config: PageConfig,
@@ -79,6 +82,7 @@ class TerminalSession {
     this.term.loadAddon(new Unicode11Addon());
     this.term.unicode.activeVersion = "11"; // emoji and CJK take two cells, as in the container's terminal
     this.term.open($("terminal"));
+    this.paintWithWebgl();
     new ResizeObserver(() => this.fitNow()).observe($("terminal"));
     this.term.onResize(({ cols, rows }) => this.send(RequestType.WINCH, `${cols} ${rows}`));
     this.term.onData((data) => this.send(RequestType.PLAIN, data));
@@ -99,6 +103,28 @@ class TerminalSession {
         return false;
       }
       return true;
+    });
+  }
+
+  /**
+   * The WebGL renderer paints every cell (24-bit colours, the selection, underlines, links, the cursor)
+   * on a canvas, so it needs no inline style and the CSP can forbid them. Renderer addons load after
+   * open(), and disposing the addon gives the terminal back to xterm.js's DOM renderer
+   * (xtermjs/xterm.js addons/addon-webgl/README.md and src/WebglAddon.ts): that is the fallback where
+   * WebGL2 is missing or its context is lost for good; web/build.ts keeps it within the CSP too.
+   */
+  private paintWithWebgl(): void {
+    const webgl = new WebglAddon();
+    try {
+      this.term.loadAddon(webgl);
+    } catch {
+      webgl.dispose(); // no WebGL2 here: the DOM renderer stays
+      return;
+    }
+    this.renderer = "webgl";
+    webgl.onContextLoss(() => {
+      webgl.dispose();
+      this.renderer = "dom";
     });
   }
 
@@ -171,8 +197,11 @@ class TerminalSession {
     $("ended-text").textContent = text;
     const authFailed = close?.closeCode === "denied" || close?.closeCode === "unauthenticated";
     show("ended-sign-in", authFailed);
+    // Without a token only signing in again helps.
+    show("ended-reconnect", !authFailed);
+    show("ended-other", !authFailed);
     show("ended", true);
-    show("bar-reconnect", true);
+    show("bar-reconnect", !authFailed);
     setStatus("disconnected");
     if (authFailed) this.onAuthFailure();
   }
@@ -195,10 +224,18 @@ async function main(): Promise<void> {
   }
 
   const token = () => sessionStorage.getItem(TOKEN_KEY);
-
-  function route(): void {
+  /** What the bar offers follows whether this tab holds a token. */
+  const showSignedIn = () => {
     show("sign-out", token() !== null);
     show("bar-other", token() !== null);
+  };
+  const forgetToken = () => {
+    sessionStorage.removeItem(TOKEN_KEY);
+    showSignedIn();
+  };
+
+  function route(): void {
+    showSignedIn();
     if (!token()) {
       session?.disconnect();
       showOnly("sign-in");
@@ -215,7 +252,7 @@ async function main(): Promise<void> {
       return;
     }
     showOnly("terminal-view");
-    session ??= new TerminalSession(config, () => sessionStorage.removeItem(TOKEN_KEY));
+    session ??= new TerminalSession(config, forgetToken); // a denied or unauthenticated session ends the token
     session.connect(target, token()!);
   }
 
@@ -288,8 +325,20 @@ async function main(): Promise<void> {
     route();
   });
 
-  // For automation and tests: the terminal and the last session's end.
-  Object.defineProperty(window, "entryway", { value: { get terminal() { return session?.term; }, get ended() { return session?.ended ?? null; } } });
+  // For automation and tests: the terminal, the last session's end, the renderer in use.
+  Object.defineProperty(window, "entryway", {
+    value: {
+      get terminal() {
+        return session?.term;
+      },
+      get ended() {
+        return session?.ended ?? null;
+      },
+      get renderer() {
+        return session?.renderer;
+      },
+    },
+  });
   route();
 }
 
