@@ -114,7 +114,7 @@ describe("ConnectGateway", () => {
     const role = findManifest(manifests, "Role", "entryway-connect-gateway-sds");
     expect(role.rules).toEqual([{ apiGroups: [""], resources: ["secrets"], verbs: ["get", "watch", "list"] }]);
     expect(findManifest(manifests, "RoleBinding", "entryway-connect-gateway-sds").subjects).toEqual([{ kind: "ServiceAccount", name: "entryway-connect-gateway", namespace: "dev" }]);
-    expect(await outputOf(captured.workspaces[0].sshConfig)).toContain("ProxyCommand proxytunnel -q -E -p ssh.example.com:2222 -d %h:%p");
+    expect(await outputOf(captured.workspaces[0].sshConfig)).toContain("ProxyCommand entryway connect-proxy --tls ssh.example.com:2222 %h %p");
   });
 
   it.each([
@@ -199,7 +199,7 @@ describe("SshWorkspace", () => {
       "  HostName entryway-ws-alice.team-a.svc.cluster.local",
       "  Port 22",
       "  User dev",
-      "  ProxyCommand proxytunnel -q -p ssh.example.com:2222 -d %h:%p",
+      "  ProxyCommand entryway connect-proxy ssh.example.com:2222 %h %p",
       "  ServerAliveInterval 30",
       "",
     ].join("\n"));

@@ -82,6 +82,8 @@ export interface GatewayModelOptions {
   defaultServiceExportTo?: readonly string[];
   /** As Istio sets it: true. False only to show what a non-Istio router would do. */
   ignorePortInHostMatching?: boolean;
+  /** The Gateway object to model, when the objects hold more than one. */
+  gatewayName?: string;
 }
 
 /** What istiod would send the gateway, or why Envoy would reject it. */
@@ -131,7 +133,8 @@ function one<T>(items: T[], what: string): T {
 /** Builds what istiod sends the gateway from the rendered objects. */
 export function buildGatewayEnvoy(options: GatewayModelOptions): GatewayEnvoy {
   const objects = options.objects as (ObjectLike & { spec?: Json; metadata?: { name?: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> } })[];
-  const gateway = one(objects.filter((o) => o.kind === "Gateway" && String(o.apiVersion).startsWith("networking.istio.io/")), "Istio Gateway");
+  const gateway = one(objects.filter((o) => o.kind === "Gateway" && String(o.apiVersion).startsWith("networking.istio.io/")
+    && (options.gatewayName === undefined || o.metadata?.name === options.gatewayName)), "Istio Gateway");
   const gwName = gateway.metadata!.name!;
   const gwNamespace = gateway.metadata!.namespace!;
   const gwSpec = gateway.spec as { selector: Record<string, string>; servers: { port: { number: number; name: string; protocol: string }; hosts: string[]; tls?: Json }[] };
