@@ -113,6 +113,11 @@ export interface SshWorkspaceConfig {
   idleTimeout?: string;
   resources?: ResourcesConfig;
   /**
+   * Whether node drains may move the workspace: never (default; its PDB allows no eviction, so an
+   * operator deletes the pod before a node upgrade) or allowed (a drain moves it, cutting sessions).
+   */
+  disruption?: "never" | "allowed";
+  /**
    * The `Host` alias in the stack's sshConfig output (default `<name>-ws-<workspace name>`).
    * @pattern ^[A-Za-z0-9][A-Za-z0-9._-]*$
    */

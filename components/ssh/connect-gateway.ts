@@ -5,7 +5,7 @@
  *
  * The listener-level EnvoyFilter is made once here and never changes: workspaces register with
  * their own VIRTUAL_HOST ADD patches (SshWorkspace), so adding or removing one leaves the
- * listener, and every live SSH session on it, alone. See design.md "SSH over CONNECT".
+ * listener, and every live SSH session on it, alone.
  */
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
@@ -329,8 +329,10 @@ export class ConnectGateway extends pulumi.ComponentResource {
   }
 
   /**
-   * Claims a CONNECT domain (`fqdn:port`) for a workspace. Two workspaces with one domain would
-   * make Envoy reject every route on the port, so the second claim is an error at preview.
+   * Claims a virtual-host domain (the workspace's `<fqdn>`, no port) for a workspace. Two virtual
+   * hosts with one domain make Envoy reject the whole route configuration ("Only unique values for
+   * domains are permitted": envoy source/common/router/config_impl.cc, RouteMatcher), so every
+   * route on the port would stop; the second claim is an error at preview.
    */
   public claimDomain(domain: string, workspace: string): void {
     const owner = this.domains.get(domain);

@@ -2,8 +2,9 @@
  * SshWorkspace: an OpenSSH development container reached through a ConnectGateway. A StatefulSet
  * with a persistent home, a PDB that keeps it from being moved, a Service port 22 named `tcp-ssh`,
  * a NetworkPolicy that admits SSH only from the gateway's pods, authorized keys from a Secret, and
- * one VIRTUAL_HOST ADD EnvoyFilter that registers `<fqdn>:22` on the gateway. sshd runs as the
- * workspace user (non-root) with password login off (images/ssh-workspace).
+ * one VIRTUAL_HOST ADD EnvoyFilter that routes `CONNECT <fqdn>:22` on the gateway (a virtual host
+ * for the domain `<fqdn>` whose one route pins the port with an exact `:authority` match). sshd
+ * runs as the workspace user (non-root) with password login off (images/ssh-workspace).
  *
  * Output: the user's ~/.ssh/config block, written by sshConfigBlock() (gateway/src/cli/ssh-config.ts,
  * the one place that writes it; `entryway ssh-config` uses it too).
@@ -28,6 +29,9 @@ export const AUTHORIZED_KEYS_DIR = "/etc/entryway/keys";
 const LOGIN = /^[a-z_][a-z0-9_-]{0,31}$/;
 const DURATION = /^\d+(\.\d{1,9})?s$/;
 const PUBLIC_KEY = /^(ssh-(ed25519|rsa|dss)|ecdsa-sha2-nistp(256|384|521)|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com) [A-Za-z0-9+/]+=*( [^\n]*)?$/;
+
+/** Whether evictions (node drains) may move a workspace. */
+export type SshWorkspaceDisruption = "never" | "allowed";
 
 export interface SshWorkspaceStorage {
   /** Size of the home volume (default 10Gi). */
@@ -70,6 +74,12 @@ export interface SshWorkspaceArgs {
   serverAliveInterval?: number;
   /** Container resources (default: 100m CPU, 256Mi requested; 2Gi memory limit). */
   resources?: pulumi.Input<k8s.types.input.core.v1.ResourceRequirements>;
+  /**
+   * Whether evictions may move the workspace: `never` (default: a PDB with maxUnavailable 0, so a
+   * node drain waits until an operator deletes the pod) or `allowed` (maxUnavailable 1: a drain
+   * moves it, cutting its live SSH sessions; the home volume follows it).
+   */
+  disruption?: SshWorkspaceDisruption;
   /** Labels added to every object. */
   labels?: Record<string, string>;
   /**
@@ -97,6 +107,9 @@ export function validateSshWorkspaceArgs(name: string, args: SshWorkspaceArgs): 
       }
     }
   }
+  if (args.disruption !== undefined && args.disruption !== "never" && args.disruption !== "allowed") {
+    throw new Error(`${where}: disruption must be "never" or "allowed", not ${JSON.stringify(args.disruption)}`);
+  }
   if (args.idleTimeout !== undefined && !DURATION.test(args.idleTimeout)) {
     throw new Error(`${where}: idleTimeout must be seconds like "3600s", not ${JSON.stringify(args.idleTimeout)}`);
   }
@@ -108,8 +121,10 @@ export class SshWorkspace extends pulumi.ComponentResource {
   public readonly namespace: string;
   /** The Service's in-cluster DNS name (the ssh HostName). */
   public readonly fqdn: string;
-  /** The CONNECT domain routed on the gateway: `<fqdn>:22`. */
+  /** The virtual host's domain on the gateway: `<fqdn>` (Istio's gateways ignore the port in host matching). */
   public readonly domain: string;
+  /** The CONNECT authority the workspace's route accepts: `<fqdn>:22`. */
+  public readonly authority: string;
   /** The workspace's EnvoyFilter (in the gateway's namespace). */
   public readonly routeFilterName: string;
   /** The ~/.ssh/config block (alias: sshAlias, default the workspace's object name). */
@@ -134,7 +149,8 @@ export class SshWorkspace extends pulumi.ComponentResource {
     this.serviceName = ws;
     this.namespace = ns;
     this.fqdn = serviceFqdn(ws, ns);
-    this.domain = `${this.fqdn}:${WORKSPACE_SERVICE_PORT}`;
+    this.domain = this.fqdn;
+    this.authority = `${this.fqdn}:${WORKSPACE_SERVICE_PORT}`;
     this.routeFilterName = objectName(name, "route");
     args.gateway.claimDomain(this.domain, ws);
 
@@ -228,10 +244,10 @@ export class SshWorkspace extends pulumi.ComponentResource {
       },
     }, child);
 
-    // The workspace must not be moved: evictions (drains) wait until someone deletes it.
+    // `never`: evictions (drains) wait until someone deletes the pod; `allowed`: a drain moves it.
     new k8s.policy.v1.PodDisruptionBudget(ws, {
       metadata: meta(ws),
-      spec: { maxUnavailable: 0, selector: { matchLabels: selector } },
+      spec: { maxUnavailable: args.disruption === "allowed" ? 1 : 0, selector: { matchLabels: selector } },
     }, child);
 
     new k8s.networking.v1.NetworkPolicy(ws, {
@@ -252,7 +268,7 @@ export class SshWorkspace extends pulumi.ComponentResource {
     new k8s.apiextensions.CustomResource(this.routeFilterName, {
       apiVersion: "networking.istio.io/v1alpha3",
       kind: "EnvoyFilter",
-      metadata: meta(this.routeFilterName, gateway.namespace),
+      metadata: { ...meta(this.routeFilterName, gateway.namespace), annotations: workspaceRouteFilterAnnotations(ns, this.fqdn) },
       spec: workspaceRouteFilterSpec({
         selector: gateway.selector,
         port: gateway.port,
@@ -263,18 +279,41 @@ export class SshWorkspace extends pulumi.ComponentResource {
       }),
     }, child);
 
-
     this.registerOutputs({
       serviceName: this.serviceName,
       namespace: this.namespace,
       fqdn: this.fqdn,
       domain: this.domain,
+      authority: this.authority,
       sshConfig: this.sshConfig,
     });
   }
 }
 
-/** The workspace's one patch: a virtual host for exactly `<fqdn>:22` with a static cluster. */
+/**
+ * With PILOT_FILTER_GATEWAY_CLUSTER_CONFIG=true istiod sends a gateway only the clusters of services
+ * something references; a route added by EnvoyFilter does not count, and its CONNECT would fail
+ * with 503 (NC: no cluster). Istio >= 1.26 counts the services an EnvoyFilter names in this
+ * annotation (istio pilot/pkg/model/envoyfilter.go convertToEnvoyFilterWrapper, read by
+ * push_context.go extraServicesForProxy; istio PR 55038). Older Istio ignores it.
+ */
+export function workspaceRouteFilterAnnotations(namespace: string, fqdn: string): Record<string, string> {
+  return { "envoyfilter.istio.io/referenced-services": `${namespace}/${fqdn}` };
+}
+
+/**
+ * The workspace's one patch: a virtual host for the domain `<fqdn>` whose one route takes only
+ * `CONNECT <fqdn>:22`, to a static cluster.
+ *
+ * The domain carries no port because Istio builds every gateway route configuration with
+ * `ignore_port_in_host_matching: true` (istio pilot/pkg/networking/core/gateway.go,
+ * buildGatewayHTTPRouteConfig), and Envoy then cuts the port from the request's authority, never
+ * from `domains`, before the virtual-host lookup (envoy source/common/router/config_impl.cc,
+ * RouteMatcher::findVirtualHost): a domain `<fqdn>:22` would never match. The port is pinned by
+ * the route's exact `:authority` header match instead, which sees the authority as sent (for
+ * CONNECT over HTTP/1 the request-target `host:port`: envoy source/common/http/http1/codec_impl.cc,
+ * ServerConnectionImpl::handlePath), so CONNECT to the host on any other port gets 404.
+ */
 export function workspaceRouteFilterSpec(route: {
   selector: Record<string, string>;
   port: number;
@@ -292,9 +331,9 @@ export function workspaceRouteFilterSpec(route: {
         operation: "ADD",
         value: {
           name: route.virtualHostName,
-          domains: [`${route.fqdn}:${WORKSPACE_SERVICE_PORT}`],
+          domains: [route.fqdn],
           routes: [{
-            match: { connect_matcher: {} },
+            match: { connect_matcher: {}, headers: [{ name: ":authority", string_match: { exact: `${route.fqdn}:${WORKSPACE_SERVICE_PORT}` } }] },
             route: {
               cluster: `outbound|${WORKSPACE_SERVICE_PORT}||${route.fqdn}`,
               // Routes added by EnvoyFilter default to a 15 s timeout: an SSH session has none.

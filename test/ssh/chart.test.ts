@@ -70,6 +70,14 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("%s", 
     expect(pod.containers[0].volumeMounts).toContainEqual({ name: "authorized-keys", mountPath: "/etc/entryway/keys", readOnly: true });
   });
 
+  it("sets the workspace PDB from disruption: never (default, maxUnavailable 0) or allowed (1)", () => {
+    const objects = template({ connectGateway: gateway(), workspaces: [ws("alice"), ws("bob", { disruption: "allowed" })] });
+    const maxUnavailable = (name: string) => (find(objects, "PodDisruptionBudget", name) as unknown as { spec: { maxUnavailable: number } }).spec.maxUnavailable;
+    expect(maxUnavailable("entryway-ws-alice")).toBe(0);
+    expect(maxUnavailable("entryway-ws-bob")).toBe(1);
+    expect(() => template({ connectGateway: gateway(), workspaces: [ws("alice", { disruption: "sometimes" })] })).toThrow(/disruption/);
+  });
+
   it("makes nothing for SSH when the section is off", () => {
     const objects = template({});
     expect(objects.filter((o) => /connect-gateway|-ws-/.test(o.metadata?.name ?? ""))).toEqual([]);
@@ -77,7 +85,7 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("%s", 
 
   it.each([
     ["two workspaces with the same domain", { connectGateway: gateway(), workspaces: [ws("alice"), ws("alice")] },
-      /domain entryway-ws-alice\.entryway\.svc\.cluster\.local:22 is already routed by workspace entryway-ws-alice .*Envoy would reject every route on port 2222/],
+      /domain entryway-ws-alice\.entryway\.svc\.cluster\.local is already routed by workspace entryway-ws-alice .*Envoy would reject every route on port 2222/],
     ["port 80", { connectGateway: gateway({ port: 80 }) }, /connectGateway\.port 80 is reserved/],
     ["port 443", { connectGateway: gateway({ port: 443 }) }, /connectGateway\.port 443 is reserved/],
     ["workspaces without the gateway", { workspaces: [ws("alice")] }, /workspaces need connectGateway\.enabled: true/],
@@ -98,7 +106,7 @@ describe("the same bad input at preview (Pulumi Stack)", () => {
   const stack = (config: Record<string, unknown>) => render(() => new Stack("bad", parseStackConfig({ namespace: "entryway", createNamespace: false, ...config })));
   it.each([
     ["two workspaces with the same domain", { connectGateway: {}, workspaces: [ws("alice"), ws("alice")] },
-      /domain entryway-ws-alice\.entryway\.svc\.cluster\.local:22 is already routed by workspace entryway-ws-alice .*Envoy would reject every route on port 2222/],
+      /domain entryway-ws-alice\.entryway\.svc\.cluster\.local is already routed by workspace entryway-ws-alice .*Envoy would reject every route on port 2222/],
     ["port 80", { connectGateway: { port: 80 } }, /port 80 is reserved/],
     ["workspaces without the gateway", { workspaces: [ws("alice")] }, /workspaces need a connectGateway section/],
     ["both key sources", { connectGateway: {}, workspaces: [ws("alice", { authorizedKeysSecret: { name: "k" } })] }, /exactly one of authorizedKeys and authorizedKeysSecret/],

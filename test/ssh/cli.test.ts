@@ -28,8 +28,8 @@ function entryway(args: string[], input = ""): Promise<{ status: number | null; 
 const base = { alias: "alice", hostName: "entryway-ws-alice.dev.svc.cluster.local", user: "dev", gateway: "ssh.example.com:2222" };
 
 describe("sshConfigBlock", () => {
-  it("writes the block with proxytunnel, TLS and a CA, or the built-in connect-proxy", () => {
-    expect(sshConfigBlock({ ...base, tls: true, caFile: "~/.ssh/gateway-ca.pem", identityFile: "~/.ssh/id_ed25519", serverAliveInterval: 15 })).toBe([
+  it("writes the block with proxytunnel, TLS and a CA, or the built-in connect-proxy (the default)", () => {
+    expect(sshConfigBlock({ ...base, proxy: "proxytunnel", tls: true, caFile: "~/.ssh/gateway-ca.pem", identityFile: "~/.ssh/id_ed25519", serverAliveInterval: 15 })).toBe([
       "Host alice",
       "  HostName entryway-ws-alice.dev.svc.cluster.local",
       "  Port 22",
@@ -40,7 +40,7 @@ describe("sshConfigBlock", () => {
       "  IdentitiesOnly yes",
       "",
     ].join("\n"));
-    expect(sshConfigBlock({ ...base, proxy: "entryway" })).toContain("  ProxyCommand entryway connect-proxy ssh.example.com:2222 %h %p\n");
+    expect(sshConfigBlock(base)).toContain("  ProxyCommand entryway connect-proxy ssh.example.com:2222 %h %p\n");
     expect(sshConfigBlock({ ...base, proxy: "entryway", tls: true, caFile: "C:\\Users\\al\\ca.pem" })).toContain("ProxyCommand entryway connect-proxy --tls --ca-file C:\\Users\\al\\ca.pem ssh.example.com:2222 %h %p");
   });
 

@@ -114,7 +114,7 @@ describe("ConnectGateway", () => {
     const role = findManifest(manifests, "Role", "entryway-connect-gateway-sds");
     expect(role.rules).toEqual([{ apiGroups: [""], resources: ["secrets"], verbs: ["get", "watch", "list"] }]);
     expect(findManifest(manifests, "RoleBinding", "entryway-connect-gateway-sds").subjects).toEqual([{ kind: "ServiceAccount", name: "entryway-connect-gateway", namespace: "dev" }]);
-    expect(await outputOf(captured.workspaces[0].sshConfig)).toContain("ProxyCommand proxytunnel -q -E -p ssh.example.com:2222 -d %h:%p");
+    expect(await outputOf(captured.workspaces[0].sshConfig)).toContain("ProxyCommand entryway connect-proxy --tls ssh.example.com:2222 %h %p");
   });
 
   it.each([
@@ -153,7 +153,7 @@ describe("SshWorkspace", () => {
     expect(pod.automountServiceAccountToken).toBe(false);
     expect(pod.containers[0].volumeMounts).toContainEqual({ name: "home", mountPath: "/home/dev" });
     expect(sts.volumeClaimTemplates[0].spec).toEqual({ accessModes: ["ReadWriteOnce"], storageClassName: "fast", resources: { requests: { storage: "20Gi" } } });
-    expect(specOf(findManifest(manifests, "PodDisruptionBudget", "entryway-ws-alice")).maxUnavailable).toBe(0);
+    expect(specOf(findManifest(manifests, "PodDisruptionBudget", "entryway-ws-alice")).maxUnavailable).toBe(0); // disruption: never
     expect(specOf(findManifest(manifests, "Service", "entryway-ws-alice")).ports).toEqual([{ name: "tcp-ssh", port: 22, targetPort: 2222, protocol: "TCP" }]);
     findManifest(manifests, "Secret", "entryway-ws-alice-authorized-keys"); // its data is redacted in manifests
     const secret = resources.find((r) => r.type === "kubernetes:core/v1:Secret")!;
@@ -168,6 +168,7 @@ describe("SshWorkspace", () => {
 
     const route = findManifest(manifests, "EnvoyFilter", "entryway-ws-alice-route");
     expect(route.metadata.namespace).toBe("dev"); // the gateway's namespace
+    expect(route.metadata.annotations).toEqual({ "envoyfilter.istio.io/referenced-services": "team-a/entryway-ws-alice.team-a.svc.cluster.local" });
     expect(specOf(route)).toEqual({
       workloadSelector: { labels: gatewayPods },
       configPatches: [{
@@ -177,9 +178,10 @@ describe("SshWorkspace", () => {
           operation: "ADD",
           value: {
             name: "entryway-ws-alice.team-a",
-            domains: ["entryway-ws-alice.team-a.svc.cluster.local:22"],
+            // No port in the domain: Istio's gateways ignore it in host matching; the route pins it.
+            domains: ["entryway-ws-alice.team-a.svc.cluster.local"],
             routes: [{
-              match: { connect_matcher: {} },
+              match: { connect_matcher: {}, headers: [{ name: ":authority", string_match: { exact: "entryway-ws-alice.team-a.svc.cluster.local:22" } }] },
               route: {
                 cluster: "outbound|22||entryway-ws-alice.team-a.svc.cluster.local",
                 timeout: "0s",
@@ -197,10 +199,16 @@ describe("SshWorkspace", () => {
       "  HostName entryway-ws-alice.team-a.svc.cluster.local",
       "  Port 22",
       "  User dev",
-      "  ProxyCommand proxytunnel -q -p ssh.example.com:2222 -d %h:%p",
+      "  ProxyCommand entryway connect-proxy ssh.example.com:2222 %h %p",
       "  ServerAliveInterval 30",
       "",
     ].join("\n"));
+  });
+
+  it("lets drains move the workspace with disruption: allowed (the PDB stays, with maxUnavailable 1)", async () => {
+    const { manifests } = await render(program({}, [{ name: "alice", disruption: "allowed" }]));
+    expect(specOf(findManifest(manifests, "PodDisruptionBudget", "entryway-ws-alice")).maxUnavailable).toBe(1);
+    await expect(render(program({}, [{ name: "bob", disruption: "sometimes" as "never" }]))).rejects.toThrow(/disruption must be "never" or "allowed"/);
   });
 
   it("takes the alias of its ssh config block", async () => {
@@ -223,7 +231,7 @@ describe("SshWorkspace", () => {
       const gateway = new ConnectGateway("entryway", { namespace: "dev" });
       new SshWorkspace("entryway-ws-alice", { gateway, authorizedKeys: [KEY] });
       new SshWorkspace("Entryway-WS-Alice", { gateway, authorizedKeys: [KEY] });
-    })).rejects.toThrow(/domain entryway-ws-alice\.dev\.svc\.cluster\.local:22 is already routed by workspace entryway-ws-alice .*Envoy would reject every route/);
+    })).rejects.toThrow(/domain entryway-ws-alice\.dev\.svc\.cluster\.local is already routed by workspace entryway-ws-alice .*Envoy would reject every route/);
   });
 
   it.each([

@@ -1,33 +1,69 @@
 /**
- * SSH through an HTTP CONNECT gateway, end to end on loopback with real parts: Debian's sshd
- * (started by the image's own entrypoint and sshd_config), tinyproxy standing in for the Istio
- * gateway (CONNECT allowed only to the declared workspace host and port), the ~/.ssh/config block
- * the package writes (sshConfigBlock, gateway pointed at loopback), and both ProxyCommands:
- * Debian's proxytunnel and the built-in `entryway connect-proxy`. A TLS variant puts socat
- * (OpenSSL, a test CA) in front of the proxy, as the gateway terminates TLS.
+ * SSH through the CONNECT gateway, end to end on loopback with real parts and a model of Istio's
+ * gateway: Debian's sshd (started by the image's own entrypoint and sshd_config), the Istio gateway
+ * model (istio-gateway-model.ts: the route configuration, listener and clusters istiod would build
+ * from the RENDERED manifests, and Envoy's matching) tunnelling to that sshd, the ssh config the
+ * stack outputs (gateway pointed at loopback), and both ProxyCommands: the built-in
+ * `entryway connect-proxy` (the default) and Debian's proxytunnel.
+ *
+ * Front ends: the dev stack (Pulumi.dev.yaml through the Stack under the offline runtime) and every
+ * `ssh-*` chart scenario (helm template; its ssh config from the parity stack file, which the
+ * parity test keeps equal to the chart). Each one's every workspace runs a command through both
+ * clients; 20 MB each way is copied once per client for the Pulumi dev stack and the chart's TLS
+ * scenario; an undeclared host and the declared host on port 2222 get 404, with one line naming
+ * status and target in ssh's stderr.
+ *
+ * Needs ssh, sshd, ssh-keygen, openssl and proxytunnel (and, as root, setpriv and nss_wrapper for
+ * the unprivileged sshd). Under CI=true a missing tool fails the suite; elsewhere the parts that
+ * need it are skipped and the missing tools are named.
  *
  * Everything listens on 127.0.0.1 only and is stopped by PID afterwards.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sshConfigBlock, type SshConfigEntry } from "../../gateway/src/cli/ssh-config";
-import { repoRoot } from "../harness/helm";
+import { parse } from "yaml";
+import { parseStackConfig, Stack } from "../../components/stack";
+import { parseHostPort, sshConfigBlock, type SshConfigEntry } from "../../gateway/src/cli/ssh-config";
+import { chartScenarios, helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
+import { outputOf, render } from "../harness/pulumi";
+import type { ObjectLike } from "../harness/validate";
+import { buildGatewayEnvoy, startGatewayModel, type RunningGatewayModel } from "./istio-gateway-model";
 
-const dir = mkdtempSync(path.join(os.tmpdir(), "entryway-ssh-e2e-"));
-chmodSync(dir, 0o755); // tinyproxy drops to nobody and must read its filter file
-const children: ChildProcess[] = [];
-let sshdChild: ChildProcess | undefined;
 const user = os.userInfo().username;
 const isRoot = process.getuid?.() === 0;
 // As root, a second sshd runs as an unprivileged user, as in the pod; nss_wrapper gives that user a
 // passwd entry without touching /etc/passwd (as OpenShift-style arbitrary uids get one).
 const NSS_WRAPPER = "/usr/lib/x86_64-linux-gnu/libnss_wrapper.so";
-const canRunAsOtherUser = isRoot && existsSync(NSS_WRAPPER);
+
+const onPath = (tool: string) => spawnSync("sh", ["-c", `command -v ${tool}`]).status === 0;
+const missingTools = [
+  ...["ssh", "ssh-keygen", "openssl", "proxytunnel", "/usr/sbin/sshd"].filter((tool) => !onPath(tool)),
+  ...(isRoot && !onPath("setpriv") ? ["setpriv"] : []),
+  ...(isRoot && !existsSync(NSS_WRAPPER) ? [NSS_WRAPPER] : []),
+];
+const inCi = process.env.CI === "true";
+const canRun = missingTools.length === 0;
+if (!canRun && !inCi) process.stderr.write(`test/ssh/e2e.test.ts: skipped, missing: ${missingTools.join(", ")}\n`);
+const canRunAsOtherUser = isRoot && canRun;
+
+describe.runIf(inCi)("the tools this suite needs (CI)", () => {
+  it("are all installed", () => {
+    expect(missingTools).toEqual([]);
+  });
+});
+
+// 0755: the unprivileged sshd must reach its own folder inside it.
+const dir = mkdtempSync(path.join(os.tmpdir(), "entryway-ssh-e2e-"));
+chmodSync(dir, 0o755);
+const children: ChildProcess[] = [];
+const models: RunningGatewayModel[] = [];
+let sshdChild: ChildProcess | undefined;
+let stopping = false;
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -67,42 +103,118 @@ function start(name: string, command: string, args: string[], env: NodeJS.Proces
   return child;
 }
 
-let stopping = false;
 function run(command: string, args: string[], options: { input?: Buffer | string; env?: NodeJS.ProcessEnv } = {}) {
-  const result = spawnSync(command, args, { input: options.input, env: options.env ?? process.env, maxBuffer: 64 * 1024 * 1024, timeout: 60_000 });
+  const result = spawnSync(command, args, { input: options.input, env: options.env ?? process.env, maxBuffer: 64 * 1024 * 1024, timeout: 120_000 });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr?.toString() ?? "" };
+}
+
+/**
+ * Runs a client whose traffic goes through the gateway model, which lives in this process: the
+ * event loop must keep running (spawnSync would stall the model and the client would time out).
+ */
+function runThroughGateway(command: string, args: string[], options: { input?: Buffer | string; env?: NodeJS.ProcessEnv } = {}): Promise<{ status: number | null; stdout: Buffer; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env: options.env ?? process.env, stdio: ["pipe", "pipe", "pipe"] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
+    child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
+    child.on("error", reject);
+    child.on("close", (status) => resolve({ status, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString() }));
+    child.stdin.on("error", () => undefined); // a refused tunnel closes stdin early
+    child.stdin.end(options.input ?? "");
+  });
 }
 
 const sha256 = (data: Buffer) => createHash("sha256").update(data).digest("hex");
 
 let sshPort = 0;
-let nonRootPort = 0;
-let proxyPort = 0;
-let tlsPort = 0;
 const key = path.join(dir, "id_ed25519");
 const knownHosts = path.join(dir, "known_hosts");
 const caFile = path.join(dir, "ca.pem");
 const binDir = path.join(dir, "bin");
-// The declared workspace: what the gateway allows (the EnvoyFilter's domain, here tinyproxy's rules).
-const workspaceHost = "localhost";
+const tlsMaterial = () => ({ cert: readFileSync(path.join(dir, "gw.pem")), key: readFileSync(path.join(dir, "gw.key")) });
+const env = () => ({ ...process.env, PATH: `${binDir}:${process.env.PATH}` });
+// The gateway as the test's clients reach it: its hostname is set to this, and the port is the model's.
+const GATEWAY_HOST = "localhost";
 
-/** An ssh config file: the package's block plus test-only client settings. */
-function sshConfigFile(name: string, entry: Omit<SshConfigEntry, "hostName" | "port" | "user" | "identityFile">): string {
-  const block = sshConfigBlock({ ...entry, hostName: workspaceHost, port: sshPort, user, identityFile: key });
-  const file = path.join(dir, `${name}.config`);
-  writeFileSync(file, `${block}\nHost *\n  UserKnownHostsFile ${knownHosts}\n  StrictHostKeyChecking yes\n  BatchMode yes\n  ConnectTimeout 20\n`);
+/** One front end's rendering: its objects, and the ssh config its stack outputs. */
+interface FrontEnd {
+  readonly name: string;
+  readonly objects: ObjectLike[];
+  readonly sshConfig: string;
+  /** The 20 MB copy runs here (once per client per front end). */
+  readonly bulk: boolean;
+}
+
+async function stackOutputs(config: Record<string, unknown>, where: string) {
+  const withLoopbackGateway = { ...config, connectGateway: { ...(config.connectGateway as object), hostname: GATEWAY_HOST } };
+  let stack: Stack | undefined;
+  const { manifests } = await render(() => {
+    stack = new Stack("dev", parseStackConfig(withLoopbackGateway, where));
+  });
+  return { manifests: manifests as ObjectLike[], sshConfig: await outputOf(stack!.sshConfig!) };
+}
+
+async function frontEnds(): Promise<FrontEnd[]> {
+  const dev = parse(readFileSync(path.join(repoRoot, "Pulumi.dev.yaml"), "utf8")) as { config: Record<string, Record<string, unknown>> };
+  const pulumiDev = await stackOutputs(dev.config["entryway:stack"], "Pulumi.dev.yaml");
+  const chart = path.join(repoRoot, "charts/entryway");
+  const scenarios = chartScenarios().find((c) => c.chart === chart)!.scenarios.filter((s) => path.basename(s).startsWith("ssh-"));
+  expect(scenarios.length).toBeGreaterThanOrEqual(3);
+  // One program at a time: the offline runtime records one.
+  const fromChart: FrontEnd[] = [];
+  for (const scenario of scenarios) {
+    const objects = helmTemplate(helmBinaries()[0], chart, { valuesFiles: [scenario], set: [`connectGateway.hostname=${GATEWAY_HOST}`] });
+    // The chart has no ssh config output: its parity stack file (equal objects, test/parity) has.
+    const stackFile = path.join(repoRoot, "test/parity", `${path.basename(scenario, ".yaml")}.stack.yaml`);
+    const { sshConfig } = await stackOutputs(parse(readFileSync(stackFile, "utf8")) as Record<string, unknown>, stackFile);
+    fromChart.push({ name: `chart ${path.basename(scenario)}`, objects, sshConfig, bulk: path.basename(scenario) === "ssh-tls.yaml" });
+  }
+  return [{ name: "Pulumi.dev.yaml", objects: pulumiDev.manifests, sshConfig: pulumiDev.sshConfig, bulk: true }, ...fromChart];
+}
+
+/** The Host blocks of an ssh config, field by field. */
+function hostBlocks(config: string): { alias: string; fields: Record<string, string> }[] {
+  return config.split(/^(?=Host )/m).filter((b) => b.trim()).map((block) => {
+    const [first, ...rest] = block.trim().split("\n");
+    const fields = Object.fromEntries(rest.map((line) => line.trim().split(/ (.*)/s).slice(0, 2) as [string, string]));
+    return { alias: first.replace(/^Host /, ""), fields };
+  });
+}
+
+/**
+ * The stack's block for one client, as a user on this machine would have it: the gateway's port
+ * is the model's, the user is this test's (sshd logs in only the user it runs as), the key is the
+ * test's, and a TLS gateway's CA is the test CA.
+ */
+function clientBlock(block: { alias: string; fields: Record<string, string> }, gatewayPort: number, proxy: "entryway" | "proxytunnel", hostName = block.fields.HostName): string {
+  const command = block.fields.ProxyCommand;
+  const tls = / (-E|--tls) /.test(command);
+  const gateway = /(?:-p |connect-proxy (?:--tls )?)(\S+)/.exec(command)![1];
+  expect(parseHostPort(gateway).host).toBe(GATEWAY_HOST);
+  const entry: SshConfigEntry = {
+    alias: block.alias, hostName, port: Number(block.fields.Port), user, gateway: `${GATEWAY_HOST}:${gatewayPort}`,
+    tls, ...(tls ? { caFile } : {}), proxy, identityFile: key,
+  };
+  return sshConfigBlock(entry);
+}
+
+function sshConfigFile(name: string, blocks: string[]): string {
+  const file = path.join(dir, `${name.replace(/\W+/g, "-")}.config`);
+  writeFileSync(file, `${blocks.join("\n")}\nHost *\n  UserKnownHostsFile ${knownHosts}\n  StrictHostKeyChecking yes\n  BatchMode yes\n  ConnectTimeout 20\n`);
   return file;
 }
 
-const env = () => ({ ...process.env, PATH: `${binDir}:${process.env.PATH}` });
+let fronts: FrontEnd[] = [];
 
 beforeAll(async () => {
-  [sshPort, proxyPort, tlsPort, nonRootPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  if (!canRun) return;
+  sshPort = await freePort();
 
   // Keys made for this test: the workspace's host key (by its entrypoint) and the user's key.
   expect(run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "e2e", "-f", key]).status).toBe(0);
-  const authorizedKeys = path.join(dir, "authorized_keys");
-  writeFileSync(authorizedKeys, readFileSync(`${key}.pub`));
+  writeFileSync(path.join(dir, "authorized_keys"), readFileSync(`${key}.pub`), { mode: 0o644 });
 
   // sshd from the image's entrypoint and sshd_config, on loopback only.
   const config = path.join(dir, "sshd_config");
@@ -115,7 +227,7 @@ beforeAll(async () => {
   const hostKeyDir = path.join(dir, "hostkey");
   const sshd = start("sshd", "sh", [
     path.join(repoRoot, "images/ssh-workspace/entrypoint.sh"),
-    "-o", `AuthorizedKeysFile=${authorizedKeys}`,
+    "-o", `AuthorizedKeysFile=${path.join(dir, "authorized_keys")}`,
     "-o", `PidFile=${path.join(dir, "sshd.pid")}`,
     // The image runs sshd as the workspace user; a root test run must be allowed to log in.
     ...(isRoot ? ["-o", "PermitRootLogin=prohibit-password"] : []),
@@ -128,124 +240,170 @@ beforeAll(async () => {
   });
   sshdChild = sshd;
   await waitForPort(sshPort, sshd, "sshd");
-  writeFileSync(knownHosts, `[${workspaceHost}]:${sshPort} ${readFileSync(path.join(hostKeyDir, "ssh_host_ed25519_key.pub"), "utf8")}`);
 
-  // tinyproxy as the gateway: CONNECT only to the declared host and port.
-  const filter = path.join(dir, "filter");
-  writeFileSync(filter, `^${workspaceHost}$\n`);
-  chmodSync(filter, 0o644);
-  const tinyproxyConfig = path.join(dir, "tinyproxy.conf");
-  writeFileSync(tinyproxyConfig, [
-    ...(isRoot ? ["User nobody", "Group nogroup"] : []),
-    `Port ${proxyPort}`,
-    "Listen 127.0.0.1",
-    "Timeout 600",
-    "MaxClients 20",
-    "Allow 127.0.0.1",
-    `ConnectPort ${sshPort}`,
-    ...(canRunAsOtherUser ? [`ConnectPort ${nonRootPort}`] : []),
-    `Filter "${filter}"`,
-    "FilterType ere",
-    "FilterDefaultDeny Yes",
-    "DisableViaHeader Yes",
-    "",
-  ].join("\n"));
-  const tinyproxy = start("tinyproxy", "tinyproxy", ["-d", "-c", tinyproxyConfig]);
-  await waitForPort(proxyPort, tinyproxy, "tinyproxy");
-
-  // TLS in front of the proxy, with a test CA, as the gateway terminates TLS.
+  // The gateway's certificate (TLS scenarios), from a test CA, for the name users reach it by.
   const ca = (args: string[]) => expect(run("openssl", args).status).toBe(0);
   ca(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj", "/CN=entryway test CA", "-keyout", path.join(dir, "ca.key"), "-out", caFile]);
-  ca(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=localhost", "-keyout", path.join(dir, "gw.key"), "-out", path.join(dir, "gw.csr")]);
-  writeFileSync(path.join(dir, "gw.ext"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
+  ca(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", `/CN=${GATEWAY_HOST}`, "-keyout", path.join(dir, "gw.key"), "-out", path.join(dir, "gw.csr")]);
+  writeFileSync(path.join(dir, "gw.ext"), `subjectAltName=DNS:${GATEWAY_HOST},IP:127.0.0.1\n`);
   ca(["x509", "-req", "-in", path.join(dir, "gw.csr"), "-CA", caFile, "-CAkey", path.join(dir, "ca.key"), "-CAcreateserial", "-days", "1", "-extfile", path.join(dir, "gw.ext"), "-out", path.join(dir, "gw.pem")]);
-  const socat = start("socat", "socat", [
-    `OPENSSL-LISTEN:${tlsPort},bind=127.0.0.1,reuseaddr,fork,cert=${path.join(dir, "gw.pem")},key=${path.join(dir, "gw.key")},verify=0`,
-    `TCP:127.0.0.1:${proxyPort}`,
-  ]);
-  await waitForPort(tlsPort, socat, "socat");
 
   // `entryway` on PATH, as an installed CLI would be.
   mkdirSync(binDir);
   const tsx = path.join(repoRoot, "node_modules/tsx/dist/cli.mjs");
   writeFileSync(path.join(binDir, "entryway"), `#!/bin/sh\nexec "${process.execPath}" "${tsx}" "${path.join(repoRoot, "gateway/src/cli/main.ts")}" "$@"\n`, { mode: 0o755 });
-});
 
-afterAll(() => {
+  fronts = await frontEnds();
+  // Every workspace's host key is the one sshd (ssh looks HostName up; port 22 is written bare).
+  const hostKey = readFileSync(path.join(hostKeyDir, "ssh_host_ed25519_key.pub"), "utf8");
+  const hostNames = new Set(fronts.flatMap((f) => hostBlocks(f.sshConfig).map((b) => b.fields.HostName)));
+  writeFileSync(knownHosts, [...hostNames].map((h) => `${h} ${hostKey}`).join(""));
+}, 120_000);
+
+afterAll(async () => {
   stopping = true;
+  await Promise.all(models.map((m) => m.close()));
   for (const child of children) if (child.exitCode === null && child.pid) process.kill(child.pid, "SIGTERM");
   rmSync(dir, { recursive: true, force: true });
 });
 
-const ALIAS = "ws-e2e";
-const variants = [
-  { name: "proxytunnel", entry: { alias: ALIAS, gateway: `127.0.0.1:${0}`, proxy: "proxytunnel" as const } },
-  { name: "entryway connect-proxy", entry: { alias: ALIAS, gateway: `127.0.0.1:${0}`, proxy: "entryway" as const } },
-  { name: "proxytunnel -E (TLS, test CA)", entry: { alias: ALIAS, gateway: "localhost:0", proxy: "proxytunnel" as const, tls: true, caFile } },
-  { name: "entryway connect-proxy --tls --ca-file", entry: { alias: ALIAS, gateway: "localhost:0", proxy: "entryway" as const, tls: true, caFile } },
+/** The model of the front end's gateway, every workspace cluster tunnelling to the test's sshd. */
+async function gatewayFor(front: FrontEnd, endpointPort = sshPort): Promise<RunningGatewayModel> {
+  const envoy = buildGatewayEnvoy({ objects: front.objects, gatewayName: "entryway-connect-gateway" });
+  expect(envoy.rejected).toBeUndefined();
+  const endpoints = Object.fromEntries([...envoy.clusters].filter((c) => c.startsWith("outbound|22||")).map((c) => [c, endpointPort]));
+  const model = await startGatewayModel(envoy, endpoints, envoy.sniHosts ? tlsMaterial() : undefined);
+  models.push(model);
+  return model;
+}
+
+const CLIENTS = [
+  { proxy: "entryway" as const, name: "entryway connect-proxy (the default)" },
+  { proxy: "proxytunnel" as const, name: "proxytunnel" },
 ];
 
-describe.each(variants)("ssh through the CONNECT gateway with $name", ({ name, entry }) => {
-  const configFor = () => sshConfigFile(name.replace(/\W+/g, "-"), { ...entry, gateway: entry.gateway.replace(/:0$/, `:${entry.tls ? tlsPort : proxyPort}`) });
-
-  it("runs a command with the generated ssh config block", () => {
-    const config = configFor();
-    expect(readFileSync(config, "utf8")).toContain(entry.proxy === "entryway" ? "ProxyCommand entryway connect-proxy" : "ProxyCommand proxytunnel -q");
-    const result = run("ssh", ["-F", config, ALIAS, "echo through-the-gateway; id -un"], { env: env() });
-    expect(result.stderr).toBe("");
-    expect(result.status).toBe(0);
-    expect(result.stdout.toString()).toBe(`through-the-gateway\n${user}\n`);
+describe.runIf(canRun)("ssh through the modelled Istio gateway, with the ssh config the stack outputs", () => {
+  it("covers the dev stack and every ssh-* chart scenario", () => {
+    expect(fronts.map((f) => f.name)).toEqual(["Pulumi.dev.yaml", "chart ssh-one-workspace.yaml", "chart ssh-several-workspaces.yaml", "chart ssh-tls.yaml"]);
+    // The stack's blocks use the default client.
+    for (const front of fronts) for (const block of hostBlocks(front.sshConfig)) expect(block.fields.ProxyCommand).toMatch(/^entryway connect-proxy /);
   });
 
-  it("copies 20 MB each way byte-identical", () => {
-    const config = configFor();
+  it("every workspace of every front end runs a command through both clients", async () => {
+    for (const front of fronts) {
+      const model = await gatewayFor(front);
+      for (const client of CLIENTS) {
+        const blocks = hostBlocks(front.sshConfig);
+        const config = sshConfigFile(`${front.name}-${client.proxy}`, blocks.map((b) => clientBlock(b, model.port, client.proxy)));
+        for (const block of blocks) {
+          const result = await runThroughGateway("ssh", ["-F", config, block.alias, "echo through-the-gateway; id -un"], { env: env() });
+          expect({ front: front.name, client: client.proxy, alias: block.alias, stderr: result.stderr, status: result.status }).toEqual({ front: front.name, client: client.proxy, alias: block.alias, stderr: "", status: 0 });
+          expect(result.stdout.toString()).toBe(`through-the-gateway\n${user}\n`);
+        }
+      }
+      // Each CONNECT the model saw was for a declared workspace on port 22, and was tunnelled.
+      expect(model.log.length).toBe(hostBlocks(front.sshConfig).length * CLIENTS.length);
+      expect(model.log.every((d) => d.status === 200 && d.method === "CONNECT" && d.authority.endsWith(".svc.cluster.local:22"))).toBe(true);
+    }
+  }, 300_000);
+
+  it("copies 20 MB each way byte-identical, once per client, through the Pulumi dev stack and the chart's TLS scenario", async () => {
     const data = randomBytes(20 * 1024 * 1024);
-    const target = path.join(dir, `upload-${name.replace(/\W+/g, "-")}`);
-    const up = run("ssh", ["-F", config, ALIAS, `cat > ${target}`], { input: data, env: env() });
-    expect(up.status, up.stderr).toBe(0);
-    expect(sha256(readFileSync(target))).toBe(sha256(data));
-    const down = run("ssh", ["-F", config, ALIAS, `cat ${target}`], { env: env() });
-    expect(down.status, down.stderr).toBe(0);
-    expect(down.stdout.length).toBe(data.length);
-    expect(sha256(down.stdout)).toBe(sha256(data));
-    rmSync(target);
-  });
-});
+    for (const front of fronts.filter((f) => f.bulk)) {
+      const model = await gatewayFor(front);
+      const [block] = hostBlocks(front.sshConfig);
+      for (const client of CLIENTS) {
+        const config = sshConfigFile(`bulk-${front.name}-${client.proxy}`, [clientBlock(block, model.port, client.proxy)]);
+        const target = path.join(dir, `upload-${client.proxy}`);
+        const up = await runThroughGateway("ssh", ["-F", config, block.alias, `cat > ${target}`], { input: data, env: env() });
+        expect(up.status, up.stderr).toBe(0);
+        expect(sha256(readFileSync(target))).toBe(sha256(data));
+        const down = await runThroughGateway("ssh", ["-F", config, block.alias, `cat ${target}`], { env: env() });
+        expect(down.status, down.stderr).toBe(0);
+        expect(down.stdout.length).toBe(data.length);
+        expect(sha256(down.stdout)).toBe(sha256(data));
+        rmSync(target);
+      }
+    }
+  }, 300_000);
 
-describe("a CONNECT to an undeclared target", () => {
-  it("is refused by the gateway with one clear line from connect-proxy (undeclared port)", () => {
-    const result = run("entryway", ["connect-proxy", `127.0.0.1:${proxyPort}`, workspaceHost, String(sshPort + 1)], { input: "", env: env() });
+  it("an undeclared host and the declared host on port 2222 get 404, and ssh shows one line naming status and target", async () => {
+    for (const front of fronts) {
+      const model = await gatewayFor(front);
+      const [block] = hostBlocks(front.sshConfig);
+      const declared = block.fields.HostName;
+      const undeclared = declared.replace(/^[^.]+/, "entryway-ws-nobody");
+      for (const [hostName, port] of [[undeclared, 22], [declared, 2222]] as const) {
+        const entry = clientBlock(block, model.port, "entryway", hostName).replace(/^ {2}Port 22$/m, `  Port ${port}`);
+        const config = sshConfigFile(`refused-${front.name}`, [entry]);
+        const result = await runThroughGateway("ssh", ["-F", config, block.alias, "true"], { env: env() });
+        expect(result.status).toBe(255);
+        const lines = result.stderr.split("\n").filter((l) => l.startsWith("entryway connect-proxy:"));
+        expect(lines).toEqual([`entryway connect-proxy: the gateway ${GATEWAY_HOST}:${model.port} refused ${hostName}:${port}: 404 Not Found (no workspace is declared at that address on this gateway)`]);
+        // proxytunnel is refused the same way (ssh fails, nothing reaches sshd).
+        const viaProxytunnel = await runThroughGateway("ssh", ["-F", sshConfigFile(`refused-pt-${front.name}`, [clientBlock(block, model.port, "proxytunnel", hostName).replace(/^ {2}Port 22$/m, `  Port ${port}`)]), block.alias, "true"], { env: env() });
+        expect(viaProxytunnel.status).toBe(255);
+        expect(viaProxytunnel.stdout.toString()).toBe("");
+      }
+      expect(model.log.map((d) => d.status)).toEqual([404, 404, 404, 404]);
+    }
+  }, 300_000);
+
+  it("the previous route form (domain <fqdn>:22) fails through the modelled gateway: 404, named in one line", async () => {
+    const front = fronts[0];
+    const objects = structuredClone(front.objects) as (ObjectLike & { spec?: { configPatches?: { applyTo: string; patch: { value: { domains: string[]; routes: { match: unknown }[] } } }[] } })[];
+    for (const filter of objects.filter((o) => o.kind === "EnvoyFilter")) {
+      for (const patch of filter.spec!.configPatches!.filter((p) => p.applyTo === "VIRTUAL_HOST")) {
+        patch.patch.value.domains = patch.patch.value.domains.map((d) => `${d}:22`);
+        for (const route of patch.patch.value.routes) route.match = { connect_matcher: {} };
+      }
+    }
+    const model = await gatewayFor({ ...front, objects });
+    const [block] = hostBlocks(front.sshConfig);
+    const result = await runThroughGateway("ssh", ["-F", sshConfigFile("old-form", [clientBlock(block, model.port, "entryway")]), block.alias, "true"], { env: env() });
+    expect(result.status).toBe(255);
+    expect(result.stderr).toContain(`refused ${block.fields.HostName}:22: 404 Not Found`);
+    expect(model.log.map((d) => [d.status, d.details])).toEqual([[404, "route_not_found (NR)"]]);
+  });
+
+  it("an HTTP/1.0 CONNECT (ncat, socat, connect.exe) reaches sshd: the listener filter turns accept_http_10 on", async () => {
+    const front = fronts[0];
+    const model = await gatewayFor(front);
+    const target = `${hostBlocks(front.sshConfig)[0].fields.HostName}:22`;
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect({ host: "127.0.0.1", port: model.port }, () => socket.write(`CONNECT ${target} HTTP/1.0\r\n\r\n`));
+      let got = "";
+      socket.on("data", (chunk) => {
+        got += chunk.toString("latin1");
+        if (got.includes("SSH-2.0-")) {
+          socket.destroy();
+          resolve(got);
+        }
+      });
+      socket.on("error", reject);
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 200 OK\r\n\r\nSSH-2\.0-OpenSSH/);
+  });
+
+  it("TLS: a client that does not send the Gateway host as SNI finds no filter chain (connect-proxy says so in one line)", async () => {
+    const model = await gatewayFor(fronts.find((f) => f.name === "chart ssh-tls.yaml")!);
+    const result = await runThroughGateway("entryway", ["connect-proxy", "--tls", "--ca-file", caFile, `127.0.0.1:${model.port}`, "entryway-ws-alice.entryway.svc.cluster.local", "22"], { input: "", env: env() });
     expect(result.status).toBe(1);
-    const lines = result.stderr.trim().split("\n");
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(new RegExp(`^entryway connect-proxy: the gateway 127\\.0\\.0\\.1:${proxyPort} refused localhost:${sshPort + 1}: 403 .*\\(the gateway does not allow this connection from here\\)$`));
+    expect(result.stderr.trim().split("\n")).toHaveLength(1);
+    expect(result.stderr).toMatch(/^entryway connect-proxy: (cannot reach|the gateway 127\.0\.0\.1:\d+ closed)/);
+    expect(model.log).toEqual([]);
   });
 
-  it("is refused for an undeclared host too, and ssh shows the line and fails", () => {
-    const config = path.join(dir, "undeclared.config");
-    writeFileSync(config, sshConfigBlock({ alias: "other", hostName: "127.0.0.2", port: sshPort, user, gateway: `127.0.0.1:${proxyPort}`, proxy: "entryway", identityFile: key }) + `  UserKnownHostsFile ${knownHosts}\n  BatchMode yes\n`);
-    const result = run("ssh", ["-F", config, "other", "true"], { env: env() });
-    expect(result.status).toBe(255);
-    expect(result.stderr).toMatch(new RegExp(`entryway connect-proxy: the gateway 127\\.0\\.0\\.1:${proxyPort} refused 127\\.0\\.0\\.2:${sshPort}: 403 `));
-  });
-
-  it("is refused through proxytunnel as well (ssh fails, nothing reaches sshd)", () => {
-    const config = path.join(dir, "undeclared-pt.config");
-    writeFileSync(config, sshConfigBlock({ alias: "other", hostName: "127.0.0.2", port: sshPort, user, gateway: `127.0.0.1:${proxyPort}`, identityFile: key }) + `  UserKnownHostsFile ${knownHosts}\n  BatchMode yes\n`);
-    const result = run("ssh", ["-F", config, "other", "true"], { env: env() });
-    expect(result.status).toBe(255);
-    expect(result.stdout.toString()).toBe("");
-  });
-
-  it("TLS: connect-proxy refuses a gateway whose certificate it cannot verify, in one line", () => {
-    const result = run("entryway", ["connect-proxy", "--tls", `localhost:${tlsPort}`, workspaceHost, String(sshPort)], { input: "", env: env() });
+  it("TLS: connect-proxy refuses a gateway whose certificate it cannot verify, in one line", async () => {
+    const model = await gatewayFor(fronts.find((f) => f.name === "chart ssh-tls.yaml")!);
+    const result = await runThroughGateway("entryway", ["connect-proxy", "--tls", `${GATEWAY_HOST}:${model.port}`, "entryway-ws-alice.entryway.svc.cluster.local", "22"], { input: "", env: env() });
     expect(result.status).toBe(1);
     expect(result.stderr.trim().split("\n")).toHaveLength(1);
     expect(result.stderr).toMatch(/^entryway connect-proxy: cannot reach the gateway localhost:\d+: .*(certificate|issuer)/);
   });
 });
 
-describe("the image's sshd_config and entrypoint, with Debian's real sshd", () => {
+describe.runIf(canRun)("the image's sshd_config and entrypoint, with Debian's real sshd", () => {
   const imageConfig = path.join(repoRoot, "images/ssh-workspace/sshd_config");
   const hostKey = () => path.join(dir, "hostkey", "ssh_host_ed25519_key");
 
@@ -303,20 +461,31 @@ describe.runIf(canRunAsOtherUser)("sshd as the workspace user (non-root, no capa
   const nrDir = path.join(dir, "nonroot");
   let nonRootSshd: ChildProcess | undefined;
 
+  let nonRootPort = 0;
+
   beforeAll(async () => {
+    nonRootPort = await freePort();
     mkdirSync(path.join(nrDir, "home"), { recursive: true });
     mkdirSync(path.join(nrDir, "run"));
     chmodSync(nrDir, 0o755);
     for (const sub of ["home", "run"]) spawnSync("chown", [`${uid}:${uid}`, path.join(nrDir, sub)]);
     writeFileSync(path.join(nrDir, "passwd"), `${wsUser}:x:${uid}:${uid}:workspace:${path.join(nrDir, "home")}:/bin/sh\n`, { mode: 0o644 });
     writeFileSync(path.join(nrDir, "group"), `${wsUser}:x:${uid}:\n`, { mode: 0o644 });
+    // Everything the unprivileged sshd reads is copied here, world-readable: the checkout may sit
+    // under a folder other users cannot traverse (a `mktemp -d` folder is 0700).
     const config = path.join(nrDir, "sshd_config");
     writeFileSync(config, readFileSync(path.join(repoRoot, "images/ssh-workspace/sshd_config"), "utf8").replace(/^ListenAddress .*$/m, "ListenAddress 127.0.0.1"), { mode: 0o644 });
+    const entrypoint = path.join(nrDir, "entrypoint.sh");
+    copyFileSync(path.join(repoRoot, "images/ssh-workspace/entrypoint.sh"), entrypoint);
+    chmodSync(entrypoint, 0o644);
     // The keys stay root-owned and read-only, as a Secret volume is.
+    const authorizedKeys = path.join(nrDir, "authorized_keys");
+    copyFileSync(path.join(dir, "authorized_keys"), authorizedKeys);
+    chmodSync(authorizedKeys, 0o444);
     nonRootSshd = start("sshd (non-root)", "setpriv", [
       `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
-      "sh", path.join(repoRoot, "images/ssh-workspace/entrypoint.sh"),
-      "-o", `AuthorizedKeysFile=${path.join(dir, "authorized_keys")}`,
+      "sh", entrypoint,
+      "-o", `AuthorizedKeysFile=${authorizedKeys}`,
       "-o", `PidFile=${path.join(nrDir, "run", "sshd.pid")}`,
     ], {
       PATH: process.env.PATH,
@@ -328,10 +497,16 @@ describe.runIf(canRunAsOtherUser)("sshd as the workspace user (non-root, no capa
       ENTRYWAY_SSHD_CONFIG: config,
     });
     await waitForPort(nonRootPort, nonRootSshd, "sshd (non-root)");
+    // The dev stack's gateway, its workspace's cluster tunnelling to this sshd.
+    const front = fronts[0];
+    const model = await gatewayFor(front, nonRootPort);
+    const block = hostBlocks(front.sshConfig)[0];
     const hostKey = readFileSync(path.join(nrDir, "home", ".entryway", "ssh_host_ed25519_key.pub"), "utf8");
-    writeFileSync(path.join(nrDir, "known_hosts"), `[${workspaceHost}]:${nonRootPort} ${hostKey}`);
-    writeFileSync(path.join(nrDir, "ssh.config"), sshConfigBlock({ alias: "ws-nonroot", hostName: workspaceHost, port: nonRootPort, user: wsUser, gateway: `127.0.0.1:${proxyPort}`, identityFile: key }) +
-      `  UserKnownHostsFile ${path.join(nrDir, "known_hosts")}\n  StrictHostKeyChecking yes\n  BatchMode yes\n`);
+    writeFileSync(path.join(nrDir, "known_hosts"), `${block.fields.HostName} ${hostKey}`);
+    const clientSettings = `  UserKnownHostsFile ${path.join(nrDir, "known_hosts")}\n  StrictHostKeyChecking yes\n  BatchMode yes\n`;
+    const blockFor = (login: string) => sshConfigBlock({ alias: "ws-nonroot", hostName: block.fields.HostName, user: login, gateway: `${GATEWAY_HOST}:${model.port}`, identityFile: key }) + clientSettings;
+    writeFileSync(path.join(nrDir, "ssh.config"), blockFor(wsUser));
+    writeFileSync(path.join(nrDir, "ssh-root.config"), blockFor("root"));
   });
 
   it("made its host key on the home volume and runs without root or capabilities", () => {
@@ -341,29 +516,27 @@ describe.runIf(canRunAsOtherUser)("sshd as the workspace user (non-root, no capa
     expect(status).toMatch(/^CapPrm:\s+0+$/m);
   });
 
-  it("logs the workspace user in through the gateway with the generated block", () => {
-    const result = run("ssh", ["-F", path.join(nrDir, "ssh.config"), "ws-nonroot", "id -u; echo $HOME"], { env: env() });
+  it("logs the workspace user in through the gateway with the generated block", async () => {
+    const result = await runThroughGateway("ssh", ["-F", path.join(nrDir, "ssh.config"), "ws-nonroot", "id -u; echo $HOME"], { env: env() });
     expect(result.stderr).toBe("");
     expect(result.status).toBe(0);
     expect(result.stdout.toString()).toBe(`${uid}\n${path.join(nrDir, "home")}\n`);
   });
 
-  it("serves scp/sftp (internal-sftp) to the workspace user through the gateway", () => {
+  it("serves scp/sftp (internal-sftp) to the workspace user through the gateway", async () => {
     const config = path.join(nrDir, "ssh.config");
     const data = randomBytes(256 * 1024);
     const local = path.join(dir, "scp-source");
     writeFileSync(local, data);
-    const up = run("scp", ["-q", "-F", config, local, "ws-nonroot:copied"], { env: env() });
+    const up = await runThroughGateway("scp", ["-q", "-F", config, local, "ws-nonroot:copied"], { env: env() });
     expect(up.stderr).toBe("");
     expect(up.status).toBe(0);
     expect(sha256(readFileSync(path.join(nrDir, "home", "copied")))).toBe(sha256(data));
   });
 
-  it("refuses any other user: sshd can log in only the user it runs as", () => {
+  it("refuses any other user: sshd can log in only the user it runs as", async () => {
     const config = path.join(nrDir, "ssh-root.config");
-    writeFileSync(config, sshConfigBlock({ alias: "ws-nonroot", hostName: workspaceHost, port: nonRootPort, user: "root", gateway: `127.0.0.1:${proxyPort}`, identityFile: key }) +
-      `  UserKnownHostsFile ${path.join(nrDir, "known_hosts")}\n  StrictHostKeyChecking yes\n  BatchMode yes\n`);
-    const result = run("ssh", ["-F", config, "ws-nonroot", "true"], { env: env() });
+    const result = await runThroughGateway("ssh", ["-F", config, "ws-nonroot", "true"], { env: env() });
     expect(result.status).toBe(255);
     expect(result.stderr).toMatch(/Permission denied \(publickey\)/);
   });

@@ -27,7 +27,12 @@ export interface SshConfigEntry {
   readonly caFile?: string;
   /** The private key to offer (default: ssh's own defaults). */
   readonly identityFile?: string;
-  /** The ProxyCommand: Debian's `proxytunnel` (default) or the built-in `entryway connect-proxy`. */
+  /**
+   * The ProxyCommand: the built-in `entryway connect-proxy` (default), which turns a refused CONNECT
+   * into one line naming the status and the target, or Debian's `proxytunnel` (run with `-q`, which
+   * keeps it silent on success but also hides why the gateway refused: ssh then shows only
+   * "kex_exchange_identification: Connection closed").
+   */
   readonly proxy?: "proxytunnel" | "entryway";
   /** Seconds between keep-alives, so idle sessions are neither cut nor left half-open (default 30). */
   readonly serverAliveInterval?: number;
@@ -70,10 +75,10 @@ export function proxyCommand(entry: Pick<SshConfigEntry, "gateway" | "tls" | "ca
     throw new Error("caFile is only meaningful with tls");
   }
   const ca = entry.caFile;
-  if ((entry.proxy ?? "proxytunnel") === "proxytunnel") {
+  if (entry.proxy === "proxytunnel") {
     return ["proxytunnel", "-q", ...(entry.tls ? ["-E"] : []), ...(ca ? ["-C", ca] : []), "-p", `${host}:${port}`, "-d", "%h:%p"].join(" ");
   }
-  if (entry.proxy !== "entryway") {
+  if ((entry.proxy ?? "entryway") !== "entryway") {
     throw new Error(`proxy must be "proxytunnel" or "entryway", not ${JSON.stringify(entry.proxy)}`);
   }
   return ["entryway", "connect-proxy", ...(entry.tls ? ["--tls"] : []), ...(ca ? ["--ca-file", ca] : []), `${host}:${port}`, "%h", "%p"].join(" ");
@@ -123,7 +128,8 @@ options:
   --ca-file <path>          CA that signs the gateway's certificate (with --tls)
   --identity-file <path>    the private key to offer
   --proxy <proxytunnel|entryway>
-                            ProxyCommand: proxytunnel (default) or entryway connect-proxy
+                            ProxyCommand: entryway connect-proxy (default; a refusal
+                            is one line naming the status and target) or proxytunnel
   --server-alive-interval <s>  keep-alive seconds (default: 30)
 `;
 
@@ -136,7 +142,7 @@ export async function run(argv: string[]): Promise<number> {
     tls: { type: "boolean", default: false },
     "ca-file": { type: "string" },
     "identity-file": { type: "string" },
-    proxy: { type: "string", default: "proxytunnel" },
+    proxy: { type: "string", default: "entryway" },
     "server-alive-interval": { type: "string", default: "30" },
     help: { type: "boolean", short: "h", default: false },
   });

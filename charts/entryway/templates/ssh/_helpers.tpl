@@ -55,7 +55,8 @@ gatewayRDSRouteName): http.<port>, or https.<port>.<portName>.<gatewayName>.<nam
 {{- $domains := dict -}}
 {{- range .Values.workspaces -}}
 {{- $name := include "entryway.ssh.workspaceName" (dict "root" $ "ws" .) -}}
-{{- $domain := printf "%s.%s.svc.cluster.local:22" $name (default $.Release.Namespace .namespace) -}}
+{{- /* The virtual host's domain: the Service's name without the port (see workspaces.yaml). */ -}}
+{{- $domain := printf "%s.%s.svc.cluster.local" $name (default $.Release.Namespace .namespace) -}}
 {{- if hasKey $domains $domain -}}
 {{- fail (printf "workspaces: domain %s is already routed by workspace %s on the connect gateway; Envoy would reject every route on port %d" $domain (get $domains $domain) (int $g.port)) -}}
 {{- end -}}
