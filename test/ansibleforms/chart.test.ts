@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { DATABASE_MODE_WARNING } from "../../components/ansibleforms/database-rte";
 import { renderSeed, seedProblems } from "../../components/ansibleforms/runner-seed";
-import { helmBinaries, helmTemplate, repoRoot, runHelm } from "../harness/helm";
+import { helmBinaries, helmNotes, helmTemplate, repoRoot, runHelm } from "../harness/helm";
 import { assertValidObjects, type ObjectLike } from "../harness/validate";
 import { APP_ONLY_ENV, container, envNames, envOf, find, podSpec, seedOf, volumeAt } from "./helpers";
 
@@ -151,15 +151,9 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
     expect(objects.find((o) => o.metadata?.name === "entryway-ansibleforms-rte-spool")).toBeUndefined();
   });
 
-  // Helm 3's install --dry-run=client still asks a cluster for its version; Helm 4's does not.
-  it.skipIf(helm.major === 3)("database mode: install prints the deprecation warning in NOTES; other modes do not", () => {
-    const notes = (file: string) => {
-      const result = runHelm(helm, ["install", "entryway", chart, "--namespace", "entryway", "--dry-run=client", "-f", file]);
-      expect(result.ok, result.output).toBe(true);
-      return result.output.slice(result.output.indexOf("NOTES:"));
-    };
-    expect(notes(scenario("database"))).toContain(`WARNING: ${DATABASE_MODE_WARNING}`);
-    expect(notes(scenario("sidecar"))).not.toContain("WARNING");
+  it("database mode: install prints the deprecation warning in NOTES; other modes do not", () => {
+    expect(helmNotes(helm, chart, scenario("database"))).toContain(`WARNING: ${DATABASE_MODE_WARNING}`);
+    expect(helmNotes(helm, chart, scenario("sidecar"))).not.toContain("WARNING");
   });
 
   describe("bad input fails at template time with a clear message", () => {

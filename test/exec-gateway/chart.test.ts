@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { helmBinaries, helmLint, helmTemplate, repoRoot, runHelm } from "../harness/helm";
+import { helmBinaries, helmLint, helmNotes, helmTemplate, repoRoot } from "../harness/helm";
 import { assertValidObjects, type ObjectLike } from "../harness/validate";
 import { ExecGateway } from "../../components/exec-gateway";
 import { render } from "../harness/pulumi";
@@ -67,19 +67,14 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("exec 
     expect(env).toEqual(expect.arrayContaining([{ name: "ENTRYWAY_AUTHORIZER", value: "oidc" }, { name: "ENTRYWAY_OIDC_ISSUER", value: "https://id.example.com" }]));
   });
 
-  // Helm 3's install --dry-run=client still asks a cluster for its version; Helm 4's does not.
-  it.skipIf(helm.major === 3)("install NOTES give the gateway's URLs and the namespaces it may enter", () => {
-    const notes = (file: string) => {
-      const result = runHelm(helm, ["install", "entryway", chart, "--namespace", "entryway", "--dry-run=client", "-f", file]);
-      expect(result.ok, result.output).toBe(true);
-      return result.output.slice(result.output.indexOf("NOTES:"));
-    };
-    const kube = notes(scenario("exec-gateway-kubernetes.yaml"));
+  it("install NOTES give the gateway's URLs and the namespaces it may enter", () => {
+    const notes = (name: string) => helmNotes(helm, chart, scenario(name));
+    const kube = notes("exec-gateway-kubernetes.yaml");
     expect(kube).toContain("URL: wss://exec.example.com/v1/enter");
     expect(kube).toContain("In-cluster: ws://entryway-exec-gateway.entryway.svc.cluster.local/v1/enter");
     expect(kube).toContain("It may enter: team-a, team-b");
-    expect(notes(scenario("exec-gateway-oidc.yaml"))).toContain("It may enter every namespace (clusterWide: true).");
-    expect(notes(scenario("default.yaml"))).not.toContain("Exec gateway");
+    expect(notes("exec-gateway-oidc.yaml")).toContain("It may enter every namespace (clusterWide: true).");
+    expect(notes("default.yaml")).not.toContain("Exec gateway");
   });
 
   it("names cluster-scoped objects as the component does, also past 63 characters (hashed)", async () => {

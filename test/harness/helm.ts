@@ -4,8 +4,9 @@
  * extracted once into .ci/cache/helm/. A helm on PATH is used for its major when present.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import os from "node:os";
 import path from "node:path";
 import { parseAllDocuments } from "yaml";
 import type { ObjectLike } from "./validate";
@@ -104,6 +105,35 @@ export function helmTemplate(
   return parseAllDocuments(result.output)
     .map((doc) => doc.toJS() as ObjectLike | null)
     .filter((obj): obj is ObjectLike => obj !== null);
+}
+
+/**
+ * The chart's install NOTES for a values file, rendered by the given Helm. Helm 4 renders them with
+ * `install --dry-run=client`, which needs no cluster. Helm 3's dry run still asks a cluster for its
+ * version, and its `template` never renders NOTES.txt and parses every other template as YAML; so
+ * under Helm 3 a copy of the chart wraps NOTES.txt's unchanged text in a named template and renders
+ * it, through Helm 3's own engine, as one JSON string in a probe manifest.
+ */
+export function helmNotes(helm: Helm, chartDir: string, valuesFile: string): string {
+  if (helm.major >= 4) {
+    const result = runHelm(helm, ["install", "entryway", chartDir, "--namespace", "entryway", "--dry-run=client", "-f", valuesFile]);
+    if (!result.ok) throw new Error(`helm ${helm.major} install --dry-run failed: ${result.output.trim()}`);
+    return result.output.slice(result.output.indexOf("NOTES:") + "NOTES:".length).trim();
+  }
+  const copy = mkdtempSync(path.join(os.tmpdir(), "entryway-notes-"));
+  try {
+    cpSync(chartDir, copy, { recursive: true });
+    const notesFile = path.join(copy, "templates", "NOTES.txt");
+    const text = readFileSync(notesFile, "utf8");
+    rmSync(notesFile);
+    writeFileSync(path.join(copy, "templates", "_notes-probe.tpl"), `{{- define "entryway.notesProbe" -}}\n${text}{{- end -}}\n`);
+    writeFileSync(path.join(copy, "templates", "notes-probe.yaml"), `notes: {{ include "entryway.notesProbe" . | toJson }}\n`);
+    const result = runHelm(helm, ["template", "entryway", copy, "--namespace", "entryway", "-f", valuesFile, "--show-only", "templates/notes-probe.yaml"]);
+    if (!result.ok) throw new Error(`helm ${helm.major} template of NOTES.txt failed: ${result.output.trim()}`);
+    return String((parseAllDocuments(result.output)[0]?.toJS() as { notes: string }).notes).trim();
+  } finally {
+    rmSync(copy, { recursive: true, force: true });
+  }
 }
 
 /** The chart directories under charts/, and each one's ci/*.yaml scenarios. */
