@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { kubernetesAuthorizer } from "../src/auth/kubernetes.js";
 import { kubernetesBackend, loadKubeConfig } from "../src/backends/kubernetes.js";
+import { defaultConfig } from "../src/config.js";
 import { EntryClient } from "./helpers/client.js";
 import { execBackendCases } from "./helpers/exec-cases.js";
 import { startGateway, tokenAuthorizer, type TestGateway } from "./helpers/gateway.js";
@@ -44,7 +45,7 @@ describe("Kubernetes backend: v4.channel.k8s.io, targets and the Kubernetes auth
   beforeAll(async () => {
     kube = await startKubeStandin({ ...fixtures, protocol: "v4.channel.k8s.io" });
     const kubeConfig = loadKubeConfig(kube.kubeconfigPath);
-    g = await startGateway(kubernetesBackend(kubeConfig), kubernetesAuthorizer(kubeConfig));
+    g = await startGateway(kubernetesBackend(kubeConfig), kubernetesAuthorizer(kubeConfig, defaultConfig.tokenAudiences));
   });
   afterAll(async () => {
     await g?.stop();

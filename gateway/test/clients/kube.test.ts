@@ -68,7 +68,7 @@ describe("Kubernetes targets in the CLI and the web page (stand-in API server + 
     gateway = createGateway({
       config,
       backend: kubernetesBackend(kubeConfig),
-      authorizer: kubernetesAuthorizer(kubeConfig),
+      authorizer: kubernetesAuthorizer(kubeConfig, defaultConfig.tokenAudiences),
       logger: { log: () => {} },
       audit: { write: () => {}, close: async () => {} },
       routes: [webAssets({ config, dir: assets })],
