@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { envName, loadConfig } from "../src/config.js";
+import { PreAuthLimits } from "../src/limits.js";
 import { decodeRequest, decodeResponse, encodeRequest, encodeResponse, parseWinch, RequestType, ResponseType } from "../src/protocol.js";
 import { PidMarkerFilter, reapCommand, wrapCommand } from "../src/shell.js";
 import { parseTarget, TargetError } from "../src/target.js";
@@ -139,6 +140,29 @@ describe("targets", () => {
   });
   it.each(["namespace=A&pod=p", "namespace=a", "namespace=a&pod=../x", "namespace=a&workload=web&instance=x", "namespace=a&workload=daemonset/x&instance=0"])("rejects %s", (q) => {
     expect(() => parseTarget(url(q), {}, "kubernetes")).toThrow(TargetError);
+  });
+});
+
+describe("limits before authentication", () => {
+  it("caps waiting connections in all and per address, and attempts per address per minute (token bucket)", () => {
+    let now = 0;
+    const limits = new PreAuthLimits({ maxPendingConnections: 3, maxPendingPerSource: 2, authAttemptsPerMinute: 4 }, () => now);
+    expect(limits.admit("a")).toBeNull();
+    expect(limits.admit("a")).toBeNull();
+    expect(limits.admit("a")).toMatchObject({ status: 429 });
+    expect(limits.admit("b")).toBeNull();
+    expect(limits.admit("c")).toMatchObject({ status: 503 });
+    limits.release("a");
+    limits.release("a");
+    expect(limits.admit("a")).toBeNull(); // third attempt
+    limits.release("a");
+    expect(limits.admit("a")).toBeNull(); // fourth
+    limits.release("a");
+    expect(limits.admit("a")).toMatchObject({ status: 429, reason: expect.stringMatching(/attempts a minute/) });
+    now += 15_000; // a quarter of a minute buys one attempt back
+    expect(limits.admit("a")).toBeNull();
+    limits.release("a");
+    expect(limits.admit("a")).toMatchObject({ status: 429 });
   });
 });
 
