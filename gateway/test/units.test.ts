@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { envName, loadConfig } from "../src/config.js";
 import { PreAuthLimits } from "../src/limits.js";
+import { missingTools, toolPlan } from "./helpers/tools.js";
 import { decodeRequest, decodeResponse, encodeRequest, encodeResponse, parseWinch, RequestType, ResponseType } from "../src/protocol.js";
 import { PidMarkerFilter, reapCommand, wrapCommand } from "../src/shell.js";
 import { parseTarget, TargetError } from "../src/target.js";
@@ -163,6 +164,15 @@ describe("limits before authentication", () => {
     expect(limits.admit("a")).toBeNull();
     limits.release("a");
     expect(limits.admit("a")).toMatchObject({ status: 429 });
+  });
+});
+
+describe("suites that need tools", () => {
+  it("fail under CI when a tool is missing, are skipped (and named) only outside CI", () => {
+    expect(toolPlan({ podman: true, tmux: true }, true)).toBe("run");
+    expect(toolPlan({ podman: true, tmux: false }, true)).toBe("fail");
+    expect(toolPlan({ podman: false }, false)).toBe("skip");
+    expect(missingTools({ podman: false, tmux: true, chromium: false })).toEqual(["podman", "chromium"]);
   });
 });
 
