@@ -57,6 +57,10 @@ export interface ExecGatewayOidcArgs {
   usernameClaim?: string;
   /** The claim listing the namespaces the user may enter (default "namespaces"). */
   namespacesClaim?: string;
+  /** Tokens issued (iat) longer ago than this are refused, whatever their exp (default 86400). */
+  maxTokenAgeSeconds?: number;
+  /** Accepted signature algorithms (default all RS*, PS*, ES* and EdDSA); "none" and HS* are refused. */
+  algorithms?: string[];
 }
 
 /** Exposure of the WebSocket endpoint outside the cluster, always with TLS. */
@@ -98,6 +102,20 @@ export interface ExecGatewaySettings {
   maxSessionsPerUser?: number;
   /** Application PING interval (default 10000 ms, as Entry). */
   pingIntervalMs?: number;
+  /** End a session after this long whatever it does; 0 for no limit (default 43200). It also ends when its token expires. */
+  maxSessionSeconds?: number;
+  /** Connections waiting for authorization per replica; more are answered 503 (default 256). */
+  maxPendingConnections?: number;
+  /** Connections waiting for authorization per client address; more are answered 429 (default 64). */
+  maxPendingPerSource?: number;
+  /** Upgrades (each can cost an authorizer call) per client address per minute; more are answered 429 (default 600). */
+  authAttemptsPerMinute?: number;
+  /** Proxies (CIDRs) whose X-Forwarded-For names the client: the ingress gateway's pod network (default none). */
+  trustedProxies?: string[];
+  /** Origins a browser may open a session from (default: https://<exposure.host> when exposed, else the gateway's own origin). */
+  allowedOrigins?: string[];
+  /** The kubernetes authorizer's TokenReview audiences (default ["entryway"]: `kubectl create token --audience entryway`). */
+  tokenAudiences?: string[];
   /** Log level (default "info"). */
   logLevel?: "debug" | "info" | "warn" | "error";
 }
@@ -167,6 +185,7 @@ export function validateExecGatewayArgs(name: string, args: ExecGatewayArgs): vo
     if (ns === "*") fail("targetNamespaces: no wildcards; use clusterWide: true to enter every namespace");
   }
   if (new Set(targets).size !== targets.length) fail("targetNamespaces has duplicates");
+  if (typeof args.namespace === "string") refuseOwnNamespace(name, args.namespace, targets);
   const authorizer = args.authorizer ?? "kubernetes";
   if (!["kubernetes", "webhook", "oidc"].includes(authorizer)) fail(`authorizer "${authorizer}" is not kubernetes, webhook or oidc`);
   if (authorizer === "webhook") {
@@ -193,6 +212,16 @@ export function validateExecGatewayArgs(name: string, args: ExecGatewayArgs): vo
   }
 }
 
+/**
+ * The gateway's own namespace is never a target: exec there reaches the gateway's pods and their
+ * service-account token (TokenReview and SubjectAccessReview cluster-wide), past the gateway's audit.
+ */
+function refuseOwnNamespace(name: string, namespace: string, targets: string[]): void {
+  if (targets.includes(namespace)) {
+    throw new Error(`ExecGateway ${name}: targetNamespaces includes "${namespace}", the gateway's own namespace; run the targets in a namespace of their own`);
+  }
+}
+
 /** The env a gateway pod gets from the args (the chart's template makes the same list). */
 function gatewayEnv(args: ExecGatewayArgs, webhookSecret: ExecGatewaySecretKeyRef | undefined): k8s.types.input.core.v1.EnvVar[] {
   const authorizer = args.authorizer ?? "kubernetes";
@@ -201,6 +230,8 @@ function gatewayEnv(args: ExecGatewayArgs, webhookSecret: ExecGatewaySecretKeyRe
     { name: "ENTRYWAY_PORT", value: String(EXEC_GATEWAY_PORT) },
     { name: "ENTRYWAY_BACKEND", value: "kubernetes" },
     { name: "ENTRYWAY_AUTHORIZER", value: authorizer },
+    // The downward API: targets in the gateway's own namespace are refused at request time.
+    { name: "ENTRYWAY_GATEWAY_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
   ];
   if (authorizer === "webhook" && webhookSecret) {
     env.push({ name: "ENTRYWAY_WEBHOOK_URL", valueFrom: { secretKeyRef: { name: webhookSecret.name, key: webhookSecret.key } } });
@@ -212,6 +243,8 @@ function gatewayEnv(args: ExecGatewayArgs, webhookSecret: ExecGatewaySecretKeyRe
     if (oidc.jwksUri) env.push({ name: "ENTRYWAY_OIDC_JWKS_URI", value: oidc.jwksUri });
     if (oidc.usernameClaim) env.push({ name: "ENTRYWAY_OIDC_USERNAME_CLAIM", value: oidc.usernameClaim });
     if (oidc.namespacesClaim) env.push({ name: "ENTRYWAY_OIDC_NAMESPACES_CLAIM", value: oidc.namespacesClaim });
+    if (oidc.maxTokenAgeSeconds !== undefined) env.push({ name: "ENTRYWAY_OIDC_MAX_TOKEN_AGE_SECONDS", value: String(oidc.maxTokenAgeSeconds) });
+    if (oidc.algorithms) env.push({ name: "ENTRYWAY_OIDC_ALGORITHMS", value: JSON.stringify(oidc.algorithms) });
   }
   const settings = args.settings ?? {};
   const settingEnv: [keyof ExecGatewaySettings, string][] = [
@@ -221,10 +254,20 @@ function gatewayEnv(args: ExecGatewayArgs, webhookSecret: ExecGatewaySecretKeyRe
     ["maxSessionsPerUser", "ENTRYWAY_MAX_SESSIONS_PER_USER"],
     ["pingIntervalMs", "ENTRYWAY_PING_INTERVAL_MS"],
     ["logLevel", "ENTRYWAY_LOG_LEVEL"],
+    ["maxSessionSeconds", "ENTRYWAY_MAX_SESSION_SECONDS"],
+    ["maxPendingConnections", "ENTRYWAY_MAX_PENDING_CONNECTIONS"],
+    ["maxPendingPerSource", "ENTRYWAY_MAX_PENDING_PER_SOURCE"],
+    ["authAttemptsPerMinute", "ENTRYWAY_AUTH_ATTEMPTS_PER_MINUTE"],
+    ["trustedProxies", "ENTRYWAY_TRUSTED_PROXIES"],
+    ["tokenAudiences", "ENTRYWAY_TOKEN_AUDIENCES"],
   ];
   for (const [key, variable] of settingEnv) {
-    if (settings[key] !== undefined) env.push({ name: variable, value: String(settings[key]) });
+    const value = settings[key];
+    if (value !== undefined) env.push({ name: variable, value: Array.isArray(value) ? JSON.stringify(value) : String(value) });
   }
+  // Browsers may open sessions only from the public host's pages unless told otherwise.
+  const origins = settings.allowedOrigins ?? (args.exposure ? [`https://${args.exposure.host}`] : undefined);
+  if (origins) env.push({ name: "ENTRYWAY_ALLOWED_ORIGINS", value: JSON.stringify(origins) });
   return env;
 }
 
@@ -257,6 +300,8 @@ export class ExecGateway extends pulumi.ComponentResource {
   constructor(name: string, args: ExecGatewayArgs, opts?: pulumi.ComponentResourceOptions) {
     super("entryway:index:ExecGateway", name, {}, opts);
     validateExecGatewayArgs(name, args);
+    // A namespace known only at deployment time is checked once it is known.
+    if (typeof args.namespace !== "string") pulumi.output(args.namespace).apply((ns) => refuseOwnNamespace(name, ns, args.targetNamespaces ?? []));
     const parent = { parent: this };
     const fullName = objectName(name, "exec-gateway");
     const identity = { name: "exec-gateway", instance: name, component: "server" };
