@@ -72,7 +72,7 @@ afterAll(() => {
 });
 
 describe("the policy pack served as the Pulumi CLI runs it", () => {
-  it("announces the pack and its seven policies", async () => {
+  it("announces the pack and its eight policies", async () => {
     const info = await call<any>("getAnalyzerInfo", new Empty());  
     expect(info.getName()).toBe("entryway");
     expect(info.getPoliciesList().map((p: any) => p.getName()).sort()).toEqual([  
@@ -80,6 +80,7 @@ describe("the policy pack served as the Pulumi CLI runs it", () => {
       "entryway-connect-static-clusters",
       "entryway-exec-rbac",
       "entryway-no-default-admin-password",
+      "entryway-no-exec-into-gateway-namespace",
       "entryway-pod-security-restricted",
       "entryway-rte-boundary",
       "entryway-workspace-pdb-no-loadbalancer",
