@@ -18,8 +18,19 @@ import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from
 export const EXEC_GATEWAY_IMAGE = "ghcr.io/entryway/exec-gateway:0.1.0";
 /** The port the gateway listens on inside its pod (the service's ENTRYWAY_PORT). */
 export const EXEC_GATEWAY_PORT = 8080;
+/** The port of /metrics and /readyz (the service's ENTRYWAY_METRICS_PORT), open only to the monitoring namespace. */
+export const EXEC_GATEWAY_METRICS_PORT = 9090;
 /** The WebSocket endpoint's path (the service's default). */
 export const EXEC_GATEWAY_PATH = "/v1/enter";
+/**
+ * What exposure routes to the gateway: the WebSocket endpoint and the web terminal (its page at /,
+ * its assets under /web/). Nothing else of the public port leaves the cluster.
+ */
+export const EXEC_GATEWAY_PUBLIC_PATHS = [
+  { path: EXEC_GATEWAY_PATH, match: "exact" },
+  { path: "/", match: "exact" },
+  { path: "/web/", match: "prefix" },
+] as const;
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const HOSTNAME = /^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
@@ -160,6 +171,8 @@ export interface ExecGatewayArgs {
   allowFrom?: pulumi.Input<k8s.types.input.networking.v1.NetworkPolicyPeer>[];
   /** The namespace of the ingress gateway or controller (default "istio-system"). */
   ingressNamespace?: string;
+  /** The namespace whose pods (Prometheus) may reach the metrics port (default "monitoring"). */
+  monitoringNamespace?: string;
   /** Exposure outside the cluster; without it the gateway is reachable only in-cluster. */
   exposure?: ExecGatewayExposureArgs;
   /** Labels added to every object. */
@@ -228,6 +241,7 @@ function gatewayEnv(args: ExecGatewayArgs, webhookSecret: ExecGatewaySecretKeyRe
   const env: k8s.types.input.core.v1.EnvVar[] = [
     { name: "ENTRYWAY_HOST", value: "0.0.0.0" },
     { name: "ENTRYWAY_PORT", value: String(EXEC_GATEWAY_PORT) },
+    { name: "ENTRYWAY_METRICS_PORT", value: String(EXEC_GATEWAY_METRICS_PORT) },
     { name: "ENTRYWAY_BACKEND", value: "kubernetes" },
     { name: "ENTRYWAY_AUTHORIZER", value: authorizer },
     // The downward API: targets in the gateway's own namespace are refused at request time.
@@ -371,7 +385,10 @@ export class ExecGateway extends pulumi.ComponentResource {
         spec: {
           type: "ClusterIP",
           selector,
-          ports: [{ name: "http", port: 80, targetPort: "http", protocol: "TCP", appProtocol: "http" }],
+          ports: [
+            { name: "http", port: 80, targetPort: "http", protocol: "TCP", appProtocol: "http" },
+            { name: "metrics", port: EXEC_GATEWAY_METRICS_PORT, targetPort: "metrics", protocol: "TCP", appProtocol: "http" },
+          ],
         },
       },
       parent,
@@ -403,10 +420,15 @@ export class ExecGateway extends pulumi.ComponentResource {
                   image: args.image ?? EXEC_GATEWAY_IMAGE,
                   imagePullPolicy: "IfNotPresent",
                   args: ["serve"],
-                  ports: [{ name: "http", containerPort: EXEC_GATEWAY_PORT, protocol: "TCP" }],
+                  ports: [
+                    { name: "http", containerPort: EXEC_GATEWAY_PORT, protocol: "TCP" },
+                    { name: "metrics", containerPort: EXEC_GATEWAY_METRICS_PORT, protocol: "TCP" },
+                  ],
                   env: gatewayEnv(args, webhookSecret),
+                  // The kubelet probes from the node, which a NetworkPolicy always lets through
+                  // (kubernetes/website content/en/docs/concepts/services-networking/network-policies.md).
                   livenessProbe: { httpGet: { path: "/healthz", port: "http" }, periodSeconds: 10, timeoutSeconds: 2, failureThreshold: 3 },
-                  readinessProbe: { httpGet: { path: "/readyz", port: "http" }, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 2 },
+                  readinessProbe: { httpGet: { path: "/readyz", port: "metrics" }, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 2 },
                   resources: args.resources ?? DEFAULT_RESOURCES,
                   securityContext: restrictedContainerSecurityContext(),
                   volumeMounts: [{ name: "tmp", mountPath: "/tmp" }],
@@ -447,9 +469,10 @@ export class ExecGateway extends pulumi.ComponentResource {
       );
     }
 
-    // In: only the gateway port, only from the ingress side. Out: DNS, and HTTPS to the API
-    // server / webhook / OIDC issuer.
+    // In: the gateway port only from the ingress side, the metrics port only from the monitoring
+    // namespace. Out: DNS, and HTTPS to the API server / webhook / OIDC issuer.
     const ingressNamespace = args.ingressNamespace ?? "istio-system";
+    const monitoringNamespace = args.monitoringNamespace ?? "monitoring";
     new k8s.networking.v1.NetworkPolicy(
       `${name}-exec-gateway`,
       {
@@ -461,6 +484,10 @@ export class ExecGateway extends pulumi.ComponentResource {
             {
               from: args.allowFrom ?? [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": ingressNamespace } } }],
               ports: [{ port: "http", protocol: "TCP" }],
+            },
+            {
+              from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": monitoringNamespace } } }],
+              ports: [{ port: "metrics", protocol: "TCP" }],
             },
           ],
           egress: [
@@ -511,7 +538,7 @@ export class ExecGateway extends pulumi.ComponentResource {
             http: [
               {
                 name: "exec-gateway",
-                match: [{ uri: { prefix: "/" } }],
+                match: EXEC_GATEWAY_PUBLIC_PATHS.map(({ path, match }) => ({ uri: { [match]: path } })),
                 route: [{ destination: { host: namespace.apply((ns) => serviceFqdn(fullName, ns)), port: { number: 80 } } }],
                 // Shell sessions are long-lived WebSockets: no route timeout.
                 timeout: "0s",
@@ -532,7 +559,13 @@ export class ExecGateway extends pulumi.ComponentResource {
             rules: [
               {
                 host: exposure.host,
-                http: { paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: fullName, port: { name: "http" } } } }] },
+                http: {
+                  paths: EXEC_GATEWAY_PUBLIC_PATHS.map(({ path, match }) => ({
+                    path,
+                    pathType: match === "exact" ? "Exact" : "Prefix",
+                    backend: { service: { name: fullName, port: { name: "http" } } },
+                  })),
+                },
               },
             ],
           },

@@ -6,6 +6,9 @@ import { BlockList, isIP } from "node:net";
 export interface GatewayConfig {
   host: string;
   port: number;
+  /** /metrics and /readyz (and /healthz) listen here, apart from the public port. */
+  metricsHost: string;
+  metricsPort: number;
   /** Path of the WebSocket endpoint. */
   path: string;
   backend: "kubernetes" | "docker";
@@ -72,6 +75,8 @@ export interface GatewayConfig {
 export const defaultConfig: GatewayConfig = {
   host: "0.0.0.0",
   port: 8080,
+  metricsHost: "0.0.0.0",
+  metricsPort: 9090,
   path: "/v1/enter",
   backend: "kubernetes",
   dockerHost: "unix:///var/run/docker.sock",

@@ -1,5 +1,6 @@
-// The gateway's HTTP server: the WebSocket endpoint, /healthz, /readyz, /metrics, and room for more
-// routes (the web terminal's assets) through `routes`.
+// The gateway's HTTP servers. The public one: the WebSocket endpoint, /healthz, and room for more
+// routes (the web terminal's assets) through `routes`. The monitoring one, on its own port (which
+// the NetworkPolicy opens only to the monitoring namespace): /metrics, /readyz and /healthz.
 import { randomUUID } from "node:crypto";
 import http, { STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
@@ -35,8 +36,11 @@ export interface GatewayOptions {
 
 export interface Gateway {
   readonly server: http.Server;
+  /** /metrics, /readyz and /healthz on metricsPort. */
+  readonly monitoringServer: http.Server;
   readonly metrics: Metrics;
   readonly sessions: ReadonlySet<Session>;
+  /** Listens on both ports; returns the public server's address (the monitoring one is monitoringServer.address()). */
   listen(): Promise<AddressInfo>;
   /** Stops accepting, tells every open session why, ends their shells, waits at most drainTimeoutMs. */
   shutdown(reason?: string): Promise<void>;
@@ -86,34 +90,45 @@ export function createGateway(options: GatewayOptions): Gateway {
     handleProtocols: (offered) => (offered.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
   });
 
-  async function handleHttp(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const plain = (response: ServerResponse, status: number, text: string) => void response.writeHead(status, { "content-type": "text/plain" }).end(text);
+
+  async function handleMonitoring(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const path = new URL(request.url ?? "/", "http://gateway").pathname;
-    if (path === "/healthz") return void response.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
+    if (path === "/healthz") return plain(response, 200, "ok\n");
     if (path === "/readyz") {
-      if (draining) return void response.writeHead(503, { "content-type": "text/plain" }).end("draining\n");
+      if (draining) return plain(response, 503, "draining\n");
       try {
         await backend.check();
-        return void response.writeHead(200, { "content-type": "text/plain" }).end("ready\n");
+        return plain(response, 200, "ready\n");
       } catch (error) {
         logger.log("warn", "backend unreachable", { error: errorMessage(error) });
-        return void response.writeHead(503, { "content-type": "text/plain" }).end("backend unreachable\n");
+        return plain(response, 503, "backend unreachable\n");
       }
     }
     if (path === "/metrics") {
       return void response.writeHead(200, { "content-type": metrics.registry.contentType }).end(await metrics.registry.metrics());
     }
+    plain(response, 404, "not found\n");
+  }
+
+  async function handlePublic(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const path = new URL(request.url ?? "/", "http://gateway").pathname;
+    if (path === "/healthz") return plain(response, 200, "ok\n");
     for (const route of options.routes ?? []) {
       if (await route(request, response)) return;
     }
-    response.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
+    plain(response, 404, "not found\n");
   }
 
-  const server = http.createServer((request, response) => {
-    handleHttp(request, response).catch((error) => {
-      logger.log("error", "http handler failed", { path: request.url, error: errorMessage(error) });
-      if (!response.headersSent) response.writeHead(500).end();
+  const serve = (handle: (request: IncomingMessage, response: ServerResponse) => Promise<void>) =>
+    http.createServer((request, response) => {
+      handle(request, response).catch((error) => {
+        logger.log("error", "http handler failed", { path: request.url, error: errorMessage(error) });
+        if (!response.headersSent) response.writeHead(500).end();
+      });
     });
-  });
+  const server = serve(handlePublic);
+  const monitoringServer = serve(handleMonitoring);
 
   /**
    * Refuses with Entry's CLOSE message, so every client sees the reason the same way. The audit
@@ -186,18 +201,26 @@ export function createGateway(options: GatewayOptions): Gateway {
     });
   });
 
+  const listenOn = (target: http.Server, port: number, host: string) =>
+    new Promise<AddressInfo>((resolve, reject) => {
+      target.once("error", reject);
+      target.listen(port, host, () => resolve(target.address() as AddressInfo));
+    });
+
   return {
     server,
+    monitoringServer,
     metrics,
     sessions,
-    listen: () =>
-      new Promise((resolve, reject) => {
-        server.once("error", reject);
-        server.listen(config.port, config.host, () => resolve(server.address() as AddressInfo));
-      }),
+    async listen() {
+      // An ephemeral public port (port 0: tests, benchmarks) makes the monitoring port ephemeral too.
+      await listenOn(monitoringServer, config.port === 0 ? 0 : config.metricsPort, config.metricsHost);
+      return listenOn(server, config.port, config.host);
+    },
     async shutdown(reason = "the gateway is shutting down") {
       draining = true;
       server.close(); // stop accepting; open sessions are ended below
+      monitoringServer.close();
       const open = [...sessions];
       logger.log("info", "draining", { sessions: open.length });
       const drained = Promise.all(open.map((s) => s.shutdown(reason)));
@@ -206,6 +229,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       clearTimeout(timer);
       for (const client of wss.clients) client.terminate();
       server.closeAllConnections();
+      monitoringServer.closeAllConnections();
       await audit.close();
     },
   };

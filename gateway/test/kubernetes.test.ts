@@ -138,9 +138,9 @@ describe("readiness", () => {
     const kube = await startKubeStandin({ ...fixtures, protocol: "v5.channel.k8s.io" });
     const g = await startGateway(kubernetesBackend(loadKubeConfig(kube.kubeconfigPath)), tokenAuthorizer());
     try {
-      expect((await fetch(`${g.base}/readyz`)).status).toBe(200);
+      expect((await fetch(`${g.monitoring}/readyz`)).status).toBe(200);
       await kube.stop();
-      expect((await fetch(`${g.base}/readyz`)).status).toBe(503);
+      expect((await fetch(`${g.monitoring}/readyz`)).status).toBe(503);
     } finally {
       await g.stop();
     }

@@ -303,7 +303,7 @@ describe("audit", () => {
     expect(failed).toMatchObject({ closeCode: "backend-error" });
     expect(failed.reason).not.toContain("etcd");
     expect(h.logs).toContainEqual(expect.objectContaining({ msg: "session setup failed", error: secret }));
-    expect(await (await fetch(`${h.base}/readyz`)).text()).not.toContain("etcd");
+    expect(await (await fetch(`${h.monitoring}/readyz`)).text()).not.toContain("etcd");
   });
 });
 
@@ -398,7 +398,7 @@ describe("before authentication", () => {
 });
 
 describe("HTTP endpoints", () => {
-  it("serves health, readiness and Prometheus metrics", async () => {
+  it("serves health, readiness and Prometheus metrics on the monitoring port, and not on the public one", async () => {
     const { open, g } = await setup();
     const client = await open();
     await echo(client, "counted");
@@ -406,8 +406,12 @@ describe("HTTP endpoints", () => {
     await client.closed;
     await (await open("nope")).closed;
     expect((await fetch(`${g.base}/healthz`)).status).toBe(200);
-    expect((await fetch(`${g.base}/readyz`)).status).toBe(200);
-    const metrics = await (await fetch(`${g.base}/metrics`)).text();
+    expect((await fetch(`${g.base}/readyz`)).status).toBe(404);
+    expect((await fetch(`${g.base}/metrics`)).status).toBe(404);
+    expect(g.monitoring).not.toBe(g.base);
+    expect((await fetch(`${g.monitoring}/healthz`)).status).toBe(200);
+    expect((await fetch(`${g.monitoring}/readyz`)).status).toBe(200);
+    const metrics = await (await fetch(`${g.monitoring}/metrics`)).text();
     expect(metrics).toMatch(/entryway_sessions_total\{outcome="exit"\} 1/);
     expect(metrics).toMatch(/entryway_auth_denials_total\{reason="denied"\} 1/);
     expect(metrics).toMatch(/entryway_bytes_total\{direction="in"\} 15/);

@@ -65,8 +65,11 @@ describe("ExecGateway", () => {
       capabilities: { drop: ["ALL"] },
     });
     expect(container.livenessProbe.httpGet).toEqual({ path: "/healthz", port: "http" });
-    expect(container.readinessProbe.httpGet).toEqual({ path: "/readyz", port: "http" });
-    expect(container.ports).toEqual([{ name: "http", containerPort: 8080, protocol: "TCP" }]);
+    expect(container.readinessProbe.httpGet).toEqual({ path: "/readyz", port: "metrics" });
+    expect(container.ports).toEqual([
+      { name: "http", containerPort: 8080, protocol: "TCP" },
+      { name: "metrics", containerPort: 9090, protocol: "TCP" },
+    ]);
     const env = Object.fromEntries(container.env.map((e: Obj) => [e.name, e.value]));
     expect(env).toMatchObject({ ENTRYWAY_PORT: "8080", ENTRYWAY_BACKEND: "kubernetes", ENTRYWAY_AUTHORIZER: "kubernetes" });
     // The gateway learns its own namespace from the downward API, to refuse targets there.
@@ -83,6 +86,11 @@ describe("ExecGateway", () => {
     const policy = findManifest(manifests, "NetworkPolicy", "entryway-exec-gateway") as Obj;
     expect(policy.spec.policyTypes).toEqual(["Ingress", "Egress"]);
     expect(policy.spec.ingress[0].from).toEqual([{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "istio-system" } } }]);
+    // Metrics and readiness: a port of their own, reachable only from the monitoring namespace.
+    expect(policy.spec.ingress).toEqual([
+      expect.objectContaining({ ports: [{ port: "http", protocol: "TCP" }] }),
+      { from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } }], ports: [{ port: "metrics", protocol: "TCP" }] },
+    ]);
   });
 
   it("grants exec cluster-wide only when clusterWide is set", async () => {
@@ -132,6 +140,8 @@ describe("ExecGateway", () => {
     const vs = findManifest(manifests, "VirtualService", "entryway-exec-gateway") as Obj;
     expect(vs.spec.gateways).toEqual(["entryway-exec-gateway"]);
     expect(vs.spec.http[0].timeout).toBe("0s");
+    // Only the endpoint and the web terminal go out: not /metrics, /readyz or anything else.
+    expect(vs.spec.http[0].match).toEqual([{ uri: { exact: "/v1/enter" } }, { uri: { exact: "/" } }, { uri: { prefix: "/web/" } }]);
     expect(vs.spec.http[0].route[0].destination).toEqual({ host: "entryway-exec-gateway.entryway.svc.cluster.local", port: { number: 80 } });
     expect(await outputOf(gateway.url)).toBe("wss://exec.example.com/v1/enter");
   });
@@ -145,6 +155,7 @@ describe("ExecGateway", () => {
     const ingress = findManifest(manifests, "Ingress", "entryway-exec-gateway") as Obj;
     expect(ingress.spec.tls).toEqual([{ hosts: ["exec.example.com"], secretName: "exec-tls" }]);
     expect(ingress.spec.ingressClassName).toBe("nginx");
+    expect(ingress.spec.rules[0].http.paths.map((p: Obj) => `${p.pathType} ${p.path}`)).toEqual(["Exact /v1/enter", "Exact /", "Prefix /web/"]);
     const hpa = findManifest(manifests, "HorizontalPodAutoscaler", "entryway-exec-gateway") as Obj;
     expect(hpa.spec).toMatchObject({ minReplicas: 2, maxReplicas: 5, scaleTargetRef: { kind: "Deployment", name: "entryway-exec-gateway" } });
     expect((findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.replicas).toBeUndefined();
