@@ -221,16 +221,20 @@ export function checkConnectDedicatedGateway(o: K8sObject): string[] {
 // ---------------------------------------------------------------------------------------------
 // 5. Exec RBAC: no wildcards, no cluster-wide exec unless explicitly allowed
 
-export function checkExecRbac(o: K8sObject, config: EntrywayPolicyConfig = {}): string[] {
-  if (o.kind !== "Role" && o.kind !== "ClusterRole") return [];
-  const rules: Obj[] = (o.rules as Obj[] | undefined) ?? [];
-  const isGateway = o.metadata?.labels?.["app.kubernetes.io/name"] === "exec-gateway";
-  const grantsExec = rules.some(
+/** Whether RBAC rules grant `create` on pods/exec (wildcards included). */
+const grantsExec = (rules: Obj[]) =>
+  rules.some(
     (r) =>
       (r.resources ?? []).some((res: string) => res === "pods/exec" || res === "*" || res === "pods/*") &&
       (r.verbs ?? []).some((v: string) => v === "create" || v === "*"),
   );
-  if (!isGateway && !grantsExec) return [];
+
+export function checkExecRbac(o: K8sObject, config: EntrywayPolicyConfig = {}): string[] {
+  if (o.kind !== "Role" && o.kind !== "ClusterRole") return [];
+  const rules: Obj[] = (o.rules as Obj[] | undefined) ?? [];
+  const isGateway = o.metadata?.labels?.["app.kubernetes.io/name"] === "exec-gateway";
+  const execGranted = grantsExec(rules);
+  if (!isGateway && !execGranted) return [];
   const problems: string[] = [];
   for (const [i, rule] of rules.entries()) {
     for (const field of ["apiGroups", "resources", "verbs", "resourceNames"]) {
@@ -240,8 +244,37 @@ export function checkExecRbac(o: K8sObject, config: EntrywayPolicyConfig = {}): 
     }
     if (rule.nonResourceURLs?.length) problems.push(`${label(o)} rule ${i}: nonResourceURLs are not needed to exec`);
   }
-  if (o.kind === "ClusterRole" && grantsExec && !config.allowClusterWideExec) {
+  if (o.kind === "ClusterRole" && execGranted && !config.allowClusterWideExec) {
     problems.push(`${label(o)}: grants pods/exec in every namespace; use a Role per namespace, or allow it with the policy config allowClusterWideExec: true`);
+  }
+  return problems;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5b. No exec into the exec gateway's own namespace (stack-wide): exec there reaches the gateway's
+// pods and their service-account token (cluster-wide TokenReview/SubjectAccessReview), past its audit.
+
+/**
+ * Built-in ClusterRoles that grant create on pods/exec (the user-facing roles of Kubernetes RBAC,
+ * https://kubernetes.io/docs/reference/access-authn-authz/rbac/#user-facing-roles: admin and edit
+ * include pods/exec; cluster-admin is everything).
+ */
+const BUILTIN_EXEC_CLUSTER_ROLES = ["cluster-admin", "admin", "edit"];
+
+export function checkNoExecIntoGatewayNamespace(objects: K8sObject[]): string[] {
+  const gatewayNamespaces = new Set(
+    objects
+      .filter((o) => o.kind === "Deployment" && o.metadata?.labels?.["app.kubernetes.io/name"] === "exec-gateway" && o.metadata.namespace)
+      .map((o) => o.metadata!.namespace!),
+  );
+  const problems: string[] = [];
+  for (const binding of objects.filter((o) => o.kind === "RoleBinding" && gatewayNamespaces.has(o.metadata?.namespace ?? ""))) {
+    const ref = (binding.roleRef as Obj | undefined) ?? {};
+    const role = objects.find((o) => o.kind === ref.kind && o.metadata?.name === ref.name && (ref.kind === "ClusterRole" || o.metadata?.namespace === binding.metadata?.namespace));
+    const grants = role ? grantsExec((role.rules as Obj[] | undefined) ?? []) : ref.kind === "ClusterRole" && BUILTIN_EXEC_CLUSTER_ROLES.includes(ref.name);
+    if (grants) {
+      problems.push(`${label(binding)}: grants pods/exec in ${binding.metadata?.namespace}, the exec gateway's own namespace (its pods hold its service-account token); run exec targets in a namespace of their own`);
+    }
   }
   return problems;
 }
@@ -387,6 +420,15 @@ export const noDefaultAdminPassword = resourcePolicy(
   "The default AnsibleForms admin password never appears, and the app always gets ADMIN_PASSWORD from a Secret.",
   checkNoDefaultAdminPassword,
 );
+export const noExecIntoGatewayNamespace: StackValidationPolicy = {
+  name: "entryway-no-exec-into-gateway-namespace",
+  description: "No RoleBinding grants pods/exec in the exec gateway's own namespace.",
+  enforcementLevel: "mandatory",
+  validateStack: (args, reportViolation) => {
+    const objects = args.resources.map((r) => toObject(r.type, r.props)).filter((o): o is K8sObject => o !== undefined);
+    for (const problem of checkNoExecIntoGatewayNamespace(objects)) reportViolation(problem);
+  },
+};
 export const workspacePdbNoLoadBalancer: StackValidationPolicy = {
   name: "entryway-workspace-pdb-no-loadbalancer",
   description: "Every SSH workspace has a PodDisruptionBudget and no LoadBalancer or NodePort Service of its own.",
@@ -413,6 +455,7 @@ export const entrywayPolicies: (ResourceValidationPolicy | StackValidationPolicy
   connectStaticClusters,
   connectDedicatedGateway,
   execRbac,
+  noExecIntoGatewayNamespace,
   workspacePdbNoLoadBalancer,
   noDefaultAdminPassword,
   rteTagMatchesApp,

@@ -58,6 +58,8 @@ export interface ExecGatewayConfig {
   allowFrom?: Record<string, unknown>[];
   /** The namespace of the ingress gateway or controller (default istio-system). */
   ingressNamespace?: string;
+  /** The namespace whose pods (Prometheus) may reach the metrics port (default monitoring). */
+  monitoringNamespace?: string;
   /** Exposure outside the cluster, always with TLS. */
   exposure?: ExecGatewayExposureArgs;
 }

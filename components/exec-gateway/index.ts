@@ -18,8 +18,19 @@ import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from
 export const EXEC_GATEWAY_IMAGE = "ghcr.io/entryway/exec-gateway:0.1.0";
 /** The port the gateway listens on inside its pod (the service's ENTRYWAY_PORT). */
 export const EXEC_GATEWAY_PORT = 8080;
+/** The port of /metrics and /readyz (the service's ENTRYWAY_METRICS_PORT), open only to the monitoring namespace. */
+export const EXEC_GATEWAY_METRICS_PORT = 9090;
 /** The WebSocket endpoint's path (the service's default). */
 export const EXEC_GATEWAY_PATH = "/v1/enter";
+/**
+ * What exposure routes to the gateway: the WebSocket endpoint and the web terminal (its page at /,
+ * its assets under /web/). Nothing else of the public port leaves the cluster.
+ */
+export const EXEC_GATEWAY_PUBLIC_PATHS = [
+  { path: EXEC_GATEWAY_PATH, match: "exact" },
+  { path: "/", match: "exact" },
+  { path: "/web/", match: "prefix" },
+] as const;
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const HOSTNAME = /^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
@@ -57,6 +68,10 @@ export interface ExecGatewayOidcArgs {
   usernameClaim?: string;
   /** The claim listing the namespaces the user may enter (default "namespaces"). */
   namespacesClaim?: string;
+  /** Tokens issued (iat) longer ago than this are refused, whatever their exp (default 86400). */
+  maxTokenAgeSeconds?: number;
+  /** Accepted signature algorithms (default all RS*, PS*, ES* and EdDSA); "none" and HS* are refused. */
+  algorithms?: string[];
 }
 
 /** Exposure of the WebSocket endpoint outside the cluster, always with TLS. */
@@ -98,6 +113,20 @@ export interface ExecGatewaySettings {
   maxSessionsPerUser?: number;
   /** Application PING interval (default 10000 ms, as Entry). */
   pingIntervalMs?: number;
+  /** End a session after this long whatever it does; 0 for no limit (default 43200). It also ends when its token expires. */
+  maxSessionSeconds?: number;
+  /** Connections waiting for authorization per replica; more are answered 503 (default 256). */
+  maxPendingConnections?: number;
+  /** Connections waiting for authorization per client address; more are answered 429 (default 64). */
+  maxPendingPerSource?: number;
+  /** Upgrades (each can cost an authorizer call) per client address per minute; more are answered 429 (default 600). */
+  authAttemptsPerMinute?: number;
+  /** Proxies (CIDRs) whose X-Forwarded-For names the client: the ingress gateway's pod network (default none). */
+  trustedProxies?: string[];
+  /** Origins a browser may open a session from (default: https://<exposure.host> when exposed, else the gateway's own origin). */
+  allowedOrigins?: string[];
+  /** The kubernetes authorizer's TokenReview audiences (default ["entryway"]: `kubectl create token --audience entryway`). */
+  tokenAudiences?: string[];
   /** Log level (default "info"). */
   logLevel?: "debug" | "info" | "warn" | "error";
 }
@@ -142,6 +171,8 @@ export interface ExecGatewayArgs {
   allowFrom?: pulumi.Input<k8s.types.input.networking.v1.NetworkPolicyPeer>[];
   /** The namespace of the ingress gateway or controller (default "istio-system"). */
   ingressNamespace?: string;
+  /** The namespace whose pods (Prometheus) may reach the metrics port (default "monitoring"). */
+  monitoringNamespace?: string;
   /** Exposure outside the cluster; without it the gateway is reachable only in-cluster. */
   exposure?: ExecGatewayExposureArgs;
   /** Labels added to every object. */
@@ -167,6 +198,7 @@ export function validateExecGatewayArgs(name: string, args: ExecGatewayArgs): vo
     if (ns === "*") fail("targetNamespaces: no wildcards; use clusterWide: true to enter every namespace");
   }
   if (new Set(targets).size !== targets.length) fail("targetNamespaces has duplicates");
+  if (typeof args.namespace === "string") refuseOwnNamespace(name, args.namespace, targets);
   const authorizer = args.authorizer ?? "kubernetes";
   if (!["kubernetes", "webhook", "oidc"].includes(authorizer)) fail(`authorizer "${authorizer}" is not kubernetes, webhook or oidc`);
   if (authorizer === "webhook") {
@@ -193,14 +225,27 @@ export function validateExecGatewayArgs(name: string, args: ExecGatewayArgs): vo
   }
 }
 
+/**
+ * The gateway's own namespace is never a target: exec there reaches the gateway's pods and their
+ * service-account token (TokenReview and SubjectAccessReview cluster-wide), past the gateway's audit.
+ */
+function refuseOwnNamespace(name: string, namespace: string, targets: string[]): void {
+  if (targets.includes(namespace)) {
+    throw new Error(`ExecGateway ${name}: targetNamespaces includes "${namespace}", the gateway's own namespace; run the targets in a namespace of their own`);
+  }
+}
+
 /** The env a gateway pod gets from the args (the chart's template makes the same list). */
 function gatewayEnv(args: ExecGatewayArgs, webhookSecret: ExecGatewaySecretKeyRef | undefined): k8s.types.input.core.v1.EnvVar[] {
   const authorizer = args.authorizer ?? "kubernetes";
   const env: k8s.types.input.core.v1.EnvVar[] = [
     { name: "ENTRYWAY_HOST", value: "0.0.0.0" },
     { name: "ENTRYWAY_PORT", value: String(EXEC_GATEWAY_PORT) },
+    { name: "ENTRYWAY_METRICS_PORT", value: String(EXEC_GATEWAY_METRICS_PORT) },
     { name: "ENTRYWAY_BACKEND", value: "kubernetes" },
     { name: "ENTRYWAY_AUTHORIZER", value: authorizer },
+    // The downward API: targets in the gateway's own namespace are refused at request time.
+    { name: "ENTRYWAY_GATEWAY_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
   ];
   if (authorizer === "webhook" && webhookSecret) {
     env.push({ name: "ENTRYWAY_WEBHOOK_URL", valueFrom: { secretKeyRef: { name: webhookSecret.name, key: webhookSecret.key } } });
@@ -212,6 +257,8 @@ function gatewayEnv(args: ExecGatewayArgs, webhookSecret: ExecGatewaySecretKeyRe
     if (oidc.jwksUri) env.push({ name: "ENTRYWAY_OIDC_JWKS_URI", value: oidc.jwksUri });
     if (oidc.usernameClaim) env.push({ name: "ENTRYWAY_OIDC_USERNAME_CLAIM", value: oidc.usernameClaim });
     if (oidc.namespacesClaim) env.push({ name: "ENTRYWAY_OIDC_NAMESPACES_CLAIM", value: oidc.namespacesClaim });
+    if (oidc.maxTokenAgeSeconds !== undefined) env.push({ name: "ENTRYWAY_OIDC_MAX_TOKEN_AGE_SECONDS", value: String(oidc.maxTokenAgeSeconds) });
+    if (oidc.algorithms) env.push({ name: "ENTRYWAY_OIDC_ALGORITHMS", value: JSON.stringify(oidc.algorithms) });
   }
   const settings = args.settings ?? {};
   const settingEnv: [keyof ExecGatewaySettings, string][] = [
@@ -221,10 +268,20 @@ function gatewayEnv(args: ExecGatewayArgs, webhookSecret: ExecGatewaySecretKeyRe
     ["maxSessionsPerUser", "ENTRYWAY_MAX_SESSIONS_PER_USER"],
     ["pingIntervalMs", "ENTRYWAY_PING_INTERVAL_MS"],
     ["logLevel", "ENTRYWAY_LOG_LEVEL"],
+    ["maxSessionSeconds", "ENTRYWAY_MAX_SESSION_SECONDS"],
+    ["maxPendingConnections", "ENTRYWAY_MAX_PENDING_CONNECTIONS"],
+    ["maxPendingPerSource", "ENTRYWAY_MAX_PENDING_PER_SOURCE"],
+    ["authAttemptsPerMinute", "ENTRYWAY_AUTH_ATTEMPTS_PER_MINUTE"],
+    ["trustedProxies", "ENTRYWAY_TRUSTED_PROXIES"],
+    ["tokenAudiences", "ENTRYWAY_TOKEN_AUDIENCES"],
   ];
   for (const [key, variable] of settingEnv) {
-    if (settings[key] !== undefined) env.push({ name: variable, value: String(settings[key]) });
+    const value = settings[key];
+    if (value !== undefined) env.push({ name: variable, value: Array.isArray(value) ? JSON.stringify(value) : String(value) });
   }
+  // Browsers may open sessions only from the public host's pages unless told otherwise.
+  const origins = settings.allowedOrigins ?? (args.exposure ? [`https://${args.exposure.host}`] : undefined);
+  if (origins) env.push({ name: "ENTRYWAY_ALLOWED_ORIGINS", value: JSON.stringify(origins) });
   return env;
 }
 
@@ -257,6 +314,8 @@ export class ExecGateway extends pulumi.ComponentResource {
   constructor(name: string, args: ExecGatewayArgs, opts?: pulumi.ComponentResourceOptions) {
     super("entryway:index:ExecGateway", name, {}, opts);
     validateExecGatewayArgs(name, args);
+    // A namespace known only at deployment time is checked once it is known.
+    if (typeof args.namespace !== "string") pulumi.output(args.namespace).apply((ns) => refuseOwnNamespace(name, ns, args.targetNamespaces ?? []));
     const parent = { parent: this };
     const fullName = objectName(name, "exec-gateway");
     const identity = { name: "exec-gateway", instance: name, component: "server" };
@@ -326,7 +385,10 @@ export class ExecGateway extends pulumi.ComponentResource {
         spec: {
           type: "ClusterIP",
           selector,
-          ports: [{ name: "http", port: 80, targetPort: "http", protocol: "TCP", appProtocol: "http" }],
+          ports: [
+            { name: "http", port: 80, targetPort: "http", protocol: "TCP", appProtocol: "http" },
+            { name: "metrics", port: EXEC_GATEWAY_METRICS_PORT, targetPort: "metrics", protocol: "TCP", appProtocol: "http" },
+          ],
         },
       },
       parent,
@@ -358,10 +420,15 @@ export class ExecGateway extends pulumi.ComponentResource {
                   image: args.image ?? EXEC_GATEWAY_IMAGE,
                   imagePullPolicy: "IfNotPresent",
                   args: ["serve"],
-                  ports: [{ name: "http", containerPort: EXEC_GATEWAY_PORT, protocol: "TCP" }],
+                  ports: [
+                    { name: "http", containerPort: EXEC_GATEWAY_PORT, protocol: "TCP" },
+                    { name: "metrics", containerPort: EXEC_GATEWAY_METRICS_PORT, protocol: "TCP" },
+                  ],
                   env: gatewayEnv(args, webhookSecret),
+                  // The kubelet probes from the node, which a NetworkPolicy always lets through
+                  // (kubernetes/website content/en/docs/concepts/services-networking/network-policies.md).
                   livenessProbe: { httpGet: { path: "/healthz", port: "http" }, periodSeconds: 10, timeoutSeconds: 2, failureThreshold: 3 },
-                  readinessProbe: { httpGet: { path: "/readyz", port: "http" }, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 2 },
+                  readinessProbe: { httpGet: { path: "/readyz", port: "metrics" }, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 2 },
                   resources: args.resources ?? DEFAULT_RESOURCES,
                   securityContext: restrictedContainerSecurityContext(),
                   volumeMounts: [{ name: "tmp", mountPath: "/tmp" }],
@@ -402,9 +469,10 @@ export class ExecGateway extends pulumi.ComponentResource {
       );
     }
 
-    // In: only the gateway port, only from the ingress side. Out: DNS, and HTTPS to the API
-    // server / webhook / OIDC issuer.
+    // In: the gateway port only from the ingress side, the metrics port only from the monitoring
+    // namespace. Out: DNS, and HTTPS to the API server / webhook / OIDC issuer.
     const ingressNamespace = args.ingressNamespace ?? "istio-system";
+    const monitoringNamespace = args.monitoringNamespace ?? "monitoring";
     new k8s.networking.v1.NetworkPolicy(
       `${name}-exec-gateway`,
       {
@@ -416,6 +484,10 @@ export class ExecGateway extends pulumi.ComponentResource {
             {
               from: args.allowFrom ?? [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": ingressNamespace } } }],
               ports: [{ port: "http", protocol: "TCP" }],
+            },
+            {
+              from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": monitoringNamespace } } }],
+              ports: [{ port: "metrics", protocol: "TCP" }],
             },
           ],
           egress: [
@@ -466,7 +538,7 @@ export class ExecGateway extends pulumi.ComponentResource {
             http: [
               {
                 name: "exec-gateway",
-                match: [{ uri: { prefix: "/" } }],
+                match: EXEC_GATEWAY_PUBLIC_PATHS.map(({ path, match }) => ({ uri: { [match]: path } })),
                 route: [{ destination: { host: namespace.apply((ns) => serviceFqdn(fullName, ns)), port: { number: 80 } } }],
                 // Shell sessions are long-lived WebSockets: no route timeout.
                 timeout: "0s",
@@ -487,7 +559,13 @@ export class ExecGateway extends pulumi.ComponentResource {
             rules: [
               {
                 host: exposure.host,
-                http: { paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: fullName, port: { name: "http" } } } }] },
+                http: {
+                  paths: EXEC_GATEWAY_PUBLIC_PATHS.map(({ path, match }) => ({
+                    path,
+                    pathType: match === "exact" ? "Exact" : "Prefix",
+                    backend: { service: { name: fullName, port: { name: "http" } } },
+                  })),
+                },
               },
             ],
           },

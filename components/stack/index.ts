@@ -5,7 +5,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { standardLabels } from "../shared/labels";
-import { ExecGateway } from "../exec-gateway";
+import { ExecGateway, validateExecGatewayArgs } from "../exec-gateway";
 import { execGatewayArgs } from "../exec-gateway/config";
 import { AnsibleForms, RemoteRte } from "../ansibleforms";
 import { ansibleFormsArgs, remoteRteArgs } from "../ansibleforms/config";
@@ -66,6 +66,8 @@ export class Stack extends pulumi.ComponentResource {
     }
 
     if (config.execGateway) {
+      // The namespace is plain here: a target list naming it fails now, not at deployment.
+      validateExecGatewayArgs(base, execGatewayArgs(config.execGateway, config.namespace));
       this.execGateway = new ExecGateway(base, execGatewayArgs(config.execGateway, this.namespace, config.labels), { parent: this });
       this.execGatewayUrl = this.execGateway.url;
     }

@@ -57,6 +57,9 @@ async function main(): Promise<void> {
       ENTRYWAY_WEBHOOK_URL: `http://127.0.0.1:${(webhook.address() as AddressInfo).port}/`,
       ENTRYWAY_MAX_SESSIONS: "1000",
       ENTRYWAY_MAX_SESSIONS_PER_USER: "1000",
+      // Every bench client comes from 127.0.0.1: lift the per-address limits before authentication.
+      ENTRYWAY_MAX_PENDING_PER_SOURCE: "1000",
+      ENTRYWAY_AUTH_ATTEMPTS_PER_MINUTE: "100000",
       ENTRYWAY_LOG_LEVEL: "info",
       ENTRYWAY_AUDIT_FILE: "/dev/null",
     },
@@ -67,6 +70,7 @@ async function main(): Promise<void> {
     gatewayProcess.stdout!.on("data", (d: Buffer) => (logs += d.toString()));
     while (!/"msg":"listening"/.test(logs)) await new Promise((r) => setTimeout(r, 100));
     const port = Number(/"port":(\d+)/.exec(logs)![1]);
+    const monitoring = `http://127.0.0.1:${/"metricsPort":(\d+)/.exec(logs)![1]}`;
     const url = (command?: string) =>
       `ws://127.0.0.1:${port}/v1/enter?container=${CONTAINER}` + (command ? `&command=/bin/sh&command=-c&command=${encodeURIComponent(command)}` : "");
     await podman.startContainer(CONTAINER);
@@ -78,7 +82,7 @@ async function main(): Promise<void> {
     await warmup.closed;
     await new Promise((r) => setTimeout(r, 1000));
     const rssBefore = rssBytes(gatewayProcess.pid!);
-    const heapBefore = await heapAndExternalBytes(`http://127.0.0.1:${port}`);
+    const heapBefore = await heapAndExternalBytes(monitoring);
     const idle: EntryClient[] = [];
     for (let i = 0; i < IDLE_SESSIONS; i += 20) {
       const batch = await Promise.all(Array.from({ length: 20 }, () => EntryClient.connect(url(), { token: "bench", keepFrames: false })));
@@ -88,7 +92,7 @@ async function main(): Promise<void> {
     }
     await new Promise((r) => setTimeout(r, 2000));
     const rssAfter = rssBytes(gatewayProcess.pid!);
-    const heapAfter = await heapAndExternalBytes(`http://127.0.0.1:${port}`);
+    const heapAfter = await heapAndExternalBytes(monitoring);
     for (const c of idle) c.type("exit\n");
     await Promise.all(idle.map((c) => c.closed));
 

@@ -7,6 +7,8 @@ export interface AuditEvent {
   session: string;
   user?: string;
   target: string;
+  /** The command the client chose (allowCommand), when it chose one. */
+  command?: string[];
   /** The container actually entered, once resolved. */
   container?: string;
   client: string;

@@ -1,10 +1,14 @@
 // Settings come from a JSON file named by ENTRYWAY_CONFIG (keys as below) and from environment
 // variables (ENTRYWAY_<UPPER_SNAKE_KEY>), which win. Every setting is documented in README.md.
 import { readFileSync } from "node:fs";
+import { BlockList, isIP } from "node:net";
 
 export interface GatewayConfig {
   host: string;
   port: number;
+  /** /metrics and /readyz (and /healthz) listen here, apart from the public port. */
+  metricsHost: string;
+  metricsPort: number;
   /** Path of the WebSocket endpoint. */
   path: string;
   backend: "kubernetes" | "docker";
@@ -12,7 +16,13 @@ export interface GatewayConfig {
   dockerHost: string;
   /** Kubeconfig file; empty means in-cluster service account, else the default loading rules. */
   kubeconfig: string;
+  /**
+   * The namespace the gateway itself runs in (the downward API's metadata.namespace). Targets there
+   * are refused: its pods hold the gateway's service-account token.
+   */
+  gatewayNamespace: string;
   authorizer: "webhook" | "kubernetes" | "oidc";
+  /** https, or http only to a loopback address; redirects are refused. */
   webhookUrl: string;
   webhookTimeoutMs: number;
   oidcIssuer: string;
@@ -22,6 +32,12 @@ export interface GatewayConfig {
   oidcUsernameClaim: string;
   /** Claim listing the namespaces the user may enter ("*" for all; "docker" for Docker containers). */
   oidcNamespacesClaim: string;
+  /** Accepted JWS algorithms: asymmetric only (never "none" or HS*). */
+  oidcAlgorithms: string[];
+  /** Tokens issued (iat) longer ago than this are refused, whatever their exp says. */
+  oidcMaxTokenAgeSeconds: number;
+  /** The kubernetes authorizer's TokenReview spec.audiences: tokens made for the API server itself are refused. */
+  tokenAudiences: string[];
   /** Command run when the client names none; the default prefers bash and falls back to sh. */
   shell: string[];
   /** Allow the client to choose the command (query parameter `command`, repeated). */
@@ -33,6 +49,17 @@ export interface GatewayConfig {
   authTimeoutMs: number;
   maxSessions: number;
   maxSessionsPerUser: number;
+  /** A session ends after this long whatever it does (0: no limit); it also ends when its token expires. */
+  maxSessionSeconds: number;
+  /** Connections not yet authorized, in all and per client address; more are answered 503 / 429 before the upgrade. */
+  maxPendingConnections: number;
+  maxPendingPerSource: number;
+  /** Upgrades (each can cost one authorizer call) per client address per minute; more are answered 429. */
+  authAttemptsPerMinute: number;
+  /** Peers (CIDRs) whose X-Forwarded-For is believed for the client address: the ingress gateway's pods. */
+  trustedProxies: string[];
+  /** Origins a browser may open a session from; empty: only the gateway's own origin (the Host header). */
+  allowedOrigins: string[];
   maxFrameBytes: number;
   outputFrameBytes: number;
   bufferHighBytes: number;
@@ -48,10 +75,13 @@ export interface GatewayConfig {
 export const defaultConfig: GatewayConfig = {
   host: "0.0.0.0",
   port: 8080,
+  metricsHost: "0.0.0.0",
+  metricsPort: 9090,
   path: "/v1/enter",
   backend: "kubernetes",
   dockerHost: "unix:///var/run/docker.sock",
   kubeconfig: "",
+  gatewayNamespace: "",
   authorizer: "kubernetes",
   webhookUrl: "",
   webhookTimeoutMs: 3000,
@@ -60,6 +90,9 @@ export const defaultConfig: GatewayConfig = {
   oidcJwksUri: "",
   oidcUsernameClaim: "sub",
   oidcNamespacesClaim: "namespaces",
+  oidcAlgorithms: ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"],
+  oidcMaxTokenAgeSeconds: 24 * 3600,
+  tokenAudiences: ["entryway"],
   shell: [],
   allowCommand: true,
   pingIntervalMs: 10_000,
@@ -68,6 +101,12 @@ export const defaultConfig: GatewayConfig = {
   authTimeoutMs: 10_000,
   maxSessions: 500,
   maxSessionsPerUser: 10,
+  maxSessionSeconds: 12 * 3600,
+  maxPendingConnections: 256,
+  maxPendingPerSource: 64,
+  authAttemptsPerMinute: 600,
+  trustedProxies: [],
+  allowedOrigins: [],
   maxFrameBytes: 64 * 1024,
   outputFrameBytes: 32 * 1024,
   bufferHighBytes: 1024 * 1024,
@@ -127,5 +166,32 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   const result = config as unknown as GatewayConfig;
   if (result.bufferLowBytes > result.bufferHighBytes) throw new Error("bufferLowBytes must not exceed bufferHighBytes");
   if (result.outputFrameBytes < 4) throw new Error("outputFrameBytes must be at least 4");
+  const symmetric = result.oidcAlgorithms.filter((alg) => alg === "none" || /^HS/i.test(alg));
+  if (symmetric.length > 0) throw new Error(`oidcAlgorithms: ${symmetric.join(", ")} not allowed (an issuer's public key must never verify an HMAC or unsigned token)`);
+  if (result.oidcAlgorithms.length === 0) throw new Error("oidcAlgorithms must name at least one algorithm");
+  for (const cidr of result.trustedProxies) parseCidr(cidr);
+  for (const origin of result.allowedOrigins) {
+    if (new URL(origin).origin !== origin) throw new Error(`allowedOrigins: ${origin} is not an origin (scheme://host[:port], no path)`);
+  }
   return result;
+}
+
+/** "10.0.0.0/8", "fd00::/8" or a single address; throws on anything else. */
+export function parseCidr(cidr: string): { address: string; prefix: number; family: "ipv4" | "ipv6" } {
+  const [address = "", prefixText] = cidr.split("/");
+  const version = isIP(address);
+  const bits = version === 4 ? 32 : 128;
+  const prefix = prefixText === undefined ? bits : Number(prefixText);
+  if (!version || !Number.isInteger(prefix) || prefix < 0 || prefix > bits) throw new Error(`trustedProxies: ${cidr} is not an address or CIDR`);
+  return { address, prefix, family: version === 4 ? "ipv4" : "ipv6" };
+}
+
+/** A BlockList of the CIDRs, for matching peer addresses. */
+export function cidrList(cidrs: string[]): BlockList {
+  const list = new BlockList();
+  for (const cidr of cidrs) {
+    const { address, prefix, family } = parseCidr(cidr);
+    list.addSubnet(address, prefix, family);
+  }
+  return list;
 }

@@ -18,6 +18,7 @@ export type CloseCode =
   | "bad-request" // unusable target or malformed message
   | "limit" // per-user or per-replica session limit
   | "idle-timeout"
+  | "expired" // the token expired, or the session reached maxSessionSeconds
   | "shutdown" // the gateway is stopping
   | "backend-error"
   | "frame-too-large"

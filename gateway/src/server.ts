@@ -1,19 +1,22 @@
-// The gateway's HTTP server: the WebSocket endpoint, /healthz, /readyz, /metrics, and room for more
-// routes (the web terminal's assets) through `routes`.
+// The gateway's HTTP servers. The public one: the WebSocket endpoint, /healthz, and room for more
+// routes (the web terminal's assets) through `routes`. The monitoring one, on its own port (which
+// the NetworkPolicy opens only to the monitoring namespace): /metrics, /readyz and /healthz.
 import { randomUUID } from "node:crypto";
-import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import http, { STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
 import type { AddressInfo } from "node:net";
 import { WebSocketServer, type WebSocket } from "ws";
 import { auditSink, type AuditSink } from "./audit.js";
 import type { Authorizer } from "./auth/authorizer.js";
 import type { Backend } from "./backends/backend.js";
-import type { GatewayConfig } from "./config.js";
-import { SessionLimits } from "./limits.js";
+import { cidrList, type GatewayConfig } from "./config.js";
+import { PreAuthLimits, SessionLimits } from "./limits.js";
 import { errorMessage, jsonLogger, type Logger } from "./log.js";
 import { createMetrics, type Metrics } from "./metrics.js";
+import { clientAddress } from "./net.js";
 import { encodeResponse, ResponseType } from "./protocol.js";
 import { Session, type SessionContext } from "./session.js";
-import { parseTarget, TargetError } from "./target.js";
+import { describeTarget, parseTarget, TargetError, type Target } from "./target.js";
 
 /** Browsers offer this subprotocol (the server selects it) next to `entryway.token.<base64url token>`. */
 export const SUBPROTOCOL = "entryway.v1";
@@ -33,8 +36,11 @@ export interface GatewayOptions {
 
 export interface Gateway {
   readonly server: http.Server;
+  /** /metrics, /readyz and /healthz on metricsPort. */
+  readonly monitoringServer: http.Server;
   readonly metrics: Metrics;
   readonly sessions: ReadonlySet<Session>;
+  /** Listens on both ports; returns the public server's address (the monitoring one is monitoringServer.address()). */
   listen(): Promise<AddressInfo>;
   /** Stops accepting, tells every open session why, ends their shells, waits at most drainTimeoutMs. */
   shutdown(reason?: string): Promise<void>;
@@ -53,12 +59,23 @@ export function tokenFromRequest(request: IncomingMessage): string | null {
   return null;
 }
 
+function once(action: () => void): () => void {
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    action();
+  };
+}
+
 export function createGateway(options: GatewayOptions): Gateway {
   const { config, backend, authorizer } = options;
   const logger = options.logger ?? jsonLogger(config.logLevel);
   const audit = options.audit ?? auditSink(config.auditFile);
   const metrics = createMetrics();
   const limits = new SessionLimits(config.maxSessions, config.maxSessionsPerUser);
+  const preAuth = new PreAuthLimits(config);
+  const trustedProxies = cidrList(config.trustedProxies);
   const context: SessionContext = { config, backend, authorizer, metrics, audit, logger, limits };
   const sessions = new Set<Session>();
   let draining = false;
@@ -67,86 +84,143 @@ export function createGateway(options: GatewayOptions): Gateway {
     noServer: true,
     maxPayload: config.maxFrameBytes,
     perMessageDeflate: false,
+    // The session checks text frames itself, to answer bad UTF-8 with Entry's CLOSE (see Session.onMessage).
+    skipUTF8Validation: true,
     // Never echo the token subprotocol back; select ours if offered.
     handleProtocols: (offered) => (offered.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
   });
 
-  async function handleHttp(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const plain = (response: ServerResponse, status: number, text: string) => void response.writeHead(status, { "content-type": "text/plain" }).end(text);
+
+  async function handleMonitoring(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const path = new URL(request.url ?? "/", "http://gateway").pathname;
-    if (path === "/healthz") return void response.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
+    if (path === "/healthz") return plain(response, 200, "ok\n");
     if (path === "/readyz") {
-      if (draining) return void response.writeHead(503, { "content-type": "text/plain" }).end("draining\n");
+      if (draining) return plain(response, 503, "draining\n");
       try {
         await backend.check();
-        return void response.writeHead(200, { "content-type": "text/plain" }).end("ready\n");
+        return plain(response, 200, "ready\n");
       } catch (error) {
-        return void response.writeHead(503, { "content-type": "text/plain" }).end(`backend unreachable: ${errorMessage(error)}\n`);
+        logger.log("warn", "backend unreachable", { error: errorMessage(error) });
+        return plain(response, 503, "backend unreachable\n");
       }
     }
     if (path === "/metrics") {
       return void response.writeHead(200, { "content-type": metrics.registry.contentType }).end(await metrics.registry.metrics());
     }
+    plain(response, 404, "not found\n");
+  }
+
+  async function handlePublic(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const path = new URL(request.url ?? "/", "http://gateway").pathname;
+    if (path === "/healthz") return plain(response, 200, "ok\n");
     for (const route of options.routes ?? []) {
       if (await route(request, response)) return;
     }
-    response.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
+    plain(response, 404, "not found\n");
   }
 
-  const server = http.createServer((request, response) => {
-    handleHttp(request, response).catch((error) => {
-      logger.log("error", "http handler failed", { path: request.url, error: errorMessage(error) });
-      if (!response.headersSent) response.writeHead(500).end();
+  const serve = (handle: (request: IncomingMessage, response: ServerResponse) => Promise<void>) =>
+    http.createServer((request, response) => {
+      handle(request, response).catch((error) => {
+        logger.log("error", "http handler failed", { path: request.url, error: errorMessage(error) });
+        if (!response.headersSent) response.writeHead(500).end();
+      });
     });
-  });
+  const server = serve(handlePublic);
+  const monitoringServer = serve(handleMonitoring);
 
-  /** Refuses with Entry's CLOSE message, so every client sees the reason the same way. */
-  function refuse(ws: WebSocket, request: IncomingMessage, closeCode: string, reason: string): void {
+  /**
+   * Refuses with Entry's CLOSE message, so every client sees the reason the same way. The audit
+   * record names the target as parsed, or only the path: the raw query string may hold a token.
+   */
+  function refuse(ws: WebSocket, request: { path: string; target?: Target; client: string }, closeCode: string, reason: string): void {
     metrics.sessions.inc({ outcome: closeCode });
     const startedAt = new Date().toISOString();
-    audit.write({ event: "session.refused", session: randomUUID(), target: request.url ?? "", client: request.socket.remoteAddress ?? "", startedAt, closeCode, reason });
+    const target = request.target ? describeTarget(request.target) : request.path;
+    audit.write({ event: "session.refused", session: randomUUID(), target, client: request.client, startedAt, closeCode, reason });
     ws.send(encodeResponse({ msgType: ResponseType.CLOSE, content: Buffer.from(reason), closeCode }));
     ws.close(1000);
   }
 
-  server.on("upgrade", (request: IncomingMessage, socket, head) => {
+  /** Answers an upgrade with a plain HTTP status: no WebSocket is set up. */
+  function reject(socket: Duplex, status: 403 | 404 | 429 | 503, client?: string, why?: string): void {
+    if (client !== undefined) logger.log("info", "upgrade refused", { client, status, reason: why });
+    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  }
+
+  /**
+   * Browsers send Origin with every WebSocket upgrade and let any page open one: only the allowed
+   * origins (by default the gateway's own, as the Host header names it) may. Clients that are not
+   * browsers send no Origin.
+   */
+  function originAllowed(request: IncomingMessage): boolean {
+    const origin = request.headers.origin;
+    if (origin === undefined) return true;
+    if (config.allowedOrigins.length > 0) return config.allowedOrigins.includes(origin);
+    try {
+      return new URL(origin).host === request.headers.host;
+    } catch {
+      return false;
+    }
+  }
+
+  server.on("upgrade", (request: IncomingMessage, socket: Duplex, head) => {
     const url = new URL(request.url ?? "/", "http://gateway");
-    if (url.pathname !== config.path) {
-      socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n");
-      return;
-    }
-    if (draining) {
-      socket.end("HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n\r\n");
-      return;
-    }
+    if (url.pathname !== config.path) return reject(socket, 404);
+    if (draining) return reject(socket, 503);
+    const client = clientAddress(request.socket.remoteAddress ?? "", request.headers["x-forwarded-for"], trustedProxies);
+    if (!originAllowed(request)) return reject(socket, 403, client, `origin ${String(request.headers.origin).slice(0, 200)} is not allowed`);
+    const admission = preAuth.admit(client);
+    if (admission) return reject(socket, admission.status, client, admission.reason);
+    const release = once(() => preAuth.release(client));
+    socket.once("close", release);
     wss.handleUpgrade(request, socket, head, (ws) => {
       let target;
       try {
         target = parseTarget(url, request.headers, backend.name);
       } catch (error) {
         if (!(error instanceof TargetError)) throw error;
-        return refuse(ws, request, "bad-request", error.message);
+        release();
+        return refuse(ws, { path: url.pathname, client }, "bad-request", error.message);
+      }
+      if (target.kind !== "docker" && config.gatewayNamespace && target.namespace === config.gatewayNamespace) {
+        release();
+        return refuse(ws, { path: url.pathname, target, client }, "denied", `permission denied: namespace ${target.namespace} is the gateway's own`);
       }
       const command = url.searchParams.getAll("command");
-      if (command.length > 0 && !config.allowCommand) return refuse(ws, request, "bad-request", "this gateway does not accept a command");
-      const session = new Session(ws, { target, token: tokenFromRequest(request), command, clientAddress: request.socket.remoteAddress ?? "" }, context);
+      if (command.length > 0 && !config.allowCommand) {
+        release();
+        return refuse(ws, { path: url.pathname, target, client }, "bad-request", "this gateway does not accept a command");
+      }
+      const session = new Session(ws, { target, token: tokenFromRequest(request), command, clientAddress: client }, context);
       sessions.add(session);
+      void session.authSettled.then(release);
       void session.finished.then(() => sessions.delete(session));
       void session.start();
     });
   });
 
+  const listenOn = (target: http.Server, port: number, host: string) =>
+    new Promise<AddressInfo>((resolve, reject) => {
+      target.once("error", reject);
+      target.listen(port, host, () => resolve(target.address() as AddressInfo));
+    });
+
   return {
     server,
+    monitoringServer,
     metrics,
     sessions,
-    listen: () =>
-      new Promise((resolve, reject) => {
-        server.once("error", reject);
-        server.listen(config.port, config.host, () => resolve(server.address() as AddressInfo));
-      }),
+    async listen() {
+      // An ephemeral public port (port 0: tests, benchmarks) makes the monitoring port ephemeral too.
+      await listenOn(monitoringServer, config.port === 0 ? 0 : config.metricsPort, config.metricsHost);
+      return listenOn(server, config.port, config.host);
+    },
     async shutdown(reason = "the gateway is shutting down") {
       draining = true;
       server.close(); // stop accepting; open sessions are ended below
+      monitoringServer.close();
       const open = [...sessions];
       logger.log("info", "draining", { sessions: open.length });
       const drained = Promise.all(open.map((s) => s.shutdown(reason)));
@@ -155,6 +229,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       clearTimeout(timer);
       for (const client of wss.clients) client.terminate();
       server.closeAllConnections();
+      monitoringServer.closeAllConnections();
       await audit.close();
     },
   };

@@ -1,4 +1,5 @@
 // One client connection: authorize, create the exec, bridge Entry's messages both ways, end it cleanly.
+import { isUtf8 } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import type { WebSocket } from "ws";
 import { AsciicastRecorder, type AuditEvent, type AuditSink } from "./audit.js";
@@ -43,6 +44,9 @@ export class Session {
   readonly finished: Promise<void>;
   private resolveFinished!: () => void;
 
+  /** Resolves once the authorizer decided, or the session ended before it could. */
+  readonly authSettled: Promise<void>;
+  private settleAuth!: () => void;
   private user: string | undefined;
   private resolved: ResolvedTarget | undefined;
   private exec: ExecControl | undefined;
@@ -69,6 +73,8 @@ export class Session {
   private readonly utf8 = new Utf8Carry();
   private recorder: AsciicastRecorder | undefined;
   private pendingAuth: ((message: Request) => void) | undefined;
+  /** When the token stops being valid (ms since the epoch), if the authorizer knows. */
+  private expiresAt: number | undefined;
 
   constructor(
     private readonly ws: WebSocket,
@@ -76,7 +82,8 @@ export class Session {
     private readonly ctx: SessionContext,
   ) {
     this.finished = new Promise((resolve) => (this.resolveFinished = resolve));
-    ws.on("message", (data: Buffer) => this.onMessage(data));
+    this.authSettled = new Promise((resolve) => (this.settleAuth = resolve));
+    ws.on("message", (data: Buffer, isBinary: boolean) => this.onMessage(data, isBinary));
     ws.on("pong", () => (this.peerAlive = true));
     ws.on("error", (error: Error & { code?: string }) => {
       const tooLarge = error.code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH";
@@ -95,12 +102,15 @@ export class Session {
       if (this.closing) return;
       if (!token) return void (await this.end("unauthenticated", "no access token: send it in the access-token header, as a bearer token, a subprotocol or a first AUTH message"));
       const decision = await this.ctx.authorizer.authorize({ token, target: this.request.target, clientAddress: this.request.clientAddress });
+      this.settleAuth();
       if (this.closing) return;
       this.user = decision.user;
       if (!decision.allow) {
         this.ctx.metrics.denials.inc({ reason: "denied" });
+        if (decision.detail) this.ctx.logger.log("warn", "authorizer failed", { session: this.id, target: this.label, error: decision.detail });
         return void (await this.end("denied", `permission denied: ${decision.reason}`));
       }
+      this.expiresAt = decision.expiresAt;
       const refusal = this.ctx.limits.admit(decision.user);
       if (refusal) {
         this.ctx.metrics.denials.inc({ reason: "limit" });
@@ -127,8 +137,9 @@ export class Session {
     } catch (error) {
       if (error instanceof NotFoundError) return void (await this.end("not-found", error.message));
       this.ctx.metrics.backendErrors.inc({ operation: this.exec ? "stream" : this.resolved ? "exec" : "resolve" });
+      // The backend's text (client-node errors carry API response bodies) goes to the log only.
       this.ctx.logger.log("error", "session setup failed", { session: this.id, target: this.label, error: errorMessage(error) });
-      await this.end("backend-error", `could not start the shell: ${errorMessage(error)}`);
+      await this.end("backend-error", `could not start the shell (session ${this.id}; the gateway's log has the cause)`);
     }
   }
 
@@ -152,7 +163,13 @@ export class Session {
     });
   }
 
-  private onMessage(frame: Buffer): void {
+  private onMessage(frame: Buffer, isBinary: boolean): void {
+    // The server skips ws's own UTF-8 check (it closes with 1007 and no reason): a text frame is
+    // checked here, so the client gets Entry's CLOSE with bad-request like any other bad frame.
+    if (!isBinary && !isUtf8(frame)) {
+      void this.end("bad-request", "malformed message: a text frame that is not UTF-8");
+      return;
+    }
     let message: Request;
     try {
       message = decodeRequest(frame);
@@ -241,7 +258,20 @@ export class Session {
   }
 
   private startTimers(): void {
-    const { pingIntervalMs, wsPingIntervalMs, idleTimeoutMs } = this.ctx.config;
+    const { pingIntervalMs, wsPingIntervalMs, idleTimeoutMs, maxSessionSeconds } = this.ctx.config;
+    // An absolute end: the token's expiry, or maxSessionSeconds after the start, whichever comes first.
+    const limits = [this.expiresAt, maxSessionSeconds > 0 ? this.startedAt.getTime() + maxSessionSeconds * 1000 : undefined].filter((t): t is number => t !== undefined);
+    if (limits.length > 0) {
+      const deadline = Math.min(...limits);
+      const why = deadline === this.expiresAt ? "the access token expired" : `the session reached its limit of ${maxSessionSeconds} s`;
+      // setTimeout takes at most 2^31-1 ms; a later deadline is checked again when that fires.
+      const arm = (): void => {
+        const left = deadline - Date.now();
+        if (left <= 0) return void this.end("expired", why);
+        this.timers.push(setTimeout(arm, Math.min(left, 2 ** 31 - 1)));
+      };
+      arm();
+    }
     if (pingIntervalMs > 0) this.timers.push(setInterval(() => this.send(ResponseType.PING, Buffer.alloc(0)), pingIntervalMs));
     if (wsPingIntervalMs > 0) {
       this.timers.push(
@@ -286,13 +316,15 @@ export class Session {
     // A client can leave before the wrapper reported the PID: keep reading a little longer for it.
     if (!this.pid.settled) await Promise.race([this.pidSettled, new Promise((resolve) => setTimeout(resolve, PID_WAIT_MS))]);
     exec.close();
-    const pid = this.pid.pid;
-    if (pid === null || !this.resolved) {
-      this.ctx.logger.log("warn", "shell PID unknown: cannot end the abandoned shell", { session: this.id, target: this.label });
+    const shell = this.pid.shell;
+    if (shell === null || !shell.startTime || !this.resolved) {
+      // Without the start time the PID may name another process by now: better a lingering shell than a wrong kill.
+      this.ctx.logger.log("warn", "shell PID or start time unknown: cannot end the abandoned shell", { session: this.id, target: this.label });
       return;
     }
+    const pid = shell.pid;
     try {
-      const code = await this.ctx.backend.run(this.resolved, reapCommand(pid, this.ctx.config.reapGraceSeconds));
+      const code = await this.ctx.backend.run(this.resolved, reapCommand(shell, this.ctx.config.reapGraceSeconds));
       const result = ReapResult[code as keyof typeof ReapResult] ?? "failed";
       this.ctx.metrics.reaped.inc({ result });
       this.ctx.logger.log("info", "ended abandoned shell", { session: this.id, target: this.resolved.label, pid, result });
@@ -307,6 +339,7 @@ export class Session {
     if (this.closing) return this.finished;
     this.closing = true;
     for (const timer of this.timers) clearInterval(timer);
+    this.settleAuth();
     if (this.pendingAuth) this.pendingAuth({ msgType: -1, content: Buffer.alloc(0) });
     const extra = exitCode === null ? { closeCode } : { closeCode, exitCode };
     this.send(ResponseType.CLOSE, Buffer.from(reason), false, extra);
@@ -327,6 +360,7 @@ export class Session {
       session: this.id,
       ...(this.user ? { user: this.user } : {}),
       target: this.label,
+      ...(this.request.command.length > 0 ? { command: this.request.command } : {}),
       ...(this.resolved ? { container: this.resolved.label } : {}),
       client: this.request.clientAddress,
       startedAt: this.startedAt.toISOString(),

@@ -2,14 +2,15 @@
 // endpoint (keys made with jose), and the Kubernetes stand-in's TokenReview/SubjectAccessReview.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { exportJWK, generateKeyPair, SignJWT } from "jose";
+import { decodeJwt, exportJWK, generateKeyPair, SignJWT, UnsecuredJWT, type JWK } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { kubernetesAuthorizer } from "../src/auth/kubernetes.js";
-import { oidcAuthorizer } from "../src/auth/oidc.js";
+import { oidcAuthorizer, type OidcOptions } from "../src/auth/oidc.js";
 import { webhookAuthorizer } from "../src/auth/webhook.js";
 import { loadKubeConfig } from "../src/backends/kubernetes.js";
+import { defaultConfig, loadConfig } from "../src/config.js";
 import type { Target } from "../src/target.js";
-import { startKubeStandin, type KubeStandin } from "./helpers/kube-standin.js";
+import { API_SERVER_AUDIENCE, judgeAccessReview, standinUser, startKubeStandin, type KubeStandin, type StandinUser } from "./helpers/kube-standin.js";
 
 const pod: Target = { kind: "pod", namespace: "team-a", pod: "web-0" };
 const request = (token: string, target: Target = pod) => ({ token, target, clientAddress: "127.0.0.1" });
@@ -58,82 +59,191 @@ describe("webhook authorizer", () => {
     expect(decision.allow).toBe(false);
   });
 
-  it("fails closed when the webhook is unreachable", async () => {
+  it("fails closed when the webhook is unreachable, and keeps the error text out of the reason", async () => {
     const decision = await webhookAuthorizer("http://127.0.0.1:1/", 300).authorize(request("good"));
-    expect(decision).toMatchObject({ allow: false, reason: expect.stringMatching(/webhook authorizer unavailable/) });
+    expect(decision).toMatchObject({ allow: false, reason: "webhook authorizer unavailable", detail: expect.stringMatching(/fetch failed/) });
+  });
+
+  it("needs https, except to a loopback address", () => {
+    expect(() => webhookAuthorizer("http://console.example.com/authorize", 300)).toThrow(/must be https/);
+    expect(() => webhookAuthorizer("http://10.0.0.1/authorize", 300)).toThrow(/must be https/);
+    expect(() => webhookAuthorizer("https://console.example.com/authorize", 300)).not.toThrow();
+    expect(() => webhookAuthorizer("http://[::1]:8080/authorize", 300)).not.toThrow();
+  });
+
+  it("never follows a redirect (the token would go along)", async () => {
+    const elsewhere = await serve((_req, res) => res.end(JSON.stringify({ allowed: true, user: "mallory" })));
+    const redirecting = await serve((_req, res) => res.writeHead(307, { location: elsewhere.url }).end());
+    try {
+      const decision = await webhookAuthorizer(redirecting.url, 500).authorize(request("good"));
+      expect(decision).toMatchObject({ allow: false, detail: expect.stringMatching(/redirect/) });
+    } finally {
+      await elsewhere.close();
+      await redirecting.close();
+    }
   });
 });
 
 describe("OIDC authorizer", () => {
   let issuer: Awaited<ReturnType<typeof serve>>;
-  let sign: (claims: Record<string, unknown>, options?: { audience?: string; issuer?: string; expiresIn?: string }) => Promise<string>;
+  let keyFetches = 0;
+  const jwks: JWK[] = [];
+  type PrivateKey = Awaited<ReturnType<typeof generateKeyPair>>["privateKey"];
+  let privateKey: PrivateKey;
+  type SignOptions = { audience?: string; issuer?: string; expiresIn?: string | null; issuedAt?: number | null; kid?: string; key?: PrivateKey };
+  const sign = (claims: Record<string, unknown>, options: SignOptions = {}) => {
+    const jwt = new SignJWT(claims)
+      .setProtectedHeader({ alg: "ES256", kid: options.kid ?? "k1" })
+      .setIssuer(options.issuer ?? issuer.url)
+      .setAudience(options.audience ?? "entryway");
+    if (options.issuedAt !== null) jwt.setIssuedAt(options.issuedAt);
+    if (options.expiresIn !== null) jwt.setExpirationTime(options.expiresIn ?? "5m");
+    return jwt.sign(options.key ?? privateKey);
+  };
   beforeAll(async () => {
-    const { publicKey, privateKey } = await generateKeyPair("ES256");
-    const jwk = { ...(await exportJWK(publicKey)), kid: "k1", alg: "ES256", use: "sig" };
+    const pair = await generateKeyPair("ES256");
+    privateKey = pair.privateKey;
+    jwks.push({ ...(await exportJWK(pair.publicKey)), kid: "k1", alg: "ES256", use: "sig" });
     issuer = await serve((req, res) => {
       res.setHeader("content-type", "application/json");
       if (req.url === "/.well-known/openid-configuration") return void res.end(JSON.stringify({ issuer: issuer.url, jwks_uri: `${issuer.url}/keys` }));
-      res.end(JSON.stringify({ keys: [jwk] }));
+      keyFetches++;
+      res.end(JSON.stringify({ keys: jwks }));
     });
-    sign = (claims, options = {}) =>
-      new SignJWT(claims)
-        .setProtectedHeader({ alg: "ES256", kid: "k1" })
-        .setIssuer(options.issuer ?? issuer.url)
-        .setAudience(options.audience ?? "entryway")
-        .setIssuedAt()
-        .setExpirationTime(options.expiresIn ?? "5m")
-        .sign(privateKey);
   });
   afterAll(() => issuer.close());
 
-  const authorizer = () => oidcAuthorizer({ issuer: issuer.url, audience: "entryway", jwksUri: "", usernameClaim: "email", namespacesClaim: "namespaces" });
+  const authorizer = (options: Partial<OidcOptions> = {}) =>
+    oidcAuthorizer({ issuer: issuer.url, audience: "entryway", jwksUri: "", usernameClaim: "email", namespacesClaim: "namespaces", ...options });
+  const alice = { email: "alice@example.com", namespaces: ["team-a"] };
 
-  it("allows the namespaces in the claim, discovering the keys from the issuer", async () => {
+  it("allows the namespaces in the claim, discovering the keys from the issuer, and says when the token expires", async () => {
     const token = await sign({ email: "alice@example.com", namespaces: ["team-a", "team-b"] });
-    expect(await authorizer().authorize(request(token))).toEqual({ allow: true, user: "alice@example.com" });
+    const exp = decodeJwt(token).exp!;
+    expect(await authorizer().authorize(request(token))).toEqual({ allow: true, user: "alice@example.com", expiresAt: exp * 1000 });
     expect(await authorizer().authorize(request(token, { kind: "pod", namespace: "kube-system", pod: "x" }))).toMatchObject({ allow: false, user: "alice@example.com" });
     expect(await authorizer().authorize(request(token, { kind: "docker", container: "c" }))).toMatchObject({ allow: false });
     const everywhere = await sign({ email: "root@example.com", namespaces: "*" });
     expect(await authorizer().authorize(request(everywhere, { kind: "docker", container: "c" }))).toMatchObject({ allow: true });
   });
 
-  it.each([
-    ["another audience", { audience: "someone-else" }],
-    ["another issuer", { issuer: "https://evil.example" }],
-    ["an expired token", { expiresIn: "-1m" }],
-  ])("denies %s", async (_name, options) => {
-    const token = await sign({ email: "alice@example.com", namespaces: ["team-a"] }, options);
-    expect(await authorizer().authorize(request(token))).toMatchObject({ allow: false, reason: expect.stringMatching(/invalid token/) });
+  it.each<[string, SignOptions, RegExp]>([
+    ["another audience", { audience: "someone-else" }, /"aud" claim/],
+    ["another issuer", { issuer: "https://evil.example" }, /"iss" claim/],
+    ["an expired token", { expiresIn: "-1m" }, /"exp" claim timestamp check failed/],
+    ["a token without exp", { expiresIn: null }, /missing required "exp" claim/],
+    ["a token without iat (its age cannot be bounded)", { issuedAt: null }, /missing required "iat" claim/],
+    ["a token issued longer ago than maxTokenAgeSeconds, whatever its exp", { issuedAt: Math.floor(Date.now() / 1000) - 7200, expiresIn: "1h" }, /"iat" claim timestamp check failed \(too far in the past\)/],
+    ["a token signed by a key the issuer does not publish (unknown kid)", { kid: "k-unknown" }, /no applicable key found/],
+  ])("denies %s", async (_name, options, why) => {
+    const token = await sign(alice, options);
+    expect(await authorizer({ maxTokenAgeSeconds: 3600 }).authorize(request(token))).toMatchObject({ allow: false, reason: expect.stringMatching(why) });
+  });
+
+  it('denies alg "none" and an HS256 token made with the public key as the secret', async () => {
+    const payload = { ...alice, iss: issuer.url, aud: "entryway", iat: Math.floor(Date.now() / 1000), exp: Math.floor(Date.now() / 1000) + 300 };
+    const unsigned = new UnsecuredJWT(payload).encode();
+    expect(await authorizer().authorize(request(unsigned))).toMatchObject({ allow: false, reason: expect.stringMatching(/invalid token/) });
+    const publicKeyAsSecret = new TextEncoder().encode(JSON.stringify(jwks[0]));
+    const hmac = await new SignJWT(payload).setProtectedHeader({ alg: "HS256", kid: "k1" }).sign(publicKeyAsSecret);
+    expect(await authorizer().authorize(request(hmac))).toMatchObject({ allow: false, reason: expect.stringMatching(/invalid token/) });
+    expect(() => loadConfig({ ENTRYWAY_OIDC_ALGORITHMS: '["RS256","HS256"]' })).toThrow(/HS256 not allowed/);
+    expect(() => loadConfig({ ENTRYWAY_OIDC_ALGORITHMS: '["none"]' })).toThrow(/none not allowed/);
   });
 
   it("denies a forged signature and a token without the user claim", async () => {
-    const token = await sign({ email: "alice@example.com", namespaces: ["team-a"] });
+    const token = await sign(alice);
     const [header, payload] = token.split(".");
     const forged = `${header}.${Buffer.from(JSON.stringify({ email: "alice@example.com", namespaces: ["*"], iss: issuer.url, aud: "entryway", exp: 9e9 })).toString("base64url")}.${token.split(".")[2]}`;
     expect(payload).toBeDefined();
     expect((await authorizer().authorize(request(forged))).allow).toBe(false);
     expect((await authorizer().authorize(request(await sign({ namespaces: ["team-a"] })))).allow).toBe(false);
   });
+
+  it("picks up a rotated key from the JWKS without a restart", async () => {
+    const running = authorizer({ jwksCooldownMs: 0 });
+    expect(await running.authorize(request(await sign(alice)))).toMatchObject({ allow: true });
+    const rotated = await generateKeyPair("ES256");
+    const tokenFromNewKey = await sign(alice, { kid: "k2", key: rotated.privateKey });
+    expect(await running.authorize(request(tokenFromNewKey))).toMatchObject({ allow: false, reason: expect.stringMatching(/no applicable key/) });
+    const fetchesBefore = keyFetches;
+    jwks.push({ ...(await exportJWK(rotated.publicKey)), kid: "k2", alg: "ES256", use: "sig" });
+    expect(await running.authorize(request(tokenFromNewKey))).toMatchObject({ allow: true, user: "alice@example.com" });
+    expect(keyFetches).toBe(fetchesBefore + 1);
+  });
 });
 
 describe("Kubernetes authorizer (TokenReview + SubjectAccessReview)", () => {
   let kube: KubeStandin;
+  const carol: StandinUser = {
+    username: "carol",
+    uid: "6f1c",
+    groups: ["system:authenticated", "oncall"],
+    extra: { "authentication.kubernetes.io/credential-id": ["JTI=c1"], scopes: ["exec"] },
+    audiences: ["entryway"],
+  };
   beforeAll(async () => {
     kube = await startKubeStandin({
       protocol: "v5.channel.k8s.io",
       serviceAccountToken: "gateway-sa",
       pods: [],
-      users: { "alice-token": "alice", "bob-token": "bob" },
-      execAllowed: { alice: ["team-a"] },
+      users: {
+        "alice-token": "alice",
+        "bob-token": "bob",
+        "carol-token": carol,
+        // A token made for the API server (kubectl create token without --audience): full cluster access, not for the gateway.
+        "apiserver-token": { ...standinUser("apiserver-token", "alice"), audiences: [API_SERVER_AUDIENCE] },
+      },
+      execAllowed: { alice: ["team-a"], carol: ["team-a/web-0"] },
     });
   });
   afterAll(() => kube.stop());
+  const authorizer = () => kubernetesAuthorizer(loadKubeConfig(kube.kubeconfigPath), defaultConfig.tokenAudiences);
 
   it("allows exec where RBAC says so and nowhere else", async () => {
-    const authorizer = kubernetesAuthorizer(loadKubeConfig(kube.kubeconfigPath));
-    expect(await authorizer.authorize(request("alice-token"))).toEqual({ allow: true, user: "alice" });
-    expect(await authorizer.authorize(request("alice-token", { kind: "pod", namespace: "team-b", pod: "x" }))).toMatchObject({ allow: false, user: "alice" });
-    expect(await authorizer.authorize(request("bob-token"))).toMatchObject({ allow: false, reason: expect.stringMatching(/bob may not exec in namespace team-a/) });
-    expect(await authorizer.authorize(request("forged"))).toMatchObject({ allow: false, reason: expect.stringMatching(/token rejected/) });
+    expect(await authorizer().authorize(request("alice-token"))).toEqual({ allow: true, user: "alice" });
+    expect(await authorizer().authorize(request("alice-token", { kind: "pod", namespace: "team-b", pod: "x" }))).toMatchObject({ allow: false, user: "alice" });
+    expect(await authorizer().authorize(request("bob-token"))).toMatchObject({ allow: false, reason: expect.stringMatching(/bob may not exec in namespace team-a/) });
+    expect(await authorizer().authorize(request("forged"))).toMatchObject({ allow: false, reason: "token rejected", detail: "invalid bearer token" });
+  });
+
+  it("asks TokenReview for the entryway audience, and refuses a token made for the API server", async () => {
+    expect(kube.tokenReviews.at(-1)).toMatchObject({ audiences: ["entryway"] });
+    expect(await authorizer().authorize(request("apiserver-token"))).toMatchObject({ allow: false, reason: "token rejected" });
+    expect(kube.tokenReviews.at(-1)).toEqual({ token: "apiserver-token", audiences: ["entryway"] });
+  });
+
+  it("passes the whole user and the whole resource to SubjectAccessReview", async () => {
+    expect(await authorizer().authorize(request("carol-token"))).toEqual({ allow: true, user: "carol" });
+    expect(kube.accessReviews.at(-1)).toEqual({
+      user: "carol",
+      uid: "6f1c",
+      groups: ["system:authenticated", "oncall"],
+      extra: { "authentication.kubernetes.io/credential-id": ["JTI=c1"], scopes: ["exec"] },
+      resourceAttributes: { namespace: "team-a", name: "web-0", verb: "create", resource: "pods", subresource: "exec" },
+    });
+    // carol may enter one pod only: another pod, or a workload (no pod name yet), is refused.
+    expect(await authorizer().authorize(request("carol-token", { kind: "pod", namespace: "team-a", pod: "web-1" }))).toMatchObject({ allow: false });
+    expect(await authorizer().authorize(request("carol-token", { kind: "workload", namespace: "team-a", workload: "web", instance: 0 }))).toMatchObject({ allow: false });
+  });
+
+  it("the stand-in refuses a SubjectAccessReview that drops any field (so the test above can fail)", () => {
+    const complete = {
+      user: "carol",
+      uid: carol.uid,
+      groups: carol.groups,
+      extra: carol.extra,
+      resourceAttributes: { namespace: "team-a", name: "web-0", verb: "create", resource: "pods", subresource: "exec" },
+    };
+    const allowed = { carol: ["team-a/web-0"] };
+    expect(judgeAccessReview(complete, [carol], allowed)).toEqual({ allowed: true });
+    for (const field of ["user", "uid", "groups", "extra"] as const) {
+      const { [field]: _dropped, ...rest } = complete;
+      expect(judgeAccessReview(rest, [carol], allowed), field).toMatchObject({ allowed: false });
+    }
+    for (const field of ["namespace", "name", "verb", "resource", "subresource"] as const) {
+      const { [field]: _dropped, ...attributes } = complete.resourceAttributes;
+      expect(judgeAccessReview({ ...complete, resourceAttributes: attributes }, [carol], allowed), field).toMatchObject({ allowed: false });
+    }
   });
 });

@@ -40,13 +40,13 @@ describe("Docker backend: targets", () => {
         const client = await EntryClient.connect(g.url({ container }), { token: "user:alice" });
         expect(await client.closed).toMatchObject({ closeCode: "not-found" });
       }
-      expect((await fetch(`${g.base}/readyz`)).status).toBe(200);
+      expect((await fetch(`${g.monitoring}/readyz`)).status).toBe(200);
     } finally {
       await g.stop();
     }
     const unreachable = await startGateway(dockerBackend(`unix://${podman.dir}/nothing.sock`), tokenAuthorizer());
     try {
-      expect((await fetch(`${unreachable.base}/readyz`)).status).toBe(503);
+      expect((await fetch(`${unreachable.monitoring}/readyz`)).status).toBe(503);
     } finally {
       await unreachable.stop();
     }

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { kubernetesAuthorizer } from "../src/auth/kubernetes.js";
 import { kubernetesBackend, loadKubeConfig } from "../src/backends/kubernetes.js";
+import { defaultConfig } from "../src/config.js";
 import { EntryClient } from "./helpers/client.js";
 import { execBackendCases } from "./helpers/exec-cases.js";
 import { startGateway, tokenAuthorizer, type TestGateway } from "./helpers/gateway.js";
@@ -18,11 +19,13 @@ const fixtures: Omit<StandinOptions, "protocol"> = {
     { namespace: "team-a", name: "api-7f9c-aaa", containers: ["api"], labels: { app: "api" }, createdAt: "2026-03-02T00:00:00Z" },
     { namespace: "team-a", name: "api-7f9c-pending", containers: ["api"], labels: { app: "api" }, phase: "Pending", createdAt: "2026-02-01T00:00:00Z" },
     { namespace: "team-b", name: "db-0", containers: ["db"] },
+    // The gateway's own pod: its service-account token may exec and review tokens cluster-wide.
+    { namespace: "entryway", name: "entryway-exec-gateway-0", containers: ["gateway"] },
   ],
   statefulSets: [{ namespace: "team-a", name: "web" }],
   deployments: [{ namespace: "team-a", name: "api", matchLabels: { app: "api" } }],
-  users: { "alice-token": "alice" },
-  execAllowed: { alice: ["team-a"] },
+  users: { "alice-token": "alice", "admin-token": "admin" },
+  execAllowed: { alice: ["team-a"], admin: ["team-a", "team-b", "entryway"] },
 };
 
 for (const protocol of ["v5.channel.k8s.io"] as ExecProtocol[]) {
@@ -44,7 +47,7 @@ describe("Kubernetes backend: v4.channel.k8s.io, targets and the Kubernetes auth
   beforeAll(async () => {
     kube = await startKubeStandin({ ...fixtures, protocol: "v4.channel.k8s.io" });
     const kubeConfig = loadKubeConfig(kube.kubeconfigPath);
-    g = await startGateway(kubernetesBackend(kubeConfig), kubernetesAuthorizer(kubeConfig));
+    g = await startGateway(kubernetesBackend(kubeConfig), kubernetesAuthorizer(kubeConfig, defaultConfig.tokenAudiences), { gatewayNamespace: "entryway" });
   });
   afterAll(async () => {
     await g?.stop();
@@ -105,6 +108,22 @@ describe("Kubernetes backend: v4.channel.k8s.io, targets and the Kubernetes auth
     await expect.poll(() => kube.liveShells().length, { timeout: 10_000 }).toBe(shells - 1);
   });
 
+  it("refuses the gateway's own namespace even to a user RBAC lets in, before asking the cluster", async () => {
+    const execs = kube.execs.length;
+    const reviews = kube.tokenReviews.length;
+    const refused = await (await open({ namespace: "entryway", pod: "entryway-exec-gateway-0" }, "admin-token")).closed;
+    expect(refused).toMatchObject({ closeCode: "denied", reason: "permission denied: namespace entryway is the gateway's own" });
+    const byWorkload = await (await EntryClient.connect(g.url({}), { token: "admin-token", headers: { "app-name": "entryway", "proc-name": "entryway-exec-gateway", "instance-no": "0" } })).closed;
+    expect(byWorkload).toMatchObject({ closeCode: "denied" });
+    expect(kube.execs.length).toBe(execs);
+    expect(kube.tokenReviews.length).toBe(reviews);
+    expect(g.audit.at(-1)).toMatchObject({ event: "session.refused", target: "entryway/entryway-exec-gateway#0", closeCode: "denied" });
+    // The same user still enters other namespaces.
+    const elsewhere = await open({ namespace: "team-b", pod: "db-0" }, "admin-token");
+    elsewhere.type("exit 0\n");
+    expect(await elsewhere.closed).toMatchObject({ exitCode: 0 });
+  });
+
   it("denies through TokenReview + SubjectAccessReview before any exec", async () => {
     const before = kube.execs.length;
     const otherNamespace = await (await open({ namespace: "team-b", pod: "db-0" })).closed;
@@ -119,9 +138,9 @@ describe("readiness", () => {
     const kube = await startKubeStandin({ ...fixtures, protocol: "v5.channel.k8s.io" });
     const g = await startGateway(kubernetesBackend(loadKubeConfig(kube.kubeconfigPath)), tokenAuthorizer());
     try {
-      expect((await fetch(`${g.base}/readyz`)).status).toBe(200);
+      expect((await fetch(`${g.monitoring}/readyz`)).status).toBe(200);
       await kube.stop();
-      expect((await fetch(`${g.base}/readyz`)).status).toBe(503);
+      expect((await fetch(`${g.monitoring}/readyz`)).status).toBe(503);
     } finally {
       await g.stop();
     }

@@ -4,6 +4,7 @@ import fc from "fast-check";
 import WebSocket from "ws";
 import { afterEach, describe, expect, it } from "vitest";
 import { encodeRequest, RequestType, ResponseType } from "../src/protocol.js";
+import { failClosed } from "../src/auth/authorizer.js";
 import { SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX } from "../src/server.js";
 import { EntryClient } from "./helpers/client.js";
 import { fakeBackend } from "./helpers/fake-backend.js";
@@ -226,8 +227,178 @@ describe("bad input", () => {
   });
 });
 
+describe("session lifetime", () => {
+  it("ends a session at maxSessionSeconds with CLOSE expired, and ends its shell", async () => {
+    const { open, backend, g } = await setup({ maxSessionSeconds: 1 });
+    const client = await open();
+    await echo(client, "busy");
+    expect(await client.closed).toMatchObject({ closeCode: "expired", reason: "the session reached its limit of 1 s" });
+    await expect.poll(() => backend.reaped).toHaveLength(1);
+    await expect.poll(() => g.audit.at(-1)).toMatchObject({ event: "session.end", closeCode: "expired" });
+  });
+
+  it("ends a session when its token expires (the authorizer's expiresAt, from OIDC exp)", async () => {
+    const backend = fakeBackend();
+    const g = await startGateway(backend, { authorize: async () => ({ allow: true, user: "alice", expiresAt: Date.now() + 1500 }) });
+    gateways.push(g);
+    const client = await EntryClient.connect(g.url({ container: "box" }), { token: "any" });
+    await echo(client, "still-valid");
+    expect(await client.closed).toMatchObject({ closeCode: "expired", reason: "the access token expired" });
+    await expect.poll(() => backend.reaped).toHaveLength(1);
+  });
+});
+
+describe("audit", () => {
+  it("records the command a client chose", async () => {
+    const { g } = await setup();
+    const client = await EntryClient.connect(g.url({ container: "box", command: ["sh", "-c", "id; cat /etc/shadow"] }), { token: "user:alice" });
+    client.type("exit 0\n");
+    await client.closed;
+    await expect.poll(() => g.audit.at(-1)).toMatchObject({ event: "session.end" });
+    expect(g.audit.map((e) => e.command)).toEqual([["sh", "-c", "id; cat /etc/shadow"], ["sh", "-c", "id; cat /etc/shadow"]]);
+  });
+
+  it("takes the client address from X-Forwarded-For only when the peer is a trusted proxy", async () => {
+    const forwarded = { "x-forwarded-for": "198.51.100.7, 203.0.113.9" };
+    const direct = await setup();
+    await (await EntryClient.connect(direct.url, { token: "nope", headers: forwarded })).closed;
+    expect(direct.g.audit.at(-1)).toMatchObject({ client: "127.0.0.1" });
+    const proxied = await setup({ trustedProxies: ["127.0.0.0/8"] });
+    await (await EntryClient.connect(proxied.url, { token: "nope", headers: forwarded })).closed;
+    // The nearest hop that is not a trusted proxy; what the client itself wrote further left proves nothing.
+    expect(proxied.g.audit.at(-1)).toMatchObject({ client: "203.0.113.9" });
+    const chained = await setup({ trustedProxies: ["127.0.0.0/8", "203.0.113.0/24"] });
+    await (await EntryClient.connect(chained.url, { token: "nope", headers: forwarded })).closed;
+    expect(chained.g.audit.at(-1)).toMatchObject({ client: "198.51.100.7" });
+  });
+
+  it("keeps the raw query string (a token put in the URL) out of a refused upgrade's record", async () => {
+    const { g } = await setup();
+    const client = await EntryClient.connect(g.url({ container: "../etc", access_token: "secret-in-the-url" }), { token: "user:alice" });
+    expect(await client.closed).toMatchObject({ closeCode: "bad-request" });
+    expect(g.audit).toHaveLength(1);
+    expect(JSON.stringify(g.audit)).not.toContain("secret-in-the-url");
+    expect(g.audit[0]).toMatchObject({ event: "session.refused", target: "/v1/enter" });
+  });
+
+  it("logs a backend's error text and never sends it to the client", async () => {
+    const secret = 'HTTP 500 {"message":"etcd at 10.0.0.12:2379 timed out"}';
+    const unavailable = failClosed("kubernetes", async () => {
+      throw new Error(secret);
+    });
+    const g = await startGateway(fakeBackend(), unavailable);
+    gateways.push(g);
+    const denied = await (await EntryClient.connect(g.url({ container: "box" }), { token: "anything" })).closed;
+    expect(denied).toMatchObject({ closeCode: "denied", reason: "permission denied: kubernetes authorizer unavailable" });
+    expect(JSON.stringify(g.audit)).not.toContain("etcd");
+    expect(g.logs).toContainEqual(expect.objectContaining({ msg: "authorizer failed", error: secret }));
+
+    const broken = fakeBackend();
+    broken.resolve = async () => {
+      throw new Error(secret);
+    };
+    const h = await startGateway(broken, tokenAuthorizer());
+    gateways.push(h);
+    const failed = await (await EntryClient.connect(h.url({ container: "box" }), { token: "user:alice" })).closed;
+    expect(failed).toMatchObject({ closeCode: "backend-error" });
+    expect(failed.reason).not.toContain("etcd");
+    expect(h.logs).toContainEqual(expect.objectContaining({ msg: "session setup failed", error: secret }));
+    expect(await (await fetch(`${h.monitoring}/readyz`)).text()).not.toContain("etcd");
+  });
+});
+
+describe("browsers and bad frames", () => {
+  it("refuses a cross-site Origin with 403 before the upgrade, and allows the gateway's own", async () => {
+    const { g, url, authorizer, backend } = await setup();
+    await expect(EntryClient.connect(url, { token: "user:alice", origin: "https://evil.example" })).rejects.toThrow(/HTTP 403/);
+    expect(authorizer.calls).toBe(0);
+    expect(g.audit).toEqual([]);
+    const own = await EntryClient.connect(url, { token: "user:alice", origin: g.base });
+    await echo(own, "same-origin");
+    const cli = await EntryClient.connect(url, { token: "user:alice" }); // no Origin: not a browser
+    await echo(cli, "no-origin");
+    expect(backend.execs).toBe(2);
+  });
+
+  it("allows exactly the configured origins when allowedOrigins is set", async () => {
+    const { url, g } = await setup({ allowedOrigins: ["https://exec.example.com"] });
+    await echo(await EntryClient.connect(url, { token: "user:alice", origin: "https://exec.example.com" }), "listed");
+    await expect(EntryClient.connect(url, { token: "user:alice", origin: g.base })).rejects.toThrow(/HTTP 403/);
+    await expect(EntryClient.connect(url, { token: "user:alice", origin: "https://exec.example.com.evil.example" })).rejects.toThrow(/HTTP 403/);
+  });
+
+  it("ends a text frame that is not UTF-8 with CLOSE bad-request (not close 1007)", async () => {
+    const { open, g } = await setup();
+    const client = await open();
+    await echo(client, "up");
+    client.ws.send(Buffer.from([0x0a, 0x02, 0xff, 0xfe]), { binary: false });
+    expect(await client.closed).toMatchObject({ closeCode: "bad-request", reason: expect.stringMatching(/not UTF-8/), wsCode: 1000 });
+    await expect.poll(() => g.audit.at(-1)).toMatchObject({ event: "session.end", closeCode: "bad-request" });
+  });
+});
+
+describe("before authentication", () => {
+  it("survives a flood of 1,000 unauthenticated connections: over-limit upgrades get 429 before any WebSocket, a good session still works", async () => {
+    const cap = { maxPendingConnections: 256, maxPendingPerSource: 100, authAttemptsPerMinute: 150, authTimeoutMs: 60_000 };
+    const { g, url, authorizer } = await setup(cap);
+    global.gc?.();
+    const heapBefore = process.memoryUsage().heapUsed;
+    const statuses = new Map<string, number>();
+    const opened: WebSocket[] = [];
+    await Promise.all(
+      Array.from({ length: 1000 }, () =>
+        new Promise<void>((resolve) => {
+          const ws = new WebSocket(url, { perMessageDeflate: false });
+          const count = (key: string) => statuses.set(key, (statuses.get(key) ?? 0) + 1);
+          ws.once("open", () => {
+            opened.push(ws);
+            count("open");
+            resolve();
+          });
+          ws.once("unexpected-response", (_request, response) => {
+            count(String(response.statusCode));
+            resolve();
+          });
+          ws.once("error", () => {
+            count("error");
+            resolve();
+          });
+        }),
+      ),
+    );
+    expect(Object.fromEntries(statuses)).toEqual({ open: 100, 429: 900 });
+    // A good session, from another address, while 100 connections still wait for their AUTH.
+    const good = await EntryClient.connect(url, { token: "user:alice", localAddress: "127.0.0.2" });
+    await echo(good, "responsive");
+    // Every waiting connection now sends a wrong token: the authorizer hears each at most once.
+    for (const ws of opened) ws.send(encodeRequest(RequestType.AUTH, "stolen"));
+    await expect.poll(() => authorizer.calls, { timeout: 20_000 }).toBe(101);
+    // Once those slots are free, the per-address attempt budget (150 a minute, 101 spent) runs out
+    // (its exact arithmetic, on a fixed clock, is in units.test.ts): most of the next 100 get 429.
+    let admitted = 0;
+    for (let i = 0; i < 100; i++) {
+      try {
+        const again = await EntryClient.connect(url, { token: "stolen" });
+        admitted++;
+        await again.closed;
+      } catch (error) {
+        expect(String(error)).toMatch(/HTTP 429/);
+      }
+    }
+    expect(admitted).toBeGreaterThanOrEqual(cap.authAttemptsPerMinute - 100);
+    expect(admitted).toBeLessThan(100);
+    expect(authorizer.calls).toBe(101 + admitted);
+    global.gc?.();
+    const heapGrowth = process.memoryUsage().heapUsed - heapBefore;
+    console.log(`flood of 1000 upgrades: ${JSON.stringify(Object.fromEntries(statuses))}, authorizer calls ${authorizer.calls}, heap growth ${(heapGrowth / 1e6).toFixed(1)} MB (gateway and clients in one process)`);
+    expect(heapGrowth).toBeLessThan(64e6);
+    for (const ws of opened) ws.terminate();
+    expect(g.gateway.sessions.size).toBeLessThanOrEqual(1);
+  });
+});
+
 describe("HTTP endpoints", () => {
-  it("serves health, readiness and Prometheus metrics", async () => {
+  it("serves health, readiness and Prometheus metrics on the monitoring port, and not on the public one", async () => {
     const { open, g } = await setup();
     const client = await open();
     await echo(client, "counted");
@@ -235,8 +406,12 @@ describe("HTTP endpoints", () => {
     await client.closed;
     await (await open("nope")).closed;
     expect((await fetch(`${g.base}/healthz`)).status).toBe(200);
-    expect((await fetch(`${g.base}/readyz`)).status).toBe(200);
-    const metrics = await (await fetch(`${g.base}/metrics`)).text();
+    expect((await fetch(`${g.base}/readyz`)).status).toBe(404);
+    expect((await fetch(`${g.base}/metrics`)).status).toBe(404);
+    expect(g.monitoring).not.toBe(g.base);
+    expect((await fetch(`${g.monitoring}/healthz`)).status).toBe(200);
+    expect((await fetch(`${g.monitoring}/readyz`)).status).toBe(200);
+    const metrics = await (await fetch(`${g.monitoring}/metrics`)).text();
     expect(metrics).toMatch(/entryway_sessions_total\{outcome="exit"\} 1/);
     expect(metrics).toMatch(/entryway_auth_denials_total\{reason="denied"\} 1/);
     expect(metrics).toMatch(/entryway_bytes_total\{direction="in"\} 15/);

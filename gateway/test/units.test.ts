@@ -1,5 +1,11 @@
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { envName, loadConfig } from "../src/config.js";
+import { PreAuthLimits } from "../src/limits.js";
+import { missingTools, toolPlan } from "./helpers/tools.js";
 import { decodeRequest, decodeResponse, encodeRequest, encodeResponse, parseWinch, RequestType, ResponseType } from "../src/protocol.js";
 import { PidMarkerFilter, reapCommand, wrapCommand } from "../src/shell.js";
 import { parseTarget, TargetError } from "../src/target.js";
@@ -72,12 +78,12 @@ describe("Entry's messages", () => {
 
 describe("shell wrapper", () => {
   it("strips the PID marker wherever the first output puts it, across chunk boundaries", () => {
-    const output = Buffer.from("echoed input\r\n\x1b]7337;entryway-pid=4242\x07$ prompt");
+    const output = Buffer.from("echoed input\r\n\x1b]7337;entryway-pid=4242,987654\x07$ prompt");
     for (let split = 0; split <= output.length; split++) {
       const filter = new PidMarkerFilter();
       const passed = Buffer.concat([filter.push(output.subarray(0, split)), filter.push(output.subarray(split)), filter.flush()]);
       expect(passed.toString()).toBe("echoed input\r\n$ prompt");
-      expect(filter.pid).toBe(4242);
+      expect(filter.shell).toEqual({ pid: 4242, startTime: "987654" });
     }
   });
 
@@ -85,12 +91,43 @@ describe("shell wrapper", () => {
     const filter = new PidMarkerFilter();
     const out = Buffer.concat([filter.push(Buffer.from("plain \x1b]73")), filter.flush()]);
     expect(out.toString()).toBe("plain \x1b]73");
-    expect(filter.pid).toBeNull();
+    expect(filter.shell).toBeNull();
   });
 
   it("wraps the command and builds the reaper", () => {
     expect(wrapCommand(["top", "-b"]).slice(-2)).toEqual(["top", "-b"]);
-    expect(reapCommand(17, 2).slice(-2)).toEqual(["17", "20"]);
+    expect(reapCommand({ pid: 17, startTime: "4711" }, 2).slice(-3)).toEqual(["17", "4711", "20"]);
+  });
+
+  it("reads the start time after the last ')' of /proc/<pid>/stat, and the reaper signals only that process", async () => {
+    // A process whose name (comm) holds spaces and parentheses, as any program may choose.
+    const dir = mkdtempSync(join(tmpdir(), "entryway-comm-"));
+    const name = join(dir, "a) (b c");
+    symlinkSync("/bin/sleep", name);
+    const victim = spawn(name, ["30"], { stdio: "ignore" });
+    const exited = new Promise((resolve) => victim.once("exit", resolve));
+    try {
+      const stat = readFileSync(`/proc/${victim.pid}/stat`, "utf8");
+      expect(stat).toContain("(a) (b c)");
+      const startTime = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]!;
+      // The wrapper's own report, parsed by the same shell function, for a shell that then execs sleep.
+      const wrapped = execFileSync(wrapCommand(["true"])[0]!, wrapCommand(["true"]).slice(1)).toString("latin1");
+      const marker = new PidMarkerFilter();
+      expect(Buffer.concat([marker.push(Buffer.from(wrapped, "latin1")), marker.flush()]).length).toBe(0); // the marker, and nothing else
+      expect(marker.shell).toEqual({ pid: expect.any(Number), startTime: expect.stringMatching(/^\d+$/) });
+      // Asynchronously, so that this process (the victim's parent) reaps it once it ends.
+      const run = (shell: { pid: number; startTime: string }) =>
+        new Promise<number | null>((resolve) => spawn(reapCommand(shell, 5)[0]!, reapCommand(shell, 5).slice(1), { stdio: "ignore" }).once("exit", resolve));
+      expect(await run({ pid: victim.pid!, startTime: String(Number(startTime) - 1) })).toBe(0); // not ours: left alone
+      expect(victim.exitCode).toBeNull();
+      expect(victim.signalCode).toBeNull();
+      expect(await run({ pid: victim.pid!, startTime })).toBe(1); // ours: SIGHUP ends it
+      await exited;
+      expect(victim.signalCode).toBe("SIGHUP");
+    } finally {
+      victim.kill("SIGKILL");
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
@@ -106,6 +143,38 @@ describe("targets", () => {
   });
   it.each(["namespace=A&pod=p", "namespace=a", "namespace=a&pod=../x", "namespace=a&workload=web&instance=x", "namespace=a&workload=daemonset/x&instance=0"])("rejects %s", (q) => {
     expect(() => parseTarget(url(q), {}, "kubernetes")).toThrow(TargetError);
+  });
+});
+
+describe("limits before authentication", () => {
+  it("caps waiting connections in all and per address, and attempts per address per minute (token bucket)", () => {
+    let now = 0;
+    const limits = new PreAuthLimits({ maxPendingConnections: 3, maxPendingPerSource: 2, authAttemptsPerMinute: 4 }, () => now);
+    expect(limits.admit("a")).toBeNull();
+    expect(limits.admit("a")).toBeNull();
+    expect(limits.admit("a")).toMatchObject({ status: 429 });
+    expect(limits.admit("b")).toBeNull();
+    expect(limits.admit("c")).toMatchObject({ status: 503 });
+    limits.release("a");
+    limits.release("a");
+    expect(limits.admit("a")).toBeNull(); // third attempt
+    limits.release("a");
+    expect(limits.admit("a")).toBeNull(); // fourth
+    limits.release("a");
+    expect(limits.admit("a")).toMatchObject({ status: 429, reason: expect.stringMatching(/attempts a minute/) });
+    now += 15_000; // a quarter of a minute buys one attempt back
+    expect(limits.admit("a")).toBeNull();
+    limits.release("a");
+    expect(limits.admit("a")).toMatchObject({ status: 429 });
+  });
+});
+
+describe("suites that need tools", () => {
+  it("fail under CI when a tool is missing, are skipped (and named) only outside CI", () => {
+    expect(toolPlan({ podman: true, tmux: true }, true)).toBe("run");
+    expect(toolPlan({ podman: true, tmux: false }, true)).toBe("fail");
+    expect(toolPlan({ podman: false }, false)).toBe("skip");
+    expect(missingTools({ podman: false, tmux: true, chromium: false })).toEqual(["podman", "chromium"]);
   });
 });
 

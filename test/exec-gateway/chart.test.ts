@@ -110,6 +110,7 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("exec 
     [{ targetNamespaces: ["a"], exposure: { kind: "ingress", host: "exec.example.com" } }, /tlsSecretName/, true],
     [{ targetNamespaces: ["a"], runAsUser: 0 }, /runAsUser/, true],
     [{ targetNamespaces: ["Bad_NS"] }, /targetNamespaces/, true],
+    [{ targetNamespaces: ["team-a", "entryway"] }, /execGateway.targetNamespaces includes "entryway", the gateway's own namespace/, false],
     [{ targetNamespaces: ["a"], authorizer: "ldap" }, /authorizer/, true],
     [{ targetNamespaces: ["a"], replica: 2 }, /replica/, true],
     [{ targetNamespaces: ["a"], autoscaling: { enabled: true, minReplicas: 3, maxReplicas: 2 } }, /execGateway.autoscaling needs 1 <= minReplicas <= maxReplicas/, false],

@@ -1,3 +1,4 @@
+import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
 import { ExecGateway, type ExecGatewayArgs } from "../../components/exec-gateway";
 import { REDACTED } from "../../scripts/offline/manifests";
@@ -64,10 +65,16 @@ describe("ExecGateway", () => {
       capabilities: { drop: ["ALL"] },
     });
     expect(container.livenessProbe.httpGet).toEqual({ path: "/healthz", port: "http" });
-    expect(container.readinessProbe.httpGet).toEqual({ path: "/readyz", port: "http" });
-    expect(container.ports).toEqual([{ name: "http", containerPort: 8080, protocol: "TCP" }]);
+    expect(container.readinessProbe.httpGet).toEqual({ path: "/readyz", port: "metrics" });
+    expect(container.ports).toEqual([
+      { name: "http", containerPort: 8080, protocol: "TCP" },
+      { name: "metrics", containerPort: 9090, protocol: "TCP" },
+    ]);
     const env = Object.fromEntries(container.env.map((e: Obj) => [e.name, e.value]));
     expect(env).toMatchObject({ ENTRYWAY_PORT: "8080", ENTRYWAY_BACKEND: "kubernetes", ENTRYWAY_AUTHORIZER: "kubernetes" });
+    // The gateway learns its own namespace from the downward API, to refuse targets there.
+    expect(container.env).toContainEqual({ name: "ENTRYWAY_GATEWAY_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } });
+    expect(env.ENTRYWAY_ALLOWED_ORIGINS).toBeUndefined(); // not exposed: the gateway's own origin only
     expect(pod.serviceAccountName).toBe("entryway-exec-gateway");
     expect(pod.topologySpreadConstraints).toEqual([
       { maxSkew: 1, topologyKey: "kubernetes.io/hostname", whenUnsatisfiable: "ScheduleAnyway", labelSelector: { matchLabels: deployment.spec.selector.matchLabels } },
@@ -79,6 +86,11 @@ describe("ExecGateway", () => {
     const policy = findManifest(manifests, "NetworkPolicy", "entryway-exec-gateway") as Obj;
     expect(policy.spec.policyTypes).toEqual(["Ingress", "Egress"]);
     expect(policy.spec.ingress[0].from).toEqual([{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "istio-system" } } }]);
+    // Metrics and readiness: a port of their own, reachable only from the monitoring namespace.
+    expect(policy.spec.ingress).toEqual([
+      expect.objectContaining({ ports: [{ port: "http", protocol: "TCP" }] }),
+      { from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } }], ports: [{ port: "metrics", protocol: "TCP" }] },
+    ]);
   });
 
   it("grants exec cluster-wide only when clusterWide is set", async () => {
@@ -128,6 +140,8 @@ describe("ExecGateway", () => {
     const vs = findManifest(manifests, "VirtualService", "entryway-exec-gateway") as Obj;
     expect(vs.spec.gateways).toEqual(["entryway-exec-gateway"]);
     expect(vs.spec.http[0].timeout).toBe("0s");
+    // Only the endpoint and the web terminal go out: not /metrics, /readyz or anything else.
+    expect(vs.spec.http[0].match).toEqual([{ uri: { exact: "/v1/enter" } }, { uri: { exact: "/" } }, { uri: { prefix: "/web/" } }]);
     expect(vs.spec.http[0].route[0].destination).toEqual({ host: "entryway-exec-gateway.entryway.svc.cluster.local", port: { number: 80 } });
     expect(await outputOf(gateway.url)).toBe("wss://exec.example.com/v1/enter");
   });
@@ -141,6 +155,7 @@ describe("ExecGateway", () => {
     const ingress = findManifest(manifests, "Ingress", "entryway-exec-gateway") as Obj;
     expect(ingress.spec.tls).toEqual([{ hosts: ["exec.example.com"], secretName: "exec-tls" }]);
     expect(ingress.spec.ingressClassName).toBe("nginx");
+    expect(ingress.spec.rules[0].http.paths.map((p: Obj) => `${p.pathType} ${p.path}`)).toEqual(["Exact /v1/enter", "Exact /", "Prefix /web/"]);
     const hpa = findManifest(manifests, "HorizontalPodAutoscaler", "entryway-exec-gateway") as Obj;
     expect(hpa.spec).toMatchObject({ minReplicas: 2, maxReplicas: 5, scaleTargetRef: { kind: "Deployment", name: "entryway-exec-gateway" } });
     expect((findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.replicas).toBeUndefined();
@@ -149,6 +164,7 @@ describe("ExecGateway", () => {
   it.each([
     [{ targetNamespaces: [] }, /targetNamespaces is empty/],
     [{ targetNamespaces: ["Bad_NS"] }, /"Bad_NS" is not a namespace name/],
+    [{ targetNamespaces: ["team-a", "entryway"] }, /targetNamespaces includes "entryway", the gateway's own namespace/],
     [{ authorizer: "webhook" as const }, /needs exactly one of webhook.url or webhook.urlSecret/],
     [{ authorizer: "oidc" as const, oidc: { issuer: "", audience: "x" } }, /needs oidc.issuer and oidc.audience/],
     [{ runAsUser: 0 }, /non-root/],
@@ -157,5 +173,31 @@ describe("ExecGateway", () => {
     [{ exposure: { kind: "istio" as const, host: "not a host", tlsSecretName: "t" } }, /not a host name/],
   ])("rejects bad args with a clear error (%j)", async (args, message) => {
     await expect(renderGateway(args as Partial<ExecGatewayArgs>)).rejects.toThrow(message);
+  });
+
+  it("refuses its own namespace as a target also when the namespace is only known at deployment (an Output)", async () => {
+    await expect(renderGateway({ namespace: pulumi.output("entryway"), targetNamespaces: ["entryway"] })).rejects.toThrow(/the gateway's own namespace/);
+  });
+
+  it("passes the hardening settings as env, and lets browsers in only from the public host when exposed", async () => {
+    const { manifests } = await renderGateway({
+      authorizer: "oidc",
+      oidc: { issuer: "https://login.example.com", audience: "entryway", maxTokenAgeSeconds: 3600, algorithms: ["ES256"] },
+      settings: { maxSessionSeconds: 28800, maxPendingConnections: 100, maxPendingPerSource: 10, authAttemptsPerMinute: 30, trustedProxies: ["10.0.0.0/8"], tokenAudiences: ["entryway"] },
+      exposure: { kind: "istio", host: "exec.example.com", tlsSecretName: "t" },
+    });
+    const container = (findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.template.spec.containers[0];
+    const env = Object.fromEntries(container.env.map((e: Obj) => [e.name, e.value]));
+    expect(env).toMatchObject({
+      ENTRYWAY_OIDC_MAX_TOKEN_AGE_SECONDS: "3600",
+      ENTRYWAY_OIDC_ALGORITHMS: '["ES256"]',
+      ENTRYWAY_MAX_SESSION_SECONDS: "28800",
+      ENTRYWAY_MAX_PENDING_CONNECTIONS: "100",
+      ENTRYWAY_MAX_PENDING_PER_SOURCE: "10",
+      ENTRYWAY_AUTH_ATTEMPTS_PER_MINUTE: "30",
+      ENTRYWAY_TRUSTED_PROXIES: '["10.0.0.0/8"]',
+      ENTRYWAY_TOKEN_AUDIENCES: '["entryway"]',
+      ENTRYWAY_ALLOWED_ORIGINS: '["https://exec.example.com"]',
+    });
   });
 });

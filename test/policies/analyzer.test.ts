@@ -80,6 +80,7 @@ describe("the policy pack served as the Pulumi CLI runs it", () => {
       "entryway-connect-static-clusters",
       "entryway-exec-rbac",
       "entryway-no-default-admin-password",
+      "entryway-no-exec-into-gateway-namespace",
       "entryway-pod-security-restricted",
       "entryway-rte-boundary",
       "entryway-rte-tag-matches-app",

@@ -16,6 +16,7 @@ import {
   entrywayPolicies,
   execRbac,
   noDefaultAdminPassword,
+  noExecIntoGatewayNamespace,
   podSecurityRestricted,
   rteBoundary,
   rteTagMatchesApp,
@@ -114,13 +115,14 @@ const pdb = (selector: Record<string, string>) => ({
 const appContainer = (env: Obj[]) => ({ name: "app", image: "ghcr.io/ansibleforms/ansibleforms:7.3.0", env, securityContext: restrictedContainer() });
 
 describe("policy pack", () => {
-  it("has the eight rules, each with a description; all mandatory but the RTE tag advice", () => {
+  it("has the nine rules, each with a description; all mandatory but the RTE tag advice", () => {
     expect(entrywayPolicies.map((p) => p.name)).toEqual([
       "entryway-pod-security-restricted",
       "entryway-rte-boundary",
       "entryway-connect-static-clusters",
       "entryway-connect-dedicated-gateway",
       "entryway-exec-rbac",
+      "entryway-no-exec-into-gateway-namespace",
       "entryway-workspace-pdb-no-loadbalancer",
       "entryway-no-default-admin-password",
       "entryway-rte-tag-matches-app",
@@ -267,6 +269,30 @@ describe("policy pack", () => {
     it("fires on any other role that grants exec with a wildcard", async () => {
       const other = { ...role("Role", [{ apiGroups: [""], resources: ["pods/exec"], verbs: ["*"] }]), metadata: { name: "debug", namespace: "x" } };
       expect((await runResourcePolicy(execRbac, asResource(other))).join()).toMatch(/wildcard in verbs/);
+    });
+  });
+
+  describe("no exec into the exec gateway's own namespace", () => {
+    const gateway = { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "entryway-exec-gateway", namespace: "entryway", labels: { "app.kubernetes.io/name": "exec-gateway" } }, spec: {} };
+    const binding = (namespace: string, roleRef: Obj) => ({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name: "entryway-exec-gateway", namespace },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", ...roleRef },
+      subjects: [{ kind: "ServiceAccount", name: "entryway-exec-gateway", namespace: "entryway" }],
+    });
+    const roleIn = (namespace: string) => ({ ...role("Role", execRules), metadata: { ...role("Role", execRules).metadata, namespace } });
+    it("passes exec bindings in other namespaces", async () => {
+      const objects = [gateway, roleIn("team-a"), binding("team-a", { kind: "Role", name: "entryway-exec-gateway" })];
+      expect(await runStackPolicy(noExecIntoGatewayNamespace, objects.map(asResource))).toEqual([]);
+    });
+    it("fires on a RoleBinding granting exec in the gateway's namespace, through its Role or a built-in ClusterRole", async () => {
+      const own = [gateway, roleIn("entryway"), binding("entryway", { kind: "Role", name: "entryway-exec-gateway" })];
+      expect((await runStackPolicy(noExecIntoGatewayNamespace, own.map(asResource))).join()).toMatch(/RoleBinding entryway\/entryway-exec-gateway: grants pods\/exec in entryway, the exec gateway's own namespace/);
+      const edit = [gateway, binding("entryway", { kind: "ClusterRole", name: "edit" })];
+      expect((await runStackPolicy(noExecIntoGatewayNamespace, edit.map(asResource))).join()).toMatch(/the exec gateway's own namespace/);
+      const view = [gateway, binding("entryway", { kind: "ClusterRole", name: "view" })];
+      expect(await runStackPolicy(noExecIntoGatewayNamespace, view.map(asResource))).toEqual([]);
     });
   });
 

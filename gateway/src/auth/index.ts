@@ -12,7 +12,7 @@ export function createAuthorizer(config: GatewayConfig, kubeConfig: () => KubeCo
     case "webhook":
       return webhookAuthorizer(config.webhookUrl, config.webhookTimeoutMs);
     case "kubernetes":
-      return kubernetesAuthorizer(kubeConfig());
+      return kubernetesAuthorizer(kubeConfig(), config.tokenAudiences);
     case "oidc":
       return oidcAuthorizer({
         issuer: config.oidcIssuer,
@@ -20,6 +20,8 @@ export function createAuthorizer(config: GatewayConfig, kubeConfig: () => KubeCo
         jwksUri: config.oidcJwksUri,
         usernameClaim: config.oidcUsernameClaim,
         namespacesClaim: config.oidcNamespacesClaim,
+        algorithms: config.oidcAlgorithms,
+        maxTokenAgeSeconds: config.oidcMaxTokenAgeSeconds,
       });
   }
 }

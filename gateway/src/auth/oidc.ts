@@ -1,6 +1,14 @@
 // OIDC ID/access tokens (JWT) verified with jose against the issuer's keys. The namespaces claim
 // lists where the user may go: a namespace name, "*" for every namespace, "docker" for Docker targets.
-import { createRemoteJWKSet, jwtVerify } from "jose";
+//
+// jose checks exp only when the token has one, so exp (and iat, for the age bound) are required
+// claims here; only asymmetric algorithms are accepted (config.ts refuses "none" and HS*).
+// Key rotation: createRemoteJWKSet fetches the JWKS again when a token names a key it does not
+// hold, at most once per cooldownDuration (default 30 s) after a successful fetch, and refreshes
+// keys older than cacheMaxAge (default 10 min) (panva/jose docs/jwks/remote/functions/createRemoteJWKSet.md
+// and docs/jwks/remote/interfaces/RemoteJWKSetOptions.md).
+import { createRemoteJWKSet, jwtVerify, type JWSAlgorithm } from "jose";
+import { defaultConfig } from "../config.js";
 import { failClosed, type Authorizer } from "./authorizer.js";
 
 export interface OidcOptions {
@@ -9,11 +17,18 @@ export interface OidcOptions {
   jwksUri: string;
   usernameClaim: string;
   namespacesClaim: string;
+  /** Default: defaultConfig.oidcAlgorithms. */
+  algorithms?: string[];
+  /** Default: defaultConfig.oidcMaxTokenAgeSeconds. */
+  maxTokenAgeSeconds?: number;
+  /** jose's cooldownDuration: the least time between two JWKS fetches for an unknown key. */
+  jwksCooldownMs?: number;
 }
 
 async function discoverJwksUri(issuer: string): Promise<URL> {
   const response = await fetch(new URL(issuer.replace(/\/$/, "") + "/.well-known/openid-configuration"), {
     signal: AbortSignal.timeout(5000),
+    redirect: "error",
   });
   if (!response.ok) throw new Error(`OIDC discovery answered HTTP ${response.status}`);
   const { jwks_uri: jwksUri } = (await response.json()) as { jwks_uri?: string };
@@ -25,10 +40,18 @@ export function oidcAuthorizer(options: OidcOptions): Authorizer {
   if (!options.issuer || !options.audience) throw new Error("oidcIssuer and oidcAudience are required for the oidc authorizer");
   let keys: ReturnType<typeof createRemoteJWKSet> | undefined;
   return failClosed("oidc", async ({ token, target }) => {
-    keys ??= createRemoteJWKSet(options.jwksUri ? new URL(options.jwksUri) : await discoverJwksUri(options.issuer));
+    keys ??= createRemoteJWKSet(options.jwksUri ? new URL(options.jwksUri) : await discoverJwksUri(options.issuer), {
+      ...(options.jwksCooldownMs !== undefined ? { cooldownDuration: options.jwksCooldownMs } : {}),
+    });
     let payload;
     try {
-      ({ payload } = await jwtVerify(token, keys, { issuer: options.issuer, audience: options.audience }));
+      ({ payload } = await jwtVerify(token, keys, {
+        issuer: options.issuer,
+        audience: options.audience,
+        algorithms: (options.algorithms ?? defaultConfig.oidcAlgorithms) as JWSAlgorithm[],
+        requiredClaims: ["exp", "iat"],
+        maxTokenAge: options.maxTokenAgeSeconds ?? defaultConfig.oidcMaxTokenAgeSeconds,
+      }));
     } catch (error) {
       return { allow: false, reason: `invalid token: ${error instanceof Error ? error.message : String(error)}` };
     }
@@ -37,7 +60,7 @@ export function oidcAuthorizer(options: OidcOptions): Authorizer {
     const claim = payload[options.namespacesClaim];
     const scopes = Array.isArray(claim) ? claim.filter((v): v is string => typeof v === "string") : typeof claim === "string" ? claim.split(/[\s,]+/) : [];
     const needed = target.kind === "docker" ? "docker" : target.namespace;
-    if (scopes.includes("*") || scopes.includes(needed)) return { allow: true, user };
+    if (scopes.includes("*") || scopes.includes(needed)) return { allow: true, user, expiresAt: payload.exp! * 1000 };
     return { allow: false, reason: `${user} may not enter ${needed}`, user };
   });
 }

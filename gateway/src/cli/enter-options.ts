@@ -3,6 +3,7 @@
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { isLoopbackHost } from "../net.js";
 
 /** Exit codes of the CLI's own failures (gateway/README.md "CLI"). Anything else is the remote exit code. */
 export const ExitCode = {
@@ -100,8 +101,11 @@ export function targetQuery(target: EnterTarget): URLSearchParams {
   return query;
 }
 
-/** http(s)://host[/path] or ws(s)://host[/path]; a bare host (or "/") gets the gateway's default path. */
-export function endpointUrl(gateway: string, target: EnterTarget, command: string[]): URL {
+/**
+ * http(s)://host[/path] or ws(s)://host[/path]; a bare host (or "/") gets the gateway's default path.
+ * Plain ws:// (http://) carries the token unencrypted: only to a loopback address, unless `insecure`.
+ */
+export function endpointUrl(gateway: string, target: EnterTarget, command: string[], insecure = false): URL {
   let url: URL;
   try {
     url = new URL(gateway);
@@ -112,6 +116,9 @@ export function endpointUrl(gateway: string, target: EnterTarget, command: strin
   const scheme = schemes[url.protocol];
   if (!scheme) throw new EnterError(ExitCode.usage, `bad gateway URL ${JSON.stringify(gateway)}: the scheme must be https, http, wss or ws`);
   url.protocol = scheme;
+  if (scheme === "ws:" && !insecure && !isLoopbackHost(url.hostname)) {
+    throw new EnterError(ExitCode.usage, `refusing plain ${url.host}: the token would cross the network unencrypted; use https:// (wss://), or --insecure if you must`);
+  }
   if (url.pathname === "/" || url.pathname === "") url.pathname = "/v1/enter";
   url.search = "";
   url.hash = "";

@@ -30,6 +30,8 @@ options:
       --token-file <path>    read the access token from a file
   -c, --container <name>     the container in the pod (Kubernetes targets)
       --ca-file <path>       trust this CA (PEM) for a wss:// gateway, besides the system's
+      --insecure             allow a plain http:// or ws:// gateway that is not on this machine
+                             (the token then crosses the network unencrypted)
       --connect-timeout <s>  give up connecting after this many seconds (default 10)
       --keepalive <s>        ping the gateway this often; no answer by the next ping ends the
                              session (default 15; 0 turns it off)
@@ -81,6 +83,7 @@ export async function run(argv: string[]): Promise<number> {
         "token-file": { type: "string" },
         container: { type: "string", short: "c" },
         "ca-file": { type: "string" },
+        insecure: { type: "boolean" },
         "connect-timeout": { type: "string" },
         keepalive: { type: "string" },
         config: { type: "string" },
@@ -105,7 +108,7 @@ export async function run(argv: string[]): Promise<number> {
       },
       process.env,
     );
-    const url = endpointUrl(settings.gateway, target, command);
+    const url = endpointUrl(settings.gateway, target, command, values.insecure);
     let ca: Buffer | undefined;
     if (settings.caFile) {
       try {

@@ -8,6 +8,7 @@ import { jsonLogger } from "../log.js";
 import { createGateway } from "../server.js";
 import { webAssets } from "../web-assets.js";
 import type { KubeConfig } from "@kubernetes/client-node";
+import type { AddressInfo } from "node:net";
 
 export async function run(argv: string[]): Promise<number> {
   if (argv.includes("--help") || argv.includes("-h")) {
@@ -21,7 +22,8 @@ export async function run(argv: string[]): Promise<number> {
   const backend = config.backend === "docker" ? dockerBackend(config.dockerHost) : kubernetesBackend(kube());
   const gateway = createGateway({ config, backend, authorizer: createAuthorizer(config, kube), logger, routes: [webAssets({ config, logger })] });
   const address = await gateway.listen();
-  logger.log("info", "listening", { address: address.address, port: address.port, path: config.path, backend: config.backend, authorizer: config.authorizer });
+  const monitoring = gateway.monitoringServer.address() as AddressInfo;
+  logger.log("info", "listening", { address: address.address, port: address.port, metricsPort: monitoring.port, path: config.path, backend: config.backend, authorizer: config.authorizer });
   return new Promise((resolve) => {
     const stop = (signal: string) => {
       logger.log("info", "stopping", { signal });

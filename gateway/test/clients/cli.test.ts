@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { endpointUrl, EnterError, ExitCode, parseEnterTarget, resolveSettings } from "../../src/cli/enter-options.js";
 import { podmanAvailable, startClientBed, type ClientBed } from "./bed.js";
+import { describeNeeding } from "../helpers/tools.js";
 import { cleanEnv, cliCommand, REPO, runCli, startTlsProxy, startTmux, tmuxAvailable } from "./cli-harness.js";
 
 const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -36,6 +37,17 @@ describe("target syntax, settings and URL (no gateway)", () => {
     expect(() => endpointUrl("ftp://x", target, [])).toThrow(/scheme/);
   });
 
+  it("refuses plain ws:// or http:// to a host that is not loopback, unless --insecure", () => {
+    const target = parseEnterTarget("box");
+    for (const gateway of ["ws://gw.example.com", "http://10.0.0.5:8080", "ws://[fd00::1]/v1/enter"]) {
+      expect(() => endpointUrl(gateway, target, []), gateway).toThrow(expect.objectContaining({ exitCode: ExitCode.usage, message: expect.stringMatching(/unencrypted.*--insecure/) }));
+      expect(endpointUrl(gateway, target, [], true).protocol).toBe("ws:");
+    }
+    for (const gateway of ["ws://127.0.0.1:8080", "http://localhost:8080", "ws://[::1]:8080", "wss://gw.example.com"]) {
+      expect(() => endpointUrl(gateway, target, []), gateway).not.toThrow();
+    }
+  });
+
   it("takes settings from flags, then the environment, then the config file", () => {
     const dir = mkdtempSync(join(tmpdir(), "entryway-cli-settings-"));
     try {
@@ -60,7 +72,7 @@ describe("target syntax, settings and URL (no gateway)", () => {
   });
 });
 
-describe.skipIf(!podmanAvailable() || !tmuxAvailable())("entryway enter against a gateway on podman", () => {
+describeNeeding({ podman: podmanAvailable(), tmux: tmuxAvailable() }, "entryway enter against a gateway on podman", () => {
   let bed: ClientBed;
   let home: string;
   let env: NodeJS.ProcessEnv;

@@ -16,6 +16,7 @@ import { createGateway, type Gateway } from "../../src/server.js";
 import { webAssets } from "../../src/web-assets.js";
 import { buildWebAssets } from "../../web/build.js";
 import { startKubeStandin, type KubeStandin } from "../helpers/kube-standin.js";
+import { itNeeding } from "../helpers/tools.js";
 import { cleanEnv, runCli } from "./cli-harness.js";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -68,7 +69,7 @@ describe("Kubernetes targets in the CLI and the web page (stand-in API server + 
     gateway = createGateway({
       config,
       backend: kubernetesBackend(kubeConfig),
-      authorizer: kubernetesAuthorizer(kubeConfig),
+      authorizer: kubernetesAuthorizer(kubeConfig, defaultConfig.tokenAudiences),
       logger: { log: () => {} },
       audit: { write: () => {}, close: async () => {} },
       routes: [webAssets({ config, dir: assets })],
@@ -104,7 +105,7 @@ describe("Kubernetes targets in the CLI and the web page (stand-in API server + 
     expect(missing.stderr).toMatch(/^entryway: [^\n]*nope[^\n]*\n$/);
   });
 
-  it.skipIf(!existsSync(CHROMIUM))("web: the picker opens a pod's container, then a workload instance, each as a deep link", async () => {
+  itNeeding({ chromium: existsSync(CHROMIUM) }, "web: the picker opens a pod's container, then a workload instance, each as a deep link", async () => {
     const { chromium } = await import("playwright-core");
     const browser: Browser = await chromium.launch({
       executablePath: CHROMIUM,

@@ -12,12 +12,12 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { webAssets } from "../../src/web-assets.js";
 import { buildWebAssets } from "../../web/build.js";
 import { oidcAuthorizer } from "../../src/auth/oidc.js";
 import { decodePng, type Pixels, type Rgb } from "../helpers/png.js";
-import { needTools } from "../helpers/tools.js";
+import { describeNeeding } from "../helpers/tools.js";
 import { podmanAvailable, startBedGateway, startClientBed, type ClientBed } from "./bed.js";
 import { startOidcProvider } from "./oidc-provider.js";
 import { REPO } from "./cli-harness.js";
@@ -87,8 +87,6 @@ async function terminalSize(page: Page): Promise<{ cols: number; rows: number }>
     return { cols: term.cols, rows: term.rows };
   });
 }
-
-const tools = needTools("web terminal in Chromium against a gateway on podman", { podman: podmanAvailable(), [CHROMIUM]: existsSync(CHROMIUM) });
 
 /**
  * Coloured output as programs write it, through the shell: 24-bit foreground, 24-bit, 16-colour and
@@ -214,14 +212,13 @@ async function checkPainting(page: Page, label: string): Promise<void> {
   await page.screenshot({ path: join(ARTIFACTS, `web-terminal-selected-${label}.png`) });
 }
 
-describe.skipIf(tools.skip)(tools.title, () => {
+describeNeeding({ podman: podmanAvailable(), [CHROMIUM]: existsSync(CHROMIUM) }, "web terminal in Chromium against a gateway on podman", () => {
   let bed: ClientBed;
   let assets: string;
   let browser: Browser;
   let context: BrowserContext;
 
   beforeAll(async () => {
-    tools.assertPresent();
     assets = mkdtempSync(join(tmpdir(), "entryway-web-"));
     await buildWebAssets(assets);
     bed = await startClientBed("web-box", { routes: (config) => [webAssets({ config, dir: assets })] });

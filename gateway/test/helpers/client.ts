@@ -43,9 +43,17 @@ export class EntryClient {
     });
   }
 
-  static connect(url: string, options: { token?: string; headers?: Record<string, string>; protocols?: string[]; keepFrames?: boolean } = {}): Promise<EntryClient> {
+  static connect(
+    url: string,
+    options: { token?: string; headers?: Record<string, string>; protocols?: string[]; keepFrames?: boolean; origin?: string; localAddress?: string } = {},
+  ): Promise<EntryClient> {
     const headers = { ...(options.token ? { "access-token": options.token } : {}), ...options.headers };
-    const ws = new WebSocket(url, options.protocols ?? [], { headers, perMessageDeflate: false });
+    const ws = new WebSocket(url, options.protocols ?? [], {
+      headers,
+      perMessageDeflate: false,
+      ...(options.origin ? { origin: options.origin } : {}),
+      ...(options.localAddress ? { localAddress: options.localAddress } : {}),
+    });
     const client = new EntryClient(ws, options.keepFrames ?? true);
     return new Promise((resolve, reject) => {
       ws.once("open", () => resolve(client));

@@ -170,11 +170,16 @@ export function execBackendCases(name: string, createBed: () => Promise<RealBed>
       const before = await bed.shells();
       const marker = new PidMarkerFilter();
       const exec = await bed.backend.exec(resolved, wrapCommand(["/bin/sh"]), { cols: 80, rows: 24 }, { onOutput: (c) => void marker.push(c), onEnd: () => {} });
-      await expect.poll(() => marker.pid !== null && bed.shells(), { timeout: 10_000 }).toBe(before + 1);
+      await expect.poll(() => marker.shell !== null && bed.shells(), { timeout: 10_000 }).toBe(before + 1);
       exec.close();
       await new Promise((r) => setTimeout(r, 1500));
       expect(await bed.shells()).toBe(before + 1);
-      expect(await bed.backend.run(resolved, reapCommand(marker.pid!, 1))).toBe(1); // ended by SIGHUP
+      const shell = marker.shell!;
+      expect(shell.startTime).toMatch(/^\d+$/);
+      // PID reuse: the same PID with another start time is another process, and is left alone.
+      expect(await bed.backend.run(resolved, reapCommand({ pid: shell.pid, startTime: String(Number(shell.startTime) + 1) }, 1))).toBe(0);
+      expect(await bed.shells()).toBe(before + 1);
+      expect(await bed.backend.run(resolved, reapCommand(shell, 1))).toBe(1); // ended by SIGHUP
       await expect.poll(() => bed.shells(), { timeout: 10_000 }).toBe(before);
     });
 

@@ -31,7 +31,7 @@ export function fakeBackend(): FakeBackend {
       const script = backend.script;
       backend.script = [];
       setTimeout(() => {
-        handlers.onOutput(Buffer.from(`\x1b]7337;entryway-pid=${pid}\x07`));
+        handlers.onOutput(Buffer.from(`\x1b]7337;entryway-pid=${pid},${1000 + pid}\x07`));
         for (const chunk of script) handlers.onOutput(chunk);
       }, backend.startDelayMs);
       let line = "";

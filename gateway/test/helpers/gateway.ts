@@ -1,4 +1,5 @@
 // Starts a gateway on loopback with a given backend and authorizer, collecting audit events.
+import type { AddressInfo } from "node:net";
 import type { AuditEvent } from "../../src/audit.js";
 import type { Authorizer } from "../../src/auth/authorizer.js";
 import type { Backend } from "../../src/backends/backend.js";
@@ -8,6 +9,8 @@ import { createGateway, type Gateway } from "../../src/server.js";
 export interface TestGateway {
   gateway: Gateway;
   base: string;
+  /** The monitoring port's base URL: /metrics, /readyz. */
+  monitoring: string;
   url(query: Record<string, string | string[]>): string;
   audit: AuditEvent[];
   logs: Record<string, unknown>[];
@@ -28,7 +31,7 @@ export function tokenAuthorizer(): Authorizer & { calls: number } {
 }
 
 export async function startGateway(backend: Backend, authorizer: Authorizer, overrides: Partial<GatewayConfig> = {}): Promise<TestGateway> {
-  const config: GatewayConfig = { ...defaultConfig, host: "127.0.0.1", port: 0, backend: backend.name, logLevel: "debug", ...overrides };
+  const config: GatewayConfig = { ...defaultConfig, host: "127.0.0.1", port: 0, metricsHost: "127.0.0.1", backend: backend.name, logLevel: "debug", ...overrides };
   const audit: AuditEvent[] = [];
   const logs: Record<string, unknown>[] = [];
   const gateway = createGateway({
@@ -40,9 +43,11 @@ export async function startGateway(backend: Backend, authorizer: Authorizer, ove
   });
   const address = await gateway.listen();
   const base = `http://127.0.0.1:${address.port}`;
+  const monitoring = `http://127.0.0.1:${(gateway.monitoringServer.address() as AddressInfo).port}`;
   return {
     gateway,
     base,
+    monitoring,
     audit,
     logs,
     url(query) {

@@ -5,6 +5,15 @@
 // 255 close-stream in v5). Exec runs the requested command for real, in a real PTY (node-pty) when
 // tty=true, on this machine. Like a kubelet with runc, closing the exec WebSocket does NOT end the
 // process: that is the lingering-shell behaviour the gateway has to deal with.
+//
+// TokenReview and SubjectAccessReview follow the API's own description (kubernetes/api
+// authentication/v1/types.go and authorization/v1/types.go): a token is valid for the audiences it
+// was made for; spec.audiences defaults to the API server's; status.audiences is the intersection.
+// A SubjectAccessReview is judged on the user info TokenReview returned: RBAC matches bindings by
+// user name AND groups, and authorizer webhooks see uid and extra, so the stand-in refuses a review
+// that does not carry all four exactly as TokenReview gave them (a gateway that drops one gets
+// decisions made for somebody else). Rules name a namespace, or "namespace/pod" for one pod only
+// (RBAC resourceNames): those need the review's resourceAttributes.name.
 import { execFileSync, spawn as spawnChild } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import https from "node:https";
@@ -35,10 +44,55 @@ export interface StandinOptions {
   pods: PodFixture[];
   statefulSets?: { namespace: string; name: string }[];
   deployments?: { namespace: string; name: string; matchLabels: Record<string, string> }[];
-  /** TokenReview: user tokens to user names. */
-  users?: Record<string, string>;
-  /** SubjectAccessReview: user name to the namespaces where it may create pods/exec. */
+  /** TokenReview: user tokens to user names (audience "entryway", groups system:authenticated) or full user info. */
+  users?: Record<string, string | StandinUser>;
+  /** SubjectAccessReview: user name to the namespaces (or "namespace/pod") where it may create pods/exec. */
   execAllowed?: Record<string, string[]>;
+}
+
+export interface StandinUser {
+  username: string;
+  uid: string;
+  groups: string[];
+  extra: Record<string, string[]>;
+  /** The audiences the token was made for (`kubectl create token --audience`). */
+  audiences: string[];
+}
+
+/** The audience of a token made for the API server itself (the default service-account issuer's). */
+export const API_SERVER_AUDIENCE = "https://kubernetes.default.svc.cluster.local";
+
+export function standinUser(token: string, user: string | StandinUser): StandinUser {
+  if (typeof user !== "string") return user;
+  return { username: user, uid: `uid-${user}`, groups: ["system:authenticated"], extra: { "authentication.kubernetes.io/credential-id": [`JTI=${token}`] }, audiences: ["entryway"] };
+}
+
+export interface SubjectAccessReviewSpec {
+  user?: string;
+  uid?: string;
+  groups?: string[];
+  extra?: Record<string, string[]>;
+  resourceAttributes?: { namespace?: string; name?: string; verb?: string; resource?: string; subresource?: string };
+}
+
+/** The stand-in's judgement of one SubjectAccessReview (exported for the test that it refuses incomplete reviews). */
+export function judgeAccessReview(spec: SubjectAccessReviewSpec, users: StandinUser[], execAllowed: Record<string, string[]>): { allowed: boolean; reason?: string } {
+  const user = users.find((u) => u.username === spec.user);
+  if (!user) return { allowed: false, reason: `no such user ${spec.user ?? "(none)"}` };
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  const missing = [
+    ["groups", same(spec.groups, user.groups)],
+    ["uid", spec.uid === user.uid],
+    ["extra", same(spec.extra, user.extra)],
+  ].filter(([, ok]) => !ok).map(([field]) => field);
+  if (missing.length > 0) return { allowed: false, reason: `the review does not carry the user's ${missing.join(", ")} as TokenReview returned them` };
+  const attrs = spec.resourceAttributes;
+  if (!attrs || attrs.verb !== "create" || attrs.resource !== "pods" || attrs.subresource !== "exec" || !attrs.namespace) {
+    return { allowed: false, reason: "no RBAC rule allows it (not create pods/exec in a namespace)" };
+  }
+  const rules = execAllowed[user.username] ?? [];
+  const allowed = rules.includes(attrs.namespace) || (attrs.name !== undefined && rules.includes(`${attrs.namespace}/${attrs.name}`));
+  return allowed ? { allowed } : { allowed, reason: "no RBAC rule allows it" };
 }
 
 export interface ExecRecord {
@@ -55,6 +109,9 @@ export interface KubeStandin {
   kubeconfigPath: string;
   /** Every exec started, in order. */
   execs: ExecRecord[];
+  /** Every TokenReview spec and SubjectAccessReview spec received, in order. */
+  tokenReviews: unknown[];
+  accessReviews: SubjectAccessReviewSpec[];
   /** Drops every exec WebSocket without a status, as an API server restart does; the processes stay. */
   dropConnections(): void;
   /** Live processes in the sessions of the execs started with a TTY: the shells and whatever they started. */
@@ -99,6 +156,9 @@ function processesInSessions(sessions: Set<number>): number[] {
 export async function startKubeStandin(options: StandinOptions): Promise<KubeStandin> {
   const dir = mkdtempSync(join(tmpdir(), "entryway-kube-"));
   const execs: ExecRecord[] = [];
+  const tokenReviews: unknown[] = [];
+  const accessReviews: SubjectAccessReviewSpec[] = [];
+  const users = new Map(Object.entries(options.users ?? {}).map(([token, user]) => [token, standinUser(token, user)]));
   const ttyPids: number[] = [];
   const sockets = new Set<WebSocket>();
   const authorized = (request: IncomingMessage) => request.headers.authorization === `Bearer ${options.serviceAccountToken}`;
@@ -138,16 +198,20 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
         : notFound(response, `deployments.apps "${name}"`);
     }
     if (request.method === "POST" && path === "/apis/authentication.k8s.io/v1/tokenreviews") {
-      const body = (await readBody(request)) as { spec?: { token?: string } };
-      const user = options.users?.[body.spec?.token ?? ""];
-      return json(response, 201, { ...body, status: user ? { authenticated: true, user: { username: user, groups: ["system:authenticated"] } } : { authenticated: false, error: "invalid bearer token" } });
+      const body = (await readBody(request)) as { spec?: { token?: string; audiences?: string[] } };
+      tokenReviews.push(body.spec ?? {});
+      const token = body.spec?.token ?? "";
+      const user = users.get(token);
+      const wanted = body.spec?.audiences?.length ? body.spec.audiences : [API_SERVER_AUDIENCE];
+      const audiences = user ? user.audiences.filter((a) => wanted.includes(a)) : [];
+      if (!user || audiences.length === 0) return json(response, 201, { ...body, status: { authenticated: false, error: user ? "token audiences are invalid" : "invalid bearer token" } });
+      const { username, uid, groups, extra } = user;
+      return json(response, 201, { ...body, status: { authenticated: true, user: { username, uid, groups, extra }, audiences } });
     }
     if (request.method === "POST" && path === "/apis/authorization.k8s.io/v1/subjectaccessreviews") {
-      const body = (await readBody(request)) as { spec?: { user?: string; resourceAttributes?: { namespace?: string; verb?: string; resource?: string; subresource?: string } } };
-      const attrs = body.spec?.resourceAttributes;
-      const allowed =
-        attrs?.verb === "create" && attrs.resource === "pods" && attrs.subresource === "exec" && (options.execAllowed?.[body.spec?.user ?? ""] ?? []).includes(attrs.namespace ?? "");
-      return json(response, 201, { ...body, status: { allowed, ...(allowed ? {} : { reason: "no RBAC rule allows it" }) } });
+      const body = (await readBody(request)) as { spec?: SubjectAccessReviewSpec };
+      accessReviews.push(body.spec ?? {});
+      return json(response, 201, { ...body, status: judgeAccessReview(body.spec ?? {}, [...users.values()], options.execAllowed ?? {}) });
     }
     notFound(response, path);
   }
@@ -284,6 +348,8 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
     url,
     kubeconfigPath,
     execs,
+    tokenReviews,
+    accessReviews,
     liveShells: () => processesInSessions(new Set(ttyPids)),
     dropConnections: () => {
       for (const ws of sockets) ws.terminate();

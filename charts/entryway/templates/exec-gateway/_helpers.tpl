@@ -53,6 +53,10 @@ key: webhook-url
 {{- if ne (len $g.targetNamespaces) (len (uniq $g.targetNamespaces)) -}}
 {{- fail "execGateway.targetNamespaces has duplicates" -}}
 {{- end -}}
+{{- /* Exec there reaches the gateway's pods and their service-account token, past its audit. */ -}}
+{{- if has .Release.Namespace $g.targetNamespaces -}}
+{{- fail (printf "execGateway.targetNamespaces includes %q, the gateway's own namespace; run the targets in a namespace of their own" .Release.Namespace) -}}
+{{- end -}}
 {{- if eq $g.authorizer "webhook" -}}
 {{- if eq (not $g.webhook.url) (not $g.webhook.urlSecret.name) -}}
 {{- fail "execGateway.authorizer \"webhook\" needs exactly one of execGateway.webhook.url or execGateway.webhook.urlSecret" -}}
