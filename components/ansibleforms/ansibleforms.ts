@@ -8,7 +8,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import * as random from "@pulumi/random";
 import { standardLabels, selectorLabels } from "../shared/labels";
-import { objectName } from "../shared/names";
+import { objectName, statefulSetName } from "../shared/names";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 import {
   APP_IMAGE,
@@ -264,7 +264,7 @@ export class AnsibleForms extends pulumi.ComponentResource {
     const ns = args.namespace;
     const tag = args.tag ?? DEFAULT_TAG;
     const appName = objectName(name, "ansibleforms");
-    const mysqlName = objectName(name, "ansibleforms-mysql");
+    const mysqlName = statefulSetName(name, "ansibleforms-mysql");
     const appIdentity = { name: "ansibleforms", instance: name, component: "server" };
     const mysqlIdentity = { name: "ansibleforms", instance: name, component: "database" };
     const labels = standardLabels({ ...appIdentity, version: tag }, args.labels);

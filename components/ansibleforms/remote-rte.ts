@@ -7,7 +7,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { selectorLabels, standardLabels } from "../shared/labels";
-import { objectName } from "../shared/names";
+import { objectName, statefulSetName } from "../shared/names";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 import {
   CA_DIR,
@@ -94,7 +94,7 @@ export class RemoteRte extends pulumi.ComponentResource {
 
     const ns = args.namespace;
     const tag = args.tag || DEFAULT_TAG;
-    const base = objectName(name, "remote-rte");
+    const base = statefulSetName(name, "remote-rte");
     const identity = { name: "ansibleforms-rte", instance: name, component: "rte" };
     const labels = standardLabels({ ...identity, version: tag }, args.labels);
     const child = { parent: this };

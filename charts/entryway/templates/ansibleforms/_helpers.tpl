@@ -7,6 +7,9 @@ ends make the same objects. Secrets are never generated here: see README "Ansibl
 
 {{- define "entryway.af.name" -}}{{ include "entryway.name" (dict "root" .root "part" (printf "ansibleforms%s" (ternary "" (printf "-%s" .part) (empty .part)))) }}{{- end -}}
 
+{{/* The built-in MySQL's StatefulSet (and Service): at most 52 characters (entryway.statefulSetName). */}}
+{{- define "entryway.af.mysqlName" -}}{{ include "entryway.statefulSetName" (dict "root" . "part" "ansibleforms-mysql") }}{{- end -}}
+
 {{- define "entryway.af.selectorLabels" -}}
 {{ include "entryway.selectorLabels" (dict "root" . "name" "ansibleforms" "component" "server") }}
 {{- end -}}
@@ -37,7 +40,7 @@ ends make the same objects. Secrets are never generated here: see README "Ansibl
 {{- if $af.externalDatabase.host -}}
 {{- toJson (dict "host" $af.externalDatabase.host "port" (int (default 3306 $af.externalDatabase.port)) "user" $af.externalDatabase.user "secretName" $af.externalDatabase.passwordSecret.name "secretKey" $af.externalDatabase.passwordSecret.key) -}}
 {{- else -}}
-{{- toJson (dict "host" (include "entryway.af.name" (dict "root" . "part" "mysql")) "port" 3306 "user" "ansibleforms" "secretName" $af.existingSecrets.database "secretKey" "password") -}}
+{{- toJson (dict "host" (include "entryway.af.mysqlName" .) "port" 3306 "user" "ansibleforms" "secretName" $af.existingSecrets.database "secretKey" "password") -}}
 {{- end -}}
 {{- end -}}
 
