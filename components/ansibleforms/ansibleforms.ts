@@ -15,6 +15,7 @@ import {
   APP_PORT,
   checkRteSettings,
   checkedToken,
+  COMPONENT_APP_ENV,
   configChecksums,
   DATABASE_SCHEMA,
   DEFAULT_TAG,
@@ -198,10 +199,7 @@ export interface AnsibleFormsArgs extends Omit<AnsibleFormsSettings, "rteToken">
   labels?: Record<string, string>;
 }
 
-const RESERVED_ENV = new Set([
-  "PORT", "DB_HOST", "DB_PORT", "DB_USER", "DB_PASSWORD", "ENCRYPTION_SECRET", "ACCESS_TOKEN_SECRET", "ADMIN_USERNAME",
-  "ADMIN_PASSWORD", "RTE_TOKEN", "RTE_QUEUE_MINUTES", "CONFIG_SEED_PATH", "CONFIG_SEED_RELOAD_SECONDS",
-]);
+const RESERVED_ENV = new Set<string>(COMPONENT_APP_ENV);
 
 /** Every input mistake in the settings; thrown together. */
 function settingsProblems(args: AnsibleFormsArgs): string[] {

@@ -48,6 +48,32 @@ export const APP_SSH_SUBPATH = "ssh";
 export const CA_DIR = "/etc/ansibleforms/ca";
 export const CA_FILE = "ca.crt";
 
+/**
+ * The app folders an RTE with RTE_FILES=local (or in database mode) mounts from the app's volume,
+ * each by subPath at the same place under /app/dist/persistent: never the whole volume, which also
+ * holds the app's ssh keys (ssh/), its managed .env, config, forms and backups. The RTE runs a
+ * playbook from a playbooks repository (REPO_PATH, default persistent/repositories) or else
+ * ANSIBLE_PATH (default persistent/playbooks) (ansibleforms/ansibleforms server/config/app.config.js
+ * repoPath, server/src/rte/ansible-core.js resolvePlaybookDirectory). Both are mounted read-write:
+ * the RTE writes each job's extravars files and .joblogs into the playbook folder
+ * (ansible-core.js executeCommand). A folder missing on the volume is created by the kubelet with
+ * the volume root's mode, group-writable under the pod's fsGroup (kubernetes/kubernetes
+ * pkg/kubelet/kubelet_pods.go makeMounts, SafeMakeDir).
+ */
+export const LOCAL_FILES_FOLDERS = ["playbooks", "repositories"] as const;
+
+/**
+ * The variables the component sets in the app container. A secretEnv may not reuse them, and the
+ * seed's credentials (token, password) may reference none of them but RTE_TOKEN: a runner row
+ * whose token is ${ENCRYPTION_SECRET} would hand the app's key to whoever can read runners.
+ */
+export const COMPONENT_APP_ENV = [
+  "PORT", "DB_HOST", "DB_PORT", "DB_USER", "DB_PASSWORD", "ENCRYPTION_SECRET", "ACCESS_TOKEN_SECRET", "ADMIN_USERNAME",
+  "ADMIN_PASSWORD", "RTE_TOKEN", "RTE_QUEUE_MINUTES", "CONFIG_SEED_PATH", "CONFIG_SEED_RELOAD_SECONDS", "METRICS_TOKEN",
+] as const;
+/** The one component-set variable a seed credential may reference. */
+export const SEED_TOKEN_ENV = "RTE_TOKEN";
+
 export const MIN_TOKEN_LENGTH = 16;
 /** The database schema AnsibleForms uses; its name is fixed upstream (there is no DB_NAME). */
 export const DATABASE_SCHEMA = "AnsibleForms";
@@ -81,7 +107,7 @@ export interface RteSettings {
    * @maximum 100
    */
   maxJobs?: number;
-  /** How the RTE gets a job's files: "transfer" (default) or "local" (the app's volume, sidecar only). */
+  /** How the RTE gets a job's files: "transfer" (default) or "local" (the app's playbook folders, read-write; sidecar only). */
   files?: RteFiles;
   /**
    * Size of the spool volume that keeps unacknowledged output across restarts (default 1Gi).

@@ -7,7 +7,7 @@ import { DATABASE_MODE_WARNING } from "../../components/ansibleforms/database-rt
 import { renderSeed, seedProblems } from "../../components/ansibleforms/runner-seed";
 import { helmBinaries, helmTemplate, repoRoot, runHelm } from "../harness/helm";
 import { assertValidObjects, type ObjectLike } from "../harness/validate";
-import { APP_ONLY_ENV, container, envNames, envOf, find, podSpec, seedOf, volumeAt } from "./helpers";
+import { APP_ONLY_ENV, appVolumeMountsOf, container, envNames, envOf, find, PLAYBOOK_FOLDER_MOUNTS, podSpec, seedOf, volumeAt } from "./helpers";
 
 const chart = path.join(repoRoot, "charts/entryway");
 const scenario = (name: string) => path.join(chart, "ci", `ansibleforms-${name}.yaml`);
@@ -86,7 +86,8 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
     const pod = podSpec(find(objects, "Deployment", "entryway-ansibleforms"));
     const rte = container(pod, "rte");
     const app = container(pod, "ansibleforms");
-    expect(volumeAt(pod, rte, "/app/dist/persistent")?.claim).toBe("entryway-ansibleforms-persistent");
+    // The playbook folders read-write, the ssh folder read-only: never the whole volume.
+    expect(appVolumeMountsOf(pod, rte)).toEqual([...PLAYBOOK_FOLDER_MOUNTS, { name: "persistent", mountPath: "/home/node/.ssh", subPath: "ssh", readOnly: true }]);
     // sshFromApp: the app's ssh folder (on its volume, subPath ssh) read-only in the RTE.
     expect(app.volumeMounts).toContainEqual({ name: "persistent", mountPath: "/home/node/.ssh", subPath: "ssh" });
     expect(rte.volumeMounts).toContainEqual({ name: "persistent", mountPath: "/home/node/.ssh", subPath: "ssh", readOnly: true });
@@ -134,7 +135,7 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
     expect(find(remote, "NetworkPolicy", "entryway-remote-rte").spec).toMatchObject({ policyTypes: ["Ingress"], ingress: [] });
   });
 
-  it("database mode: the deprecation is rendered as an annotation; the RTE holds DB_* and the app's volume, registers nothing and has no ENCRYPTION_SECRET", async () => {
+  it("database mode: the deprecation is rendered as an annotation; the RTE holds DB_* and the playbook folders, registers nothing and has no ENCRYPTION_SECRET", async () => {
     const objects = template([scenario("database")]);
     await assertValidObjects(objects);
     const deployment = find(objects, "Deployment", "entryway-ansibleforms");
@@ -147,7 +148,7 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
     expect(envOf(rte, "RTE_REGISTER")?.value).toBe("0");
     expect(envOf(rte, "RTE_URL")?.value).toBe("http://127.0.0.1:8001");
     expect(envOf(rte, "ENCRYPTION_SECRET")).toBeUndefined();
-    expect(volumeAt(pod, rte, "/app/dist/persistent")?.claim).toBe("entryway-ansibleforms-persistent");
+    expect(appVolumeMountsOf(pod, rte)).toEqual(PLAYBOOK_FOLDER_MOUNTS);
     expect(objects.find((o) => o.metadata?.name === "entryway-ansibleforms-rte-spool")).toBeUndefined();
   });
 
@@ -182,6 +183,7 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
       ["an rte runner without a token", () => forms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound" }] } }), /runner "x" is an rte runner without a token/],
       ["duplicate runner names", () => forms({ runners: { items: [{ name: "rte", type: "rte", mode: "outbound", token: "${RTE_TOKEN}" }] } }), /runner "rte" is declared twice/],
       ["a ${VAR} the app does not have", () => forms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound", token: "${DC2_TOKEN}" }] } }), /uses \$\{DC2_TOKEN\}, which the app container does not have/],
+      ["a seed credential naming the app's own secret", () => forms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound", token: "${ENCRYPTION_SECRET}" }] } }), /token may reference only a token variable .* not \$\{ENCRYPTION_SECRET\}/],
       ["a literal token in the seed", () => forms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound", token: "abcdefghijklmnopqrstu" }] } }), /token must be a \$\{VAR\} reference/],
       ["no keys Secret (the chart never generates secrets)", () => forms({ existingSecrets: { database: "d", rteToken: "t" } }), /existingSecrets.keys is required/],
     ];

@@ -8,7 +8,7 @@ import { RunnerSeed, seedProblems } from "../../components/ansibleforms/runner-s
 import { REDACTED } from "../../scripts/offline/manifests";
 import { isSecretOutput, outputOf, render } from "../harness/pulumi";
 import { assertValidObjects, type ObjectLike } from "../harness/validate";
-import { APP_ONLY_ENV, container, envNames, envOf, find, podSpec, seedOf, volumeAt } from "./helpers";
+import { APP_ONLY_ENV, appVolumeMountsOf, container, envNames, envOf, find, PLAYBOOK_FOLDER_MOUNTS, podSpec, seedOf, volumeAt } from "./helpers";
 
 const ns = "forms";
 
@@ -152,16 +152,14 @@ describe("AnsibleForms with an inbound sidecar RTE", async () => {
 });
 
 describe("AnsibleForms sidecar options", () => {
-  it("RTE_FILES=local mounts the app's volume read-write; ssh keys owner-only; /etc/ansible mounts; maxJobs sizes the RTE", async () => {
+  it("RTE_FILES=local mounts the app's playbook folders read-write, not its volume; ssh keys owner-only; /etc/ansible mounts; maxJobs sizes the RTE", async () => {
     const { objects } = await renderForms({
       rte: { files: "local", maxJobs: 4, sshSecret: "rte-ssh", ansibleCfg: "[defaults]\nforks = 5\n", collectionsClaim: "collections", rolesClaim: "roles" },
     });
     await assertValidObjects(objects);
     const pod = podSpec(find(objects, "Deployment", "entryway-ansibleforms"));
     const rte = container(pod, "rte");
-    const mount = rte.volumeMounts!.find((m) => m.mountPath === "/app/dist/persistent")!;
-    expect(mount.readOnly).toBeFalsy();
-    expect(volumeAt(pod, rte, "/app/dist/persistent")?.claim).toBe("entryway-ansibleforms-persistent");
+    expect(appVolumeMountsOf(pod, rte)).toEqual(PLAYBOOK_FOLDER_MOUNTS);
     expect(pod.volumes!.find((v) => v.secret?.secretName === "rte-ssh")?.secret?.defaultMode).toBe(0o400);
     expect(volumeAt(pod, rte, "/home/node/.ssh/id_ed25519")?.name).toBe("rte-ssh");
     expect(volumeAt(pod, rte, "/etc/ansible/collections")?.claim).toBe("collections");
@@ -264,7 +262,7 @@ describe("AnsibleForms with an outbound RTE elsewhere, and the RemoteRte", async
 });
 
 describe("AnsibleForms in the deprecated database mode", () => {
-  it("warns at preview, and the RTE holds DB_* and the app's volume, with no RTE_MODE, RTE_REGISTER=0 at its RTE_URL and no ENCRYPTION_SECRET", async () => {
+  it("warns at preview, and the RTE holds DB_* and the playbook folders, with no RTE_MODE, RTE_REGISTER=0 at its RTE_URL and no ENCRYPTION_SECRET", async () => {
     const warn = vi.spyOn(pulumi.log, "warn");
     const { objects } = await renderForms({ rte: { mode: "database" } });
     expect(warn).toHaveBeenCalledWith(DATABASE_MODE_WARNING, expect.anything());
@@ -279,7 +277,7 @@ describe("AnsibleForms in the deprecated database mode", () => {
     expect(envOf(rte, "RTE_URL")?.value).toBe("http://127.0.0.1:8001");
     expect(envOf(rte, "ENCRYPTION_SECRET")).toBeUndefined();
     expect(envOf(rte, "ACCESS_TOKEN_SECRET")).toBeUndefined();
-    expect(volumeAt(pod, rte, "/app/dist/persistent")?.claim).toBe("entryway-ansibleforms-persistent");
+    expect(appVolumeMountsOf(pod, rte)).toEqual(PLAYBOOK_FOLDER_MOUNTS);
     const { seed } = seedOf(objects, pod, app);
     expect(seed.runners.items[0]).toEqual({ name: "rte", type: "rte", uri: "http://127.0.0.1:8001", token: "${RTE_TOKEN}", is_default: true });
   });
@@ -317,6 +315,11 @@ describe("bad input fails at preview with a clear message", () => {
     ["an rte runner without a token", () => renderForms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound" } as never] } }), /runner "x" is an rte runner without a token/],
     ["duplicate runner names", () => renderForms({ runners: { items: [{ name: "rte", type: "rte", mode: "outbound", token: "${RTE_TOKEN}" }] } }), /runner "rte" is declared twice/],
     ["a ${VAR} the app does not have", () => renderForms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound", token: "${DC2_TOKEN}" }] } }), /uses \$\{DC2_TOKEN\}, which the app container does not have/],
+    [
+      "a seed credential naming the app's own secret",
+      () => renderForms({ runners: { items: [{ name: "awx", type: "awx", uri: "https://awx.example.com", password: "${ADMIN_PASSWORD}" }] } }),
+      /password may reference only a token variable .* not \$\{ADMIN_PASSWORD\}/,
+    ],
     ["a literal token in the seed", () => renderForms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound", token: "abcdefghijklmnopqrstuvwxyz" }] } }), /token must be a \$\{VAR\} reference/],
   ];
   it.each(cases)("%s", async (_label, run, message) => {

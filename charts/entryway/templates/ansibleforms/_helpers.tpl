@@ -29,6 +29,14 @@ ends make the same objects. Secrets are never generated here: see README "Ansibl
 {{ include "entryway.labels" (dict "root" . "name" "ansibleforms-rte" "component" "rte") }}
 {{- end -}}
 
+{{/* The app folders RTE_FILES=local mounts, as a JSON list (components/ansibleforms/common.ts LOCAL_FILES_FOLDERS). */}}
+{{- define "entryway.af.localFilesFolders" -}}["playbooks","repositories"]{{- end -}}
+
+{{/* The variables the chart sets in the app container, as a JSON list (common.ts COMPONENT_APP_ENV). */}}
+{{- define "entryway.af.componentEnvNames" -}}
+["PORT","DB_HOST","DB_PORT","DB_USER","DB_PASSWORD","ENCRYPTION_SECRET","ACCESS_TOKEN_SECRET","ADMIN_USERNAME","ADMIN_PASSWORD","RTE_TOKEN","RTE_QUEUE_MINUTES","CONFIG_SEED_PATH","CONFIG_SEED_RELOAD_SECONDS","METRICS_TOKEN"]
+{{- end -}}
+
 {{/* The Secret holding the RTE token (key "token"). */}}
 {{- define "entryway.af.tokenSecret" -}}
 {{- default (include "entryway.af.name" (dict "root" . "part" "rte-token")) .Values.ansibleForms.existingSecrets.rteToken -}}
@@ -202,6 +210,7 @@ The RTE container and its volumes, as JSON (dict "container" ... "volumes" ...).
 {{- end -}}
 {{- $items := prepend (default list $af.runners.items) $own -}}
 {{- $envNames := include "entryway.af.appEnvNames" . | fromJsonArray -}}
+{{- $notTokens := without (include "entryway.af.componentEnvNames" . | fromJsonArray) "RTE_TOKEN" -}}
 {{- $problems := list -}}
 {{- $names := list -}}
 {{- $defaults := list -}}
@@ -233,6 +242,8 @@ The RTE container and its volumes, as JSON (dict "container" ... "volumes" ...).
 {{- range $field := list "token" "password" -}}
 {{- if and (hasKey $r $field) (not (regexMatch "^\\$\\{[A-Za-z_][A-Za-z0-9_]*\\}$" (toString (get $r $field)))) -}}
 {{- $problems = append $problems (printf "%s: %s must be a ${VAR} reference to the app's environment, never a literal" $label $field) -}}
+{{- else if and (hasKey $r $field) (has (trimSuffix "}" (trimPrefix "${" (toString (get $r $field)))) $notTokens) -}}
+{{- $problems = append $problems (printf "%s: %s may reference only a token variable (${RTE_TOKEN} or one of secretEnv), not %s" $label $field (toString (get $r $field))) -}}
 {{- end -}}
 {{- end -}}
 {{- range $key := keys $r | sortAlpha -}}
@@ -296,7 +307,7 @@ The RTE container and its volumes, as JSON (dict "container" ... "volumes" ...).
 {{- if and $af.expose.enabled (not $af.expose.host) -}}
 {{- $problems = append $problems "expose.host is required when expose.enabled" -}}
 {{- end -}}
-{{- $reserved := list "PORT" "DB_HOST" "DB_PORT" "DB_USER" "DB_PASSWORD" "ENCRYPTION_SECRET" "ACCESS_TOKEN_SECRET" "ADMIN_USERNAME" "ADMIN_PASSWORD" "RTE_TOKEN" "RTE_QUEUE_MINUTES" "CONFIG_SEED_PATH" "CONFIG_SEED_RELOAD_SECONDS" -}}
+{{- $reserved := include "entryway.af.componentEnvNames" . | fromJsonArray -}}
 {{- range $af.secretEnv -}}
 {{- if has .name $reserved }}{{ $problems = append $problems (printf "secretEnv %s is set by the chart" .name) }}{{ end -}}
 {{- end -}}
