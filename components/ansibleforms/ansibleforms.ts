@@ -19,6 +19,8 @@ import {
   configChecksums,
   DATABASE_SCHEMA,
   DEFAULT_TAG,
+  DNS_EGRESS,
+  hostPortEgress,
   KEYS,
   MYSQL_IMAGE,
   MYSQL_PORT,
@@ -32,6 +34,8 @@ import {
   APP_SSH_SUBPATH,
   secretEnv,
   terminationGraceSeconds,
+  type NetworkPolicyEgressRule,
+  type NetworkPolicyPeer,
   type SecretKeyRef,
 } from "./common";
 import { DATABASE_MODE_WARNING, DEPRECATION_ANNOTATION, databaseModeSidecar } from "./database-rte";
@@ -71,30 +75,6 @@ export interface ExternalDatabase {
   user: string;
   /** The password, in an existing Secret. */
   passwordSecret: SecretKeyRef;
-}
-
-/** A label selector by labels only. */
-export interface MatchLabels {
-  /** Labels the selected objects carry. */
-  matchLabels: Record<string, string>;
-}
-
-/** Who may connect: pods by labels, namespaces by labels, or an IP block. */
-export interface NetworkPolicyPeer {
-  /** Namespaces by their labels (e.g. kubernetes.io/metadata.name). */
-  namespaceSelector?: MatchLabels;
-  /** Pods by their labels (in the app's namespace, or in those namespaceSelector picks). */
-  podSelector?: MatchLabels;
-  /** Addresses. */
-  ipBlock?: IpBlock;
-}
-
-/** A block of addresses. */
-export interface IpBlock {
-  /** A CIDR. */
-  cidr: string;
-  /** CIDRs left out. */
-  except?: string[];
 }
 
 /** An app environment variable from a Secret. */
@@ -171,9 +151,22 @@ export interface AnsibleFormsSettings {
   secretEnv?: SecretEnvVar[];
   /**
    * NetworkPolicy peers (namespaceSelector, podSelector, ipBlock) allowed to reach the app's
-   * port; default: from anywhere. Include your ingress controller and any in-cluster outbound RTE.
+   * port; default: only the ingressNamespace. List your ingress controller and any in-cluster
+   * outbound RTE.
    */
   allowFrom?: NetworkPolicyPeer[];
+  /**
+   * The namespace of the ingress controller that reaches the app when allowFrom is empty
+   * (default ingress-nginx).
+   * @pattern ^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$
+   */
+  ingressNamespace?: string;
+  /**
+   * Where the app's pod may connect besides DNS and its database: AWX runners, LDAP, mail, git,
+   * and, with an RTE in the pod (sidecar or database mode), the hosts its playbooks manage.
+   * Default: nowhere else.
+   */
+  allowEgressTo?: NetworkPolicyEgressRule[];
   /** An Ingress for the app (an outbound RTE in another network needs one). */
   expose?: {
     /** The host name. */
@@ -497,15 +490,25 @@ export class AnsibleForms extends pulumi.ComponentResource {
     this.serviceName = service.metadata.name;
     this.url = pulumi.interpolate`http://${appName}.${ns}.svc.cluster.local:${APP_PORT}`;
 
-    // Only the app's port is open; the sidecar's port is not admitted from outside the pod.
+    // In: only the app's port (the sidecar's is not admitted from outside the pod), from the
+    // ingress controller unless allowFrom says otherwise. Out: DNS, the database, allowEgressTo.
+    const databaseEgress = args.externalDatabase
+      ? hostPortEgress(db.host, db.port)
+      : { to: [{ podSelector: { matchLabels: selectorLabels(mysqlIdentity) } }], ports: [{ port: MYSQL_PORT, protocol: "TCP" }] };
     new k8s.networking.v1.NetworkPolicy(
       `${name}-app-netpol`,
       {
         metadata: { name: appName, namespace: ns, labels },
         spec: {
           podSelector: { matchLabels: selectorLabels(appIdentity) },
-          policyTypes: ["Ingress"],
-          ingress: [{ ...(args.allowFrom?.length ? { from: args.allowFrom } : {}), ports: [{ port: APP_PORT, protocol: "TCP" }] }],
+          policyTypes: ["Ingress", "Egress"],
+          ingress: [
+            {
+              from: args.allowFrom?.length ? args.allowFrom : [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": args.ingressNamespace ?? "ingress-nginx" } } }],
+              ports: [{ port: APP_PORT, protocol: "TCP" }],
+            },
+          ],
+          egress: [DNS_EGRESS, databaseEgress, ...(args.allowEgressTo ?? [])],
         },
       },
       child,
@@ -634,8 +637,10 @@ export class AnsibleForms extends pulumi.ComponentResource {
         metadata: { name: mysqlName, namespace: ns, labels },
         spec: {
           podSelector: { matchLabels: selectorLabels(o.identity) },
-          policyTypes: ["Ingress"],
+          // In: only the app. Out: nothing (MySQL dials nowhere).
+          policyTypes: ["Ingress", "Egress"],
           ingress: [{ from: [{ podSelector: { matchLabels: selectorLabels(o.appIdentity) } }], ports: [{ port: MYSQL_PORT, protocol: "TCP" }] }],
+          egress: [],
         },
       },
       child,

@@ -161,6 +161,80 @@ export interface RteResources {
   limits?: Record<string, string>;
 }
 
+/** A label selector by labels only. */
+export interface MatchLabels {
+  /** Labels the selected objects carry. */
+  matchLabels: Record<string, string>;
+}
+
+/** Who may connect: pods by labels, namespaces by labels, or an IP block. */
+export interface NetworkPolicyPeer {
+  /** Namespaces by their labels (e.g. kubernetes.io/metadata.name). */
+  namespaceSelector?: MatchLabels;
+  /** Pods by their labels (in the app's namespace, or in those namespaceSelector picks). */
+  podSelector?: MatchLabels;
+  /** Addresses. */
+  ipBlock?: IpBlock;
+}
+
+/** A block of addresses. */
+export interface IpBlock {
+  /** A CIDR. */
+  cidr: string;
+  /** CIDRs left out. */
+  except?: string[];
+}
+
+/** A port a NetworkPolicy rule opens. */
+export interface NetworkPolicyPort {
+  /**
+   * The port.
+   * @minimum 1
+   * @maximum 65535
+   */
+  port: number;
+  /** TCP (default) or UDP. */
+  protocol?: "TCP" | "UDP";
+}
+
+/** Where a pod may connect to: peers (none: anywhere) on ports (none: every port). */
+export interface NetworkPolicyEgressRule {
+  /** The destinations (namespaceSelector, podSelector, ipBlock); none: anywhere. */
+  to?: NetworkPolicyPeer[];
+  /** The ports; none: every port. */
+  ports?: NetworkPolicyPort[];
+}
+
+/**
+ * DNS: every egress policy allows it first, to the cluster DNS pods (label k8s-app=kube-dns, which
+ * CoreDNS keeps for compatibility) in any namespace, as the exec gateway's policy does.
+ */
+export const DNS_EGRESS: k8s.types.input.networking.v1.NetworkPolicyEgressRule = {
+  to: [{ namespaceSelector: {}, podSelector: { matchLabels: { "k8s-app": "kube-dns" } } }],
+  ports: [
+    { port: 53, protocol: "UDP" },
+    { port: 53, protocol: "TCP" },
+  ],
+};
+
+const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
+
+/**
+ * Egress to host:port. A NetworkPolicy matches addresses, never names: an IPv4 literal becomes a
+ * /32 ipBlock; a host name (an in-cluster Service, a database, the app's public name) opens the
+ * port to any address, the closest a NetworkPolicy can get (README, "Networking").
+ */
+export function hostPortEgress(host: string, port: number): NetworkPolicyEgressRule {
+  return { ...(IPV4.test(host) ? { to: [{ ipBlock: { cidr: `${host}/32` } }] } : {}), ports: [{ port, protocol: "TCP" }] };
+}
+
+/** Egress to the host and port of a URL (the scheme's default port when it names none). */
+export function urlEgress(url: string): NetworkPolicyEgressRule {
+  const parsed = new URL(url);
+  const port = parsed.port ? Number(parsed.port) : /^(https|wss):$/.test(parsed.protocol) ? 443 : 80;
+  return hostPortEgress(parsed.hostname, port);
+}
+
 export interface SecretKeyRef {
   /** The Secret's name. */
   name: string;

@@ -16,11 +16,14 @@ import {
   checkedToken,
   configChecksums,
   DEFAULT_TAG,
+  DNS_EGRESS,
   KEYS,
   NODE_UID,
   RTE_PORT,
   rteContainer,
   terminationGraceSeconds,
+  urlEgress,
+  type NetworkPolicyEgressRule,
   type RteSettings,
 } from "./common";
 
@@ -51,6 +54,8 @@ export interface RemoteRteSettings extends RteSettings {
    * @pattern ^[A-Za-z_][A-Za-z0-9_]*$
    */
   appUrlEnv?: string;
+  /** Where the RTE may connect besides DNS and the app's URL: the hosts its playbooks manage. Default: nowhere else. */
+  allowEgressTo?: NetworkPolicyEgressRule[];
 }
 
 export interface RemoteRteArgs extends Omit<RemoteRteSettings, "token" | "appUrl" | "caBundle"> {
@@ -185,12 +190,13 @@ export class RemoteRte extends pulumi.ComponentResource {
     );
     this.statefulSetName = statefulSet.metadata.name;
 
-    // An outbound RTE accepts no connections (probes come from the kubelet).
+    // In: nothing (it only dials out; probes come from the kubelet). Out: DNS, the app's URL, allowEgressTo.
+    const egress = pulumi.output(args.appUrl).apply((url) => [DNS_EGRESS, urlEgress(url), ...(args.allowEgressTo ?? [])]);
     new k8s.networking.v1.NetworkPolicy(
       `${name}-netpol`,
       {
         metadata: { name: base, namespace: ns, labels },
-        spec: { podSelector: { matchLabels: selectorLabels(identity) }, policyTypes: ["Ingress"], ingress: [] },
+        spec: { podSelector: { matchLabels: selectorLabels(identity) }, policyTypes: ["Ingress", "Egress"], ingress: [], egress },
       },
       child,
     );

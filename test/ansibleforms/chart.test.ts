@@ -7,7 +7,7 @@ import { DATABASE_MODE_WARNING } from "../../components/ansibleforms/database-rt
 import { renderSeed, seedProblems } from "../../components/ansibleforms/runner-seed";
 import { helmBinaries, helmTemplate, repoRoot, runHelm } from "../harness/helm";
 import { assertValidObjects, type ObjectLike } from "../harness/validate";
-import { APP_ONLY_ENV, appVolumeMountsOf, container, envNames, envOf, find, PLAYBOOK_FOLDER_MOUNTS, podSpec, seedOf, volumeAt } from "./helpers";
+import { APP_ONLY_ENV, appVolumeMountsOf, container, DNS_RULE, envNames, envOf, find, PLAYBOOK_FOLDER_MOUNTS, podSpec, seedOf, volumeAt } from "./helpers";
 
 const chart = path.join(repoRoot, "charts/entryway");
 const scenario = (name: string) => path.join(chart, "ci", `ansibleforms-${name}.yaml`);
@@ -66,12 +66,16 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
       expect(deployment.spec.strategy).toEqual({ type: "Recreate" });
     });
 
-    it("NetworkPolicies: only the app reaches MySQL; only the app's port is admitted into its pod", () => {
+    it("NetworkPolicies: only the app reaches MySQL, which dials nowhere; only the ingress namespace reaches the app's port; the app dials DNS and MySQL only", () => {
       const selector = (deployment.spec as { selector: { matchLabels: unknown } }).selector.matchLabels;
-      expect(find(objects, "NetworkPolicy", "entryway-ansibleforms-mysql").spec.ingress).toEqual([
-        { from: [{ podSelector: { matchLabels: selector } }], ports: [{ port: 3306, protocol: "TCP" }] },
-      ]);
-      expect(find(objects, "NetworkPolicy", "entryway-ansibleforms").spec.ingress).toEqual([{ ports: [{ port: 8000, protocol: "TCP" }] }]);
+      const mysql = find(objects, "NetworkPolicy", "entryway-ansibleforms-mysql").spec;
+      expect(mysql).toMatchObject({ policyTypes: ["Ingress", "Egress"], egress: [] });
+      expect(mysql.ingress).toEqual([{ from: [{ podSelector: { matchLabels: selector } }], ports: [{ port: 3306, protocol: "TCP" }] }]);
+      const appPolicy = find(objects, "NetworkPolicy", "entryway-ansibleforms").spec;
+      expect(appPolicy.policyTypes).toEqual(["Ingress", "Egress"]);
+      expect(appPolicy.ingress).toEqual([{ from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ingress-nginx" } } }], ports: [{ port: 8000, protocol: "TCP" }] }]);
+      const mysqlSelector = (find(objects, "StatefulSet", "entryway-ansibleforms-mysql").spec as { selector: { matchLabels: unknown } }).selector.matchLabels;
+      expect(appPolicy.egress).toEqual([DNS_RULE, { to: [{ podSelector: { matchLabels: mysqlSelector } }], ports: [{ port: 3306, protocol: "TCP" }] }]);
     });
 
     it("generates no secret and ships no default admin password", () => {
@@ -86,6 +90,13 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
     const pod = podSpec(find(objects, "Deployment", "entryway-ansibleforms"));
     const rte = container(pod, "rte");
     const app = container(pod, "ansibleforms");
+    // The external database is a name: its port to any address; then the scenario's allowEgressTo.
+    expect(find(objects, "NetworkPolicy", "entryway-ansibleforms").spec.egress).toEqual([
+      DNS_RULE,
+      { ports: [{ port: 3306, protocol: "TCP" }] },
+      { to: [{ ipBlock: { cidr: "10.20.0.0/16" } }], ports: [{ port: 22 }] },
+      { ports: [{ port: 443, protocol: "TCP" }] },
+    ]);
     // The playbook folders read-write, the ssh folder read-only: never the whole volume.
     expect(appVolumeMountsOf(pod, rte)).toEqual([...PLAYBOOK_FOLDER_MOUNTS, { name: "persistent", mountPath: "/home/node/.ssh", subPath: "ssh", readOnly: true }]);
     // sshFromApp: the app's ssh folder (on its volume, subPath ssh) read-only in the RTE.
@@ -132,7 +143,12 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
     expect((sts.spec.volumeClaimTemplates as { metadata: { name: string } }[]).map((c) => c.metadata.name)).toEqual(["rte-spool"]);
     expect(rte.volumeMounts!.find((m) => m.mountPath === envOf(rte, "RTE_SPOOL_PATH")!.value)?.name).toBe("rte-spool");
     expect(envNames(rte).filter((n) => APP_ONLY_ENV.test(n))).toEqual([]);
-    expect(find(remote, "NetworkPolicy", "entryway-remote-rte").spec).toMatchObject({ policyTypes: ["Ingress"], ingress: [] });
+    // In: nothing. Out: DNS and the app's URL; forms.example.com is a name, so port 443 to any address.
+    expect(find(remote, "NetworkPolicy", "entryway-remote-rte").spec).toMatchObject({
+      policyTypes: ["Ingress", "Egress"],
+      ingress: [],
+      egress: [DNS_RULE, { ports: [{ port: 443, protocol: "TCP" }] }],
+    });
   });
 
   it("database mode: the deprecation is rendered as an annotation; the RTE holds DB_* and the playbook folders, registers nothing and has no ENCRYPTION_SECRET", async () => {

@@ -74,6 +74,15 @@ export const PLAYBOOK_FOLDER_MOUNTS = [
   { name: "persistent", mountPath: "/app/dist/persistent/repositories", subPath: "repositories" },
 ];
 
+/** The egress rule to the cluster DNS every AnsibleForms policy starts with. */
+export const DNS_RULE = {
+  to: [{ namespaceSelector: {}, podSelector: { matchLabels: { "k8s-app": "kube-dns" } } }],
+  ports: [
+    { port: 53, protocol: "UDP" },
+    { port: 53, protocol: "TCP" },
+  ],
+};
+
 /** A container's mounts of the pod volume backed by the app's claim. */
 export function appVolumeMountsOf(pod: PodSpec, c: Container, claim = "entryway-ansibleforms-persistent"): NonNullable<Container["volumeMounts"]> {
   const volumes = new Set((pod.volumes ?? []).filter((v) => v.persistentVolumeClaim?.claimName === claim).map((v) => v.name));

@@ -8,7 +8,7 @@ import { RunnerSeed, seedProblems } from "../../components/ansibleforms/runner-s
 import { REDACTED } from "../../scripts/offline/manifests";
 import { isSecretOutput, outputOf, render } from "../harness/pulumi";
 import { assertValidObjects, type ObjectLike } from "../harness/validate";
-import { APP_ONLY_ENV, appVolumeMountsOf, container, envNames, envOf, find, PLAYBOOK_FOLDER_MOUNTS, podSpec, seedOf, volumeAt } from "./helpers";
+import { APP_ONLY_ENV, appVolumeMountsOf, container, DNS_RULE, envNames, envOf, find, PLAYBOOK_FOLDER_MOUNTS, podSpec, seedOf, volumeAt } from "./helpers";
 
 const ns = "forms";
 
@@ -118,9 +118,16 @@ describe("AnsibleForms with an inbound sidecar RTE", async () => {
     const mysqlPolicy = find(objects, "NetworkPolicy", "entryway-ansibleforms-mysql").spec as { ingress: { from: unknown[]; ports: { port: number }[] }[] };
     const appSelector = (deployment.spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels;
     expect(mysqlPolicy.ingress).toEqual([{ from: [{ podSelector: { matchLabels: appSelector } }], ports: [{ port: 3306, protocol: "TCP" }] }]);
-    const appPolicy = find(objects, "NetworkPolicy", "entryway-ansibleforms").spec as { ingress: { ports: { port: number }[] }[]; podSelector: unknown };
+    const appPolicy = find(objects, "NetworkPolicy", "entryway-ansibleforms").spec as { ingress: { ports: { port: number }[] }[]; podSelector: unknown; egress: unknown[] };
     expect(appPolicy.podSelector).toEqual({ matchLabels: appSelector });
     expect(appPolicy.ingress.flatMap((rule) => rule.ports.map((p) => p.port))).toEqual([8000]);
+    // Default: only the ingress controller's namespace reaches the app; the app dials DNS and MySQL only; MySQL dials nowhere.
+    expect(appPolicy).toMatchObject({
+      policyTypes: ["Ingress", "Egress"],
+      ingress: [{ from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ingress-nginx" } } }] }],
+      egress: [DNS_RULE, { to: [{ podSelector: { matchLabels: { "app.kubernetes.io/component": "database" } } }], ports: [{ port: 3306, protocol: "TCP" }] }],
+    });
+    expect(find(objects, "NetworkPolicy", "entryway-ansibleforms-mysql").spec).toMatchObject({ policyTypes: ["Ingress", "Egress"], egress: [] });
     const service = find(objects, "Service", "entryway-ansibleforms").spec as { ports: { port: number }[] };
     expect(service.ports.map((p) => p.port)).toEqual([8000]);
   });
@@ -250,7 +257,24 @@ describe("AnsibleForms with an outbound RTE elsewhere, and the RemoteRte", async
     expect(envNames(rte).filter((n) => APP_ONLY_ENV.test(n))).toEqual([]);
     expect(rte.securityContext).toMatchObject({ runAsUser: 1000, runAsNonRoot: true });
     const policy = find(remote, "NetworkPolicy", "entryway-remote-rte").spec;
-    expect(policy).toMatchObject({ policyTypes: ["Ingress"], ingress: [] });
+    // In: nothing. Out: DNS and the app's URL (a name: port 443 to any address).
+    expect(policy).toEqual({ podSelector: expect.anything(), policyTypes: ["Ingress", "Egress"], ingress: [], egress: [DNS_RULE, { ports: [{ port: 443, protocol: "TCP" }] }] });
+  });
+
+  it("egress to an IP literal is that address alone, on the URL's port; allowEgressTo follows", async () => {
+    const byAddress = await renderRemote({ appUrl: "https://10.1.2.3:8443", allowEgressTo: [{ to: [{ ipBlock: { cidr: "10.20.0.0/16" } }], ports: [{ port: 22 }] }] });
+    expect(find(byAddress, "NetworkPolicy", "entryway-remote-rte").spec.egress).toEqual([
+      DNS_RULE,
+      { to: [{ ipBlock: { cidr: "10.1.2.3/32" } }], ports: [{ port: 8443, protocol: "TCP" }] },
+      { to: [{ ipBlock: { cidr: "10.20.0.0/16" } }], ports: [{ port: 22 }] },
+    ]);
+    const { objects: external } = await renderForms({
+      externalDatabase: { host: "192.168.5.6", port: 3307, user: "forms", passwordSecret: { name: "db", key: "password" } },
+      ingressNamespace: "istio-system",
+    });
+    const appPolicy = find(external, "NetworkPolicy", "entryway-ansibleforms").spec;
+    expect(appPolicy.egress).toEqual([DNS_RULE, { to: [{ ipBlock: { cidr: "192.168.5.6/32" } }], ports: [{ port: 3307, protocol: "TCP" }] }]);
+    expect(appPolicy.ingress).toEqual([{ from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "istio-system" } } }], ports: [{ port: 8000, protocol: "TCP" }] }]);
   });
 
   it("a token given as a value goes into a Secret of its own, never into the pod", async () => {

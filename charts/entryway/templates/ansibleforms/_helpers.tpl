@@ -37,6 +37,51 @@ ends make the same objects. Secrets are never generated here: see README "Ansibl
 ["PORT","DB_HOST","DB_PORT","DB_USER","DB_PASSWORD","ENCRYPTION_SECRET","ACCESS_TOKEN_SECRET","ADMIN_USERNAME","ADMIN_PASSWORD","RTE_TOKEN","RTE_QUEUE_MINUTES","CONFIG_SEED_PATH","CONFIG_SEED_RELOAD_SECONDS","METRICS_TOKEN"]
 {{- end -}}
 
+{{/* DNS egress to the cluster DNS pods, a YAML list item (common.ts DNS_EGRESS). */}}
+{{- define "entryway.af.dnsEgress" -}}
+- to:
+    - namespaceSelector: {}
+      podSelector:
+        matchLabels:
+          k8s-app: kube-dns
+  ports:
+    - port: 53
+      protocol: UDP
+    - port: 53
+      protocol: TCP
+{{- end -}}
+
+{{/*
+Egress to host:port, a YAML list item: an IPv4 literal as a /32, a name by port only (a
+NetworkPolicy matches no names; common.ts hostPortEgress). (dict "host" h "port" p)
+*/}}
+{{- define "entryway.af.hostPortEgress" -}}
+{{- if regexMatch "^(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])([.](25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){3}$" .host }}
+- to:
+    - ipBlock:
+        cidr: {{ printf "%s/32" .host }}
+  ports:
+    - port: {{ int .port }}
+      protocol: TCP
+{{- else }}
+- ports:
+    - port: {{ int .port }}
+      protocol: TCP
+{{- end }}
+{{- end -}}
+
+{{/* Egress to a URL's host and port (the scheme's default when it names none; common.ts urlEgress). */}}
+{{- define "entryway.af.urlEgress" -}}
+{{- $u := urlParse . -}}
+{{- $port := ternary 443 80 (has $u.scheme (list "https" "wss")) -}}
+{{- $host := $u.host -}}
+{{- if regexMatch ":[0-9]+$" $host -}}
+{{- $port = regexFind "[0-9]+$" $host | int -}}
+{{- $host = regexReplaceAll ":[0-9]+$" $host "" -}}
+{{- end -}}
+{{- include "entryway.af.hostPortEgress" (dict "host" $host "port" $port) -}}
+{{- end -}}
+
 {{/* The Secret holding the RTE token (key "token"). */}}
 {{- define "entryway.af.tokenSecret" -}}
 {{- default (include "entryway.af.name" (dict "root" . "part" "rte-token")) .Values.ansibleForms.existingSecrets.rteToken -}}
