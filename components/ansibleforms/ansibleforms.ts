@@ -19,8 +19,10 @@ import {
   configChecksums,
   DATABASE_SCHEMA,
   DEFAULT_TAG,
+  bearerFrom,
   DNS_EGRESS,
   hostPortEgress,
+  monitoringPeer,
   KEYS,
   MYSQL_IMAGE,
   MYSQL_PORT,
@@ -34,6 +36,7 @@ import {
   APP_SSH_SUBPATH,
   secretEnv,
   terminationGraceSeconds,
+  type MetricsSettings,
   type NetworkPolicyEgressRule,
   type NetworkPolicyPeer,
   type SecretKeyRef,
@@ -75,6 +78,12 @@ export interface ExternalDatabase {
   user: string;
   /** The password, in an existing Secret. */
   passwordSecret: SecretKeyRef;
+}
+
+/** Metrics of the app and its sidecar RTE: each with a token of its own. */
+export interface AnsibleFormsMetricsSettings extends MetricsSettings {
+  /** An existing Secret (key token) with the sidecar RTE's own METRICS_TOKEN, never the app's Secret (default: generated). */
+  rteExistingSecret?: string;
 }
 
 /** An app environment variable from a Secret. */
@@ -167,6 +176,8 @@ export interface AnsibleFormsSettings {
    * Default: nowhere else.
    */
   allowEgressTo?: NetworkPolicyEgressRule[];
+  /** Prometheus scraping of the app and its sidecar RTE (off by default). */
+  metrics?: AnsibleFormsMetricsSettings;
   /** An Ingress for the app (an outbound RTE in another network needs one). */
   expose?: {
     /** The host name. */
@@ -216,6 +227,10 @@ function settingsProblems(args: AnsibleFormsArgs): string[] {
   }
   if (args.rte?.sshFromApp && mode === "remote") {
     problems.push("rte.sshFromApp needs the app's disk; an outbound RTE elsewhere cannot share it (use its own sshSecret)");
+  }
+  const metrics = args.metrics;
+  if (metrics?.enabled && metrics.existingSecret && metrics.existingSecret === metrics.rteExistingSecret) {
+    problems.push("metrics: the RTE's METRICS_TOKEN must come from a Secret of its own (rteExistingSecret differs from existingSecret)");
   }
   if (args.externalDatabase && args.existingSecrets?.database) {
     problems.push(`existingSecrets.database is for the built-in MySQL; an external database names its passwordSecret`);
@@ -299,6 +314,21 @@ export class AnsibleForms extends pulumi.ComponentResource {
     }
     this.rteTokenSecretName = pulumi.output(tokenSecret);
 
+    // Metrics: the app's token, and the sidecar RTE's own (never the app's: README, "Metrics").
+    const metrics = args.metrics?.enabled ? args.metrics : undefined;
+    const metricsSecret = (existing: string | undefined, part: string, labelsOf: Record<string, string>) => {
+      if (existing) return existing;
+      const secretName = objectName(name, part);
+      new k8s.core.v1.Secret(
+        `${name}-${part}`,
+        { metadata: { name: secretName, namespace: ns, labels: labelsOf }, type: "Opaque", stringData: { [KEYS.metricsToken]: password(part, 32) } },
+        child,
+      );
+      return secretName;
+    };
+    const appMetricsSecret = metrics && metricsSecret(metrics.existingSecret, "ansibleforms-metrics", labels);
+    const rteMetricsSecret = metrics && mode === "sidecar" ? metricsSecret(metrics.rteExistingSecret, "ansibleforms-rte-metrics", labels) : undefined;
+
     // The database: external, or MySQL 8.4 that only the app may reach.
     let db: { host: string; port: number; user: string; password: SecretKeyRef };
     if (args.externalDatabase) {
@@ -339,6 +369,7 @@ export class AnsibleForms extends pulumi.ComponentResource {
       { name: "RTE_QUEUE_MINUTES", value: String(args.queueMinutes ?? 60) },
       { name: "CONFIG_SEED_PATH", value: SEED_PATH },
       { name: "CONFIG_SEED_RELOAD_SECONDS", value: String(args.seedReloadSeconds ?? 60) },
+      ...(appMetricsSecret ? [secretEnv("METRICS_TOKEN", { name: appMetricsSecret, key: KEYS.metricsToken })] : []),
       ...(args.secretEnv ?? []).map((e) => secretEnv(e.name, { name: e.secretName, key: e.key })),
     ];
 
@@ -421,7 +452,7 @@ export class AnsibleForms extends pulumi.ComponentResource {
       const token = { name: tokenSecret, key: KEYS.rteToken };
       const sidecar =
         mode === "sidecar"
-          ? inboundSidecar({ settings: rte, port: rtePort, defaultTag: tag, token, ansibleCfgConfigMap, persistentVolume: "persistent" })
+          ? inboundSidecar({ settings: rte, port: rtePort, defaultTag: tag, token, metricsSecret: rteMetricsSecret, ansibleCfgConfigMap, persistentVolume: "persistent" })
           : databaseModeSidecar({ settings: rte, port: rtePort, defaultTag: tag, token, ansibleCfgConfigMap, persistentVolume: "persistent", databaseEnv });
       containers.push(sidecar.container);
       volumes.push(...sidecar.volumes);
@@ -507,12 +538,50 @@ export class AnsibleForms extends pulumi.ComponentResource {
               from: args.allowFrom?.length ? args.allowFrom : [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": args.ingressNamespace ?? "ingress-nginx" } } }],
               ports: [{ port: APP_PORT, protocol: "TCP" }],
             },
+            // Prometheus scrapes the app's port and the sidecar RTE's (both need their token).
+            ...(metrics
+              ? [{ from: [monitoringPeer(metrics)], ports: [{ port: APP_PORT, protocol: "TCP" }, ...(rteMetricsSecret ? [{ port: rtePort, protocol: "TCP" }] : [])] }]
+              : []),
           ],
           egress: [DNS_EGRESS, databaseEgress, ...(args.allowEgressTo ?? [])],
         },
       },
       child,
     );
+
+    if (metrics?.serviceMonitor) {
+      new k8s.apiextensions.CustomResource(
+        `${name}-servicemonitor`,
+        {
+          apiVersion: "monitoring.coreos.com/v1",
+          kind: "ServiceMonitor",
+          metadata: { name: appName, namespace: ns, labels },
+          spec: {
+            selector: { matchLabels: selectorLabels(appIdentity) },
+            endpoints: [{ port: "http", path: "/api/v2/metrics", authorization: bearerFrom(appMetricsSecret!) }],
+          },
+        },
+        child,
+      );
+      // The sidecar's port is behind no Service (the app reaches it on 127.0.0.1), so a PodMonitor
+      // scrapes it by the pod's port name: "port defines the Pod port name which exposes the
+      // endpoint" (prometheus-operator monitoring.coreos.com/v1 PodMetricsEndpoint).
+      if (rteMetricsSecret) {
+        new k8s.apiextensions.CustomResource(
+          `${name}-rte-podmonitor`,
+          {
+            apiVersion: "monitoring.coreos.com/v1",
+            kind: "PodMonitor",
+            metadata: { name: objectName(name, "ansibleforms-rte"), namespace: ns, labels },
+            spec: {
+              selector: { matchLabels: selectorLabels(appIdentity) },
+              podMetricsEndpoints: [{ port: "rte", path: "/metrics", authorization: bearerFrom(rteMetricsSecret) }],
+            },
+          },
+          child,
+        );
+      }
+    }
 
     this.caBundle = args.expose?.caBundle;
     if (args.expose) {

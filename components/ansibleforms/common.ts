@@ -86,6 +86,7 @@ export const KEYS = {
   dbPassword: "password",
   dbRootPassword: "root-password",
   rteToken: "token",
+  metricsToken: "token",
 } as const;
 
 export type RteFiles = "transfer" | "local";
@@ -235,6 +236,45 @@ export function urlEgress(url: string): NetworkPolicyEgressRule {
   return hostPortEgress(parsed.hostname, port);
 }
 
+/**
+ * Prometheus scraping, off by default. The app serves GET /api/v2/metrics and an RTE GET /metrics
+ * on its port, both only when METRICS_TOKEN is set and only to a caller sending it as a bearer
+ * token (ansibleforms/ansibleforms server/src/lib/metrics.js). The app and each RTE get tokens of
+ * their own: an RTE never holds the app's.
+ */
+export interface MetricsSettings {
+  /** Set METRICS_TOKEN and admit scrapes from the monitoring namespace (default false). */
+  enabled?: boolean;
+  /**
+   * The namespace Prometheus scrapes from (default monitoring).
+   * @pattern ^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$
+   */
+  namespace?: string;
+  /** Prometheus's pods in that namespace (default: any pod there). */
+  podSelector?: MatchLabels;
+  /** A prometheus-operator ServiceMonitor for the app and a PodMonitor for each RTE (default false; needs the operator's CRDs). */
+  serviceMonitor?: boolean;
+  /** An existing Secret (key token) with the METRICS_TOKEN (default: generated). */
+  existingSecret?: string;
+}
+
+/** The monitoring namespace (and its Prometheus pods) as a NetworkPolicy peer. */
+export function monitoringPeer(metrics: MetricsSettings): NetworkPolicyPeer {
+  return {
+    namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": metrics.namespace || "monitoring" } },
+    ...(metrics.podSelector && Object.keys(metrics.podSelector.matchLabels ?? {}).length > 0 ? { podSelector: metrics.podSelector } : {}),
+  };
+}
+
+/**
+ * A scrape endpoint's bearer token from a Secret: prometheus-operator's SafeAuthorization,
+ * "credentials defines a key of a Secret in the namespace" of the monitor (monitoring.coreos.com/v1
+ * Endpoint and PodMetricsEndpoint `authorization`, which replaces the deprecated bearerTokenSecret).
+ */
+export function bearerFrom(secret: string): { type: string; credentials: { name: string; key: string } } {
+  return { type: "Bearer", credentials: { name: secret, key: KEYS.metricsToken } };
+}
+
 export interface SecretKeyRef {
   /** The Secret's name. */
   name: string;
@@ -317,6 +357,8 @@ export function rteContainer(options: {
   /** RTE_MODE; "database" is the deprecated mode without RTE_MODE, spool or file transfer. */
   readonly mode: "inbound" | "outbound" | "database";
   readonly token: { name: pulumi.Input<string>; key: string };
+  /** The Secret holding the RTE's own METRICS_TOKEN (never the app's), when metrics are on. */
+  readonly metricsSecret?: pulumi.Input<string>;
   readonly ansibleCfgConfigMap?: pulumi.Input<string>;
   readonly extraEnv?: EnvVar[];
   readonly extraMounts?: VolumeMount[];
@@ -338,6 +380,7 @@ export function rteContainer(options: {
         ]
       : []),
     ...(settings.processMaxBuffer !== undefined ? [{ name: "PROCESS_MAX_BUFFER", value: String(settings.processMaxBuffer) }] : []),
+    ...(options.metricsSecret ? [secretEnv("METRICS_TOKEN", { name: options.metricsSecret, key: KEYS.metricsToken })] : []),
     ...(options.extraEnv ?? []),
   ];
   const taken = settings.extraEnv?.filter((extra) => env.some((e) => e.name === extra.name)) ?? [];

@@ -39,6 +39,8 @@ export interface AppPodRteOptions {
   readonly port: number;
   readonly defaultTag: string;
   readonly token: { name: pulumi.Input<string>; key: string };
+  /** The Secret with the RTE's own METRICS_TOKEN, when metrics are on. */
+  readonly metricsSecret?: pulumi.Input<string>;
   readonly ansibleCfgConfigMap?: pulumi.Input<string>;
   /** The pod volume holding the app's /app/dist/persistent. */
   readonly persistentVolume: string;
@@ -53,6 +55,7 @@ export function inboundSidecar(options: AppPodRteOptions): RteContainerSpec {
     port: options.port,
     mode: "inbound",
     token: options.token,
+    metricsSecret: options.metricsSecret,
     ansibleCfgConfigMap: options.ansibleCfgConfigMap,
     extraMounts: appVolumeMounts(options.settings, options.persistentVolume, local),
     securityContext: restrictedContainerSecurityContext({ runAs: { user: NODE_UID } }),

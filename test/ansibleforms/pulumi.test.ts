@@ -285,6 +285,47 @@ describe("AnsibleForms with an outbound RTE elsewhere, and the RemoteRte", async
   });
 });
 
+describe("AnsibleForms metrics", () => {
+  it("off by default: no METRICS_TOKEN anywhere, no monitor", async () => {
+    const { objects } = await renderForms();
+    expect(JSON.stringify(objects)).not.toContain("METRICS_TOKEN");
+    expect(objects.filter((o) => /Monitor$/.test(o.kind))).toEqual([]);
+  });
+
+  it("on: app and sidecar get generated tokens of their own; monitors use them; Prometheus may reach both ports", async () => {
+    const { objects } = await renderForms({ metrics: { enabled: true, serviceMonitor: true } });
+    await assertValidObjects(objects);
+    const pod = podSpec(find(objects, "Deployment", "entryway-ansibleforms"));
+    const app = container(pod, "ansibleforms");
+    const rte = container(pod, "rte");
+    expect(envOf(app, "METRICS_TOKEN")?.valueFrom?.secretKeyRef).toEqual({ name: "entryway-ansibleforms-metrics", key: "token" });
+    expect(envOf(rte, "METRICS_TOKEN")?.valueFrom?.secretKeyRef).toEqual({ name: "entryway-ansibleforms-rte-metrics", key: "token" });
+    expect(find(objects, "Secret", "entryway-ansibleforms-rte-metrics").stringData).toEqual({ token: REDACTED });
+    expect((find(objects, "ServiceMonitor", "entryway-ansibleforms").spec as { endpoints: unknown[] }).endpoints).toEqual([
+      { port: "http", path: "/api/v2/metrics", authorization: { type: "Bearer", credentials: { name: "entryway-ansibleforms-metrics", key: "token" } } },
+    ]);
+    expect((find(objects, "PodMonitor", "entryway-ansibleforms-rte").spec as { podMetricsEndpoints: unknown[] }).podMetricsEndpoints).toEqual([
+      { port: "rte", path: "/metrics", authorization: { type: "Bearer", credentials: { name: "entryway-ansibleforms-rte-metrics", key: "token" } } },
+    ]);
+    expect(find(objects, "NetworkPolicy", "entryway-ansibleforms").spec.ingress).toContainEqual({
+      from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } }],
+      ports: [{ port: 8000, protocol: "TCP" }, { port: 8001, protocol: "TCP" }],
+    });
+  });
+
+  it("refuses the app's metrics Secret for the RTE; the RemoteRte gets its own token and a PodMonitor", async () => {
+    await expect(renderForms({ metrics: { enabled: true, existingSecret: "m", rteExistingSecret: "m" } })).rejects.toThrow(/RTE's METRICS_TOKEN must come from a Secret of its own/);
+    const remote = await renderRemote({ metrics: { enabled: true, serviceMonitor: true } });
+    await assertValidObjects(remote);
+    const rte = container(podSpec(find(remote, "StatefulSet", "entryway-remote-rte")), "rte");
+    expect(envOf(rte, "METRICS_TOKEN")?.valueFrom?.secretKeyRef).toEqual({ name: "entryway-remote-rte-metrics", key: "token" });
+    find(remote, "PodMonitor", "entryway-remote-rte");
+    expect(find(remote, "NetworkPolicy", "entryway-remote-rte").spec.ingress).toEqual([
+      { from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } }], ports: [{ port: 8000, protocol: "TCP" }] },
+    ]);
+  });
+});
+
 describe("AnsibleForms in the deprecated database mode", () => {
   it("warns at preview, and the RTE holds DB_* and the playbook folders, with no RTE_MODE, RTE_REGISTER=0 at its RTE_URL and no ENCRYPTION_SECRET", async () => {
     const warn = vi.spyOn(pulumi.log, "warn");

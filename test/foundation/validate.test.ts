@@ -87,7 +87,7 @@ describe("manifest validation against upstream schemas", () => {
     await expect(validateObject(serviceMonitor)).resolves.toEqual([]);
     const misspelt = structuredClone(serviceMonitor) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
     misspelt.spec.endpoints[0].bearerToken_Secret = { name: "s", key: "token" };
-    expect(await validateObject(misspelt)).toEqual(["ServiceMonitor/app: /spec/endpoints/0/bearerToken_Secret is not a field of ServiceMonitor"]);
+    expect(await validateObject(misspelt as ObjectLike)).toEqual(["ServiceMonitor/app: /spec/endpoints/0/bearerToken_Secret is not a field of ServiceMonitor"]);
     const podMonitor = {
       apiVersion: "monitoring.coreos.com/v1",
       kind: "PodMonitor",

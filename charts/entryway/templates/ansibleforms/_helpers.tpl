@@ -82,6 +82,26 @@ NetworkPolicy matches no names; common.ts hostPortEgress). (dict "host" h "port"
 {{- include "entryway.af.hostPortEgress" (dict "host" $host "port" $port) -}}
 {{- end -}}
 
+{{/* The monitoring namespace (and its Prometheus pods) as a NetworkPolicy peer; takes a metrics section (common.ts monitoringPeer). */}}
+{{- define "entryway.af.monitoringPeer" -}}
+- namespaceSelector:
+    matchLabels:
+      kubernetes.io/metadata.name: {{ default "monitoring" .namespace }}
+  {{- with .podSelector.matchLabels }}
+  podSelector:
+    matchLabels:
+      {{- toYaml . | nindent 6 }}
+  {{- end }}
+{{- end -}}
+
+{{/* A scrape endpoint's bearer token from a Secret (common.ts bearerFrom). */}}
+{{- define "entryway.af.bearerFrom" -}}
+type: Bearer
+credentials:
+  name: {{ . }}
+  key: token
+{{- end -}}
+
 {{/* The Secret holding the RTE token (key "token"). */}}
 {{- define "entryway.af.tokenSecret" -}}
 {{- default (include "entryway.af.name" (dict "root" . "part" "rte-token")) .Values.ansibleForms.existingSecrets.rteToken -}}
@@ -135,6 +155,9 @@ NetworkPolicy matches no names; common.ts hostPortEgress). (dict "host" h "port"
   value: /etc/ansibleforms/seed/seed.yaml
 - name: CONFIG_SEED_RELOAD_SECONDS
   value: {{ $af.seedReloadSeconds | int | toString | quote }}
+{{- if $af.metrics.enabled }}
+{{ include "entryway.af.secretEnv" (dict "name" "METRICS_TOKEN" "secretName" $af.metrics.existingSecret "key" "token") }}
+{{- end }}
 {{- range $af.secretEnv }}
 {{ include "entryway.af.secretEnv" . }}
 {{- end }}
@@ -173,7 +196,7 @@ ghcr.io/ansibleforms/ansibleforms-rte-<full|core|base>, at the given tag or the 
 {{/*
 The RTE container and its volumes, as JSON (dict "container" ... "volumes" ...).
 (dict "root" $ "s" <settings> "mode" inbound|outbound|database "port" N "tokenSecret" name
-"defaultTag" tag "ansibleCfgConfigMap" name "extraEnv" <yaml list> "extraMounts" <list> )
+"metricsSecret" name "defaultTag" tag "ansibleCfgConfigMap" name "extraEnv" <yaml list> "extraMounts" <list> )
 */}}
 {{- define "entryway.af.rteContainer" -}}
 {{- $s := .s -}}
@@ -188,6 +211,7 @@ The RTE container and its volumes, as JSON (dict "container" ... "volumes" ...).
 {{- $env = append $env (dict "name" "RTE_DRAIN_SECONDS" "value" (toString (int $s.drainSeconds))) -}}
 {{- end -}}
 {{- if $s.processMaxBuffer }}{{ $env = append $env (dict "name" "PROCESS_MAX_BUFFER" "value" (toString (int64 $s.processMaxBuffer))) }}{{ end -}}
+{{- if .metricsSecret }}{{ $env = append $env (dict "name" "METRICS_TOKEN" "valueFrom" (dict "secretKeyRef" (dict "name" .metricsSecret "key" "token"))) }}{{ end -}}
 {{- $env = concat $env (default list .extraEnv) -}}
 {{- range $s.extraEnv -}}
 {{- $name := .name -}}
@@ -349,6 +373,17 @@ The RTE container and its volumes, as JSON (dict "container" ... "volumes" ...).
 {{- if and $af.existingSecrets.rteToken $af.rteToken -}}
 {{- $problems = append $problems "give existingSecrets.rteToken or rteToken, not both" -}}
 {{- end -}}
+{{- if $af.metrics.enabled -}}
+{{- if not $af.metrics.existingSecret -}}
+{{- $problems = append $problems "metrics.existingSecret is required when metrics.enabled: a Secret with key token, the app's METRICS_TOKEN (the chart never generates secrets)" -}}
+{{- end -}}
+{{- if and (eq $af.rte.mode "sidecar") (not $af.metrics.rteExistingSecret) -}}
+{{- $problems = append $problems "metrics.rteExistingSecret is required with the sidecar: a Secret with key token, the RTE's own METRICS_TOKEN" -}}
+{{- end -}}
+{{- if and $af.metrics.existingSecret (eq $af.metrics.existingSecret $af.metrics.rteExistingSecret) -}}
+{{- $problems = append $problems "metrics: the RTE's METRICS_TOKEN must come from a Secret of its own (rteExistingSecret differs from existingSecret)" -}}
+{{- end -}}
+{{- end -}}
 {{- if and $af.expose.enabled (not $af.expose.host) -}}
 {{- $problems = append $problems "expose.host is required when expose.enabled" -}}
 {{- end -}}
@@ -381,6 +416,9 @@ The RTE container and its volumes, as JSON (dict "container" ... "volumes" ...).
 {{- end -}}
 {{- if and $r.existingTokenSecret $r.token -}}
 {{- $problems = append $problems "give a token or an existingTokenSecret, not both" -}}
+{{- end -}}
+{{- if and $r.metrics.enabled (not $r.metrics.existingSecret) -}}
+{{- $problems = append $problems "metrics.existingSecret is required when metrics.enabled: a Secret with key token, the RTE's own METRICS_TOKEN" -}}
 {{- end -}}
 {{- if and $r.caBundle $r.existingCaConfigMap -}}
 {{- $problems = append $problems "give a caBundle or an existingCaConfigMap, not both" -}}
