@@ -136,27 +136,129 @@ export function checkPodSecurityRestricted(o: K8sObject): string[] {
 // ---------------------------------------------------------------------------------------------
 // 2. The RTE boundary
 
-const RTE_FORBIDDEN_ENV = [/^DB_/, /^ENCRYPTION_SECRET$/, /^ACCESS_TOKEN_SECRET$/, /^ADMIN_PASSWORD$/];
+/** The app's own secrets: no RTE holds them, in any mode. */
+const RTE_FORBIDDEN_ENV = [/^ENCRYPTION_SECRET$/, /^ACCESS_TOKEN_SECRET$/, /^ADMIN_PASSWORD$/];
+const DATABASE_ENV = /^DB_/;
+/** Where the app keeps its volume (ssh keys, .env, config, backups): an RTE never mounts it whole. */
+const APP_PERSISTENT_PATH = "/app/dist/persistent";
+/**
+ * The app folders an RTE may mount read-write from the app's volume (RTE_FILES=local, database
+ * mode): where it runs playbooks from and writes each job's extravars file (ansibleforms/ansibleforms
+ * server/src/rte/ansible-core.js; components/ansibleforms/common.ts LOCAL_FILES_FOLDERS).
+ */
+const RTE_WRITABLE_APP_FOLDERS = ["playbooks", "repositories"];
+
+/**
+ * An AnsibleForms RTE container, whatever its mode (RTE_MODE is absent in the deprecated database
+ * mode): a published layer's image (ghcr.io/ansibleforms/ansibleforms-rte-<flavour>), AF_ROLE=rte
+ * (the role upstream's RTE image sets: server/src/runners/README.md, "Configuration"), or
+ * RTE_MAX_JOBS, which only an RTE reads (a custom image).
+ */
+function isRteContainer(container: Obj): boolean {
+  const env: Obj[] = container.env ?? [];
+  return /ansibleforms-rte-/.test(container.image ?? "") || env.some((e) => (e.name === "AF_ROLE" && e.value === "rte") || e.name === "RTE_MAX_JOBS");
+}
+
+/** The AnsibleForms app container: its image, or ADMIN_USERNAME (only the app reads it). */
+function isAppContainer(container: Obj): boolean {
+  return !isRteContainer(container) && (/ansibleforms\/ansibleforms(:|@|$)/.test(container.image ?? "") || (container.env ?? []).some((e: Obj) => e.name === "ADMIN_USERNAME"));
+}
+
+function rteVolumeProblems(name: string, container: Obj, pod: Obj): string[] {
+  const problems: string[] = [];
+  const sharedWithOthers = (volume: string) =>
+    containersOf(pod).some((other) => other !== container && !isRteContainer(other) && (other.volumeMounts ?? []).some((m: Obj) => m.name === volume));
+  for (const mount of container.volumeMounts ?? []) {
+    const sub = mount.subPath ?? mount.subPathExpr;
+    const wholeAppVolume = !sub && APP_PERSISTENT_PATH.startsWith(String(mount.mountPath).replace(/\/$/, ""));
+    if (wholeAppVolume || (!sub && sharedWithOthers(mount.name))) {
+      problems.push(`${name}: mounts the whole of volume "${mount.name}" at ${mount.mountPath}, which the app uses (its ssh keys, .env, backups); mount only the playbook folders by subPath (${RTE_WRITABLE_APP_FOLDERS.join(", ")})`);
+    } else if (sub && sharedWithOthers(mount.name) && mount.readOnly !== true && !RTE_WRITABLE_APP_FOLDERS.includes(sub)) {
+      problems.push(`${name}: mounts ${sub} of the app's volume "${mount.name}" read-write; only ${RTE_WRITABLE_APP_FOLDERS.join(", ")} may be, anything else read-only`);
+    }
+  }
+  return problems;
+}
 
 export function checkRteBoundary(o: K8sObject): string[] {
   const template = podTemplate(o);
   if (!template) return [];
   const pod = template.spec ?? {};
   const problems: string[] = [];
-  for (const container of containersOf(pod)) {
+  for (const container of containersOf(pod).filter(isRteContainer)) {
     const env: Obj[] = container.env ?? [];
-    const mode = env.find((e) => e.name === "RTE_MODE")?.value;
-    const isRte = /ansibleforms-rte/.test(container.image ?? "") || env.some((e) => e.name === "AF_ROLE" && e.value === "rte");
-    if (!isRte || (mode !== "inbound" && mode !== "outbound")) continue;
+    const mode = env.find((e) => e.name === "RTE_MODE")?.value ?? "database";
     const name = `${label(o)} RTE container "${container.name}" (${mode})`;
+    if (!["inbound", "outbound", "database"].includes(mode)) problems.push(`${name}: RTE_MODE ${JSON.stringify(mode)} is unknown (inbound or outbound)`);
     for (const e of env) {
       if (RTE_FORBIDDEN_ENV.some((re) => re.test(e.name))) problems.push(`${name}: must not hold ${e.name} (the RTE holds only its token)`);
+      else if (DATABASE_ENV.test(e.name) && mode !== "database") problems.push(`${name}: must not hold ${e.name} (the RTE holds only its token)`);
+      else if (e.name === "DB_PASSWORD" && !e.valueFrom?.secretKeyRef) problems.push(`${name}: DB_PASSWORD must come from a Secret (valueFrom.secretKeyRef)`);
+      else if (e.name === "METRICS_TOKEN" && !e.valueFrom?.secretKeyRef) problems.push(`${name}: METRICS_TOKEN must come from a Secret of the RTE's own (valueFrom.secretKeyRef)`);
+    }
+    // Without ENCRYPTION_SECRET a registering RTE stores its token under upstream's public default key.
+    if (mode === "database" && env.find((e) => e.name === "RTE_REGISTER")?.value !== "0") {
+      problems.push(`${name}: a database-mode RTE must not register itself (RTE_REGISTER=0; declare its runner in the seed)`);
     }
     if ((container.envFrom ?? []).length > 0) problems.push(`${name}: must not use envFrom (it could bring in database or encryption secrets)`);
     const token = env.find((e) => e.name === "RTE_TOKEN");
     if (!token?.valueFrom?.secretKeyRef) problems.push(`${name}: RTE_TOKEN must come from a Secret (valueFrom.secretKeyRef)`);
     const uid = container.securityContext?.runAsUser ?? pod.securityContext?.runAsUser;
     if (uid !== 1000) problems.push(`${name}: must run as uid 1000 (runs as ${uid ?? "the image's user"})`);
+    problems.push(...rteVolumeProblems(name, container, pod));
+  }
+  return problems;
+}
+
+/**
+ * Every RTE whose METRICS_TOKEN comes from the Secret holding the app's METRICS_TOKEN, across the
+ * stack. Both serve metrics only with a METRICS_TOKEN (ansibleforms/ansibleforms
+ * server/src/lib/metrics.js); an RTE gets a token of its own, so it never holds the app's.
+ */
+export function checkRteMetricsTokens(objects: K8sObject[]): string[] {
+  const secretOf = (container: Obj) => container.env?.find((e: Obj) => e.name === "METRICS_TOKEN")?.valueFrom?.secretKeyRef?.name as string | undefined;
+  const appSecrets = new Set<string>();
+  const rtes: { where: string; secret: string }[] = [];
+  for (const o of objects) {
+    const namespace = o.metadata?.namespace ?? "";
+    for (const container of containersOf(podTemplate(o)?.spec)) {
+      const secret = secretOf(container);
+      if (secret === undefined) continue;
+      if (isRteContainer(container)) rtes.push({ where: `${label(o)} RTE container "${container.name}"`, secret: `${namespace}/${secret}` });
+      else if (isAppContainer(container)) appSecrets.add(`${namespace}/${secret}`);
+    }
+  }
+  return rtes
+    .filter((rte) => appSecrets.has(rte.secret))
+    .map((rte) => `${rte.where}: METRICS_TOKEN comes from the app's METRICS_TOKEN Secret ${rte.secret.split("/")[1]}; an RTE gets a metrics token of its own, from another Secret`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2b. The runner seed: credentials reference token variables only
+
+/**
+ * The variables the components set in the AnsibleForms app container, RTE_TOKEN aside: a seed
+ * credential (token, password) naming one would hand the app's own secret to a runner row
+ * (components/ansibleforms/common.ts COMPONENT_APP_ENV, SEED_TOKEN_ENV).
+ */
+const NOT_SEED_TOKENS = [
+  "PORT", "DB_HOST", "DB_PORT", "DB_USER", "DB_PASSWORD", "ENCRYPTION_SECRET", "ACCESS_TOKEN_SECRET", "ADMIN_USERNAME",
+  "ADMIN_PASSWORD", "RTE_QUEUE_MINUTES", "CONFIG_SEED_PATH", "CONFIG_SEED_RELOAD_SECONDS", "METRICS_TOKEN",
+];
+
+/** A ConfigMap carrying an AnsibleForms seed: every credential a ${VAR} of a token variable, never a literal. */
+export function checkSeedCredentials(o: K8sObject): string[] {
+  if (o.kind !== "ConfigMap") return [];
+  const problems: string[] = [];
+  for (const [key, text] of Object.entries((o.data as Record<string, string> | undefined) ?? {})) {
+    if (typeof text !== "string" || !/^\s*runners\s*:/m.test(text)) continue;
+    const where = `${label(o)} seed ${key}`;
+    for (const match of text.matchAll(/\$\{([^}]*)\}/g)) {
+      if (NOT_SEED_TOKENS.includes(match[1])) problems.push(`${where}: references \${${match[1]}}; seed credentials may reference only token variables (\${RTE_TOKEN} or a secretEnv)`);
+    }
+    for (const match of text.matchAll(/^[\s-]*(token|password)\s*:\s*(.*?)\s*$/gm)) {
+      if (!/^(["']?)\$\{[A-Za-z_][A-Za-z0-9_]*\}\1$/.test(match[2])) problems.push(`${where}: ${match[1]} is a literal; it must be a \${VAR} reference`);
+    }
   }
   return problems;
 }
@@ -342,21 +444,19 @@ function imageTag(image: string): string | undefined {
  * Every RTE whose image tag differs from the app's, across the stack. Upstream publishes the RTE
  * with every app release ("its tags always match the app's") and an app refuses an RTE of another
  * contract (ansibleforms/ansibleforms server/src/runners/README.md, "Updating an RTE"), so a
- * different tag is allowed (an RTE you approved) but worth a warning. RTE containers are known by
- * their image (ansibleforms-rte-*) or their environment (RTE_MAX_JOBS), the app by its image or
- * ADMIN_USERNAME, so a custom image is seen too.
+ * different tag is allowed (an RTE you approved) but worth a warning. RTE and app containers are
+ * known as isRteContainer / isAppContainer know them, so a custom image is seen too.
  */
 export function checkRteTags(objects: K8sObject[]): string[] {
   const apps: { where: string; tag: string }[] = [];
   const rtes: { where: string; tag: string }[] = [];
   for (const o of objects) {
     for (const container of containersOf(podTemplate(o)?.spec)) {
-      const env: Obj[] = container.env ?? [];
       const tag = imageTag(container.image ?? "");
       if (tag === undefined) continue;
       const where = `${label(o)} container "${container.name}"`;
-      if (/ansibleforms-rte-/.test(container.image) || env.some((e) => e.name === "RTE_MAX_JOBS")) rtes.push({ where, tag });
-      else if (/ansibleforms\/ansibleforms(:|@|$)/.test(container.image) || env.some((e) => e.name === "ADMIN_USERNAME")) apps.push({ where, tag });
+      if (isRteContainer(container)) rtes.push({ where, tag });
+      else if (isAppContainer(container)) apps.push({ where, tag });
     }
   }
   const appTags = new Set(apps.map((a) => a.tag));
@@ -396,8 +496,13 @@ export const podSecurityRestricted = resourcePolicy(
 );
 export const rteBoundary = resourcePolicy(
   "entryway-rte-boundary",
-  "An inbound or outbound RTE holds no database or encryption secrets, runs as uid 1000, and takes its token from a Secret.",
+  "An RTE (by image or AF_ROLE, any mode) holds no app secrets (DB_* only in database mode, from a Secret), runs as uid 1000, takes its token from a Secret, and mounts only the app's playbook folders.",
   checkRteBoundary,
+);
+export const seedCredentials = resourcePolicy(
+  "entryway-seed-token-references",
+  "AnsibleForms seed credentials are ${VAR} references to token variables (RTE_TOKEN or a secretEnv), never the app's own secrets or literals.",
+  checkSeedCredentials,
 );
 export const connectStaticClusters = resourcePolicy(
   "entryway-connect-static-clusters",
@@ -449,6 +554,16 @@ export const rteTagMatchesApp: StackValidationPolicy = {
   },
 };
 
+export const rteOwnMetricsToken: StackValidationPolicy = {
+  name: "entryway-rte-own-metrics-token",
+  description: "An RTE's METRICS_TOKEN comes from a Secret of its own, never the one holding the app's METRICS_TOKEN.",
+  enforcementLevel: "mandatory",
+  validateStack: (args, reportViolation) => {
+    const objects = args.resources.map((r) => toObject(r.type, r.props)).filter((o): o is K8sObject => o !== undefined);
+    for (const problem of checkRteMetricsTokens(objects)) reportViolation(problem);
+  },
+};
+
 export const entrywayPolicies: (ResourceValidationPolicy | StackValidationPolicy)[] = [
   podSecurityRestricted,
   rteBoundary,
@@ -459,4 +574,6 @@ export const entrywayPolicies: (ResourceValidationPolicy | StackValidationPolicy
   workspacePdbNoLoadBalancer,
   noDefaultAdminPassword,
   rteTagMatchesApp,
+  seedCredentials,
+  rteOwnMetricsToken,
 ];

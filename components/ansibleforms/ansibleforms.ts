@@ -8,16 +8,21 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import * as random from "@pulumi/random";
 import { standardLabels, selectorLabels } from "../shared/labels";
-import { objectName } from "../shared/names";
+import { objectName, statefulSetName } from "../shared/names";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 import {
   APP_IMAGE,
   APP_PORT,
   checkRteSettings,
   checkedToken,
+  COMPONENT_APP_ENV,
   configChecksums,
   DATABASE_SCHEMA,
   DEFAULT_TAG,
+  bearerFrom,
+  DNS_EGRESS,
+  hostPortEgress,
+  monitoringPeer,
   KEYS,
   MYSQL_IMAGE,
   MYSQL_PORT,
@@ -31,6 +36,9 @@ import {
   APP_SSH_SUBPATH,
   secretEnv,
   terminationGraceSeconds,
+  type MetricsSettings,
+  type NetworkPolicyEgressRule,
+  type NetworkPolicyPeer,
   type SecretKeyRef,
 } from "./common";
 import { DATABASE_MODE_WARNING, DEPRECATION_ANNOTATION, databaseModeSidecar } from "./database-rte";
@@ -72,28 +80,10 @@ export interface ExternalDatabase {
   passwordSecret: SecretKeyRef;
 }
 
-/** A label selector by labels only. */
-export interface MatchLabels {
-  /** Labels the selected objects carry. */
-  matchLabels: Record<string, string>;
-}
-
-/** Who may connect: pods by labels, namespaces by labels, or an IP block. */
-export interface NetworkPolicyPeer {
-  /** Namespaces by their labels (e.g. kubernetes.io/metadata.name). */
-  namespaceSelector?: MatchLabels;
-  /** Pods by their labels (in the app's namespace, or in those namespaceSelector picks). */
-  podSelector?: MatchLabels;
-  /** Addresses. */
-  ipBlock?: IpBlock;
-}
-
-/** A block of addresses. */
-export interface IpBlock {
-  /** A CIDR. */
-  cidr: string;
-  /** CIDRs left out. */
-  except?: string[];
+/** Metrics of the app and its sidecar RTE: each with a token of its own. */
+export interface AnsibleFormsMetricsSettings extends MetricsSettings {
+  /** An existing Secret (key token) with the sidecar RTE's own METRICS_TOKEN, never the app's Secret (default: generated). */
+  rteExistingSecret?: string;
 }
 
 /** An app environment variable from a Secret. */
@@ -170,9 +160,24 @@ export interface AnsibleFormsSettings {
   secretEnv?: SecretEnvVar[];
   /**
    * NetworkPolicy peers (namespaceSelector, podSelector, ipBlock) allowed to reach the app's
-   * port; default: from anywhere. Include your ingress controller and any in-cluster outbound RTE.
+   * port; default: only the ingressNamespace. List your ingress controller and any in-cluster
+   * outbound RTE.
    */
   allowFrom?: NetworkPolicyPeer[];
+  /**
+   * The namespace of the ingress controller that reaches the app when allowFrom is empty
+   * (default ingress-nginx).
+   * @pattern ^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$
+   */
+  ingressNamespace?: string;
+  /**
+   * Where the app's pod may connect besides DNS and its database: AWX runners, LDAP, mail, git,
+   * and, with an RTE in the pod (sidecar or database mode), the hosts its playbooks manage.
+   * Default: nowhere else.
+   */
+  allowEgressTo?: NetworkPolicyEgressRule[];
+  /** Prometheus scraping of the app and its sidecar RTE (off by default). */
+  metrics?: AnsibleFormsMetricsSettings;
   /** An Ingress for the app (an outbound RTE in another network needs one). */
   expose?: {
     /** The host name. */
@@ -198,10 +203,7 @@ export interface AnsibleFormsArgs extends Omit<AnsibleFormsSettings, "rteToken">
   labels?: Record<string, string>;
 }
 
-const RESERVED_ENV = new Set([
-  "PORT", "DB_HOST", "DB_PORT", "DB_USER", "DB_PASSWORD", "ENCRYPTION_SECRET", "ACCESS_TOKEN_SECRET", "ADMIN_USERNAME",
-  "ADMIN_PASSWORD", "RTE_TOKEN", "RTE_QUEUE_MINUTES", "CONFIG_SEED_PATH", "CONFIG_SEED_RELOAD_SECONDS",
-]);
+const RESERVED_ENV = new Set<string>(COMPONENT_APP_ENV);
 
 /** Every input mistake in the settings; thrown together. */
 function settingsProblems(args: AnsibleFormsArgs): string[] {
@@ -225,6 +227,10 @@ function settingsProblems(args: AnsibleFormsArgs): string[] {
   }
   if (args.rte?.sshFromApp && mode === "remote") {
     problems.push("rte.sshFromApp needs the app's disk; an outbound RTE elsewhere cannot share it (use its own sshSecret)");
+  }
+  const metrics = args.metrics;
+  if (metrics?.enabled && metrics.existingSecret && metrics.existingSecret === metrics.rteExistingSecret) {
+    problems.push("metrics: the RTE's METRICS_TOKEN must come from a Secret of its own (rteExistingSecret differs from existingSecret)");
   }
   if (args.externalDatabase && args.existingSecrets?.database) {
     problems.push(`existingSecrets.database is for the built-in MySQL; an external database names its passwordSecret`);
@@ -264,7 +270,7 @@ export class AnsibleForms extends pulumi.ComponentResource {
     const ns = args.namespace;
     const tag = args.tag ?? DEFAULT_TAG;
     const appName = objectName(name, "ansibleforms");
-    const mysqlName = objectName(name, "ansibleforms-mysql");
+    const mysqlName = statefulSetName(name, "ansibleforms-mysql");
     const appIdentity = { name: "ansibleforms", instance: name, component: "server" };
     const mysqlIdentity = { name: "ansibleforms", instance: name, component: "database" };
     const labels = standardLabels({ ...appIdentity, version: tag }, args.labels);
@@ -308,6 +314,21 @@ export class AnsibleForms extends pulumi.ComponentResource {
     }
     this.rteTokenSecretName = pulumi.output(tokenSecret);
 
+    // Metrics: the app's token, and the sidecar RTE's own (never the app's: README, "Metrics").
+    const metrics = args.metrics?.enabled ? args.metrics : undefined;
+    const metricsSecret = (existing: string | undefined, part: string, labelsOf: Record<string, string>) => {
+      if (existing) return existing;
+      const secretName = objectName(name, part);
+      new k8s.core.v1.Secret(
+        `${name}-${part}`,
+        { metadata: { name: secretName, namespace: ns, labels: labelsOf }, type: "Opaque", stringData: { [KEYS.metricsToken]: password(part, 32) } },
+        child,
+      );
+      return secretName;
+    };
+    const appMetricsSecret = metrics && metricsSecret(metrics.existingSecret, "ansibleforms-metrics", labels);
+    const rteMetricsSecret = metrics && mode === "sidecar" ? metricsSecret(metrics.rteExistingSecret, "ansibleforms-rte-metrics", labels) : undefined;
+
     // The database: external, or MySQL 8.4 that only the app may reach.
     let db: { host: string; port: number; user: string; password: SecretKeyRef };
     if (args.externalDatabase) {
@@ -348,6 +369,7 @@ export class AnsibleForms extends pulumi.ComponentResource {
       { name: "RTE_QUEUE_MINUTES", value: String(args.queueMinutes ?? 60) },
       { name: "CONFIG_SEED_PATH", value: SEED_PATH },
       { name: "CONFIG_SEED_RELOAD_SECONDS", value: String(args.seedReloadSeconds ?? 60) },
+      ...(appMetricsSecret ? [secretEnv("METRICS_TOKEN", { name: appMetricsSecret, key: KEYS.metricsToken })] : []),
       ...(args.secretEnv ?? []).map((e) => secretEnv(e.name, { name: e.secretName, key: e.key })),
     ];
 
@@ -430,7 +452,7 @@ export class AnsibleForms extends pulumi.ComponentResource {
       const token = { name: tokenSecret, key: KEYS.rteToken };
       const sidecar =
         mode === "sidecar"
-          ? inboundSidecar({ settings: rte, port: rtePort, defaultTag: tag, token, ansibleCfgConfigMap, persistentVolume: "persistent" })
+          ? inboundSidecar({ settings: rte, port: rtePort, defaultTag: tag, token, metricsSecret: rteMetricsSecret, ansibleCfgConfigMap, persistentVolume: "persistent" })
           : databaseModeSidecar({ settings: rte, port: rtePort, defaultTag: tag, token, ansibleCfgConfigMap, persistentVolume: "persistent", databaseEnv });
       containers.push(sidecar.container);
       volumes.push(...sidecar.volumes);
@@ -499,19 +521,67 @@ export class AnsibleForms extends pulumi.ComponentResource {
     this.serviceName = service.metadata.name;
     this.url = pulumi.interpolate`http://${appName}.${ns}.svc.cluster.local:${APP_PORT}`;
 
-    // Only the app's port is open; the sidecar's port is not admitted from outside the pod.
+    // In: only the app's port (the sidecar's is not admitted from outside the pod), from the
+    // ingress controller unless allowFrom says otherwise. Out: DNS, the database, allowEgressTo.
+    const databaseEgress = args.externalDatabase
+      ? hostPortEgress(db.host, db.port)
+      : { to: [{ podSelector: { matchLabels: selectorLabels(mysqlIdentity) } }], ports: [{ port: MYSQL_PORT, protocol: "TCP" }] };
     new k8s.networking.v1.NetworkPolicy(
       `${name}-app-netpol`,
       {
         metadata: { name: appName, namespace: ns, labels },
         spec: {
           podSelector: { matchLabels: selectorLabels(appIdentity) },
-          policyTypes: ["Ingress"],
-          ingress: [{ ...(args.allowFrom?.length ? { from: args.allowFrom } : {}), ports: [{ port: APP_PORT, protocol: "TCP" }] }],
+          policyTypes: ["Ingress", "Egress"],
+          ingress: [
+            {
+              from: args.allowFrom?.length ? args.allowFrom : [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": args.ingressNamespace ?? "ingress-nginx" } } }],
+              ports: [{ port: APP_PORT, protocol: "TCP" }],
+            },
+            // Prometheus scrapes the app's port and the sidecar RTE's (both need their token).
+            ...(metrics
+              ? [{ from: [monitoringPeer(metrics)], ports: [{ port: APP_PORT, protocol: "TCP" }, ...(rteMetricsSecret ? [{ port: rtePort, protocol: "TCP" }] : [])] }]
+              : []),
+          ],
+          egress: [DNS_EGRESS, databaseEgress, ...(args.allowEgressTo ?? [])],
         },
       },
       child,
     );
+
+    if (metrics?.serviceMonitor) {
+      new k8s.apiextensions.CustomResource(
+        `${name}-servicemonitor`,
+        {
+          apiVersion: "monitoring.coreos.com/v1",
+          kind: "ServiceMonitor",
+          metadata: { name: appName, namespace: ns, labels },
+          spec: {
+            selector: { matchLabels: selectorLabels(appIdentity) },
+            endpoints: [{ port: "http", path: "/api/v2/metrics", authorization: bearerFrom(appMetricsSecret!) }],
+          },
+        },
+        child,
+      );
+      // The sidecar's port is behind no Service (the app reaches it on 127.0.0.1), so a PodMonitor
+      // scrapes it by the pod's port name: "port defines the Pod port name which exposes the
+      // endpoint" (prometheus-operator monitoring.coreos.com/v1 PodMetricsEndpoint).
+      if (rteMetricsSecret) {
+        new k8s.apiextensions.CustomResource(
+          `${name}-rte-podmonitor`,
+          {
+            apiVersion: "monitoring.coreos.com/v1",
+            kind: "PodMonitor",
+            metadata: { name: objectName(name, "ansibleforms-rte"), namespace: ns, labels },
+            spec: {
+              selector: { matchLabels: selectorLabels(appIdentity) },
+              podMetricsEndpoints: [{ port: "rte", path: "/metrics", authorization: bearerFrom(rteMetricsSecret) }],
+            },
+          },
+          child,
+        );
+      }
+    }
 
     this.caBundle = args.expose?.caBundle;
     if (args.expose) {
@@ -636,8 +706,10 @@ export class AnsibleForms extends pulumi.ComponentResource {
         metadata: { name: mysqlName, namespace: ns, labels },
         spec: {
           podSelector: { matchLabels: selectorLabels(o.identity) },
-          policyTypes: ["Ingress"],
+          // In: only the app. Out: nothing (MySQL dials nowhere).
+          policyTypes: ["Ingress", "Egress"],
           ingress: [{ from: [{ podSelector: { matchLabels: selectorLabels(o.appIdentity) } }], ports: [{ port: MYSQL_PORT, protocol: "TCP" }] }],
+          egress: [],
         },
       },
       child,

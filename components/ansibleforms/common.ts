@@ -48,6 +48,32 @@ export const APP_SSH_SUBPATH = "ssh";
 export const CA_DIR = "/etc/ansibleforms/ca";
 export const CA_FILE = "ca.crt";
 
+/**
+ * The app folders an RTE with RTE_FILES=local (or in database mode) mounts from the app's volume,
+ * each by subPath at the same place under /app/dist/persistent: never the whole volume, which also
+ * holds the app's ssh keys (ssh/), its managed .env, config, forms and backups. The RTE runs a
+ * playbook from a playbooks repository (REPO_PATH, default persistent/repositories) or else
+ * ANSIBLE_PATH (default persistent/playbooks) (ansibleforms/ansibleforms server/config/app.config.js
+ * repoPath, server/src/rte/ansible-core.js resolvePlaybookDirectory). Both are mounted read-write:
+ * the RTE writes each job's extravars files and .joblogs into the playbook folder
+ * (ansible-core.js executeCommand). A folder missing on the volume is created by the kubelet with
+ * the volume root's mode, group-writable under the pod's fsGroup (kubernetes/kubernetes
+ * pkg/kubelet/kubelet_pods.go makeMounts, SafeMakeDir).
+ */
+export const LOCAL_FILES_FOLDERS = ["playbooks", "repositories"] as const;
+
+/**
+ * The variables the component sets in the app container. A secretEnv may not reuse them, and the
+ * seed's credentials (token, password) may reference none of them but RTE_TOKEN: a runner row
+ * whose token is ${ENCRYPTION_SECRET} would hand the app's key to whoever can read runners.
+ */
+export const COMPONENT_APP_ENV = [
+  "PORT", "DB_HOST", "DB_PORT", "DB_USER", "DB_PASSWORD", "ENCRYPTION_SECRET", "ACCESS_TOKEN_SECRET", "ADMIN_USERNAME",
+  "ADMIN_PASSWORD", "RTE_TOKEN", "RTE_QUEUE_MINUTES", "CONFIG_SEED_PATH", "CONFIG_SEED_RELOAD_SECONDS", "METRICS_TOKEN",
+] as const;
+/** The one component-set variable a seed credential may reference. */
+export const SEED_TOKEN_ENV = "RTE_TOKEN";
+
 export const MIN_TOKEN_LENGTH = 16;
 /** The database schema AnsibleForms uses; its name is fixed upstream (there is no DB_NAME). */
 export const DATABASE_SCHEMA = "AnsibleForms";
@@ -60,6 +86,7 @@ export const KEYS = {
   dbPassword: "password",
   dbRootPassword: "root-password",
   rteToken: "token",
+  metricsToken: "token",
 } as const;
 
 export type RteFiles = "transfer" | "local";
@@ -81,7 +108,7 @@ export interface RteSettings {
    * @maximum 100
    */
   maxJobs?: number;
-  /** How the RTE gets a job's files: "transfer" (default) or "local" (the app's volume, sidecar only). */
+  /** How the RTE gets a job's files: "transfer" (default) or "local" (the app's playbook folders, read-write; sidecar only). */
   files?: RteFiles;
   /**
    * Size of the spool volume that keeps unacknowledged output across restarts (default 1Gi).
@@ -133,6 +160,119 @@ export interface RteResources {
   requests?: Record<string, string>;
   /** Limits, e.g. {memory: "2Gi"}. */
   limits?: Record<string, string>;
+}
+
+/** A label selector by labels only. */
+export interface MatchLabels {
+  /** Labels the selected objects carry. */
+  matchLabels: Record<string, string>;
+}
+
+/** Who may connect: pods by labels, namespaces by labels, or an IP block. */
+export interface NetworkPolicyPeer {
+  /** Namespaces by their labels (e.g. kubernetes.io/metadata.name). */
+  namespaceSelector?: MatchLabels;
+  /** Pods by their labels (in the app's namespace, or in those namespaceSelector picks). */
+  podSelector?: MatchLabels;
+  /** Addresses. */
+  ipBlock?: IpBlock;
+}
+
+/** A block of addresses. */
+export interface IpBlock {
+  /** A CIDR. */
+  cidr: string;
+  /** CIDRs left out. */
+  except?: string[];
+}
+
+/** A port a NetworkPolicy rule opens. */
+export interface NetworkPolicyPort {
+  /**
+   * The port.
+   * @minimum 1
+   * @maximum 65535
+   */
+  port: number;
+  /** TCP (default) or UDP. */
+  protocol?: "TCP" | "UDP";
+}
+
+/** Where a pod may connect to: peers (none: anywhere) on ports (none: every port). */
+export interface NetworkPolicyEgressRule {
+  /** The destinations (namespaceSelector, podSelector, ipBlock); none: anywhere. */
+  to?: NetworkPolicyPeer[];
+  /** The ports; none: every port. */
+  ports?: NetworkPolicyPort[];
+}
+
+/**
+ * DNS: every egress policy allows it first, to the cluster DNS pods (label k8s-app=kube-dns, which
+ * CoreDNS keeps for compatibility) in any namespace, as the exec gateway's policy does.
+ */
+export const DNS_EGRESS: k8s.types.input.networking.v1.NetworkPolicyEgressRule = {
+  to: [{ namespaceSelector: {}, podSelector: { matchLabels: { "k8s-app": "kube-dns" } } }],
+  ports: [
+    { port: 53, protocol: "UDP" },
+    { port: 53, protocol: "TCP" },
+  ],
+};
+
+const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
+
+/**
+ * Egress to host:port. A NetworkPolicy matches addresses, never names: an IPv4 literal becomes a
+ * /32 ipBlock; a host name (an in-cluster Service, a database, the app's public name) opens the
+ * port to any address, the closest a NetworkPolicy can get (README, "Networking").
+ */
+export function hostPortEgress(host: string, port: number): NetworkPolicyEgressRule {
+  return { ...(IPV4.test(host) ? { to: [{ ipBlock: { cidr: `${host}/32` } }] } : {}), ports: [{ port, protocol: "TCP" }] };
+}
+
+/** Egress to the host and port of a URL (the scheme's default port when it names none). */
+export function urlEgress(url: string): NetworkPolicyEgressRule {
+  const parsed = new URL(url);
+  const port = parsed.port ? Number(parsed.port) : /^(https|wss):$/.test(parsed.protocol) ? 443 : 80;
+  return hostPortEgress(parsed.hostname, port);
+}
+
+/**
+ * Prometheus scraping, off by default. The app serves GET /api/v2/metrics and an RTE GET /metrics
+ * on its port, both only when METRICS_TOKEN is set and only to a caller sending it as a bearer
+ * token (ansibleforms/ansibleforms server/src/lib/metrics.js). The app and each RTE get tokens of
+ * their own: an RTE never holds the app's.
+ */
+export interface MetricsSettings {
+  /** Set METRICS_TOKEN and admit scrapes from the monitoring namespace (default false). */
+  enabled?: boolean;
+  /**
+   * The namespace Prometheus scrapes from (default monitoring).
+   * @pattern ^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$
+   */
+  namespace?: string;
+  /** Prometheus's pods in that namespace (default: any pod there). */
+  podSelector?: MatchLabels;
+  /** A prometheus-operator ServiceMonitor for the app and a PodMonitor for each RTE (default false; needs the operator's CRDs). */
+  serviceMonitor?: boolean;
+  /** An existing Secret (key token) with the METRICS_TOKEN (default: generated). */
+  existingSecret?: string;
+}
+
+/** The monitoring namespace (and its Prometheus pods) as a NetworkPolicy peer. */
+export function monitoringPeer(metrics: MetricsSettings): NetworkPolicyPeer {
+  return {
+    namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": metrics.namespace || "monitoring" } },
+    ...(metrics.podSelector && Object.keys(metrics.podSelector.matchLabels ?? {}).length > 0 ? { podSelector: metrics.podSelector } : {}),
+  };
+}
+
+/**
+ * A scrape endpoint's bearer token from a Secret: prometheus-operator's SafeAuthorization,
+ * "credentials defines a key of a Secret in the namespace" of the monitor (monitoring.coreos.com/v1
+ * Endpoint and PodMetricsEndpoint `authorization`, which replaces the deprecated bearerTokenSecret).
+ */
+export function bearerFrom(secret: string): { type: string; credentials: { name: string; key: string } } {
+  return { type: "Bearer", credentials: { name: secret, key: KEYS.metricsToken } };
 }
 
 export interface SecretKeyRef {
@@ -217,6 +357,8 @@ export function rteContainer(options: {
   /** RTE_MODE; "database" is the deprecated mode without RTE_MODE, spool or file transfer. */
   readonly mode: "inbound" | "outbound" | "database";
   readonly token: { name: pulumi.Input<string>; key: string };
+  /** The Secret holding the RTE's own METRICS_TOKEN (never the app's), when metrics are on. */
+  readonly metricsSecret?: pulumi.Input<string>;
   readonly ansibleCfgConfigMap?: pulumi.Input<string>;
   readonly extraEnv?: EnvVar[];
   readonly extraMounts?: VolumeMount[];
@@ -238,6 +380,7 @@ export function rteContainer(options: {
         ]
       : []),
     ...(settings.processMaxBuffer !== undefined ? [{ name: "PROCESS_MAX_BUFFER", value: String(settings.processMaxBuffer) }] : []),
+    ...(options.metricsSecret ? [secretEnv("METRICS_TOKEN", { name: options.metricsSecret, key: KEYS.metricsToken })] : []),
     ...(options.extraEnv ?? []),
   ];
   const taken = settings.extraEnv?.filter((extra) => env.some((e) => e.name === extra.name)) ?? [];

@@ -2,12 +2,14 @@
  * RemoteRte: an outbound RTE that dials the AnsibleForms app from anywhere (another namespace,
  * cluster or Pulumi provider). RTE_MODE=outbound, the app's URL, the token from a Secret, a CA
  * bundle to verify the app's certificate; N replicas, each with its own spool volume (a
- * StatefulSet), and time to drain on stop. It accepts no connections: nothing may reach it.
+ * StatefulSet), and time to drain on stop. It accepts no connections but Prometheus's, when
+ * metrics are on.
  */
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
+import * as random from "@pulumi/random";
 import { selectorLabels, standardLabels } from "../shared/labels";
-import { objectName } from "../shared/names";
+import { objectName, statefulSetName } from "../shared/names";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 import {
   CA_DIR,
@@ -16,11 +18,17 @@ import {
   checkedToken,
   configChecksums,
   DEFAULT_TAG,
+  bearerFrom,
+  DNS_EGRESS,
   KEYS,
+  monitoringPeer,
   NODE_UID,
   RTE_PORT,
   rteContainer,
   terminationGraceSeconds,
+  urlEgress,
+  type MetricsSettings,
+  type NetworkPolicyEgressRule,
   type RteSettings,
 } from "./common";
 
@@ -51,6 +59,10 @@ export interface RemoteRteSettings extends RteSettings {
    * @pattern ^[A-Za-z_][A-Za-z0-9_]*$
    */
   appUrlEnv?: string;
+  /** Prometheus scraping of the RTE with a METRICS_TOKEN of its own, never the app's (off by default). */
+  metrics?: MetricsSettings;
+  /** Where the RTE may connect besides DNS and the app's URL: the hosts its playbooks manage. Default: nowhere else. */
+  allowEgressTo?: NetworkPolicyEgressRule[];
 }
 
 export interface RemoteRteArgs extends Omit<RemoteRteSettings, "token" | "appUrl" | "caBundle"> {
@@ -94,7 +106,7 @@ export class RemoteRte extends pulumi.ComponentResource {
 
     const ns = args.namespace;
     const tag = args.tag || DEFAULT_TAG;
-    const base = objectName(name, "remote-rte");
+    const base = statefulSetName(name, "remote-rte");
     const identity = { name: "ansibleforms-rte", instance: name, component: "rte" };
     const labels = standardLabels({ ...identity, version: tag }, args.labels);
     const child = { parent: this };
@@ -113,6 +125,17 @@ export class RemoteRte extends pulumi.ComponentResource {
     }
     this.tokenSecretName = pulumi.output(tokenSecret);
 
+    // Metrics: a token of the RTE's own (never the app's: README, "Metrics").
+    const metrics = args.metrics?.enabled ? args.metrics : undefined;
+    let metricsSecret: string | undefined;
+    if (metrics) {
+      metricsSecret = metrics.existingSecret || objectName(base, "metrics");
+      if (!metrics.existingSecret) {
+        const value = new random.RandomPassword(`${name}-metrics-token`, { length: 32, special: false }, child).result;
+        new k8s.core.v1.Secret(`${name}-metrics`, { metadata: { name: metricsSecret, namespace: ns, labels }, type: "Opaque", stringData: { [KEYS.metricsToken]: value } }, child);
+      }
+    }
+
     let caConfigMap = args.existingCaConfigMap;
     if (args.caBundle) {
       caConfigMap = objectName(base, "ca");
@@ -130,6 +153,7 @@ export class RemoteRte extends pulumi.ComponentResource {
       port: RTE_PORT,
       mode: "outbound",
       token: { name: tokenSecret, key: KEYS.rteToken },
+      metricsSecret,
       ansibleCfgConfigMap,
       extraEnv: [
         { name: args.appUrlEnv || "RTE_APP_URL", value: args.appUrl },
@@ -185,15 +209,36 @@ export class RemoteRte extends pulumi.ComponentResource {
     );
     this.statefulSetName = statefulSet.metadata.name;
 
-    // An outbound RTE accepts no connections (probes come from the kubelet).
+    // In: nothing (it only dials out; probes come from the kubelet). Out: DNS, the app's URL, allowEgressTo.
+    const egress = pulumi.output(args.appUrl).apply((url) => [DNS_EGRESS, urlEgress(url), ...(args.allowEgressTo ?? [])]);
     new k8s.networking.v1.NetworkPolicy(
       `${name}-netpol`,
       {
         metadata: { name: base, namespace: ns, labels },
-        spec: { podSelector: { matchLabels: selectorLabels(identity) }, policyTypes: ["Ingress"], ingress: [] },
+        spec: {
+          podSelector: { matchLabels: selectorLabels(identity) },
+          policyTypes: ["Ingress", "Egress"],
+          // Only Prometheus, when metrics are on, on the RTE's port.
+          ingress: metrics ? [{ from: [monitoringPeer(metrics)], ports: [{ port: RTE_PORT, protocol: "TCP" }] }] : [],
+          egress,
+        },
       },
       child,
     );
+
+    // No Service fronts the replicas: a PodMonitor scrapes each pod by its port name (as the sidecar's).
+    if (metrics?.serviceMonitor) {
+      new k8s.apiextensions.CustomResource(
+        `${name}-podmonitor`,
+        {
+          apiVersion: "monitoring.coreos.com/v1",
+          kind: "PodMonitor",
+          metadata: { name: base, namespace: ns, labels },
+          spec: { selector: { matchLabels: selectorLabels(identity) }, podMetricsEndpoints: [{ port: "rte", path: "/metrics", authorization: bearerFrom(metricsSecret!) }] },
+        },
+        child,
+      );
+    }
 
     this.registerOutputs({ statefulSetName: this.statefulSetName, tokenSecretName: this.tokenSecretName, replicas: this.replicas });
   }

@@ -7,7 +7,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { stringify } from "yaml";
-import { SEED_FILE, SEED_PATH } from "./common";
+import { COMPONENT_APP_ENV, SEED_FILE, SEED_PATH, SEED_TOKEN_ENV } from "./common";
 
 /** A runtime environment runner (type rte). */
 export interface RteRunner {
@@ -21,7 +21,7 @@ export interface RteRunner {
   mode?: "inbound" | "outbound";
   /** Where the app reaches the RTE (inbound and database mode). */
   uri?: string;
-  /** The token, as a reference to the app's environment: "${RTE_TOKEN}". Never a literal. */
+  /** The token, as a reference to a token variable: "${RTE_TOKEN}" or a secretEnv name. Never a literal. */
   token: string;
   /** The default runner for forms that name none. */
   is_default?: boolean;
@@ -37,11 +37,11 @@ export interface AwxRunner {
   description?: string;
   /** The AWX URL. */
   uri: string;
-  /** An AWX token, as "${VAR}" from the app's environment. */
+  /** An AWX token, as "${VAR}" naming a secretEnv variable. */
   token?: string;
   /** The AWX user, with a password. */
   username?: string;
-  /** A password, as "${VAR}" from the app's environment. */
+  /** A password, as "${VAR}" naming a secretEnv variable. */
   password?: string;
   /** Skip verifying the AWX certificate (avoid). */
   ignore_certs?: boolean;
@@ -68,6 +68,8 @@ const FIELDS: Record<string, string[]> = {
 const CREDENTIAL_FIELDS = ["token", "password"];
 const VAR_REF = /\$\{([^}]*)\}/g;
 const WHOLE_VAR_REF = /^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/;
+/** What a credential may not reference: the app's own variables, RTE_TOKEN excepted. */
+const NOT_A_TOKEN = new Set<string>(COMPONENT_APP_ENV.filter((name) => name !== SEED_TOKEN_ENV));
 
 /** Every problem with a seed, as AnsibleForms would find them at start; empty when it is good. */
 export function seedProblems(spec: SeedSpec, appEnv: readonly string[]): string[] {
@@ -117,6 +119,8 @@ export function seedProblems(spec: SeedSpec, appEnv: readonly string[]): string[
       const value = runner[field];
       if (value !== undefined && (typeof value !== "string" || !WHOLE_VAR_REF.test(value))) {
         problems.push(`${label}: ${field} must be a \${VAR} reference to the app's environment, never a literal`);
+      } else if (typeof value === "string" && NOT_A_TOKEN.has(value.slice(2, -1))) {
+        problems.push(`${label}: ${field} may reference only a token variable (\${${SEED_TOKEN_ENV}} or one of secretEnv), not ${value}`);
       }
     }
     for (const [key, value] of Object.entries(runner)) {

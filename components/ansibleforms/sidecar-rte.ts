@@ -1,11 +1,11 @@
 /**
  * The inbound RTE as a sidecar: container `rte` in the app pod, RTE_MODE=inbound, reached by the
  * app on 127.0.0.1 at its own port (the pod's network is shared, so it cannot be the app's). It
- * holds only its token; with RTE_FILES=local it also mounts the app's volume read-write.
+ * holds only its token; with RTE_FILES=local it also mounts the app's playbook folders.
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { restrictedContainerSecurityContext } from "../shared/security";
-import { APP_SSH_SUBPATH, NODE_UID, PERSISTENT_PATH, rteContainer, SSH_PATH, type RteContainerSpec, type RteSettings } from "./common";
+import { APP_SSH_SUBPATH, LOCAL_FILES_FOLDERS, NODE_UID, PERSISTENT_PATH, rteContainer, SSH_PATH, type RteContainerSpec, type RteSettings } from "./common";
 
 /** The sidecar's settings: an RTE's, plus the port it listens on in the app pod. */
 export interface SidecarRteSettings extends RteSettings {
@@ -22,10 +22,13 @@ export interface SidecarRteSettings extends RteSettings {
   sshFromApp?: boolean;
 }
 
-/** The sidecar's mounts of the app's volume: all of it for RTE_FILES=local, its ssh folder for sshFromApp. */
-export function appVolumeMounts(settings: SidecarRteSettings, persistentVolume: string, all: boolean): { name: string; mountPath: string; subPath?: string; readOnly?: boolean }[] {
+/**
+ * The sidecar's mounts of the app's volume: the playbook folders for RTE_FILES=local (and database
+ * mode), never the whole volume; the ssh folder read-only for sshFromApp.
+ */
+export function appVolumeMounts(settings: SidecarRteSettings, persistentVolume: string, playbookFolders: boolean): { name: string; mountPath: string; subPath?: string; readOnly?: boolean }[] {
   return [
-    ...(all ? [{ name: persistentVolume, mountPath: PERSISTENT_PATH }] : []),
+    ...(playbookFolders ? LOCAL_FILES_FOLDERS.map((folder) => ({ name: persistentVolume, mountPath: `${PERSISTENT_PATH}/${folder}`, subPath: folder })) : []),
     ...(settings.sshFromApp ? [{ name: persistentVolume, mountPath: SSH_PATH, subPath: APP_SSH_SUBPATH, readOnly: true }] : []),
   ];
 }
@@ -36,6 +39,8 @@ export interface AppPodRteOptions {
   readonly port: number;
   readonly defaultTag: string;
   readonly token: { name: pulumi.Input<string>; key: string };
+  /** The Secret with the RTE's own METRICS_TOKEN, when metrics are on. */
+  readonly metricsSecret?: pulumi.Input<string>;
   readonly ansibleCfgConfigMap?: pulumi.Input<string>;
   /** The pod volume holding the app's /app/dist/persistent. */
   readonly persistentVolume: string;
@@ -50,6 +55,7 @@ export function inboundSidecar(options: AppPodRteOptions): RteContainerSpec {
     port: options.port,
     mode: "inbound",
     token: options.token,
+    metricsSecret: options.metricsSecret,
     ansibleCfgConfigMap: options.ansibleCfgConfigMap,
     extraMounts: appVolumeMounts(options.settings, options.persistentVolume, local),
     securityContext: restrictedContainerSecurityContext({ runAs: { user: NODE_UID } }),

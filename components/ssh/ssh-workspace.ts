@@ -13,7 +13,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { sshConfigBlock } from "../../gateway/src/cli/ssh-config";
 import { selectorLabels, standardLabels } from "../shared/labels";
-import { objectName, serviceFqdn } from "../shared/names";
+import { objectName, serviceFqdn, statefulSetName } from "../shared/names";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 import type { ConnectGateway } from "./connect-gateway";
 
@@ -140,7 +140,7 @@ export class SshWorkspace extends pulumi.ComponentResource {
     const ns = args.namespace ?? gateway.namespace;
     const user = args.user ?? "dev";
     const uid = args.uid ?? 1000;
-    const ws = objectName(name);
+    const ws = statefulSetName(name);
     const identity = { name: "ssh-workspace", instance: args.instance ?? ws, component: ws };
     const selector = selectorLabels(identity);
     const labels = standardLabels(identity, args.labels);

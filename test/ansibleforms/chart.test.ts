@@ -7,7 +7,7 @@ import { DATABASE_MODE_WARNING } from "../../components/ansibleforms/database-rt
 import { renderSeed, seedProblems } from "../../components/ansibleforms/runner-seed";
 import { helmBinaries, helmNotes, helmTemplate, repoRoot, runHelm } from "../harness/helm";
 import { assertValidObjects, type ObjectLike } from "../harness/validate";
-import { APP_ONLY_ENV, container, envNames, envOf, find, podSpec, seedOf, volumeAt } from "./helpers";
+import { APP_ONLY_ENV, appVolumeMountsOf, container, DNS_RULE, envNames, envOf, find, PLAYBOOK_FOLDER_MOUNTS, podSpec, seedOf, volumeAt } from "./helpers";
 
 const chart = path.join(repoRoot, "charts/entryway");
 const scenario = (name: string) => path.join(chart, "ci", `ansibleforms-${name}.yaml`);
@@ -59,19 +59,52 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
       expect(rte.ports![0].containerPort).not.toBe(app.ports![0].containerPort);
       expect(volumeAt(pod, rte, envOf(rte, "RTE_SPOOL_PATH")!.value!)?.claim).toBe("entryway-ansibleforms-rte-spool");
       find(objects, "PersistentVolumeClaim", "entryway-ansibleforms-rte-spool");
-      expect(envNames(rte).filter((n) => APP_ONLY_ENV.test(n))).toEqual([]);
+      // Metrics on: the RTE's METRICS_TOKEN is its own, from another Secret than the app's; nothing else of the app's.
+      expect(envOf(app, "METRICS_TOKEN")?.valueFrom?.secretKeyRef).toEqual({ name: "forms-metrics", key: "token" });
+      expect(envOf(rte, "METRICS_TOKEN")?.valueFrom?.secretKeyRef).toEqual({ name: "forms-rte-metrics", key: "token" });
+      expect(envNames(rte).filter((n) => APP_ONLY_ENV.test(n) && n !== "METRICS_TOKEN")).toEqual([]);
       for (const c of [app, rte]) expect(c.securityContext).toMatchObject({ runAsUser: 1000, runAsNonRoot: true });
       expect(pod.volumes!.find((v) => v.name === "rte-ssh")?.secret?.defaultMode).toBe(0o400);
       expect(rte.resources?.requests).toEqual({ cpu: "500m", memory: "768Mi" });
       expect(deployment.spec.strategy).toEqual({ type: "Recreate" });
     });
 
-    it("NetworkPolicies: only the app reaches MySQL; only the app's port is admitted into its pod", () => {
+    it("NetworkPolicies: only the app reaches MySQL, which dials nowhere; only the ingress namespace reaches the app's port; the app dials DNS and MySQL only", () => {
       const selector = (deployment.spec as { selector: { matchLabels: unknown } }).selector.matchLabels;
-      expect(find(objects, "NetworkPolicy", "entryway-ansibleforms-mysql").spec.ingress).toEqual([
-        { from: [{ podSelector: { matchLabels: selector } }], ports: [{ port: 3306, protocol: "TCP" }] },
+      const mysql = find(objects, "NetworkPolicy", "entryway-ansibleforms-mysql").spec;
+      expect(mysql).toMatchObject({ policyTypes: ["Ingress", "Egress"], egress: [] });
+      expect(mysql.ingress).toEqual([{ from: [{ podSelector: { matchLabels: selector } }], ports: [{ port: 3306, protocol: "TCP" }] }]);
+      const appPolicy = find(objects, "NetworkPolicy", "entryway-ansibleforms").spec;
+      expect(appPolicy.policyTypes).toEqual(["Ingress", "Egress"]);
+      expect(appPolicy.ingress).toEqual([
+        { from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ingress-nginx" } } }], ports: [{ port: 8000, protocol: "TCP" }] },
+        // Metrics on: Prometheus's pods in the monitoring namespace scrape the app's port and the sidecar's.
+        {
+          from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } }, podSelector: { matchLabels: { "app.kubernetes.io/name": "prometheus" } } }],
+          ports: [{ port: 8000, protocol: "TCP" }, { port: 8001, protocol: "TCP" }],
+        },
       ]);
-      expect(find(objects, "NetworkPolicy", "entryway-ansibleforms").spec.ingress).toEqual([{ ports: [{ port: 8000, protocol: "TCP" }] }]);
+      const mysqlSelector = (find(objects, "StatefulSet", "entryway-ansibleforms-mysql").spec as { selector: { matchLabels: unknown } }).selector.matchLabels;
+      expect(appPolicy.egress).toEqual([DNS_RULE, { to: [{ podSelector: { matchLabels: mysqlSelector } }], ports: [{ port: 3306, protocol: "TCP" }] }]);
+    });
+
+    it("metrics: a ServiceMonitor for the app with the app's token, a PodMonitor for the sidecar's port with the RTE's own", async () => {
+      const selector = (deployment.spec as { selector: { matchLabels: unknown } }).selector.matchLabels;
+      expect(find(objects, "ServiceMonitor", "entryway-ansibleforms").spec).toEqual({
+        selector: { matchLabels: selector },
+        endpoints: [{ port: "http", path: "/api/v2/metrics", authorization: { type: "Bearer", credentials: { name: "forms-metrics", key: "token" } } }],
+      });
+      expect(find(objects, "PodMonitor", "entryway-ansibleforms-rte").spec).toEqual({
+        selector: { matchLabels: selector },
+        podMetricsEndpoints: [{ port: "rte", path: "/metrics", authorization: { type: "Bearer", credentials: { name: "forms-rte-metrics", key: "token" } } }],
+      });
+      // The named ports exist: the Service's "http", the pod's "rte".
+      expect((find(objects, "Service", "entryway-ansibleforms").spec as { ports: { name: string }[] }).ports.map((p) => p.name)).toContain("http");
+      expect(rte.ports!.map((p) => p.name)).toEqual(["rte"]);
+      // Off by default: no token, no monitor.
+      const plain = template([valuesFile({ ansibleForms: baseForms })]);
+      expect(plain.filter((o) => o.kind === "ServiceMonitor" || o.kind === "PodMonitor")).toEqual([]);
+      expect(JSON.stringify(plain)).not.toContain("METRICS_TOKEN");
     });
 
     it("generates no secret and ships no default admin password", () => {
@@ -86,7 +119,15 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
     const pod = podSpec(find(objects, "Deployment", "entryway-ansibleforms"));
     const rte = container(pod, "rte");
     const app = container(pod, "ansibleforms");
-    expect(volumeAt(pod, rte, "/app/dist/persistent")?.claim).toBe("entryway-ansibleforms-persistent");
+    // The external database is a name: its port to any address; then the scenario's allowEgressTo.
+    expect(find(objects, "NetworkPolicy", "entryway-ansibleforms").spec.egress).toEqual([
+      DNS_RULE,
+      { ports: [{ port: 3306, protocol: "TCP" }] },
+      { to: [{ ipBlock: { cidr: "10.20.0.0/16" } }], ports: [{ port: 22 }] },
+      { ports: [{ port: 443, protocol: "TCP" }] },
+    ]);
+    // The playbook folders read-write, the ssh folder read-only: never the whole volume.
+    expect(appVolumeMountsOf(pod, rte)).toEqual([...PLAYBOOK_FOLDER_MOUNTS, { name: "persistent", mountPath: "/home/node/.ssh", subPath: "ssh", readOnly: true }]);
     // sshFromApp: the app's ssh folder (on its volume, subPath ssh) read-only in the RTE.
     expect(app.volumeMounts).toContainEqual({ name: "persistent", mountPath: "/home/node/.ssh", subPath: "ssh" });
     expect(rte.volumeMounts).toContainEqual({ name: "persistent", mountPath: "/home/node/.ssh", subPath: "ssh", readOnly: true });
@@ -119,6 +160,7 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
     expect(remote.map((o) => `${o.kind}/${o.metadata?.name}`).sort()).toEqual([
       "ConfigMap/entryway-remote-rte-ca",
       "NetworkPolicy/entryway-remote-rte",
+      "PodMonitor/entryway-remote-rte",
       "StatefulSet/entryway-remote-rte",
     ]);
     const sts = find(remote, "StatefulSet", "entryway-remote-rte");
@@ -130,11 +172,21 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
     expect(envOf(rte, "RTE_TOKEN")?.valueFrom?.secretKeyRef).toEqual({ name: "forms-rte-token", key: "token" });
     expect((sts.spec.volumeClaimTemplates as { metadata: { name: string } }[]).map((c) => c.metadata.name)).toEqual(["rte-spool"]);
     expect(rte.volumeMounts!.find((m) => m.mountPath === envOf(rte, "RTE_SPOOL_PATH")!.value)?.name).toBe("rte-spool");
-    expect(envNames(rte).filter((n) => APP_ONLY_ENV.test(n))).toEqual([]);
-    expect(find(remote, "NetworkPolicy", "entryway-remote-rte").spec).toMatchObject({ policyTypes: ["Ingress"], ingress: [] });
+    expect(envNames(rte).filter((n) => APP_ONLY_ENV.test(n) && n !== "METRICS_TOKEN")).toEqual([]);
+    expect(envOf(rte, "METRICS_TOKEN")?.valueFrom?.secretKeyRef).toEqual({ name: "rte-metrics", key: "token" });
+    expect(find(remote, "PodMonitor", "entryway-remote-rte").spec).toEqual({
+      selector: { matchLabels: (sts.spec as { selector: { matchLabels: unknown } }).selector.matchLabels },
+      podMetricsEndpoints: [{ port: "rte", path: "/metrics", authorization: { type: "Bearer", credentials: { name: "rte-metrics", key: "token" } } }],
+    });
+    // In: only Prometheus (metrics on). Out: DNS and the app's URL; forms.example.com is a name, so port 443 to any address.
+    expect(find(remote, "NetworkPolicy", "entryway-remote-rte").spec).toMatchObject({
+      policyTypes: ["Ingress", "Egress"],
+      ingress: [{ from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "observability" } } }], ports: [{ port: 8000, protocol: "TCP" }] }],
+      egress: [DNS_RULE, { ports: [{ port: 443, protocol: "TCP" }] }],
+    });
   });
 
-  it("database mode: the deprecation is rendered as an annotation; the RTE holds DB_* and the app's volume, registers nothing and has no ENCRYPTION_SECRET", async () => {
+  it("database mode: the deprecation is rendered as an annotation; the RTE holds DB_* and the playbook folders, registers nothing and has no ENCRYPTION_SECRET", async () => {
     const objects = template([scenario("database")]);
     await assertValidObjects(objects);
     const deployment = find(objects, "Deployment", "entryway-ansibleforms");
@@ -147,7 +199,7 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
     expect(envOf(rte, "RTE_REGISTER")?.value).toBe("0");
     expect(envOf(rte, "RTE_URL")?.value).toBe("http://127.0.0.1:8001");
     expect(envOf(rte, "ENCRYPTION_SECRET")).toBeUndefined();
-    expect(volumeAt(pod, rte, "/app/dist/persistent")?.claim).toBe("entryway-ansibleforms-persistent");
+    expect(appVolumeMountsOf(pod, rte)).toEqual(PLAYBOOK_FOLDER_MOUNTS);
     expect(objects.find((o) => o.metadata?.name === "entryway-ansibleforms-rte-spool")).toBeUndefined();
   });
 
@@ -176,7 +228,12 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
       ["an rte runner without a token", () => forms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound" }] } }), /runner "x" is an rte runner without a token/],
       ["duplicate runner names", () => forms({ runners: { items: [{ name: "rte", type: "rte", mode: "outbound", token: "${RTE_TOKEN}" }] } }), /runner "rte" is declared twice/],
       ["a ${VAR} the app does not have", () => forms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound", token: "${DC2_TOKEN}" }] } }), /uses \$\{DC2_TOKEN\}, which the app container does not have/],
+      ["a seed credential naming the app's own secret", () => forms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound", token: "${ENCRYPTION_SECRET}" }] } }), /token may reference only a token variable .* not \$\{ENCRYPTION_SECRET\}/],
       ["a literal token in the seed", () => forms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound", token: "abcdefghijklmnopqrstu" }] } }), /token must be a \$\{VAR\} reference/],
+      ["metrics without the app's token Secret", () => forms({ metrics: { enabled: true, rteExistingSecret: "r" } }), /metrics.existingSecret is required/],
+      ["metrics without the sidecar's own token Secret", () => forms({ metrics: { enabled: true, existingSecret: "m" } }), /metrics.rteExistingSecret is required/],
+      ["the app's metrics Secret given to the RTE", () => forms({ metrics: { enabled: true, existingSecret: "m", rteExistingSecret: "m" } }), /RTE's METRICS_TOKEN must come from a Secret of its own/],
+      ["remote metrics without the RTE's token Secret", () => remote({ metrics: { enabled: true } }), /remoteRte: metrics.existingSecret is required/],
       ["no keys Secret (the chart never generates secrets)", () => forms({ existingSecrets: { database: "d", rteToken: "t" } }), /existingSecrets.keys is required/],
     ];
     it.each(cases)("%s", (_name, values, message) => {

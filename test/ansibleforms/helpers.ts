@@ -65,6 +65,30 @@ export function seedOf(objects: readonly ObjectLike[], pod: PodSpec, app: Contai
   return { text, seed: parse(text) };
 }
 
+/**
+ * The RTE's mounts of the app's volume with RTE_FILES=local (and in database mode): the playbook
+ * folders, read-write, each by subPath; never the whole volume (its ssh keys, .env, backups).
+ */
+export const PLAYBOOK_FOLDER_MOUNTS = [
+  { name: "persistent", mountPath: "/app/dist/persistent/playbooks", subPath: "playbooks" },
+  { name: "persistent", mountPath: "/app/dist/persistent/repositories", subPath: "repositories" },
+];
+
+/** The egress rule to the cluster DNS every AnsibleForms policy starts with. */
+export const DNS_RULE = {
+  to: [{ namespaceSelector: {}, podSelector: { matchLabels: { "k8s-app": "kube-dns" } } }],
+  ports: [
+    { port: 53, protocol: "UDP" },
+    { port: 53, protocol: "TCP" },
+  ],
+};
+
+/** A container's mounts of the pod volume backed by the app's claim. */
+export function appVolumeMountsOf(pod: PodSpec, c: Container, claim = "entryway-ansibleforms-persistent"): NonNullable<Container["volumeMounts"]> {
+  const volumes = new Set((pod.volumes ?? []).filter((v) => v.persistentVolumeClaim?.claimName === claim).map((v) => v.name));
+  return (c.volumeMounts ?? []).filter((m) => volumes.has(m.name));
+}
+
 /** The claim backing the volume mounted at `path` in a container (a PVC or a volumeClaimTemplate). */
 export function volumeAt(pod: PodSpec, c: Container, path: string): { name: string; claim?: string; emptyDir: boolean } | undefined {
   const mount = c.volumeMounts?.find((m) => path === m.mountPath || path.startsWith(`${m.mountPath}/`));

@@ -8,7 +8,7 @@ import { RunnerSeed, seedProblems } from "../../components/ansibleforms/runner-s
 import { REDACTED } from "../../scripts/offline/manifests";
 import { isSecretOutput, outputOf, render } from "../harness/pulumi";
 import { assertValidObjects, type ObjectLike } from "../harness/validate";
-import { APP_ONLY_ENV, container, envNames, envOf, find, podSpec, seedOf, volumeAt } from "./helpers";
+import { APP_ONLY_ENV, appVolumeMountsOf, container, DNS_RULE, envNames, envOf, find, PLAYBOOK_FOLDER_MOUNTS, podSpec, seedOf, volumeAt } from "./helpers";
 
 const ns = "forms";
 
@@ -118,9 +118,16 @@ describe("AnsibleForms with an inbound sidecar RTE", async () => {
     const mysqlPolicy = find(objects, "NetworkPolicy", "entryway-ansibleforms-mysql").spec as { ingress: { from: unknown[]; ports: { port: number }[] }[] };
     const appSelector = (deployment.spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels;
     expect(mysqlPolicy.ingress).toEqual([{ from: [{ podSelector: { matchLabels: appSelector } }], ports: [{ port: 3306, protocol: "TCP" }] }]);
-    const appPolicy = find(objects, "NetworkPolicy", "entryway-ansibleforms").spec as { ingress: { ports: { port: number }[] }[]; podSelector: unknown };
+    const appPolicy = find(objects, "NetworkPolicy", "entryway-ansibleforms").spec as { ingress: { ports: { port: number }[] }[]; podSelector: unknown; egress: unknown[] };
     expect(appPolicy.podSelector).toEqual({ matchLabels: appSelector });
     expect(appPolicy.ingress.flatMap((rule) => rule.ports.map((p) => p.port))).toEqual([8000]);
+    // Default: only the ingress controller's namespace reaches the app; the app dials DNS and MySQL only; MySQL dials nowhere.
+    expect(appPolicy).toMatchObject({
+      policyTypes: ["Ingress", "Egress"],
+      ingress: [{ from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ingress-nginx" } } }] }],
+      egress: [DNS_RULE, { to: [{ podSelector: { matchLabels: { "app.kubernetes.io/component": "database" } } }], ports: [{ port: 3306, protocol: "TCP" }] }],
+    });
+    expect(find(objects, "NetworkPolicy", "entryway-ansibleforms-mysql").spec).toMatchObject({ policyTypes: ["Ingress", "Egress"], egress: [] });
     const service = find(objects, "Service", "entryway-ansibleforms").spec as { ports: { port: number }[] };
     expect(service.ports.map((p) => p.port)).toEqual([8000]);
   });
@@ -152,16 +159,14 @@ describe("AnsibleForms with an inbound sidecar RTE", async () => {
 });
 
 describe("AnsibleForms sidecar options", () => {
-  it("RTE_FILES=local mounts the app's volume read-write; ssh keys owner-only; /etc/ansible mounts; maxJobs sizes the RTE", async () => {
+  it("RTE_FILES=local mounts the app's playbook folders read-write, not its volume; ssh keys owner-only; /etc/ansible mounts; maxJobs sizes the RTE", async () => {
     const { objects } = await renderForms({
       rte: { files: "local", maxJobs: 4, sshSecret: "rte-ssh", ansibleCfg: "[defaults]\nforks = 5\n", collectionsClaim: "collections", rolesClaim: "roles" },
     });
     await assertValidObjects(objects);
     const pod = podSpec(find(objects, "Deployment", "entryway-ansibleforms"));
     const rte = container(pod, "rte");
-    const mount = rte.volumeMounts!.find((m) => m.mountPath === "/app/dist/persistent")!;
-    expect(mount.readOnly).toBeFalsy();
-    expect(volumeAt(pod, rte, "/app/dist/persistent")?.claim).toBe("entryway-ansibleforms-persistent");
+    expect(appVolumeMountsOf(pod, rte)).toEqual(PLAYBOOK_FOLDER_MOUNTS);
     expect(pod.volumes!.find((v) => v.secret?.secretName === "rte-ssh")?.secret?.defaultMode).toBe(0o400);
     expect(volumeAt(pod, rte, "/home/node/.ssh/id_ed25519")?.name).toBe("rte-ssh");
     expect(volumeAt(pod, rte, "/etc/ansible/collections")?.claim).toBe("collections");
@@ -252,7 +257,24 @@ describe("AnsibleForms with an outbound RTE elsewhere, and the RemoteRte", async
     expect(envNames(rte).filter((n) => APP_ONLY_ENV.test(n))).toEqual([]);
     expect(rte.securityContext).toMatchObject({ runAsUser: 1000, runAsNonRoot: true });
     const policy = find(remote, "NetworkPolicy", "entryway-remote-rte").spec;
-    expect(policy).toMatchObject({ policyTypes: ["Ingress"], ingress: [] });
+    // In: nothing. Out: DNS and the app's URL (a name: port 443 to any address).
+    expect(policy).toEqual({ podSelector: expect.anything(), policyTypes: ["Ingress", "Egress"], ingress: [], egress: [DNS_RULE, { ports: [{ port: 443, protocol: "TCP" }] }] });
+  });
+
+  it("egress to an IP literal is that address alone, on the URL's port; allowEgressTo follows", async () => {
+    const byAddress = await renderRemote({ appUrl: "https://10.1.2.3:8443", allowEgressTo: [{ to: [{ ipBlock: { cidr: "10.20.0.0/16" } }], ports: [{ port: 22 }] }] });
+    expect(find(byAddress, "NetworkPolicy", "entryway-remote-rte").spec.egress).toEqual([
+      DNS_RULE,
+      { to: [{ ipBlock: { cidr: "10.1.2.3/32" } }], ports: [{ port: 8443, protocol: "TCP" }] },
+      { to: [{ ipBlock: { cidr: "10.20.0.0/16" } }], ports: [{ port: 22 }] },
+    ]);
+    const { objects: external } = await renderForms({
+      externalDatabase: { host: "192.168.5.6", port: 3307, user: "forms", passwordSecret: { name: "db", key: "password" } },
+      ingressNamespace: "istio-system",
+    });
+    const appPolicy = find(external, "NetworkPolicy", "entryway-ansibleforms").spec;
+    expect(appPolicy.egress).toEqual([DNS_RULE, { to: [{ ipBlock: { cidr: "192.168.5.6/32" } }], ports: [{ port: 3307, protocol: "TCP" }] }]);
+    expect(appPolicy.ingress).toEqual([{ from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "istio-system" } } }], ports: [{ port: 8000, protocol: "TCP" }] }]);
   });
 
   it("a token given as a value goes into a Secret of its own, never into the pod", async () => {
@@ -263,8 +285,49 @@ describe("AnsibleForms with an outbound RTE elsewhere, and the RemoteRte", async
   });
 });
 
+describe("AnsibleForms metrics", () => {
+  it("off by default: no METRICS_TOKEN anywhere, no monitor", async () => {
+    const { objects } = await renderForms();
+    expect(JSON.stringify(objects)).not.toContain("METRICS_TOKEN");
+    expect(objects.filter((o) => /Monitor$/.test(o.kind))).toEqual([]);
+  });
+
+  it("on: app and sidecar get generated tokens of their own; monitors use them; Prometheus may reach both ports", async () => {
+    const { objects } = await renderForms({ metrics: { enabled: true, serviceMonitor: true } });
+    await assertValidObjects(objects);
+    const pod = podSpec(find(objects, "Deployment", "entryway-ansibleforms"));
+    const app = container(pod, "ansibleforms");
+    const rte = container(pod, "rte");
+    expect(envOf(app, "METRICS_TOKEN")?.valueFrom?.secretKeyRef).toEqual({ name: "entryway-ansibleforms-metrics", key: "token" });
+    expect(envOf(rte, "METRICS_TOKEN")?.valueFrom?.secretKeyRef).toEqual({ name: "entryway-ansibleforms-rte-metrics", key: "token" });
+    expect(find(objects, "Secret", "entryway-ansibleforms-rte-metrics").stringData).toEqual({ token: REDACTED });
+    expect((find(objects, "ServiceMonitor", "entryway-ansibleforms").spec as { endpoints: unknown[] }).endpoints).toEqual([
+      { port: "http", path: "/api/v2/metrics", authorization: { type: "Bearer", credentials: { name: "entryway-ansibleforms-metrics", key: "token" } } },
+    ]);
+    expect((find(objects, "PodMonitor", "entryway-ansibleforms-rte").spec as { podMetricsEndpoints: unknown[] }).podMetricsEndpoints).toEqual([
+      { port: "rte", path: "/metrics", authorization: { type: "Bearer", credentials: { name: "entryway-ansibleforms-rte-metrics", key: "token" } } },
+    ]);
+    expect(find(objects, "NetworkPolicy", "entryway-ansibleforms").spec.ingress).toContainEqual({
+      from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } }],
+      ports: [{ port: 8000, protocol: "TCP" }, { port: 8001, protocol: "TCP" }],
+    });
+  });
+
+  it("refuses the app's metrics Secret for the RTE; the RemoteRte gets its own token and a PodMonitor", async () => {
+    await expect(renderForms({ metrics: { enabled: true, existingSecret: "m", rteExistingSecret: "m" } })).rejects.toThrow(/RTE's METRICS_TOKEN must come from a Secret of its own/);
+    const remote = await renderRemote({ metrics: { enabled: true, serviceMonitor: true } });
+    await assertValidObjects(remote);
+    const rte = container(podSpec(find(remote, "StatefulSet", "entryway-remote-rte")), "rte");
+    expect(envOf(rte, "METRICS_TOKEN")?.valueFrom?.secretKeyRef).toEqual({ name: "entryway-remote-rte-metrics", key: "token" });
+    find(remote, "PodMonitor", "entryway-remote-rte");
+    expect(find(remote, "NetworkPolicy", "entryway-remote-rte").spec.ingress).toEqual([
+      { from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } }], ports: [{ port: 8000, protocol: "TCP" }] },
+    ]);
+  });
+});
+
 describe("AnsibleForms in the deprecated database mode", () => {
-  it("warns at preview, and the RTE holds DB_* and the app's volume, with no RTE_MODE, RTE_REGISTER=0 at its RTE_URL and no ENCRYPTION_SECRET", async () => {
+  it("warns at preview, and the RTE holds DB_* and the playbook folders, with no RTE_MODE, RTE_REGISTER=0 at its RTE_URL and no ENCRYPTION_SECRET", async () => {
     const warn = vi.spyOn(pulumi.log, "warn");
     const { objects } = await renderForms({ rte: { mode: "database" } });
     expect(warn).toHaveBeenCalledWith(DATABASE_MODE_WARNING, expect.anything());
@@ -279,7 +342,7 @@ describe("AnsibleForms in the deprecated database mode", () => {
     expect(envOf(rte, "RTE_URL")?.value).toBe("http://127.0.0.1:8001");
     expect(envOf(rte, "ENCRYPTION_SECRET")).toBeUndefined();
     expect(envOf(rte, "ACCESS_TOKEN_SECRET")).toBeUndefined();
-    expect(volumeAt(pod, rte, "/app/dist/persistent")?.claim).toBe("entryway-ansibleforms-persistent");
+    expect(appVolumeMountsOf(pod, rte)).toEqual(PLAYBOOK_FOLDER_MOUNTS);
     const { seed } = seedOf(objects, pod, app);
     expect(seed.runners.items[0]).toEqual({ name: "rte", type: "rte", uri: "http://127.0.0.1:8001", token: "${RTE_TOKEN}", is_default: true });
   });
@@ -317,6 +380,11 @@ describe("bad input fails at preview with a clear message", () => {
     ["an rte runner without a token", () => renderForms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound" } as never] } }), /runner "x" is an rte runner without a token/],
     ["duplicate runner names", () => renderForms({ runners: { items: [{ name: "rte", type: "rte", mode: "outbound", token: "${RTE_TOKEN}" }] } }), /runner "rte" is declared twice/],
     ["a ${VAR} the app does not have", () => renderForms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound", token: "${DC2_TOKEN}" }] } }), /uses \$\{DC2_TOKEN\}, which the app container does not have/],
+    [
+      "a seed credential naming the app's own secret",
+      () => renderForms({ runners: { items: [{ name: "awx", type: "awx", uri: "https://awx.example.com", password: "${ADMIN_PASSWORD}" }] } }),
+      /password may reference only a token variable .* not \$\{ADMIN_PASSWORD\}/,
+    ],
     ["a literal token in the seed", () => renderForms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound", token: "abcdefghijklmnopqrstuvwxyz" }] } }), /token must be a \$\{VAR\} reference/],
   ];
   it.each(cases)("%s", async (_label, run, message) => {

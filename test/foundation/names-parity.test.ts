@@ -2,11 +2,11 @@ import { copyFileSync, cpSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { objectName } from "../../components/shared/names";
+import { MAX_STATEFULSET_NAME, objectName, statefulSetName } from "../../components/shared/names";
 import { helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
 
-// The chart's name helper and objectName() must agree, long names included: both front ends
-// make the same objects only if they name them alike.
+// The chart's name helpers and objectName() / statefulSetName() must agree, long names included:
+// both front ends make the same objects only if they name them alike.
 const chart = mkdtempSync(path.join(os.tmpdir(), "entryway-names-chart-"));
 cpSync(path.join(repoRoot, "test/fixtures/names-chart"), chart, { recursive: true });
 copyFileSync(path.join(repoRoot, "charts/entryway/templates/_helpers.tpl"), path.join(chart, "templates/_helpers.tpl"));
@@ -18,6 +18,8 @@ const parts = [
   `ws-${"a".repeat(30)}-authorized-keys`,
   `ws-${"b".repeat(60)}`,
   `ws-${"c".repeat(45)}-x`,
+  "ansibleforms-mysql",
+  `remote-rte-${"d".repeat(3)}`,
 ];
 
 describe.each(helmBinaries().map((h) => [h.major, h] as const))("helm %i names objects as objectName() does", (_major, helm) => {
@@ -30,7 +32,14 @@ describe.each(helmBinaries().map((h) => [h.major, h] as const))("helm %i names o
       parts.forEach((part, i) => {
         expect(data[`n${i}`]).toBe(objectName(release, part));
         expect(data[`n${i}`].length).toBeLessThanOrEqual(63);
+        expect(data[`s${i}`]).toBe(statefulSetName(release, part));
+        expect(data[`s${i}`].length).toBeLessThanOrEqual(MAX_STATEFULSET_NAME);
       });
+      // The long release makes names between 53 and 63 characters: capped for a StatefulSet only.
+      if (release.length === 40) {
+        expect(objectName(release, "ansibleforms-mysql")).toHaveLength(59);
+        expect(data.s5).not.toBe(data.n5);
+      }
     });
   }
 });

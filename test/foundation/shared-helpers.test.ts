@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { objectName, serviceFqdn } from "../../components/shared/names";
+import { objectName, serviceFqdn, statefulSetName } from "../../components/shared/names";
 import { sanitiseLabelValue, selectorLabels, standardLabels } from "../../components/shared/labels";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../../components/shared/security";
 
@@ -14,6 +14,13 @@ describe("names", () => {
     expect(a.length).toBeLessThanOrEqual(63);
     expect(a).not.toBe(b);
     expect(a).toMatch(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
+  });
+  it("caps StatefulSet names at 52 (their pods' revision label is the name plus 11), hashing only on overflow", () => {
+    expect(statefulSetName("entryway", "ansibleforms-mysql")).toBe("entryway-ansibleforms-mysql");
+    const long = statefulSetName("r".repeat(40), "ansibleforms-mysql");
+    expect(long).toHaveLength(52);
+    expect(long).not.toBe(statefulSetName("r".repeat(40), "ansibleforms-mysqm"));
+    expect(objectName("r".repeat(40), "ansibleforms-mysql")).toHaveLength(59);
   });
   it("refuses a name with nothing usable in it", () => {
     expect(() => objectName("--", "")).toThrow(/cannot make a Kubernetes name/);

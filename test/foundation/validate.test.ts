@@ -77,6 +77,28 @@ describe("manifest validation against upstream schemas", () => {
     await expect(validateObject(gateway)).resolves.toEqual([]);
   });
 
+  it("validates prometheus-operator ServiceMonitor and PodMonitor, unknown fields and bad types included", async () => {
+    const serviceMonitor = {
+      apiVersion: "monitoring.coreos.com/v1",
+      kind: "ServiceMonitor",
+      metadata: { name: "app", namespace: "ns" },
+      spec: { selector: { matchLabels: { app: "x" } }, endpoints: [{ port: "http", path: "/metrics", authorization: { type: "Bearer", credentials: { name: "s", key: "token" } } }] },
+    };
+    await expect(validateObject(serviceMonitor)).resolves.toEqual([]);
+    const misspelt = structuredClone(serviceMonitor) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    misspelt.spec.endpoints[0].bearerToken_Secret = { name: "s", key: "token" };
+    expect(await validateObject(misspelt as ObjectLike)).toEqual(["ServiceMonitor/app: /spec/endpoints/0/bearerToken_Secret is not a field of ServiceMonitor"]);
+    const podMonitor = {
+      apiVersion: "monitoring.coreos.com/v1",
+      kind: "PodMonitor",
+      metadata: { name: "rte", namespace: "ns" },
+      spec: { selector: { matchLabels: { app: "x" } }, podMetricsEndpoints: [{ port: "rte", path: "/metrics" }] },
+    };
+    await expect(validateObject(podMonitor)).resolves.toEqual([]);
+    (podMonitor.spec.podMetricsEndpoints[0] as Record<string, unknown>).port = 8001;
+    expect((await validateObject(podMonitor)).join("\n")).toMatch(/podMetricsEndpoints\/0\/port must be string/);
+  });
+
   it("rejects an object whose kind has no upstream schema, and one without a name", async () => {
     await expect(validateObject({ apiVersion: "apps/v1", kind: "Deploymant", metadata: { name: "x" } })).rejects.toThrow(/no upstream schema/);
     expect(await validateObject({ apiVersion: "v1", kind: "ConfigMap", metadata: {} })).toContain("ConfigMap/?: /metadata/name is required");

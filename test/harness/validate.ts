@@ -1,7 +1,7 @@
 /**
- * Validates Kubernetes and Istio objects against the upstream schemas shipped in
- * kubernetes-models and @kubernetes-models/istio, and rejects unknown fields, which those
- * schemas accept.
+ * Validates Kubernetes, Istio and prometheus-operator objects against the upstream schemas shipped
+ * in kubernetes-models, @kubernetes-models/istio and @kubernetes-models/prometheus-operator, and
+ * rejects unknown fields, which those schemas accept.
  *
  * Unknown fields are found by probing the schema itself: a known field set to a value no
  * schema type accepts (a function) makes validation fail; an unknown one does not. Objects that
@@ -37,7 +37,9 @@ async function loadModel(apiVersion: string, kind: string): Promise<ModelClass> 
     const [group, version] = apiVersion.includes("/") ? apiVersion.split("/") : ["", apiVersion];
     const modulePath = group.endsWith(".istio.io")
       ? `@kubernetes-models/istio/${group}/${version}/${kind}`
-      : `kubernetes-models/${group ? `${group}/` : ""}${version}/${kind}`;
+      : group === "monitoring.coreos.com"
+        ? `@kubernetes-models/prometheus-operator/${group}/${version}/${kind}`
+        : `kubernetes-models/${group ? `${group}/` : ""}${version}/${kind}`;
     model = import(modulePath).then(
       (mod: Record<string, ModelClass>) => {
         const cls = mod[kind];

@@ -19,7 +19,9 @@ import {
   noExecIntoGatewayNamespace,
   podSecurityRestricted,
   rteBoundary,
+  rteOwnMetricsToken,
   rteTagMatchesApp,
+  seedCredentials,
   workspacePdbNoLoadBalancer,
 } from "../../policies/rules";
 import { allViolations, asResource, runResourcePolicy, runStackPolicy, type Resource } from "./run-policies";
@@ -115,7 +117,7 @@ const pdb = (selector: Record<string, string>) => ({
 const appContainer = (env: Obj[]) => ({ name: "app", image: "ghcr.io/ansibleforms/ansibleforms:7.3.0", env, securityContext: restrictedContainer() });
 
 describe("policy pack", () => {
-  it("has the nine rules, each with a description; all mandatory but the RTE tag advice", () => {
+  it("has the eleven rules, each with a description; all mandatory but the RTE tag advice", () => {
     expect(entrywayPolicies.map((p) => p.name)).toEqual([
       "entryway-pod-security-restricted",
       "entryway-rte-boundary",
@@ -126,6 +128,8 @@ describe("policy pack", () => {
       "entryway-workspace-pdb-no-loadbalancer",
       "entryway-no-default-admin-password",
       "entryway-rte-tag-matches-app",
+      "entryway-seed-token-references",
+      "entryway-rte-own-metrics-token",
     ]);
     for (const policy of entrywayPolicies) {
       expect(policy.description.length).toBeGreaterThan(20);
@@ -199,8 +203,36 @@ describe("policy pack", () => {
   });
 
   describe("RTE boundary", () => {
-    it("passes a token-only RTE as uid 1000", async () => {
+    const secretRef = (name: string, key = "token") => ({ valueFrom: { secretKeyRef: { name, key } } });
+    /** The deprecated database-mode RTE as the components render it: DB_* from a Secret, RTE_REGISTER=0, no RTE_MODE. */
+    const databaseRte = (extraEnv: Obj[] = []) => ({
+      ...rteContainer(),
+      env: [
+        { name: "RTE_TOKEN", ...secretRef("keys", "rte-token") },
+        { name: "DB_HOST", value: "mysql" },
+        { name: "DB_PASSWORD", ...secretRef("db", "password") },
+        { name: "RTE_REGISTER", value: "0" },
+        ...extraEnv,
+      ],
+    });
+    /** The app and an RTE in one pod, sharing the app's volume. */
+    const sharedPod = (rteMounts: Obj[]) => {
+      const pod = deployment([
+        { ...appContainer([]), volumeMounts: [{ name: "persistent", mountPath: "/app/dist/persistent" }] },
+        { ...rteContainer(), volumeMounts: rteMounts },
+      ]);
+      pod.spec.template.spec.volumes = [{ name: "persistent", persistentVolumeClaim: { claimName: "app" } }];
+      return pod;
+    };
+    const playbookFolders = [
+      { name: "persistent", mountPath: "/app/dist/persistent/playbooks", subPath: "playbooks" },
+      { name: "persistent", mountPath: "/app/dist/persistent/repositories", subPath: "repositories" },
+    ];
+
+    it("passes a token-only RTE as uid 1000, one with its own metrics token, and the database-mode RTE as rendered", async () => {
       expect(await runResourcePolicy(rteBoundary, asResource(deployment([rteContainer()])))).toEqual([]);
+      expect(await runResourcePolicy(rteBoundary, asResource(deployment([rteContainer([{ name: "METRICS_TOKEN", ...secretRef("rte-metrics") }])])))).toEqual([]);
+      expect(await runResourcePolicy(rteBoundary, asResource(deployment([databaseRte()])))).toEqual([]);
     });
     it.each([
       ["a database password", rteContainer([{ name: "DB_PASSWORD", valueFrom: { secretKeyRef: { name: "db", key: "p" } } }]), /must not hold DB_PASSWORD/],
@@ -208,13 +240,63 @@ describe("policy pack", () => {
       ["a literal token", { ...rteContainer(), env: [{ name: "RTE_MODE", value: "outbound" }, { name: "RTE_TOKEN", value: "literal-token-123456" }] }, /RTE_TOKEN must come from a Secret/],
       ["another uid", rteContainer([], { ...restrictedContainer(), runAsUser: 2000 }), /must run as uid 1000/],
       ["envFrom", { ...rteContainer(), envFrom: [{ secretRef: { name: "app-keys" } }] }, /must not use envFrom/],
+      ["a literal METRICS_TOKEN", rteContainer([{ name: "METRICS_TOKEN", value: "a-literal-metrics-token" }]), /METRICS_TOKEN must come from a Secret of the RTE's own/],
+      ["an unknown RTE_MODE", { ...rteContainer(), env: [{ name: "RTE_MODE", value: "sideways" }, { name: "RTE_TOKEN", ...secretRef("keys") }] }, /RTE_MODE "sideways" is unknown/],
+      // No RTE_MODE is the database mode: checked, not skipped.
+      ["a database-mode RTE with a literal DB_PASSWORD", { ...databaseRte(), env: databaseRte().env.map((e: Obj) => (e.name === "DB_PASSWORD" ? { name: "DB_PASSWORD", value: "x" } : e)) }, /DB_PASSWORD must come from a Secret/],
+      ["a database-mode RTE with the encryption secret", databaseRte([{ name: "ENCRYPTION_SECRET", ...secretRef("keys", "encryption-secret") }]), /\(database\): must not hold ENCRYPTION_SECRET/],
+      ["a database-mode RTE that registers itself", { ...databaseRte(), env: databaseRte().env.filter((e: Obj) => e.name !== "RTE_REGISTER") }, /must not register itself \(RTE_REGISTER=0/],
+      ["an RTE known only by AF_ROLE (a custom image, no RTE_MODE)", { name: "runner", image: "registry.example.com/my-rte:1", env: [{ name: "AF_ROLE", value: "rte" }, { name: "DB_PASSWORD", value: "x" }], securityContext: { ...restrictedContainer(), runAsUser: 1000 } }, /"runner" \(database\).*DB_PASSWORD must come from a Secret/],
     ])("fires on %s", async (_name, container, message) => {
       const violations = await runResourcePolicy(rteBoundary, asResource(deployment([container], undefined, { runAsUser: undefined })));
       expect(violations.join("\n")).toMatch(message);
     });
-    it("leaves the deprecated database-mode RTE (no RTE_MODE) alone", async () => {
-      const legacy = { ...rteContainer([{ name: "DB_PASSWORD", value: "x" }]), env: [{ name: "DB_PASSWORD", value: "x" }] };
-      expect(await runResourcePolicy(rteBoundary, asResource(deployment([legacy])))).toEqual([]);
+
+    it("passes the playbook folders by subPath and the ssh folder read-only from the app's volume", async () => {
+      const ok = sharedPod([...playbookFolders, { name: "persistent", mountPath: "/home/node/.ssh", subPath: "ssh", readOnly: true }]);
+      expect(await runResourcePolicy(rteBoundary, asResource(ok))).toEqual([]);
+    });
+    it.each([
+      ["the whole app volume", [{ name: "persistent", mountPath: "/app/dist/persistent" }], /mounts the whole of volume "persistent" at \/app\/dist\/persistent/],
+      ["the whole app volume elsewhere", [{ name: "persistent", mountPath: "/data" }], /mounts the whole of volume "persistent" at \/data/],
+      ["the app's ssh keys read-write", [{ name: "persistent", mountPath: "/home/node/.ssh", subPath: "ssh" }], /mounts ssh of the app's volume "persistent" read-write/],
+    ])("fires on an RTE mounting %s", async (_name, mounts, message) => {
+      expect((await runResourcePolicy(rteBoundary, asResource(sharedPod(mounts)))).join("\n")).toMatch(message);
+    });
+  });
+
+  describe("an RTE's metrics token is its own", () => {
+    const metrics = (secret: string) => ({ name: "METRICS_TOKEN", valueFrom: { secretKeyRef: { name: secret, key: "token" } } });
+    const app = (secret: string) => deployment([appContainer([metrics(secret)])]);
+    const remote = (secret: string) => ({ ...deployment([rteContainer([metrics(secret)])]), kind: "StatefulSet", metadata: { name: "remote-rte", namespace: "ns" } });
+    it("passes an RTE whose METRICS_TOKEN comes from another Secret", async () => {
+      expect(await runStackPolicy(rteOwnMetricsToken, [asResource(app("app-metrics")), asResource(remote("rte-metrics"))])).toEqual([]);
+      expect(await runStackPolicy(rteOwnMetricsToken, [asResource(deployment([appContainer([metrics("app-metrics")]), rteContainer([metrics("rte-metrics")])]))])).toEqual([]);
+    });
+    it("fires on an RTE given the app's METRICS_TOKEN Secret, in the app's pod or elsewhere", async () => {
+      expect(await runStackPolicy(rteOwnMetricsToken, [asResource(app("app-metrics")), asResource(remote("app-metrics"))])).toEqual([
+        expect.stringMatching(/^StatefulSet ns\/remote-rte RTE container "rte": METRICS_TOKEN comes from the app's METRICS_TOKEN Secret app-metrics/),
+      ]);
+      const samePod = deployment([appContainer([metrics("app-metrics")]), rteContainer([metrics("app-metrics")])]);
+      expect((await runStackPolicy(rteOwnMetricsToken, [asResource(samePod)])).join()).toMatch(/METRICS_TOKEN comes from the app's/);
+    });
+  });
+
+  describe("seed credentials reference token variables only", () => {
+    const seedMap = (text: string) => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "seed", namespace: "ns" }, data: { "seed.yaml": text } });
+    const seed = (token: string) => `runners:\n  items:\n  - name: rte\n    token: ${token}\n    type: rte\nversion: 1\n`;
+    it("passes ${RTE_TOKEN} and a secretEnv token, and ignores other ConfigMaps", async () => {
+      expect(await runResourcePolicy(seedCredentials, asResource(seedMap(seed("${RTE_TOKEN}"))))).toEqual([]);
+      expect(await runResourcePolicy(seedCredentials, asResource(seedMap(seed("'${AWX_TOKEN}'"))))).toEqual([]);
+      expect(await runResourcePolicy(seedCredentials, asResource({ ...seedMap("x: ${ENCRYPTION_SECRET}"), data: { "app.conf": "x: ${ENCRYPTION_SECRET}" } }))).toEqual([]);
+    });
+    it.each([
+      ["the encryption secret", seed("${ENCRYPTION_SECRET}"), /references \$\{ENCRYPTION_SECRET\}; seed credentials may reference only token variables/],
+      ["the database password", seed("${DB_PASSWORD}"), /references \$\{DB_PASSWORD\}/],
+      ["the app's metrics token", seed("${METRICS_TOKEN}"), /references \$\{METRICS_TOKEN\}/],
+      ["a literal", seed("abcdefghijklmnopqrstuvwxyz"), /token is a literal/],
+    ])("fires on %s", async (_name, text, message) => {
+      expect((await runResourcePolicy(seedCredentials, asResource(seedMap(text)))).join("\n")).toMatch(message);
     });
   });
 

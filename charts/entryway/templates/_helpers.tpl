@@ -9,22 +9,37 @@ them out itself. They mirror components/shared/ (names.ts, labels.ts, security.t
 {{- end -}}
 
 {{/*
-A DNS-1123 label from parts joined by "-". Over 63 characters it is cut and suffixed with a hash
-of the whole, so two long names never collapse into one: objectName() in components/shared/names.ts
-does the same, and both front ends name objects alike. Call with (list "a" "b").
+A DNS-1123 label from parts joined by "-", at most "max" characters. Longer, it is cut and
+suffixed with a hash of the whole, so two long names never collapse into one: cappedName() in
+components/shared/names.ts does the same, and both front ends name objects alike.
+Call with (dict "parts" (list "a" "b") "max" 63).
 */}}
-{{- define "entryway.joinName" -}}
-{{- $joined := join "-" (compact .) -}}
-{{- if le (len $joined) 63 -}}
+{{- define "entryway.capName" -}}
+{{- $joined := join "-" (compact .parts) -}}
+{{- if le (len $joined) (int .max) -}}
 {{- $joined -}}
 {{- else -}}
-{{- printf "%s-%s" ($joined | trunc 54 | trimSuffix "-") (sha256sum $joined | trunc 8) -}}
+{{- printf "%s-%s" ($joined | trunc (sub (int .max) 9 | int) | trimSuffix "-") (sha256sum $joined | trunc 8) -}}
 {{- end -}}
+{{- end -}}
+
+{{/* A DNS-1123 label of at most 63 characters (objectName()). Call with (list "a" "b"). */}}
+{{- define "entryway.joinName" -}}
+{{- include "entryway.capName" (dict "parts" . "max" 63) -}}
 {{- end -}}
 
 {{/* An object name: base + part. Call with (dict "root" $ "part" "exec-gateway"). */}}
 {{- define "entryway.name" -}}
 {{- include "entryway.joinName" (list (include "entryway.base" .root) .part) -}}
+{{- end -}}
+
+{{/*
+A StatefulSet's name (and its Service's): at most 52 characters, so its pods' label
+controller-revision-hash (name + "-" + a hash of up to 10) fits in 63 (statefulSetName() in
+components/shared/names.ts, which cites the Kubernetes source). Same arguments as entryway.name.
+*/}}
+{{- define "entryway.statefulSetName" -}}
+{{- include "entryway.capName" (dict "parts" (list (include "entryway.base" .root) .part) "max" 52) -}}
 {{- end -}}
 
 {{/* Selector labels: never change over an object's life. (dict "root" $ "name" "exec-gateway" "component" "server") */}}

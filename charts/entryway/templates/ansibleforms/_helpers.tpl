@@ -7,6 +7,9 @@ ends make the same objects. Secrets are never generated here: see README "Ansibl
 
 {{- define "entryway.af.name" -}}{{ include "entryway.name" (dict "root" .root "part" (printf "ansibleforms%s" (ternary "" (printf "-%s" .part) (empty .part)))) }}{{- end -}}
 
+{{/* The built-in MySQL's StatefulSet (and Service): at most 52 characters (entryway.statefulSetName). */}}
+{{- define "entryway.af.mysqlName" -}}{{ include "entryway.statefulSetName" (dict "root" . "part" "ansibleforms-mysql") }}{{- end -}}
+
 {{- define "entryway.af.selectorLabels" -}}
 {{ include "entryway.selectorLabels" (dict "root" . "name" "ansibleforms" "component" "server") }}
 {{- end -}}
@@ -26,6 +29,79 @@ ends make the same objects. Secrets are never generated here: see README "Ansibl
 {{ include "entryway.labels" (dict "root" . "name" "ansibleforms-rte" "component" "rte") }}
 {{- end -}}
 
+{{/* The app folders RTE_FILES=local mounts, as a JSON list (components/ansibleforms/common.ts LOCAL_FILES_FOLDERS). */}}
+{{- define "entryway.af.localFilesFolders" -}}["playbooks","repositories"]{{- end -}}
+
+{{/* The variables the chart sets in the app container, as a JSON list (common.ts COMPONENT_APP_ENV). */}}
+{{- define "entryway.af.componentEnvNames" -}}
+["PORT","DB_HOST","DB_PORT","DB_USER","DB_PASSWORD","ENCRYPTION_SECRET","ACCESS_TOKEN_SECRET","ADMIN_USERNAME","ADMIN_PASSWORD","RTE_TOKEN","RTE_QUEUE_MINUTES","CONFIG_SEED_PATH","CONFIG_SEED_RELOAD_SECONDS","METRICS_TOKEN"]
+{{- end -}}
+
+{{/* DNS egress to the cluster DNS pods, a YAML list item (common.ts DNS_EGRESS). */}}
+{{- define "entryway.af.dnsEgress" -}}
+- to:
+    - namespaceSelector: {}
+      podSelector:
+        matchLabels:
+          k8s-app: kube-dns
+  ports:
+    - port: 53
+      protocol: UDP
+    - port: 53
+      protocol: TCP
+{{- end -}}
+
+{{/*
+Egress to host:port, a YAML list item: an IPv4 literal as a /32, a name by port only (a
+NetworkPolicy matches no names; common.ts hostPortEgress). (dict "host" h "port" p)
+*/}}
+{{- define "entryway.af.hostPortEgress" -}}
+{{- if regexMatch "^(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])([.](25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){3}$" .host }}
+- to:
+    - ipBlock:
+        cidr: {{ printf "%s/32" .host }}
+  ports:
+    - port: {{ int .port }}
+      protocol: TCP
+{{- else }}
+- ports:
+    - port: {{ int .port }}
+      protocol: TCP
+{{- end }}
+{{- end -}}
+
+{{/* Egress to a URL's host and port (the scheme's default when it names none; common.ts urlEgress). */}}
+{{- define "entryway.af.urlEgress" -}}
+{{- $u := urlParse . -}}
+{{- $port := ternary 443 80 (has $u.scheme (list "https" "wss")) -}}
+{{- $host := $u.host -}}
+{{- if regexMatch ":[0-9]+$" $host -}}
+{{- $port = regexFind "[0-9]+$" $host | int -}}
+{{- $host = regexReplaceAll ":[0-9]+$" $host "" -}}
+{{- end -}}
+{{- include "entryway.af.hostPortEgress" (dict "host" $host "port" $port) -}}
+{{- end -}}
+
+{{/* The monitoring namespace (and its Prometheus pods) as a NetworkPolicy peer; takes a metrics section (common.ts monitoringPeer). */}}
+{{- define "entryway.af.monitoringPeer" -}}
+- namespaceSelector:
+    matchLabels:
+      kubernetes.io/metadata.name: {{ default "monitoring" .namespace }}
+  {{- with .podSelector.matchLabels }}
+  podSelector:
+    matchLabels:
+      {{- toYaml . | nindent 6 }}
+  {{- end }}
+{{- end -}}
+
+{{/* A scrape endpoint's bearer token from a Secret (common.ts bearerFrom). */}}
+{{- define "entryway.af.bearerFrom" -}}
+type: Bearer
+credentials:
+  name: {{ . }}
+  key: token
+{{- end -}}
+
 {{/* The Secret holding the RTE token (key "token"). */}}
 {{- define "entryway.af.tokenSecret" -}}
 {{- default (include "entryway.af.name" (dict "root" . "part" "rte-token")) .Values.ansibleForms.existingSecrets.rteToken -}}
@@ -37,7 +113,7 @@ ends make the same objects. Secrets are never generated here: see README "Ansibl
 {{- if $af.externalDatabase.host -}}
 {{- toJson (dict "host" $af.externalDatabase.host "port" (int (default 3306 $af.externalDatabase.port)) "user" $af.externalDatabase.user "secretName" $af.externalDatabase.passwordSecret.name "secretKey" $af.externalDatabase.passwordSecret.key) -}}
 {{- else -}}
-{{- toJson (dict "host" (include "entryway.af.name" (dict "root" . "part" "mysql")) "port" 3306 "user" "ansibleforms" "secretName" $af.existingSecrets.database "secretKey" "password") -}}
+{{- toJson (dict "host" (include "entryway.af.mysqlName" .) "port" 3306 "user" "ansibleforms" "secretName" $af.existingSecrets.database "secretKey" "password") -}}
 {{- end -}}
 {{- end -}}
 
@@ -79,6 +155,9 @@ ends make the same objects. Secrets are never generated here: see README "Ansibl
   value: /etc/ansibleforms/seed/seed.yaml
 - name: CONFIG_SEED_RELOAD_SECONDS
   value: {{ $af.seedReloadSeconds | int | toString | quote }}
+{{- if $af.metrics.enabled }}
+{{ include "entryway.af.secretEnv" (dict "name" "METRICS_TOKEN" "secretName" $af.metrics.existingSecret "key" "token") }}
+{{- end }}
 {{- range $af.secretEnv }}
 {{ include "entryway.af.secretEnv" . }}
 {{- end }}
@@ -117,7 +196,7 @@ ghcr.io/ansibleforms/ansibleforms-rte-<full|core|base>, at the given tag or the 
 {{/*
 The RTE container and its volumes, as JSON (dict "container" ... "volumes" ...).
 (dict "root" $ "s" <settings> "mode" inbound|outbound|database "port" N "tokenSecret" name
-"defaultTag" tag "ansibleCfgConfigMap" name "extraEnv" <yaml list> "extraMounts" <list> )
+"metricsSecret" name "defaultTag" tag "ansibleCfgConfigMap" name "extraEnv" <yaml list> "extraMounts" <list> )
 */}}
 {{- define "entryway.af.rteContainer" -}}
 {{- $s := .s -}}
@@ -132,6 +211,7 @@ The RTE container and its volumes, as JSON (dict "container" ... "volumes" ...).
 {{- $env = append $env (dict "name" "RTE_DRAIN_SECONDS" "value" (toString (int $s.drainSeconds))) -}}
 {{- end -}}
 {{- if $s.processMaxBuffer }}{{ $env = append $env (dict "name" "PROCESS_MAX_BUFFER" "value" (toString (int64 $s.processMaxBuffer))) }}{{ end -}}
+{{- if .metricsSecret }}{{ $env = append $env (dict "name" "METRICS_TOKEN" "valueFrom" (dict "secretKeyRef" (dict "name" .metricsSecret "key" "token"))) }}{{ end -}}
 {{- $env = concat $env (default list .extraEnv) -}}
 {{- range $s.extraEnv -}}
 {{- $name := .name -}}
@@ -199,6 +279,7 @@ The RTE container and its volumes, as JSON (dict "container" ... "volumes" ...).
 {{- end -}}
 {{- $items := prepend (default list $af.runners.items) $own -}}
 {{- $envNames := include "entryway.af.appEnvNames" . | fromJsonArray -}}
+{{- $notTokens := without (include "entryway.af.componentEnvNames" . | fromJsonArray) "RTE_TOKEN" -}}
 {{- $problems := list -}}
 {{- $names := list -}}
 {{- $defaults := list -}}
@@ -230,6 +311,8 @@ The RTE container and its volumes, as JSON (dict "container" ... "volumes" ...).
 {{- range $field := list "token" "password" -}}
 {{- if and (hasKey $r $field) (not (regexMatch "^\\$\\{[A-Za-z_][A-Za-z0-9_]*\\}$" (toString (get $r $field)))) -}}
 {{- $problems = append $problems (printf "%s: %s must be a ${VAR} reference to the app's environment, never a literal" $label $field) -}}
+{{- else if and (hasKey $r $field) (has (trimSuffix "}" (trimPrefix "${" (toString (get $r $field)))) $notTokens) -}}
+{{- $problems = append $problems (printf "%s: %s may reference only a token variable (${RTE_TOKEN} or one of secretEnv), not %s" $label $field (toString (get $r $field))) -}}
 {{- end -}}
 {{- end -}}
 {{- range $key := keys $r | sortAlpha -}}
@@ -290,10 +373,21 @@ The RTE container and its volumes, as JSON (dict "container" ... "volumes" ...).
 {{- if and $af.existingSecrets.rteToken $af.rteToken -}}
 {{- $problems = append $problems "give existingSecrets.rteToken or rteToken, not both" -}}
 {{- end -}}
+{{- if $af.metrics.enabled -}}
+{{- if not $af.metrics.existingSecret -}}
+{{- $problems = append $problems "metrics.existingSecret is required when metrics.enabled: a Secret with key token, the app's METRICS_TOKEN (the chart never generates secrets)" -}}
+{{- end -}}
+{{- if and (eq $af.rte.mode "sidecar") (not $af.metrics.rteExistingSecret) -}}
+{{- $problems = append $problems "metrics.rteExistingSecret is required with the sidecar: a Secret with key token, the RTE's own METRICS_TOKEN" -}}
+{{- end -}}
+{{- if and $af.metrics.existingSecret (eq $af.metrics.existingSecret $af.metrics.rteExistingSecret) -}}
+{{- $problems = append $problems "metrics: the RTE's METRICS_TOKEN must come from a Secret of its own (rteExistingSecret differs from existingSecret)" -}}
+{{- end -}}
+{{- end -}}
 {{- if and $af.expose.enabled (not $af.expose.host) -}}
 {{- $problems = append $problems "expose.host is required when expose.enabled" -}}
 {{- end -}}
-{{- $reserved := list "PORT" "DB_HOST" "DB_PORT" "DB_USER" "DB_PASSWORD" "ENCRYPTION_SECRET" "ACCESS_TOKEN_SECRET" "ADMIN_USERNAME" "ADMIN_PASSWORD" "RTE_TOKEN" "RTE_QUEUE_MINUTES" "CONFIG_SEED_PATH" "CONFIG_SEED_RELOAD_SECONDS" -}}
+{{- $reserved := include "entryway.af.componentEnvNames" . | fromJsonArray -}}
 {{- range $af.secretEnv -}}
 {{- if has .name $reserved }}{{ $problems = append $problems (printf "secretEnv %s is set by the chart" .name) }}{{ end -}}
 {{- end -}}
@@ -322,6 +416,9 @@ The RTE container and its volumes, as JSON (dict "container" ... "volumes" ...).
 {{- end -}}
 {{- if and $r.existingTokenSecret $r.token -}}
 {{- $problems = append $problems "give a token or an existingTokenSecret, not both" -}}
+{{- end -}}
+{{- if and $r.metrics.enabled (not $r.metrics.existingSecret) -}}
+{{- $problems = append $problems "metrics.existingSecret is required when metrics.enabled: a Secret with key token, the RTE's own METRICS_TOKEN" -}}
 {{- end -}}
 {{- if and $r.caBundle $r.existingCaConfigMap -}}
 {{- $problems = append $problems "give a caBundle or an existingCaConfigMap, not both" -}}

@@ -29,7 +29,7 @@ gatewayRDSRouteName): http.<port>, or https.<port>.<portName>.<gatewayName>.<nam
 
 {{/* A workspace's object name. (dict "root" $ "ws" <workspace>) */}}
 {{- define "entryway.ssh.workspaceName" -}}
-{{- include "entryway.name" (dict "root" .root "part" (printf "ws-%s" .ws.name)) -}}
+{{- include "entryway.capName" (dict "parts" (list (include "entryway.name" (dict "root" .root "part" (printf "ws-%s" .ws.name)))) "max" 52) -}}
 {{- end -}}
 
 {{/* Checks the section; fails with one clear message. */}}
