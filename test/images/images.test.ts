@@ -148,7 +148,7 @@ describe.skipIf(!toolsPresent)("images built with podman and run as users run th
       try {
         await waitForPort(gatewayPort, "the gateway container", running);
       } catch (error) {
-        throw new Error(`${(error as Error).message}\n${await podman.podman("logs", "exec-gateway").catch(() => "")}`);
+        throw new Error(`${(error as Error).message}\n${await podman.podman("logs", "exec-gateway").catch(() => "")}`, { cause: error });
       }
     }, 120_000);
 

@@ -68,7 +68,7 @@ export async function startWorkspaceContainer(podman: Podman, image: string, nam
   try {
     await waitForPort(port, `sshd in ${name}`, running);
   } catch (error) {
-    throw new Error(`${(error as Error).message}\n${await podman.podman("logs", name).catch(() => "")}`);
+    throw new Error(`${(error as Error).message}\n${await podman.podman("logs", name).catch(() => "")}`, { cause: error });
   }
 
   // The host key the entrypoint made on the home volume, for a known_hosts line.
