@@ -27,13 +27,18 @@ export function podmanAvailable(): boolean {
   return existsSync("/usr/bin/podman") && existsSync("/bin/busybox") && (existsSync("/usr/bin/runc") || existsSync("/usr/sbin/runc"));
 }
 
-export async function startPodman(): Promise<Podman> {
+export interface PodmanOptions {
+  /** vfs (default) needs nothing of the kernel; overlay shares layers, which image builds want. */
+  storageDriver?: "vfs" | "overlay";
+}
+
+export async function startPodman(options: PodmanOptions = {}): Promise<Podman> {
   const dir = mkdtempSync(join(tmpdir(), "entryway-podman-"));
   const conf = join(dir, "containers.conf");
   writeFileSync(conf, ['[containers]', 'default_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]', "[engine]", 'runtime = "runc"', 'cgroup_manager = "cgroupfs"', ""].join("\n"));
   const env = { ...process.env, CONTAINERS_CONF: conf, XDG_RUNTIME_DIR: join(dir, "xdg") };
   mkdirSync(env.XDG_RUNTIME_DIR, { recursive: true });
-  const global = ["--root", join(dir, "storage"), "--runroot", join(dir, "run"), "--storage-driver", "vfs", "--tmpdir", join(dir, "tmp"), "--events-backend", "none"];
+  const global = ["--root", join(dir, "storage"), "--runroot", join(dir, "run"), "--storage-driver", options.storageDriver ?? "vfs", "--tmpdir", join(dir, "tmp"), "--events-backend", "none"];
   const podman = async (...args: string[]) => (await run("podman", [...global, ...args], { env, maxBuffer: 64 * 1024 * 1024 })).stdout;
 
   // Image: busybox-static and its applets, plus a file of known content for bulk-output tests.
