@@ -8,12 +8,12 @@
  * Pulumi's own mocks, with Node's require of ES modules turned off (the library is CommonJS and
  * loads nothing that is not).
  */
-import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot } from "../harness/helm";
+import { npmPack, run } from "../harness/npm";
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), "entryway-pack-"));
 const project = path.join(scratch, "platform-repo");
@@ -21,10 +21,6 @@ const tsc = path.join(repoRoot, "node_modules/typescript/bin/tsc");
 let packedFiles: string[] = [];
 let sshConfigFiles: string[] = [];
 
-function run(command: string, args: string[], cwd: string) {
-  const result = spawnSync(command, args, { cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, env: { ...process.env, npm_config_loglevel: "error" } });
-  return { ok: result.status === 0, stdout: result.stdout, output: `${result.stdout}${result.stderr}` };
-}
 
 const CONSUMER = `
 import * as pulumi from "@pulumi/pulumi";
@@ -57,24 +53,14 @@ process.on("beforeExit", () => {
 });
 `;
 
-type PackInfo = { name: string; filename: string; files: { path: string }[] };
-
-/** `npm pack` (of the root package, or of one workspace): the tarball's name and files. */
-function pack(...workspace: string[]): PackInfo {
-  const packed = run("npm", ["pack", ...workspace, "--pack-destination", scratch, "--json"], repoRoot);
-  if (!packed.ok) throw new Error(`npm pack failed: ${packed.output}`);
-  return (JSON.parse(packed.stdout.slice(packed.stdout.indexOf("["))) as PackInfo[])[0];
-}
-
 beforeAll(() => {
-  const library = pack();
-  const sshConfig = pack("-w", "@entryway/ssh-config");
-  packedFiles = library.files.map((f) => f.path);
-  sshConfigFiles = sshConfig.files.map((f) => f.path);
+  const [library] = npmPack(scratch);
+  const [sshConfig] = npmPack(scratch, ["@entryway/ssh-config"]);
+  packedFiles = library.files;
+  sshConfigFiles = sshConfig.files;
   mkdirSync(project);
   writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "platform-repo", version: "1.0.0", private: true }));
-  const tarballs = [library, sshConfig].map((info) => path.join(scratch, info.filename));
-  const install = run("npm", ["install", ...tarballs, "--prefer-offline", "--no-audit", "--no-fund"], project);
+  const install = run("npm", ["install", library.tarball, sshConfig.tarball, "--prefer-offline", "--no-audit", "--no-fund"], project);
   if (!install.ok) throw new Error(`npm install of the tarball failed: ${install.output}`);
   writeFileSync(
     path.join(project, "tsconfig.json"),
