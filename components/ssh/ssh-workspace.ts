@@ -6,12 +6,12 @@
  * for the domain `<fqdn>` whose one route pins the port with an exact `:authority` match). sshd
  * runs as the workspace user (non-root) with password login off (images/ssh-workspace).
  *
- * Output: the user's ~/.ssh/config block, written by sshConfigBlock() (gateway/src/cli/ssh-config.ts,
+ * Output: the user's ~/.ssh/config block, written by sshConfigBlock() (packages/ssh-config,
  * the one place that writes it; `entryway ssh-config` uses it too).
  */
+import { sshConfigBlock } from "@entryway/ssh-config";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { sshConfigBlock } from "../../gateway/src/cli/ssh-config";
 import { selectorLabels, standardLabels } from "../shared/labels";
 import { objectName, serviceFqdn, statefulSetName } from "../shared/names";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";

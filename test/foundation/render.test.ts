@@ -57,8 +57,6 @@ describe("npm run render", () => {
     const tree = mkdtempSync(path.join(scratch, "bad-"));
     for (const file of ["Pulumi.yaml", "index.ts"]) writeFileSync(path.join(tree, file), readFileSync(path.join(repoRoot, file)));
     spawnSync("cp", ["-r", path.join(repoRoot, "components"), tree]);
-    // components/ssh imports the one ssh-config writer from the gateway's CLI (pure, no dependencies).
-    spawnSync("cp", ["--parents", "gateway/src/cli/ssh-config.ts", "gateway/src/cli/args.ts", tree], { cwd: repoRoot });
     spawnSync("ln", ["-s", path.join(repoRoot, "node_modules"), path.join(tree, "node_modules")]);
     writeFileSync(path.join(tree, "Pulumi.bad.yaml"), "config:\n  entryway:stack:\n    namespace: Not_A_Name\n    colour: blue\n");
     const result = run("render.ts", ["bad"], tree);
@@ -82,7 +80,6 @@ describe("npm run diff", () => {
     for (const item of ["Pulumi.yaml", "Pulumi.dev.yaml", "index.ts", "components", "scripts", "tsconfig.json"]) {
       spawnSync("cp", ["-r", path.join(repoRoot, item), repo]);
     }
-    spawnSync("cp", ["--parents", "gateway/src/cli/ssh-config.ts", "gateway/src/cli/args.ts", repo], { cwd: repoRoot });
     spawnSync("ln", ["-s", path.join(repoRoot, "node_modules"), path.join(repo, "node_modules")]);
     const git = (...args: string[]) => spawnSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", ...args], { cwd: repo, encoding: "utf8" });
     writeFileSync(path.join(repo, ".gitignore"), "node_modules\n");

@@ -1,31 +1,30 @@
 /**
  * Platform repos import the components from the published package. This packs the package as
- * npm would publish it (`npm pack`, which builds dist/ through prepack), installs the tarball
- * with npm into a scratch project (its declared dependencies come from the registry or npm's
+ * npm would publish it (`npm pack`, which builds dist/ through prepack), and the one workspace
+ * package it depends on (@entryway/ssh-config, published with it), installs both tarballs with
+ * npm into a scratch project (the other declared dependencies come from the registry or npm's
  * cache), and checks that `import { ExecGateway } from "entryway"` type-checks, that a wrong
  * argument does not, and that the compiled program creates the gateway's resources under
- * Pulumi's own mocks.
+ * Pulumi's own mocks, with Node's require of ES modules turned off (the library is CommonJS and
+ * loads nothing that is not).
  */
-import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot } from "../harness/helm";
+import { npmPack, run } from "../harness/npm";
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), "entryway-pack-"));
 const project = path.join(scratch, "platform-repo");
 const tsc = path.join(repoRoot, "node_modules/typescript/bin/tsc");
 let packedFiles: string[] = [];
+let sshConfigFiles: string[] = [];
 
-function run(command: string, args: string[], cwd: string) {
-  const result = spawnSync(command, args, { cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, env: { ...process.env, npm_config_loglevel: "error" } });
-  return { ok: result.status === 0, stdout: result.stdout, output: `${result.stdout}${result.stderr}` };
-}
 
 const CONSUMER = `
 import * as pulumi from "@pulumi/pulumi";
-import { ExecGateway, Stack, objectName, type ExecGatewayArgs } from "entryway";
+import { ConnectGateway, ExecGateway, SshWorkspace, Stack, objectName, type ExecGatewayArgs } from "entryway";
 
 const created: string[] = [];
 pulumi.runtime.setMocks(
@@ -45,6 +44,9 @@ const args: ExecGatewayArgs = { namespace: "access", targetNamespaces: ["team-a"
 const gateway = new ExecGateway("platform", args);
 new Stack("whole", { namespace: "stack-ns", name: "whole" });
 gateway.url.apply((url) => created.push("url " + url));
+const connect = new ConnectGateway("ssh", { namespace: "access", hostname: "ssh.example.com" });
+const workspace = new SshWorkspace("alice", { gateway: connect, namespace: "team-a", authorizedKeys: ["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIA alice@laptop"] });
+workspace.sshConfig.apply((block) => created.push("sshConfig " + block.split("\\n").find((line) => line.includes("ProxyCommand"))!.trim()));
 process.on("beforeExit", () => {
   if (created.length === 0) return;
   console.log(JSON.stringify({ name: objectName("platform", "exec-gateway"), created: created.splice(0).sort() }));
@@ -52,13 +54,13 @@ process.on("beforeExit", () => {
 `;
 
 beforeAll(() => {
-  const pack = run("npm", ["pack", "--pack-destination", scratch, "--json"], repoRoot);
-  if (!pack.ok) throw new Error(`npm pack failed: ${pack.output}`);
-  const [info] = JSON.parse(pack.stdout.slice(pack.stdout.indexOf("["))) as { filename: string; files: { path: string }[] }[];
-  packedFiles = info.files.map((f) => f.path);
+  const [library] = npmPack(scratch);
+  const [sshConfig] = npmPack(scratch, ["@entryway/ssh-config"]);
+  packedFiles = library.files;
+  sshConfigFiles = sshConfig.files;
   mkdirSync(project);
   writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "platform-repo", version: "1.0.0", private: true }));
-  const install = run("npm", ["install", path.join(scratch, info.filename), "--prefer-offline", "--no-audit", "--no-fund"], project);
+  const install = run("npm", ["install", library.tarball, sshConfig.tarball, "--prefer-offline", "--no-audit", "--no-fund"], project);
   if (!install.ok) throw new Error(`npm install of the tarball failed: ${install.output}`);
   writeFileSync(
     path.join(project, "tsconfig.json"),
@@ -86,7 +88,14 @@ describe("the packed package", () => {
     expect(packedFiles).toEqual(
       expect.arrayContaining(["dist/components/index.js", "dist/components/index.d.ts", "dist/components/exec-gateway/index.d.ts", "charts/entryway/Chart.yaml", "README.md"]),
     );
-    expect(packedFiles.filter((f) => /^(test|scripts|policies|gateway)\//.test(f) || /\.ts$/.test(f) && !f.endsWith(".d.ts"))).toEqual([]);
+    expect(packedFiles.filter((f) => /^(test|scripts|policies|gateway|packages)\//.test(f) || /(^|\/)gateway\//.test(f) || /\.ts$/.test(f) && !f.endsWith(".d.ts"))).toEqual([]);
+  });
+
+  it("takes the ssh config writer from @entryway/ssh-config, a CommonJS package of its own, not from the gateway's sources", () => {
+    expect(sshConfigFiles.sort()).toEqual(["dist/index.d.ts", "dist/index.js", "package.json"]);
+    const installed = path.join(project, "node_modules/@entryway/ssh-config/package.json");
+    expect(JSON.parse(readFileSync(installed, "utf8")).type ?? "commonjs").toBe("commonjs");
+    expect(readFileSync(path.join(project, "node_modules/entryway/dist/components/ssh/ssh-workspace.js"), "utf8")).toContain('require("@entryway/ssh-config")');
   });
 
   it("installs into a scratch project with its declared dependencies", () => {
@@ -99,7 +108,7 @@ describe("the packed package", () => {
     const compiled = run("node", [tsc, "-p", "tsconfig.json"], project);
     expect(compiled.output).toBe("");
     expect(compiled.ok).toBe(true);
-    const ran = run("node", ["out/index.js"], project);
+    const ran = run("node", ["--no-experimental-require-module", "out/index.js"], project);
     expect(ran.ok, ran.output).toBe(true);
     const result = JSON.parse(ran.stdout.trim().split("\n").pop()!) as { name: string; created: string[] };
     expect(result.name).toBe("platform-exec-gateway");
@@ -110,6 +119,7 @@ describe("the packed package", () => {
         "kubernetes:rbac.authorization.k8s.io/v1:Role team-a/platform-exec-gateway",
         "kubernetes:core/v1:Namespace -/stack-ns",
         "url ws://platform-exec-gateway.access.svc.cluster.local/v1/enter",
+        expect.stringMatching(/^sshConfig ProxyCommand entryway connect-proxy ssh\.example\.com:\d+ %h %p$/),
       ]),
     );
   });

@@ -1,5 +1,5 @@
 /**
- * The client side: the one ssh-config writer (gateway/src/cli/ssh-config.ts, also used by the
+ * The client side: the one ssh-config writer (packages/ssh-config, also used by the
  * SshWorkspace component), `entryway ssh-config`, and `entryway connect-proxy` against a stand-in
  * gateway that answers like Envoy does (404 for an undeclared workspace, 403, 200 with early data).
  */
@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import net from "node:net";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { sshConfigBlock } from "../../gateway/src/cli/ssh-config";
+import { sshConfigBlock } from "@entryway/ssh-config";
 import { repoRoot } from "../harness/helm";
 
 const tsx = path.join(repoRoot, "node_modules/tsx/dist/cli.mjs");

@@ -28,7 +28,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { parseStackConfig, Stack } from "../../components/stack";
-import { parseHostPort, sshConfigBlock, type SshConfigEntry } from "../../gateway/src/cli/ssh-config";
+import { parseHostPort, sshConfigBlock, type SshConfigEntry } from "@entryway/ssh-config";
 import { chartScenarios, helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
 import { outputOf, render } from "../harness/pulumi";
 import type { ObjectLike } from "../harness/validate";

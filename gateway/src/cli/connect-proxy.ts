@@ -8,8 +8,7 @@
 import { readFileSync } from "node:fs";
 import net from "node:net";
 import tls from "node:tls";
-import { parseHostPort } from "./ssh-config.js";
-
+import { parseHostPort } from "@entryway/ssh-config";
 import { parseCommand } from "./args.js";
 
 const USAGE = `usage: entryway connect-proxy [--tls] [--ca-file <path>] [--insecure-skip-verify] [--timeout <seconds>] <gateway-host:port> <host> <port>

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `entryway` command: each subcommand lives in its own module and exports `run(argv)`,
 // which resolves to the process exit code.
+import { realpathSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 
 type Subcommand = { summary: string; load: () => Promise<{ run(argv: string[]): Promise<number> }> };
@@ -31,7 +32,10 @@ export async function main(argv: string[]): Promise<number> {
   return (await subcommand.load()).run(rest);
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+// Run when started as a program. npm installs the `entryway` bin as a symlink to this file: Node
+// loads the main module by its real path (unless --preserve-symlinks-main, nodejs.org/api/cli.html)
+// but leaves process.argv[1] as the symlink, so compare real paths.
+if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
   main(process.argv.slice(2)).then(
     (code) => (process.exitCode = code),
     (error: unknown) => {
