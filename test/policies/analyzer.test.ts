@@ -72,7 +72,7 @@ afterAll(() => {
 });
 
 describe("the policy pack served as the Pulumi CLI runs it", () => {
-  it("announces the pack and its eight policies", async () => {
+  it("announces the pack and its nine policies", async () => {
     const info = await call<any>("getAnalyzerInfo", new Empty());  
     expect(info.getName()).toBe("entryway");
     expect(info.getPoliciesList().map((p: any) => p.getName()).sort()).toEqual([  
@@ -83,6 +83,7 @@ describe("the policy pack served as the Pulumi CLI runs it", () => {
       "entryway-pod-security-restricted",
       "entryway-rte-boundary",
       "entryway-rte-tag-matches-app",
+      "entryway-secret-readers-alone",
       "entryway-workspace-pdb-no-loadbalancer",
     ]);
   });
