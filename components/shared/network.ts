@@ -26,7 +26,10 @@ export interface InClusterPeer {
    * @pattern ^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$
    */
   namespace: string;
-  /** Labels of the pods. */
+  /**
+   * Labels of the pods.
+   * @minProperties 1
+   */
   podSelector: Record<string, string>;
 }
 

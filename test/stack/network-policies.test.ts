@@ -135,7 +135,8 @@ describe("the stack's NetworkPolicies", async () => {
 
     const gateway = pods.find((p) => p.labels["app.kubernetes.io/name"] === "connect-gateway");
     const workspaces = pods.filter((p) => p.labels["app.kubernetes.io/name"] === "ssh-workspace");
-    it.runIf(gateway !== undefined)("lets the SSH path through and nothing else: internet -> gateway -> istiod and workspaces", () => {
+    // Only where there is a gateway (no test is made, and none skipped, elsewhere).
+    if (gateway) it("lets the SSH path through and nothing else: internet -> gateway -> istiod and workspaces", () => {
       const connectPort = gateway!.ports!.find((p) => p.name === "connect")!.containerPort;
       for (const port of [connectPort, 15021, 15090]) expect(allows(policies, INTERNET, gateway!, port)).toBe(true);
       expect(allows(policies, INTERNET, gateway!, 15000)).toBe(false); // Envoy's admin port
