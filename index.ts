@@ -13,6 +13,8 @@ const config = parseStackConfig(new pulumi.Config("entryway").getObject<unknown>
 const stack = new Stack(pulumi.getStack(), config);
 
 export const namespace = stack.namespace;
+/** The connect gateway's own namespace: its TLS Secret (connectGateway.tls.credentialName) goes there. */
+export const connectNamespace = stack.connectNamespace;
 /** The exec gateway's WebSocket URL (wss://host/v1/enter when exposed). */
 export const execGatewayUrl = stack.execGatewayUrl;
 

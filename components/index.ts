@@ -4,6 +4,7 @@ export * from "./ansibleforms";
 export * from "./exec-gateway";
 export * from "./shared/labels";
 export * from "./shared/names";
+export * from "./shared/network";
 export * from "./shared/security";
 export * from "./ssh/connect-gateway";
 export * from "./ssh/ssh-workspace";

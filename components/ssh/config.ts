@@ -4,6 +4,7 @@
  * the same names (charts/entryway/values.yaml), without the chart's `enabled` switches: a present
  * section is on.
  */
+import type { InClusterPeer } from "../shared/network";
 import type { ConnectGateway, ConnectGatewayArgs } from "./connect-gateway";
 import type { SshWorkspaceArgs } from "./ssh-workspace";
 
@@ -14,6 +15,14 @@ export interface ResourcesConfig {
 
 /** The dedicated Istio CONNECT gateway for SSH workspaces. */
 export interface ConnectGatewayConfig {
+  /**
+   * The gateway's own namespace (default `<namespace>-connect`): it holds the gateway, the
+   * workspaces' route patches and the TLS Secret, and nothing else.
+   * @pattern ^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$
+   */
+  namespace?: string;
+  /** Create the gateway's namespace (default true); false when the platform creates namespaces. */
+  createNamespace?: boolean;
   /**
    * The CONNECT port (default 2222); 80, 443 and Istio's 150xx ports are refused.
    * @minimum 1
@@ -41,7 +50,7 @@ export interface ConnectGatewayConfig {
   /** TLS on the CONNECT hop, terminated by the gateway. */
   tls?: {
     /**
-     * A kubernetes.io/tls Secret in the stack's namespace.
+     * A kubernetes.io/tls Secret in the gateway's namespace.
      * @pattern ^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$
      */
     credentialName: string;
@@ -113,6 +122,12 @@ export interface SshWorkspaceConfig {
   idleTimeout?: string;
   resources?: ResourcesConfig;
   /**
+   * sshd's port and socket forwarding: none (default) or local (`ssh -L`; VS Code Remote-SSH needs it).
+   */
+  tcpForwarding?: "none" | "local";
+  /** Egress beyond the cluster DNS, as NetworkPolicy egress rules (default: none). */
+  egress?: NetworkPolicyEgressRuleConfig[];
+  /**
    * Whether node drains may move the workspace: never (default; its PDB allows no eviction, so an
    * operator deletes the pod before a node upgrade) or allowed (a drain moves it, cutting sessions).
    */
@@ -124,11 +139,62 @@ export interface SshWorkspaceConfig {
   sshAlias?: string;
 }
 
-export function connectGatewayArgs(config: ConnectGatewayConfig, namespace: string, labels?: Record<string, string>): ConnectGatewayArgs {
-  return { ...config, resources: config.resources as ConnectGatewayArgs["resources"], namespace, labels };
+/** A NetworkPolicy egress rule: where to (peers) and on which ports; an empty field means any. */
+export interface NetworkPolicyEgressRuleConfig {
+  to?: {
+    ipBlock?: { cidr: string; except?: string[] };
+    namespaceSelector?: { matchLabels?: Record<string, string> };
+    podSelector?: { matchLabels?: Record<string, string> };
+  }[];
+  ports?: {
+    /**
+     * @minimum 1
+     * @maximum 65535
+     */
+    port?: number;
+    /**
+     * @minimum 1
+     * @maximum 65535
+     */
+    endPort?: number;
+    protocol?: "TCP" | "UDP" | "SCTP";
+  }[];
 }
 
-export function sshWorkspaceArgs(config: SshWorkspaceConfig, gateway: ConnectGateway, instance: string, labels?: Record<string, string>): SshWorkspaceArgs {
+/** The in-cluster peers the stack's NetworkPolicies name. */
+export interface NetworkPeersConfig {
+  /** The cluster DNS every workload may ask (default: pods `k8s-app: kube-dns` in kube-system). */
+  dns?: InClusterPeer;
+  /** istiod, which the CONNECT gateway reaches on 15012 (default: pods `app: istiod` in istio-system). */
+  istiod?: InClusterPeer;
+}
+
+/** The connect gateway's namespace: its own, `<namespace>-connect` unless named. */
+export function connectNamespace(config: ConnectGatewayConfig, stackNamespace: string): string {
+  const namespace = config.namespace ?? `${stackNamespace}-connect`;
+  if (namespace.length > 63) {
+    throw new Error(`entryway:stack: the connect gateway's namespace ${namespace} is longer than 63 characters; set connectGateway.namespace`);
+  }
+  if (namespace === stackNamespace) {
+    throw new Error(`entryway:stack: connectGateway.namespace must differ from the stack's namespace ${stackNamespace}: the internet-facing gateway may read every Secret in its own`);
+  }
+  return namespace;
+}
+
+export function connectGatewayArgs(config: ConnectGatewayConfig, namespace: string, network: NetworkPeersConfig, labels?: Record<string, string>): ConnectGatewayArgs {
+  const { createNamespace: _createNamespace, ...rest } = config;
+  return { ...rest, resources: rest.resources as ConnectGatewayArgs["resources"], namespace, dns: network.dns, istiod: network.istiod, labels };
+}
+
+export function sshWorkspaceArgs(config: SshWorkspaceConfig, gateway: ConnectGateway, stackNamespace: string, instance: string, labels?: Record<string, string>): SshWorkspaceArgs {
   const { name: _name, ...rest } = config;
-  return { ...rest, resources: rest.resources as SshWorkspaceArgs["resources"], gateway, instance, labels };
+  return {
+    ...rest,
+    namespace: rest.namespace ?? stackNamespace,
+    resources: rest.resources as SshWorkspaceArgs["resources"],
+    egress: rest.egress as SshWorkspaceArgs["egress"],
+    gateway,
+    instance,
+    labels,
+  };
 }

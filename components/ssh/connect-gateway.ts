@@ -11,7 +11,9 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { selectorLabels, standardLabels } from "../shared/labels";
 import { objectName, serviceFqdn } from "../shared/names";
+import { DEFAULT_DNS, DEFAULT_ISTIOD, dnsEgressRule, ISTIO_HEALTH_PORT, ISTIO_METRICS_PORT, ISTIOD_XDS_PORT, peerIn, type InClusterPeer } from "../shared/network";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
+import { WORKSPACE_SSHD_PORT } from "./ssh-workspace";
 
 /** Ports the gateway never takes for SSH: the usual web ports and Istio's own. */
 export const RESERVED_CONNECT_PORTS: readonly number[] = [80, 443, 15000, 15001, 15004, 15006, 15008, 15009, 15020, 15021, 15053, 15090];
@@ -19,6 +21,7 @@ export const RESERVED_CONNECT_PORTS: readonly number[] = [80, 443, 15000, 15001,
 const ISTIO_PROXY_UID = 1337;
 const HCM = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
 const DNS_NAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const CIDR = /^(\d{1,3}(\.\d{1,3}){3}\/(3[0-2]|[12]?\d)|[0-9a-fA-F:]+:[0-9a-fA-F:]*\/(12[0-8]|1[01]\d|[1-9]?\d))$/;
 
 export type ConnectGatewayServiceType = "LoadBalancer" | "NodePort" | "ClusterIP";
@@ -38,7 +41,12 @@ export interface ConnectGatewayTls {
 }
 
 export interface ConnectGatewayArgs {
-  /** The namespace of the gateway and of the workspaces' route patches. Plain: names must be known at preview. */
+  /**
+   * The namespace of the gateway and of the workspaces' route patches. Plain: names must be known
+   * at preview. Give the internet-facing gateway a namespace of its own that holds no Secret but
+   * its TLS certificate: with TLS its ServiceAccount may list every Secret there (the Stack and the
+   * chart arrange it; the policy pack refuses anything else).
+   */
   namespace: string;
   /** The CONNECT port (default 2222). 80, 443 and Istio's own ports are refused. */
   port?: number;
@@ -62,6 +70,10 @@ export interface ConnectGatewayArgs {
   revision?: string;
   /** Container resources (default: 100m CPU, 128Mi requested; 512Mi memory limit). */
   resources?: pulumi.Input<k8s.types.input.core.v1.ResourceRequirements>;
+  /** The cluster DNS the gateway and its workspaces may ask (default: kube-dns in kube-system). */
+  dns?: InClusterPeer;
+  /** istiod, which the gateway's proxy reaches on 15012 (default: app=istiod in istio-system). */
+  istiod?: InClusterPeer;
   /** Labels added to every object. */
   labels?: Record<string, string>;
 }
@@ -77,12 +89,17 @@ export interface ConnectGatewayRegistration {
   /** `host:port` as users reach it. */
   readonly address: string;
   readonly tls: boolean;
+  /** The cluster DNS (workspaces' NetworkPolicies allow it). */
+  readonly dns: InClusterPeer;
 }
 
 /** Checks the arguments; throws one clear message. Exported for tests and the Stack. */
 export function validateConnectGatewayArgs(name: string, args: ConnectGatewayArgs): void {
   const where = `ConnectGateway ${name}`;
   const port = args.port ?? 2222;
+  if (!NAMESPACE.test(args.namespace ?? "")) {
+    throw new Error(`${where}: namespace ${JSON.stringify(args.namespace)} is not a namespace name (a DNS label of at most 63 characters)`);
+  }
   if (!Number.isInteger(port) || port < 1 || port > 65535) {
     throw new Error(`${where}: port must be 1-65535, not ${port}`);
   }
@@ -173,13 +190,17 @@ export class ConnectGateway extends pulumi.ComponentResource {
     this.address = `${args.hostname ?? this.serviceFqdn}:${port}`;
     this.routeConfigurationName = gatewayRouteConfigurationName(port, tls ? { portName: CONNECT_PORT_NAME, gatewayName: gw, namespace: ns } : undefined);
     this.connectFilterName = objectName(name, "connect-gateway", "connect");
-    this.registration = { namespace: ns, port, selector, routeConfigurationName: this.routeConfigurationName, address: this.address, tls };
+    const dns = args.dns ?? DEFAULT_DNS;
+    this.registration = { namespace: ns, port, selector, routeConfigurationName: this.routeConfigurationName, address: this.address, tls, dns };
 
     const serviceAccount = new k8s.core.v1.ServiceAccount(gw, { metadata: meta(gw) }, child);
 
     if (tls) {
-      // istiod serves the credentialName Secret only to a gateway whose ServiceAccount may read
-      // Secrets in its namespace (Istio's gateway chart grants the same).
+      // istiod serves the credentialName Secret only to a gateway whose ServiceAccount may list
+      // Secrets in its namespace: a SubjectAccessReview for verb list, resource secrets, the whole
+      // namespace (istio pilot/pkg/credentials/kube/secrets.go, CredentialsController.Authorize), so
+      // resourceNames cannot narrow it. Istio's gateway chart grants the same
+      // (manifests/charts/gateway/templates/role.yaml). Hence the namespace of its own.
       const sds = objectName(name, "connect-gateway-sds");
       new k8s.rbac.v1.Role(sds, {
         metadata: meta(sds),
@@ -205,6 +226,12 @@ export class ConnectGateway extends pulumi.ComponentResource {
           },
           spec: {
             serviceAccountName: serviceAccount.metadata.name,
+            // The service-account token stays mounted: the proxy authenticates to istiod with a
+            // token, the projected istio-token under Istio's default jwtPolicy third-party-jwt
+            // (istio manifests/charts/istio-control/istio-discovery/files/gateway-injection-template.yaml),
+            // but the automounted one under first-party-jwt (pilot/cmd/pilot-agent options getJwtPath:
+            // /var/run/secrets/kubernetes.io/serviceaccount/token), and istio/istio#22193 shows
+            // proxies failing without it. The token can do no more than the SDS Role above.
             securityContext: restrictedPodSecurityContext({ user: ISTIO_PROXY_UID }),
             containers: [{
               // "auto": Istio's gateway injection replaces the image with its proxy.
@@ -212,7 +239,7 @@ export class ConnectGateway extends pulumi.ComponentResource {
               image: "auto",
               ports: [
                 { name: CONNECT_PORT_NAME, containerPort: port, protocol: "TCP" },
-                { name: "http-envoy-prom", containerPort: 15090, protocol: "TCP" },
+                { name: "http-envoy-prom", containerPort: ISTIO_METRICS_PORT, protocol: "TCP" },
               ],
               resources: args.resources ?? { requests: { cpu: "100m", memory: "128Mi" }, limits: { memory: "512Mi" } },
               securityContext: restrictedContainerSecurityContext({ runAs: { user: ISTIO_PROXY_UID } }),
@@ -261,14 +288,22 @@ export class ConnectGateway extends pulumi.ComponentResource {
       }, child);
     }
 
-    // Only the CONNECT port (from anywhere; the AuthorizationPolicy narrows by client address)
-    // and the proxy's metrics port reach the gateway pods.
+    // In: the CONNECT port from anywhere (the AuthorizationPolicy narrows by client address), the
+    // proxy's readiness port (kubelet, load balancer health checks) and its metrics port, as Istio's
+    // gateway chart admits (manifests/charts/gateway/templates/networkpolicy.yaml).
+    // Out: DNS, istiod (xDS and certificates on 15012, the injected CA_ADDR) and the sshd port of
+    // workspace pods (Envoy dials the endpoints, so the pod port, not the Service's 22).
     new k8s.networking.v1.NetworkPolicy(gw, {
       metadata: meta(gw),
       spec: {
         podSelector: { matchLabels: selector },
-        policyTypes: ["Ingress"],
-        ingress: [{ ports: [{ port, protocol: "TCP" }, { port: 15090, protocol: "TCP" }] }],
+        policyTypes: ["Ingress", "Egress"],
+        ingress: [{ ports: [port, ISTIO_HEALTH_PORT, ISTIO_METRICS_PORT].map((p) => ({ port: p, protocol: "TCP" })) }],
+        egress: [
+          dnsEgressRule(dns),
+          { to: [peerIn(args.istiod ?? DEFAULT_ISTIOD)], ports: [{ port: ISTIOD_XDS_PORT, protocol: "TCP" }] },
+          { to: [{ namespaceSelector: {}, podSelector: { matchLabels: { "app.kubernetes.io/name": "ssh-workspace" } } }], ports: [{ port: WORKSPACE_SSHD_PORT, protocol: "TCP" }] },
+        ],
       },
     }, child);
 

@@ -1,7 +1,8 @@
 /**
  * SshWorkspace: an OpenSSH development container reached through a ConnectGateway. A StatefulSet
  * with a persistent home, a PDB that keeps it from being moved, a Service port 22 named `tcp-ssh`,
- * a NetworkPolicy that admits SSH only from the gateway's pods, authorized keys from a Secret, and
+ * a NetworkPolicy that admits SSH only from the gateway's pods and lets out only DNS and the
+ * `egress` allow-list, authorized keys from a Secret, and
  * one VIRTUAL_HOST ADD EnvoyFilter that routes `CONNECT <fqdn>:22` on the gateway (a virtual host
  * for the domain `<fqdn>` whose one route pins the port with an exact `:authority` match). sshd
  * runs as the workspace user (non-root) with password login off (images/ssh-workspace).
@@ -14,6 +15,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { selectorLabels, standardLabels } from "../shared/labels";
 import { objectName, serviceFqdn, statefulSetName } from "../shared/names";
+import { dnsEgressRule, peerIn } from "../shared/network";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 import type { ConnectGateway } from "./connect-gateway";
 
@@ -29,6 +31,12 @@ export const AUTHORIZED_KEYS_DIR = "/etc/entryway/keys";
 const LOGIN = /^[a-z_][a-z0-9_-]{0,31}$/;
 const DURATION = /^\d+(\.\d{1,9})?s$/;
 const PUBLIC_KEY = /^(ssh-(ed25519|rsa|dss)|ecdsa-sha2-nistp(256|384|521)|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com) [A-Za-z0-9+/]+=*( [^\n]*)?$/;
+
+/**
+ * What sshd forwards for a client: `none` (AllowTcpForwarding and AllowStreamLocalForwarding no)
+ * or `local` (`ssh -L` ports and sockets on the workspace's side, what VS Code Remote-SSH needs).
+ */
+export type SshWorkspaceTcpForwarding = "none" | "local";
 
 /** Whether evictions (node drains) may move a workspace. */
 export type SshWorkspaceDisruption = "never" | "allowed";
@@ -50,8 +58,11 @@ export interface SecretKeyReference {
 export interface SshWorkspaceArgs {
   /** The gateway the workspace registers on. */
   gateway: ConnectGateway;
-  /** The workspace's namespace (default: the gateway's). Plain: the route's domain must be known at preview. */
-  namespace?: string;
+  /**
+   * The workspace's namespace; never the gateway's, which holds nothing but the gateway and its
+   * TLS Secret. Plain: the route's domain must be known at preview.
+   */
+  namespace: string;
   /** The login user, which must exist in the image (default `dev`). */
   user?: string;
   /** The user's numeric id in the image (default 1000); sshd runs as this user. */
@@ -80,6 +91,17 @@ export interface SshWorkspaceArgs {
    * moves it, cutting its live SSH sessions; the home volume follows it).
    */
   disruption?: SshWorkspaceDisruption;
+  /**
+   * Port and socket forwarding by sshd: `none` (default) or `local` (`ssh -L`; VS Code Remote-SSH
+   * needs it). Remote forwarding, agent forwarding, X11 and tunnels are always off.
+   */
+  tcpForwarding?: SshWorkspaceTcpForwarding;
+  /**
+   * Egress beyond the cluster DNS, as NetworkPolicy egress rules (default: none, so the workspace
+   * reaches nothing; e.g. `[{ to: [{ ipBlock: { cidr: "0.0.0.0/0", except: ["10.0.0.0/8"] } }] }]`
+   * for the internet but not the cluster's range).
+   */
+  egress?: k8s.types.input.networking.v1.NetworkPolicyEgressRule[];
   /** Labels added to every object. */
   labels?: Record<string, string>;
   /**
@@ -110,6 +132,12 @@ export function validateSshWorkspaceArgs(name: string, args: SshWorkspaceArgs): 
   if (args.disruption !== undefined && args.disruption !== "never" && args.disruption !== "allowed") {
     throw new Error(`${where}: disruption must be "never" or "allowed", not ${JSON.stringify(args.disruption)}`);
   }
+  if (args.namespace === args.gateway.registration.namespace) {
+    throw new Error(`${where}: namespace ${args.namespace} is the connect gateway's; a workspace (and its keys Secret) runs in another namespace, since the internet-facing gateway may read every Secret in its own`);
+  }
+  if (args.tcpForwarding !== undefined && args.tcpForwarding !== "none" && args.tcpForwarding !== "local") {
+    throw new Error(`${where}: tcpForwarding must be "none" or "local", not ${JSON.stringify(args.tcpForwarding)}`);
+  }
   if (args.idleTimeout !== undefined && !DURATION.test(args.idleTimeout)) {
     throw new Error(`${where}: idleTimeout must be seconds like "3600s", not ${JSON.stringify(args.idleTimeout)}`);
   }
@@ -137,7 +165,7 @@ export class SshWorkspace extends pulumi.ComponentResource {
     validateSshWorkspaceArgs(name, args);
 
     const gateway = args.gateway.registration;
-    const ns = args.namespace ?? gateway.namespace;
+    const ns = args.namespace;
     const user = args.user ?? "dev";
     const uid = args.uid ?? 1000;
     const ws = statefulSetName(name);
@@ -183,8 +211,11 @@ export class SshWorkspace extends pulumi.ComponentResource {
       keysSecret = args.authorizedKeysSecret!;
     }
 
+    // Visible in the mesh only to the gateway, which lives in another namespace: a mesh with
+    // defaultServiceExportTo ["."] would hide it from the gateway (503, no cluster). Istio reads a
+    // comma-separated list of namespaces here (pilot/pkg/serviceregistry/kube/conversion.go).
     new k8s.core.v1.Service(ws, {
-      metadata: meta(ws),
+      metadata: { ...meta(ws), annotations: { "networking.istio.io/exportTo": gateway.namespace } },
       spec: {
         type: "ClusterIP",
         selector,
@@ -213,6 +244,7 @@ export class SshWorkspace extends pulumi.ComponentResource {
               env: [
                 { name: "ENTRYWAY_SSH_USER", value: user },
                 { name: "ENTRYWAY_SSHD_PORT", value: String(WORKSPACE_SSHD_PORT) },
+                { name: "ENTRYWAY_TCP_FORWARDING", value: args.tcpForwarding === "local" ? "local" : "no" },
               ],
               ports: [{ name: "ssh", containerPort: WORKSPACE_SSHD_PORT, protocol: "TCP" }],
               readinessProbe: { tcpSocket: { port: WORKSPACE_SSHD_PORT }, periodSeconds: 10 },
@@ -250,18 +282,18 @@ export class SshWorkspace extends pulumi.ComponentResource {
       spec: { maxUnavailable: args.disruption === "allowed" ? 1 : 0, selector: { matchLabels: selector } },
     }, child);
 
+    // In: sshd's port from the gateway's pods only. Out: DNS and the egress allow-list; the pod is
+    // isolated by this policy itself, in whatever namespace it runs.
     new k8s.networking.v1.NetworkPolicy(ws, {
       metadata: meta(ws),
       spec: {
         podSelector: { matchLabels: selector },
-        policyTypes: ["Ingress"],
+        policyTypes: ["Ingress", "Egress"],
         ingress: [{
-          from: [{
-            namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": gateway.namespace } },
-            podSelector: { matchLabels: gateway.selector },
-          }],
+          from: [peerIn({ namespace: gateway.namespace, podSelector: gateway.selector })],
           ports: [{ port: WORKSPACE_SSHD_PORT, protocol: "TCP" }],
         }],
+        egress: [dnsEgressRule(gateway.dns), ...(args.egress ?? [])],
       },
     }, child);
 

@@ -5,7 +5,7 @@
  */
 import Ajv from "ajv";
 import schema from "./config.schema.json";
-import type { ConnectGatewayConfig, SshWorkspaceConfig } from "../ssh/config";
+import type { ConnectGatewayConfig, NetworkPeersConfig, SshWorkspaceConfig } from "../ssh/config";
 import type { ExecGatewayConfig } from "../exec-gateway/config";
 import type { AnsibleFormsConfig, RemoteRteConfig } from "../ansibleforms/config";
 
@@ -25,6 +25,12 @@ export interface StackConfig {
   createNamespace?: boolean;
   /** Labels added to every object the stack makes. */
   labels?: Record<string, string>;
+  /**
+   * Peers of the NetworkPolicies. Every namespace the stack owns (its own, and the connect
+   * gateway's) gets a default deny of all ingress and egress plus DNS for every pod; each workload's
+   * own policy allows the rest.
+   */
+  networkPolicy?: NetworkPeersConfig;
   /** The dedicated Istio CONNECT gateway for SSH workspaces (components/ssh); deployed when present. */
   connectGateway?: ConnectGatewayConfig;
   /** SSH workspaces registered on the connect gateway (which they need). */

@@ -1,6 +1,7 @@
 /**
  * Stack: the whole Entryway stack from one typed configuration (see config.ts). Each part is
- * its own component; this one only composes them and owns the namespace.
+ * its own component; this one composes them and owns the namespaces: its own and the connect
+ * gateway's, each with a default-deny NetworkPolicy and DNS for every pod.
  */
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
@@ -10,7 +11,8 @@ import { execGatewayArgs } from "../exec-gateway/config";
 import { AnsibleForms, RemoteRte } from "../ansibleforms";
 import { ansibleFormsArgs, remoteRteArgs } from "../ansibleforms/config";
 import { objectName } from "../shared/names";
-import { connectGatewayArgs, sshWorkspaceArgs } from "../ssh/config";
+import { DEFAULT_DNS, namespaceNetworkPolicies, type InClusterPeer } from "../shared/network";
+import { connectGatewayArgs, connectNamespace, sshWorkspaceArgs } from "../ssh/config";
 import { ConnectGateway } from "../ssh/connect-gateway";
 import { SshWorkspace } from "../ssh/ssh-workspace";
 import type { StackConfig } from "./config";
@@ -23,6 +25,8 @@ export const DEFAULT_STACK_NAME = "entryway";
 export class Stack extends pulumi.ComponentResource {
   /** The namespace the stack's workloads run in. */
   public readonly namespace: pulumi.Output<string>;
+  /** The connect gateway's own namespace, when the config has a `connectGateway` section. */
+  public readonly connectNamespace?: string;
   /** The SSH CONNECT gateway, when the config has a `connectGateway` section. */
   public readonly connectGateway?: ConnectGateway;
   /** The SSH workspaces, one per `workspaces` item. */
@@ -54,16 +58,8 @@ export class Stack extends pulumi.ComponentResource {
     const base = config.name ?? DEFAULT_STACK_NAME;
     const labels = standardLabels({ name: "entryway", instance: base }, config.labels);
 
-    if (config.createNamespace ?? true) {
-      const namespace = new k8s.core.v1.Namespace(
-        `${name}-namespace`,
-        { metadata: { name: config.namespace, labels } },
-        { parent: this },
-      );
-      this.namespace = namespace.metadata.name;
-    } else {
-      this.namespace = pulumi.output(config.namespace);
-    }
+    const dns = config.networkPolicy?.dns ?? DEFAULT_DNS;
+    this.namespace = this.ownNamespace(name, config.namespace, config.createNamespace ?? true, base, labels, dns);
 
     if (config.execGateway) {
       // The namespace is plain here: a target list naming it fails now, not at deployment.
@@ -76,12 +72,15 @@ export class Stack extends pulumi.ComponentResource {
       throw new Error("entryway:stack: workspaces need a connectGateway section (they register on its CONNECT port)");
     }
     if (config.connectGateway) {
-      // After the namespace, when the stack makes it.
-      const ssh = { parent: this, dependsOn: this.namespace.apply((): pulumi.Resource[] => []) };
-      const gateway = new ConnectGateway(base, connectGatewayArgs(config.connectGateway, config.namespace, config.labels), ssh);
+      const connect = connectNamespace(config.connectGateway, config.namespace);
+      this.connectNamespace = connect;
+      const connectReady = this.ownNamespace(`${name}-connect`, connect, config.connectGateway.createNamespace ?? true, base, labels, dns);
+      // After both namespaces, when the stack makes them.
+      const ssh = { parent: this, dependsOn: pulumi.all([this.namespace, connectReady]).apply((): pulumi.Resource[] => []) };
+      const gateway = new ConnectGateway(base, connectGatewayArgs(config.connectGateway, connect, config.networkPolicy ?? {}, config.labels), ssh);
       this.connectGateway = gateway;
       for (const ws of config.workspaces ?? []) {
-        this.workspaces.push(new SshWorkspace(objectName(base, "ws", ws.name), sshWorkspaceArgs(ws, gateway, base, config.labels), ssh));
+        this.workspaces.push(new SshWorkspace(objectName(base, "ws", ws.name), sshWorkspaceArgs(ws, gateway, config.namespace, base, config.labels), ssh));
       }
       if (this.workspaces.length > 0) {
         this.sshConfig = pulumi.all(this.workspaces.map((ws) => ws.sshConfig)).apply((blocks) => blocks.join("\n"));
@@ -103,6 +102,7 @@ export class Stack extends pulumi.ComponentResource {
 
     this.registerOutputs({
       namespace: this.namespace,
+      connectNamespace: this.connectNamespace,
       execGatewayUrl: this.execGatewayUrl,
       sshConfig: this.sshConfig,
       ansibleFormsUrl: this.ansibleFormsUrl,
@@ -110,5 +110,12 @@ export class Stack extends pulumi.ComponentResource {
       ansibleFormsRteToken: this.ansibleFormsRteToken,
       ansibleFormsCaBundle: this.ansibleFormsCaBundle,
     });
+  }
+
+  /** A namespace the stack owns: made when asked, with its default deny and DNS for every pod. */
+  private ownNamespace(resourceName: string, namespace: string, create: boolean, base: string, labels: Record<string, string>, dns: InClusterPeer): pulumi.Output<string> {
+    const made = create ? new k8s.core.v1.Namespace(`${resourceName}-namespace`, { metadata: { name: namespace, labels } }, { parent: this }) : undefined;
+    namespaceNetworkPolicies(`${resourceName}-${namespace}`, base, namespace, labels, dns, { parent: this, ...(made ? { dependsOn: [made] } : {}) });
+    return made ? made.metadata.name : pulumi.output(namespace);
   }
 }

@@ -107,6 +107,7 @@ describe.skipIf(!toolsPresent)("images built with podman and run as users run th
     let webhook: Server;
     const webhookCalls: { token: string; target: Record<string, unknown> }[] = [];
     let gatewayPort = 0;
+    let metricsPort = 0;
 
     beforeAll(async () => {
       // The webhook authorizer's peer: allows one token, as user alice.
@@ -129,6 +130,7 @@ describe.skipIf(!toolsPresent)("images built with podman and run as users run th
       await runFile("chmod", ["0660", podman.socketPath]);
 
       gatewayPort = await freePort();
+      metricsPort = await freePort();
       await podman.podman(
         "run", "-d", "--name", "exec-gateway",
         "--network", "host",
@@ -139,6 +141,8 @@ describe.skipIf(!toolsPresent)("images built with podman and run as users run th
         "-v", `${podman.socketPath}:/var/run/docker.sock`,
         "-e", "ENTRYWAY_HOST=127.0.0.1",
         "-e", `ENTRYWAY_PORT=${gatewayPort}`,
+        "-e", "ENTRYWAY_METRICS_HOST=127.0.0.1",
+        "-e", `ENTRYWAY_METRICS_PORT=${metricsPort}`,
         "-e", "ENTRYWAY_BACKEND=docker",
         "-e", "ENTRYWAY_AUTHORIZER=webhook",
         "-e", `ENTRYWAY_WEBHOOK_URL=http://127.0.0.1:${(webhook.address() as AddressInfo).port}/entry-auth`,
@@ -162,7 +166,9 @@ describe.skipIf(!toolsPresent)("images built with podman and run as users run th
       const status = readFileSync(`/proc/${pid}/status`, "utf8");
       expect(status).toMatch(/^Uid:\s+1000\s+1000\s+1000\s+1000$/m);
       expect(status).toMatch(/^CapEff:\s+0+$/m);
-      expect((await fetch(`http://127.0.0.1:${gatewayPort}/readyz`)).status).toBe(200);
+      // Readiness is served on the monitoring port only, never on the public one.
+      expect((await fetch(`http://127.0.0.1:${metricsPort}/readyz`)).status).toBe(200);
+      expect((await fetch(`http://127.0.0.1:${gatewayPort}/readyz`)).status).toBe(404);
     });
 
     it("gives an allowed client a shell in the target container, with its output and exit code", async () => {

@@ -72,7 +72,7 @@ afterAll(() => {
 });
 
 describe("the policy pack served as the Pulumi CLI runs it", () => {
-  it("announces the pack and its ten policies", async () => {
+  it("announces the pack and its twelve policies", async () => {
     const info = await call<any>("getAnalyzerInfo", new Empty());  
     expect(info.getName()).toBe("entryway");
     expect(info.getPoliciesList().map((p: any) => p.getName()).sort()).toEqual([  
@@ -85,6 +85,7 @@ describe("the policy pack served as the Pulumi CLI runs it", () => {
       "entryway-rte-boundary",
       "entryway-rte-own-metrics-token",
       "entryway-rte-tag-matches-app",
+      "entryway-secret-readers-alone",
       "entryway-seed-token-references",
       "entryway-workspace-pdb-no-loadbalancer",
     ]);

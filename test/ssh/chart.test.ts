@@ -58,8 +58,25 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("%s", 
   it("with TLS, workspaces patch Istio's https.<port>.<portName>.<gateway>.<namespace> route configuration", () => {
     const objects = template({ connectGateway: gateway({ tls: { enabled: true, credentialName: "cert" } }), workspaces: [ws("alice")] });
     const route = find(objects, "EnvoyFilter", "entryway-ws-alice-route") as unknown as { spec: { configPatches: { match: unknown }[] } };
-    expect(route.spec.configPatches[0].match).toEqual({ context: "GATEWAY", routeConfiguration: { portNumber: 2222, name: "https.2222.connect.entryway-connect-gateway.entryway" } });
-    expect(objects.filter((o) => o.kind === "Role").map((o) => o.metadata?.name)).toEqual(["entryway-connect-gateway-sds"]);
+    expect(route.spec.configPatches[0].match).toEqual({ context: "GATEWAY", routeConfiguration: { portNumber: 2222, name: "https.2222.connect.entryway-connect-gateway.entryway-connect" } });
+    expect(objects.filter((o) => o.kind === "Role").map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`)).toEqual(["entryway-connect/entryway-connect-gateway-sds"]);
+  });
+
+  it("runs the gateway in a namespace of its own (made unless createNamespace: false) that holds no Secret, each owned namespace with one default deny", () => {
+    const objects = template({ connectGateway: gateway({ tls: { enabled: true, credentialName: "cert" } }), workspaces: [ws("alice")] });
+    const inConnect = objects.filter((o) => o.metadata?.namespace === "entryway-connect").map((o) => `${o.kind}/${o.metadata?.name}`).sort();
+    expect(inConnect).toEqual([
+      "AuthorizationPolicy/entryway-connect-gateway", "Deployment/entryway-connect-gateway", "EnvoyFilter/entryway-connect-gateway-connect",
+      "EnvoyFilter/entryway-ws-alice-route", "Gateway/entryway-connect-gateway", "NetworkPolicy/entryway-allow-dns", "NetworkPolicy/entryway-connect-gateway",
+      "NetworkPolicy/entryway-default-deny", "PodDisruptionBudget/entryway-connect-gateway", "Role/entryway-connect-gateway-sds",
+      "RoleBinding/entryway-connect-gateway-sds", "Service/entryway-connect-gateway", "ServiceAccount/entryway-connect-gateway",
+    ]);
+    expect(find(objects, "Namespace", "entryway-connect").metadata?.labels?.["app.kubernetes.io/part-of"]).toBe("entryway");
+    const denies = objects.filter((o) => o.kind === "NetworkPolicy" && o.metadata?.name === "entryway-default-deny");
+    expect(denies.map((o) => o.metadata?.namespace).sort()).toEqual(["entryway", "entryway-connect"]);
+    const made = template({ connectGateway: gateway({ namespace: "edge-ssh", createNamespace: false }) });
+    expect(made.some((o) => o.kind === "Namespace")).toBe(false);
+    expect(find(made, "Deployment", "entryway-connect-gateway").metadata?.namespace).toBe("edge-ssh");
   });
 
   it("writes the authorized keys file as the component does (one key a line), and mounts it read-only", () => {
@@ -97,6 +114,9 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("%s", 
     ["a misspelt key", { connectGateway: gateway({ hostnme: "x" }) }, /hostnme/],
     ["a bad CIDR", { connectGateway: gateway({ allowedSourceRanges: ["10.0.0.0"] }) }, /allowedSourceRanges/],
     ["an idle timeout without unit", { connectGateway: gateway(), workspaces: [ws("alice", { idleTimeout: "1h" })] }, /idleTimeout/],
+    ["the gateway in the release namespace", { connectGateway: gateway({ namespace: "entryway" }) }, /connectGateway\.namespace must differ from the release namespace entryway/],
+    ["a workspace in the gateway's namespace", { connectGateway: gateway(), workspaces: [ws("alice", { namespace: "entryway-connect" })] }, /workspaces\[alice\]: namespace entryway-connect is the connect gateway's/],
+    ["remote forwarding", { connectGateway: gateway(), workspaces: [ws("alice", { tcpForwarding: "remote" })] }, /tcpForwarding/],
   ])("fails at template time on %s", (_what, values, message) => {
     expect(() => template(values)).toThrow(message);
   });
@@ -110,6 +130,8 @@ describe("the same bad input at preview (Pulumi Stack)", () => {
     ["port 80", { connectGateway: { port: 80 } }, /port 80 is reserved/],
     ["workspaces without the gateway", { workspaces: [ws("alice")] }, /workspaces need a connectGateway section/],
     ["both key sources", { connectGateway: {}, workspaces: [ws("alice", { authorizedKeysSecret: { name: "k" } })] }, /exactly one of authorizedKeys and authorizedKeysSecret/],
+    ["the gateway in the stack's namespace", { connectGateway: { namespace: "entryway" } }, /connectGateway\.namespace must differ from the stack's namespace entryway/],
+    ["a workspace in the gateway's namespace", { connectGateway: {}, workspaces: [ws("alice", { namespace: "entryway-connect" })] }, /namespace entryway-connect is the connect gateway's/],
   ])("fails on %s", async (_what, config, message) => {
     await expect(stack(config)).rejects.toThrow(message);
   });

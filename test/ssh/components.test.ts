@@ -7,14 +7,14 @@ import { checkEnvoyFilter } from "../harness/envoy";
 
 const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIIqHgiy0GmQ2fM0zVj8Ff7R2xjH5l6mQfC1tq7g0nW9e alice@laptop";
 
-type WorkspaceSpec = Omit<SshWorkspaceArgs, "gateway"> & { name: string };
+type WorkspaceSpec = Omit<SshWorkspaceArgs, "gateway" | "namespace"> & { name: string; namespace?: string };
 
 function program(gatewayArgs: Partial<ConnectGatewayArgs>, workspaces: WorkspaceSpec[], captured: { gateway?: ConnectGateway; workspaces: SshWorkspace[] } = { workspaces: [] }) {
   return () => {
-    const gateway = new ConnectGateway("entryway", { namespace: "dev", hostname: "ssh.example.com", ...gatewayArgs });
+    const gateway = new ConnectGateway("entryway", { namespace: "dev-connect", hostname: "ssh.example.com", ...gatewayArgs });
     captured.gateway = gateway;
     for (const { name, ...rest } of workspaces) {
-      captured.workspaces.push(new SshWorkspace(`entryway-ws-${name}`, { gateway, authorizedKeys: [KEY], ...rest }));
+      captured.workspaces.push(new SshWorkspace(`entryway-ws-${name}`, { gateway, authorizedKeys: [KEY], namespace: "dev", ...rest }));
     }
   };
 }
@@ -33,7 +33,7 @@ describe("ConnectGateway", () => {
     await expectValid(manifests);
     const component = resources.find((r) => r.type === "entryway:index:ConnectGateway")!;
     expect(childrenOf(resources, component.urn).length).toBe(manifests.length);
-    expect(manifests.every((m) => m.metadata.namespace === "dev")).toBe(true);
+    expect(manifests.every((m) => m.metadata.namespace === "dev-connect")).toBe(true);
 
     const deployment = specOf(findManifest(manifests, "Deployment", "entryway-connect-gateway"));
     expect(deployment.template.metadata.annotations).toEqual({ "inject.istio.io/templates": "gateway" });
@@ -46,7 +46,7 @@ describe("ConnectGateway", () => {
     expect(service.ports).toEqual([{ name: "tcp-connect", port: 2222, targetPort: 2222, protocol: "TCP" }]);
 
     const gw = specOf(findManifest(manifests, "Gateway", "entryway-connect-gateway"));
-    expect(gw.servers).toEqual([{ port: { number: 2222, name: "connect", protocol: "HTTP" }, hosts: ["dev/entryway-connect-gateway.connect.invalid"] }]);
+    expect(gw.servers).toEqual([{ port: { number: 2222, name: "connect", protocol: "HTTP" }, hosts: ["dev-connect/entryway-connect-gateway.connect.invalid"] }]);
 
     const filter = specOf(findManifest(manifests, "EnvoyFilter", "entryway-connect-gateway-connect"));
     expect(filter.configPatches).toHaveLength(1);
@@ -69,6 +69,24 @@ describe("ConnectGateway", () => {
     });
     expect(manifests.map((m) => m.kind)).not.toContain("Role");
     expect(manifests.map((m) => m.kind)).not.toContain("HorizontalPodAutoscaler");
+
+    // In: CONNECT, readiness and metrics. Out: DNS, istiod's 15012 and workspace pods' sshd only.
+    const np = specOf(findManifest(manifests, "NetworkPolicy", "entryway-connect-gateway"));
+    expect(np.policyTypes).toEqual(["Ingress", "Egress"]);
+    expect(np.ingress).toEqual([{ ports: [{ port: 2222, protocol: "TCP" }, { port: 15021, protocol: "TCP" }, { port: 15090, protocol: "TCP" }] }]);
+    expect(np.egress).toEqual([
+      { to: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } }, podSelector: { matchLabels: { "k8s-app": "kube-dns" } } }], ports: [{ port: 53, protocol: "UDP" }, { port: 53, protocol: "TCP" }] },
+      { to: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "istio-system" } }, podSelector: { matchLabels: { app: "istiod" } } }], ports: [{ port: 15012, protocol: "TCP" }] },
+      { to: [{ namespaceSelector: {}, podSelector: { matchLabels: { "app.kubernetes.io/name": "ssh-workspace" } } }], ports: [{ port: 2222, protocol: "TCP" }] },
+    ]);
+  });
+
+  it("takes the cluster DNS and istiod of a cluster that differs from the defaults", async () => {
+    const { manifests } = await render(program({ dns: { namespace: "dns", podSelector: { app: "coredns" } }, istiod: { namespace: "istio-1-26", podSelector: { app: "istiod", "istio.io/rev": "1-26" } } }, [{ name: "alice" }]));
+    const peers = (name: string) => specOf(findManifest(manifests, "NetworkPolicy", name)).egress.flatMap((rule: { to: unknown[] }) => rule.to);
+    expect(peers("entryway-connect-gateway")).toContainEqual({ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "dns" } }, podSelector: { matchLabels: { app: "coredns" } } });
+    expect(peers("entryway-connect-gateway")).toContainEqual({ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "istio-1-26" } }, podSelector: { matchLabels: { app: "istiod", "istio.io/rev": "1-26" } } });
+    expect(peers("entryway-ws-alice")).toEqual([{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "dns" } }, podSelector: { matchLabels: { app: "coredns" } } }]);
   });
 
   it("takes a port, a service type, annotations, client CIDRs and an HPA", async () => {
@@ -108,12 +126,12 @@ describe("ConnectGateway", () => {
       tls: { mode: "SIMPLE", credentialName: "ssh-gateway-cert", minProtocolVersion: "TLSV1_2" },
     }]);
     // istio: https.<port>.<portName>.<gatewayName>.<namespace>
-    expect(captured.gateway!.routeConfigurationName).toBe("https.2222.connect.entryway-connect-gateway.dev");
+    expect(captured.gateway!.routeConfigurationName).toBe("https.2222.connect.entryway-connect-gateway.dev-connect");
     const route = specOf(findManifest(manifests, "EnvoyFilter", "entryway-ws-alice-route"));
-    expect(route.configPatches[0].match.routeConfiguration).toEqual({ portNumber: 2222, name: "https.2222.connect.entryway-connect-gateway.dev" });
+    expect(route.configPatches[0].match.routeConfiguration).toEqual({ portNumber: 2222, name: "https.2222.connect.entryway-connect-gateway.dev-connect" });
     const role = findManifest(manifests, "Role", "entryway-connect-gateway-sds");
     expect(role.rules).toEqual([{ apiGroups: [""], resources: ["secrets"], verbs: ["get", "watch", "list"] }]);
-    expect(findManifest(manifests, "RoleBinding", "entryway-connect-gateway-sds").subjects).toEqual([{ kind: "ServiceAccount", name: "entryway-connect-gateway", namespace: "dev" }]);
+    expect(findManifest(manifests, "RoleBinding", "entryway-connect-gateway-sds").subjects).toEqual([{ kind: "ServiceAccount", name: "entryway-connect-gateway", namespace: "dev-connect" }]);
     expect(await outputOf(captured.workspaces[0].sshConfig)).toContain("ProxyCommand entryway connect-proxy --tls ssh.example.com:2222 %h %p");
   });
 
@@ -125,6 +143,7 @@ describe("ConnectGateway", () => {
     [{ allowedSourceRanges: ["10.0.0.0"] }, /"10.0.0.0" is not a CIDR/],
     [{ hostname: "SSH Example" }, /hostname "SSH Example" is not a lower-case DNS name/],
     [{ autoscaling: { minReplicas: 5, maxReplicas: 2 } }, /minReplicas <= maxReplicas/],
+    [{ namespace: "Dev_Connect" }, /namespace "Dev_Connect" is not a namespace name/],
   ])("refuses %j at preview", async (bad, message) => {
     await expect(render(program(bad as Partial<ConnectGatewayArgs>, []))).rejects.toThrow(message);
   });
@@ -161,13 +180,17 @@ describe("SshWorkspace", () => {
 
     const np = specOf(findManifest(manifests, "NetworkPolicy", "entryway-ws-alice"));
     const gatewayPods = specOf(findManifest(manifests, "Deployment", "entryway-connect-gateway")).selector.matchLabels;
+    expect(np.policyTypes).toEqual(["Ingress", "Egress"]);
     expect(np.ingress).toEqual([{
-      from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "dev" } }, podSelector: { matchLabels: gatewayPods } }],
+      from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "dev-connect" } }, podSelector: { matchLabels: gatewayPods } }],
       ports: [{ port: 2222, protocol: "TCP" }],
     }]);
+    // Default egress: the cluster DNS only.
+    expect(np.egress).toEqual([{ to: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } }, podSelector: { matchLabels: { "k8s-app": "kube-dns" } } }], ports: [{ port: 53, protocol: "UDP" }, { port: 53, protocol: "TCP" }] }]);
+    expect(pod.containers[0].env).toContainEqual({ name: "ENTRYWAY_TCP_FORWARDING", value: "no" });
 
     const route = findManifest(manifests, "EnvoyFilter", "entryway-ws-alice-route");
-    expect(route.metadata.namespace).toBe("dev"); // the gateway's namespace
+    expect(route.metadata.namespace).toBe("dev-connect"); // the gateway's namespace
     expect(route.metadata.annotations).toEqual({ "envoyfilter.istio.io/referenced-services": "team-a/entryway-ws-alice.team-a.svc.cluster.local" });
     expect(specOf(route)).toEqual({
       workloadSelector: { labels: gatewayPods },
@@ -205,6 +228,14 @@ describe("SshWorkspace", () => {
     ].join("\n"));
   });
 
+  it("takes local forwarding and an egress allow-list", async () => {
+    const internet = { to: [{ ipBlock: { cidr: "0.0.0.0/0", except: ["10.0.0.0/8"] } }], ports: [{ port: 443, protocol: "TCP" }] };
+    const { manifests } = await render(program({}, [{ name: "alice", tcpForwarding: "local", egress: [internet] }]));
+    await expectValid(manifests);
+    expect(specOf(findManifest(manifests, "StatefulSet", "entryway-ws-alice")).template.spec.containers[0].env).toContainEqual({ name: "ENTRYWAY_TCP_FORWARDING", value: "local" });
+    expect(specOf(findManifest(manifests, "NetworkPolicy", "entryway-ws-alice")).egress[1]).toEqual(internet);
+  });
+
   it("lets drains move the workspace with disruption: allowed (the PDB stays, with maxUnavailable 1)", async () => {
     const { manifests } = await render(program({}, [{ name: "alice", disruption: "allowed" }]));
     expect(specOf(findManifest(manifests, "PodDisruptionBudget", "entryway-ws-alice")).maxUnavailable).toBe(1);
@@ -228,9 +259,9 @@ describe("SshWorkspace", () => {
   it("refuses two workspaces with the same domain on one gateway at preview", async () => {
     // Same name in the same namespace, via two different resource names that make one object name.
     await expect(render(() => {
-      const gateway = new ConnectGateway("entryway", { namespace: "dev" });
-      new SshWorkspace("entryway-ws-alice", { gateway, authorizedKeys: [KEY] });
-      new SshWorkspace("Entryway-WS-Alice", { gateway, authorizedKeys: [KEY] });
+      const gateway = new ConnectGateway("entryway", { namespace: "dev-connect" });
+      new SshWorkspace("entryway-ws-alice", { gateway, namespace: "dev", authorizedKeys: [KEY] });
+      new SshWorkspace("Entryway-WS-Alice", { gateway, namespace: "dev", authorizedKeys: [KEY] });
     })).rejects.toThrow(/domain entryway-ws-alice\.dev\.svc\.cluster\.local is already routed by workspace entryway-ws-alice .*Envoy would reject every route/);
   });
 
@@ -242,6 +273,8 @@ describe("SshWorkspace", () => {
     [{ uid: 0 }, /uid must be a non-root user id/],
     [{ idleTimeout: "1h" }, /idleTimeout must be seconds/],
     [{ sshAlias: "alice dev" }, /SshWorkspace entryway-ws-carol: alias "alice dev" must be/],
+    [{ namespace: "dev-connect" }, /namespace dev-connect is the connect gateway's; a workspace \(and its keys Secret\) runs in another namespace/],
+    [{ tcpForwarding: "remote" }, /tcpForwarding must be "none" or "local"/],
   ])("refuses %j at preview", async (bad, message) => {
     await expect(render(program({}, [{ name: "carol", ...(bad as Partial<SshWorkspaceArgs>) }]))).rejects.toThrow(message);
   });

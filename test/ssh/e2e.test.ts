@@ -13,7 +13,10 @@
  * scenario; an undeclared host and the declared host on port 2222 get 404, with one line naming
  * status and target in ssh's stderr.
  *
- * Needs ssh, sshd, ssh-keygen, openssl and proxytunnel (and, as root, setpriv and nss_wrapper for
+ * The image's sshd settings are checked on the real sshd: no port, socket or agent forwarding by
+ * default, local forwarding with ENTRYWAY_TCP_FORWARDING=local, never remote forwarding.
+ *
+ * Needs ssh, sshd, ssh-keygen, ssh-agent, openssl and proxytunnel (and, as root, setpriv and nss_wrapper for
  * the unprivileged sshd). Under CI=true a missing tool fails the suite; elsewhere the parts that
  * need it are skipped and the missing tools are named.
  *
@@ -42,7 +45,7 @@ const NSS_WRAPPER = "/usr/lib/x86_64-linux-gnu/libnss_wrapper.so";
 
 const onPath = (tool: string) => spawnSync("sh", ["-c", `command -v ${tool}`]).status === 0;
 const missingTools = [
-  ...["ssh", "ssh-keygen", "openssl", "proxytunnel", "/usr/sbin/sshd"].filter((tool) => !onPath(tool)),
+  ...["ssh", "ssh-keygen", "ssh-agent", "openssl", "proxytunnel", "/usr/sbin/sshd"].filter((tool) => !onPath(tool)),
   ...(isRoot && !onPath("setpriv") ? ["setpriv"] : []),
   ...(isRoot && !existsSync(NSS_WRAPPER) ? [NSS_WRAPPER] : []),
 ];
@@ -407,7 +410,7 @@ describe.runIf(canRun)("the image's sshd_config and entrypoint, with Debian's re
   const imageConfig = path.join(repoRoot, "images/ssh-workspace/sshd_config");
   const hostKey = () => path.join(dir, "hostkey", "ssh_host_ed25519_key");
 
-  it("passes sshd -t, and sshd -T shows keys-only, no root, local forwarding only", () => {
+  it("passes sshd -t, and sshd -T shows keys-only, no root, no forwarding, MaxStartups for one shared source address", () => {
     const check = run("/usr/sbin/sshd", ["-t", "-f", imageConfig, "-h", hostKey()]);
     expect(check.stderr).toBe("");
     expect(check.status).toBe(0);
@@ -418,8 +421,11 @@ describe.runIf(canRun)("the image's sshd_config and entrypoint, with Debian's re
       "permitrootlogin no",
       "pubkeyauthentication yes",
       "authorizedkeysfile /etc/entryway/keys/authorized_keys",
-      "allowtcpforwarding local",
-      "allowstreamlocalforwarding local",
+      "allowtcpforwarding no",
+      "allowstreamlocalforwarding no",
+      "allowagentforwarding no",
+      "maxstartups 100:30:200",
+      "persourcemaxstartups none",
       "x11forwarding no",
       "permittunnel no",
       "gatewayports no",
@@ -446,6 +452,68 @@ describe.runIf(canRun)("the image's sshd_config and entrypoint, with Debian's re
     expect(title).toContain(` -p ${sshPort} `);
     expect(title.includes("-o PerSourcePenalties=no")).toBe(supported);
     expect(title).toContain(`-o AllowUsers=${user}`);
+    expect(title).toContain("-o AllowTcpForwarding=no -o AllowStreamLocalForwarding=no");
+  });
+
+  it("the entrypoint refuses a forwarding mode other than no or local", () => {
+    const result = run("sh", [path.join(repoRoot, "images/ssh-workspace/entrypoint.sh")], { env: { ...process.env, ENTRYWAY_ALLOW_ROOT: "1", ENTRYWAY_TCP_FORWARDING: "remote" } });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toBe("entrypoint: ENTRYWAY_TCP_FORWARDING must be no or local, not remote\n");
+  });
+
+  describe("forwarding, with the real sshd and ssh (straight to sshd on loopback)", () => {
+    let localPort = 0;
+    let agent: ChildProcess | undefined;
+    const agentSocket = path.join(dir, "agent.sock");
+    const known = path.join(dir, "known_hosts_direct");
+    const direct = (port: number, options: string[], command: string[] = []) => run("ssh", [
+      "-p", String(port), "-i", key, "-o", "BatchMode=yes", "-o", `UserKnownHostsFile=${known}`, "-o", "StrictHostKeyChecking=yes",
+      "-o", "ExitOnForwardFailure=yes", ...options, `${user}@127.0.0.1`, ...command,
+    ], { env: { ...process.env, SSH_AUTH_SOCK: agentSocket } });
+
+    beforeAll(async () => {
+      // A second sshd from the entrypoint with ENTRYWAY_TCP_FORWARDING=local (tcpForwarding: local),
+      // and agent forwarding turned on by hand, to show the checks below see the difference.
+      localPort = await freePort();
+      const local = start("sshd (local forwarding)", "sh", [
+        path.join(repoRoot, "images/ssh-workspace/entrypoint.sh"),
+        "-o", `AuthorizedKeysFile=${path.join(dir, "authorized_keys")}`, "-o", `PidFile=${path.join(dir, "sshd-local.pid")}`, "-o", "AllowAgentForwarding=yes",
+        ...(isRoot ? ["-o", "PermitRootLogin=prohibit-password"] : []),
+      ], {
+        ...process.env, ENTRYWAY_SSHD_PORT: String(localPort), ENTRYWAY_SSHD_CONFIG: path.join(dir, "sshd_config"), ENTRYWAY_HOST_KEY_DIR: path.join(dir, "hostkey"),
+        ENTRYWAY_TCP_FORWARDING: "local", ...(isRoot ? { ENTRYWAY_ALLOW_ROOT: "1" } : {}),
+      });
+      agent = start("ssh-agent", "ssh-agent", ["-D", "-a", agentSocket]);
+      await waitForPort(localPort, local, "sshd (local forwarding)");
+      for (let i = 0; i < 50 && !existsSync(agentSocket); i++) await new Promise((r) => setTimeout(r, 100));
+      const hostKey = readFileSync(path.join(dir, "hostkey", "ssh_host_ed25519_key.pub"), "utf8");
+      writeFileSync(known, `[127.0.0.1]:${sshPort} ${hostKey}[127.0.0.1]:${localPort} ${hostKey}`);
+    });
+
+    afterAll(() => {
+      if (agent?.pid && agent.exitCode === null) process.kill(agent.pid, "SIGTERM");
+    });
+
+    it("the default (tcpForwarding: none) refuses ssh -L / -W; local forwards to the workspace's side", () => {
+      // -W is -L's channel (direct-tcpip) on stdio: here to sshd's own port, which answers with its banner.
+      const refused = direct(sshPort, ["-W", `127.0.0.1:${sshPort}`]);
+      expect(refused.status).toBe(255);
+      expect(refused.stderr).toMatch(/administratively prohibited/);
+      const allowed = direct(localPort, ["-W", `127.0.0.1:${sshPort}`]);
+      expect(allowed.stdout.toString()).toMatch(/^SSH-2\.0-OpenSSH/);
+    });
+
+    it("remote forwarding (ssh -R) is refused even with local", () => {
+      const result = direct(localPort, ["-R", "127.0.0.1:0:127.0.0.1:9"], ["true"]);
+      expect(result.status).toBe(255);
+      expect(result.stderr).toMatch(/remote port forwarding failed/);
+    });
+
+    it("agent forwarding is refused: the session gets no SSH_AUTH_SOCK (it does where allowed)", () => {
+      const probe = "echo ${SSH_AUTH_SOCK:-none}";
+      expect(direct(sshPort, ["-A"], [probe]).stdout.toString()).toBe("none\n");
+      expect(direct(localPort, ["-A"], [probe]).stdout.toString()).toMatch(/^\/\S+\n$/);
+    });
   });
 
   it.runIf(isRoot)("the entrypoint refuses to run sshd as root unless told to", () => {

@@ -74,7 +74,7 @@ describe("the model of Istio's gateway, from the rendered chart", () => {
 
   it("with TLS, patches Istio's https route configuration and matches only the Gateway host's SNI", () => {
     const envoy = envoyFor(render("ssh-tls"));
-    expect(envoy.routeConfig.name).toBe("https.2222.connect.entryway-connect-gateway.entryway");
+    expect(envoy.routeConfig.name).toBe("https.2222.connect.entryway-connect-gateway.entryway-connect");
     expect(envoy.sniHosts).toEqual(["ssh.example.com"]);
     expect(decide(envoy, connect(`${alice}:22`)).status).toBe(200);
   });
@@ -92,10 +92,13 @@ describe("what else breaks on a real mesh, in the model", () => {
     expect(decide(envoyFor(bare), connect(`${bob}:22`)).status).toBe(200); // Istio's default sends every cluster
   });
 
-  it("a workspace namespace outside discoverySelectors, or a mesh that exports Services only to their own namespace, gives 503 NC", () => {
+  it("a workspace namespace outside discoverySelectors gives 503 NC; a mesh exporting Services only to their own namespace does not, as each workspace Service is exported to the gateway's", () => {
     expect(decide(envoyFor(objects, { discoveredNamespaces: ["entryway"] }), connect(`${bob}:22`)).status).toBe(503);
-    expect(decide(envoyFor(objects, { defaultServiceExportTo: ["."] }), connect(`${bob}:22`)).status).toBe(503);
-    // alice lives in the gateway's namespace: "." still exports her Service to it.
-    expect(decide(envoyFor(objects, { defaultServiceExportTo: ["."] }), connect(`${alice}:22`)).status).toBe(200);
+    expect(decide(envoyFor(objects, { discoveredNamespaces: ["entryway"] }), connect(`${alice}:22`)).status).toBe(200);
+    for (const workspace of [alice, bob]) expect(decide(envoyFor(objects, { defaultServiceExportTo: ["."] }), connect(`${workspace}:22`)).status).toBe(200);
+    // Without the annotation: every workspace lives outside the gateway's namespace, so "." hides it.
+    const bare = structuredClone(objects);
+    for (const service of bare.filter((o) => o.kind === "Service")) delete (service.metadata as { annotations?: unknown }).annotations;
+    expect(decide(envoyFor(bare, { defaultServiceExportTo: ["."] }), connect(`${alice}:22`))).toMatchObject({ status: 503, details: "cluster_not_found (NC)" });
   });
 });

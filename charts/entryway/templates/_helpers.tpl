@@ -92,3 +92,59 @@ capabilities:
 seccompProfile:
   type: RuntimeDefault
 {{- end -}}
+
+
+{{/*
+NetworkPolicy pieces, as components/shared/network.ts makes them. A peer for pods in a namespace
+known by name: (dict "namespace" "kube-system" "podSelector" (dict "k8s-app" "kube-dns")).
+*/}}
+{{- define "entryway.peerIn" -}}
+namespaceSelector:
+  matchLabels:
+    kubernetes.io/metadata.name: {{ .namespace }}
+podSelector:
+  matchLabels:
+    {{- toYaml .podSelector | nindent 4 }}
+{{- end -}}
+
+{{/* Egress to the cluster DNS (networkPolicy.dns) on 53, UDP and TCP. Call with the root. */}}
+{{- define "entryway.dnsEgressRule" -}}
+to:
+  - {{ include "entryway.peerIn" .Values.networkPolicy.dns | indent 4 | trim }}
+ports:
+  - port: 53
+    protocol: UDP
+  - port: 53
+    protocol: TCP
+{{- end -}}
+
+{{/*
+The two policies of a namespace the chart owns: a default deny of all ingress and egress, and DNS
+for every pod; each workload's own policy allows the rest. (dict "root" $ "namespace" "ns")
+*/}}
+{{- define "entryway.namespacePolicies" -}}
+{{- $labels := include "entryway.labels" (dict "root" .root "name" "entryway") }}
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: {{ include "entryway.name" (dict "root" .root "part" "default-deny") }}
+  namespace: {{ .namespace }}
+  labels:
+    {{- $labels | nindent 4 }}
+spec:
+  podSelector: {}
+  policyTypes: ["Ingress", "Egress"]
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: {{ include "entryway.name" (dict "root" .root "part" "allow-dns") }}
+  namespace: {{ .namespace }}
+  labels:
+    {{- $labels | nindent 4 }}
+spec:
+  podSelector: {}
+  policyTypes: ["Egress"]
+  egress:
+    - {{ include "entryway.dnsEgressRule" .root | indent 6 | trim }}
+{{- end -}}

@@ -9,6 +9,14 @@ ssh-workspace.ts): the same object names, labels and specs.
 {{- include "entryway.name" (dict "root" . "part" "connect-gateway") -}}
 {{- end -}}
 
+{{/*
+The gateway's own namespace (default <release namespace>-connect): it holds the gateway, the
+workspaces' route patches and the TLS Secret, nothing else.
+*/}}
+{{- define "entryway.ssh.namespace" -}}
+{{- default (printf "%s-connect" .Release.Namespace) .Values.connectGateway.namespace -}}
+{{- end -}}
+
 {{/* The gateway pods' selector labels. */}}
 {{- define "entryway.ssh.gatewaySelector" -}}
 {{- include "entryway.selectorLabels" (dict "root" . "name" "connect-gateway") -}}
@@ -21,7 +29,7 @@ gatewayRDSRouteName): http.<port>, or https.<port>.<portName>.<gatewayName>.<nam
 {{- define "entryway.ssh.routeConfigurationName" -}}
 {{- $g := .Values.connectGateway -}}
 {{- if $g.tls.enabled -}}
-{{- printf "https.%d.connect.%s.%s" (int $g.port) (include "entryway.ssh.gatewayName" .) .Release.Namespace -}}
+{{- printf "https.%d.connect.%s.%s" (int $g.port) (include "entryway.ssh.gatewayName" .) (include "entryway.ssh.namespace" .) -}}
 {{- else -}}
 {{- printf "http.%d" (int $g.port) -}}
 {{- end -}}
@@ -35,7 +43,14 @@ gatewayRDSRouteName): http.<port>, or https.<port>.<portName>.<gatewayName>.<nam
 {{/* Checks the section; fails with one clear message. */}}
 {{- define "entryway.ssh.validate" -}}
 {{- $g := .Values.connectGateway -}}
+{{- $connect := include "entryway.ssh.namespace" . -}}
 {{- if $g.enabled -}}
+{{- if gt (len $connect) 63 -}}
+{{- fail (printf "the connect gateway's namespace %s is longer than 63 characters; set connectGateway.namespace" $connect) -}}
+{{- end -}}
+{{- if eq $connect .Release.Namespace -}}
+{{- fail (printf "connectGateway.namespace must differ from the release namespace %s: the internet-facing gateway may read every Secret in its own" $connect) -}}
+{{- end -}}
 {{- if has (int $g.port) (list 80 443 15000 15001 15004 15006 15008 15009 15020 15021 15053 15090) -}}
 {{- fail (printf "connectGateway.port %d is reserved (80/443 carry web traffic; 150xx are Istio's); pick a dedicated port such as 2222" (int $g.port)) -}}
 {{- end -}}
@@ -43,7 +58,7 @@ gatewayRDSRouteName): http.<port>, or https.<port>.<portName>.<gatewayName>.<nam
 {{- fail "connectGateway.nodePort needs serviceType NodePort or LoadBalancer" -}}
 {{- end -}}
 {{- if and $g.tls.enabled (not $g.tls.credentialName) -}}
-{{- fail (printf "connectGateway.tls.credentialName must name a Secret in namespace %s" .Release.Namespace) -}}
+{{- fail (printf "connectGateway.tls.credentialName must name a Secret in namespace %s" $connect) -}}
 {{- end -}}
 {{- if and $g.autoscaling.enabled (gt (int $g.autoscaling.minReplicas) (int $g.autoscaling.maxReplicas)) -}}
 {{- fail "connectGateway.autoscaling needs 1 <= minReplicas <= maxReplicas" -}}
@@ -61,6 +76,9 @@ gatewayRDSRouteName): http.<port>, or https.<port>.<portName>.<gatewayName>.<nam
 {{- fail (printf "workspaces: domain %s is already routed by workspace %s on the connect gateway; Envoy would reject every route on port %d" $domain (get $domains $domain) (int $g.port)) -}}
 {{- end -}}
 {{- $_ := set $domains $domain $name -}}
+{{- if eq (default $.Release.Namespace .namespace) $connect -}}
+{{- fail (printf "workspaces[%s]: namespace %s is the connect gateway's; a workspace (and its keys Secret) runs in another namespace, since the internet-facing gateway may read every Secret in its own" .name $connect) -}}
+{{- end -}}
 {{- if eq (and (hasKey . "authorizedKeys") (gt (len (default list .authorizedKeys)) 0)) (hasKey . "authorizedKeysSecret") -}}
 {{- fail (printf "workspaces[%s]: give exactly one of authorizedKeys (non-empty) and authorizedKeysSecret" .name) -}}
 {{- end -}}
