@@ -84,11 +84,15 @@ export function helmLint(helm: Helm, chartDir: string, valuesFiles: string[] = [
   return runHelm(helm, ["lint", "--strict", chartDir, ...valuesFiles.flatMap((f) => ["-f", f])]);
 }
 
-/** `helm template` of a chart; throws with helm's own message when rendering fails. */
+/**
+ * `helm template` of a chart; throws with helm's own message when rendering fails. Without
+ * `tests`, the `helm test` hooks are left out (--skip-tests): the objects are what `helm install`
+ * applies.
+ */
 export function helmTemplate(
   helm: Helm,
   chartDir: string,
-  options: { valuesFiles?: string[]; set?: string[]; releaseName?: string; namespace?: string } = {},
+  options: { valuesFiles?: string[]; set?: string[]; releaseName?: string; namespace?: string; tests?: boolean } = {},
 ): ObjectLike[] {
   const result = runHelm(helm, [
     "template",
@@ -98,6 +102,7 @@ export function helmTemplate(
     options.namespace ?? "entryway",
     ...(options.valuesFiles ?? []).flatMap((f) => ["-f", f]),
     ...(options.set ?? []).flatMap((s) => ["--set", s]),
+    ...(options.tests ? [] : ["--skip-tests"]),
   ]);
   if (!result.ok) {
     throw new Error(`helm ${helm.major} template failed: ${result.output.trim()}`);

@@ -1,0 +1,85 @@
+{{/*
+`helm test` pods (helm.sh/hook: test): one per enabled part, each running a script from
+files/tests/ with curl. Helm creates them only on `helm test`, in order of hook weight, waits for
+each to finish, and deletes them (and the hook NetworkPolicies) once all succeeded; a failed one
+stays for `kubectl logs`. They carry no ServiceAccount token, run restricted and non-root, and
+stay out of the mesh (a sidecar would keep a test pod running forever).
+*/}}
+
+{{/* The hook annotations. (dict "weight" "0") */}}
+{{- define "entryway.tests.hookAnnotations" -}}
+helm.sh/hook: test
+helm.sh/hook-weight: {{ .weight | quote }}
+helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
+{{- end -}}
+
+{{/* A test pod's selector labels: the one a hook NetworkPolicy admits. (dict "root" $ "part" "exec-gateway") */}}
+{{- define "entryway.tests.selectorLabels" -}}
+{{- include "entryway.selectorLabels" (dict "root" .root "name" "entryway-test" "component" .part) -}}
+{{- end -}}
+
+{{/*
+A test pod. (dict "root" $ "part" "exec-gateway" "script" "http-ready.sh" "env" (list ...)
+"serviceLinks" false): the script's variables come from env.
+*/}}
+{{- define "entryway.tests.pod" -}}
+{{- $t := .root.Values.tests -}}
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {{ include "entryway.name" (dict "root" .root "part" (printf "test-%s" .part)) }}
+  namespace: {{ .root.Release.Namespace }}
+  labels:
+    {{- include "entryway.labels" (dict "root" .root "name" "entryway-test" "component" .part) | nindent 4 }}
+    sidecar.istio.io/inject: "false"
+  annotations:
+    {{- include "entryway.tests.hookAnnotations" (dict "weight" "0") | nindent 4 }}
+spec:
+  restartPolicy: Never
+  automountServiceAccountToken: false
+  enableServiceLinks: {{ .serviceLinks | default false }}
+  securityContext:
+    {{- include "entryway.podSecurityContext" (dict "user" (int $t.runAsUser)) | nindent 4 }}
+  containers:
+    - name: test
+      image: {{ $t.image | quote }}
+      imagePullPolicy: IfNotPresent
+      command: ["sh", "-c", {{ .root.Files.Get (printf "files/tests/%s" .script) | quote }}]
+      env:
+        {{- toYaml .env | nindent 8 }}
+      resources:
+        {{- toYaml $t.resources | nindent 8 }}
+      securityContext:
+        {{- include "entryway.containerSecurityContext" (dict) | nindent 8 }}
+{{- end -}}
+
+{{/*
+While the tests run, admit the test pod of a part to its target's port: that target's own
+NetworkPolicy admits only its clients (NetworkPolicies add up, so this one only widens it, and
+only for the test pod). Weight -1: it exists before the test pod starts, and goes with it.
+(dict "root" $ "part" "exec-gateway" "targetSelector" <labels YAML> "port" "http")
+*/}}
+{{- define "entryway.tests.networkPolicy" -}}
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: {{ include "entryway.name" (dict "root" .root "part" (printf "test-%s" .part)) }}
+  namespace: {{ .root.Release.Namespace }}
+  labels:
+    {{- include "entryway.labels" (dict "root" .root "name" "entryway-test" "component" .part) | nindent 4 }}
+  annotations:
+    {{- include "entryway.tests.hookAnnotations" (dict "weight" "-1") | nindent 4 }}
+spec:
+  podSelector:
+    matchLabels:
+      {{- .targetSelector | nindent 6 }}
+  policyTypes: ["Ingress"]
+  ingress:
+    - from:
+        - podSelector:
+            matchLabels:
+              {{- include "entryway.tests.selectorLabels" . | nindent 14 }}
+      ports:
+        - port: {{ .port }}
+          protocol: TCP
+{{- end -}}

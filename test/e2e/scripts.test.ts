@@ -1,0 +1,208 @@
+/**
+ * The end-to-end workflow (.github/workflows/e2e-kind.yml) needs a Docker engine and a cluster,
+ * which this machine does not have; its steps are scripts (scripts/e2e/), and what of them can run
+ * here runs here:
+ *  - every step of the workflow is one of those scripts, and every script is bash with
+ *    `set -euo pipefail` that bash parses;
+ *  - scripts/e2e/values.yaml (the chart as the workflow installs it) passes helm lint --strict
+ *    under Helm 4 and 3 and renders objects valid against the upstream schemas, test hooks too;
+ *  - ssh-through-gateway.sh: ssh with the built-in ProxyCommand through the Istio gateway model
+ *    (test/ssh/istio-gateway-model.ts) built from that rendering, to the workspace image's own
+ *    sshd_config and entrypoint on loopback; and it fails when the gateway refuses the workspace;
+ *  - exec-through-gateway.sh: `entryway enter` through a gateway on the Kubernetes backend and
+ *    authorizer, against the stand-in API server and kubelet (gateway/test/helpers/kube-standin.ts,
+ *    real processes in a real PTY); and it fails with a token the authorizer refuses.
+ * Needs ssh, sshd, ssh-keygen and bash; under CI=true a missing tool fails the suite.
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { kubernetesAuthorizer } from "../../gateway/src/auth/kubernetes";
+import { kubernetesBackend, loadKubeConfig } from "../../gateway/src/backends/kubernetes";
+import { startGateway } from "../../gateway/test/helpers/gateway";
+import { startKubeStandin } from "../../gateway/test/helpers/kube-standin";
+import { helmBinaries, helmLint, helmTemplate, repoRoot } from "../harness/helm";
+import { assertValidObjects } from "../harness/validate";
+import { buildGatewayEnvoy, startGatewayModel } from "../ssh/istio-gateway-model";
+
+const e2eDir = path.join(repoRoot, "scripts/e2e");
+const chart = path.join(repoRoot, "charts/entryway");
+const values = path.join(e2eDir, "values.yaml");
+const workflow = parse(readFileSync(path.join(repoRoot, ".github/workflows/e2e-kind.yml"), "utf8")) as { jobs: Record<string, { steps: { run?: string; uses?: string }[] }> };
+const scripts = readdirSync(e2eDir).filter((f) => f.endsWith(".sh"));
+const read = (script: string) => readFileSync(path.join(e2eDir, script), "utf8");
+
+describe("the e2e workflow's steps are the repository's scripts", () => {
+  const runs = Object.values(workflow.jobs).flatMap((job) => job.steps.flatMap((step) => (step.run ? [step.run] : [])));
+
+  it("every run step past npm ci is one script of scripts/e2e, and every runnable script is reached", () => {
+    const stepScripts = runs.filter((run) => run !== "npm ci --no-audit --no-fund").map((run) => /^bash scripts\/e2e\/([\w-]+\.sh)$/.exec(run)?.[1] ?? `not a script: ${run}`);
+    const called = new Set(stepScripts.flatMap((script) => [script, ...[...read(script).matchAll(/scripts\/e2e\/([\w-]+\.sh)/g)].map((m) => m[1])]));
+    expect(stepScripts.every((s) => scripts.includes(s))).toBe(true);
+    // lib.sh is sourced by the others.
+    expect(scripts.filter((s) => !called.has(s))).toEqual(["lib.sh"]);
+    expect(stepScripts).toEqual(expect.arrayContaining(["install-chart.sh", "ssh-in-cluster.sh", "exec-in-cluster.sh", "pulumi-up.sh"]));
+    expect(read("install-chart.sh")).toMatch(/^helm test /m);
+  });
+
+  it.each(scripts)("%s is bash with set -euo pipefail, and parses", (script) => {
+    const text = read(script);
+    if (script !== "lib.sh") {
+      expect(text.startsWith("#!/usr/bin/env bash\n")).toBe(true);
+      expect(text).toMatch(/^set -euo pipefail$/m);
+    }
+    const parsed = spawnSync("bash", ["-n", path.join(e2eDir, script)], { encoding: "utf8" });
+    expect(parsed.stderr).toBe("");
+    expect(parsed.status).toBe(0);
+  });
+});
+
+describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("scripts/e2e/values.yaml, %s", (_label, helm) => {
+  it("lints strictly and renders valid objects, with every part and its test hook", async () => {
+    const lint = helmLint(helm, chart, [values]);
+    expect(lint.output).toMatch(/0 chart\(s\) failed/);
+    expect(lint.ok).toBe(true);
+    const objects = helmTemplate(helm, chart, { valuesFiles: [values], tests: true });
+    await assertValidObjects(objects);
+    const testParts = objects.filter((o) => o.kind === "Pod").map((o) => o.metadata?.labels?.["app.kubernetes.io/component"]).sort();
+    expect(testParts).toEqual(["ansibleforms", "connect-gateway", "exec-gateway"]);
+  });
+});
+
+// ----- the scripts that run here -----
+
+const inCi = process.env.CI === "true";
+const onPath = (tool: string) => spawnSync("sh", ["-c", `command -v ${tool}`]).status === 0;
+const isRoot = process.getuid?.() === 0;
+const missing = ["ssh", "ssh-keygen", "/usr/sbin/sshd", "bash"].filter((tool) => !onPath(tool));
+if (missing.length > 0 && !inCi) process.stderr.write(`test/e2e/scripts.test.ts: script runs skipped, missing: ${missing.join(", ")}\n`);
+
+describe.runIf(inCi)("the tools the script runs need (CI)", () => {
+  it("are installed", () => expect(missing).toEqual([]));
+});
+
+const scratch = mkdtempSync(path.join(os.tmpdir(), "entryway-e2e-scripts-"));
+chmodSync(scratch, 0o755);
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const child of children) if (child.exitCode === null && child.pid) process.kill(child.pid, "SIGTERM");
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+/** Runs a script asynchronously: the gateway model and the gateway serve from this process. */
+function runScript(script: string, env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("bash", [path.join(e2eDir, script)], { env: { ...process.env, E2E_DIR: path.join(scratch, "e2e"), ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => (stdout += c));
+    child.stderr.on("data", (c: Buffer) => (stderr += c));
+    child.on("error", reject);
+    child.on("close", (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer().once("error", reject).listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForPort(port: number, child: ChildProcess): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if (child.exitCode !== null) throw new Error(`sshd exited with ${child.exitCode}`);
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = net.connect({ host: "127.0.0.1", port }, () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.on("error", () => resolve(false));
+    });
+    if (open) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`sshd did not listen on 127.0.0.1:${port}`);
+}
+
+describe.runIf(missing.length === 0)("the e2e scripts, run here", () => {
+  it("ssh-through-gateway.sh: through the modelled gateway of the installed chart to the workspace image's sshd; refused when the workspace is not declared", async () => {
+    const key = path.join(scratch, "id_ed25519");
+    expect(spawnSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "e2e", "-f", key]).status).toBe(0);
+    writeFileSync(path.join(scratch, "authorized_keys"), readFileSync(`${key}.pub`), { mode: 0o644 });
+    const config = path.join(scratch, "sshd_config");
+    writeFileSync(config, readFileSync(path.join(repoRoot, "images/ssh-workspace/sshd_config"), "utf8").replace(/^ListenAddress .*$/m, "ListenAddress 127.0.0.1"));
+    // sshd's privilege separation directory, made at boot by the openssh-server service (root only).
+    if (isRoot && !existsSync("/run/sshd")) mkdirSync("/run/sshd", { recursive: true, mode: 0o755 });
+    const sshPort = await freePort();
+    const hostKeyDir = path.join(scratch, "hostkey");
+    const sshd = spawn("sh", [
+      path.join(repoRoot, "images/ssh-workspace/entrypoint.sh"),
+      "-o", `AuthorizedKeysFile=${path.join(scratch, "authorized_keys")}`,
+      "-o", `PidFile=${path.join(scratch, "sshd.pid")}`,
+      ...(isRoot ? ["-o", "PermitRootLogin=prohibit-password"] : []),
+    ], { stdio: "ignore", env: { ...process.env, ENTRYWAY_SSHD_PORT: String(sshPort), ENTRYWAY_SSHD_CONFIG: config, ENTRYWAY_HOST_KEY_DIR: hostKeyDir, ...(isRoot ? { ENTRYWAY_ALLOW_ROOT: "1" } : {}) } });
+    children.push(sshd);
+    await waitForPort(sshPort, sshd);
+
+    const objects = helmTemplate(helmBinaries()[0], chart, { valuesFiles: [values] });
+    const envoy = buildGatewayEnvoy({ objects, gatewayName: "entryway-connect-gateway" });
+    expect(envoy.rejected).toBeUndefined();
+    const clusters = [...envoy.clusters].filter((c) => c.startsWith("outbound|22||"));
+    expect(clusters).toEqual(["outbound|22||entryway-ws-e2e.entryway.svc.cluster.local"]);
+    const model = await startGatewayModel(envoy, { [clusters[0]]: sshPort });
+    try {
+      const workspace = "entryway-ws-e2e.entryway.svc.cluster.local";
+      const knownHosts = path.join(scratch, "known_hosts");
+      writeFileSync(knownHosts, `${workspace} ${readFileSync(path.join(hostKeyDir, "ssh_host_ed25519_key.pub"), "utf8")}`);
+      const env = { GATEWAY: `127.0.0.1:${model.port}`, SSH_USER: os.userInfo().username, IDENTITY_FILE: key, KNOWN_HOSTS: knownHosts };
+
+      const through = await runScript("ssh-through-gateway.sh", { ...env, WORKSPACE: workspace });
+      expect(through.stderr).toBe("");
+      expect(through).toMatchObject({ status: 0, stdout: `ssh through 127.0.0.1:${model.port} to ${os.userInfo().username}@${workspace}: ok\n` });
+
+      const refused = await runScript("ssh-through-gateway.sh", { ...env, WORKSPACE: "entryway-ws-nobody.entryway.svc.cluster.local" });
+      expect(refused.status).not.toBe(0);
+      expect(refused.stderr).toContain("refused entryway-ws-nobody.entryway.svc.cluster.local:22: 404 Not Found");
+      expect(model.log.map((d) => d.status)).toEqual([200, 404]);
+    } finally {
+      await model.close();
+    }
+  });
+
+  it("exec-through-gateway.sh: entryway enter through a gateway on the Kubernetes backend runs a real shell; a refused token fails", async () => {
+    const kube = await startKubeStandin({
+      protocol: "v5.channel.k8s.io",
+      serviceAccountToken: "gateway-sa-token",
+      pods: [{ namespace: "entryway-e2e-target", name: "e2e-target", containers: ["app"] }],
+      users: { "e2e-user-token": "system:serviceaccount:entryway-e2e-target:e2e-user" },
+      execAllowed: { "system:serviceaccount:entryway-e2e-target:e2e-user": ["entryway-e2e-target"] },
+    });
+    const kubeConfig = loadKubeConfig(kube.kubeconfigPath);
+    const gateway = await startGateway(kubernetesBackend(kubeConfig), kubernetesAuthorizer(kubeConfig));
+    try {
+      const tokenFile = path.join(scratch, "token");
+      const env = { GATEWAY_URL: gateway.url({}).replace(/\?$/, ""), TOKEN_FILE: tokenFile, TARGET: "entryway-e2e-target/e2e-target/app" };
+      writeFileSync(tokenFile, "e2e-user-token\n", { mode: 0o600 });
+      const entered = await runScript("exec-through-gateway.sh", env);
+      expect(entered.stderr).toBe("");
+      expect(entered).toMatchObject({ status: 0, stdout: `exec through ${env.GATEWAY_URL} into ${env.TARGET}: ok\n` });
+      expect(kube.execs.map((e) => [e.namespace, e.pod, e.container, e.tty])).toEqual([["entryway-e2e-target", "e2e-target", "app", true]]);
+
+      writeFileSync(tokenFile, "someone-else\n");
+      const denied = await runScript("exec-through-gateway.sh", env);
+      expect(denied.status).not.toBe(0);
+      expect(denied.stderr).toMatch(/^entryway: /m);
+      expect(kube.execs).toHaveLength(1);
+    } finally {
+      await gateway.stop();
+      await kube.stop();
+    }
+  });
+});
