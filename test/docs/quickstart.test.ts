@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { parse } from "yaml";
 import { podmanAvailable, startPodman, type Podman } from "../../gateway/test/helpers/podman";
 import { repoRoot } from "../harness/helm";
@@ -156,7 +156,7 @@ describe("README quick start", () => {
         }
       }, 300_000);
       afterAll(async () => {
-        if (gateway?.exitCode === null) process.kill(-gateway.pid!, "SIGKILL");
+        if (gateway && gateway.exitCode === null && gateway.signalCode === null) process.kill(-gateway.pid!, "SIGKILL");
         await podman?.stop();
       });
 
@@ -203,6 +203,7 @@ describe("README quick start", () => {
       const env = newcomerEnv({ npm_config_registry: REGISTRY_DOWN, npm_config_cache: emptyCache, npm_config_fetch_retries: "0" });
       const result = await run(renderCommand!, clone, env);
       expect(result.status).not.toBe(0);
+      expect(result.stdout).toMatch(/^setup: Node v20\.\S+ is older than 22\.12: installing Node 24/m);
       expect(result.stderr).toMatch(/^setup: error: installing Node 24 failed: cannot reach the npm registry http:\/\/127\.0\.0\.1:9\/ \(ECONNREFUSED\); full log: \S+\n$/);
       expect(readFileSync(/full log: (\S+)/.exec(result.stderr)![1]!, "utf8")).toMatch(/ECONNREFUSED/);
     });
@@ -223,7 +224,9 @@ describe("README quick start", () => {
       // The real bootstrap, run as nobody, with one package this machine lacks added to the list.
       const missing = await run("dpkg-query -W -f='${Status}' hello", scratch, process.env);
       expect(missing.stdout).not.toContain("install ok installed");
-      const tree = mkdtempSync(path.join(scratch, "no-root-"));
+      // Outside the scratch folder (mode 0700), where nobody can read it.
+      const tree = mkdtempSync(path.join(os.tmpdir(), "entryway-no-root-"));
+      onTestFinished(() => rmSync(tree, { recursive: true, force: true }));
       chmodSync(tree, 0o755);
       for (const dir of [".ci", "scripts"]) mkdirSync(path.join(tree, dir));
       cpSync(path.join(repoRoot, "scripts/bootstrap.sh"), path.join(tree, "scripts/bootstrap.sh"));
