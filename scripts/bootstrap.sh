@@ -46,7 +46,7 @@ run_logged() {
 # One line on why the logged step failed: an unreachable npm registry, else its first error line.
 why_failed() {
   local network_error
-  network_error=$(grep -m1 -oE 'E(CONNREFUSED|NOTFOUND|AI_AGAIN|TIMEDOUT|CONNRESET|NETUNREACH|HOSTUNREACH)' "$log" || true)
+  network_error=$(grep -oE 'E(CONNREFUSED|NOTFOUND|AI_AGAIN|TIMEDOUT|CONNRESET|NETUNREACH|HOSTUNREACH)' "$log" | head -n1 || true)
   if [ -n "$network_error" ]; then
     echo "cannot reach the npm registry $(npm config get registry 2>/dev/null || echo '(unknown)') ($network_error)"
   else

@@ -13,7 +13,7 @@ import { podmanAvailable, startPodman, type Podman } from "../../gateway/test/he
 import { repoRoot } from "../harness/helm";
 
 /** The fenced blocks of the README's "## Quick start" section, each as its commands (comments dropped). */
-export function quickStartBlocks(readme: string): string[][] {
+function quickStartBlocks(readme: string): string[][] {
   const section = /^## Quick start\n([\s\S]*?)(?=^## )/m.exec(readme)?.[1];
   if (!section) throw new Error('README.md has no "## Quick start" section');
   return [...section.matchAll(/^```sh\n([\s\S]*?)^```/gm)].map((block) =>
