@@ -95,8 +95,9 @@ if ! node_is_recent node; then
   export PATH="$node_bin:$PATH"
 fi
 
-# 3. npm dependencies. npm ci rewrites node_modules/.package-lock.json, so it is newer than
-# package-lock.json exactly when node_modules was installed from the current lockfile.
+# 3. npm dependencies. npm (v7+) rewrites its hidden lockfile node_modules/.package-lock.json with
+# every change to the tree (docs.npmjs.com/cli/configuring-npm/package-lock-json#hidden-lockfiles), so
+# it is newer than package-lock.json exactly when node_modules was installed from the current lockfile.
 scripts_pending=node_modules/.entryway-install-scripts-pending
 if ! [ node_modules/.package-lock.json -nt package-lock.json ]; then
   say "installing the npm dependencies of package-lock.json (npm ci, with Node $(node --version))"
