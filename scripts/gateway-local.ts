@@ -113,7 +113,10 @@ async function main(): Promise<number> {
     // by a second SIGINT. If this process ends first, the gateway is stopped with it.
     detached: true,
   });
-  process.on("exit", () => gateway.exitCode === null && gateway.kill("SIGKILL"));
+  process.on("exit", () => {
+    if (gateway.exitCode === null) gateway.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  });
   let pending = "";
   gateway.stdout.setEncoding("utf8");
   gateway.stdout.on("data", (chunk: string) => {
@@ -136,7 +139,6 @@ async function main(): Promise<number> {
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, stop);
   const code = await new Promise<number>((resolve) => gateway.on("exit", (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0))));
   webhook.close();
-  rmSync(dir, { recursive: true, force: true });
   return code;
 }
 
@@ -146,7 +148,7 @@ function instructions(url: string, host: string, tokenFile: string): string {
     `gateway:local: the exec gateway listens on ${url} (127.0.0.1 only), Docker backend ${host}`,
     `gateway:local: its one token is in ${tokenFile} (this user only; it stops working when this process stops)`,
     `  shell in a container:  ${node} gateway/dist/cli/main.js enter -g ${url} --token-file ${tokenFile} <container>`,
-    `  web terminal:          ${url}/?container=<container>  (paste the token)`,
+    `  web terminal:          ${url}/?container=<container>  (paste the token from that file)`,
     "  Ctrl-C stops the gateway.",
   ].join("\n");
 }
