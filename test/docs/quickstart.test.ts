@@ -52,6 +52,7 @@ function run(command: string, cwd: string, env: NodeJS.ProcessEnv, input = ""): 
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     child.on("error", reject);
     child.on("close", (status) => resolve({ status, stdout, stderr }));
+    child.stdin.on("error", () => {}); // a command may end without reading its input (EPIPE)
     child.stdin.end(input);
   });
 }
