@@ -3,13 +3,14 @@
  *
  * Evaluates index.ts with the configuration in Pulumi.<stack>.yaml, with no Pulumi CLI and no
  * cluster, and writes the Kubernetes objects it would apply to rendered/<stack>/, one file per
- * object, secrets redacted. The real preview is `pulumi preview --diff` (see README).
+ * object, secrets redacted; then prints where they went, the objects by kind and the stack outputs
+ * (secrets redacted). The real preview is `pulumi preview --diff` (see README).
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { parse, stringify } from "yaml";
-import { manifestFileName, REDACTED, toManifests } from "./offline/manifests";
+import { type Manifest, manifestFileName, REDACTED, toManifests } from "./offline/manifests";
 import { FAKE_RANDOM_PREFIX, installOfflineRuntime, runProgram } from "./offline/runtime";
 
 const root = process.cwd();
@@ -107,7 +108,22 @@ async function main(): Promise<void> {
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
   for (const [file, text] of files) writeFileSync(path.join(outDir, file), text);
-  console.log(`rendered ${manifests.length} objects of stack "${stack}" to ${path.relative(root, outDir) || "."}`);
+  console.log(summary(stack, path.relative(root, outDir) || ".", manifests, files.get("_outputs.yaml")!));
+}
+
+/** What a newcomer sees after a render: where the files are, what kinds of object, the outputs (already redacted). */
+function summary(stack: string, outDir: string, manifests: Manifest[], outputsYaml: string): string {
+  const byKind = new Map<string, number>();
+  for (const { kind } of manifests) byKind.set(kind, (byKind.get(kind) ?? 0) + 1);
+  const kinds = [...byKind].sort(([a], [b]) => a.localeCompare(b)).map(([kind, count]) => `  ${String(count).padStart(3)} ${kind}`);
+  const indent = (text: string) => text.trimEnd().split("\n").map((line) => `  ${line}`);
+  return [
+    `rendered ${manifests.length} objects of stack "${stack}" to ${outDir}`,
+    "objects by kind:",
+    ...kinds,
+    `stack outputs (${outDir}/_outputs.yaml; secret values shown as ${REDACTED}):`,
+    ...indent(outputsYaml),
+  ].join("\n");
 }
 
 function oneLine(error: unknown): string {
