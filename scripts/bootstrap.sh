@@ -13,6 +13,7 @@
 #      gateway's test PTYs), needs the compiler from step 1; render and the gateway need none of them
 #      (esbuild finds its binary in its platform package at run time: lib/main.js generateBinPath,
 #      from evanw/esbuild lib/npm/node-platform.ts; its postinstall only checks and optimises).
+#   4. packages/ssh-config's build, when it is missing or older than its sources.
 # It says what it installs as it goes (on stdout, "setup: ..."); when it cannot set something up it
 # prints one line on stderr, "setup: error: ...", and exits 1.
 set -euo pipefail
@@ -108,6 +109,15 @@ if $for_tests && [ -e "$scripts_pending" ]; then
   say "running the npm dependencies' install scripts (npm rebuild: node-pty's native build)"
   run_logged "npm rebuild" npm rebuild
   rm -f "$scripts_pending"
+fi
+
+# 4. The workspace package that both the library and the CLI import (@entryway/ssh-config) is
+# used from its build: npm ci --ignore-scripts skips its prepare script, and an edit to its sources
+# must reach dist/ before anything imports it.
+ssh_config=packages/ssh-config
+if [ ! -f "$ssh_config/dist/index.js" ] || [ -n "$(find "$ssh_config/src" "$ssh_config/tsconfig.json" -newer "$ssh_config/dist/index.js" -print -quit)" ]; then
+  say "building $ssh_config (the ssh config writer the library and the CLI share)"
+  run_logged "build of $ssh_config" npm run build -w @entryway/ssh-config
 fi
 
 export PATH="$root/node_modules/.bin:$PATH"
