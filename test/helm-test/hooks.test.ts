@@ -21,10 +21,10 @@ import { parse } from "yaml";
 import { fakeBackend } from "../../gateway/test/helpers/fake-backend";
 import { startGateway, tokenAuthorizer } from "../../gateway/test/helpers/gateway";
 import { chartScenarios, helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
-import { assertValidObjects } from "../harness/validate";
+import { assertValidObjects, type ObjectLike } from "../harness/validate";
 import { allViolations, asResource } from "../policies/run-policies";
 import { buildGatewayEnvoy, startGatewayModel } from "../ssh/istio-gateway-model";
-import { ingressAllowed, isolating, type NetworkPolicy, type PodLike } from "./network-policy";
+import { allows, networkPolicies, type PodEndpoint } from "../harness/network-policy";
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -76,7 +76,7 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("helm 
 // ----- NetworkPolicies -----
 
 /** The pods a Service leads to (its selector over the workload templates) and the port it reaches. */
-function serviceTarget(objects: Obj[], host: string, servicePort: number): { pods: PodLike[]; port: number } {
+function serviceTarget(objects: Obj[], host: string, servicePort: number): { pods: PodEndpoint[]; port: number } {
   const [name, namespace] = host.split(".");
   const service = objects.find((o) => o.kind === "Service" && o.metadata.name === name && o.metadata.namespace === namespace);
   if (!service) throw new Error(`no Service ${name}.${namespace}`);
@@ -85,13 +85,9 @@ function serviceTarget(objects: Obj[], host: string, servicePort: number): { pod
   const templates = objects.filter((o) => ["Deployment", "StatefulSet"].includes(o.kind) && o.metadata.namespace === namespace).map((o) => o.spec.template);
   const selected = templates.filter((t) => Object.entries(service.spec.selector as Record<string, string>).every(([k, v]) => t.metadata.labels[k] === v));
   expect(selected.length, `pods behind ${name}`).toBeGreaterThan(0);
-  const pods = selected.map((t) => ({
-    namespace,
-    labels: t.metadata.labels,
-    namedPorts: Object.fromEntries(t.spec.containers.flatMap((c: Obj) => (c.ports ?? []).filter((p: Obj) => p.name).map((p: Obj) => [p.name, p.containerPort]))),
-  }));
+  const pods = selected.map((t) => ({ namespace, labels: t.metadata.labels, ports: t.spec.containers.flatMap((c: Obj) => c.ports ?? []) }));
   const targetPort = port.targetPort ?? port.port;
-  return { pods, port: typeof targetPort === "number" ? targetPort : pods[0].namedPorts![targetPort] };
+  return { pods, port: typeof targetPort === "number" ? targetPort : pods[0].ports.find((p: Obj) => p.name === targetPort)!.containerPort };
 }
 
 /**
@@ -110,8 +106,8 @@ function testTarget(pod: Obj): { host: string; port: number } {
 
 describe("the NetworkPolicies admit each test pod to its target (Helm 4)", () => {
   const helm = helmBinaries()[0];
-  const policiesOf = (objects: Obj[]) => objects.filter((o) => o.kind === "NetworkPolicy") as NetworkPolicy[];
-  const asPod = (pod: Obj): PodLike => ({ namespace: pod.metadata.namespace, labels: pod.metadata.labels });
+  const asPod = (pod: Obj): PodEndpoint => ({ namespace: pod.metadata.namespace, labels: pod.metadata.labels });
+  const policiesIn = (objects: Obj[]) => networkPolicies(objects as ObjectLike[]);
 
   it.each(scenarios.map((s) => [path.basename(s), s]))("%s", (_name, scenario) => {
     const objects = helmTemplate(helm, chart, { valuesFiles: [scenario], tests: true }) as Obj[];
@@ -119,25 +115,32 @@ describe("the NetworkPolicies admit each test pod to its target (Helm 4)", () =>
       const { host, port } = testTarget(pod);
       const target = serviceTarget(objects, host, port);
       for (const targetPod of target.pods) {
-        expect(ingressAllowed(policiesOf(objects), asPod(pod), targetPod, target.port), `${pod.metadata.name} -> ${host}:${port}`).toBe(true);
+        // Both ends: the test pod's egress (its namespace denies by default) and the target's ingress.
+        expect(allows(policiesIn(objects), asPod(pod), targetPod, target.port), `${pod.metadata.name} -> ${host}:${port}`).toBe(true);
       }
-      // No policy limits what the test pod itself sends.
-      expect(isolating(policiesOf(objects), asPod(pod), "Egress")).toEqual([]);
     }
   });
 
-  it("the model rejects what the hook policies exist for: without them the exec gateway and AnsibleForms (allowFrom) refuse their test pods", () => {
-    for (const [scenario, part] of [["exec-gateway-kubernetes.yaml", "exec-gateway"], ["exec-gateway-oidc.yaml", "exec-gateway"], ["ansibleforms-remote.yaml", "ansibleforms"]]) {
+  it("the model rejects what the hook policies exist for: without them no test pod reaches its target", () => {
+    const cases = [
+      ["exec-gateway-kubernetes.yaml", "exec-gateway"],
+      ["exec-gateway-oidc.yaml", "exec-gateway"],
+      ["ansibleforms-remote.yaml", "ansibleforms"],
+      ["ansibleforms-sidecar.yaml", "ansibleforms"],
+      ["ssh-one-workspace.yaml", "connect-gateway"],
+      ["ssh-tls.yaml", "connect-gateway"],
+    ];
+    for (const [scenario, part] of cases) {
       const objects = helmTemplate(helm, chart, { valuesFiles: [path.join(chart, "ci", scenario)], tests: true }) as Obj[];
       const pod = testPods(objects).find((p) => partOf(p) === part)!;
       const { host, port } = testTarget(pod);
       const target = serviceTarget(objects, host, port);
-      const installedOnly = policiesOf(objects.filter((o) => !isHook(o)));
+      const installedOnly = policiesIn(objects.filter((o) => !isHook(o)));
       expect(installedOnly.length).toBeGreaterThan(0);
-      expect(target.pods.map((t) => ingressAllowed(installedOnly, asPod(pod), t, target.port)), scenario).toEqual(target.pods.map(() => false));
+      expect(target.pods.map((t) => allows(installedOnly, asPod(pod), t, target.port)), scenario).toEqual(target.pods.map(() => false));
       // A pod without the test labels is not let in by the hook policy either.
       const stranger = { ...asPod(pod), labels: { ...pod.metadata.labels, "app.kubernetes.io/component": "other" } };
-      expect(target.pods.map((t) => ingressAllowed(policiesOf(objects), stranger, t, target.port)), scenario).toEqual(target.pods.map(() => false));
+      expect(target.pods.map((t) => allows(policiesIn(objects), stranger, t, target.port)), scenario).toEqual(target.pods.map(() => false));
     }
   });
 });
@@ -196,15 +199,17 @@ describe.runIf(missing.length === 0)("the test scripts tell success from failure
     const backend = fakeBackend();
     const gateway = await startGateway(backend, tokenAuthorizer());
     try {
-      const rewrite = (name: string, value: string) => (name === "URL" ? value.replace(/^http:\/\/[^/]+/, gateway.base) : value);
+      // The rendered URL names the Service's monitoring port (9090), where /readyz is served.
+      expect(pod.spec.containers[0].env.find((e: Obj) => e.name === "URL").value).toMatch(/^http:\/\/[^/]+:9090\/readyz$/);
+      const rewrite = (name: string, value: string) => (name === "URL" ? value.replace(/^http:\/\/[^/]+/, gateway.monitoring) : value);
       const ready = await runTestPod(pod, { rewrite });
-      expect(ready).toMatchObject({ status: 0, stdout: `ready: ${gateway.base}/readyz answered 200\n` });
+      expect(ready).toMatchObject({ status: 0, stdout: `ready: ${gateway.monitoring}/readyz answered 200\n` });
       backend.check = async () => {
         throw new Error("the API server is away");
       };
       // No retries here: a 503 is retried in the cluster while a replica starts.
       const down = await runTestPod(pod, { rewrite, extraEnv: { RETRIES: "0" } });
-      expect(down).toMatchObject({ status: 1, stderr: `not ready: ${gateway.base}/readyz answered 503 (expected 200)\n` });
+      expect(down).toMatchObject({ status: 1, stderr: `not ready: ${gateway.monitoring}/readyz answered 503 (expected 200)\n` });
     } finally {
       await gateway.stop();
     }

@@ -20,7 +20,8 @@ helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
 
 {{/*
 A test pod. (dict "root" $ "part" "exec-gateway" "script" "http-ready.sh" "env" (list ...)
-"serviceLinks" false): the script's variables come from env.
+"serviceLinks" false "namespace" "ns"): the script's variables come from env; namespace defaults
+to the release's.
 */}}
 {{- define "entryway.tests.pod" -}}
 {{- $t := .root.Values.tests -}}
@@ -28,7 +29,7 @@ apiVersion: v1
 kind: Pod
 metadata:
   name: {{ include "entryway.name" (dict "root" .root "part" (printf "test-%s" .part)) }}
-  namespace: {{ .root.Release.Namespace }}
+  namespace: {{ .namespace | default .root.Release.Namespace }}
   labels:
     {{- include "entryway.labels" (dict "root" .root "name" "entryway-test" "component" .part) | nindent 4 }}
     sidecar.istio.io/inject: "false"
@@ -54,17 +55,46 @@ spec:
 {{- end -}}
 
 {{/*
-While the tests run, admit the test pod of a part to its target's port: that target's own
-NetworkPolicy admits only its clients (NetworkPolicies add up, so this one only widens it, and
-only for the test pod). Weight -1: it exists before the test pod starts, and goes with it.
-(dict "root" $ "part" "exec-gateway" "targetSelector" <labels YAML> "port" "http")
+While the tests run, let the test pod of a part reach its target's port. Every namespace the
+chart owns denies all traffic by default (entryway.namespacePolicies), so the test pod needs an
+egress rule to the target, and the target an ingress rule from the test pod unless its own policy
+already admits that port from anywhere ("ingress" false). NetworkPolicies add up: these only widen
+what the installed ones allow, only for the test pod. Weight -1: they exist before the test pod
+starts, and go with it.
+(dict "root" $ "part" "exec-gateway" "namespace" "the test pod's" "targetNamespace" "ns"
+"targetSelector" <labels YAML> "port" "http" "ingress" true)
 */}}
 {{- define "entryway.tests.networkPolicy" -}}
+{{- $testNamespace := .namespace | default .root.Release.Namespace }}
+{{- $testPeer := dict "namespace" $testNamespace "podSelector" (include "entryway.tests.selectorLabels" . | fromYaml) }}
+{{- $targetPeer := dict "namespace" .targetNamespace "podSelector" (.targetSelector | fromYaml) }}
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: {{ include "entryway.name" (dict "root" .root "part" (printf "test-%s-egress" .part)) }}
+  namespace: {{ $testNamespace }}
+  labels:
+    {{- include "entryway.labels" (dict "root" .root "name" "entryway-test" "component" .part) | nindent 4 }}
+  annotations:
+    {{- include "entryway.tests.hookAnnotations" (dict "weight" "-1") | nindent 4 }}
+spec:
+  podSelector:
+    matchLabels:
+      {{- include "entryway.tests.selectorLabels" . | nindent 6 }}
+  policyTypes: ["Egress"]
+  egress:
+    - to:
+        - {{ include "entryway.peerIn" $targetPeer | indent 10 | trim }}
+      ports:
+        - port: {{ .port }}
+          protocol: TCP
+{{- if .ingress }}
+---
 apiVersion: networking.k8s.io/v1
 kind: NetworkPolicy
 metadata:
   name: {{ include "entryway.name" (dict "root" .root "part" (printf "test-%s" .part)) }}
-  namespace: {{ .root.Release.Namespace }}
+  namespace: {{ .targetNamespace }}
   labels:
     {{- include "entryway.labels" (dict "root" .root "name" "entryway-test" "component" .part) | nindent 4 }}
   annotations:
@@ -76,10 +106,9 @@ spec:
   policyTypes: ["Ingress"]
   ingress:
     - from:
-        - podSelector:
-            matchLabels:
-              {{- include "entryway.tests.selectorLabels" . | nindent 14 }}
+        - {{ include "entryway.peerIn" $testPeer | indent 10 | trim }}
       ports:
         - port: {{ .port }}
           protocol: TCP
+{{- end }}
 {{- end -}}
