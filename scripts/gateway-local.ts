@@ -103,6 +103,9 @@ async function main(): Promise<number> {
       ...process.env,
       ENTRYWAY_HOST: "127.0.0.1",
       ENTRYWAY_PORT: String(options.port),
+      // Readiness and metrics are served on a port of their own: loopback too, one above the gateway's.
+      ENTRYWAY_METRICS_HOST: "127.0.0.1",
+      ENTRYWAY_METRICS_PORT: String(options.port === 0 ? 0 : options.port + 1),
       ENTRYWAY_BACKEND: "docker",
       ENTRYWAY_DOCKER_HOST: host,
       ENTRYWAY_AUTHORIZER: "webhook",
@@ -125,8 +128,8 @@ async function main(): Promise<number> {
     for (let end = pending.indexOf("\n"); end >= 0; end = pending.indexOf("\n")) {
       const line = pending.slice(0, end);
       pending = pending.slice(end + 1);
-      const port = /"msg":"listening".*"port":(\d+)/.exec(line)?.[1];
-      if (port) console.log(instructions(`http://127.0.0.1:${port}`, host, tokenFile));
+      const listening = /"msg":"listening".*"port":(\d+),"metricsPort":(\d+)/.exec(line);
+      if (listening) console.log(instructions(`http://127.0.0.1:${listening[1]}`, `http://127.0.0.1:${listening[2]}`, host, tokenFile));
     }
   });
   // One SIGTERM however many signals arrive (npm and tsx relay the terminal's too): the gateway drains
@@ -142,13 +145,14 @@ async function main(): Promise<number> {
   return code;
 }
 
-function instructions(url: string, host: string, tokenFile: string): string {
+function instructions(url: string, monitoringUrl: string, host: string, tokenFile: string): string {
   const node = path.relative(root, process.execPath).startsWith("..") ? process.execPath : path.relative(root, process.execPath);
   return [
     `gateway:local: the exec gateway listens on ${url} (127.0.0.1 only), Docker backend ${host}`,
     `gateway:local: its one token is in ${tokenFile} (this user only; it stops working when this process stops)`,
     `  shell in a container:  ${node} gateway/dist/cli/main.js enter -g ${url} --token-file ${tokenFile} <container>`,
     `  web terminal:          ${url}/?container=<container>  (paste the token from that file)`,
+    `  readiness, metrics:    ${monitoringUrl}/readyz, ${monitoringUrl}/metrics`,
     "  Ctrl-C stops the gateway.",
   ].join("\n");
 }

@@ -159,6 +159,9 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
     await assertValidObjects(remote);
     expect(remote.map((o) => `${o.kind}/${o.metadata?.name}`).sort()).toEqual([
       "ConfigMap/entryway-remote-rte-ca",
+      // The release's namespace denies by default; the RTE's own policy lets out DNS and the app.
+      "NetworkPolicy/entryway-allow-dns",
+      "NetworkPolicy/entryway-default-deny",
       "NetworkPolicy/entryway-remote-rte",
       "PodMonitor/entryway-remote-rte",
       "StatefulSet/entryway-remote-rte",

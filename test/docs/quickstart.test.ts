@@ -133,7 +133,7 @@ describe("README quick start", () => {
       let gateway: ReturnType<typeof spawn>;
       let stdout = "";
       let exited: Promise<number | null>;
-      let banner: { url: string; tokenFile: string; enter: string };
+      let banner: { url: string; tokenFile: string; enter: string; monitoring: string };
 
       beforeAll(async () => {
         if (!podmanAvailable()) throw new Error("podman, runc and busybox-static are required (see .ci/apt-packages.txt)");
@@ -149,9 +149,9 @@ describe("README quick start", () => {
         exited = new Promise((resolve) => gateway.on("exit", (code) => resolve(code)));
         gateway.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
         for (;;) {
-          const match = /listens on (\S+) .*\n.*token is in (\S+) .*\n.*shell in a container: +(.*)\n/.exec(stdout);
+          const match = /listens on (\S+) .*\n.*token is in (\S+) .*\n.*shell in a container: +(.*)\n.*\n.*readiness, metrics: +(\S+)\/readyz,/.exec(stdout);
           if (match) {
-            banner = { url: match[1]!, tokenFile: match[2]!, enter: match[3]! };
+            banner = { url: match[1]!, tokenFile: match[2]!, enter: match[3]!, monitoring: match[4]! };
             break;
           }
           if (gateway.exitCode !== null) throw new Error(`gateway:local exited: ${stdout}`);
@@ -169,7 +169,10 @@ describe("README quick start", () => {
         expect(banner.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
         expect(stdout).toMatch(/"msg":"listening","address":"127\.0\.0\.1",.*"backend":"docker","authorizer":"webhook"/);
         expect((await fetch(`${banner.url}/healthz`)).status).toBe(200);
-        expect((await fetch(`${banner.url}/readyz`)).status).toBe(200);
+        expect(banner.monitoring).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+        expect((await fetch(`${banner.monitoring}/readyz`)).status).toBe(200);
+        // Readiness and metrics are never on the public port.
+        expect((await fetch(`${banner.url}/readyz`)).status).toBe(404);
       });
 
       it("opens a shell in a container with the printed command and the one token, kept out of the output", async () => {
