@@ -39,6 +39,7 @@ interface OfflineState {
   recording: RecordedResource[] | undefined;
   project: string;
   stack: string;
+  stackTraces: boolean;
 }
 
 const STATE_KEY = Symbol.for("entryway.offline-runtime");
@@ -67,12 +68,20 @@ function mockState(type: string, name: string, inputs: Record<string, unknown>):
 /**
  * Installs the offline runtime once per process. Config is a flat map of Pulumi config keys
  * ("project:key") to strings, as the engine passes it.
+ *
+ * stackTraces: false is for one-shot tools that report a program's errors by message only (npm
+ * run render). Pulumi formats a stack trace for every promise it makes (debuggablePromise in
+ * @pulumi/pulumi runtime/debuggable.js keeps `new Error().stack`) and a full one for every
+ * resource (Resource.callsites in resource.js: the source position it sends the engine, which
+ * the offline runtime drops); under tsx each frame is mapped through source maps. Without them
+ * a program's errors still fail it, with their messages, but carry no stack.
  */
 export async function installOfflineRuntime(options: {
   project: string;
   stack: string;
   config?: Record<string, string>;
   secretConfigKeys?: string[];
+  stackTraces?: boolean;
 }): Promise<void> {
   if (state()) {
     throw new Error("the offline Pulumi runtime is already installed in this process");
@@ -90,7 +99,12 @@ export async function installOfflineRuntime(options: {
     options.stack,
     true,
   );
-  const offline: OfflineState = { recording: undefined, project: options.project, stack: options.stack };
+  const offline: OfflineState = {
+    recording: undefined,
+    project: options.project,
+    stack: options.stack,
+    stackTraces: options.stackTraces ?? true,
+  };
   (globalThis as GlobalWithState)[STATE_KEY] = offline;
 
   const monitor = pulumi.runtime.getMonitor() as unknown as MonitorLike;
@@ -152,6 +166,7 @@ export async function runProgram(program: () => unknown): Promise<RecordedResour
   process.removeAllListeners("unhandledRejection");
   process.on("unhandledRejection", collect);
   offline.recording = recording;
+  const restoreStackTraces = offline.stackTraces ? undefined : withoutStackTraces();
   try {
     await program();
     await settings.waitForRPCs();
@@ -159,6 +174,7 @@ export async function runProgram(program: () => unknown): Promise<RecordedResour
     await new Promise((resolve) => setImmediate(resolve));
   } finally {
     offline.recording = undefined;
+    restoreStackTraces?.();
     process.off("unhandledRejection", collect);
     for (const listener of previousListeners) process.on("unhandledRejection", listener);
   }
@@ -167,6 +183,22 @@ export async function runProgram(program: () => unknown): Promise<RecordedResour
     throw new Error(messages.join("; "));
   }
   return recording;
+}
+
+/**
+ * No stack frames in new errors, none mapped through source maps (tsx turns them on when it
+ * registers, before any of our code runs; turning them off here takes effect for every stack
+ * formatted from now on). Returns what puts both back.
+ */
+function withoutStackTraces(): () => void {
+  const { stackTraceLimit } = Error;
+  const { sourceMapsEnabled } = process;
+  Error.stackTraceLimit = 0;
+  process.setSourceMapsEnabled(false);
+  return () => {
+    Error.stackTraceLimit = stackTraceLimit;
+    process.setSourceMapsEnabled(sourceMapsEnabled);
+  };
 }
 
 function isSecretEnvelope(value: unknown): value is { value: unknown } {
