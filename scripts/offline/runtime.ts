@@ -4,6 +4,7 @@
  * the engine where no Pulumi CLI or cluster exists: unit tests and `npm run render`.
  */
 import * as pulumi from "@pulumi/pulumi";
+import * as pulumiRpc from "@pulumi/pulumi/runtime/rpc";
 import * as pulumiSettings from "@pulumi/pulumi/runtime/settings";
 
 export interface RecordedResource {
@@ -29,10 +30,16 @@ interface RegisterRequest {
   getName(): string;
   getParent(): string;
   getCustom(): boolean;
+  getProvider(): string;
+  getImportid(): string;
   getObject(): { toJavaScript(): Record<string, unknown> } | undefined;
 }
-interface MonitorLike {
-  registerResource(req: RegisterRequest, callback: (err: unknown, res: { getUrn(): string } | undefined) => void): unknown;
+/** The parts of Pulumi's MockMonitor (runtime/mocks.js) the offline runtime uses; newUrn is private in its types. */
+interface MockMonitorLike {
+  readonly mocks: pulumi.runtime.Mocks;
+  readonly resources: Map<string, { urn: string; id: string | null; state: unknown }>;
+  newUrn(parent: string, type: string, name: string): string;
+  registerResource(req: RegisterRequest, callback: (err: unknown, res: unknown) => void): Promise<void>;
 }
 
 interface OfflineState {
@@ -107,24 +114,72 @@ export async function installOfflineRuntime(options: {
   };
   (globalThis as GlobalWithState)[STATE_KEY] = offline;
 
-  const monitor = pulumi.runtime.getMonitor() as unknown as MonitorLike;
-  const register = monitor.registerResource.bind(monitor);
-  monitor.registerResource = (req, callback) =>
-    register(req, (err, res) => {
-      if (!err && res && offline.recording) {
-        const raw = req.getObject()?.toJavaScript() ?? {};
-        offline.recording.push({
-          type: req.getType(),
-          name: req.getName(),
-          urn: res.getUrn(),
-          parent: req.getParent() || undefined,
-          custom: req.getCustom(),
-          inputs: unwrapSecrets(raw) as Record<string, unknown>,
-          secretPaths: findSecretPaths(raw, ""),
-        });
-      }
-      callback(err, res);
+  const monitor = pulumi.runtime.getMonitor() as unknown as MockMonitorLike;
+  monitor.registerResource = (req, callback) => registerWithoutProtobufAnswer(monitor, offline, req, callback);
+}
+
+/**
+ * What MockMonitor.registerResource does (@pulumi/pulumi runtime/mocks.js), step for step and
+ * await for await (registration order, and so _resources.txt, stays the same): the inputs
+ * decoded once from the request, the mock's state (the offline mocks apply no transforms), the
+ * URN the mock would make, the resource kept in the mock's table (invoke getResource and
+ * registerResourceOutputs read it). The mock then encodes the state into a protobuf Struct that
+ * the SDK decodes straight back (runtime/resource.js reads only toJavaScript() of it); at 1,000
+ * workspaces those round trips cost seconds and hundreds of MB, so the answer hands over the
+ * state as it is. The resource is recorded from the same decoded inputs.
+ */
+async function registerWithoutProtobufAnswer(
+  monitor: MockMonitorLike,
+  offline: OfflineState,
+  req: RegisterRequest,
+  callback: (err: unknown, res: unknown) => void,
+): Promise<void> {
+  try {
+    const serializedInputs = req.getObject()?.toJavaScript() ?? {};
+    const inputs: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(serializedInputs)) {
+      if (value !== undefined) inputs[key] = pulumiRpc.deserializeProperty(value);
+    }
+    const result = await monitor.mocks.newResource({
+      type: req.getType(),
+      name: req.getName(),
+      inputs,
+      provider: req.getProvider(),
+      custom: req.getCustom(),
+      id: req.getImportid(),
     });
+    const urn = monitor.newUrn(req.getParent(), req.getType(), req.getName());
+    const state = await pulumiRpc.serializeProperties("", result.state);
+    const id = result.id ?? null;
+    monitor.resources.set(urn, { urn, id, state });
+    offline.recording?.push({
+      type: req.getType(),
+      name: req.getName(),
+      urn,
+      parent: req.getParent() || undefined,
+      custom: req.getCustom(),
+      inputs: unwrapSecrets(serializedInputs) as Record<string, unknown>,
+      secretPaths: findSecretPaths(serializedInputs, ""),
+    });
+    callback(null, registeredAnswer(urn, id, state));
+  } catch (error) {
+    callback(error, undefined);
+  }
+}
+
+/**
+ * The RegisterResourceResponse getters runtime/resource.js reads, as its own engine-less answer
+ * (registerResource, `if (!monitor)`) has them: the object is the state, the result SUCCESS (0).
+ */
+function registeredAnswer(urn: string, id: string | null, state: Record<string, unknown>) {
+  return {
+    getUrn: () => urn,
+    getId: () => id || "",
+    getObject: () => ({ toJavaScript: () => state }),
+    getPropertydependenciesMap: () => undefined,
+    getResult: () => 0,
+    getUnknown: () => false,
+  };
 }
 
 export function isOfflineRuntimeInstalled(): boolean {
