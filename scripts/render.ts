@@ -92,7 +92,9 @@ async function main(): Promise<void> {
   for (const manifest of manifests) {
     const file = manifestFileName(manifest);
     if (files.has(file)) throw new RenderError(`two objects would be written to ${file}`);
-    files.set(file, stringify(manifest, { sortMapEntries: false }));
+    // Recorded inputs are decoded from each request, so no two nodes of a manifest are one object:
+    // there are no aliases to look for.
+    files.set(file, stringify(manifest, { sortMapEntries: false, aliasDuplicateObjects: false }));
   }
   files.set("_outputs.yaml", stringify(outputs));
   files.set(
@@ -104,9 +106,15 @@ async function main(): Promise<void> {
       throw new RenderError(`a secret value would be written to ${file}; refusing to write it`);
     }
   }
-  rmSync(outDir, { recursive: true, force: true });
+  // Thousands of files at a thousand workspaces, most of them unchanged when rendering again:
+  // remove only what this render no longer makes, and rewrite only what changed.
   mkdirSync(outDir, { recursive: true });
-  for (const [file, text] of files) writeFileSync(path.join(outDir, file), text);
+  const existing = new Set(readdirSync(outDir));
+  for (const file of existing) if (!files.has(file)) rmSync(path.join(outDir, file), { recursive: true, force: true });
+  for (const [file, text] of files) {
+    const target = path.join(outDir, file);
+    if (!existing.has(file) || readFileSync(target, "utf8") !== text) writeFileSync(target, text);
+  }
   console.log(`rendered ${manifests.length} objects of stack "${stack}" to ${path.relative(root, outDir) || "."}`);
 }
 

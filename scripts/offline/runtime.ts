@@ -241,17 +241,23 @@ export async function runProgram(program: () => unknown): Promise<RecordedResour
 }
 
 /**
- * No stack frames in new errors, none mapped through source maps (tsx turns them on when it
- * registers, before any of our code runs; turning them off here takes effect for every stack
- * formatted from now on). Returns what puts both back.
+ * No stack frames in new errors, and stacks formatted as their first line only: Resource.callsites
+ * raises Error.stackTraceLimit to Infinity for its own trace, so the limit alone does not reach
+ * it; with no frames it finds no source position and sends none. Node calls a user
+ * Error.prepareStackTrace instead of its own (source-mapped) formatter
+ * (https://nodejs.org/api/errors.html#errorpreparestacktraceerror-trace); tsx turned source maps
+ * on when it registered, before any of our code ran, and they stay off for modules loaded from
+ * here on. Returns what puts all three back.
  */
 function withoutStackTraces(): () => void {
-  const { stackTraceLimit } = Error;
+  const { stackTraceLimit, prepareStackTrace } = Error;
   const { sourceMapsEnabled } = process;
   Error.stackTraceLimit = 0;
+  Error.prepareStackTrace = (error: Error) => `${error.name}: ${error.message}`;
   process.setSourceMapsEnabled(false);
   return () => {
     Error.stackTraceLimit = stackTraceLimit;
+    Error.prepareStackTrace = prepareStackTrace;
     process.setSourceMapsEnabled(sourceMapsEnabled);
   };
 }
