@@ -92,9 +92,9 @@ async function main(): Promise<void> {
   for (const manifest of manifests) {
     const file = manifestFileName(manifest);
     if (files.has(file)) throw new RenderError(`two objects would be written to ${file}`);
-    // Recorded inputs are decoded from each request, so no two nodes of a manifest are one object:
-    // there are no aliases to look for.
-    files.set(file, stringify(manifest, { sortMapEntries: false, aliasDuplicateObjects: false }));
+    // Two searches that walk every manifest find nothing here: aliases (recorded inputs are decoded
+    // from each request, so no two nodes are one object) and %TAG directives (only default tags).
+    files.set(file, stringify(manifest, { sortMapEntries: false, aliasDuplicateObjects: false, directives: false }));
   }
   files.set("_outputs.yaml", stringify(outputs));
   files.set(
