@@ -81,7 +81,7 @@ async function main(): Promise<void> {
   const { config, secretKeys } = readStackConfig(stack, project);
   const outDir = path.resolve(root, outArg ?? path.join("rendered", stack));
 
-  await installOfflineRuntime({ project, stack, config, secretConfigKeys: secretKeys });
+  await installOfflineRuntime({ project, stack, config, secretConfigKeys: secretKeys, stackTraces: false });
   let exports: Record<string, unknown> = {};
   const resources = await runProgram(async () => {
     exports = (await import(path.join(root, "index.ts"))) as Record<string, unknown>;
@@ -93,7 +93,9 @@ async function main(): Promise<void> {
   for (const manifest of manifests) {
     const file = manifestFileName(manifest);
     if (files.has(file)) throw new RenderError(`two objects would be written to ${file}`);
-    files.set(file, stringify(manifest, { sortMapEntries: false }));
+    // Two searches that walk every manifest find nothing here: aliases (recorded inputs are decoded
+    // from each request, so no two nodes are one object) and %TAG directives (only default tags).
+    files.set(file, stringify(manifest, { sortMapEntries: false, aliasDuplicateObjects: false, directives: false }));
   }
   files.set("_outputs.yaml", stringify(outputs));
   files.set(
@@ -105,9 +107,15 @@ async function main(): Promise<void> {
       throw new RenderError(`a secret value would be written to ${file}; refusing to write it`);
     }
   }
-  rmSync(outDir, { recursive: true, force: true });
+  // Thousands of files at a thousand workspaces, most of them unchanged when rendering again:
+  // remove only what this render no longer makes, and rewrite only what changed.
   mkdirSync(outDir, { recursive: true });
-  for (const [file, text] of files) writeFileSync(path.join(outDir, file), text);
+  const existing = new Set(readdirSync(outDir));
+  for (const file of existing) if (!files.has(file)) rmSync(path.join(outDir, file), { recursive: true, force: true });
+  for (const [file, text] of files) {
+    const target = path.join(outDir, file);
+    if (!existing.has(file) || readFileSync(target, "utf8") !== text) writeFileSync(target, text);
+  }
   console.log(summary(stack, path.relative(root, outDir) || ".", manifests, files.get("_outputs.yaml")!));
 }
 

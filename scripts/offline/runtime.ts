@@ -4,6 +4,7 @@
  * the engine where no Pulumi CLI or cluster exists: unit tests and `npm run render`.
  */
 import * as pulumi from "@pulumi/pulumi";
+import * as pulumiRpc from "@pulumi/pulumi/runtime/rpc";
 import * as pulumiSettings from "@pulumi/pulumi/runtime/settings";
 
 export interface RecordedResource {
@@ -29,16 +30,23 @@ interface RegisterRequest {
   getName(): string;
   getParent(): string;
   getCustom(): boolean;
+  getProvider(): string;
+  getImportid(): string;
   getObject(): { toJavaScript(): Record<string, unknown> } | undefined;
 }
-interface MonitorLike {
-  registerResource(req: RegisterRequest, callback: (err: unknown, res: { getUrn(): string } | undefined) => void): unknown;
+/** The parts of Pulumi's MockMonitor (runtime/mocks.js) the offline runtime uses; newUrn is private in its types. */
+interface MockMonitorLike {
+  readonly mocks: pulumi.runtime.Mocks;
+  readonly resources: Map<string, { urn: string; id: string | null; state: unknown }>;
+  newUrn(parent: string, type: string, name: string): string;
+  registerResource(req: RegisterRequest, callback: (err: unknown, res: unknown) => void): Promise<void>;
 }
 
 interface OfflineState {
   recording: RecordedResource[] | undefined;
   project: string;
   stack: string;
+  stackTraces: boolean;
 }
 
 const STATE_KEY = Symbol.for("entryway.offline-runtime");
@@ -67,12 +75,20 @@ function mockState(type: string, name: string, inputs: Record<string, unknown>):
 /**
  * Installs the offline runtime once per process. Config is a flat map of Pulumi config keys
  * ("project:key") to strings, as the engine passes it.
+ *
+ * stackTraces: false is for one-shot tools that report a program's errors by message only (npm
+ * run render). Pulumi formats a stack trace for every promise it makes (debuggablePromise in
+ * @pulumi/pulumi runtime/debuggable.js keeps `new Error().stack`) and a full one for every
+ * resource (Resource.callsites in resource.js: the source position it sends the engine, which
+ * the offline runtime drops); under tsx each frame is mapped through source maps. Without them
+ * a program's errors still fail it, with their messages, but carry no stack.
  */
 export async function installOfflineRuntime(options: {
   project: string;
   stack: string;
   config?: Record<string, string>;
   secretConfigKeys?: string[];
+  stackTraces?: boolean;
 }): Promise<void> {
   if (state()) {
     throw new Error("the offline Pulumi runtime is already installed in this process");
@@ -90,27 +106,80 @@ export async function installOfflineRuntime(options: {
     options.stack,
     true,
   );
-  const offline: OfflineState = { recording: undefined, project: options.project, stack: options.stack };
+  const offline: OfflineState = {
+    recording: undefined,
+    project: options.project,
+    stack: options.stack,
+    stackTraces: options.stackTraces ?? true,
+  };
   (globalThis as GlobalWithState)[STATE_KEY] = offline;
 
-  const monitor = pulumi.runtime.getMonitor() as unknown as MonitorLike;
-  const register = monitor.registerResource.bind(monitor);
-  monitor.registerResource = (req, callback) =>
-    register(req, (err, res) => {
-      if (!err && res && offline.recording) {
-        const raw = req.getObject()?.toJavaScript() ?? {};
-        offline.recording.push({
-          type: req.getType(),
-          name: req.getName(),
-          urn: res.getUrn(),
-          parent: req.getParent() || undefined,
-          custom: req.getCustom(),
-          inputs: unwrapSecrets(raw) as Record<string, unknown>,
-          secretPaths: findSecretPaths(raw, ""),
-        });
-      }
-      callback(err, res);
+  const monitor = pulumi.runtime.getMonitor() as unknown as MockMonitorLike;
+  monitor.registerResource = (req, callback) => registerWithoutProtobufAnswer(monitor, offline, req, callback);
+}
+
+/**
+ * What MockMonitor.registerResource does (@pulumi/pulumi runtime/mocks.js), step for step and
+ * await for await (registration order, and so _resources.txt, stays the same): the inputs
+ * decoded once from the request, the mock's state (the offline mocks apply no transforms), the
+ * URN the mock would make, the resource kept in the mock's table (invoke getResource and
+ * registerResourceOutputs read it). The mock then encodes the state into a protobuf Struct that
+ * the SDK decodes straight back (runtime/resource.js reads only toJavaScript() of it); at 1,000
+ * workspaces those round trips cost seconds and hundreds of MB, so the answer hands over the
+ * state as it is. The resource is recorded from the same decoded inputs.
+ */
+async function registerWithoutProtobufAnswer(
+  monitor: MockMonitorLike,
+  offline: OfflineState,
+  req: RegisterRequest,
+  callback: (err: unknown, res: unknown) => void,
+): Promise<void> {
+  try {
+    const serializedInputs = req.getObject()?.toJavaScript() ?? {};
+    const inputs: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(serializedInputs)) {
+      if (value !== undefined) inputs[key] = pulumiRpc.deserializeProperty(value);
+    }
+    const result = await monitor.mocks.newResource({
+      type: req.getType(),
+      name: req.getName(),
+      inputs,
+      provider: req.getProvider(),
+      custom: req.getCustom(),
+      id: req.getImportid(),
     });
+    const urn = monitor.newUrn(req.getParent(), req.getType(), req.getName());
+    const state = await pulumiRpc.serializeProperties("", result.state);
+    const id = result.id ?? null;
+    monitor.resources.set(urn, { urn, id, state });
+    offline.recording?.push({
+      type: req.getType(),
+      name: req.getName(),
+      urn,
+      parent: req.getParent() || undefined,
+      custom: req.getCustom(),
+      inputs: unwrapSecrets(serializedInputs) as Record<string, unknown>,
+      secretPaths: findSecretPaths(serializedInputs, ""),
+    });
+    callback(null, registeredAnswer(urn, id, state));
+  } catch (error) {
+    callback(error, undefined);
+  }
+}
+
+/**
+ * The RegisterResourceResponse getters runtime/resource.js reads, as its own engine-less answer
+ * (registerResource, `if (!monitor)`) has them: the object is the state, the result SUCCESS (0).
+ */
+function registeredAnswer(urn: string, id: string | null, state: Record<string, unknown>) {
+  return {
+    getUrn: () => urn,
+    getId: () => id || "",
+    getObject: () => ({ toJavaScript: () => state }),
+    getPropertydependenciesMap: () => undefined,
+    getResult: () => 0,
+    getUnknown: () => false,
+  };
 }
 
 export function isOfflineRuntimeInstalled(): boolean {
@@ -152,6 +221,7 @@ export async function runProgram(program: () => unknown): Promise<RecordedResour
   process.removeAllListeners("unhandledRejection");
   process.on("unhandledRejection", collect);
   offline.recording = recording;
+  const restoreStackTraces = offline.stackTraces ? undefined : withoutStackTraces();
   try {
     await program();
     await settings.waitForRPCs();
@@ -159,6 +229,7 @@ export async function runProgram(program: () => unknown): Promise<RecordedResour
     await new Promise((resolve) => setImmediate(resolve));
   } finally {
     offline.recording = undefined;
+    restoreStackTraces?.();
     process.off("unhandledRejection", collect);
     for (const listener of previousListeners) process.on("unhandledRejection", listener);
   }
@@ -167,6 +238,28 @@ export async function runProgram(program: () => unknown): Promise<RecordedResour
     throw new Error(messages.join("; "));
   }
   return recording;
+}
+
+/**
+ * No stack frames in new errors, and stacks formatted as their first line only: Resource.callsites
+ * raises Error.stackTraceLimit to Infinity for its own trace, so the limit alone does not reach
+ * it; with no frames it finds no source position and sends none. Node calls a user
+ * Error.prepareStackTrace instead of its own (source-mapped) formatter
+ * (https://nodejs.org/api/errors.html#errorpreparestacktraceerror-trace); tsx turned source maps
+ * on when it registered, before any of our code ran, and they stay off for modules loaded from
+ * here on. Returns what puts all three back.
+ */
+function withoutStackTraces(): () => void {
+  const { stackTraceLimit, prepareStackTrace } = Error;
+  const { sourceMapsEnabled } = process;
+  Error.stackTraceLimit = 0;
+  Error.prepareStackTrace = (error: Error) => `${error.name}: ${error.message}`;
+  process.setSourceMapsEnabled(false);
+  return () => {
+    Error.stackTraceLimit = stackTraceLimit;
+    Error.prepareStackTrace = prepareStackTrace;
+    process.setSourceMapsEnabled(sourceMapsEnabled);
+  };
 }
 
 function isSecretEnvelope(value: unknown): value is { value: unknown } {

@@ -3,7 +3,11 @@ import path from "node:path";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import * as random from "@pulumi/random";
+import { MockMonitor } from "@pulumi/pulumi/runtime/mocks";
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { parseStackConfig, Stack } from "../../components/stack";
 import { REDACTED } from "../../scripts/offline/manifests";
 import { childrenOf, findManifest, isSecretOutput, outputOf, render } from "../harness/pulumi";
 import { repoRoot } from "../harness/helm";
@@ -66,6 +70,50 @@ describe("the Pulumi test harness", () => {
     // The harness is usable again afterwards.
     const { manifests } = await render(() => new k8s.core.v1.ConfigMap("after", { metadata: { name: "after" } }));
     expect(manifests.map((m) => m.metadata.name)).toEqual(["after"]);
+  });
+
+  it("answers every registration of the dev stack as Pulumi's own MockMonitor does, without its protobuf answer", async () => {
+    type Register = (req: unknown, callback: (err: unknown, res: RegisterAnswer | undefined) => void) => unknown;
+    interface RegisterAnswer {
+      getUrn(): string;
+      getId(): string;
+      getObject(): { toJavaScript(): unknown };
+      getPropertydependenciesMap(): { entries(): Iterable<unknown> } | undefined;
+      getResult(): number;
+      getUnknown(): boolean;
+    }
+    const monitor = pulumi.runtime.getMonitor() as unknown as { registerResource: Register };
+    const offlineRegister = monitor.registerResource;
+    const requests: unknown[] = [];
+    monitor.registerResource = (req, callback) => {
+      requests.push(req);
+      return offlineRegister.call(monitor, req, callback);
+    };
+    try {
+      const dev = parse(readFileSync(path.join(repoRoot, "Pulumi.dev.yaml"), "utf8")) as { config: Record<string, unknown> };
+      await render(() => new Stack("dev", parseStackConfig(dev.config["entryway:stack"])));
+    } finally {
+      monitor.registerResource = offlineRegister;
+    }
+    const answer = (register: Register, req: unknown) =>
+      new Promise((resolve, reject) =>
+        register.call(monitor, req, (err, res) =>
+          err || !res
+            ? reject(err as Error)
+            : resolve({
+                urn: res.getUrn(),
+                id: res.getId(),
+                object: res.getObject().toJavaScript(),
+                dependencies: [...(res.getPropertydependenciesMap()?.entries() ?? [])],
+                result: res.getResult(),
+                unknown: res.getUnknown(),
+              }),
+        ),
+      );
+    expect(requests.length).toBeGreaterThan(30);
+    for (const req of requests) {
+      expect(await answer(offlineRegister, req)).toEqual(await answer(MockMonitor.prototype.registerResource as Register, req));
+    }
   });
 
   it("fails loudly when a program runs without the offline runtime", () => {

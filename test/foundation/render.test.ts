@@ -38,12 +38,17 @@ describe("npm run render", () => {
     expect(outputs.ansibleFormsAdminPassword).toBe(REDACTED);
   });
 
-  it("renders the same files twice in a row (stable output)", () => {
+  it("renders the same files twice in a row (stable output), and over an old render leaves exactly the new files", () => {
     const a = path.join(scratch, "a");
     const b = path.join(scratch, "b");
     expect(run("render.ts", ["dev", "--out", a]).status).toBe(0);
     expect(run("render.ts", ["dev", "--out", b]).status).toBe(0);
     const read = (dir: string) => readdirSync(dir).map((f) => [f, readFileSync(path.join(dir, f), "utf8")]);
+    expect(read(a)).toEqual(read(b));
+    // An object the stack no longer makes, and a file edited since: the next render removes and restores them.
+    writeFileSync(path.join(a, "entryway-dev.configmap.gone.yaml"), "kind: ConfigMap\n");
+    writeFileSync(path.join(a, "_outputs.yaml"), "edited: true\n");
+    expect(run("render.ts", ["dev", "--out", a]).status).toBe(0);
     expect(read(a)).toEqual(read(b));
   });
 
