@@ -101,6 +101,27 @@ export interface ExecGatewayAutoscalingArgs {
   targetCPUUtilizationPercentage?: number;
 }
 
+/**
+ * A volume for session recordings (asciicast v2, one file per session; see gateway/README.md).
+ * A ReadWriteOnce volume attaches to one node: the gateway then runs as one replica (replicas: 1,
+ * no autoscaling) and is replaced with the Recreate strategy, since a surge pod on another node
+ * could not mount it. With a ReadWriteMany storage class every replica writes to and serves from
+ * the same volume.
+ */
+export interface ExecGatewayRecordingsArgs {
+  /** The volume's size (default "10Gi"). */
+  size?: string;
+  /** Its StorageClass (default: the cluster's default class). */
+  storageClassName?: string;
+  /** Recordings older than this many days are deleted by the gateway (default 30; 0 keeps them). */
+  retentionDays?: number;
+  /** "ReadWriteOnce" (default: one replica) or "ReadWriteMany" (any number of replicas). */
+  accessMode?: "ReadWriteOnce" | "ReadWriteMany";
+}
+
+/** Where the recordings volume is mounted in the gateway's pod (ENTRYWAY_RECORD_DIR). */
+export const EXEC_GATEWAY_RECORD_DIR = "/var/lib/entryway/recordings";
+
 /** Service settings passed to the gateway (see gateway/README: ENTRYWAY_* variables). */
 export interface ExecGatewaySettings {
   /** Let clients choose the command (default true). */
@@ -175,6 +196,8 @@ export interface ExecGatewayArgs {
   monitoringNamespace?: string;
   /** Exposure outside the cluster; without it the gateway is reachable only in-cluster. */
   exposure?: ExecGatewayExposureArgs;
+  /** Record every session's output on a volume of its own; without it nothing is recorded. */
+  recordings?: ExecGatewayRecordingsArgs;
   /** Labels added to every object. */
   labels?: Record<string, string>;
 }
@@ -216,6 +239,15 @@ export function validateExecGatewayArgs(name: string, args: ExecGatewayArgs): vo
   const hpa = args.autoscaling;
   if (hpa && (hpa.minReplicas < 1 || hpa.maxReplicas < hpa.minReplicas)) {
     fail("autoscaling needs 1 <= minReplicas <= maxReplicas");
+  }
+  const recordings = args.recordings;
+  if (recordings) {
+    const accessMode = recordings.accessMode ?? "ReadWriteOnce";
+    if (accessMode !== "ReadWriteOnce" && accessMode !== "ReadWriteMany") fail(`recordings.accessMode "${String(accessMode)}" is not ReadWriteOnce or ReadWriteMany`);
+    if (accessMode === "ReadWriteOnce" && (hpa || (args.replicas ?? 2) !== 1)) {
+      fail("recordings on a ReadWriteOnce volume need replicas: 1 and no autoscaling (one node mounts it); use accessMode ReadWriteMany for more replicas");
+    }
+    if (recordings.retentionDays !== undefined && (!Number.isInteger(recordings.retentionDays) || recordings.retentionDays < 0)) fail("recordings.retentionDays must be an integer >= 0");
   }
   const exposure = args.exposure;
   if (exposure) {
@@ -282,6 +314,12 @@ function gatewayEnv(args: ExecGatewayArgs, webhookSecret: ExecGatewaySecretKeyRe
   // Browsers may open sessions only from the public host's pages unless told otherwise.
   const origins = settings.allowedOrigins ?? (args.exposure ? [`https://${args.exposure.host}`] : undefined);
   if (origins) env.push({ name: "ENTRYWAY_ALLOWED_ORIGINS", value: JSON.stringify(origins) });
+  if (args.recordings) {
+    env.push(
+      { name: "ENTRYWAY_RECORD_DIR", value: EXEC_GATEWAY_RECORD_DIR },
+      { name: "ENTRYWAY_RECORD_RETENTION_DAYS", value: String(args.recordings.retentionDays ?? 30) },
+    );
+  }
   return env;
 }
 
@@ -394,6 +432,24 @@ export class ExecGateway extends pulumi.ComponentResource {
       parent,
     );
 
+    const recordings = args.recordings;
+    const recordingsClaim = recordings ? objectName(name, "exec-gateway-recordings") : undefined;
+    const singleNodeVolume = recordings !== undefined && (recordings.accessMode ?? "ReadWriteOnce") === "ReadWriteOnce";
+    if (recordings && recordingsClaim) {
+      new k8s.core.v1.PersistentVolumeClaim(
+        `${name}-exec-gateway-recordings`,
+        {
+          metadata: metadata(recordingsClaim),
+          spec: {
+            accessModes: [recordings.accessMode ?? "ReadWriteOnce"],
+            ...(recordings.storageClassName ? { storageClassName: recordings.storageClassName } : {}),
+            resources: { requests: { storage: recordings.size ?? "10Gi" } },
+          },
+        },
+        parent,
+      );
+    }
+
     new k8s.apps.v1.Deployment(
       `${name}-exec-gateway`,
       {
@@ -401,7 +457,8 @@ export class ExecGateway extends pulumi.ComponentResource {
         spec: {
           ...(args.autoscaling ? {} : { replicas: args.replicas ?? 2 }),
           selector: { matchLabels: selector },
-          strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
+          // One pod at a time holds a ReadWriteOnce recordings volume (see ExecGatewayRecordingsArgs).
+          strategy: singleNodeVolume ? { type: "Recreate" } : { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
           template: {
             metadata: { labels },
             spec: {
@@ -431,10 +488,13 @@ export class ExecGateway extends pulumi.ComponentResource {
                   readinessProbe: { httpGet: { path: "/readyz", port: "metrics" }, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 2 },
                   resources: args.resources ?? DEFAULT_RESOURCES,
                   securityContext: restrictedContainerSecurityContext(),
-                  volumeMounts: [{ name: "tmp", mountPath: "/tmp" }],
+                  volumeMounts: [{ name: "tmp", mountPath: "/tmp" }, ...(recordingsClaim ? [{ name: "recordings", mountPath: EXEC_GATEWAY_RECORD_DIR }] : [])],
                 },
               ],
-              volumes: [{ name: "tmp", emptyDir: { sizeLimit: "64Mi" } }],
+              volumes: [
+                { name: "tmp", emptyDir: { sizeLimit: "64Mi" } },
+                ...(recordingsClaim ? [{ name: "recordings", persistentVolumeClaim: { claimName: recordingsClaim } }] : []),
+              ],
             },
           },
         },

@@ -69,6 +69,10 @@ export interface GatewayConfig {
   reapGraceSeconds: number;
   auditFile: string;
   recordDir: string;
+  /** Recordings older than this many days are deleted (checked at start and hourly; 0: kept forever). */
+  recordRetentionDays: number;
+  /** Groups (from the authorizer) whose members may list and download recordings; empty: nobody. */
+  reviewerGroups: string[];
   logLevel: "debug" | "info" | "warn" | "error";
 }
 
@@ -115,6 +119,8 @@ export const defaultConfig: GatewayConfig = {
   reapGraceSeconds: 2,
   auditFile: "",
   recordDir: "",
+  recordRetentionDays: 0,
+  reviewerGroups: [],
   logLevel: "info",
 };
 

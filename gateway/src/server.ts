@@ -15,6 +15,7 @@ import { errorMessage, jsonLogger, type Logger } from "./log.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 import { clientAddress } from "./net.js";
 import { encodeResponse, ResponseType } from "./protocol.js";
+import { startRecordingCleanup } from "./recordings.js";
 import { Session, type SessionContext } from "./session.js";
 import { describeTarget, parseTarget, TargetError, type Target } from "./target.js";
 
@@ -79,6 +80,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const context: SessionContext = { config, backend, authorizer, metrics, audit, logger, limits };
   const sessions = new Set<Session>();
   let draining = false;
+  let stopCleanup: (() => void) | undefined;
 
   const wss = new WebSocketServer({
     noServer: true,
@@ -213,12 +215,14 @@ export function createGateway(options: GatewayOptions): Gateway {
     metrics,
     sessions,
     async listen() {
+      if (config.recordDir && config.recordRetentionDays > 0) stopCleanup ??= startRecordingCleanup(config.recordDir, config.recordRetentionDays, logger);
       // An ephemeral public port (port 0: tests, benchmarks) makes the monitoring port ephemeral too.
       await listenOn(monitoringServer, config.port === 0 ? 0 : config.metricsPort, config.metricsHost);
       return listenOn(server, config.port, config.host);
     },
     async shutdown(reason = "the gateway is shutting down") {
       draining = true;
+      stopCleanup?.();
       server.close(); // stop accepting; open sessions are ended below
       monitoringServer.close();
       const open = [...sessions];

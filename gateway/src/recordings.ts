@@ -1,0 +1,126 @@
+// The recordings directory (recordDir): what is in it, and the cleanup of recordings older than
+// recordRetentionDays. Ids are file names checked against one strict pattern before any file
+// system call, so no id can name a path outside the directory.
+import { open, readdir, stat, unlink } from "node:fs/promises";
+import { join } from "node:path";
+import type { RecordingMeta } from "./audit.js";
+import { errorMessage, type Logger } from "./log.js";
+
+/** `<ISO start time with : and . as ->-<session uuid>`, as AsciicastRecorder names its files. */
+const RECORDING_ID = /^(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})-(\d{3})Z-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const DAY_MS = 24 * 3600 * 1000;
+/** The header line is read up to this much; a longer one is not a recording this gateway wrote. */
+const MAX_HEADER_BYTES = 64 * 1024;
+
+export interface RecordingSummary {
+  id: string;
+  user: string;
+  target: string;
+  /** ISO time the session's recording started. */
+  start: string;
+  /** Seconds from the start to the last write. */
+  duration: number;
+  /** Bytes. */
+  size: number;
+}
+
+/** The start time an id encodes, or null when the string is not a recording id. */
+export function recordingStart(id: string): Date | null {
+  const match = RECORDING_ID.exec(id);
+  if (!match) return null;
+  const [, date, hours, minutes, seconds, millis] = match;
+  const start = new Date(`${date}T${hours}:${minutes}:${seconds}.${millis}Z`);
+  return Number.isNaN(start.getTime()) ? null : start;
+}
+
+/** The file of a valid id; null for anything else (path separators, dots, other names). */
+export function recordingFile(dir: string, id: string): string | null {
+  return recordingStart(id) ? join(dir, `${id}.cast`) : null;
+}
+
+async function readHeader(file: string): Promise<Partial<RecordingMeta>> {
+  const handle = await open(file, "r");
+  try {
+    const buffer = Buffer.alloc(MAX_HEADER_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, MAX_HEADER_BYTES, 0);
+    const text = buffer.subarray(0, bytesRead).toString("utf8");
+    const newline = text.indexOf("\n");
+    if (newline < 0) return {};
+    const header = JSON.parse(text.slice(0, newline)) as { title?: unknown; entryway?: Partial<RecordingMeta> };
+    return { target: typeof header.title === "string" ? header.title : undefined, ...header.entryway };
+  } catch {
+    return {};
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The ids of the recordings in `dir` (other files are ignored); a missing directory has none. */
+async function recordingIds(dir: string): Promise<string[]> {
+  try {
+    return (await readdir(dir)).filter((name) => name.endsWith(".cast") && recordingStart(name.slice(0, -5))).map((name) => name.slice(0, -5));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw error;
+  }
+}
+
+/** Every recording in `dir`, newest first. */
+export async function listRecordings(dir: string): Promise<RecordingSummary[]> {
+  const summaries: RecordingSummary[] = [];
+  for (const id of await recordingIds(dir)) {
+    const start = recordingStart(id)!;
+    const file = join(dir, `${id}.cast`);
+    try {
+      const info = await stat(file);
+      if (!info.isFile()) continue;
+      const meta = await readHeader(file);
+      summaries.push({
+        id,
+        user: typeof meta.user === "string" ? meta.user : "",
+        target: typeof meta.target === "string" ? meta.target : "",
+        start: start.toISOString(),
+        duration: Math.max(0, (info.mtimeMs - start.getTime()) / 1000),
+        size: info.size,
+      });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error; // removed meanwhile (cleanup on another replica)
+    }
+  }
+  return summaries.sort((a, b) => b.start.localeCompare(a.start));
+}
+
+/**
+ * Deletes the recordings last written more than `retentionDays` before `now` (a session still being
+ * recorded writes on every output, so only idle sessions older than the retention could lose their
+ * file early). Returns how many went. Other files in the directory are left alone.
+ */
+export async function pruneRecordings(dir: string, retentionDays: number, now = Date.now()): Promise<number> {
+  const cutoff = now - retentionDays * DAY_MS;
+  let removed = 0;
+  for (const id of await recordingIds(dir)) {
+    const file = join(dir, `${id}.cast`);
+    try {
+      if ((await stat(file)).mtimeMs >= cutoff) continue;
+      await unlink(file);
+      removed++;
+    } catch (error) {
+      // Another replica sharing the volume may have removed it first.
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    }
+  }
+  return removed;
+}
+
+/** Prunes now and then every `intervalMs` (hourly) until stopped; failures are logged, never fatal. */
+export function startRecordingCleanup(dir: string, retentionDays: number, logger: Logger, intervalMs = 3600_000): () => void {
+  const run = () =>
+    void pruneRecordings(dir, retentionDays).then(
+      (removed) => removed > 0 && logger.log("info", "old recordings removed", { removed, retentionDays }),
+      (error: unknown) => logger.log("warn", "recording cleanup failed", { error: errorMessage(error) }),
+    );
+  run();
+  const timer = setInterval(run, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}

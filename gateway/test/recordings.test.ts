@@ -1,0 +1,110 @@
+// Recordings: the header names session, user and target; ids are checked strictly; recordings
+// older than the retention go (mtime set back with utimes), at start-up and on the hourly timer.
+import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { AsciicastRecorder } from "../src/audit.js";
+import { listRecordings, pruneRecordings, recordingFile, startRecordingCleanup } from "../src/recordings.js";
+import { fakeBackend } from "./helpers/fake-backend.js";
+import { startGateway, tokenAuthorizer } from "./helpers/gateway.js";
+
+const DAY = 24 * 3600 * 1000;
+const dirs: string[] = [];
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "entryway-recordings-"));
+  dirs.push(dir);
+  return dir;
+}
+afterEach(() => {
+  vi.useRealTimers();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A recording file as AsciicastRecorder names it, last written `ageDays` ago. */
+function castFile(dir: string, start: Date, session: string, ageDays: number, now = Date.now()): string {
+  const id = `${start.toISOString().replace(/[:.]/g, "-")}-${session}`;
+  const file = join(dir, `${id}.cast`);
+  writeFileSync(file, JSON.stringify({ version: 2, width: 80, height: 24, title: "c", entryway: { session, user: "u", target: "c" } }) + "\n");
+  const mtime = new Date(now - ageDays * DAY);
+  utimesSync(file, mtime, mtime);
+  return id;
+}
+
+describe("recordings", () => {
+  it("writes a header naming the session, its user and target, and lists it", async () => {
+    const dir = tempDir();
+    const session = "0b7d5a1e-2c3f-4d5e-8f90-123456789abc";
+    const recorder = new AsciicastRecorder(dir, { session, user: "alice", target: "shop/web-0/app" }, { cols: 100, rows: 30 });
+    recorder.output("hello\r\n");
+    recorder.resize(120, 40);
+    await recorder.close();
+    const [name] = readdirSync(dir);
+    const lines = readFileSync(join(dir, name!), "utf8").trim().split("\n").map((line) => JSON.parse(line));
+    expect(lines[0]).toMatchObject({ version: 2, width: 100, height: 30, title: "shop/web-0/app", entryway: { session, user: "alice", target: "shop/web-0/app" } });
+    expect(lines.slice(1).map((event) => event.slice(1))).toEqual([["o", "hello\r\n"], ["r", "120x40"]]);
+    const [summary] = await listRecordings(dir);
+    expect(summary).toMatchObject({ id: name!.replace(/\.cast$/, ""), user: "alice", target: "shop/web-0/app", size: readFileSync(join(dir, name!)).length });
+    expect(summary!.duration).toBeGreaterThanOrEqual(0);
+  });
+
+  it.each([
+    "../etc/passwd",
+    "2026-01-02T03-04-05-678Z-0b7d5a1e-2c3f-4d5e-8f90-123456789abc/../../x",
+    "2026-01-02T03-04-05-678Z-0b7d5a1e-2c3f-4d5e-8f90-123456789abc.cast",
+    "2026-01-02T03-04-05-678Z-../../../../etc/passwd",
+    "..",
+    "",
+    "2026-13-45T03-04-05-678Z-0b7d5a1e-2c3f-4d5e-8f90-123456789abc",
+    "2026-01-02T03-04-05-678Z-0B7D5A1E-2C3F-4D5E-8F90-123456789ABC",
+    "%2e%2e%2fetc%2fpasswd",
+  ])("refuses %j as a recording id", (id) => {
+    expect(recordingFile("/recordings", id)).toBeNull();
+  });
+
+  it("accepts exactly the ids it writes", () => {
+    const id = "2026-01-02T03-04-05-678Z-0b7d5a1e-2c3f-4d5e-8f90-123456789abc";
+    expect(recordingFile("/recordings", id)).toBe(`/recordings/${id}.cast`);
+  });
+
+  it("prunes recordings last written before the retention, and nothing else", async () => {
+    const dir = tempDir();
+    const now = Date.now();
+    const old = castFile(dir, new Date(now - 40 * DAY), "00000000-0000-4000-8000-000000000001", 31, now);
+    const recent = castFile(dir, new Date(now - 40 * DAY), "00000000-0000-4000-8000-000000000002", 29, now);
+    writeFileSync(join(dir, "notes.cast"), "not a recording");
+    utimesSync(join(dir, "notes.cast"), new Date(now - 90 * DAY), new Date(now - 90 * DAY));
+    expect(await pruneRecordings(dir, 30, now)).toBe(1);
+    expect(readdirSync(dir).sort()).toEqual([`${recent}.cast`, "notes.cast"]);
+    // A fake clock two days on: the other one is now past the retention too.
+    expect(await pruneRecordings(dir, 30, now + 2 * DAY)).toBe(1);
+    expect(readdirSync(dir)).toEqual(["notes.cast"]);
+    expect(old).not.toBe(recent);
+  });
+
+  it("runs the cleanup on its timer", async () => {
+    const dir = tempDir();
+    const logs: unknown[] = [];
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
+    const stop = startRecordingCleanup(dir, 7, { log: (...entry) => logs.push(entry) }, 1000);
+    await vi.waitFor(() => expect(logs).toEqual([]));
+    castFile(dir, new Date(Date.now() - 9 * DAY), "00000000-0000-4000-8000-000000000003", 8);
+    vi.advanceTimersByTime(1000);
+    await vi.waitFor(() => expect(readdirSync(dir)).toEqual([]), { interval: 20 });
+    expect(logs).toEqual([["info", "old recordings removed", { removed: 1, retentionDays: 7 }]]);
+    stop();
+  });
+
+  it("the gateway prunes at start when recordRetentionDays is set", async () => {
+    const dir = tempDir();
+    const old = castFile(dir, new Date(Date.now() - 3 * DAY), "00000000-0000-4000-8000-000000000004", 2);
+    const kept = castFile(dir, new Date(), "00000000-0000-4000-8000-000000000005", 0);
+    const gw = await startGateway(fakeBackend(), tokenAuthorizer(), { recordDir: dir, recordRetentionDays: 1 });
+    try {
+      await vi.waitFor(() => expect(readdirSync(dir)).toEqual([`${kept}.cast`]), { timeout: 5000, interval: 20 });
+      expect(old).not.toBe(kept);
+    } finally {
+      await gw.stop();
+    }
+  });
+});
