@@ -31,6 +31,8 @@ export const EXEC_GATEWAY_PUBLIC_PATHS = [
   { path: "/", match: "exact" },
   { path: "/web/", match: "prefix" },
 ] as const;
+/** Routed too when the gateway records: reviewers list and download recordings there. */
+export const EXEC_GATEWAY_RECORDING_PATHS = [{ path: "/v1/recordings", match: "prefix" }] as const;
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const HOSTNAME = /^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
@@ -68,6 +70,8 @@ export interface ExecGatewayOidcArgs {
   usernameClaim?: string;
   /** The claim listing the namespaces the user may enter (default "namespaces"). */
   namespacesClaim?: string;
+  /** The claim listing the user's groups, matched against settings.reviewerGroups (default "groups"). */
+  groupsClaim?: string;
   /** Tokens issued (iat) longer ago than this are refused, whatever their exp (default 86400). */
   maxTokenAgeSeconds?: number;
   /** Accepted signature algorithms (default all RS*, PS*, ES* and EdDSA); "none" and HS* are refused. */
@@ -150,6 +154,8 @@ export interface ExecGatewaySettings {
   tokenAudiences?: string[];
   /** Log level (default "info"). */
   logLevel?: "debug" | "info" | "warn" | "error";
+  /** Groups (as the authorizer names them) whose members may list and download recordings (default none). */
+  reviewerGroups?: string[];
 }
 
 /** The arguments of an ExecGateway. */
@@ -289,6 +295,7 @@ function gatewayEnv(args: ExecGatewayArgs, webhookSecret: ExecGatewaySecretKeyRe
     if (oidc.jwksUri) env.push({ name: "ENTRYWAY_OIDC_JWKS_URI", value: oidc.jwksUri });
     if (oidc.usernameClaim) env.push({ name: "ENTRYWAY_OIDC_USERNAME_CLAIM", value: oidc.usernameClaim });
     if (oidc.namespacesClaim) env.push({ name: "ENTRYWAY_OIDC_NAMESPACES_CLAIM", value: oidc.namespacesClaim });
+    if (oidc.groupsClaim) env.push({ name: "ENTRYWAY_OIDC_GROUPS_CLAIM", value: oidc.groupsClaim });
     if (oidc.maxTokenAgeSeconds !== undefined) env.push({ name: "ENTRYWAY_OIDC_MAX_TOKEN_AGE_SECONDS", value: String(oidc.maxTokenAgeSeconds) });
     if (oidc.algorithms) env.push({ name: "ENTRYWAY_OIDC_ALGORITHMS", value: JSON.stringify(oidc.algorithms) });
   }
@@ -306,6 +313,7 @@ function gatewayEnv(args: ExecGatewayArgs, webhookSecret: ExecGatewaySecretKeyRe
     ["authAttemptsPerMinute", "ENTRYWAY_AUTH_ATTEMPTS_PER_MINUTE"],
     ["trustedProxies", "ENTRYWAY_TRUSTED_PROXIES"],
     ["tokenAudiences", "ENTRYWAY_TOKEN_AUDIENCES"],
+    ["reviewerGroups", "ENTRYWAY_REVIEWER_GROUPS"],
   ];
   for (const [key, variable] of settingEnv) {
     const value = settings[key];
@@ -566,6 +574,7 @@ export class ExecGateway extends pulumi.ComponentResource {
     );
 
     const exposure = args.exposure;
+    const publicPaths = [...EXEC_GATEWAY_PUBLIC_PATHS, ...(args.recordings ? EXEC_GATEWAY_RECORDING_PATHS : [])];
     if (exposure?.kind === "istio") {
       new k8s.apiextensions.CustomResource(
         `${name}-exec-gateway-gw`,
@@ -598,7 +607,7 @@ export class ExecGateway extends pulumi.ComponentResource {
             http: [
               {
                 name: "exec-gateway",
-                match: EXEC_GATEWAY_PUBLIC_PATHS.map(({ path, match }) => ({ uri: { [match]: path } })),
+                match: publicPaths.map(({ path, match }) => ({ uri: { [match]: path } })),
                 route: [{ destination: { host: namespace.apply((ns) => serviceFqdn(fullName, ns)), port: { number: 80 } } }],
                 // Shell sessions are long-lived WebSockets: no route timeout.
                 timeout: "0s",
@@ -620,7 +629,7 @@ export class ExecGateway extends pulumi.ComponentResource {
               {
                 host: exposure.host,
                 http: {
-                  paths: EXEC_GATEWAY_PUBLIC_PATHS.map(({ path, match }) => ({
+                  paths: publicPaths.map(({ path, match }) => ({
                     path,
                     pathType: match === "exact" ? "Exact" : "Prefix",
                     backend: { service: { name: fullName, port: { name: "http" } } },

@@ -22,8 +22,20 @@ export interface AuditEvent {
   reason?: string;
 }
 
+/** A reviewer's access to recordings (listing or downloading one), allowed or not. */
+export interface RecordingAccessEvent {
+  event: "recordings.list" | "recordings.get";
+  /** The recording asked for (recordings.get), when its id is valid. */
+  recording?: string;
+  user?: string;
+  client: string;
+  /** HTTP status answered: 200, 401, 403, 404, 429, 503. */
+  status: number;
+  reason?: string;
+}
+
 export interface AuditSink {
-  write(event: AuditEvent): void;
+  write(event: AuditEvent | RecordingAccessEvent): void;
   close(): Promise<void>;
 }
 

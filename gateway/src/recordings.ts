@@ -1,10 +1,17 @@
 // The recordings directory (recordDir): what is in it, and the cleanup of recordings older than
 // recordRetentionDays. Ids are file names checked against one strict pattern before any file
 // system call, so no id can name a path outside the directory.
+import { createReadStream } from "node:fs";
 import { open, readdir, stat, unlink } from "node:fs/promises";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
-import type { RecordingMeta } from "./audit.js";
+import { pipeline } from "node:stream/promises";
+import type { AuditSink, RecordingMeta } from "./audit.js";
+import type { Authorizer } from "./auth/authorizer.js";
+import type { GatewayConfig } from "./config.js";
+import type { PreAuthLimits } from "./limits.js";
 import { errorMessage, type Logger } from "./log.js";
+import { tokenFromRequest, type RouteHandler } from "./server.js";
 
 /** `<ISO start time with : and . as ->-<session uuid>`, as AsciicastRecorder names its files. */
 const RECORDING_ID = /^(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})-(\d{3})Z-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -123,4 +130,84 @@ export function startRecordingCleanup(dir: string, retentionDays: number, logger
   const timer = setInterval(run, intervalMs);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+export interface RecordingsRouteOptions {
+  config: GatewayConfig;
+  authorizer: Authorizer;
+  audit: AuditSink;
+  logger: Logger;
+  preAuth: PreAuthLimits;
+  /** The client's address (the peer's, or X-Forwarded-For's behind a trusted proxy). */
+  clientOf(request: IncomingMessage): string;
+}
+
+export const RECORDINGS_PATH = "/v1/recordings";
+
+/**
+ * GET /v1/recordings (JSON list) and GET /v1/recordings/<id> (the .cast file), for reviewers only:
+ * the token (Authorization: Bearer, or Entry's access-token header) must name a user the authorizer
+ * knows in one of reviewerGroups. No token: 401; anyone else: 403; every answer is audited. Lookups
+ * count against the same per-address limits as upgrades (each costs an authorizer call).
+ */
+export function recordingsRoute(options: RecordingsRouteOptions): RouteHandler {
+  const { config, authorizer, audit, logger, preAuth } = options;
+  const reviewers = new Set(config.reviewerGroups);
+  return async (request: IncomingMessage, response: ServerResponse) => {
+    const path = new URL(request.url ?? "/", "http://gateway").pathname;
+    if (path !== RECORDINGS_PATH && !path.startsWith(`${RECORDINGS_PATH}/`)) return false;
+    // Not percent-decoded: a valid id has no character that needs it.
+    const id = path === RECORDINGS_PATH ? undefined : path.slice(RECORDINGS_PATH.length + 1);
+    const client = options.clientOf(request);
+    const record = (status: number, extra: { user?: string; reason?: string } = {}) =>
+      audit.write({ event: id === undefined ? "recordings.list" : "recordings.get", ...(id !== undefined && recordingStart(id) ? { recording: id } : {}), client, status, ...extra });
+    const answer = (status: number, body: string, headers: Record<string, string> = {}) =>
+      void response.writeHead(status, { "content-type": "application/json", "cache-control": "no-store", "x-content-type-options": "nosniff", ...headers }).end(body);
+    const refuse = (status: number, reason: string, extra: { user?: string; headers?: Record<string, string> } = {}) => {
+      record(status, { reason, ...(extra.user ? { user: extra.user } : {}) });
+      answer(status, JSON.stringify({ error: reason }) + "\n", extra.headers);
+      return true;
+    };
+
+    if (request.method !== "GET" && request.method !== "HEAD") return refuse(405, "method not allowed", { headers: { allow: "GET, HEAD" } });
+    const token = tokenFromRequest(request);
+    if (!token) return refuse(401, "no token: send Authorization: Bearer <token>", { headers: { "www-authenticate": 'Bearer realm="entryway"' } });
+    const admission = preAuth.admit(client);
+    if (admission) return refuse(admission.status, admission.reason);
+    let identity;
+    try {
+      identity = authorizer.identify ? await authorizer.identify({ token, clientAddress: client }) : { known: false as const, reason: `the ${config.authorizer} authorizer names no groups` };
+    } finally {
+      preAuth.release(client);
+    }
+    if (!identity.known) {
+      if (identity.detail) logger.log("warn", "authorizer failed", { path, error: identity.detail });
+      return refuse(403, `permission denied: ${identity.reason}`);
+    }
+    const { user, groups } = identity;
+    if (!groups.some((group) => reviewers.has(group))) return refuse(403, `permission denied: ${user} is not in a reviewer group`, { user });
+
+    if (id === undefined) {
+      record(200, { user });
+      answer(200, JSON.stringify({ recordings: await listRecordings(config.recordDir) }) + "\n");
+      return true;
+    }
+    const file = recordingFile(config.recordDir, id);
+    const info = file ? await stat(file).catch(() => null) : null;
+    if (!file || !info?.isFile()) return refuse(404, "no such recording", { user });
+    record(200, { user });
+    response.writeHead(200, {
+      "content-type": "application/x-asciicast",
+      "content-length": String(info.size),
+      "content-disposition": `attachment; filename="${id}.cast"`,
+      "cache-control": "no-store",
+      "x-content-type-options": "nosniff",
+    });
+    if (request.method === "HEAD") {
+      response.end();
+      return true;
+    }
+    await pipeline(createReadStream(file), response);
+    return true;
+  };
 }

@@ -1,11 +1,16 @@
 // Recordings: the header names session, user and target; ids are checked strictly; recordings
-// older than the retention go (mtime set back with utimes), at start-up and on the hourly timer.
+// older than the retention go (mtime set back with utimes), at start-up and on the hourly timer;
+// GET /v1/recordings[/<id>] serves them to reviewers only (401 without a token, 403 otherwise),
+// never a file outside the directory, and audits every answer.
+import http from "node:http";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { AsciicastRecorder } from "../src/audit.js";
+import type { Authorizer } from "../src/auth/authorizer.js";
 import { listRecordings, pruneRecordings, recordingFile, startRecordingCleanup } from "../src/recordings.js";
+import { EntryClient } from "./helpers/client.js";
 import { fakeBackend } from "./helpers/fake-backend.js";
 import { startGateway, tokenAuthorizer } from "./helpers/gateway.js";
 
@@ -103,6 +108,111 @@ describe("recordings", () => {
     try {
       await vi.waitFor(() => expect(readdirSync(dir)).toEqual([`${kept}.cast`]), { timeout: 5000, interval: 20 });
       expect(old).not.toBe(kept);
+    } finally {
+      await gw.stop();
+    }
+  });
+});
+
+/** "user:<name>" or "user:<name>:<group>,<group>" tokens; identify() gives the groups. */
+function groupsAuthorizer(): Authorizer {
+  const parse = (token: string) => /^user:([a-z]+)(?::([a-z,]+))?$/.exec(token);
+  return {
+    async authorize({ token }) {
+      const match = parse(token);
+      return match ? { allow: true, user: match[1]! } : { allow: false, reason: "unknown token" };
+    },
+    async identify({ token }) {
+      const match = parse(token);
+      return match ? { known: true, user: match[1]!, groups: match[2]?.split(",") ?? [] } : { known: false, reason: "unknown token" };
+    },
+  };
+}
+
+/** A GET with the path sent exactly as given (fetch would resolve "../" before sending). */
+function rawGet(base: string, path: string, token?: string): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const request = http.request({ hostname, port, path, headers: token ? { authorization: `Bearer ${token}` } : {} }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on("data", (c: Buffer) => chunks.push(c));
+      response.on("end", () => resolve({ status: response.statusCode!, body: Buffer.concat(chunks).toString("utf8"), headers: response.headers }));
+    });
+    request.on("error", reject);
+    request.end();
+  });
+}
+
+describe("GET /v1/recordings", () => {
+  it("lists and serves recordings to reviewers only, audits each access, and never leaves the directory", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "notes.cast"), "not a recording");
+    const gw = await startGateway(fakeBackend(), groupsAuthorizer(), { recordDir: join(dir, "casts"), reviewerGroups: ["auditors"] });
+    try {
+      const client = await EntryClient.connect(gw.url({ container: "web" }), { token: "user:alice:devs" });
+      client.type("hello-recorded\n");
+      await client.waitFor(/hello-recorded/);
+      client.type("exit 0\n");
+      await client.closed;
+      await vi.waitFor(() => expect(gw.audit.at(-1)).toMatchObject({ event: "session.end" }));
+
+      expect(await rawGet(gw.base, "/v1/recordings")).toMatchObject({ status: 401, headers: { "www-authenticate": 'Bearer realm="entryway"' } });
+      expect((await rawGet(gw.base, "/v1/recordings", "user:alice:devs")).status).toBe(403);
+      expect((await rawGet(gw.base, "/v1/recordings", "forged")).status).toBe(403);
+
+      const listed = await rawGet(gw.base, "/v1/recordings", "user:rita:devs,auditors");
+      expect(listed.status).toBe(200);
+      const { recordings } = JSON.parse(listed.body) as { recordings: { id: string; user: string; target: string; start: string; duration: number; size: number }[] };
+      expect(recordings).toHaveLength(1);
+      const [recording] = recordings;
+      expect(recording).toMatchObject({ user: "alice", target: "fake/web" });
+      const onDisk = readFileSync(join(dir, "casts", `${recording!.id}.cast`), "utf8");
+      expect(recording!.size).toBe(Buffer.byteLength(onDisk));
+      expect(onDisk).toContain("hello-recorded");
+
+      expect((await rawGet(gw.base, `/v1/recordings/${recording!.id}`, "user:alice:devs")).status).toBe(403);
+      const served = await rawGet(gw.base, `/v1/recordings/${recording!.id}`, "user:rita:auditors");
+      expect(served).toMatchObject({ status: 200, body: onDisk, headers: { "content-type": "application/x-asciicast" } });
+
+      for (const path of [
+        "/v1/recordings/../notes",
+        "/v1/recordings/..%2fnotes",
+        "/v1/recordings/%2e%2e%2fnotes",
+        "/v1/recordings/../../../../etc/passwd",
+        `/v1/recordings/${recording!.id}/../../notes`,
+        `/v1/recordings/${recording!.id}.cast`,
+        "/v1/recordings/2026-01-02T03-04-05-678Z-00000000-0000-4000-8000-000000000009",
+      ]) {
+        const answer = await rawGet(gw.base, path, "user:rita:auditors");
+        expect([path, answer.status]).toEqual([path, 404]);
+        expect(answer.body).not.toContain("not a recording");
+        expect(answer.body).not.toContain("root:");
+      }
+
+      expect(gw.access.map(({ event, status, user }) => [event, status, user])).toEqual([
+        ["recordings.list", 401, undefined],
+        ["recordings.list", 403, "alice"],
+        ["recordings.list", 403, undefined],
+        ["recordings.list", 200, "rita"],
+        ["recordings.get", 403, "alice"],
+        ["recordings.get", 200, "rita"],
+        // The three paths with a literal "../" resolve outside /v1/recordings (the URL parser removes
+        // dot segments) and get the server's plain 404 without reaching this route.
+        ...Array.from({ length: 4 }, () => ["recordings.get", 404, "rita"]),
+      ]);
+      expect(gw.access[5]).toMatchObject({ recording: recording!.id, client: "127.0.0.1" });
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  it("knows no reviewers with an authorizer that names no groups", async () => {
+    const dir = tempDir();
+    const gw = await startGateway(fakeBackend(), tokenAuthorizer(), { recordDir: dir, reviewerGroups: ["auditors"] });
+    try {
+      const answer = await rawGet(gw.base, "/v1/recordings", "user:rita");
+      expect(answer.status).toBe(403);
+      expect(answer.body).toContain("names no groups");
     } finally {
       await gw.stop();
     }
