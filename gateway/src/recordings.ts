@@ -9,12 +9,11 @@ import { pipeline } from "node:stream/promises";
 import type { AuditSink, RecordingMeta } from "./audit.js";
 import type { Authorizer } from "./auth/authorizer.js";
 import type { GatewayConfig } from "./config.js";
+import { recordingStart } from "./asciicast.js";
 import type { PreAuthLimits } from "./limits.js";
 import { errorMessage, type Logger } from "./log.js";
 import { tokenFromRequest, type RouteHandler } from "./server.js";
 
-/** `<ISO start time with : and . as ->-<session uuid>`, as AsciicastRecorder names its files. */
-const RECORDING_ID = /^(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})-(\d{3})Z-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const DAY_MS = 24 * 3600 * 1000;
 /** The header line is read up to this much; a longer one is not a recording this gateway wrote. */
 const MAX_HEADER_BYTES = 64 * 1024;
@@ -29,15 +28,6 @@ export interface RecordingSummary {
   duration: number;
   /** Bytes. */
   size: number;
-}
-
-/** The start time an id encodes, or null when the string is not a recording id. */
-export function recordingStart(id: string): Date | null {
-  const match = RECORDING_ID.exec(id);
-  if (!match) return null;
-  const [, date, hours, minutes, seconds, millis] = match;
-  const start = new Date(`${date}T${hours}:${minutes}:${seconds}.${millis}Z`);
-  return Number.isNaN(start.getTime()) ? null : start;
 }
 
 /** The file of a valid id; null for anything else (path separators, dots, other names). */

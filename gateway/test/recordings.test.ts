@@ -8,7 +8,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { AsciicastRecorder } from "../src/audit.js";
-import type { Authorizer } from "../src/auth/authorizer.js";
 import { listRecordings, pruneRecordings, recordingFile, startRecordingCleanup } from "../src/recordings.js";
 import { EntryClient } from "./helpers/client.js";
 import { fakeBackend } from "./helpers/fake-backend.js";
@@ -114,21 +113,6 @@ describe("recordings", () => {
   });
 });
 
-/** "user:<name>" or "user:<name>:<group>,<group>" tokens; identify() gives the groups. */
-function groupsAuthorizer(): Authorizer {
-  const parse = (token: string) => /^user:([a-z]+)(?::([a-z,]+))?$/.exec(token);
-  return {
-    async authorize({ token }) {
-      const match = parse(token);
-      return match ? { allow: true, user: match[1]! } : { allow: false, reason: "unknown token" };
-    },
-    async identify({ token }) {
-      const match = parse(token);
-      return match ? { known: true, user: match[1]!, groups: match[2]?.split(",") ?? [] } : { known: false, reason: "unknown token" };
-    },
-  };
-}
-
 /** A GET with the path sent exactly as given (fetch would resolve "../" before sending). */
 function rawGet(base: string, path: string, token?: string): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
   const { hostname, port } = new URL(base);
@@ -147,7 +131,7 @@ describe("GET /v1/recordings", () => {
   it("lists and serves recordings to reviewers only, audits each access, and never leaves the directory", async () => {
     const dir = tempDir();
     writeFileSync(join(dir, "notes.cast"), "not a recording");
-    const gw = await startGateway(fakeBackend(), groupsAuthorizer(), { recordDir: join(dir, "casts"), reviewerGroups: ["auditors"] });
+    const gw = await startGateway(fakeBackend(), tokenAuthorizer(), { recordDir: join(dir, "casts"), reviewerGroups: ["auditors"] });
     try {
       const client = await EntryClient.connect(gw.url({ container: "web" }), { token: "user:alice:devs" });
       client.type("hello-recorded\n");
@@ -208,9 +192,10 @@ describe("GET /v1/recordings", () => {
 
   it("knows no reviewers with an authorizer that names no groups", async () => {
     const dir = tempDir();
-    const gw = await startGateway(fakeBackend(), tokenAuthorizer(), { recordDir: dir, reviewerGroups: ["auditors"] });
+    const { authorize } = tokenAuthorizer();
+    const gw = await startGateway(fakeBackend(), { authorize }, { recordDir: dir, reviewerGroups: ["auditors"] });
     try {
-      const answer = await rawGet(gw.base, "/v1/recordings", "user:rita");
+      const answer = await rawGet(gw.base, "/v1/recordings", "user:rita:auditors");
       expect(answer.status).toBe(403);
       expect(answer.body).toContain("names no groups");
     } finally {

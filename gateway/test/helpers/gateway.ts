@@ -19,14 +19,22 @@ export interface TestGateway {
   stop(): Promise<void>;
 }
 
-/** Allows any token that names a user ("user:<name>"), denies everything else; counts calls. */
+/**
+ * Allows any token that names a user ("user:<name>", or "user:<name>:<group>,<group>" with the
+ * groups identify() reports), denies everything else; counts authorize calls.
+ */
 export function tokenAuthorizer(): Authorizer & { calls: number } {
+  const parse = (token: string) => /^user:([^:\s]+)(?::(\S+))?$/.exec(token);
   const authorizer = {
     calls: 0,
     async authorize({ token }: { token: string }) {
       authorizer.calls++;
-      const match = /^user:(\S+)$/.exec(token);
+      const match = parse(token);
       return match ? { allow: true as const, user: match[1]! } : { allow: false as const, reason: "unknown token" };
+    },
+    async identify({ token }: { token: string }) {
+      const match = parse(token);
+      return match ? { known: true as const, user: match[1]!, groups: match[2]?.split(",") ?? [] } : { known: false as const, reason: "unknown token" };
     },
   };
   return authorizer;
