@@ -31,8 +31,11 @@ export const EXEC_GATEWAY_PUBLIC_PATHS = [
   { path: "/", match: "exact" },
   { path: "/web/", match: "prefix" },
 ] as const;
-/** Routed too when the gateway records: reviewers list and download recordings there. */
-export const EXEC_GATEWAY_RECORDING_PATHS = [{ path: "/v1/recordings", match: "prefix" }] as const;
+/** Routed too when the gateway records: reviewers list and download recordings there, and replay them on /replay. */
+export const EXEC_GATEWAY_RECORDING_PATHS = [
+  { path: "/v1/recordings", match: "prefix" },
+  { path: "/replay", match: "exact" },
+] as const;
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const HOSTNAME = /^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;

@@ -184,7 +184,7 @@ describe("ExecGateway", () => {
     // Exposed, the recordings endpoint is routed too (and only then).
     const exposed = await renderGateway({ replicas: 1, recordings: {}, settings: { reviewerGroups: ["auditors"] }, exposure: { kind: "ingress", host: "exec.example.com", tlsSecretName: "t" } });
     const ingress = findManifest(exposed.manifests, "Ingress", "entryway-exec-gateway") as Obj;
-    expect(ingress.spec.rules[0].http.paths.map((p: Obj) => `${p.pathType} ${p.path}`)).toEqual(["Exact /v1/enter", "Exact /", "Prefix /web/", "Prefix /v1/recordings"]);
+    expect(ingress.spec.rules[0].http.paths.map((p: Obj) => `${p.pathType} ${p.path}`)).toEqual(["Exact /v1/enter", "Exact /", "Prefix /web/", "Prefix /v1/recordings", "Exact /replay"]);
     const exposedEnv = (findManifest(exposed.manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.template.spec.containers[0].env;
     expect(exposedEnv).toContainEqual({ name: "ENTRYWAY_REVIEWER_GROUPS", value: '["auditors"]' });
 
