@@ -12,7 +12,7 @@ import type { GatewayConfig } from "./config.js";
 import { recordingStart } from "./asciicast.js";
 import type { PreAuthLimits } from "./limits.js";
 import { errorMessage, type Logger } from "./log.js";
-import { tokenFromRequest, type RouteHandler } from "./server.js";
+import type { RouteHandler } from "./server.js";
 
 const DAY_MS = 24 * 3600 * 1000;
 /** The header line is read up to this much; a longer one is not a recording this gateway wrote. */
@@ -130,6 +130,8 @@ export interface RecordingsRouteOptions {
   preAuth: PreAuthLimits;
   /** The client's address (the peer's, or X-Forwarded-For's behind a trusted proxy). */
   clientOf(request: IncomingMessage): string;
+  /** The token the request carries, as for the WebSocket endpoint (server.ts tokenFromRequest). */
+  tokenOf(request: IncomingMessage): string | null;
 }
 
 export const RECORDINGS_PATH = "/v1/recordings";
@@ -160,7 +162,7 @@ export function recordingsRoute(options: RecordingsRouteOptions): RouteHandler {
     };
 
     if (request.method !== "GET" && request.method !== "HEAD") return refuse(405, "method not allowed", { headers: { allow: "GET, HEAD" } });
-    const token = tokenFromRequest(request);
+    const token = options.tokenOf(request);
     if (!token) return refuse(401, "no token: send Authorization: Bearer <token>", { headers: { "www-authenticate": 'Bearer realm="entryway"' } });
     const admission = preAuth.admit(client);
     if (admission) return refuse(admission.status, admission.reason);

@@ -82,7 +82,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   let draining = false;
   let stopCleanup: (() => void) | undefined;
   const clientOf = (request: IncomingMessage) => clientAddress(request.socket.remoteAddress ?? "", request.headers["x-forwarded-for"], trustedProxies);
-  const routes = [...(config.recordDir ? [recordingsRoute({ config, authorizer, audit, logger, preAuth, clientOf })] : []), ...(options.routes ?? [])];
+  const routes = [...(config.recordDir ? [recordingsRoute({ config, authorizer, audit, logger, preAuth, clientOf, tokenOf: tokenFromRequest })] : []), ...(options.routes ?? [])];
 
   const wss = new WebSocketServer({
     noServer: true,
