@@ -8,6 +8,7 @@ import type {
   ExecGatewayAutoscalingArgs,
   ExecGatewayExposureArgs,
   ExecGatewayOidcArgs,
+  ExecGatewayRecordingsArgs,
   ExecGatewaySettings,
 } from "./index";
 
@@ -62,6 +63,20 @@ export interface ExecGatewayConfig {
   monitoringNamespace?: string;
   /** Exposure outside the cluster, always with TLS. */
   exposure?: ExecGatewayExposureArgs;
+  /** A volume for session recordings (off without it); ReadWriteOnce needs replicas: 1. */
+  recordings?: ExecGatewayRecordingsConfig;
+}
+
+/** The recordings volume (ExecGatewayRecordingsArgs). */
+export interface ExecGatewayRecordingsConfig extends ExecGatewayRecordingsArgs {
+  /**
+   * Days a recording is kept (default 30; 0: forever).
+   * @minimum 0
+   * @asType integer
+   */
+  retentionDays?: number;
+  /** @pattern ^[0-9]+(\.[0-9]+)?([EPTGMK]i?)?$ */
+  size?: string;
 }
 
 /** ExecGatewayArgs from the stack config section. */

@@ -31,6 +31,11 @@ export const EXEC_GATEWAY_PUBLIC_PATHS = [
   { path: "/", match: "exact" },
   { path: "/web/", match: "prefix" },
 ] as const;
+/** Routed too when the gateway records: reviewers list and download recordings there, and replay them on /replay. */
+export const EXEC_GATEWAY_RECORDING_PATHS = [
+  { path: "/v1/recordings", match: "prefix" },
+  { path: "/replay", match: "exact" },
+] as const;
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const HOSTNAME = /^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
@@ -68,6 +73,8 @@ export interface ExecGatewayOidcArgs {
   usernameClaim?: string;
   /** The claim listing the namespaces the user may enter (default "namespaces"). */
   namespacesClaim?: string;
+  /** The claim listing the user's groups, matched against settings.reviewerGroups (default "groups"). */
+  groupsClaim?: string;
   /** Tokens issued (iat) longer ago than this are refused, whatever their exp (default 86400). */
   maxTokenAgeSeconds?: number;
   /** Accepted signature algorithms (default all RS*, PS*, ES* and EdDSA); "none" and HS* are refused. */
@@ -101,6 +108,27 @@ export interface ExecGatewayAutoscalingArgs {
   targetCPUUtilizationPercentage?: number;
 }
 
+/**
+ * A volume for session recordings (asciicast v2, one file per session; see gateway/README.md).
+ * A ReadWriteOnce volume attaches to one node: the gateway then runs as one replica (replicas: 1,
+ * no autoscaling) and is replaced with the Recreate strategy, since a surge pod on another node
+ * could not mount it. With a ReadWriteMany storage class every replica writes to and serves from
+ * the same volume.
+ */
+export interface ExecGatewayRecordingsArgs {
+  /** The volume's size (default "10Gi"). */
+  size?: string;
+  /** Its StorageClass (default: the cluster's default class). */
+  storageClassName?: string;
+  /** Recordings older than this many days are deleted by the gateway (default 30; 0 keeps them). */
+  retentionDays?: number;
+  /** "ReadWriteOnce" (default: one replica) or "ReadWriteMany" (any number of replicas). */
+  accessMode?: "ReadWriteOnce" | "ReadWriteMany";
+}
+
+/** Where the recordings volume is mounted in the gateway's pod (ENTRYWAY_RECORD_DIR). */
+export const EXEC_GATEWAY_RECORD_DIR = "/var/lib/entryway/recordings";
+
 /** Service settings passed to the gateway (see gateway/README: ENTRYWAY_* variables). */
 export interface ExecGatewaySettings {
   /** Let clients choose the command (default true). */
@@ -129,6 +157,8 @@ export interface ExecGatewaySettings {
   tokenAudiences?: string[];
   /** Log level (default "info"). */
   logLevel?: "debug" | "info" | "warn" | "error";
+  /** Groups (as the authorizer names them) whose members may list and download recordings (default none). */
+  reviewerGroups?: string[];
 }
 
 /** The arguments of an ExecGateway. */
@@ -175,6 +205,8 @@ export interface ExecGatewayArgs {
   monitoringNamespace?: string;
   /** Exposure outside the cluster; without it the gateway is reachable only in-cluster. */
   exposure?: ExecGatewayExposureArgs;
+  /** Record every session's output on a volume of its own; without it nothing is recorded. */
+  recordings?: ExecGatewayRecordingsArgs;
   /** Labels added to every object. */
   labels?: Record<string, string>;
 }
@@ -217,6 +249,15 @@ export function validateExecGatewayArgs(name: string, args: ExecGatewayArgs): vo
   if (hpa && (hpa.minReplicas < 1 || hpa.maxReplicas < hpa.minReplicas)) {
     fail("autoscaling needs 1 <= minReplicas <= maxReplicas");
   }
+  const recordings = args.recordings;
+  if (recordings) {
+    const accessMode = recordings.accessMode ?? "ReadWriteOnce";
+    if (accessMode !== "ReadWriteOnce" && accessMode !== "ReadWriteMany") fail(`recordings.accessMode "${String(accessMode)}" is not ReadWriteOnce or ReadWriteMany`);
+    if (accessMode === "ReadWriteOnce" && (hpa || (args.replicas ?? 2) !== 1)) {
+      fail("recordings on a ReadWriteOnce volume need replicas: 1 and no autoscaling (one node mounts it); use accessMode ReadWriteMany for more replicas");
+    }
+    if (recordings.retentionDays !== undefined && (!Number.isInteger(recordings.retentionDays) || recordings.retentionDays < 0)) fail("recordings.retentionDays must be an integer >= 0");
+  }
   const exposure = args.exposure;
   if (exposure) {
     if (exposure.kind !== "istio" && exposure.kind !== "ingress") fail(`exposure.kind "${String(exposure.kind)}" is not istio or ingress`);
@@ -257,6 +298,7 @@ function gatewayEnv(args: ExecGatewayArgs, webhookSecret: ExecGatewaySecretKeyRe
     if (oidc.jwksUri) env.push({ name: "ENTRYWAY_OIDC_JWKS_URI", value: oidc.jwksUri });
     if (oidc.usernameClaim) env.push({ name: "ENTRYWAY_OIDC_USERNAME_CLAIM", value: oidc.usernameClaim });
     if (oidc.namespacesClaim) env.push({ name: "ENTRYWAY_OIDC_NAMESPACES_CLAIM", value: oidc.namespacesClaim });
+    if (oidc.groupsClaim) env.push({ name: "ENTRYWAY_OIDC_GROUPS_CLAIM", value: oidc.groupsClaim });
     if (oidc.maxTokenAgeSeconds !== undefined) env.push({ name: "ENTRYWAY_OIDC_MAX_TOKEN_AGE_SECONDS", value: String(oidc.maxTokenAgeSeconds) });
     if (oidc.algorithms) env.push({ name: "ENTRYWAY_OIDC_ALGORITHMS", value: JSON.stringify(oidc.algorithms) });
   }
@@ -274,6 +316,7 @@ function gatewayEnv(args: ExecGatewayArgs, webhookSecret: ExecGatewaySecretKeyRe
     ["authAttemptsPerMinute", "ENTRYWAY_AUTH_ATTEMPTS_PER_MINUTE"],
     ["trustedProxies", "ENTRYWAY_TRUSTED_PROXIES"],
     ["tokenAudiences", "ENTRYWAY_TOKEN_AUDIENCES"],
+    ["reviewerGroups", "ENTRYWAY_REVIEWER_GROUPS"],
   ];
   for (const [key, variable] of settingEnv) {
     const value = settings[key];
@@ -282,6 +325,12 @@ function gatewayEnv(args: ExecGatewayArgs, webhookSecret: ExecGatewaySecretKeyRe
   // Browsers may open sessions only from the public host's pages unless told otherwise.
   const origins = settings.allowedOrigins ?? (args.exposure ? [`https://${args.exposure.host}`] : undefined);
   if (origins) env.push({ name: "ENTRYWAY_ALLOWED_ORIGINS", value: JSON.stringify(origins) });
+  if (args.recordings) {
+    env.push(
+      { name: "ENTRYWAY_RECORD_DIR", value: EXEC_GATEWAY_RECORD_DIR },
+      { name: "ENTRYWAY_RECORD_RETENTION_DAYS", value: String(args.recordings.retentionDays ?? 30) },
+    );
+  }
   return env;
 }
 
@@ -394,6 +443,24 @@ export class ExecGateway extends pulumi.ComponentResource {
       parent,
     );
 
+    const recordings = args.recordings;
+    const recordingsClaim = recordings ? objectName(name, "exec-gateway-recordings") : undefined;
+    const singleNodeVolume = recordings !== undefined && (recordings.accessMode ?? "ReadWriteOnce") === "ReadWriteOnce";
+    if (recordings && recordingsClaim) {
+      new k8s.core.v1.PersistentVolumeClaim(
+        `${name}-exec-gateway-recordings`,
+        {
+          metadata: metadata(recordingsClaim),
+          spec: {
+            accessModes: [recordings.accessMode ?? "ReadWriteOnce"],
+            ...(recordings.storageClassName ? { storageClassName: recordings.storageClassName } : {}),
+            resources: { requests: { storage: recordings.size ?? "10Gi" } },
+          },
+        },
+        parent,
+      );
+    }
+
     new k8s.apps.v1.Deployment(
       `${name}-exec-gateway`,
       {
@@ -401,7 +468,8 @@ export class ExecGateway extends pulumi.ComponentResource {
         spec: {
           ...(args.autoscaling ? {} : { replicas: args.replicas ?? 2 }),
           selector: { matchLabels: selector },
-          strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
+          // One pod at a time holds a ReadWriteOnce recordings volume (see ExecGatewayRecordingsArgs).
+          strategy: singleNodeVolume ? { type: "Recreate" } : { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
           template: {
             metadata: { labels },
             spec: {
@@ -431,10 +499,13 @@ export class ExecGateway extends pulumi.ComponentResource {
                   readinessProbe: { httpGet: { path: "/readyz", port: "metrics" }, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 2 },
                   resources: args.resources ?? DEFAULT_RESOURCES,
                   securityContext: restrictedContainerSecurityContext(),
-                  volumeMounts: [{ name: "tmp", mountPath: "/tmp" }],
+                  volumeMounts: [{ name: "tmp", mountPath: "/tmp" }, ...(recordingsClaim ? [{ name: "recordings", mountPath: EXEC_GATEWAY_RECORD_DIR }] : [])],
                 },
               ],
-              volumes: [{ name: "tmp", emptyDir: { sizeLimit: "64Mi" } }],
+              volumes: [
+                { name: "tmp", emptyDir: { sizeLimit: "64Mi" } },
+                ...(recordingsClaim ? [{ name: "recordings", persistentVolumeClaim: { claimName: recordingsClaim } }] : []),
+              ],
             },
           },
         },
@@ -506,6 +577,7 @@ export class ExecGateway extends pulumi.ComponentResource {
     );
 
     const exposure = args.exposure;
+    const publicPaths = [...EXEC_GATEWAY_PUBLIC_PATHS, ...(args.recordings ? EXEC_GATEWAY_RECORDING_PATHS : [])];
     if (exposure?.kind === "istio") {
       new k8s.apiextensions.CustomResource(
         `${name}-exec-gateway-gw`,
@@ -538,7 +610,7 @@ export class ExecGateway extends pulumi.ComponentResource {
             http: [
               {
                 name: "exec-gateway",
-                match: EXEC_GATEWAY_PUBLIC_PATHS.map(({ path, match }) => ({ uri: { [match]: path } })),
+                match: publicPaths.map(({ path, match }) => ({ uri: { [match]: path } })),
                 route: [{ destination: { host: namespace.apply((ns) => serviceFqdn(fullName, ns)), port: { number: 80 } } }],
                 // Shell sessions are long-lived WebSockets: no route timeout.
                 timeout: "0s",
@@ -560,7 +632,7 @@ export class ExecGateway extends pulumi.ComponentResource {
               {
                 host: exposure.host,
                 http: {
-                  paths: EXEC_GATEWAY_PUBLIC_PATHS.map(({ path, match }) => ({
+                  paths: publicPaths.map(({ path, match }) => ({
                     path,
                     pathType: match === "exact" ? "Exact" : "Prefix",
                     backend: { service: { name: fullName, port: { name: "http" } } },

@@ -22,8 +22,20 @@ export interface AuditEvent {
   reason?: string;
 }
 
+/** A reviewer's access to recordings (listing or downloading one), allowed or not. */
+export interface RecordingAccessEvent {
+  event: "recordings.list" | "recordings.get";
+  /** The recording asked for (recordings.get), when its id is valid. */
+  recording?: string;
+  user?: string;
+  client: string;
+  /** HTTP status answered: 200, 401, 403, 404, 429, 503. */
+  status: number;
+  reason?: string;
+}
+
 export interface AuditSink {
-  write(event: AuditEvent): void;
+  write(event: AuditEvent | RecordingAccessEvent): void;
   close(): Promise<void>;
 }
 
@@ -40,18 +52,30 @@ export function auditSink(path: string, stdout: (line: string) => void = (line) 
   };
 }
 
-/** An asciicast v2 file: a header line, then [seconds, "o", text] output and [seconds, "r", "COLSxROWS"] resize events. */
+/** Who and what a recording is of: written into its header, read back by the recordings listing. */
+export interface RecordingMeta {
+  session: string;
+  user: string;
+  /** The container entered (also the asciicast title). */
+  target: string;
+}
+
+/**
+ * An asciicast v2 file (docs.asciinema.org/manual/asciicast/v2): a header line, then
+ * [seconds, "o", text] output and [seconds, "r", "COLSxROWS"] resize events. Besides the spec's
+ * header attributes, an `entryway` object names the session and its user (readers take the
+ * attributes they know). The file name `<start time>-<session>.cast` is the recording's id.
+ */
 export class AsciicastRecorder {
   private readonly file: WriteStream;
   private readonly started = process.hrtime.bigint();
 
-  constructor(dir: string, session: string, size: { cols: number; rows: number }, title: string) {
+  constructor(dir: string, meta: RecordingMeta, size: { cols: number; rows: number }) {
     mkdirSync(dir, { recursive: true });
-    this.file = createWriteStream(join(dir, `${new Date().toISOString().replace(/[:.]/g, "-")}-${session}.cast`));
-    const header = { version: 2, width: size.cols, height: size.rows, timestamp: Math.floor(Date.now() / 1000), title };
+    this.file = createWriteStream(join(dir, `${new Date().toISOString().replace(/[:.]/g, "-")}-${meta.session}.cast`), { mode: 0o640 });
+    const header = { version: 2, width: size.cols, height: size.rows, timestamp: Math.floor(Date.now() / 1000), title: meta.target, entryway: meta };
     this.file.write(JSON.stringify(header) + "\n");
   }
-
   get path(): string {
     return String(this.file.path);
   }

@@ -32,6 +32,8 @@ export interface GatewayConfig {
   oidcUsernameClaim: string;
   /** Claim listing the namespaces the user may enter ("*" for all; "docker" for Docker containers). */
   oidcNamespacesClaim: string;
+  /** Claim listing the user's groups (an array or a space/comma list), matched against reviewerGroups. */
+  oidcGroupsClaim: string;
   /** Accepted JWS algorithms: asymmetric only (never "none" or HS*). */
   oidcAlgorithms: string[];
   /** Tokens issued (iat) longer ago than this are refused, whatever their exp says. */
@@ -69,6 +71,10 @@ export interface GatewayConfig {
   reapGraceSeconds: number;
   auditFile: string;
   recordDir: string;
+  /** Recordings older than this many days are deleted (checked at start and hourly; 0: kept forever). */
+  recordRetentionDays: number;
+  /** Groups (from the authorizer) whose members may list and download recordings; empty: nobody. */
+  reviewerGroups: string[];
   logLevel: "debug" | "info" | "warn" | "error";
 }
 
@@ -90,6 +96,7 @@ export const defaultConfig: GatewayConfig = {
   oidcJwksUri: "",
   oidcUsernameClaim: "sub",
   oidcNamespacesClaim: "namespaces",
+  oidcGroupsClaim: "groups",
   oidcAlgorithms: ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"],
   oidcMaxTokenAgeSeconds: 24 * 3600,
   tokenAudiences: ["entryway"],
@@ -115,6 +122,8 @@ export const defaultConfig: GatewayConfig = {
   reapGraceSeconds: 2,
   auditFile: "",
   recordDir: "",
+  recordRetentionDays: 0,
+  reviewerGroups: [],
   logLevel: "info",
 };
 

@@ -15,6 +15,7 @@ import { errorMessage, jsonLogger, type Logger } from "./log.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 import { clientAddress } from "./net.js";
 import { encodeResponse, ResponseType } from "./protocol.js";
+import { recordingsRoute, startRecordingCleanup } from "./recordings.js";
 import { Session, type SessionContext } from "./session.js";
 import { describeTarget, parseTarget, TargetError, type Target } from "./target.js";
 
@@ -79,6 +80,9 @@ export function createGateway(options: GatewayOptions): Gateway {
   const context: SessionContext = { config, backend, authorizer, metrics, audit, logger, limits };
   const sessions = new Set<Session>();
   let draining = false;
+  let stopCleanup: (() => void) | undefined;
+  const clientOf = (request: IncomingMessage) => clientAddress(request.socket.remoteAddress ?? "", request.headers["x-forwarded-for"], trustedProxies);
+  const routes = [...(config.recordDir ? [recordingsRoute({ config, authorizer, audit, logger, preAuth, clientOf, tokenOf: tokenFromRequest })] : []), ...(options.routes ?? [])];
 
   const wss = new WebSocketServer({
     noServer: true,
@@ -114,7 +118,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   async function handlePublic(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const path = new URL(request.url ?? "/", "http://gateway").pathname;
     if (path === "/healthz") return plain(response, 200, "ok\n");
-    for (const route of options.routes ?? []) {
+    for (const route of routes) {
       if (await route(request, response)) return;
     }
     plain(response, 404, "not found\n");
@@ -169,7 +173,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     const url = new URL(request.url ?? "/", "http://gateway");
     if (url.pathname !== config.path) return reject(socket, 404);
     if (draining) return reject(socket, 503);
-    const client = clientAddress(request.socket.remoteAddress ?? "", request.headers["x-forwarded-for"], trustedProxies);
+    const client = clientOf(request);
     if (!originAllowed(request)) return reject(socket, 403, client, `origin ${String(request.headers.origin).slice(0, 200)} is not allowed`);
     const admission = preAuth.admit(client);
     if (admission) return reject(socket, admission.status, client, admission.reason);
@@ -213,12 +217,14 @@ export function createGateway(options: GatewayOptions): Gateway {
     metrics,
     sessions,
     async listen() {
+      if (config.recordDir && config.recordRetentionDays > 0) stopCleanup ??= startRecordingCleanup(config.recordDir, config.recordRetentionDays, logger);
       // An ephemeral public port (port 0: tests, benchmarks) makes the monitoring port ephemeral too.
       await listenOn(monitoringServer, config.port === 0 ? 0 : config.metricsPort, config.metricsHost);
       return listenOn(server, config.port, config.host);
     },
     async shutdown(reason = "the gateway is shutting down") {
       draining = true;
+      stopCleanup?.();
       server.close(); // stop accepting; open sessions are ended below
       monitoringServer.close();
       const open = [...sessions];

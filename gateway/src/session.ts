@@ -131,7 +131,7 @@ export class Session {
       }
       this.ctx.metrics.active.inc();
       this.audit("session.start");
-      if (this.ctx.config.recordDir) this.recorder = new AsciicastRecorder(this.ctx.config.recordDir, this.id, this.size, this.resolved.label);
+      if (this.ctx.config.recordDir) this.recorder = new AsciicastRecorder(this.ctx.config.recordDir, { session: this.id, user: decision.user, target: this.resolved.label }, this.size);
       this.startTimers();
       this.becomeReady();
     } catch (error) {

@@ -2,7 +2,8 @@
 // scripts and styles from this origin only (xterm.js's generated <style> elements carry a per-response
 // nonce), no inline style attributes at all (the WebGL renderer paints; the DOM fallback sets styles
 // through the CSSOM, see web/build.ts), connections to this origin only (plus the OIDC token endpoint
-// when sign-in is configured), no framing. Routes: / (the page; its query string names the target), /web/app.js, /web/app.css,
+// when sign-in is configured), no framing. Routes: / (the page; its query string names the target),
+// /replay (the recordings page, for reviewers; ?id=<id> opens one), /web/app.js, /web/app.css, /web/replay.js, /web/replay.css,
 // /web/favicon.svg (also at /favicon.ico, where browsers look without a <link rel="icon">),
 // /web/config.json (what the page needs: endpoint path, backend, OIDC settings).
 import { randomBytes } from "node:crypto";
@@ -35,6 +36,8 @@ interface OidcPageSettings {
 const STATIC: Record<string, { file: string; type: string }> = {
   "/web/app.js": { file: "app.js", type: "text/javascript; charset=utf-8" },
   "/web/app.css": { file: "app.css", type: "text/css; charset=utf-8" },
+  "/web/replay.js": { file: "replay.js", type: "text/javascript; charset=utf-8" },
+  "/web/replay.css": { file: "replay.css", type: "text/css; charset=utf-8" },
   "/web/favicon.svg": { file: "favicon.svg", type: "image/svg+xml" },
   "/favicon.ico": { file: "favicon.svg", type: "image/svg+xml" },
 };
@@ -99,7 +102,8 @@ export function webAssets(options: WebAssetsOptions): RouteHandler {
 
   return async (request: IncomingMessage, response: ServerResponse) => {
     const path = new URL(request.url ?? "/", "http://gateway").pathname;
-    const isPage = path === "/" || path === "/index.html";
+    const pageFile = path === "/" || path === "/index.html" ? "index.html" : path === "/replay" ? "replay.html" : undefined;
+    const isPage = pageFile !== undefined;
     if (!isPage && !(path in STATIC) && path !== "/web/config.json") return false;
     if (request.method !== "GET" && request.method !== "HEAD") {
       response.writeHead(405, { allow: "GET, HEAD", ...COMMON_HEADERS }).end();
@@ -116,7 +120,7 @@ export function webAssets(options: WebAssetsOptions): RouteHandler {
       return true;
     }
     if (isPage) {
-      const page = await file("index.html");
+      const page = await file(pageFile);
       if (!page) {
         send(503, { "content-type": "text/plain; charset=utf-8" }, "the web terminal is not built: run `npm run build:web -w gateway`\n");
         return true;

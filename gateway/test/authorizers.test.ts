@@ -41,6 +41,9 @@ describe("webhook authorizer", () => {
         if (body.token === "broken") return void res.writeHead(500).end("oops");
         if (body.token === "garbage") return void res.end("not json");
         res.setHeader("content-type", "application/json");
+        if ((body as { purpose?: string }).purpose === "identify") {
+          return void res.end(JSON.stringify(body.token === "good" ? { allowed: true, user: "alice", groups: ["auditors", 7] } : { allowed: false }));
+        }
         res.end(JSON.stringify(body.token === "good" ? { allowed: true, user: "alice" } : { allowed: false, reason: "not on the team" }));
       });
     });
@@ -52,6 +55,14 @@ describe("webhook authorizer", () => {
     expect(await authorizer.authorize(request("good"))).toEqual({ allow: true, user: "alice" });
     expect(received.at(-1)).toEqual({ token: "good", target: pod, clientAddress: "127.0.0.1" });
     expect(await authorizer.authorize(request("other"))).toEqual({ allow: false, reason: "not on the team" });
+  });
+
+  it("identifies a token's user and groups for reviewers, without a target", async () => {
+    const authorizer = webhookAuthorizer(hook.url, 500);
+    expect(await authorizer.identify!({ token: "good", clientAddress: "127.0.0.1" })).toEqual({ known: true, user: "alice", groups: ["auditors"] });
+    expect(received.at(-1)).toEqual({ token: "good", clientAddress: "127.0.0.1", purpose: "identify" });
+    expect(await authorizer.identify!({ token: "other", clientAddress: "127.0.0.1" })).toMatchObject({ known: false });
+    for (const token of ["broken", "garbage"]) expect(await authorizer.identify!({ token, clientAddress: "127.0.0.1" })).toMatchObject({ known: false });
   });
 
   it.each(["slow", "broken", "garbage"])("fails closed when the webhook is %s", async (token) => {
@@ -125,6 +136,14 @@ describe("OIDC authorizer", () => {
     expect(await authorizer().authorize(request(token, { kind: "docker", container: "c" }))).toMatchObject({ allow: false });
     const everywhere = await sign({ email: "root@example.com", namespaces: "*" });
     expect(await authorizer().authorize(request(everywhere, { kind: "docker", container: "c" }))).toMatchObject({ allow: true });
+  });
+
+  it("identifies the user with the groups claim (an array or a list), and knows no forged token", async () => {
+    const token = await sign({ ...alice, groups: ["devs", "auditors"] });
+    expect(await authorizer().identify!({ token, clientAddress: "127.0.0.1" })).toEqual({ known: true, user: "alice@example.com", groups: ["devs", "auditors"] });
+    const listed = await sign({ ...alice, roles: "devs, auditors" });
+    expect(await authorizer({ groupsClaim: "roles" }).identify!({ token: listed, clientAddress: "127.0.0.1" })).toMatchObject({ groups: ["devs", "auditors"] });
+    expect(await authorizer().identify!({ token: await sign(alice, { audience: "someone-else" }), clientAddress: "127.0.0.1" })).toMatchObject({ known: false });
   });
 
   it.each<[string, SignOptions, RegExp]>([
@@ -225,6 +244,12 @@ describe("Kubernetes authorizer (TokenReview + SubjectAccessReview)", () => {
     // carol may enter one pod only: another pod, or a workload (no pod name yet), is refused.
     expect(await authorizer().authorize(request("carol-token", { kind: "pod", namespace: "team-a", pod: "web-1" }))).toMatchObject({ allow: false });
     expect(await authorizer().authorize(request("carol-token", { kind: "workload", namespace: "team-a", workload: "web", instance: 0 }))).toMatchObject({ allow: false });
+  });
+
+  it("identifies the user with the groups TokenReview reports, refusing a token made for the API server", async () => {
+    expect(await authorizer().identify!({ token: "carol-token", clientAddress: "127.0.0.1" })).toEqual({ known: true, user: "carol", groups: ["system:authenticated", "oncall"] });
+    expect(await authorizer().identify!({ token: "apiserver-token", clientAddress: "127.0.0.1" })).toMatchObject({ known: false, reason: expect.stringMatching(/token rejected/) });
+    expect(await authorizer().identify!({ token: "forged", clientAddress: "127.0.0.1" })).toMatchObject({ known: false, reason: "token rejected" });
   });
 
   it("the stand-in refuses a SubjectAccessReview that drops any field (so the test above can fail)", () => {

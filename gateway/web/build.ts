@@ -1,5 +1,6 @@
-// Bundles the web terminal (web/main.ts and its CSS, xterm.js included) with esbuild into one folder
-// the gateway serves (src/web-assets.ts): app.js, app.css, index.html, favicon.svg. Nothing is fetched
+// Bundles the web terminal (web/main.ts and its CSS, xterm.js included) and the replay page
+// (web/replay.ts) with esbuild into one folder the gateway serves (src/web-assets.ts): app.js,
+// app.css, index.html, replay.js, replay.css, replay.html, favicon.svg. Nothing is fetched
 // at run time. `npm run build:web -w gateway` writes gateway/dist/web/; tests build into a folder of their own.
 import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -35,7 +36,7 @@ export const domRendererStylesThroughCssom: Plugin = {
 export async function buildWebAssets(outDir: string = DEFAULT_WEB_DIR): Promise<string> {
   mkdirSync(outDir, { recursive: true });
   await build({
-    entryPoints: { app: join(here, "main.ts") },
+    entryPoints: { app: join(here, "main.ts"), replay: join(here, "replay.ts") },
     bundle: true,
     format: "iife",
     platform: "browser",
@@ -46,7 +47,7 @@ export async function buildWebAssets(outDir: string = DEFAULT_WEB_DIR): Promise<
     logLevel: "warning",
     plugins: [domRendererStylesThroughCssom],
   });
-  for (const file of ["index.html", "favicon.svg"]) copyFileSync(join(here, file), join(outDir, file));
+  for (const file of ["index.html", "replay.html", "favicon.svg"]) copyFileSync(join(here, file), join(outDir, file));
   return outDir;
 }
 

@@ -3,11 +3,10 @@
 // string is the WebSocket endpoint's: ?container=..., ?namespace=..&pod=.., ?namespace=..&workload=..&instance=..),
 // and an xterm.js terminal that fills the window, follows its size (WINCH), and says why a session ended.
 import { FitAddon } from "@xterm/addon-fit";
-import { Unicode11Addon } from "@xterm/addon-unicode11";
-import { WebglAddon } from "@xterm/addon-webgl";
-import { Terminal } from "@xterm/xterm";
+import type { Terminal } from "@xterm/xterm";
 import { decodeResponse, encodeRequest, RequestType, ResponseType, type Response } from "./codec.js";
 import { beginOidcSignIn, completeOidcSignIn, type OidcSettings } from "./oidc.js";
+import { openTerminal, styleElementsWithNonce } from "./xterm-setup.js";
 import "./style.css";
 
 interface PageConfig {
@@ -20,14 +19,7 @@ interface PageConfig {
 const TOKEN_KEY = "entryway.token";
 const TARGET_KEYS = ["namespace", "pod", "workload", "instance", "container"] as const;
 
-// xterm.js's DOM renderer adds <style> elements; the CSP admits them only with this page's nonce.
-const styleNonce = document.querySelector<HTMLMetaElement>('meta[name="entryway-style-nonce"]')?.content ?? "";
-const createElement = document.createElement.bind(document);
-document.createElement = ((tagName: string, options?: ElementCreationOptions) => {
-  const element = createElement(tagName, options);
-  if (element instanceof HTMLStyleElement && styleNonce) element.nonce = styleNonce;
-  return element;
-}) as typeof document.createElement;
+styleElementsWithNonce();
 
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
 const show = (id: string, visible = true) => ($(id).hidden = !visible);
@@ -63,26 +55,14 @@ class TerminalSession {
   private closeMessage: Response | undefined;
   /** What the last session ended with, for people and tests. */
   ended: { text: string; exitCode?: number; closeCode?: string } | null = null;
-  /** Which xterm.js renderer paints the terminal, for people and tests. */
-  renderer: "webgl" | "dom" = "dom";
+  private readonly paintedBy: () => "webgl" | "dom";
 
   constructor(
     private readonly config: PageConfig,
     private readonly onAuthFailure: () => void,
   ) {
-    this.term = new Terminal({
-      allowProposedApi: true, // unicode.activeVersion
-      cursorBlink: true,
-      fontSize: 14,
-      fontFamily: '"DejaVu Sans Mono", "Noto Sans Mono CJK SC", "Noto Sans Mono", Menlo, Consolas, monospace, "Noto Color Emoji", "Apple Color Emoji", "Segoe UI Emoji"',
-      scrollback: 5000,
-      theme: { background: "#1e1e1e" },
-    });
+    ({ term: this.term, renderer: this.paintedBy } = openTerminal($("terminal"), { cursorBlink: true }));
     this.term.loadAddon(this.fit);
-    this.term.loadAddon(new Unicode11Addon());
-    this.term.unicode.activeVersion = "11"; // emoji and CJK take two cells, as in the container's terminal
-    this.term.open($("terminal"));
-    this.paintWithWebgl();
     new ResizeObserver(() => this.fitNow()).observe($("terminal"));
     this.term.onResize(({ cols, rows }) => this.send(RequestType.WINCH, `${cols} ${rows}`));
     this.term.onData((data) => this.send(RequestType.PLAIN, data));
@@ -106,26 +86,9 @@ class TerminalSession {
     });
   }
 
-  /**
-   * The WebGL renderer paints every cell (24-bit colours, the selection, underlines, links, the cursor)
-   * on a canvas, so it needs no inline style and the CSP can forbid them. Renderer addons load after
-   * open(), and disposing the addon gives the terminal back to xterm.js's DOM renderer
-   * (xtermjs/xterm.js addons/addon-webgl/README.md and src/WebglAddon.ts): that is the fallback where
-   * WebGL2 is missing or its context is lost for good; web/build.ts keeps it within the CSP too.
-   */
-  private paintWithWebgl(): void {
-    const webgl = new WebglAddon();
-    try {
-      this.term.loadAddon(webgl);
-    } catch {
-      webgl.dispose(); // no WebGL2 here: the DOM renderer stays
-      return;
-    }
-    this.renderer = "webgl";
-    webgl.onContextLoss(() => {
-      webgl.dispose();
-      this.renderer = "dom";
-    });
+  /** Which xterm.js renderer paints the terminal, for people and tests. */
+  get renderer(): "webgl" | "dom" {
+    return this.paintedBy();
   }
 
   private fitNow(): void {

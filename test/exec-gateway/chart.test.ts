@@ -114,6 +114,9 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("exec 
     [{ targetNamespaces: ["a"], authorizer: "ldap" }, /authorizer/, true],
     [{ targetNamespaces: ["a"], replica: 2 }, /replica/, true],
     [{ targetNamespaces: ["a"], autoscaling: { enabled: true, minReplicas: 3, maxReplicas: 2 } }, /execGateway.autoscaling needs 1 <= minReplicas <= maxReplicas/, false],
+    [{ targetNamespaces: ["a"], recordings: { enabled: true } }, /execGateway.recordings on a ReadWriteOnce volume need replicas: 1/, false],
+    [{ targetNamespaces: ["a"], replicas: 1, recordings: { enabled: true, accessMode: "ReadWriteSometimes" } }, /accessMode/, true],
+    [{ targetNamespaces: ["a"], replicas: 1, recordings: { enabled: true, retentionDays: -1 } }, /retentionDays/, true],
   ])("fails with a clear message on bad values (%j)", (values, message, lintFails) => {
     const file = valuesFile(values);
     expect(() => helmTemplate(helm, chart, { valuesFiles: [file] })).toThrow(message);

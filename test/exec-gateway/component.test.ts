@@ -161,6 +161,39 @@ describe("ExecGateway", () => {
     expect((findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.replicas).toBeUndefined();
   });
 
+  it("records nothing by default; with recordings, mounts a volume at the record dir with retention, and recreates a single-node volume's pod", async () => {
+    const plain = findManifest((await renderGateway()).manifests, "Deployment", "entryway-exec-gateway") as Obj;
+    expect(JSON.stringify(plain)).not.toContain("RECORD");
+    expect(plain.spec.strategy.type).toBe("RollingUpdate");
+
+    const { manifests } = await renderGateway({ replicas: 1, recordings: { size: "5Gi", retentionDays: 7 } });
+    const claim = findManifest(manifests, "PersistentVolumeClaim", "entryway-exec-gateway-recordings") as Obj;
+    expect(claim.spec).toEqual({ accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "5Gi" } } });
+    const deployment = findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj;
+    expect(deployment.spec.strategy).toEqual({ type: "Recreate" });
+    const pod = deployment.spec.template.spec;
+    expect(pod.volumes).toContainEqual({ name: "recordings", persistentVolumeClaim: { claimName: "entryway-exec-gateway-recordings" } });
+    expect(pod.containers[0].volumeMounts).toContainEqual({ name: "recordings", mountPath: "/var/lib/entryway/recordings" });
+    expect(pod.containers[0].env).toEqual(
+      expect.arrayContaining([
+        { name: "ENTRYWAY_RECORD_DIR", value: "/var/lib/entryway/recordings" },
+        { name: "ENTRYWAY_RECORD_RETENTION_DAYS", value: "7" },
+      ]),
+    );
+
+    // Exposed, the recordings endpoint is routed too (and only then).
+    const exposed = await renderGateway({ replicas: 1, recordings: {}, settings: { reviewerGroups: ["auditors"] }, exposure: { kind: "ingress", host: "exec.example.com", tlsSecretName: "t" } });
+    const ingress = findManifest(exposed.manifests, "Ingress", "entryway-exec-gateway") as Obj;
+    expect(ingress.spec.rules[0].http.paths.map((p: Obj) => `${p.pathType} ${p.path}`)).toEqual(["Exact /v1/enter", "Exact /", "Prefix /web/", "Prefix /v1/recordings", "Exact /replay"]);
+    const exposedEnv = (findManifest(exposed.manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.template.spec.containers[0].env;
+    expect(exposedEnv).toContainEqual({ name: "ENTRYWAY_REVIEWER_GROUPS", value: '["auditors"]' });
+
+    // A shared (ReadWriteMany) volume serves any number of replicas, rolled as usual.
+    const shared = await renderGateway({ autoscaling: { minReplicas: 2, maxReplicas: 4 }, recordings: { accessMode: "ReadWriteMany", storageClassName: "nfs" } });
+    expect((findManifest(shared.manifests, "PersistentVolumeClaim", "entryway-exec-gateway-recordings") as Obj).spec).toMatchObject({ accessModes: ["ReadWriteMany"], storageClassName: "nfs" });
+    expect((findManifest(shared.manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.strategy.type).toBe("RollingUpdate");
+  });
+
   it.each([
     [{ targetNamespaces: [] }, /targetNamespaces is empty/],
     [{ targetNamespaces: ["Bad_NS"] }, /"Bad_NS" is not a namespace name/],
@@ -171,6 +204,9 @@ describe("ExecGateway", () => {
     [{ autoscaling: { minReplicas: 3, maxReplicas: 2 } }, /minReplicas <= maxReplicas/],
     [{ exposure: { kind: "ingress" as const, host: "exec.example.com", tlsSecretName: "" } }, /TLS only/],
     [{ exposure: { kind: "istio" as const, host: "not a host", tlsSecretName: "t" } }, /not a host name/],
+    [{ recordings: {} }, /recordings on a ReadWriteOnce volume need replicas: 1/],
+    [{ replicas: 1, autoscaling: { minReplicas: 1, maxReplicas: 2 }, recordings: {} }, /recordings on a ReadWriteOnce volume need replicas: 1/],
+    [{ replicas: 1, recordings: { retentionDays: -1 } }, /retentionDays must be an integer >= 0/],
   ])("rejects bad args with a clear error (%j)", async (args, message) => {
     await expect(renderGateway(args as Partial<ExecGatewayArgs>)).rejects.toThrow(message);
   });

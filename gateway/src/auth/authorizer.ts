@@ -12,9 +12,30 @@ export interface AuthRequest {
  */
 export type Decision = { allow: true; user: string; expiresAt?: number } | { allow: false; reason: string; user?: string; detail?: string };
 
+/** Who holds a token and the groups the authorizer knows them by (reviewer access to recordings). */
+export type Identity = { known: true; user: string; groups: string[] } | { known: false; reason: string; detail?: string };
+
+export interface IdentifyRequest {
+  token: string;
+  clientAddress: string;
+}
+
 /** Decides, before any exec exists, whether the token's owner may enter the target. Never throws: errors deny. */
 export interface Authorizer {
   authorize(request: AuthRequest): Promise<Decision>;
+  /** Who holds the token and their groups; never throws (errors are an unknown identity). Without it nobody is a reviewer. */
+  identify?(request: IdentifyRequest): Promise<Identity>;
+}
+
+/** Wraps an identity lookup so that any failure leaves the token's owner unknown. */
+export function identifyFailClosed(name: string, lookup: (request: IdentifyRequest) => Promise<Identity>): (request: IdentifyRequest) => Promise<Identity> {
+  return async (request) => {
+    try {
+      return await lookup(request);
+    } catch (error) {
+      return { known: false, reason: `${name} authorizer unavailable`, detail: error instanceof Error ? error.message : String(error) };
+    }
+  };
 }
 
 /** Wraps an authorizer so that any failure is a denial (fail closed) that tells the client nothing of the failure. */

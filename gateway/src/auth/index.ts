@@ -5,7 +5,7 @@ import { kubernetesAuthorizer } from "./kubernetes.js";
 import { oidcAuthorizer } from "./oidc.js";
 import { webhookAuthorizer } from "./webhook.js";
 
-export type { Authorizer, AuthRequest, Decision } from "./authorizer.js";
+export type { Authorizer, AuthRequest, Decision, Identity } from "./authorizer.js";
 
 export function createAuthorizer(config: GatewayConfig, kubeConfig: () => KubeConfig): Authorizer {
   switch (config.authorizer) {
@@ -20,6 +20,7 @@ export function createAuthorizer(config: GatewayConfig, kubeConfig: () => KubeCo
         jwksUri: config.oidcJwksUri,
         usernameClaim: config.oidcUsernameClaim,
         namespacesClaim: config.oidcNamespacesClaim,
+        groupsClaim: config.oidcGroupsClaim,
         algorithms: config.oidcAlgorithms,
         maxTokenAgeSeconds: config.oidcMaxTokenAgeSeconds,
       });

@@ -7,9 +7,9 @@
 // hold, at most once per cooldownDuration (default 30 s) after a successful fetch, and refreshes
 // keys older than cacheMaxAge (default 10 min) (panva/jose docs/jwks/remote/functions/createRemoteJWKSet.md
 // and docs/jwks/remote/interfaces/RemoteJWKSetOptions.md).
-import { createRemoteJWKSet, jwtVerify, type JWSAlgorithm } from "jose";
+import { createRemoteJWKSet, jwtVerify, type JWSAlgorithm, type JWTPayload } from "jose";
 import { defaultConfig } from "../config.js";
-import { failClosed, type Authorizer } from "./authorizer.js";
+import { failClosed, identifyFailClosed, type Authorizer, type Identity } from "./authorizer.js";
 
 export interface OidcOptions {
   issuer: string;
@@ -17,6 +17,8 @@ export interface OidcOptions {
   jwksUri: string;
   usernameClaim: string;
   namespacesClaim: string;
+  /** The claim listing the user's groups (reviewers of recordings); default defaultConfig.oidcGroupsClaim. */
+  groupsClaim?: string;
   /** Default: defaultConfig.oidcAlgorithms. */
   algorithms?: string[];
   /** Default: defaultConfig.oidcMaxTokenAgeSeconds. */
@@ -36,10 +38,17 @@ async function discoverJwksUri(issuer: string): Promise<URL> {
   return new URL(jwksUri);
 }
 
+/** A claim holding a list: a JSON array of strings, or one string separated by spaces or commas. */
+function listClaim(claim: unknown): string[] {
+  if (Array.isArray(claim)) return claim.filter((v): v is string => typeof v === "string");
+  return typeof claim === "string" ? claim.split(/[\s,]+/).filter(Boolean) : [];
+}
+
 export function oidcAuthorizer(options: OidcOptions): Authorizer {
   if (!options.issuer || !options.audience) throw new Error("oidcIssuer and oidcAudience are required for the oidc authorizer");
   let keys: ReturnType<typeof createRemoteJWKSet> | undefined;
-  return failClosed("oidc", async ({ token, target }) => {
+  /** The verified claims with the user, or why the token is refused. */
+  async function verify(token: string): Promise<{ ok: true; user: string; payload: JWTPayload } | { ok: false; reason: string }> {
     keys ??= createRemoteJWKSet(options.jwksUri ? new URL(options.jwksUri) : await discoverJwksUri(options.issuer), {
       ...(options.jwksCooldownMs !== undefined ? { cooldownDuration: options.jwksCooldownMs } : {}),
     });
@@ -53,14 +62,25 @@ export function oidcAuthorizer(options: OidcOptions): Authorizer {
         maxTokenAge: options.maxTokenAgeSeconds ?? defaultConfig.oidcMaxTokenAgeSeconds,
       }));
     } catch (error) {
-      return { allow: false, reason: `invalid token: ${error instanceof Error ? error.message : String(error)}` };
+      return { ok: false, reason: `invalid token: ${error instanceof Error ? error.message : String(error)}` };
     }
     const user = payload[options.usernameClaim];
-    if (typeof user !== "string" || !user) return { allow: false, reason: `token has no ${options.usernameClaim} claim` };
-    const claim = payload[options.namespacesClaim];
-    const scopes = Array.isArray(claim) ? claim.filter((v): v is string => typeof v === "string") : typeof claim === "string" ? claim.split(/[\s,]+/) : [];
+    if (typeof user !== "string" || !user) return { ok: false, reason: `token has no ${options.usernameClaim} claim` };
+    return { ok: true, user, payload };
+  }
+  const { authorize } = failClosed("oidc", async ({ token, target }) => {
+    const verified = await verify(token);
+    if (!verified.ok) return { allow: false, reason: verified.reason };
+    const { user, payload } = verified;
+    const scopes = listClaim(payload[options.namespacesClaim]);
     const needed = target.kind === "docker" ? "docker" : target.namespace;
     if (scopes.includes("*") || scopes.includes(needed)) return { allow: true, user, expiresAt: payload.exp! * 1000 };
     return { allow: false, reason: `${user} may not enter ${needed}`, user };
   });
+  const identify = identifyFailClosed("oidc", async ({ token }): Promise<Identity> => {
+    const verified = await verify(token);
+    if (!verified.ok) return { known: false, reason: verified.reason };
+    return { known: true, user: verified.user, groups: listClaim(verified.payload[options.groupsClaim ?? defaultConfig.oidcGroupsClaim]) };
+  });
+  return { authorize, identify };
 }

@@ -2,8 +2,11 @@
 // the webhook answers {"allowed": true, "user": "alice"} or {"allowed": false, "reason": "..."}.
 // Anything else (timeout, non-2xx, a redirect, bad JSON) denies. The token travels in the body, so
 // the URL must be https (plain http only to a loopback address) and a redirect is never followed.
+// For access to recordings the gateway asks who holds a token: POST {token, clientAddress,
+// purpose: "identify"} (no target); the answer {"allowed": true, "user": "alice", "groups": [...]}
+// names the user and groups, anything else leaves them unknown.
 import { isLoopbackHost } from "../net.js";
-import { failClosed, type Authorizer } from "./authorizer.js";
+import { failClosed, identifyFailClosed, type Authorizer, type Identity } from "./authorizer.js";
 
 export function webhookAuthorizer(url: string, timeoutMs: number): Authorizer {
   if (!url) throw new Error("webhookUrl is required for the webhook authorizer");
@@ -11,20 +14,34 @@ export function webhookAuthorizer(url: string, timeoutMs: number): Authorizer {
   if (parsed.protocol !== "https:" && !(parsed.protocol === "http:" && isLoopbackHost(parsed.hostname))) {
     throw new Error("webhookUrl must be https (plain http only to a loopback address): the token travels in the request");
   }
-  return failClosed("webhook", async ({ token, target, clientAddress }) => {
+  /** The webhook's JSON answer, or why there is none to trust. */
+  async function ask(body: Record<string, unknown>): Promise<{ ok: true; answer: { allowed?: unknown; user?: unknown; reason?: unknown; groups?: unknown } } | { ok: false; detail: string }> {
     const response = await fetch(url, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ token, target, clientAddress }),
+      body: JSON.stringify(body),
       signal: AbortSignal.timeout(timeoutMs),
       redirect: "manual",
     });
-    if (response.status >= 300 && response.status < 400) return { allow: false, reason: "webhook authorizer unavailable", detail: `webhook answered a redirect (HTTP ${response.status}); redirects are not followed` };
-    if (!response.ok) return { allow: false, reason: "webhook authorizer unavailable", detail: `webhook answered HTTP ${response.status}` };
-    const body = (await response.json()) as { allowed?: unknown; user?: unknown; reason?: unknown };
+    if (response.status >= 300 && response.status < 400) return { ok: false, detail: `webhook answered a redirect (HTTP ${response.status}); redirects are not followed` };
+    if (!response.ok) return { ok: false, detail: `webhook answered HTTP ${response.status}` };
+    return { ok: true, answer: (await response.json()) as Record<string, unknown> };
+  }
+  const { authorize } = failClosed("webhook", async ({ token, target, clientAddress }) => {
+    const asked = await ask({ token, target, clientAddress });
+    if (!asked.ok) return { allow: false, reason: "webhook authorizer unavailable", detail: asked.detail };
+    const body = asked.answer;
     const user = typeof body.user === "string" && body.user ? body.user : undefined;
     if (body.allowed === true && user) return { allow: true, user };
     const reason = typeof body.reason === "string" && body.reason ? body.reason : "not allowed";
     return user ? { allow: false, reason, user } : { allow: false, reason };
   });
+  const identify = identifyFailClosed("webhook", async ({ token, clientAddress }): Promise<Identity> => {
+    const asked = await ask({ token, clientAddress, purpose: "identify" });
+    if (!asked.ok) return { known: false, reason: "webhook authorizer unavailable", detail: asked.detail };
+    const { allowed, user, groups } = asked.answer;
+    if (allowed !== true || typeof user !== "string" || !user) return { known: false, reason: "the webhook does not know this token" };
+    return { known: true, user, groups: Array.isArray(groups) ? groups.filter((g): g is string => typeof g === "string") : [] };
+  });
+  return { authorize, identify };
 }

@@ -1,6 +1,6 @@
 // Starts a gateway on loopback with a given backend and authorizer, collecting audit events.
 import type { AddressInfo } from "node:net";
-import type { AuditEvent } from "../../src/audit.js";
+import type { AuditEvent, RecordingAccessEvent } from "../../src/audit.js";
 import type { Authorizer } from "../../src/auth/authorizer.js";
 import type { Backend } from "../../src/backends/backend.js";
 import { defaultConfig, type GatewayConfig } from "../../src/config.js";
@@ -13,18 +13,28 @@ export interface TestGateway {
   monitoring: string;
   url(query: Record<string, string | string[]>): string;
   audit: AuditEvent[];
+  /** Audit records of access to recordings. */
+  access: RecordingAccessEvent[];
   logs: Record<string, unknown>[];
   stop(): Promise<void>;
 }
 
-/** Allows any token that names a user ("user:<name>"), denies everything else; counts calls. */
+/**
+ * Allows any token that names a user ("user:<name>", or "user:<name>:<group>,<group>" with the
+ * groups identify() reports), denies everything else; counts authorize calls.
+ */
 export function tokenAuthorizer(): Authorizer & { calls: number } {
+  const parse = (token: string) => /^user:([^:\s]+)(?::(\S+))?$/.exec(token);
   const authorizer = {
     calls: 0,
     async authorize({ token }: { token: string }) {
       authorizer.calls++;
-      const match = /^user:(\S+)$/.exec(token);
+      const match = parse(token);
       return match ? { allow: true as const, user: match[1]! } : { allow: false as const, reason: "unknown token" };
+    },
+    async identify({ token }: { token: string }) {
+      const match = parse(token);
+      return match ? { known: true as const, user: match[1]!, groups: match[2]?.split(",") ?? [] } : { known: false as const, reason: "unknown token" };
     },
   };
   return authorizer;
@@ -33,13 +43,14 @@ export function tokenAuthorizer(): Authorizer & { calls: number } {
 export async function startGateway(backend: Backend, authorizer: Authorizer, overrides: Partial<GatewayConfig> = {}): Promise<TestGateway> {
   const config: GatewayConfig = { ...defaultConfig, host: "127.0.0.1", port: 0, metricsHost: "127.0.0.1", backend: backend.name, logLevel: "debug", ...overrides };
   const audit: AuditEvent[] = [];
+  const access: RecordingAccessEvent[] = [];
   const logs: Record<string, unknown>[] = [];
   const gateway = createGateway({
     config,
     backend,
     authorizer,
     logger: { log: (level, msg, fields) => logs.push({ level, msg, ...fields }) },
-    audit: { write: (event) => audit.push(event), close: async () => {} },
+    audit: { write: (event) => void ("session" in event ? audit.push(event) : access.push(event)), close: async () => {} },
   });
   const address = await gateway.listen();
   const base = `http://127.0.0.1:${address.port}`;
@@ -49,6 +60,7 @@ export async function startGateway(backend: Backend, authorizer: Authorizer, ove
     base,
     monitoring,
     audit,
+    access,
     logs,
     url(query) {
       const params = new URLSearchParams();

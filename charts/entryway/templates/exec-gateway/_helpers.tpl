@@ -68,6 +68,10 @@ key: webhook-url
 {{- if and $g.autoscaling.enabled (lt (int $g.autoscaling.maxReplicas) (int $g.autoscaling.minReplicas)) -}}
 {{- fail "execGateway.autoscaling needs 1 <= minReplicas <= maxReplicas" -}}
 {{- end -}}
+{{- /* A ReadWriteOnce volume attaches to one node: one replica, replaced with Recreate. */ -}}
+{{- if and $g.recordings.enabled (eq $g.recordings.accessMode "ReadWriteOnce") (or $g.autoscaling.enabled (ne (int $g.replicas) 1)) -}}
+{{- fail "execGateway.recordings on a ReadWriteOnce volume need replicas: 1 and no autoscaling (one node mounts it); use accessMode ReadWriteMany for more replicas" -}}
+{{- end -}}
 {{- if $g.exposure.kind -}}
 {{- if not $g.exposure.host -}}
 {{- fail "execGateway.exposure.host is required when execGateway.exposure.kind is set" -}}

@@ -1,0 +1,89 @@
+// Reading asciicast v2 (docs.asciinema.org/manual/asciicast/v2): a JSON header line, then one
+// [seconds, code, data] event per line; "o" is output, "r" a resize ("COLSxROWS"), others (input
+// "i", markers "m") are kept for players to skip. No Node APIs: the web replay page uses it too.
+
+export interface CastHeader {
+  version: 2;
+  width: number;
+  height: number;
+  timestamp?: number;
+  title?: string;
+}
+
+export interface CastEvent {
+  /** Seconds since the start of the recording. */
+  time: number;
+  code: string;
+  data: string;
+}
+
+export interface Cast {
+  header: CastHeader;
+  events: CastEvent[];
+  /** The time of the last event, in seconds. */
+  duration: number;
+}
+
+/** Parses a whole cast file; throws with the line number on anything that is not asciicast v2. */
+export function parseCast(text: string): Cast {
+  const lines = text.split("\n");
+  let header: CastHeader;
+  try {
+    header = JSON.parse(lines[0] ?? "") as CastHeader;
+  } catch {
+    throw new Error("not an asciicast file: the first line is not a JSON header");
+  }
+  if (header?.version !== 2) throw new Error(`not an asciicast v2 file (version ${JSON.stringify(header?.version)})`);
+  if (!Number.isInteger(header.width) || !Number.isInteger(header.height) || header.width < 1 || header.height < 1) throw new Error("the header has no terminal width and height");
+  const events: CastEvent[] = [];
+  for (let index = 1; index < lines.length; index++) {
+    const line = lines[index]!;
+    if (line.trim() === "") continue;
+    let event: unknown;
+    try {
+      event = JSON.parse(line);
+    } catch {
+      throw new Error(`line ${index + 1}: not JSON`);
+    }
+    if (!Array.isArray(event) || typeof event[0] !== "number" || typeof event[1] !== "string" || typeof event[2] !== "string") throw new Error(`line ${index + 1}: not a [time, code, data] event`);
+    events.push({ time: event[0], code: event[1], data: event[2] });
+  }
+  return { header, events, duration: events.at(-1)?.time ?? 0 };
+}
+
+/** A resize event's size, or null when its data is not COLSxROWS. */
+export function parseResize(data: string): { cols: number; rows: number } | null {
+  const match = /^(\d{1,4})x(\d{1,4})$/.exec(data);
+  return match ? { cols: Number(match[1]), rows: Number(match[2]) } : null;
+}
+
+/**
+ * When each event plays, in seconds from the start of playback, at `speed` times the recorded pace,
+ * with every pause longer than `maxIdle` seconds (when given) cut to it, as asciinema's
+ * idle_time_limit does.
+ */
+export function playbackTimes(events: CastEvent[], speed: number, maxIdle?: number): number[] {
+  const times: number[] = [];
+  let previous = 0;
+  let at = 0;
+  for (const event of events) {
+    let pause = Math.max(0, event.time - previous);
+    if (maxIdle !== undefined) pause = Math.min(pause, maxIdle);
+    at += pause / speed;
+    previous = event.time;
+    times.push(at);
+  }
+  return times;
+}
+
+/** `<ISO start time with : and . as ->-<session uuid>`, as AsciicastRecorder names its files. */
+const RECORDING_ID = /^(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})-(\d{3})Z-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** The start time an id encodes, or null when the string is not a recording id. */
+export function recordingStart(id: string): Date | null {
+  const match = RECORDING_ID.exec(id);
+  if (!match) return null;
+  const [, date, hours, minutes, seconds, millis] = match;
+  const start = new Date(`${date}T${hours}:${minutes}:${seconds}.${millis}Z`);
+  return Number.isNaN(start.getTime()) ? null : start;
+}
+

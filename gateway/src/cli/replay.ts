@@ -1,0 +1,186 @@
+// `entryway replay <file|id>`: plays an asciicast v2 recording in this terminal with its timing. A
+// file is read as it is; a recording id (as GET /v1/recordings lists them) is fetched from the
+// gateway with the token, as a reviewer. Exit codes are enter's (enter-options.ts ExitCode).
+import { existsSync, readFileSync } from "node:fs";
+import http from "node:http";
+import https from "node:https";
+import { rootCertificates } from "node:tls";
+import { parseArgs } from "node:util";
+import { parseCast, playbackTimes, recordingStart, type Cast } from "../asciicast.js";
+import { isLoopbackHost } from "../net.js";
+import { classifyConnectError, EnterError, ExitCode, resolveSettings } from "./enter-options.js";
+
+const HELP = `usage: entryway replay [options] <file | recording id>
+
+Plays an asciicast v2 recording in this terminal, with its timing. A recording id (from
+GET /v1/recordings) is fetched from the gateway; that needs a token of a reviewer.
+For the same picture, replay in a terminal of the recorded size (the header's width x height).
+Ctrl-C or q stops; other keys are ignored.
+
+options:
+  -s, --speed <factor>   play this many times faster (default 1; 0.5 is half speed)
+      --max-idle <sec>   cut every pause longer than this to it
+  -g, --gateway <url>    the gateway (https://host), for an id
+  -t, --token <token>    access token (prefer --token-file or ENTRYWAY_TOKEN)
+      --token-file <p>   read the token from a file
+      --ca-file <pem>    trust this CA besides Node's roots
+      --config <path>    client config file (as for entryway enter)
+      --insecure         allow plain http:// to a host that is not loopback
+  -h, --help             this help
+`;
+
+/** The recording's URL on the gateway; plain http only to loopback unless `insecure`. */
+export function recordingUrl(gateway: string, id: string, insecure = false): URL {
+  let url: URL;
+  try {
+    url = new URL(gateway);
+  } catch {
+    throw new EnterError(ExitCode.usage, `bad gateway URL ${JSON.stringify(gateway)}: expected https://host`);
+  }
+  const schemes: Record<string, string> = { "http:": "http:", "https:": "https:", "ws:": "http:", "wss:": "https:" };
+  const scheme = schemes[url.protocol];
+  if (!scheme) throw new EnterError(ExitCode.usage, `bad gateway URL ${JSON.stringify(gateway)}: the scheme must be https or http`);
+  if (scheme === "http:" && !insecure && !isLoopbackHost(url.hostname)) {
+    throw new EnterError(ExitCode.usage, `refusing plain ${url.host}: the token would cross the network unencrypted; use https://, or --insecure if you must`);
+  }
+  return new URL(`${scheme}//${url.host}/v1/recordings/${id}`);
+}
+
+function download(url: URL, token: string, timeoutMs: number, ca: string | undefined): Promise<string> {
+  const client = url.protocol === "https:" ? https : http;
+  return new Promise((resolve, reject) => {
+    const request = client.get(url, { headers: { authorization: `Bearer ${token}` }, timeout: timeoutMs, ...(ca ? { ca: [...rootCertificates, ca] } : {}) }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on("data", (chunk: Buffer) => chunks.push(chunk));
+      response.on("error", reject);
+      response.on("end", () => {
+        const status = response.statusCode ?? 0;
+        if (status === 200) return resolve(Buffer.concat(chunks).toString("utf8"));
+        if (status === 401 || status === 403) return reject(new EnterError(ExitCode.denied, `permission denied: the gateway answered HTTP ${status} (recordings are for reviewers only)`));
+        if (status === 404) return reject(new EnterError(ExitCode.notFound, `no recording ${url.pathname.split("/").pop()} on ${url.host}`));
+        reject(new EnterError(ExitCode.network, `the gateway answered HTTP ${status} for ${url.pathname}`));
+      });
+    });
+    request.on("timeout", () => request.destroy(Object.assign(new Error("timed out"), { code: "ETIMEDOUT" })));
+    request.on("error", (error: Error & { code?: string }) => reject(error instanceof EnterError ? error : classifyConnectError(error, url)));
+  });
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * While playing, the local terminal is raw and its input is read and dropped: a recording holds the
+ * shell's queries (busybox ash asks for the cursor position with ESC [6n), and the local terminal
+ * answers them on stdin, which a cooked terminal would echo onto the replayed screen. Ctrl-C or q
+ * stops. Returns the function that restores the terminal.
+ */
+function muteInput(stop: () => void): () => void {
+  const stdin = process.stdin;
+  if (!stdin.isTTY) return () => {};
+  stdin.setRawMode(true);
+  const onData = (data: Buffer) => {
+    if (data.includes(0x03) || data.includes(0x71)) stop();
+  };
+  stdin.on("data", onData);
+  stdin.resume();
+  return () => {
+    stdin.off("data", onData);
+    stdin.setRawMode(false);
+    stdin.pause();
+  };
+}
+
+/** Writes each output event at its time; resizes cannot change the local terminal and are skipped. */
+async function play(text: string, speed: number, maxIdle: number | undefined, out: NodeJS.WritableStream): Promise<void> {
+  const cast = parseCast(text);
+  const times = playbackTimes(cast.events, speed, maxIdle);
+  let stopped = false;
+  const restore = muteInput(() => (stopped = true));
+  try {
+    await playEvents(cast, times, out, () => stopped);
+  } finally {
+    restore();
+  }
+}
+
+async function playEvents(cast: Cast, times: number[], out: NodeJS.WritableStream, stopped: () => boolean): Promise<void> {
+  const started = performance.now();
+  for (const [index, event] of cast.events.entries()) {
+    if (stopped()) return;
+    if (event.code !== "o") continue;
+    const wait = times[index]! * 1000 - (performance.now() - started);
+    if (wait > 1) await sleep(wait);
+    if (!out.write(event.data)) await new Promise((resolve) => out.once("drain", resolve));
+  }
+}
+
+function positive(name: string, text: string | undefined, fallback?: number): number | undefined {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0) throw new EnterError(ExitCode.usage, `${name} must be a positive number, got ${JSON.stringify(text)}`);
+  return value;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  try {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        speed: { type: "string", short: "s" },
+        "max-idle": { type: "string" },
+        gateway: { type: "string", short: "g" },
+        token: { type: "string", short: "t" },
+        "token-file": { type: "string" },
+        "ca-file": { type: "string" },
+        config: { type: "string" },
+        insecure: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+    if (values.help) {
+      process.stdout.write(HELP);
+      return 0;
+    }
+    if (positionals.length !== 1) throw new EnterError(ExitCode.usage, "name one recording: a .cast file or a recording id (entryway replay --help)");
+    const speed = positive("--speed", values.speed, 1)!;
+    const maxIdle = positive("--max-idle", values["max-idle"]);
+    const source = positionals[0]!;
+    let text: string;
+    if (existsSync(source) || !recordingStart(source)) {
+      try {
+        text = readFileSync(source, "utf8");
+      } catch (error) {
+        throw new EnterError(ExitCode.usage, `cannot read ${source}: ${(error as Error).message} (and it is not a recording id)`);
+      }
+    } else {
+      const settings = resolveSettings({ gateway: values.gateway, token: values.token, tokenFile: values["token-file"], caFile: values["ca-file"], config: values.config }, process.env);
+      let ca: string | undefined;
+      if (settings.caFile) {
+        try {
+          ca = readFileSync(settings.caFile, "utf8");
+        } catch (error) {
+          throw new EnterError(ExitCode.usage, `cannot read the CA file ${settings.caFile}: ${(error as Error).message}`);
+        }
+      }
+      text = await download(recordingUrl(settings.gateway, source, values.insecure), settings.token, settings.connectTimeoutSeconds * 1000, ca);
+    }
+    try {
+      await play(text, speed, maxIdle, process.stdout);
+    } catch (error) {
+      if (error instanceof EnterError) throw error;
+      throw new EnterError(ExitCode.badRequest, `${source}: ${(error as Error).message}`);
+    }
+    return 0;
+  } catch (error) {
+    if (error instanceof EnterError) {
+      process.stderr.write(`entryway: ${error.message}\n`);
+      return error.exitCode;
+    }
+    if ((error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
+      process.stderr.write(`entryway: ${(error as Error).message} (entryway replay --help)\n`);
+      return ExitCode.usage;
+    }
+    throw error;
+  }
+}

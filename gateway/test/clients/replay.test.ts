@@ -1,0 +1,105 @@
+// `entryway replay`: the cast reader and its timing, and in tmux (a real terminal) a session entered
+// with `entryway enter` through a recording gateway on podman, then replayed from the file and by
+// id from the gateway: the replayed screen (text and colours) equals the one the session left.
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseCast, playbackTimes } from "../../src/asciicast.js";
+import { recordingUrl } from "../../src/cli/replay.js";
+import { tokenAuthorizer } from "../helpers/gateway.js";
+import { describeNeeding } from "../helpers/tools.js";
+import { podmanAvailable, startClientBed, type ClientBed } from "./bed.js";
+import { cleanEnv, cliCommand, runCli, startTmux, tmuxAvailable, type Tmux } from "./cli-harness.js";
+
+const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+describe("asciicast reading and timing", () => {
+  const cast = ['{"version": 2, "width": 80, "height": 24}', '[0.5, "o", "a"]', '[1.5, "r", "100x30"]', '[11.5, "o", "b"]', ""].join("\n");
+
+  it("reads the header and events, and times them by speed and idle limit", () => {
+    const parsed = parseCast(cast);
+    expect(parsed.header).toMatchObject({ width: 80, height: 24 });
+    expect(parsed.events.map((e) => e.code)).toEqual(["o", "r", "o"]);
+    expect(parsed.duration).toBe(11.5);
+    expect(playbackTimes(parsed.events, 1)).toEqual([0.5, 1.5, 11.5]);
+    expect(playbackTimes(parsed.events, 2)).toEqual([0.25, 0.75, 5.75]);
+    expect(playbackTimes(parsed.events, 1, 2)).toEqual([0.5, 1.5, 3.5]);
+  });
+
+  it.each([
+    ["", /first line/],
+    ['{"version": 1, "width": 80, "height": 24}', /not an asciicast v2/],
+    ['{"version": 2}', /width and height/],
+    ['{"version": 2, "width": 80, "height": 24}\n[1, "o"]', /line 2/],
+  ])("refuses %j", (text, message) => {
+    expect(() => parseCast(text)).toThrow(message);
+  });
+
+  it("fetches ids over https, or plain http only from loopback", () => {
+    expect(recordingUrl("https://gw.example/v1/enter", "x").href).toBe("https://gw.example/v1/recordings/x");
+    expect(recordingUrl("ws://127.0.0.1:8080", "x").href).toBe("http://127.0.0.1:8080/v1/recordings/x");
+    expect(() => recordingUrl("http://gw.example", "x")).toThrow(/unencrypted/);
+  });
+});
+
+describeNeeding({ podman: podmanAvailable(), tmux: tmuxAvailable() }, "entryway replay in tmux against a recording gateway on podman", () => {
+  let bed: ClientBed;
+  let home: string;
+  let recordDir: string;
+  let tmux: Tmux;
+
+  beforeAll(async () => {
+    home = mkdtempSync(join(tmpdir(), "entryway-replay-home-"));
+    recordDir = join(home, "casts");
+    bed = await startClientBed("replay-box", { authorizer: tokenAuthorizer(), overrides: { recordDir, reviewerGroups: ["auditors"] } });
+    // The windows get the gateway and a reviewer's token from the tmux server's environment.
+    tmux = await startTmux(cleanEnv(home, { ENTRYWAY_GATEWAY: bed.base, ENTRYWAY_TOKEN: "user:rita:auditors" }), 100, 30);
+  });
+  afterAll(async () => {
+    await tmux?.stop();
+    await bed?.stop();
+    if (home) rmSync(home, { recursive: true, force: true });
+  });
+
+  /** A window of its own running `command` (then idling, so its screen stays as the command left it). */
+  const window = async (name: string, command: string[]) => {
+    await tmux.tmux("new-window", "-d", "-t", "cli", "-n", name, `${command.map(shellQuote).join(" ")}; sleep 600`);
+  };
+  const screen = (name: string) => tmux.tmux("capture-pane", "-p", "-e", "-t", `cli:${name}`);
+  const waitForScreen = async (name: string, pattern: RegExp) => {
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+      if (pattern.test(await screen(name))) return;
+    }
+    throw new Error(`timed out waiting for ${pattern} in window ${name}:\n${await screen(name)}`);
+  };
+
+  it("replays a recorded session to the same screen, from the file and by id, and refuses non-reviewers", async () => {
+    await window("session", cliCommand("enter", bed.container));
+    await waitForScreen("session", /^\/ #\s*$/m);
+    const typed = async (text: string) => {
+      await tmux.tmux("send-keys", "-t", "cli:session", "-l", text);
+      await tmux.tmux("send-keys", "-t", "cli:session", "Enter");
+    };
+    await typed(`printf '\\033[1;33mbold yellow\\033[0m 你好 😀 \\033[44mblue\\033[0m\\n'; ls /; echo cols=$(stty size)`);
+    await waitForScreen("session", /cols=30 100/);
+    await typed("exit 0");
+    await expect.poll(() => bed.audit.some((e) => e.event === "session.end"), { timeout: 30_000 }).toBe(true);
+    const recorded = await screen("session");
+    expect(recorded).toContain("\u001b[1m\u001b[33mbold yellow"); // tmux's own rendering of bold yellow
+
+    const [file] = readdirSync(recordDir);
+    const id = file!.replace(/\.cast$/, "");
+    await window("from-file", cliCommand("replay", "--speed", "5", join(recordDir, file!)));
+    await window("by-id", cliCommand("replay", "--max-idle", "0.2", id));
+    await expect.poll(() => screen("from-file"), { timeout: 60_000 }).toBe(recorded);
+    await expect.poll(() => screen("by-id"), { timeout: 60_000 }).toBe(recorded);
+
+    const env = cleanEnv(home, { ENTRYWAY_GATEWAY: bed.base, ENTRYWAY_TOKEN: "user:alice" });
+    const refused = await runCli(["replay", id], { env });
+    expect(refused).toMatchObject({ code: 77, stdout: "" });
+    expect(refused.stderr).toMatch(/^entryway: permission denied: the gateway answered HTTP 403/);
+    const missing = await runCli(["replay", "2026-01-02T03-04-05-678Z-00000000-0000-4000-8000-000000000009"], { env: { ...env, ENTRYWAY_TOKEN: "user:rita:auditors" } });
+    expect(missing.code).toBe(66);
+  });
+});
