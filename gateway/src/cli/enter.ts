@@ -9,7 +9,8 @@ import { rootCertificates } from "node:tls";
 import { parseArgs } from "node:util";
 import WebSocket from "ws";
 import { decodeResponse, encodeRequest, RequestType, ResponseType, type Response } from "../protocol.js";
-import { classifyConnectError, classifyHttpStatus, endpointUrl, EnterError, exitCodeForClose, ExitCode, parseEnterTarget, resolveSettings } from "./enter-options.js";
+import type { Readable, Writable } from "node:stream";
+import { classifyConnectError, classifyHttpStatus, endpointUrl, EnterError, exitCodeForClose, ExitCode, parseEnterTarget, resolveSettings, type EnterTarget } from "./enter-options.js";
 
 const HELP = `usage: entryway enter [options] <target> [-- <command> [args...]]
 
@@ -78,6 +79,70 @@ function terminalSize(): { cols: number; rows: number } | null {
   return null;
 }
 
+/** The options that say how to reach the gateway, shared with `entryway cp`. */
+export const CONNECTION_OPTIONS = {
+  gateway: { type: "string", short: "g" },
+  token: { type: "string", short: "t" },
+  "token-file": { type: "string" },
+  container: { type: "string", short: "c" },
+  "ca-file": { type: "string" },
+  insecure: { type: "boolean" },
+  "connect-timeout": { type: "string" },
+  keepalive: { type: "string" },
+  config: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+type ConnectionValues = { [K in keyof typeof CONNECTION_OPTIONS]?: (typeof CONNECTION_OPTIONS)[K]["type"] extends "string" ? string : boolean };
+
+export interface SessionSettings {
+  url: URL;
+  token: string;
+  connectTimeoutMs: number;
+  keepaliveMs: number;
+  ca?: Buffer;
+}
+
+/** Settings (flags, environment, config file) and the endpoint URL for one session. */
+export function sessionSettings(values: ConnectionValues, target: EnterTarget, command: string[], pipe: boolean): SessionSettings {
+  const settings = resolveSettings(
+    {
+      gateway: values.gateway,
+      token: values.token,
+      tokenFile: values["token-file"],
+      caFile: values["ca-file"],
+      connectTimeout: values["connect-timeout"],
+      keepalive: values.keepalive,
+      config: values.config,
+    },
+    process.env,
+  );
+  const url = endpointUrl(settings.gateway, target, command, values.insecure);
+  if (pipe) url.searchParams.set("tty", "false");
+  let ca: Buffer | undefined;
+  if (settings.caFile) {
+    try {
+      ca = readFileSync(settings.caFile);
+    } catch (error) {
+      throw new EnterError(ExitCode.usage, `cannot read the CA file ${settings.caFile}: ${(error as Error).message}`);
+    }
+  }
+  return { url, token: settings.token, connectTimeoutMs: settings.connectTimeoutSeconds * 1000, keepaliveMs: settings.keepaliveSeconds * 1000, ...(ca ? { ca } : {}) };
+}
+
+/** An EnterError or a bad option as one line on stderr and its exit code; anything else is rethrown. */
+export function reportFailure(error: unknown, command: string): number {
+  if (error instanceof EnterError) {
+    process.stderr.write(`entryway: ${error.message}\n`);
+    return error.exitCode;
+  }
+  if ((error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
+    process.stderr.write(`entryway: ${(error as Error).message} (entryway ${command} --help)\n`);
+    return ExitCode.usage;
+  }
+  throw error;
+}
+
 export async function run(argv: string[]): Promise<number> {
   const split = argv.indexOf("--");
   const own = split >= 0 ? argv.slice(0, split) : argv;
@@ -86,20 +151,7 @@ export async function run(argv: string[]): Promise<number> {
     const { values, positionals } = parseArgs({
       args: own,
       allowPositionals: true,
-      options: {
-        gateway: { type: "string", short: "g" },
-        token: { type: "string", short: "t" },
-        tty: { type: "boolean" },
-        "no-tty": { type: "boolean", short: "T" },
-        "token-file": { type: "string" },
-        container: { type: "string", short: "c" },
-        "ca-file": { type: "string" },
-        insecure: { type: "boolean" },
-        "connect-timeout": { type: "string" },
-        keepalive: { type: "string" },
-        config: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
+      options: { ...CONNECTION_OPTIONS, tty: { type: "boolean" }, "no-tty": { type: "boolean", short: "T" } },
     });
     if (values.help) {
       process.stdout.write(HELP);
@@ -107,41 +159,11 @@ export async function run(argv: string[]): Promise<number> {
     }
     if (positionals.length !== 1) throw new EnterError(ExitCode.usage, positionals.length === 0 ? "name a target (entryway enter --help)" : `one target at a time, got ${positionals.join(" ")}`);
     const target = parseEnterTarget(positionals[0]!, values.container);
-    const settings = resolveSettings(
-      {
-        gateway: values.gateway,
-        token: values.token,
-        tokenFile: values["token-file"],
-        caFile: values["ca-file"],
-        connectTimeout: values["connect-timeout"],
-        keepalive: values.keepalive,
-        config: values.config,
-      },
-      process.env,
-    );
     if (values.tty && values["no-tty"]) throw new EnterError(ExitCode.usage, "--tty and --no-tty (-T) contradict each other");
     const pipe = values["no-tty"] === true || (!values.tty && !(process.stdin.isTTY && process.stdout.isTTY));
-    const url = endpointUrl(settings.gateway, target, command, values.insecure);
-    if (pipe) url.searchParams.set("tty", "false");
-    let ca: Buffer | undefined;
-    if (settings.caFile) {
-      try {
-        ca = readFileSync(settings.caFile);
-      } catch (error) {
-        throw new EnterError(ExitCode.usage, `cannot read the CA file ${settings.caFile}: ${(error as Error).message}`);
-      }
-    }
-    return await session(url, settings.token, settings.connectTimeoutSeconds * 1000, settings.keepaliveSeconds * 1000, ca, pipe);
+    return await runSession(sessionSettings(values, target, command, pipe), pipe);
   } catch (error) {
-    if (error instanceof EnterError) {
-      process.stderr.write(`entryway: ${error.message}\n`);
-      return error.exitCode;
-    }
-    if ((error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
-      process.stderr.write(`entryway: ${(error as Error).message} (entryway enter --help)\n`);
-      return ExitCode.usage;
-    }
-    throw error;
+    return reportFailure(error, "enter");
   }
 }
 
@@ -150,8 +172,16 @@ const INPUT_WINDOW_BYTES = 1024 * 1024;
 /** Input per PLAIN frame: well under the gateway's default maxFrameBytes (64 KiB), which a pipe's 64 KiB reads would exceed. */
 const INPUT_FRAME_BYTES = 32 * 1024;
 
-function session(url: URL, token: string, connectTimeoutMs: number, keepaliveMs: number, ca: Buffer | undefined, pipe: boolean): Promise<number> {
-  const stdin = process.stdin;
+/**
+ * One session until it ends; resolves to the exit code. `io` replaces stdin and stdout in pipe mode
+ * (`entryway cp` feeds an archive in, or reads one out).
+ */
+export function runSession(
+  { url, token, connectTimeoutMs, keepaliveMs, ca }: SessionSettings,
+  pipe: boolean,
+  io: { input: Readable; output: Writable; signal?: AbortSignal } = { input: process.stdin, output: process.stdout },
+): Promise<number> {
+  const stdin = io.input as Readable & { isTTY?: boolean; setRawMode?: (raw: boolean) => void };
   const interactive = !pipe && stdin.isTTY === true;
   // Node's TLS defaults plus the given CA: `ca` alone would replace the system's roots.
   const tlsOptions = ca ? { ca: [...rootCertificates, ca.toString("utf8")] } : {};
@@ -173,7 +203,7 @@ function session(url: URL, token: string, connectTimeoutMs: number, keepaliveMs:
       if (raw) {
         raw = false;
         try {
-          stdin.setRawMode(false);
+          stdin.setRawMode!(false);
         } catch {
           // the terminal is gone
         }
@@ -263,6 +293,11 @@ function session(url: URL, token: string, connectTimeoutMs: number, keepaliveMs:
       resolve(code);
     }
 
+    // `entryway cp` ends the session when the archive it unpacks is refused: the reason is an EnterError.
+    io.signal?.addEventListener("abort", () => {
+      const reason = io.signal!.reason as EnterError;
+      finish(reason.exitCode, reason.message);
+    });
     stdin.on("data", onInput);
     stdin.on("end", onInputEnd);
     if (!interactive) stdin.resume();
@@ -270,7 +305,7 @@ function session(url: URL, token: string, connectTimeoutMs: number, keepaliveMs:
     ws.on("open", () => {
       opened = true;
       if (interactive) {
-        stdin.setRawMode(true);
+        stdin.setRawMode!(true);
         raw = true;
         stdin.resume();
       }
@@ -292,7 +327,7 @@ function session(url: URL, token: string, connectTimeoutMs: number, keepaliveMs:
     });
     ws.on("pong", () => (awaitingPong = false));
     // Output backpressure: a slow reader of our stdout (a pipe into a slow command) slows the gateway down.
-    const writeOutput = (stream: NodeJS.WriteStream, data: Buffer) => {
+    const writeOutput = (stream: Writable, data: Buffer) => {
       if (stream.write(data) || ws.isPaused) return;
       ws.pause();
       stream.once("drain", () => ws.resume());
@@ -310,7 +345,7 @@ function session(url: URL, token: string, connectTimeoutMs: number, keepaliveMs:
       switch (message.msgType) {
         case ResponseType.STDOUT:
           lastOutput = Date.now();
-          return writeOutput(process.stdout, message.content);
+          return writeOutput(io.output, message.content);
         case ResponseType.STDERR:
           return writeOutput(process.stderr, message.content);
         case ResponseType.CLOSE:
