@@ -39,6 +39,15 @@ it("maps archive entries under the expected name, and refuses absolute names and
   }
 });
 
+it("--help explains both directions and the checks on the archive; entryway --help lists cp", async () => {
+  const env = cleanEnv(tmpdir());
+  const help = await runCli(["cp", "--help"], { env });
+  expect(help.code).toBe(0);
+  for (const text of ["<local path> <target>:<path>", "<target>:<path> <local path>", "symlinks, hard links", "exit status"]) expect(help.stdout).toContain(text);
+  expect((await runCli(["--help"], { env })).stdout).toMatch(/^ {2}cp {14}copy files to or from a container/m);
+  expect(await runCli(["cp", "a", "b"], { env })).toMatchObject({ code: ExitCode.usage, stderr: "entryway: exactly one of source and destination must be <target>:<path> (entryway cp --help)\n" });
+});
+
 describeNeeding({ podman: podmanAvailable() }, "entryway cp against a gateway on podman", () => {
   let bed: ClientBed;
   let home: string;
