@@ -256,6 +256,7 @@ export class Session {
       this.ws.pause();
     } else if (this.inputPaused && held <= bufferLowBytes) {
       this.inputPaused = false;
+      this.peerAlive = true; // its pong may still wait in the socket: judge it from the next ping on
       this.ws.resume();
     }
   }
@@ -329,6 +330,8 @@ export class Session {
     if (wsPingIntervalMs > 0) {
       this.timers.push(
         setInterval(() => {
+          // While input backpressure pauses the socket, its pongs are not read either: no verdict then.
+          if (this.inputPaused) return;
           if (!this.peerAlive) {
             this.ws.terminate(); // dead peer: no pong since the last ping
             return;
