@@ -6,7 +6,7 @@ const root = protobuf.loadSync(fileURLToPath(new URL("../proto/message.proto", i
 const RequestMessage = root.lookupType("entry.RequestMessage");
 const ResponseMessage = root.lookupType("entry.ResponseMessage");
 
-export const RequestType = { PLAIN: 0, WINCH: 1, AUTH: 2 } as const;
+export const RequestType = { PLAIN: 0, WINCH: 1, AUTH: 2, EOF: 3 } as const;
 export const ResponseType = { STDOUT: 0, STDERR: 1, CLOSE: 2, PING: 3 } as const;
 
 /** Machine-readable close reasons carried in ResponseMessage.closeCode (an extension; README "Close codes"). */

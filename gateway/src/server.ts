@@ -197,7 +197,13 @@ export function createGateway(options: GatewayOptions): Gateway {
         release();
         return refuse(ws, { path: url.pathname, target, client }, "bad-request", "this gateway does not accept a command");
       }
-      const session = new Session(ws, { target, token: tokenFromRequest(request), command, clientAddress: client }, context);
+      // Pipe mode (tty=false) is an extension: Entry's clients never send it and get the TTY.
+      const tty = url.searchParams.get("tty") ?? "true";
+      if (tty !== "true" && tty !== "false") {
+        release();
+        return refuse(ws, { path: url.pathname, target, client }, "bad-request", "tty must be true or false");
+      }
+      const session = new Session(ws, { target, token: tokenFromRequest(request), command, clientAddress: client, tty: tty === "true" }, context);
       sessions.add(session);
       void session.authSettled.then(release);
       void session.finished.then(() => sessions.delete(session));

@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto";
 import type { WebSocket } from "ws";
 import { AsciicastRecorder, type AuditEvent, type AuditSink } from "./audit.js";
 import type { Authorizer } from "./auth/authorizer.js";
-import { NotFoundError, type Backend, type ExecControl, type ResolvedTarget } from "./backends/backend.js";
+import { NotFoundError, type Backend, type ExecControl, type OutputStream, type ResolvedTarget } from "./backends/backend.js";
 import type { GatewayConfig } from "./config.js";
 import type { SessionLimits } from "./limits.js";
 import { errorMessage, type Logger } from "./log.js";
@@ -30,10 +30,12 @@ export interface SessionRequest {
   token: string | null;
   command: string[];
   clientAddress: string;
+  /** False for pipe mode (query tty=false): no TTY, stdout and stderr apart, binary-safe, and an end of stdin (EOF). */
+  tty: boolean;
 }
 
 const DEFAULT_SIZE = { cols: 80, rows: 24 };
-/** Input that arrives before the shell is ready is kept, up to this much. */
+/** Input that arrives before the shell is ready is kept: on a TTY up to this much; pipe mode keeps all, under input backpressure. */
 const MAX_EARLY_INPUT = 64 * 1024;
 /** How long an abandoned exec is kept open for its PID report. */
 const PID_WAIT_MS = 5000;
@@ -60,6 +62,11 @@ export class Session {
   private readying = false;
   private earlyInput: Buffer[] = [];
   private earlyInputBytes = 0;
+  /** Pipe mode: the client sent EOF; the backend's stdin is closed once the early input is written. */
+  private stdinEnded = false;
+  /** Input handed to the backend but not yet taken by it, and whether the client's socket is paused for it. */
+  private inputInFlight = 0;
+  private inputPaused = false;
   private bytesIn = 0;
   private bytesOut = 0;
   private lastActivity = Date.now();
@@ -120,10 +127,16 @@ export class Session {
       this.resolved = await this.ctx.backend.resolve(this.request.target);
       if (this.closing) return;
       const command = wrapCommand(this.request.command.length > 0 ? this.request.command : this.ctx.config.shell);
-      const exec = await this.ctx.backend.exec(this.resolved, command, this.size, {
-        onOutput: (chunk) => this.onOutput(chunk),
-        onEnd: (result) => void this.onExecEnd(result.exitCode, result.error),
-      });
+      const exec = await this.ctx.backend.exec(
+        this.resolved,
+        command,
+        this.size,
+        {
+          onOutput: (chunk, stream) => this.onOutput(chunk, stream),
+          onEnd: (result) => void this.onExecEnd(result.exitCode, result.error),
+        },
+        { tty: this.request.tty },
+      );
       this.exec = exec;
       if (this.closing) {
         // The client left while the exec was being created: end the shell it will never use.
@@ -180,17 +193,26 @@ export class Session {
     if (this.pendingAuth) return this.pendingAuth(message);
     switch (message.msgType) {
       case RequestType.PLAIN:
-        if (message.content.length === 0) return;
+        if (message.content.length === 0 || this.stdinEnded) return;
         this.lastActivity = Date.now();
         this.bytesIn += message.content.length;
         this.ctx.metrics.bytes.inc({ direction: "in" }, message.content.length);
-        if (this.ready) this.exec!.write(message.content);
-        else if (this.earlyInputBytes + message.content.length <= MAX_EARLY_INPUT) {
+        if (this.ready) this.writeInput(message.content);
+        else if (!this.request.tty || this.earlyInputBytes + message.content.length <= MAX_EARLY_INPUT) {
           this.earlyInput.push(message.content);
           this.earlyInputBytes += message.content.length;
+          this.updateInputFlow();
         }
         return;
+      case RequestType.EOF:
+        // A TTY has no end of input but ^D, which the client types itself; Entry's server ignores this type too.
+        if (this.request.tty || this.stdinEnded) return;
+        this.lastActivity = Date.now();
+        this.stdinEnded = true;
+        if (this.ready) this.exec!.closeStdin();
+        return;
       case RequestType.WINCH: {
+        if (!this.request.tty) return;
         const size = parseWinch(message.content);
         if (!size) return; // documented: unusable sizes are ignored
         this.lastActivity = Date.now();
@@ -204,11 +226,39 @@ export class Session {
     }
   }
 
-  private onOutput(chunk: Buffer): void {
+  private onOutput(chunk: Buffer, stream: OutputStream): void {
     this.lastActivity = Date.now();
-    this.sendOutput(this.utf8.push(this.pid.push(chunk)));
+    if (stream === "stderr") this.sendOutput(chunk, ResponseType.STDERR);
+    else {
+      // The wrapper's PID marker comes first on stdout, with or without a TTY. Pipe mode is binary: no UTF-8 carry.
+      const data = this.pid.push(chunk);
+      this.sendOutput(this.request.tty ? this.utf8.push(data) : data);
+    }
     if (this.pid.settled) this.pidSettledNow();
     this.becomeReady();
+  }
+
+  private writeInput(data: Buffer): void {
+    this.inputInFlight += data.length;
+    this.exec!.write(data, () => {
+      this.inputInFlight -= data.length;
+      this.updateInputFlow();
+    });
+    this.updateInputFlow();
+  }
+
+  /** Input backpressure: stop reading the client while the backend, or the queue before it is ready, holds more than the buffer window. */
+  private updateInputFlow(): void {
+    const { bufferHighBytes, bufferLowBytes } = this.ctx.config;
+    const held = this.inputInFlight + this.earlyInputBytes;
+    if (!this.inputPaused && held > bufferHighBytes) {
+      this.inputPaused = true;
+      this.ws.pause();
+    } else if (this.inputPaused && held <= bufferLowBytes) {
+      this.inputPaused = false;
+      this.peerAlive = true; // its pong may still wait in the socket: judge it from the next ping on
+      this.ws.resume();
+    }
   }
 
   /**
@@ -220,21 +270,25 @@ export class Session {
     const exec = this.exec;
     if (this.ready || this.readying || !exec || !this.pid.settled) return;
     this.readying = true;
-    void exec.resize(this.size.cols, this.size.rows).then(() => {
+    void (this.request.tty ? exec.resize(this.size.cols, this.size.rows) : Promise.resolve()).then(() => {
       if (this.closing) return;
       this.ready = true;
-      for (const chunk of this.earlyInput) exec.write(chunk);
+      const early = this.earlyInput;
       this.earlyInput = [];
+      this.earlyInputBytes = 0;
+      for (const chunk of early) this.writeInput(chunk);
+      if (this.stdinEnded) exec.closeStdin();
+      this.updateInputFlow();
     });
   }
 
-  private sendOutput(data: Buffer): void {
+  private sendOutput(data: Buffer, msgType: number = ResponseType.STDOUT): void {
     if (data.length === 0) return;
     this.bytesOut += data.length;
     this.ctx.metrics.bytes.inc({ direction: "out" }, data.length);
     this.recorder?.output(data.toString("utf8"));
     for (const piece of splitOnCharBoundaries(data, this.ctx.config.outputFrameBytes)) {
-      this.send(ResponseType.STDOUT, piece, true);
+      this.send(msgType, piece, true);
     }
   }
 
@@ -276,6 +330,8 @@ export class Session {
     if (wsPingIntervalMs > 0) {
       this.timers.push(
         setInterval(() => {
+          // While input backpressure pauses the socket, its pongs are not read either: no verdict then.
+          if (this.inputPaused) return;
           if (!this.peerAlive) {
             this.ws.terminate(); // dead peer: no pong since the last ping
             return;

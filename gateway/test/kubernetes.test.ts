@@ -1,7 +1,9 @@
 // Kubernetes backend through @kubernetes/client-node against the stand-in in helpers/kube-standin.ts,
 // which STANDS IN FOR THE KUBERNETES API SERVER AND KUBELET: it speaks the pods/exec WebSocket
 // (v5.channel.k8s.io and v4.channel.k8s.io) and runs real shells in real PTYs (node-pty) on this machine.
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { kubernetesAuthorizer } from "../src/auth/kubernetes.js";
 import { kubernetesBackend, loadKubeConfig } from "../src/backends/kubernetes.js";
 import { defaultConfig } from "../src/config.js";
@@ -54,7 +56,7 @@ describe("Kubernetes backend: v4.channel.k8s.io, targets and the Kubernetes auth
     await kube?.stop();
   });
 
-  const open = (query: Record<string, string>, token = "alice-token") => EntryClient.connect(g.url(query), { token });
+  const open = (query: Record<string, string | string[]>, token = "alice-token") => EntryClient.connect(g.url(query), { token });
 
   it("v4: echo, resize and a non-zero exit code", async () => {
     const client = await open({ namespace: "team-a", pod: "web-1" });
@@ -64,6 +66,43 @@ describe("Kubernetes backend: v4.channel.k8s.io, targets and the Kubernetes auth
     client.type("exit 5\n");
     expect(await client.closed).toMatchObject({ closeCode: "exit", exitCode: 5 });
     expect(kube.execs.at(-1)).toMatchObject({ pod: "web-1", container: "app", tty: true });
+  });
+
+  it("v4, pipe mode: stdout and stderr apart; EOF is not passed (CLOSE is v5's) and does not cut the session", async () => {
+    // client-node ends a v4 stdin by closing the WebSocket, which would lose "late" and the exit code.
+    const client = await open({ namespace: "team-a", pod: "web-1", tty: "false", command: ["/bin/sh", "-c", "read a; echo \"got $a\" >&2; sleep 1; echo \"late $a\"; exit 4"] });
+    client.type("x\n");
+    client.eof();
+    expect(await client.closed).toMatchObject({ closeCode: "exit", exitCode: 4 });
+    expect(client.text).toBe("late x\n");
+    expect(client.errorOutput.toString()).toBe("got x\n");
+    await expect.poll(() => g.audit.at(-1)).toMatchObject({ event: "session.end", exitCode: 4 });
+  });
+
+  it("the stand-in honours the CLOSE signal (255, 0) under v5 only, as the API server does", async () => {
+    const catThenClose = async (protocol: ExecProtocol) => {
+      const standin = protocol === "v4.channel.k8s.io" ? kube : await startKubeStandin({ ...fixtures, protocol });
+      try {
+        const ca = Buffer.from((JSON.parse(readFileSync(standin.kubeconfigPath, "utf8")) as { clusters: { cluster: Record<string, string> }[] }).clusters[0]!.cluster["certificate-authority-data"]!, "base64");
+        const url = `${standin.url.replace("https:", "wss:")}/api/v1/namespaces/team-a/pods/web-1/exec?command=cat&stdin=true&stdout=true&stderr=true&container=app`;
+        const ws = new WebSocket(url, [protocol], { ca, headers: { authorization: `Bearer ${fixtures.serviceAccountToken}` } });
+        const frames: Buffer[] = [];
+        ws.on("message", (data: Buffer) => frames.push(data));
+        await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
+        ws.send(Buffer.from("\x00one\n"));
+        await expect.poll(() => frames.some((f) => f[0] === 1)).toBe(true);
+        ws.send(Buffer.from([255, 0]));
+        ws.send(Buffer.from("\x00two\n"));
+        await expect.poll(() => frames.some((f) => f[0] === 3) || Buffer.concat(frames.filter((f) => f[0] === 1).map((f) => f.subarray(1))).toString() === "one\ntwo\n").toBe(true);
+        const ended = frames.some((f) => f[0] === 3);
+        ws.terminate();
+        return ended;
+      } finally {
+        if (standin !== kube) await standin.stop();
+      }
+    };
+    expect(await catThenClose("v5.channel.k8s.io")).toBe(true); // cat saw the end of its input and exited
+    expect(await catThenClose("v4.channel.k8s.io")).toBe(false); // the frame is skipped: cat read "two" and runs on
   });
 
   it("resolves a StatefulSet instance to <name>-<n> and a Deployment instance by creation order", async () => {

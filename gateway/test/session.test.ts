@@ -1,6 +1,7 @@
 // Protocol and session behaviour against an in-memory backend: token sources, limits, timeouts,
 // UTF-8 carry through the whole path, reaping, shutdown, and bad input (with a property-based fuzz test).
 import fc from "fast-check";
+import protobuf from "protobufjs";
 import WebSocket from "ws";
 import { afterEach, describe, expect, it } from "vitest";
 import { encodeRequest, RequestType, ResponseType } from "../src/protocol.js";
@@ -416,5 +417,47 @@ describe("HTTP endpoints", () => {
     expect(metrics).toMatch(/entryway_auth_denials_total\{reason="denied"\} 1/);
     expect(metrics).toMatch(/entryway_bytes_total\{direction="in"\} 15/);
     expect(metrics).toMatch(/entryway_sessions_active 0/);
+  });
+});
+
+describe("pipe mode and Entry's original protocol", () => {
+  // Entry's message.proto as it was (github.com/laincloud/entry), without any extension.
+  const entryOnly = protobuf.parse(`syntax = "proto3"; package entry;
+    message RequestMessage { enum RequestType { PLAIN = 0; WINCH = 1; } RequestType msgType = 1; bytes content = 2; }
+    message ResponseMessage { enum ResponseType { STDOUT = 0; STDERR = 1; CLOSE = 2; PING = 3; } ResponseType msgType = 1; bytes content = 2; }`).root;
+  const EntryRequest = entryOnly.lookupType("entry.RequestMessage");
+  const EntryResponse = entryOnly.lookupType("entry.ResponseMessage");
+
+  it("a client that knows only Entry's messages gets a TTY; EOF (type 3) is ignored on a TTY", async () => {
+    const { url } = await setup();
+    const ws = new WebSocket(url, { headers: { "access-token": "user:alice" } });
+    const replies: { msgType: number; content: Buffer }[] = [];
+    ws.on("message", (data: Buffer) => replies.push(EntryResponse.toObject(EntryResponse.decode(data), { enums: Number, bytes: Buffer, defaults: true }) as never));
+    await new Promise((resolve) => ws.once("open", resolve));
+    const send = (msgType: number, content: string) => ws.send(EntryRequest.encode(EntryRequest.create({ msgType, content: Buffer.from(content) })).finish());
+    const text = () => Buffer.concat(replies.filter((r) => r.msgType === 0).map((r) => Buffer.from(r.content ?? []))).toString();
+    send(1, "100 30");
+    send(0, "size\n");
+    await expect.poll(text).toContain("30 100\n");
+    ws.send(encodeRequest(RequestType.EOF, "")); // a newer client's EOF: no end of a TTY's input
+    send(0, "size\n");
+    await expect.poll(() => text().split("30 100\n").length).toBe(3);
+    send(0, "exit 3\n");
+    await expect.poll(() => replies.at(-1)?.msgType).toBe(2);
+    expect(Buffer.from(replies.at(-1)!.content).toString()).toBe("shell exited with code 3");
+  });
+
+  it("pipe mode keeps all early input (past 64 KiB), ignores WINCH, passes EOF and ignores input after it", async () => {
+    const { backend, g } = await setup();
+    backend.startDelayMs = 300; // the input arrives before the shell is ready
+    const client = await EntryClient.connect(g.url({ container: "box", tty: "false" }), { token: "user:alice" });
+    const input = Buffer.concat([Buffer.alloc(200 * 1024, "x"), Buffer.from("\n")]);
+    client.winch(100, 30);
+    for (let offset = 0; offset < input.length; offset += 16 * 1024) client.type(input.subarray(offset, offset + 16 * 1024));
+    client.type("size\n");
+    client.eof();
+    client.type("after EOF\n");
+    expect(await client.closed).toMatchObject({ closeCode: "exit", exitCode: 0 });
+    expect(client.text).toBe(`${input.toString()}size\n24 80\n`); // the fake's size: the default, not the WINCH
   });
 });

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { envName, loadConfig } from "../src/config.js";
+import { StreamDemuxer } from "../src/backends/docker.js";
 import { PreAuthLimits } from "../src/limits.js";
 import { missingTools, toolPlan } from "./helpers/tools.js";
 import { decodeRequest, decodeResponse, encodeRequest, encodeResponse, parseWinch, RequestType, ResponseType } from "../src/protocol.js";
@@ -185,5 +186,26 @@ describe("config", () => {
     expect(config).toMatchObject({ backend: "docker", pingIntervalMs: 5000, shell: ["/bin/bash", "-l"], allowCommand: false });
     expect(() => loadConfig({ ENTRYWAY_BACKEND: "lxc" })).toThrow(/backend/);
     expect(() => loadConfig({ ENTRYWAY_IDLE_TIMEOUT_MS: "soon" })).toThrow(/idleTimeoutMs/);
+  });
+});
+
+describe("Docker's multiplexed exec stream (no TTY)", () => {
+  const frame = (stream: number, payload: string) => {
+    const header = Buffer.alloc(8);
+    header[0] = stream;
+    header.writeUInt32BE(Buffer.byteLength(payload), 4);
+    return Buffer.concat([header, Buffer.from(payload)]);
+  };
+
+  it("splits stdout from stderr with the stream cut at every offset", () => {
+    const stream = Buffer.concat([frame(1, "out 你\n"), frame(2, "err\n"), frame(1, ""), frame(1, "more")]);
+    for (let cut = 0; cut <= stream.length; cut++) {
+      const seen: Record<string, string[]> = { stdout: [], stderr: [] };
+      const demuxer = new StreamDemuxer((chunk, which) => seen[which]!.push(chunk.toString("latin1")));
+      demuxer.push(stream.subarray(0, cut));
+      demuxer.push(stream.subarray(cut));
+      expect(Buffer.from(seen.stdout!.join(""), "latin1").toString()).toBe("out 你\nmore");
+      expect(seen.stderr!.join("")).toBe("err\n");
+    }
   });
 });

@@ -10,14 +10,20 @@ export interface ResolvedTarget {
   label: string;
 }
 
+/** Which output stream a chunk came from. With a TTY there is only stdout. */
+export type OutputStream = "stdout" | "stderr";
+
 export interface ExecHandlers {
-  onOutput(chunk: Buffer): void;
+  onOutput(chunk: Buffer, stream: OutputStream): void;
   /** Called exactly once, when the exec stream ends. exitCode is null when the backend did not report one. */
   onEnd(result: { exitCode: number | null; error?: string }): void;
 }
 
 export interface ExecControl {
-  write(data: Buffer): void;
+  /** `written` is called once the backend took the data (input backpressure). */
+  write(data: Buffer, written?: () => void): void;
+  /** Ends the command's stdin (pipe mode); the output keeps flowing until the command ends. */
+  closeStdin(): void;
   /** Resolves once the backend applied the size (never rejects: a failed resize is not fatal). */
   resize(cols: number, rows: number): Promise<void>;
   /** Stop reading the exec's output (backpressure), and start again. */
@@ -31,8 +37,11 @@ export interface Backend {
   readonly name: "kubernetes" | "docker";
   /** Throws NotFoundError when the target does not exist or is not running. */
   resolve(target: Target): Promise<ResolvedTarget>;
-  /** Starts `command` with a TTY of the given size and stdin attached. */
-  exec(target: ResolvedTarget, command: string[], size: { cols: number; rows: number }, handlers: ExecHandlers): Promise<ExecControl>;
+  /**
+   * Starts `command` with stdin attached: on a TTY of the given size, or, with `tty: false` (pipe
+   * mode), on plain pipes with stdout and stderr apart.
+   */
+  exec(target: ResolvedTarget, command: string[], size: { cols: number; rows: number }, handlers: ExecHandlers, options?: { tty: boolean }): Promise<ExecControl>;
   /** Runs a short command without a TTY and returns its exit code (null if unknown). */
   run(target: ResolvedTarget, command: string[]): Promise<number | null>;
   /** Throws when the backend cannot be reached (readiness). */

@@ -1,9 +1,9 @@
 // Docker Engine API (also served by podman): exec create, exec start with a hijacked stream
 // (HTTP upgrade), exec resize, exec inspect for the exit code. Entry's original backend.
 import http from "node:http";
-import type { Duplex } from "node:stream";
+import type { Socket } from "node:net";
 import type { Target } from "../target.js";
-import { NotFoundError, type Backend, type ExecControl, type ExecHandlers, type ResolvedTarget } from "./backend.js";
+import { NotFoundError, type Backend, type ExecControl, type ExecHandlers, type OutputStream, type ResolvedTarget } from "./backend.js";
 
 const API = "/v1.41";
 
@@ -18,6 +18,33 @@ function parseDockerHost(dockerHost: string): Endpoint {
   if (url.protocol === "unix:") return { socketPath: url.pathname };
   if (url.protocol === "tcp:" || url.protocol === "http:") return { host: url.hostname, port: Number(url.port || 2375) };
   throw new Error(`unsupported dockerHost ${dockerHost}: use unix:///path or tcp://host:port`);
+}
+
+const FRAME_HEADER_BYTES = 8;
+
+/**
+ * Splits the stream of an exec started without a TTY back into stdout and stderr. The Engine API
+ * multiplexes it as frames of an 8-byte header [STREAM_TYPE, 0, 0, 0, SIZE1..SIZE4] (1 stdout,
+ * 2 stderr, size big-endian) and the payload: "Stream format" in
+ * https://docs.docker.com/reference/api/engine/version/v1.41/#tag/Container/operation/ContainerAttach
+ * and moby's client/container_attach.go. Frames arrive cut anywhere, so a partial one is held.
+ */
+export class StreamDemuxer {
+  private held: Buffer = Buffer.alloc(0);
+
+  constructor(private readonly emit: (chunk: Buffer, stream: OutputStream) => void) {}
+
+  push(chunk: Buffer): void {
+    let data = this.held.length > 0 ? Buffer.concat([this.held, chunk]) : chunk;
+    while (data.length >= FRAME_HEADER_BYTES) {
+      const size = data.readUInt32BE(4);
+      if (data.length < FRAME_HEADER_BYTES + size) break;
+      const payload = data.subarray(FRAME_HEADER_BYTES, FRAME_HEADER_BYTES + size);
+      if (payload.length > 0) this.emit(payload, data[0] === 2 ? "stderr" : "stdout");
+      data = data.subarray(FRAME_HEADER_BYTES + size);
+    }
+    this.held = Buffer.from(data);
+  }
 }
 
 class DockerApiError extends Error {
@@ -66,7 +93,7 @@ export function dockerBackend(dockerHost: string): Backend {
   }
 
   /** POST /exec/{id}/start with an upgrade: the connection becomes the raw exec stream. */
-  function startExec(execId: string, tty: boolean): Promise<Duplex> {
+  function startExec(execId: string, tty: boolean): Promise<Socket> {
     return new Promise((resolve, reject) => {
       const request = http.request({
         ...endpoint,
@@ -75,7 +102,7 @@ export function dockerBackend(dockerHost: string): Backend {
         path: `${API}/exec/${execId}/start`,
         headers: { "content-type": "application/json", connection: "Upgrade", upgrade: "tcp" },
       });
-      request.on("upgrade", (_response, socket, head) => {
+      request.on("upgrade", (_response, socket: Socket, head) => {
         if (head.length > 0) socket.unshift(head);
         resolve(socket);
       });
@@ -98,9 +125,9 @@ export function dockerBackend(dockerHost: string): Backend {
     return null; // still running: the stream was dropped, not ended
   }
 
-  async function createExec(container: string, command: string[], tty: boolean): Promise<string> {
+  async function createExec(container: string, command: string[], tty: boolean, stdin: boolean): Promise<string> {
     const { Id } = await call<{ Id: string }>("POST", `/containers/${encodeURIComponent(container)}/exec`, {
-      AttachStdin: tty,
+      AttachStdin: stdin,
       AttachStdout: true,
       AttachStderr: true,
       Tty: tty,
@@ -127,9 +154,9 @@ export function dockerBackend(dockerHost: string): Backend {
       }
     },
 
-    async exec(target, command, size, handlers: ExecHandlers): Promise<ExecControl> {
-      const execId = await createExec(target.container, command, true);
-      const stream = await startExec(execId, true);
+    async exec(target, command, size, handlers: ExecHandlers, { tty } = { tty: true }): Promise<ExecControl> {
+      const execId = await createExec(target.container, command, tty, true);
+      const stream = await startExec(execId, tty);
       let ended = false;
       const end = (error?: string) => {
         if (ended) return;
@@ -139,7 +166,11 @@ export function dockerBackend(dockerHost: string): Backend {
           (inspectError: Error) => handlers.onEnd({ exitCode: null, error: error ?? inspectError.message }),
         );
       };
-      stream.on("data", (chunk: Buffer) => handlers.onOutput(chunk));
+      if (tty) stream.on("data", (chunk: Buffer) => handlers.onOutput(chunk, "stdout"));
+      else {
+        const demuxer = new StreamDemuxer((chunk, which) => handlers.onOutput(chunk, which));
+        stream.on("data", (chunk: Buffer) => demuxer.push(chunk));
+      }
       stream.on("end", () => end());
       stream.on("close", () => end());
       stream.on("error", (error) => end(error.message));
@@ -148,9 +179,12 @@ export function dockerBackend(dockerHost: string): Backend {
           () => undefined,
           () => undefined, // a resize can race the end of the exec; nothing to do about it
         );
-      void resize(size.cols, size.rows);
+      if (tty) void resize(size.cols, size.rows);
       return {
-        write: (data) => void stream.write(data),
+        write: (data, written) => void stream.write(data, written && (() => written())),
+        // Half-closing the hijacked connection (shutdown of its write side) is the end of stdin for the
+        // engine, as the docker CLI's HijackedResponse.CloseWrite does (moby client/hijack.go).
+        closeStdin: () => void stream.end(),
         resize,
         pause: () => void stream.pause(),
         resume: () => void stream.resume(),
@@ -159,7 +193,7 @@ export function dockerBackend(dockerHost: string): Backend {
     },
 
     async run(target, command) {
-      const execId = await createExec(target.container, command, false);
+      const execId = await createExec(target.container, command, false, false);
       const stream = await startExec(execId, false);
       stream.resume(); // output is not needed, only the end
       await new Promise<void>((resolve) => {

@@ -95,13 +95,13 @@ export function kubernetesBackend(kubeConfig: KubeConfig): Backend {
   async function startExec(
     target: ResolvedTarget,
     command: string[],
-    stdout: Writable,
+    output: { stdout: Writable; stderr: Writable | null },
     stdin: PassThrough | null,
     tty: boolean,
     onEnd: (result: { exitCode: number | null; error?: string }) => void,
   ) {
     let status: V1Status | undefined;
-    const socket = await exec().exec(target.namespace!, target.pod!, target.container, command, stdout, tty ? null : stdout, stdin, tty, (s) => {
+    const socket = await exec().exec(target.namespace!, target.pod!, target.container, command, output.stdout, output.stderr, stdin, tty, (s) => {
       status = s;
     });
     let ended = false;
@@ -118,6 +118,18 @@ export function kubernetesBackend(kubeConfig: KubeConfig): Backend {
     return socket;
   }
 
+  /** A Writable that hands each chunk to `sink`; client-node ends it on the status message, so a late write must not crash the gateway. */
+  function outputSink(sink: (chunk: Buffer) => void): Writable {
+    const writable = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        sink(chunk);
+        done();
+      },
+    });
+    writable.on("error", () => {});
+    return writable;
+  }
+
   return {
     name: "kubernetes",
 
@@ -132,25 +144,26 @@ export function kubernetesBackend(kubeConfig: KubeConfig): Backend {
       return { namespace: target.namespace, pod: name, container, label: `${target.namespace}/${name}/${container}` };
     },
 
-    async exec(target, command, size, handlers): Promise<ExecControl> {
+    async exec(target, command, size, handlers, { tty } = { tty: true }): Promise<ExecControl> {
       // A stdout with rows/columns that emits 'resize' is what makes client-node send channel-4 resizes.
       const stdout = Object.assign(
-        new Writable({
-          write(chunk: Buffer, _encoding, done) {
-            handlers.onOutput(chunk);
-            done();
-          },
-        }),
-        { rows: size.rows, columns: size.cols },
+        outputSink((chunk) => handlers.onOutput(chunk, "stdout")),
+        tty ? { rows: size.rows, columns: size.cols } : {},
       );
-      stdout.on("error", () => {
-        // client-node ends stdout on the status message; a late write must not crash the gateway
-      });
+      const stderr = tty ? null : outputSink((chunk) => handlers.onOutput(chunk, "stderr"));
       const stdin = new PassThrough();
-      const socket = await startExec(target, command, stdout, stdin, true, (result) => handlers.onEnd(result));
+      const socket = await startExec(target, command, { stdout, stderr }, stdin, tty, (result) => handlers.onEnd(result));
       return {
-        write: (data) => void stdin.write(data),
+        write: (data, written) => void stdin.write(data, written && (() => written())),
+        closeStdin: () => {
+          // client-node ends stdin with the v5 CLOSE signal (channel 255, then the stream number 0: KEP-4006,
+          // kubernetes staging/src/k8s.io/apimachinery/pkg/util/remotecommand/constants.go). Under v4 it would
+          // close the whole WebSocket instead, losing the rest of the output and the exit code
+          // (client-node web-socket-handler.js handleStandardInput): there stdin stays open.
+          if (socket.protocol === "v5.channel.k8s.io") stdin.end();
+        },
         resize: async (cols, rows) => {
+          if (!tty) return;
           // Channel 4 shares the WebSocket with stdin, so later input cannot overtake it.
           stdout.columns = cols;
           stdout.rows = rows;
@@ -163,10 +176,9 @@ export function kubernetesBackend(kubeConfig: KubeConfig): Backend {
     },
 
     async run(target, command) {
-      const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
-      sink.on("error", () => {});
+      const sink = outputSink(() => {});
       return new Promise<number | null>((resolve, reject) => {
-        startExec(target, command, sink, null, false, (result) => resolve(result.exitCode)).catch(reject);
+        startExec(target, command, { stdout: sink, stderr: sink }, null, false, (result) => resolve(result.exitCode)).catch(reject);
       });
     },
 

@@ -1,14 +1,16 @@
 // `entryway enter <target>`: a shell in a container through the exec gateway, like LAIN's `lain enter`.
 // The local terminal goes raw for the session and is restored on every way out; terminal size changes
-// (SIGWINCH) become WINCH messages; a non-terminal stdin is piped and ends the session at its end; the
-// process exits with the remote shell's exit code, or with one of the codes in enter-options.ts after
-// one line on stderr.
+// (SIGWINCH) become WINCH messages. When stdin or stdout is not a terminal the session runs in pipe
+// mode (the gateway's tty=false): no remote terminal, stdout and stderr apart, and the end of stdin
+// passed on as EOF. The process exits with the remote shell's exit code, or with one of the codes in
+// enter-options.ts after one line on stderr.
 import { readFileSync } from "node:fs";
 import { rootCertificates } from "node:tls";
 import { parseArgs } from "node:util";
 import WebSocket from "ws";
 import { decodeResponse, encodeRequest, RequestType, ResponseType, type Response } from "../protocol.js";
-import { classifyConnectError, classifyHttpStatus, endpointUrl, EnterError, exitCodeForClose, ExitCode, parseEnterTarget, resolveSettings } from "./enter-options.js";
+import type { Readable, Writable } from "node:stream";
+import { classifyConnectError, classifyHttpStatus, endpointUrl, EnterError, exitCodeForClose, ExitCode, parseEnterTarget, resolveSettings, type EnterTarget } from "./enter-options.js";
 
 const HELP = `usage: entryway enter [options] <target> [-- <command> [args...]]
 
@@ -27,6 +29,8 @@ targets:
 options:
   -g, --gateway <url>        the gateway: https://host, or the WebSocket URL wss://host/v1/enter
   -t, --token <token>        access token (visible to other local users in ps: prefer the next two)
+      --tty                  run on a remote terminal even when stdin or stdout is not one
+  -T, --no-tty               pipe mode even on a terminal (kubectl exec -i without -t)
       --token-file <path>    read the access token from a file
   -c, --container <name>     the container in the pod (Kubernetes targets)
       --ca-file <path>       trust this CA (PEM) for a wss:// gateway, besides the system's
@@ -43,9 +47,15 @@ Settings, highest precedence first: flags; ENTRYWAY_GATEWAY, ENTRYWAY_TOKEN, ENT
 ENTRYWAY_CA_FILE, ENTRYWAY_CONNECT_TIMEOUT, ENTRYWAY_KEEPALIVE; the config file (--config, else ENTRYWAY_CLIENT_CONFIG, else
 $XDG_CONFIG_HOME/entryway/client.json, i.e. ~/.config/entryway/client.json).
 
-When stdin is not a terminal it is sent as typed input and the session ends after it
-(echo 'ls /' | entryway enter web-1); the remote side still runs on a terminal, so its prompt and
-echo appear in the output.
+Pipe mode: when stdin or stdout is not a terminal (or with -T), the command runs without a remote
+terminal, as kubectl exec -i does: its stdout comes out on stdout and its stderr on stderr, byte for
+byte; the end of stdin is passed on, and the exit status is the command's:
+  echo 'ls /' | entryway enter web-1 > out.txt
+  entryway enter web-1 -- tar cf - -C /data . > data.tar
+(-t is --token, as before, so forcing a terminal is --tty.) With --tty and piped input, the input is
+typed on the remote terminal and followed by ^D; its prompt and echo then appear in the output. Pipe
+mode needs a gateway that knows it; on Kubernetes, one whose API server speaks v5.channel.k8s.io to
+pass the end of stdin.
 
 exit status: the remote shell's exit code; or, after one line on stderr starting with "entryway:",
   ${ExitCode.usage}  usage: bad option or target, no gateway URL, unreadable config or token file
@@ -69,6 +79,70 @@ function terminalSize(): { cols: number; rows: number } | null {
   return null;
 }
 
+/** The options that say how to reach the gateway, shared with `entryway cp`. */
+export const CONNECTION_OPTIONS = {
+  gateway: { type: "string", short: "g" },
+  token: { type: "string", short: "t" },
+  "token-file": { type: "string" },
+  container: { type: "string", short: "c" },
+  "ca-file": { type: "string" },
+  insecure: { type: "boolean" },
+  "connect-timeout": { type: "string" },
+  keepalive: { type: "string" },
+  config: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+type ConnectionValues = { [K in keyof typeof CONNECTION_OPTIONS]?: (typeof CONNECTION_OPTIONS)[K]["type"] extends "string" ? string : boolean };
+
+export interface SessionSettings {
+  url: URL;
+  token: string;
+  connectTimeoutMs: number;
+  keepaliveMs: number;
+  ca?: Buffer;
+}
+
+/** Settings (flags, environment, config file) and the endpoint URL for one session. */
+export function sessionSettings(values: ConnectionValues, target: EnterTarget, command: string[], pipe: boolean): SessionSettings {
+  const settings = resolveSettings(
+    {
+      gateway: values.gateway,
+      token: values.token,
+      tokenFile: values["token-file"],
+      caFile: values["ca-file"],
+      connectTimeout: values["connect-timeout"],
+      keepalive: values.keepalive,
+      config: values.config,
+    },
+    process.env,
+  );
+  const url = endpointUrl(settings.gateway, target, command, values.insecure);
+  if (pipe) url.searchParams.set("tty", "false");
+  let ca: Buffer | undefined;
+  if (settings.caFile) {
+    try {
+      ca = readFileSync(settings.caFile);
+    } catch (error) {
+      throw new EnterError(ExitCode.usage, `cannot read the CA file ${settings.caFile}: ${(error as Error).message}`);
+    }
+  }
+  return { url, token: settings.token, connectTimeoutMs: settings.connectTimeoutSeconds * 1000, keepaliveMs: settings.keepaliveSeconds * 1000, ...(ca ? { ca } : {}) };
+}
+
+/** An EnterError or a bad option as one line on stderr and its exit code; anything else is rethrown. */
+export function reportFailure(error: unknown, command: string): number {
+  if (error instanceof EnterError) {
+    process.stderr.write(`entryway: ${error.message}\n`);
+    return error.exitCode;
+  }
+  if ((error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
+    process.stderr.write(`entryway: ${(error as Error).message} (entryway ${command} --help)\n`);
+    return ExitCode.usage;
+  }
+  throw error;
+}
+
 export async function run(argv: string[]): Promise<number> {
   const split = argv.indexOf("--");
   const own = split >= 0 ? argv.slice(0, split) : argv;
@@ -77,18 +151,7 @@ export async function run(argv: string[]): Promise<number> {
     const { values, positionals } = parseArgs({
       args: own,
       allowPositionals: true,
-      options: {
-        gateway: { type: "string", short: "g" },
-        token: { type: "string", short: "t" },
-        "token-file": { type: "string" },
-        container: { type: "string", short: "c" },
-        "ca-file": { type: "string" },
-        insecure: { type: "boolean" },
-        "connect-timeout": { type: "string" },
-        keepalive: { type: "string" },
-        config: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
+      options: { ...CONNECTION_OPTIONS, tty: { type: "boolean" }, "no-tty": { type: "boolean", short: "T" } },
     });
     if (values.help) {
       process.stdout.write(HELP);
@@ -96,44 +159,30 @@ export async function run(argv: string[]): Promise<number> {
     }
     if (positionals.length !== 1) throw new EnterError(ExitCode.usage, positionals.length === 0 ? "name a target (entryway enter --help)" : `one target at a time, got ${positionals.join(" ")}`);
     const target = parseEnterTarget(positionals[0]!, values.container);
-    const settings = resolveSettings(
-      {
-        gateway: values.gateway,
-        token: values.token,
-        tokenFile: values["token-file"],
-        caFile: values["ca-file"],
-        connectTimeout: values["connect-timeout"],
-        keepalive: values.keepalive,
-        config: values.config,
-      },
-      process.env,
-    );
-    const url = endpointUrl(settings.gateway, target, command, values.insecure);
-    let ca: Buffer | undefined;
-    if (settings.caFile) {
-      try {
-        ca = readFileSync(settings.caFile);
-      } catch (error) {
-        throw new EnterError(ExitCode.usage, `cannot read the CA file ${settings.caFile}: ${(error as Error).message}`);
-      }
-    }
-    return await session(url, settings.token, settings.connectTimeoutSeconds * 1000, settings.keepaliveSeconds * 1000, ca);
+    if (values.tty && values["no-tty"]) throw new EnterError(ExitCode.usage, "--tty and --no-tty (-T) contradict each other");
+    const pipe = values["no-tty"] === true || (!values.tty && !(process.stdin.isTTY && process.stdout.isTTY));
+    return await runSession(sessionSettings(values, target, command, pipe), pipe);
   } catch (error) {
-    if (error instanceof EnterError) {
-      process.stderr.write(`entryway: ${error.message}\n`);
-      return error.exitCode;
-    }
-    if ((error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
-      process.stderr.write(`entryway: ${(error as Error).message} (entryway enter --help)\n`);
-      return ExitCode.usage;
-    }
-    throw error;
+    return reportFailure(error, "enter");
   }
 }
 
-function session(url: URL, token: string, connectTimeoutMs: number, keepaliveMs: number, ca: Buffer | undefined): Promise<number> {
-  const stdin = process.stdin;
-  const interactive = stdin.isTTY === true;
+/** Stop reading stdin while this much input waits to go out to the gateway; read again below a quarter of it. */
+const INPUT_WINDOW_BYTES = 1024 * 1024;
+/** Input per PLAIN frame: well under the gateway's default maxFrameBytes (64 KiB), which a pipe's 64 KiB reads would exceed. */
+const INPUT_FRAME_BYTES = 32 * 1024;
+
+/**
+ * One session until it ends; resolves to the exit code. `io` replaces stdin and stdout in pipe mode
+ * (`entryway cp` feeds an archive in, or reads one out).
+ */
+export function runSession(
+  { url, token, connectTimeoutMs, keepaliveMs, ca }: SessionSettings,
+  pipe: boolean,
+  io: { input: Readable; output: Writable; signal?: AbortSignal } = { input: process.stdin, output: process.stdout },
+): Promise<number> {
+  const stdin = io.input as Readable & { isTTY?: boolean; setRawMode?: (raw: boolean) => void };
+  const interactive = !pipe && stdin.isTTY === true;
   // Node's TLS defaults plus the given CA: `ca` alone would replace the system's roots.
   const tlsOptions = ca ? { ca: [...rootCertificates, ca.toString("utf8")] } : {};
   const ws = new WebSocket(url, { headers: { "access-token": token }, handshakeTimeout: connectTimeoutMs, perMessageDeflate: false, ...tlsOptions });
@@ -154,7 +203,7 @@ function session(url: URL, token: string, connectTimeoutMs: number, keepaliveMs:
       if (raw) {
         raw = false;
         try {
-          stdin.setRawMode(false);
+          stdin.setRawMode!(false);
         } catch {
           // the terminal is gone
         }
@@ -163,18 +212,34 @@ function session(url: URL, token: string, connectTimeoutMs: number, keepaliveMs:
     // Last resort: whatever ends the process (an exception included) leaves the terminal usable.
     process.once("exit", restoreTerminal);
 
+    // Input backpressure: bulk input (pipe mode) must not pile up in memory faster than the gateway takes it.
+    let inputPaused = false;
     const send = (msgType: number, content: Buffer | string) => {
-      if (ws.readyState === WebSocket.OPEN) ws.send(encodeRequest(msgType, content));
+      if (ws.readyState !== WebSocket.OPEN) return;
+      ws.send(encodeRequest(msgType, content), () => {
+        if (inputPaused && ws.bufferedAmount < INPUT_WINDOW_BYTES / 4) {
+          inputPaused = false;
+          stdin.resume();
+        }
+      });
+      if (!inputPaused && ws.bufferedAmount > INPUT_WINDOW_BYTES) {
+        inputPaused = true;
+        stdin.pause();
+      }
     };
     const sendSize = () => {
+      if (pipe) return; // no remote terminal to size
       const size = terminalSize();
       if (size) send(RequestType.WINCH, `${size.cols} ${size.rows}`);
     };
     const onResize = () => sendSize();
-    const onInput = (chunk: Buffer) => {
-      if (chunk.length > 0) lastInputByte = chunk[chunk.length - 1]!;
-      if (opened) send(RequestType.PLAIN, chunk);
-      else pending.push(chunk);
+    const onInput = (data: Buffer) => {
+      if (data.length > 0) lastInputByte = data[data.length - 1]!;
+      for (let offset = 0; offset < data.length; offset += INPUT_FRAME_BYTES) {
+        const chunk = data.subarray(offset, offset + INPUT_FRAME_BYTES);
+        if (opened) send(RequestType.PLAIN, chunk);
+        else pending.push(chunk);
+      }
     };
     // Piped input has ended. The remote side still runs on a terminal, where EOF is ^D at the start of
     // a line, and a shell can miss the first one (typed ahead while it set its terminal up, or read
@@ -187,7 +252,13 @@ function session(url: URL, token: string, connectTimeoutMs: number, keepaliveMs:
       if (opened) send(RequestType.PLAIN, text);
       else pending.push(Buffer.from(text));
     };
+    let pendingEof = false;
     const onInputEnd = () => {
+      if (pipe) {
+        if (opened) send(RequestType.EOF, "");
+        else pendingEof = true;
+        return;
+      }
       sendEof(lastInputByte === 0x0a || lastInputByte === 0x0d || lastInputByte === -1 ? "\x04" : "\n\x04");
       let lastEof = Date.now();
       eofTimer = setInterval(() => {
@@ -222,6 +293,11 @@ function session(url: URL, token: string, connectTimeoutMs: number, keepaliveMs:
       resolve(code);
     }
 
+    // `entryway cp` ends the session when the archive it unpacks is refused: the reason is an EnterError.
+    io.signal?.addEventListener("abort", () => {
+      const reason = io.signal!.reason as EnterError;
+      finish(reason.exitCode, reason.message);
+    });
     stdin.on("data", onInput);
     stdin.on("end", onInputEnd);
     if (!interactive) stdin.resume();
@@ -229,13 +305,14 @@ function session(url: URL, token: string, connectTimeoutMs: number, keepaliveMs:
     ws.on("open", () => {
       opened = true;
       if (interactive) {
-        stdin.setRawMode(true);
+        stdin.setRawMode!(true);
         raw = true;
         stdin.resume();
       }
       sendSize(); // Entry's flow: the size right after connecting, then on every change
       process.stdout.on("resize", onResize);
       for (const chunk of pending.splice(0)) send(RequestType.PLAIN, chunk);
+      if (pendingEof) send(RequestType.EOF, "");
       if (keepaliveMs > 0) {
         keepalive = setInterval(() => {
           if (awaitingPong) {
@@ -249,6 +326,12 @@ function session(url: URL, token: string, connectTimeoutMs: number, keepaliveMs:
       }
     });
     ws.on("pong", () => (awaitingPong = false));
+    // Output backpressure: a slow reader of our stdout (a pipe into a slow command) slows the gateway down.
+    const writeOutput = (stream: Writable, data: Buffer) => {
+      if (stream.write(data) || ws.isPaused) return;
+      ws.pause();
+      stream.once("drain", () => ws.resume());
+    };
     ws.on("message", (data: Buffer) => {
       awaitingPong = false;
       let message: Response;
@@ -262,11 +345,9 @@ function session(url: URL, token: string, connectTimeoutMs: number, keepaliveMs:
       switch (message.msgType) {
         case ResponseType.STDOUT:
           lastOutput = Date.now();
-          process.stdout.write(message.content);
-          return;
+          return writeOutput(io.output, message.content);
         case ResponseType.STDERR:
-          process.stderr.write(message.content);
-          return;
+          return writeOutput(process.stderr, message.content);
         case ResponseType.CLOSE:
           closeMessage = message;
           return;

@@ -9,6 +9,7 @@ type Subcommand = { summary: string; load: () => Promise<{ run(argv: string[]): 
 export const subcommands: Record<string, Subcommand> = {
   serve: { summary: "run the exec gateway service", load: () => import("./serve.js") },
   enter: { summary: "open a shell in a container through the gateway", load: () => import("./enter.js") },
+  cp: { summary: "copy files to or from a container through the gateway", load: () => import("./cp.js") },
   replay: { summary: "play a session recording (a .cast file or a recording id)", load: () => import("./replay.js") },
   "ssh-config": { summary: "print ~/.ssh/config blocks for SSH workspaces", load: () => import("./ssh-config.js") },
   "connect-proxy": { summary: "an ssh ProxyCommand through the CONNECT gateway", load: () => import("./connect-proxy.js") },

@@ -30,15 +30,22 @@ export interface CliResult {
   code: number | null;
   stdout: string;
   stderr: string;
+  /** stdout as bytes. */
+  output: Buffer;
 }
 
-export function runCli(args: string[], options: { env: NodeJS.ProcessEnv; input?: string; timeoutMs?: number }): Promise<CliResult> {
+export function runCli(args: string[], options: { env: NodeJS.ProcessEnv; input?: string | Buffer; timeoutMs?: number }): Promise<CliResult> {
   const [command, ...rest] = cliCommand(...args);
   const child = spawn(command!, rest, { cwd: REPO, env: options.env, stdio: ["pipe", "pipe", "pipe"] });
+  const chunks: Buffer[] = [];
   let stdout = "";
   let stderr = "";
-  child.stdout.on("data", (d: Buffer) => (stdout += d.toString("utf8")));
+  child.stdout.on("data", (d: Buffer) => {
+    chunks.push(d);
+    stdout += d.toString("utf8");
+  });
   child.stderr.on("data", (d: Buffer) => (stderr += d.toString("utf8")));
+  child.stdin.on("error", () => {}); // a CLI that ends early (an error) reads no more input
   child.stdin.end(options.input ?? "");
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -47,8 +54,9 @@ export function runCli(args: string[], options: { env: NodeJS.ProcessEnv; input?
     }, options.timeoutMs ?? 90_000);
     child.on("exit", (code) => {
       clearTimeout(timer);
-      child.stdout.once("end", () => resolve({ code, stdout, stderr }));
-      if (child.stdout.readableEnded) resolve({ code, stdout, stderr });
+      const result = () => resolve({ code, stdout, stderr, output: Buffer.concat(chunks) });
+      child.stdout.once("end", result);
+      if (child.stdout.readableEnded) result();
     });
   });
 }

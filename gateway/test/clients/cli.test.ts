@@ -2,6 +2,7 @@
 // inside tmux (a real terminal: typing, resizing, exit codes, the terminal restored on every way
 // out), piped, through TLS, and each error as one line with its own exit code.
 import { spawn } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -71,6 +72,8 @@ describe("target syntax, settings and URL (no gateway)", () => {
     }
   });
 });
+
+const sha256 = (data: Buffer) => createHash("sha256").update(data).digest("hex");
 
 describeNeeding({ podman: podmanAvailable(), tmux: tmuxAvailable() }, "entryway enter against a gateway on podman", () => {
   let bed: ClientBed;
@@ -153,18 +156,43 @@ describeNeeding({ podman: podmanAvailable(), tmux: tmuxAvailable() }, "entryway 
     }
   });
 
-  it("piped: runs the input, ends at its end, and exits with the remote code", async () => {
-    const piped = await runCli(["enter", bed.container], { env, input: "echo piped-$((40+2))\nexit 4\n" });
-    expect(piped.stdout).toMatch(/^piped-42\r?$/m);
-    expect(piped).toMatchObject({ code: 4, stderr: "" });
-    // No exit in the input: the end of input ends the shell (exit 0), a partial last line included.
+  it("pipe mode (stdin and stdout not terminals): the command's own stdout and stderr, and its exit code", async () => {
+    // echo '...' | entryway enter box > out.txt
+    const piped = await runCli(["enter", bed.container], { env, input: "echo piped-$((40+2)); echo oops >&2\nexit 4\n" });
+    expect(piped).toMatchObject({ code: 4, stdout: "piped-42\n", stderr: "oops\n" });
+    // No exit in the input: the end of input ends the shell, a partial last line included.
     const ends = await runCli(["enter", bed.container], { env, input: "echo no-exit-$((2+3))" });
-    expect(ends.stdout).toMatch(/^no-exit-5\r?$/m);
-    expect(ends).toMatchObject({ code: 0, stderr: "" });
+    expect(ends).toMatchObject({ code: 0, stdout: "no-exit-5\n", stderr: "" });
     // A command instead of the shell (the gateway allows it by default).
     const command = await runCli(["enter", bed.container, "--", "sh", "-c", "echo cmd-ran; exit 9"], { env });
-    expect(command.stdout).toMatch(/cmd-ran/);
-    expect(command.code).toBe(9);
+    expect(command).toMatchObject({ code: 9, stdout: "cmd-ran\n" });
+    // --tty: the input is typed on a remote terminal, which echoes it and ends lines with \r\n.
+    const tty = await runCli(["enter", "--tty", bed.container], { env, input: "echo tty-$((1+1))\nexit 5\n" });
+    expect(tty.stdout).toMatch(/^tty-2\r$/m);
+    expect(tty.stdout).toContain("echo tty-$((1+1))");
+    expect(tty.code).toBe(5);
+    expect(await runCli(["enter", "--tty", "-T", bed.container], { env })).toMatchObject({ code: ExitCode.usage, stderr: "entryway: --tty and --no-tty (-T) contradict each other\n" });
+    expect(bed.audit.filter((e) => e.event === "session.end").length).toBeGreaterThanOrEqual(4);
+  });
+
+  it("pipe mode: 1 MB of random bytes through cat come back with the same sha256", async () => {
+    const input = randomBytes(1024 * 1024);
+    const result = await runCli(["enter", bed.container, "--", "cat"], { env, input });
+    expect(result).toMatchObject({ code: 0, stderr: "" });
+    expect(result.output.length).toBe(input.length);
+    expect(sha256(result.output)).toBe(sha256(input));
+  });
+
+  it("in tmux: -T runs without a remote terminal even on a local one", async () => {
+    const tmux = await startTmux(env, 80, 24);
+    try {
+      await tmux.waitFor(/local\$ ?$/m);
+      await tmux.type(`${cliCommand("enter", "-T", bed.container, "--", "sh", "-c", "[ -t 0 ] || [ -t 1 ] || echo NO-TTY; exit 2").map(shellQuote).join(" ")}; echo CLI-EXIT=$?`);
+      await tmux.enter();
+      await tmux.waitFor(/^NO-TTY\nCLI-EXIT=2$/m);
+    } finally {
+      await tmux.stop();
+    }
   });
 
   it("a gateway gone silent (no close, no answer) is noticed by the keepalive: one line, exit 69", async () => {
@@ -237,7 +265,7 @@ describeNeeding({ podman: podmanAvailable(), tmux: tmuxAvailable() }, "entryway 
   it("--help documents targets, options, settings and exit codes", async () => {
     const help = await runCli(["enter", "--help"], { env });
     expect(help.code).toBe(0);
-    for (const text of ["targets:", "<namespace>/<pod>[/<container>]", "<namespace>/<workload>#<n>", "--gateway", "--token-file", "--ca-file", "ENTRYWAY_GATEWAY", "client.json", "exit status", "77  denied"]) {
+    for (const text of ["targets:", "<namespace>/<pod>[/<container>]", "<namespace>/<workload>#<n>", "--gateway", "--token-file", "--ca-file", "--tty", "-T, --no-tty", "Pipe mode", "ENTRYWAY_GATEWAY", "client.json", "exit status", "77  denied"]) {
       expect(help.stdout).toContain(text);
     }
   });

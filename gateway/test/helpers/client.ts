@@ -13,6 +13,7 @@ export class EntryClient {
   readonly frames: Response[] = [];
   private stdout: Buffer[] = [];
   private stdoutBytes = 0;
+  private stderr: Buffer[] = [];
   private waiters: (() => void)[] = [];
   readonly closed: Promise<Closed>;
   closeMessage: Response | undefined;
@@ -34,10 +35,11 @@ export class EntryClient {
     ws.on("message", (data: Buffer) => {
       const message = decodeResponse(data);
       if (keepFrames) this.frames.push(message);
-      if (message.msgType === ResponseType.STDOUT || message.msgType === ResponseType.STDERR) {
+      if (message.msgType === ResponseType.STDOUT) {
         this.stdout.push(message.content);
         this.stdoutBytes += message.content.length;
       }
+      if (message.msgType === ResponseType.STDERR) this.stderr.push(message.content);
       if (message.msgType === ResponseType.CLOSE) this.closeMessage = message;
       this.wake();
     });
@@ -67,6 +69,11 @@ export class EntryClient {
     return this.stdout[0] ?? Buffer.alloc(0);
   }
 
+  /** STDERR frames: only in pipe mode (tty=false); with a TTY, stderr is on the terminal, in STDOUT. */
+  get errorOutput(): Buffer {
+    return Buffer.concat(this.stderr);
+  }
+
   get outputBytes(): number {
     return this.stdoutBytes;
   }
@@ -77,6 +84,11 @@ export class EntryClient {
 
   type(text: string | Buffer): void {
     this.ws.send(encodeRequest(RequestType.PLAIN, text));
+  }
+
+  /** Pipe mode: the end of stdin. */
+  eof(): void {
+    this.ws.send(encodeRequest(RequestType.EOF, ""));
   }
 
   winch(cols: number, rows: number): void {

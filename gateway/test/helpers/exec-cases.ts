@@ -1,7 +1,7 @@
 // The "proof on real parts" cases, run against each real backend (podman's Docker API, and the
 // Kubernetes stand-in running real shells in real PTYs).
 import { spawn } from "node:child_process";
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Backend } from "../../src/backends/backend.js";
@@ -181,6 +181,53 @@ export function execBackendCases(name: string, createBed: () => Promise<RealBed>
       expect(await bed.shells()).toBe(before + 1);
       expect(await bed.backend.run(resolved, reapCommand(shell, 1))).toBe(1); // ended by SIGHUP
       await expect.poll(() => bed.shells(), { timeout: 10_000 }).toBe(before);
+    });
+
+    describe("pipe mode (tty=false)", () => {
+      const pipe = (script: string) => open({ tty: "false", command: ["/bin/sh", "-c", script] });
+
+      it("keeps stdout and stderr apart and passes the exit code", async () => {
+        const client = await pipe("echo out; echo err >&2; echo out2; exit 7");
+        expect(await client.closed).toMatchObject({ closeCode: "exit", exitCode: 7 });
+        expect(client.text).toBe("out\nout2\n"); // no PID marker, no \r\n of a terminal
+        expect(client.errorOutput.toString()).toBe("err\n");
+      });
+
+      it("1 MB of random bytes through cat arrive unchanged, and EOF ends cat", async () => {
+        const input = randomBytes(1024 * 1024);
+        const client = await open({ tty: "false", command: ["cat"] });
+        for (let offset = 0; offset < input.length; offset += 16 * 1024) client.type(input.subarray(offset, offset + 16 * 1024));
+        client.eof();
+        expect(await client.closed).toMatchObject({ closeCode: "exit", exitCode: 0 });
+        expect(client.outputBytes).toBe(input.length);
+        expect(sha256(client.output)).toBe(sha256(input));
+      });
+
+      it("control: until EOF, cat keeps reading", async () => {
+        const client = await open({ tty: "false", command: ["cat"] });
+        client.type("one\n");
+        await client.waitFor(/^one\n$/);
+        client.type("two\n"); // cat is still there to echo it
+        await client.waitFor(/^one\ntwo\n$/);
+        client.eof();
+        expect(await client.closed).toMatchObject({ exitCode: 0 });
+      });
+
+      it("a client that leaves mid-command: the reaper ends the command", async () => {
+        // Without a terminal no hangup reaches the command's children: the reaper ends the process the
+        // wrapper reported (README "The lingering shell"), here the command itself.
+        const baseline = await bed.shells();
+        const client = await pipe("echo started; exec sleep 1000");
+        await client.waitFor(/started\n/);
+        await expect.poll(() => bed.shells(), { timeout: 10_000 }).toBeGreaterThan(baseline);
+        client.ws.terminate();
+        await expect.poll(() => bed.shells(), { timeout: 20_000, interval: 250 }).toBe(baseline);
+      });
+
+      it("refuses a tty value other than true or false", async () => {
+        const client = await open({ tty: "no" });
+        expect(await client.closed).toMatchObject({ closeCode: "bad-request" });
+      });
     });
 
     it("20 clients killed abruptly leave 0 shells behind", async () => {

@@ -1,5 +1,6 @@
 // An in-memory backend for protocol-level tests (bad input, fuzzing, UTF-8 carry): no container, the
-// "shell" echoes stdin, reports its size on "size\n", emits scripted chunks, and exits on "exit <n>\n".
+// "shell" echoes stdin, reports its size on "size\n", emits scripted chunks, and exits on "exit <n>\n"
+// (or with 0 at the end of its stdin, like cat).
 import type { Backend, ExecHandlers } from "../../src/backends/backend.js";
 
 export interface FakeBackend extends Backend {
@@ -31,14 +32,15 @@ export function fakeBackend(): FakeBackend {
       const script = backend.script;
       backend.script = [];
       setTimeout(() => {
-        handlers.onOutput(Buffer.from(`\x1b]7337;entryway-pid=${pid},${1000 + pid}\x07`));
-        for (const chunk of script) handlers.onOutput(chunk);
+        handlers.onOutput(Buffer.from(`\x1b]7337;entryway-pid=${pid},${1000 + pid}\x07`), "stdout");
+        for (const chunk of script) handlers.onOutput(chunk, "stdout");
       }, backend.startDelayMs);
       let line = "";
       return {
-        write(data) {
+        write(data, written) {
+          written?.();
           if (ended) return;
-          handlers.onOutput(data);
+          handlers.onOutput(data, "stdout");
           line += data.toString("utf8");
           let newline;
           while ((newline = line.indexOf("\n")) >= 0) {
@@ -48,8 +50,13 @@ export function fakeBackend(): FakeBackend {
             if (exit) {
               ended = true;
               setImmediate(() => handlers.onEnd({ exitCode: Number(exit[1]) }));
-            } else if (command === "size") handlers.onOutput(Buffer.from(`${current.rows} ${current.cols}\n`));
+            } else if (command === "size") handlers.onOutput(Buffer.from(`${current.rows} ${current.cols}\n`), "stdout");
           }
+        },
+        closeStdin() {
+          if (ended) return;
+          ended = true;
+          setImmediate(() => handlers.onEnd({ exitCode: 0 }));
         },
         async resize(cols, rows) {
           current = { cols, rows };

@@ -3,7 +3,7 @@
 // and the pods/exec WebSocket in the v5.channel.k8s.io and v4.channel.k8s.io subprotocols: byte 0 of
 // each binary message is the channel (0 stdin, 1 stdout, 2 stderr, 3 status JSON, 4 resize JSON,
 // 255 close-stream in v5). Exec runs the requested command for real, in a real PTY (node-pty) when
-// tty=true, on this machine. Like a kubelet with runc, closing the exec WebSocket does NOT end the
+// tty=true (plain pipes otherwise), on this machine. Like a kubelet with runc, closing the exec WebSocket does NOT end the
 // process: that is the lingering-shell behaviour the gateway has to deal with.
 //
 // TokenReview and SubjectAccessReview follow the API's own description (kubernetes/api
@@ -114,7 +114,7 @@ export interface KubeStandin {
   accessReviews: SubjectAccessReviewSpec[];
   /** Drops every exec WebSocket without a status, as an API server restart does; the processes stay. */
   dropConnections(): void;
-  /** Live processes in the sessions of the execs started with a TTY: the shells and whatever they started. */
+  /** Live processes in the sessions of the execs started with stdin (TTY or pipe mode): the shells and whatever they started. */
   liveShells(): number[];
   stop(): Promise<void>;
 }
@@ -159,6 +159,7 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
   const tokenReviews: unknown[] = [];
   const accessReviews: SubjectAccessReviewSpec[] = [];
   const users = new Map(Object.entries(options.users ?? {}).map(([token, user]) => [token, standinUser(token, user)]));
+  /** Session leaders of the execs with stdin (a TTY, or pipe mode): the shells the gateway started. */
   const ttyPids: number[] = [];
   const sockets = new Set<WebSocket>();
   const authorized = (request: IncomingMessage) => request.headers.authorization === `Bearer ${options.serviceAccountToken}`;
@@ -242,7 +243,7 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
       ws.on("close", () => sockets.delete(ws));
       const command = url.searchParams.getAll("command");
       const tty = url.searchParams.get("tty") === "true";
-      runExec(ws, command, tty, (pid) => execs.push({ namespace: pod.namespace, pod: pod.name, container, command, tty, pid }));
+      runExec(ws, command, tty, url.searchParams.get("stdin") === "true", (pid) => execs.push({ namespace: pod.namespace, pod: pod.name, container, command, tty, pid }));
     });
   });
 
@@ -263,7 +264,7 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
     }
   }
 
-  function runExec(ws: WebSocket, command: string[], tty: boolean, record: (pid: number) => void): void {
+  function runExec(ws: WebSocket, command: string[], tty: boolean, stdin: boolean, record: (pid: number) => void): void {
     const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, TERM: "xterm", LANG: "C.UTF-8" };
     if (tty) {
       const [file, ...args] = command;
@@ -322,11 +323,24 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
       });
       return;
     }
-    const child = spawnChild(command[0]!, command.slice(1), { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
+    // Without a TTY: plain pipes, stdout on channel 1 and stderr on channel 2, and stdin (when asked for)
+    // on channel 0. Only v5 can end stdin alone: CLOSE (255) followed by the channel number (KEP-4006;
+    // kubernetes staging/src/k8s.io/apimachinery/pkg/util/remotecommand/constants.go). Under v4 the
+    // API server's wsstream (k8s.io/apiserver/pkg/util/wsstream/conn.go, handle) skips a frame for a
+    // channel it does not have, so stdin stays open there, as it does here.
+    // detached: a session of its own, as a PTY gives, so liveShells() counts what it started too.
+    const child = spawnChild(command[0]!, command.slice(1), { cwd: dir, env, detached: true, stdio: [stdin ? "pipe" : "ignore", "pipe", "pipe"] });
     record(child.pid ?? -1);
-    child.stdout.on("data", (d: Buffer) => ws.readyState === ws.OPEN && ws.send(Buffer.concat([Buffer.from([1]), d])));
-    child.stderr.on("data", (d: Buffer) => ws.readyState === ws.OPEN && ws.send(Buffer.concat([Buffer.from([2]), d])));
-    child.on("exit", (code) => sendStatus(ws, code));
+    if (stdin && child.pid) ttyPids.push(child.pid);
+    child.stdin?.on("error", () => {}); // the process may end before reading all its input
+    child.stdout!.on("data", (d: Buffer) => ws.readyState === ws.OPEN && ws.send(Buffer.concat([Buffer.from([1]), d])));
+    child.stderr!.on("data", (d: Buffer) => ws.readyState === ws.OPEN && ws.send(Buffer.concat([Buffer.from([2]), d])));
+    ws.on("message", (data: Buffer) => {
+      if (data[0] === 0) child.stdin?.write(data.subarray(1));
+      else if (data[0] === 255 && data[1] === 0 && ws.protocol === "v5.channel.k8s.io") child.stdin?.end();
+    });
+    // 'close': the process ended and its output pipes are drained, so the status comes after the last byte.
+    child.on("close", (code) => sendStatus(ws, code));
   }
 
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

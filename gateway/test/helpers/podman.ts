@@ -9,7 +9,7 @@ import { promisify } from "node:util";
 
 const run = promisify(execFile);
 export const IMAGE = "localhost/entryway-test-busybox:latest";
-const APPLETS = ["sh", "stty", "ps", "sleep", "cat", "head", "seq", "kill", "echo", "printf", "ls", "true", "false", "env", "tr", "wc", "yes", "md5sum", "dd", "pgrep"];
+const APPLETS = ["sh", "stty", "ps", "sleep", "cat", "head", "seq", "kill", "echo", "printf", "ls", "true", "false", "env", "tr", "wc", "yes", "md5sum", "dd", "pgrep", "tar"];
 
 export interface Podman {
   socketPath: string;

@@ -1,0 +1,181 @@
+// `entryway cp`: files to and from a container over the same authorized exec as `entryway enter`,
+// as kubectl cp does it: tar runs in the container (`tar xf - -C <dir>` to upload, `tar cf - -C <dir>
+// <name>` to download) in the gateway's pipe mode, and tar-stream packs or unpacks the archive here.
+//
+// The archive that comes back is written by whatever `tar` the container has, so it is hostile input.
+// kubectl cp's history is the list of what it may try: CVE-2019-1002101 (a symlink in the archive,
+// then a file written through it, kubernetes/kubernetes#75037), CVE-2019-11246 (the incomplete fix,
+// #76788), CVE-2019-11249 (`..` and prefix tricks, #80436), CVE-2019-11251 (two symlinks, #87773;
+// kubectl has copied no links since 1.16, #82143). So here: every entry must lie under the name
+// asked for; absolute names and `..` components refuse the whole archive; symlinks, hard links and
+// device files are skipped (one line each on stderr), so nothing can be written through a link; files
+// are opened with O_NOFOLLOW and get no setuid/setgid bits.
+import { constants, createReadStream, createWriteStream, lstatSync, mkdirSync, openSync, readdirSync, statSync } from "node:fs";
+import { join, posix } from "node:path";
+import { PassThrough, Readable, Writable } from "node:stream";
+import { parseArgs } from "node:util";
+import tar from "tar-stream";
+import { EnterError, ExitCode, parseEnterTarget, type EnterTarget } from "./enter-options.js";
+import { CONNECTION_OPTIONS, reportFailure, runSession, sessionSettings } from "./enter.js";
+
+const HELP = `usage: entryway cp [options] <local path> <target>:<path>
+       entryway cp [options] <target>:<path> <local path>
+
+Copies a file or a directory into a container or out of it through the Entryway exec gateway, like
+kubectl cp: tar runs in the container (it needs a tar), and the archive crosses the same authorized
+exec session as entryway enter. <target> is what entryway enter takes (see entryway enter --help).
+The destination path is the copy's name; when a local destination is an existing directory, the
+copy goes inside it.
+
+The archive from a container is not trusted: an entry outside the name asked for (an absolute path,
+a ".." component) refuses the whole archive (exit ${ExitCode.badRequest}, nothing written past that
+entry); symlinks, hard links and device files are skipped with one line on stderr each.
+
+options: the connection options of entryway enter (-g/--gateway, -t/--token, --token-file,
+  -c/--container, --ca-file, --insecure, --connect-timeout, --keepalive, --config), -h/--help.
+
+exit status: 0, the remote tar's exit code, or one of entryway enter's codes.
+`;
+
+interface RemotePath {
+  target: EnterTarget;
+  path: string;
+}
+
+/** `<target>:<path>`, or null for a local path (one without a colon, or starting with /, ./ or ../). */
+export function parseRemote(text: string, container?: string): RemotePath | null {
+  const colon = text.indexOf(":");
+  if (colon <= 0 || /^\.{0,2}\//.test(text)) return null;
+  const path = text.slice(colon + 1);
+  const name = posix.basename(path);
+  if (!path || name === "" || name === "." || name === ".." || path.endsWith("/")) {
+    throw new EnterError(ExitCode.usage, `bad remote path ${JSON.stringify(path)}: name a file or directory (no trailing /)`);
+  }
+  return { target: parseEnterTarget(text.slice(0, colon), container), path };
+}
+
+/** Packs a local file or directory as entries under `name`; links and special files are skipped. */
+function packLocal(source: string, name: string): Readable {
+  const pack = tar.pack();
+  const add = async (path: string, entryName: string): Promise<void> => {
+    const stat = lstatSync(path);
+    const mode = stat.mode & 0o777;
+    if (stat.isDirectory()) {
+      pack.entry({ name: entryName, type: "directory", mode, mtime: stat.mtime });
+      for (const child of readdirSync(path).sort()) await add(join(path, child), `${entryName}/${child}`);
+    } else if (stat.isFile()) {
+      await new Promise<void>((resolve, reject) => {
+        const entry = pack.entry({ name: entryName, type: "file", size: stat.size, mode, mtime: stat.mtime }, (error) => (error ? reject(error) : resolve()));
+        createReadStream(path).on("error", reject).pipe(entry as unknown as Writable);
+      });
+    } else process.stderr.write(`entryway: skipped ${path}: not a regular file or directory\n`);
+  };
+  add(source, name).then(
+    () => pack.finalize(),
+    (error: Error) => pack.destroy(error),
+  );
+  return pack as unknown as Readable; // a streamx stream: data, end, pause and resume as Node's
+}
+
+/** The local path for an archive entry, or an error when the entry would land outside `destination`. */
+export function entryPath(entryName: string, expected: string, destination: string): string {
+  const parts = entryName.split("/").filter((part) => part !== "" && part !== ".");
+  if (entryName.startsWith("/") || parts.includes("..") || parts[0] !== expected) {
+    throw new EnterError(ExitCode.badRequest, `refusing the archive from the container: entry ${JSON.stringify(entryName.slice(0, 200))} is outside ${expected}`);
+  }
+  return join(destination, ...parts.slice(1));
+}
+
+/** Unpacks the archive from the container into `destination`, with the checks in the header. */
+function unpackInto(destination: string, expected: string): { sink: Writable; done: Promise<void> } {
+  const extract = tar.extract();
+  const done = new Promise<void>((resolve, reject) => {
+    extract.on("entry", (header, stream, next) => {
+      stream.on("error", () => {}); // destroying the extract errors the entry too: extract's own error is the one reported
+      const fail = (error: unknown) => extract.destroy(error as Error);
+      let path: string;
+      try {
+        path = entryPath(header.name, expected, destination);
+      } catch (error) {
+        return fail(error);
+      }
+      if (header.type === "directory") {
+        mkdirSync(path, { recursive: true, mode: 0o755 });
+        stream.resume();
+        return next();
+      }
+      if (header.type !== "file" && header.type !== "contiguous-file") {
+        const link = header.linkname ? ` -> ${header.linkname}` : "";
+        process.stderr.write(`entryway: skipped ${header.name}${link}: ${header.type ?? "unknown"} entries are not copied\n`);
+        stream.resume();
+        return next();
+      }
+      mkdirSync(join(path, ".."), { recursive: true, mode: 0o755 });
+      // O_NOFOLLOW: a symlink already at that name (never one of ours) is not written through.
+      const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;
+      let fd: number;
+      try {
+        fd = openSync(path, flags, (header.mode ?? 0o644) & 0o777);
+      } catch (error) {
+        return fail(error);
+      }
+      const file = createWriteStream(path, { fd });
+      file.on("error", fail);
+      file.on("finish", () => next());
+      stream.pipe(file);
+    });
+    extract.on("finish", resolve);
+    extract.on("error", reject);
+  });
+  return { sink: extract as unknown as Writable, done };
+}
+
+export async function run(argv: string[]): Promise<number> {
+  try {
+    const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: CONNECTION_OPTIONS });
+    if (values.help) {
+      process.stdout.write(HELP);
+      return 0;
+    }
+    if (positionals.length !== 2) throw new EnterError(ExitCode.usage, "give a source and a destination (entryway cp --help)");
+    const [from, to] = [parseRemote(positionals[0]!, values.container), parseRemote(positionals[1]!, values.container)];
+    if ((from === null) === (to === null)) throw new EnterError(ExitCode.usage, "exactly one of source and destination must be <target>:<path> (entryway cp --help)");
+
+    if (to) {
+      const source = positionals[0]!;
+      try {
+        statSync(source);
+      } catch (error) {
+        throw new EnterError(ExitCode.usage, `cannot read ${source}: ${(error as Error).message}`);
+      }
+      const command = ["tar", "xf", "-", "-C", posix.dirname(to.path)];
+      const settings = sessionSettings(values, to.target, command, true);
+      return await runSession(settings, true, { input: packLocal(source, posix.basename(to.path)), output: new PassThrough().resume() });
+    }
+
+    const remote = from!;
+    const name = posix.basename(remote.path);
+    let destination = positionals[1]!;
+    try {
+      if (statSync(destination).isDirectory()) destination = join(destination, name);
+    } catch {
+      // a new name
+    }
+    const command = ["tar", "cf", "-", "-C", posix.dirname(remote.path), name];
+    const settings = sessionSettings(values, remote.target, command, true);
+    const { sink, done } = unpackInto(destination, name);
+    // A refused archive ends the session at once (the refusal is the one line on stderr).
+    const unpackError = (error: unknown) => (error instanceof EnterError ? error : new EnterError(ExitCode.badRequest, `cannot unpack the archive from the container: ${(error as Error).message}`));
+    const abort = new AbortController();
+    done.catch((error: unknown) => abort.abort(unpackError(error)));
+    const code = await runSession(settings, true, { input: Readable.from([]), output: sink, signal: abort.signal });
+    if (code !== 0) return code;
+    sink.end();
+    await done.catch((error: unknown) => {
+      throw unpackError(error);
+    });
+    return 0;
+  } catch (error) {
+    return reportFailure(error, "cp");
+  }
+}

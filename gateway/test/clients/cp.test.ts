@@ -1,0 +1,162 @@
+// `entryway cp` against a real gateway on podman (busybox tar in the container): 100 MB both ways
+// with equal checksums. And archives a hostile container's tar could send (kubectl cp's CVEs: see
+// src/cli/cp.ts), none of which writes outside the destination: those come from the Kubernetes
+// stand-in, whose commands run on this machine, where a `tar` first in PATH prints them (busybox's
+// shell runs its own tar applet whatever the container's files say).
+import { createHash, randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import tar from "tar-stream";
+import { ExitCode } from "../../src/cli/enter-options.js";
+import { entryPath } from "../../src/cli/cp.js";
+import { kubernetesBackend, loadKubeConfig } from "../../src/backends/kubernetes.js";
+import { startGateway, tokenAuthorizer, type TestGateway } from "../helpers/gateway.js";
+import { startKubeStandin, type KubeStandin } from "../helpers/kube-standin.js";
+import { describeNeeding } from "../helpers/tools.js";
+import { podmanAvailable, startClientBed, type ClientBed } from "./bed.js";
+import { cleanEnv, runCli } from "./cli-harness.js";
+
+const sha256 = (data: Buffer) => createHash("sha256").update(data).digest("hex");
+
+type Entry = { name: string; type?: "file" | "directory" | "symlink" | "link"; content?: string; linkname?: string };
+
+async function makeTar(entries: Entry[]): Promise<Buffer> {
+  const pack = tar.pack();
+  for (const { content, ...header } of entries) pack.entry({ type: "file", mode: 0o644, ...header }, content ?? "");
+  pack.finalize();
+  const chunks: Buffer[] = [];
+  for await (const chunk of pack) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+it("maps archive entries under the expected name, and refuses absolute names and ..", () => {
+  expect(entryPath("data/a/b.txt", "data", "/dest/copy")).toBe("/dest/copy/a/b.txt");
+  expect(entryPath("./data/", "data", "/dest/copy")).toBe("/dest/copy");
+  for (const bad of ["/etc/passwd", "data/../../x", "data/a/../../../x", "other/x", "datax/y", "../data/x"]) {
+    expect(() => entryPath(bad, "data", "/dest/copy"), bad).toThrow(/refusing the archive/);
+  }
+});
+
+it("--help explains both directions and the checks on the archive; entryway --help lists cp", async () => {
+  const env = cleanEnv(tmpdir());
+  const help = await runCli(["cp", "--help"], { env });
+  expect(help.code).toBe(0);
+  for (const text of ["<local path> <target>:<path>", "<target>:<path> <local path>", "symlinks, hard links", "exit status"]) expect(help.stdout).toContain(text);
+  expect((await runCli(["--help"], { env })).stdout).toMatch(/^ {2}cp {14}copy files to or from a container/m);
+  expect(await runCli(["cp", "a", "b"], { env })).toMatchObject({ code: ExitCode.usage, stderr: "entryway: exactly one of source and destination must be <target>:<path> (entryway cp --help)\n" });
+});
+
+describeNeeding({ podman: podmanAvailable() }, "entryway cp against a gateway on podman", () => {
+  let bed: ClientBed;
+  let home: string;
+  let env: NodeJS.ProcessEnv;
+
+  beforeAll(async () => {
+    bed = await startClientBed("cp-box");
+    home = mkdtempSync(join(tmpdir(), "entryway-cp-"));
+    env = cleanEnv(home, { ENTRYWAY_GATEWAY: bed.base, ENTRYWAY_TOKEN: "user:alice" });
+  });
+  afterAll(async () => {
+    await bed?.stop();
+    if (home) rmSync(home, { recursive: true, force: true });
+  });
+
+  it("copies a directory with 100 MB in and back out with equal checksums", async () => {
+    const big = randomBytes(100 * 1024 * 1024);
+    const source = join(home, "up");
+    mkdirSync(join(source, "sub"), { recursive: true });
+    writeFileSync(join(source, "big.bin"), big);
+    writeFileSync(join(source, "sub", "small.txt"), "small 你好\n");
+    const started = Date.now();
+    expect(await runCli(["cp", source, `${bed.container}:/tmp/copied`], { env, timeoutMs: 300_000 })).toMatchObject({ code: 0, stderr: "" });
+    const upSeconds = (Date.now() - started) / 1000;
+    const remote = await runCli(["enter", bed.container, "--", "md5sum", "/tmp/copied/big.bin", "/tmp/copied/sub/small.txt"], { env });
+    expect(remote.stdout).toContain(createHash("md5").update(big).digest("hex"));
+    const back = join(home, "back");
+    const downStarted = Date.now();
+    expect(await runCli(["cp", `${bed.container}:/tmp/copied`, back], { env, timeoutMs: 300_000 })).toMatchObject({ code: 0, stderr: "" });
+    const downSeconds = (Date.now() - downStarted) / 1000;
+    expect(sha256(readFileSync(join(back, "big.bin")))).toBe(sha256(big));
+    expect(readFileSync(join(back, "sub", "small.txt"), "utf8")).toBe("small 你好\n");
+    // An existing local directory as the destination: the copy goes inside it, under its own name.
+    expect(await runCli(["cp", `${bed.container}:/tmp/copied/sub`, back], { env })).toMatchObject({ code: 0 });
+    expect(readFileSync(join(back, "sub", "small.txt"), "utf8")).toBe("small 你好\n");
+    console.log(`entryway cp 100 MiB: in ${upSeconds.toFixed(1)} s, out ${downSeconds.toFixed(1)} s`);
+  });
+
+  it("a missing remote file: tar's own message and exit code", async () => {
+    const result = await runCli(["cp", `${bed.container}:/no/such/file`, join(home, "nothing")], { env });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(/no\/such|No such file/);
+    expect(existsSync(join(home, "nothing"))).toBe(false);
+  });
+});
+
+describe("entryway cp: hostile archives from a container (Kubernetes stand-in)", () => {
+  let kube: KubeStandin;
+  let g: TestGateway;
+  let home: string;
+  let env: NodeJS.ProcessEnv;
+  let evilTar: string;
+  const path = process.env.PATH;
+
+  beforeAll(async () => {
+    home = mkdtempSync(join(tmpdir(), "entryway-cp-hostile-"));
+    evilTar = join(home, "evil.tar");
+    mkdirSync(join(home, "bin"));
+    writeFileSync(join(home, "bin", "tar"), `#!/bin/sh\ncat '${evilTar}'\n`, { mode: 0o755 });
+    process.env.PATH = `${join(home, "bin")}:${path}`; // the stand-in runs commands with this PATH
+    kube = await startKubeStandin({ protocol: "v5.channel.k8s.io", serviceAccountToken: "sa", pods: [{ namespace: "team-a", name: "evil-0", containers: ["app"] }] });
+    g = await startGateway(kubernetesBackend(loadKubeConfig(kube.kubeconfigPath)), tokenAuthorizer());
+    env = cleanEnv(home, { ENTRYWAY_GATEWAY: g.base, ENTRYWAY_TOKEN: "user:alice" });
+  });
+  afterAll(async () => {
+    process.env.PATH = path;
+    await g?.stop();
+    await kube?.stop();
+    if (home) rmSync(home, { recursive: true, force: true });
+  });
+
+  const plant = async (entries: Entry[]) => writeFileSync(evilTar, await makeTar(entries));
+
+  it.each([
+    ["a .. entry (CVE-2019-11249)", [{ name: "data/ok.txt", content: "ok" }, { name: "data/../../escape.txt", content: "pwned" }]],
+    ["an absolute name", [{ name: "/tmp/escape.txt", content: "pwned" }]],
+    ["a name outside the one asked for", [{ name: "elsewhere/escape.txt", content: "pwned" }]],
+  ])("refuses an archive with %s and writes nothing outside the destination", async (_what, entries) => {
+    const root = mkdtempSync(join(home, "hostile-"));
+    await plant(entries as Entry[]);
+    const result = await runCli(["cp", "team-a/evil-0:/srv/data", join(root, "dest", "data")], { env });
+    expect(result).toMatchObject({ code: ExitCode.badRequest, stderr: expect.stringMatching(/^entryway: refusing the archive from the container: entry .* is outside data\n$/) });
+    expect(existsSync(join(root, "escape.txt"))).toBe(false);
+    expect(existsSync(join(root, "dest", "escape.txt"))).toBe(false);
+    expect(existsSync("/tmp/escape.txt")).toBe(false);
+  });
+
+  it("skips symlinks and hard links, so a file cannot be written through one (CVE-2019-1002101, CVE-2019-11246, CVE-2019-11251)", async () => {
+    const root = mkdtempSync(join(home, "links-"));
+    const outside = join(root, "outside");
+    mkdirSync(outside);
+    await plant([
+      { name: "data", type: "directory" },
+      { name: "data/link", type: "symlink", linkname: outside },
+      { name: "data/link/pwned.txt", content: "pwned" },
+      { name: "data/up", type: "symlink", linkname: "../.." },
+      { name: "data/hard", type: "link", linkname: "/etc/passwd" },
+      { name: "data/fine.txt", content: "fine" },
+    ]);
+    const dest = join(root, "dest");
+    const result = await runCli(["cp", "team-a/evil-0:/srv/data", dest], { env });
+    expect(result.code).toBe(0);
+    expect(result.stderr.trimEnd().split("\n")).toEqual([
+      expect.stringMatching(/^entryway: skipped .*data\/link -> .*outside: symlink entries are not copied$/),
+      expect.stringMatching(/^entryway: skipped .*data\/up -> \.\.\/\.\.: symlink entries are not copied$/),
+      expect.stringMatching(/^entryway: skipped .*data\/hard -> \/etc\/passwd: link entries are not copied$/),
+    ]);
+    expect(existsSync(join(outside, "pwned.txt"))).toBe(false);
+    expect(readFileSync(join(dest, "link", "pwned.txt"), "utf8")).toBe("pwned"); // a plain directory inside the destination
+    expect(readFileSync(join(dest, "fine.txt"), "utf8")).toBe("fine");
+  });
+});
