@@ -1,14 +1,14 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { generatedReference, README, readmeWithReference } from "../../scripts/generate-docs";
+import { generatedReference, REFERENCE, withGeneratedReference } from "../../scripts/generate-docs";
 
 const reference = generatedReference();
 
-describe("README reference (generated from the sources)", () => {
+describe("docs/reference.md (generated from the sources)", () => {
   it("is in step with the stack config schema, the components and the chart values (npm run generate:docs)", () => {
-    const readme = readFileSync(README, "utf8");
-    if (!readme.includes(reference)) {
-      throw new Error("README.md's generated reference is out of step with the sources: run `npm run generate:docs` (after `npm run generate:schema`)");
+    const document = readFileSync(REFERENCE, "utf8");
+    if (!document.includes(reference)) {
+      throw new Error("docs/reference.md's generated reference is out of step with the sources: run `npm run generate:docs` (after `npm run generate:schema`)");
     }
   });
 
@@ -21,7 +21,7 @@ describe("README reference (generated from the sources)", () => {
     expect(reference).toMatch(/\| `url` \| `pulumi\.Output<string>` \| The public WebSocket URL/);
   });
 
-  it("refuses a README without the markers", () => {
-    expect(() => readmeWithReference("# no markers\n")).toThrow(/markers/);
+  it("refuses a document without the markers", () => {
+    expect(() => withGeneratedReference("# no markers\n")).toThrow(/markers/);
   });
 });
