@@ -23,6 +23,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { kubernetesAuthorizer } from "../../gateway/src/auth/kubernetes";
 import { kubernetesBackend, loadKubeConfig } from "../../gateway/src/backends/kubernetes";
+import { defaultConfig } from "../../gateway/src/config";
 import { startGateway } from "../../gateway/test/helpers/gateway";
 import { startKubeStandin } from "../../gateway/test/helpers/kube-standin";
 import { helmBinaries, helmLint, helmTemplate, repoRoot } from "../harness/helm";
@@ -185,7 +186,7 @@ describe.runIf(missing.length === 0)("the e2e scripts, run here", () => {
       execAllowed: { "system:serviceaccount:entryway-e2e-target:e2e-user": ["entryway-e2e-target"] },
     });
     const kubeConfig = loadKubeConfig(kube.kubeconfigPath);
-    const gateway = await startGateway(kubernetesBackend(kubeConfig), kubernetesAuthorizer(kubeConfig));
+    const gateway = await startGateway(kubernetesBackend(kubeConfig), kubernetesAuthorizer(kubeConfig, defaultConfig.tokenAudiences));
     try {
       const tokenFile = path.join(scratch, "token");
       const env = { GATEWAY_URL: gateway.url({}).replace(/\?$/, ""), TOKEN_FILE: tokenFile, TARGET: "entryway-e2e-target/e2e-target/app" };
