@@ -18,13 +18,13 @@ export const connectNamespace = stack.connectNamespace;
 /** The exec gateway's WebSocket URL (wss://host/v1/enter when exposed). */
 export const execGatewayUrl = stack.execGatewayUrl;
 
-/** The ~/.ssh/config blocks of the stack's SSH workspaces (see README, SSH workspaces). */
+/** The ~/.ssh/config blocks of the stack's SSH workspaces (see docs/ssh-workspaces.md). */
 export const sshConfig = stack.sshConfig;
 /** The AnsibleForms URL. */
 export const ansibleFormsUrl = stack.ansibleFormsUrl;
 /** The generated AnsibleForms admin password: a secret (`pulumi stack output --show-secrets`). */
 export const ansibleFormsAdminPassword = stack.ansibleFormsAdminPassword;
-/** The RTE token the app shares with its RTEs: a secret, for a second data centre's stack (README runbook). */
+/** The RTE token the app shares with its RTEs: a secret, for a second data centre's stack (docs/ansibleforms.md, the runbook). */
 export const ansibleFormsRteToken = stack.ansibleFormsRteToken;
 /** The CA bundle that signed the app's certificate (ansibleForms.expose.caBundle), for a second data centre's RemoteRte. */
 export const ansibleFormsCaBundle = stack.ansibleFormsCaBundle;

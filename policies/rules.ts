@@ -125,7 +125,7 @@ export function checkPodSecurityRestricted(o: K8sObject): string[] {
       if (!allowed.includes(cap)) {
         problems.push(
           `${name}: adding capability ${cap} is not allowed` +
-            (SSHD_EXCEPTION_CAPABILITIES.includes(cap) ? " (only an ssh-workspace's sshd container may, see README)" : ""),
+            (SSHD_EXCEPTION_CAPABILITIES.includes(cap) ? " (only an ssh-workspace's sshd container may, see docs/policy-pack.md)" : ""),
         );
       }
     }

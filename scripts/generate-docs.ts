@@ -1,7 +1,7 @@
 /**
  * npm run generate:docs
  *
- * Writes the reference part of README.md (between the `<!-- generated:reference -->` markers)
+ * Writes the reference part of docs/reference.md (between the `<!-- generated:reference -->` markers)
  * from the sources, so it cannot drift from them (a test checks it is in step):
  *  - the stack configuration, from components/stack/config.schema.json (itself generated from
  *    the StackConfig interface by ts-json-schema-generator);
@@ -19,7 +19,7 @@ import ts from "typescript";
 import { isMap, isScalar, parseDocument, type Pair, type YAMLMap } from "yaml";
 
 const root = path.resolve(__dirname, "..");
-export const README = path.join(root, "README.md");
+export const REFERENCE = path.join(root, "docs/reference.md");
 export const CHART_README = path.join(root, "charts/entryway/README.md");
 const BEGIN = "<!-- generated:reference (npm run generate:docs; do not edit by hand) -->";
 const END = "<!-- /generated:reference -->";
@@ -210,7 +210,7 @@ export function helmValuesTable(): string {
   return ["| Key | Type | Default | Description |", "| --- | --- | --- | --- |", ...rows].join("\n");
 }
 
-// ----- README -----
+// ----- docs/reference.md -----
 
 export function generatedReference(): string {
   return [
@@ -218,7 +218,7 @@ export function generatedReference(): string {
     "",
     "### Stack configuration (`entryway:stack`)",
     "",
-    "From [`components/stack/config.schema.json`](components/stack/config.schema.json). A section's presence deploys its part.",
+    "From [`components/stack/config.schema.json`](../components/stack/config.schema.json). A section's presence deploys its part.",
     "",
     stackConfigTable(),
     "",
@@ -230,7 +230,7 @@ export function generatedReference(): string {
     "",
     "### Helm values (`charts/entryway`)",
     "",
-    "From [`values.yaml`](charts/entryway/values.yaml) (defaults, `# --` comments) and [`values.schema.json`](charts/entryway/values.schema.json) (types; unknown keys are refused).",
+    "From [`values.yaml`](../charts/entryway/values.yaml) (defaults, `# --` comments) and [`values.schema.json`](../charts/entryway/values.schema.json) (types; unknown keys are refused).",
     "",
     helmValuesTable(),
     "",
@@ -238,12 +238,12 @@ export function generatedReference(): string {
   ].join("\n");
 }
 
-/** README.md with its generated reference replaced (the markers must exist). */
-export function readmeWithReference(readme: string): string {
-  const start = readme.indexOf(BEGIN);
-  const end = readme.indexOf(END);
-  if (start === -1 || end === -1 || end < start) throw new Error(`README.md has no "${BEGIN}" ... "${END}" markers`);
-  return readme.slice(0, start) + generatedReference() + readme.slice(end + END.length);
+/** docs/reference.md with its generated reference replaced (the markers must exist). */
+export function withGeneratedReference(document: string): string {
+  const start = document.indexOf(BEGIN);
+  const end = document.indexOf(END);
+  if (start === -1 || end === -1 || end < start) throw new Error(`docs/reference.md has no "${BEGIN}" ... "${END}" markers`);
+  return document.slice(0, start) + generatedReference() + document.slice(end + END.length);
 }
 
 // ----- the chart's README -----
@@ -280,7 +280,7 @@ export function chartReadme(): string {
 }
 
 if (require.main === module) {
-  writeFileSync(README, readmeWithReference(readFileSync(README, "utf8")));
+  writeFileSync(REFERENCE, withGeneratedReference(readFileSync(REFERENCE, "utf8")));
   writeFileSync(CHART_README, chartReadme());
-  console.log(`wrote the generated reference in ${path.relative(process.cwd(), README)} and ${path.relative(process.cwd(), CHART_README)}`);
+  console.log(`wrote the generated reference in ${path.relative(process.cwd(), REFERENCE)} and ${path.relative(process.cwd(), CHART_README)}`);
 }

@@ -4,7 +4,7 @@
  * Evaluates index.ts with the configuration in Pulumi.<stack>.yaml, with no Pulumi CLI and no
  * cluster, and writes the Kubernetes objects it would apply to rendered/<stack>/, one file per
  * object, secrets redacted; then prints where they went, the objects by kind and the stack outputs
- * (secrets redacted). The real preview is `pulumi preview --diff` (see README).
+ * (secrets redacted). The real preview is `pulumi preview --diff` (see docs/deploying.md).
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";

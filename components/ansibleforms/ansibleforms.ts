@@ -121,7 +121,7 @@ export interface AnsibleFormsSettings {
    * @minimum 1
    */
   queueMinutes?: number;
-  /** Existing Secrets instead of generated ones (their keys: see README). */
+  /** Existing Secrets instead of generated ones (their keys: docs/ansibleforms.md, "Secrets"). */
   existingSecrets?: {
     /** Keys encryption-secret (32 characters), access-token-secret, admin-password. */
     keys?: string;
@@ -314,7 +314,7 @@ export class AnsibleForms extends pulumi.ComponentResource {
     }
     this.rteTokenSecretName = pulumi.output(tokenSecret);
 
-    // Metrics: the app's token, and the sidecar RTE's own (never the app's: README, "Metrics").
+    // Metrics: the app's token, and the sidecar RTE's own (never the app's: docs/ansibleforms.md, "Metrics").
     const metrics = args.metrics?.enabled ? args.metrics : undefined;
     const metricsSecret = (existing: string | undefined, part: string, labelsOf: Record<string, string>) => {
       if (existing) return existing;

@@ -140,7 +140,7 @@ export interface RteSettings {
   resources?: RteResources;
   /**
    * More plain environment variables for the RTE, after the ones the component sets (a name it
-   * sets is refused): settings this release does not know, or names upstream renamed (README,
+   * sets is refused): settings this release does not know, or names upstream renamed (docs/ansibleforms.md,
    * "Assumptions to check"). Secrets do not belong here.
    */
   extraEnv?: PlainEnvVar[];
@@ -223,7 +223,7 @@ const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
 /**
  * Egress to host:port. A NetworkPolicy matches addresses, never names: an IPv4 literal becomes a
  * /32 ipBlock; a host name (an in-cluster Service, a database, the app's public name) opens the
- * port to any address, the closest a NetworkPolicy can get (README, "Networking").
+ * port to any address, the closest a NetworkPolicy can get (docs/ansibleforms.md, "The security boundary").
  */
 export function hostPortEgress(host: string, port: number): NetworkPolicyEgressRule {
   return { ...(IPV4.test(host) ? { to: [{ ipBlock: { cidr: `${host}/32` } }] } : {}), ports: [{ port, protocol: "TCP" }] };

@@ -55,7 +55,7 @@ export interface RemoteRteSettings extends RteSettings {
   existingCaConfigMap?: string;
   /**
    * The variable the outbound RTE reads the app's URL from (default RTE_APP_URL, an assumption:
-   * README, "Assumptions to check"); change it here if your release names it otherwise.
+   * docs/ansibleforms.md, "Assumptions to check"); change it here if your release names it otherwise.
    * @pattern ^[A-Za-z_][A-Za-z0-9_]*$
    */
   appUrlEnv?: string;
@@ -125,7 +125,7 @@ export class RemoteRte extends pulumi.ComponentResource {
     }
     this.tokenSecretName = pulumi.output(tokenSecret);
 
-    // Metrics: a token of the RTE's own (never the app's: README, "Metrics").
+    // Metrics: a token of the RTE's own (never the app's: docs/ansibleforms.md, "Metrics").
     const metrics = args.metrics?.enabled ? args.metrics : undefined;
     let metricsSecret: string | undefined;
     if (metrics) {

@@ -101,7 +101,7 @@ function main(): number {
   const [command, argument = ""] = process.argv.slice(2);
   if (command === "set" && VERSION.test(argument)) {
     setVersion(argument);
-    // The default image's tag is in doc comments the config schema and the README are generated from.
+    // The default image's tag is in doc comments the config schema and docs/reference.md are generated from.
     for (const script of ["generate:schema", "generate:docs"]) {
       if (spawnSync("npm", ["run", "--silent", script], { cwd: ROOT, stdio: "inherit" }).status !== 0) return 1;
     }

@@ -1,5 +1,5 @@
 /**
- * The names Entryway could not confirm upstream (README, "Assumptions to check") are settings:
+ * The names Entryway could not confirm upstream (docs/ansibleforms.md, "Assumptions to check") are settings:
  * the outbound RTE's app-URL variable (remoteRte.appUrlEnv) and extra RTE variables (extraEnv),
  * alike in both front ends; a name the front end sets itself is refused, never duplicated.
  */

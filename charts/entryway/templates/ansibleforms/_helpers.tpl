@@ -2,7 +2,7 @@
 AnsibleForms and its RTE: names, labels, the app's environment, the RTE container (sidecar and
 remote alike), the runner seed and every check on the values. They mirror
 components/ansibleforms/ (common.ts, runner-seed.ts, ansibleforms.ts, remote-rte.ts) so both front
-ends make the same objects. Secrets are never generated here: see README "AnsibleForms and the RTE".
+ends make the same objects. Secrets are never generated here: see docs/ansibleforms.md.
 */}}
 
 {{- define "entryway.af.name" -}}{{ include "entryway.name" (dict "root" .root "part" (printf "ansibleforms%s" (ternary "" (printf "-%s" .part) (empty .part)))) }}{{- end -}}
@@ -350,7 +350,7 @@ The RTE container and its volumes, as JSON (dict "container" ... "volumes" ...).
 {{- $problems = append $problems "rte.files \"local\" needs the app's disk; an outbound RTE elsewhere cannot share it (use \"transfer\")" -}}
 {{- end -}}
 {{- if not $af.existingSecrets.keys -}}
-{{- $problems = append $problems "existingSecrets.keys is required: a Secret with encryption-secret (32 characters), access-token-secret and admin-password (the chart never generates them; see README)" -}}
+{{- $problems = append $problems "existingSecrets.keys is required: a Secret with encryption-secret (32 characters), access-token-secret and admin-password (the chart never generates them; see docs/ansibleforms.md, Secrets)" -}}
 {{- end -}}
 {{- if and (not $af.externalDatabase.host) (not $af.existingSecrets.database) -}}
 {{- $problems = append $problems "existingSecrets.database is required for the built-in MySQL: a Secret with password and root-password" -}}
