@@ -29,6 +29,11 @@
  *   (ServerConnectionImpl::handlePath); HTTP/1.0 without accept_http_10 -> 426 (checkProtocolVersion).
  * - envoy source/common/http/conn_manager_impl.cc: a matched route that does not allow the upgrade
  *   -> 403 (UpgradeFailed). envoy source/common/router/router.cc: an unknown cluster -> 503 (NC).
+ * - envoy source/extensions/upstreams/http/tcp/upstream_request.h (enableTcpTunneling: half-close
+ *   on the upstream connection of a terminated CONNECT) and test/integration/
+ *   tcp_tunneling_integration_test.cc (ConnectTerminationIntegrationTest, enable_half_close_): the
+ *   tunnel carries each direction's end on its own, so a client that half-closes still gets the
+ *   workspace's answer.
  *
  * Not modelled (the manifests here do not use them; the model throws rather than guess): routes
  * from VirtualServices, EnvoyFilter operations other than VIRTUAL_HOST ADD and NETWORK_FILTER
@@ -382,7 +387,7 @@ export function startGatewayModel(envoy: GatewayEnvoy, endpoints: Record<string,
         log[log.length - 1] = { ...decision, status: 503, details: "no_healthy_upstream (UH)", method, authority };
         return reply(503);
       }
-      const upstream = net.connect({ host: "127.0.0.1", port: endpoint }, () => {
+      const upstream = net.connect({ host: "127.0.0.1", port: endpoint, allowHalfOpen: true }, () => {
         client.write("HTTP/1.1 200 OK\r\n\r\n");
         if (rest.length > 0) upstream.write(rest);
         client.pipe(upstream);
@@ -398,7 +403,7 @@ export function startGatewayModel(envoy: GatewayEnvoy, endpoints: Record<string,
   };
 
   const server: net.Server = envoy.sniHosts
-    ? tls.createServer({ cert: tlsMaterial!.cert, key: tlsMaterial!.key, minVersion: "TLSv1.2" })
+    ? tls.createServer({ cert: tlsMaterial!.cert, key: tlsMaterial!.key, minVersion: "TLSv1.2", allowHalfOpen: true })
       .on("secureConnection", (socket: tls.TLSSocket) => {
         // The server's filter chain matches only its hosts' SNI; anything else finds no filter chain.
         const sni = (socket as tls.TLSSocket & { servername?: string | false }).servername;
@@ -409,8 +414,14 @@ export function startGatewayModel(envoy: GatewayEnvoy, endpoints: Record<string,
         }
         onConnection(socket);
       })
-    : net.createServer(onConnection);
+    : net.createServer({ allowHalfOpen: true }, onConnection);
 
+  // Every accepted connection, TLS handshakes included, so that close() ends them all: half-open
+  // tunnels do not close by themselves.
+  server.on("connection", (socket: net.Socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(0, "127.0.0.1", () => {
