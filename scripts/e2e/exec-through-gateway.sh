@@ -9,7 +9,8 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 : "${GATEWAY_URL:?}" "${TOKEN_FILE:?}" "${TARGET:?}"
-# The shell's echo of the typed line shows "$((6 * 7))"; only its evaluation prints 42.
+# Piped in, so `entryway enter` runs the shell without a TTY (pipe mode); only the evaluation of
+# "$((6 * 7))" prints 42.
 # shellcheck disable=SC2016 # the remote shell expands it
 output=$(printf 'echo "through-the-gateway $((6 * 7))"\nexit 0\n' | $ENTRYWAY enter --gateway "$GATEWAY_URL" --token-file "$TOKEN_FILE" "$TARGET")
 grep -q "through-the-gateway 42" <<<"$output" || die "enter $TARGET through $GATEWAY_URL printed: $output"

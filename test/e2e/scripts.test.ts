@@ -194,7 +194,8 @@ describe.runIf(missing.length === 0)("the e2e scripts, run here", () => {
       const entered = await runScript("exec-through-gateway.sh", env);
       expect(entered.stderr).toBe("");
       expect(entered).toMatchObject({ status: 0, stdout: `exec through ${env.GATEWAY_URL} into ${env.TARGET}: ok\n` });
-      expect(kube.execs.map((e) => [e.namespace, e.pod, e.container, e.tty])).toEqual([["entryway-e2e-target", "e2e-target", "app", true]]);
+      // The script pipes the commands in, so `entryway enter` takes pipe mode: an exec without a TTY.
+      expect(kube.execs.map((e) => [e.namespace, e.pod, e.container, e.tty])).toEqual([["entryway-e2e-target", "e2e-target", "app", false]]);
 
       writeFileSync(tokenFile, "someone-else\n");
       const denied = await runScript("exec-through-gateway.sh", env);
