@@ -16,7 +16,6 @@
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -27,6 +26,7 @@ import { defaultConfig } from "../../gateway/src/config";
 import { startGateway } from "../../gateway/test/helpers/gateway";
 import { startKubeStandin } from "../../gateway/test/helpers/kube-standin";
 import { helmBinaries, helmLint, helmTemplate, repoRoot } from "../harness/helm";
+import { freePort, waitForPort } from "../harness/net";
 import { assertValidObjects } from "../harness/validate";
 import { buildGatewayEnvoy, startGatewayModel } from "../ssh/istio-gateway-model";
 
@@ -107,31 +107,6 @@ function runScript(script: string, env: Record<string, string>): Promise<{ statu
   });
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().once("error", reject).listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitForPort(port: number, child: ChildProcess): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    if (child.exitCode !== null) throw new Error(`sshd exited with ${child.exitCode}`);
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = net.connect({ host: "127.0.0.1", port }, () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.on("error", () => resolve(false));
-    });
-    if (open) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`sshd did not listen on 127.0.0.1:${port}`);
-}
-
 describe.runIf(missing.length === 0)("the e2e scripts, run here", () => {
   it("ssh-through-gateway.sh: through the modelled gateway of the installed chart to the workspace image's sshd; refused when the workspace is not declared", async () => {
     const key = path.join(scratch, "id_ed25519");
@@ -150,7 +125,7 @@ describe.runIf(missing.length === 0)("the e2e scripts, run here", () => {
       ...(isRoot ? ["-o", "PermitRootLogin=prohibit-password"] : []),
     ], { stdio: "ignore", env: { ...process.env, ENTRYWAY_SSHD_PORT: String(sshPort), ENTRYWAY_SSHD_CONFIG: config, ENTRYWAY_HOST_KEY_DIR: hostKeyDir, ...(isRoot ? { ENTRYWAY_ALLOW_ROOT: "1" } : {}) } });
     children.push(sshd);
-    await waitForPort(sshPort, sshd);
+    await waitForPort(sshPort, "sshd", () => sshd.exitCode === null);
 
     const objects = helmTemplate(helmBinaries()[0], chart, { valuesFiles: [values] });
     const envoy = buildGatewayEnvoy({ objects, gatewayName: "entryway-connect-gateway" });

@@ -33,6 +33,7 @@ import { parse } from "yaml";
 import { parseStackConfig, Stack } from "../../components/stack";
 import { parseHostPort, sshConfigBlock, type SshConfigEntry } from "@entryway/ssh-config";
 import { chartScenarios, helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
+import { freePort, waitForPort } from "../harness/net";
 import { outputOf, render } from "../harness/pulumi";
 import type { ObjectLike } from "../harness/validate";
 import { buildGatewayEnvoy, startGatewayModel, type RunningGatewayModel } from "./istio-gateway-model";
@@ -67,33 +68,6 @@ const children: ChildProcess[] = [];
 const models: RunningGatewayModel[] = [];
 let sshdChild: ChildProcess | undefined;
 let stopping = false;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitForPort(port: number, child: ChildProcess, name: string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}`);
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = net.connect({ host: "127.0.0.1", port }, () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.on("error", () => resolve(false));
-    });
-    if (open) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${name} did not listen on 127.0.0.1:${port}`);
-}
 
 function start(name: string, command: string, args: string[], env: NodeJS.ProcessEnv = process.env): ChildProcess {
   const child = spawn(command, args, { stdio: ["ignore", "ignore", "pipe"], env });
@@ -242,7 +216,7 @@ beforeAll(async () => {
     ...(isRoot ? { ENTRYWAY_ALLOW_ROOT: "1" } : {}),
   });
   sshdChild = sshd;
-  await waitForPort(sshPort, sshd, "sshd");
+  await waitForPort(sshPort, "sshd", () => sshd.exitCode === null);
 
   // The gateway's certificate (TLS scenarios), from a test CA, for the name users reach it by.
   const ca = (args: string[]) => expect(run("openssl", args).status).toBe(0);
@@ -484,7 +458,7 @@ describe.runIf(canRun)("the image's sshd_config and entrypoint, with Debian's re
         ENTRYWAY_TCP_FORWARDING: "local", ...(isRoot ? { ENTRYWAY_ALLOW_ROOT: "1" } : {}),
       });
       agent = start("ssh-agent", "ssh-agent", ["-D", "-a", agentSocket]);
-      await waitForPort(localPort, local, "sshd (local forwarding)");
+      await waitForPort(localPort, "sshd (local forwarding)", () => local.exitCode === null);
       for (let i = 0; i < 50 && !existsSync(agentSocket); i++) await new Promise((r) => setTimeout(r, 100));
       const hostKey = readFileSync(path.join(dir, "hostkey", "ssh_host_ed25519_key.pub"), "utf8");
       writeFileSync(known, `[127.0.0.1]:${sshPort} ${hostKey}[127.0.0.1]:${localPort} ${hostKey}`);
@@ -550,7 +524,7 @@ describe.runIf(canRunAsOtherUser)("sshd as the workspace user (non-root, no capa
     const authorizedKeys = path.join(nrDir, "authorized_keys");
     copyFileSync(path.join(dir, "authorized_keys"), authorizedKeys);
     chmodSync(authorizedKeys, 0o444);
-    nonRootSshd = start("sshd (non-root)", "setpriv", [
+    const sshd = start("sshd (non-root)", "setpriv", [
       `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
       "sh", entrypoint,
       "-o", `AuthorizedKeysFile=${authorizedKeys}`,
@@ -564,7 +538,8 @@ describe.runIf(canRunAsOtherUser)("sshd as the workspace user (non-root, no capa
       ENTRYWAY_SSHD_PORT: String(nonRootPort),
       ENTRYWAY_SSHD_CONFIG: config,
     });
-    await waitForPort(nonRootPort, nonRootSshd, "sshd (non-root)");
+    nonRootSshd = sshd;
+    await waitForPort(nonRootPort, "sshd (non-root)", () => sshd.exitCode === null);
     // The dev stack's gateway, its workspace's cluster tunnelling to this sshd.
     const front = fronts[0];
     const model = await gatewayFor(front, nonRootPort);
