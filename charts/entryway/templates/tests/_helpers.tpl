@@ -33,7 +33,7 @@ metadata:
   {{- include "entryway.podMetadata" (dict "labels" ($labels | toYaml) "annotations" (include "entryway.tests.hookAnnotations" (dict "weight" "0") | fromYaml) "pod" $t) | nindent 2 }}
 spec:
   restartPolicy: Never
-  {{- include "entryway.podPlacement" (dict "root" .root "pod" $t) | trim | nindent 2 }}
+  {{- with include "entryway.podPlacement" (dict "root" .root "pod" $t) | trim }}{{ . | nindent 2 }}{{ end }}
   automountServiceAccountToken: false
   enableServiceLinks: {{ .serviceLinks | default false }}
   securityContext:
