@@ -5,11 +5,15 @@
  * (helm test pods included) and every pod the Stack renders must carry them: each image from the
  * mirror and pinned by digest (Istio's injected proxy, image "auto", aside), the pull secrets, the
  * node placement and priority, the extra annotations and labels, and its selector labels intact.
+ * And the one image helper of each front end (entryway.image, imageReference) makes the same
+ * reference of the same settings: a digest in place of the tag, the global registry over the image's.
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { EXEC_GATEWAY_IMAGE } from "../../components/exec-gateway";
+import { imageReference, type GlobalSettings, type ImageSettings } from "../../components/shared/image";
 import { parseStackConfig, Stack } from "../../components/stack";
 import { helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
 import { render } from "../harness/pulumi";
@@ -65,6 +69,26 @@ describe("platform conventions on every workload", () => {
     const config = parseStackConfig(parse(readFileSync(path.join(repoRoot, "test/parity/conventions.stack.yaml"), "utf8")));
     const { manifests } = await render(() => new Stack("entryway", config));
     expect(expectConventions(manifests as ObjectLike[])).toBe(6);
+  });
+
+  const DIGEST = `sha256:${"9".repeat(64)}`;
+  it.each([
+    [{}, {}, "ghcr.io/entryway/exec-gateway:0.1.0"],
+    [{ tag: "1.2.3" }, {}, "ghcr.io/entryway/exec-gateway:1.2.3"],
+    [{ tag: "1.2.3", digest: DIGEST }, {}, `ghcr.io/entryway/exec-gateway@${DIGEST}`],
+    [{ registry: "", repository: "team/gateway" }, {}, "team/gateway:0.1.0"],
+    [{ registry: "registry.example.com" }, {}, "registry.example.com/entryway/exec-gateway:0.1.0"],
+    [{ registry: "" }, { imageRegistry: "mirror.example.com/ghcr" }, "mirror.example.com/ghcr/entryway/exec-gateway:0.1.0"],
+  ] as [ImageSettings, GlobalSettings, string][])("an image %j under global %j is %s in both front ends", (image, global, reference) => {
+    expect(imageReference(EXEC_GATEWAY_IMAGE, image, global)).toBe(reference);
+    const set = [
+      "execGateway.enabled=true",
+      "execGateway.targetNamespaces={apps}",
+      ...Object.entries(image).map(([key, value]) => `execGateway.image.${key}=${value}`),
+      ...Object.entries(global).map(([key, value]) => `global.${key}=${value}`),
+    ];
+    const objects = helmTemplate(helmBinaries()[0], chart, { set }) as unknown as Obj[];
+    expect(objects.find((o) => o.kind === "Deployment").spec.template.spec.containers[0].image).toBe(reference);
   });
 
   it("the walk rejects a pod without the mirror, the digest or the pull secrets", () => {
