@@ -88,7 +88,7 @@ describe("platform conventions on every workload", () => {
       ...Object.entries(global).map(([key, value]) => `global.${key}=${value}`),
     ];
     const objects = helmTemplate(helmBinaries()[0], chart, { set }) as unknown as Obj[];
-    expect(objects.find((o) => o.kind === "Deployment").spec.template.spec.containers[0].image).toBe(reference);
+    expect(objects.find((o) => o.kind === "Deployment")?.spec.template.spec.containers[0].image).toBe(reference);
   });
 
   it("the walk rejects a pod without the mirror, the digest or the pull secrets", () => {
