@@ -141,12 +141,15 @@ export function componentsReference(): string {
           file,
           text: [`#### \`${exported.name}\` (\`${token}\`, ${file})`, "", cell(docOf(declaration)) || cell(docOf(source.statements[0] ?? declaration)), "", memberTable(outputs, false)].join("\n"),
         });
-      } else if (ts.isInterfaceDeclaration(declaration) && !/(^|\/)(config\.ts|shared\/)/.test(file)) {
+      } else if (ts.isInterfaceDeclaration(declaration) && !/(^|\/)config\.ts$/.test(file)) {
         // Args and the types they use; stack config types are in the table above.
         const doc = cell(docOf(declaration));
+        // Fields an interface takes from another (e.g. every workload's PodSettings) are in that one's table.
+        const bases = declaration.heritageClauses?.flatMap((h) => h.types.map((t) => code(t.getText(source)))) ?? [];
+        const inherited = bases.length > 0 ? [`Also every field of ${bases.join(", ")}.`] : [];
         sections.push({
           file,
-          text: [`##### \`${exported.name}\``, ...(doc ? ["", doc] : []), "", memberTable(membersOf(declaration.members, source, false), true)].join("\n"),
+          text: [`##### \`${exported.name}\``, ...(doc ? ["", doc] : []), ...inherited.flatMap((line) => ["", line]), "", memberTable(membersOf(declaration.members, source, false), true)].join("\n"),
         });
       }
     }

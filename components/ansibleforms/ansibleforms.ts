@@ -8,7 +8,9 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import * as random from "@pulumi/random";
 import { standardLabels, selectorLabels } from "../shared/labels";
+import { imageReference, type GlobalSettings, type ImageSettings } from "../shared/image";
 import { objectName, statefulSetName } from "../shared/names";
+import { podMetadata, podPlacement, type PodSettings } from "../shared/pod";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 import {
   APP_IMAGE,
@@ -96,12 +98,24 @@ export interface SecretEnvVar {
   key: string;
 }
 
+/** The built-in MySQL: its image, volume and pod placement. */
+export interface MysqlSettings extends PodSettings {
+  /** The image (default registry docker.io, repository library/mysql, tag 8.4); a digest wins over the tag. */
+  image?: ImageSettings;
+  /**
+   * Its volume's size (default 8Gi).
+   * @pattern ^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti)$
+   */
+  size?: string;
+}
+
 /** The settings of AnsibleForms: plain values, known at preview (they shape the objects). */
-export interface AnsibleFormsSettings {
-  /** The app image tag (default 7.3.0); the RTE uses the same tag unless told otherwise. */
-  tag?: string;
-  /** The app image repository (default ghcr.io/ansibleforms/ansibleforms). */
-  image?: string;
+export interface AnsibleFormsSettings extends PodSettings {
+  /**
+   * The app image (default registry ghcr.io, repository ansibleforms/ansibleforms, tag 7.3.0; the
+   * RTE uses the same tag unless told otherwise); a digest wins over the tag.
+   */
+  image?: ImageSettings;
   /** ADMIN_USERNAME (default "admin"); its password is generated, never the default one. */
   adminUsername?: string;
   /**
@@ -131,15 +145,7 @@ export interface AnsibleFormsSettings {
     rteToken?: string;
   };
   /** The built-in MySQL 8.4 (ignored with an external database). */
-  mysql?: {
-    /** The image (default mysql:8.4). */
-    image?: string;
-    /**
-     * Its volume's size (default 8Gi).
-     * @pattern ^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti)$
-     */
-    size?: string;
-  };
+  mysql?: MysqlSettings;
   /**
    * The RTE token (at least 16 characters), when it must be a known value (e.g. shared with a
    * RemoteRte in another stack); set it as a secret. Default: generated.
@@ -201,6 +207,8 @@ export interface AnsibleFormsArgs extends Omit<AnsibleFormsSettings, "rteToken">
   namespace: pulumi.Input<string>;
   /** Labels added to every object. */
   labels?: Record<string, string>;
+  /** The global image registry (a mirror) and pull secrets. */
+  global?: GlobalSettings;
 }
 
 const RESERVED_ENV = new Set<string>(COMPONENT_APP_ENV);
@@ -268,7 +276,7 @@ export class AnsibleForms extends pulumi.ComponentResource {
     if (mode === "database") pulumi.log.warn(DATABASE_MODE_WARNING, this);
 
     const ns = args.namespace;
-    const tag = args.tag ?? DEFAULT_TAG;
+    const tag = args.image?.tag || DEFAULT_TAG;
     const appName = objectName(name, "ansibleforms");
     const mysqlName = statefulSetName(name, "ansibleforms-mysql");
     const appIdentity = { name: "ansibleforms", instance: name, component: "server" };
@@ -430,7 +438,7 @@ export class AnsibleForms extends pulumi.ComponentResource {
     const containers: k8s.types.input.core.v1.Container[] = [
       {
         name: "ansibleforms",
-        image: `${args.image ?? APP_IMAGE}:${tag}`,
+        image: imageReference(APP_IMAGE, args.image, args.global),
         imagePullPolicy: "IfNotPresent",
         ports: [{ name: "http", containerPort: APP_PORT, protocol: "TCP" }],
         env: appEnv,
@@ -452,8 +460,8 @@ export class AnsibleForms extends pulumi.ComponentResource {
       const token = { name: tokenSecret, key: KEYS.rteToken };
       const sidecar =
         mode === "sidecar"
-          ? inboundSidecar({ settings: rte, port: rtePort, defaultTag: tag, token, metricsSecret: rteMetricsSecret, ansibleCfgConfigMap, persistentVolume: "persistent" })
-          : databaseModeSidecar({ settings: rte, port: rtePort, defaultTag: tag, token, ansibleCfgConfigMap, persistentVolume: "persistent", databaseEnv });
+          ? inboundSidecar({ settings: rte, port: rtePort, defaultTag: tag, global: args.global, token, metricsSecret: rteMetricsSecret, ansibleCfgConfigMap, persistentVolume: "persistent" })
+          : databaseModeSidecar({ settings: rte, port: rtePort, defaultTag: tag, global: args.global, token, ansibleCfgConfigMap, persistentVolume: "persistent", databaseEnv });
       containers.push(sidecar.container);
       volumes.push(...sidecar.volumes);
       if (mode === "sidecar") {
@@ -490,10 +498,11 @@ export class AnsibleForms extends pulumi.ComponentResource {
           strategy: { type: "Recreate" },
           selector: { matchLabels: selectorLabels(appIdentity) },
           template: {
-            metadata: { labels, ...configChecksums({ "ansible-cfg": ansibleCfgConfigMap && rte.ansibleCfg }) },
+            metadata: podMetadata(labels, args, configChecksums({ "ansible-cfg": ansibleCfgConfigMap && rte.ansibleCfg }).annotations),
             spec: {
               automountServiceAccountToken: false,
               enableServiceLinks: false,
+              ...podPlacement(args, args.global),
               securityContext: restrictedPodSecurityContext({ user: NODE_UID }),
               ...(mode !== "remote" ? { terminationGracePeriodSeconds: terminationGraceSeconds(rte) } : {}),
               containers,
@@ -652,15 +661,16 @@ export class AnsibleForms extends pulumi.ComponentResource {
           replicas: 1,
           selector: { matchLabels: selectorLabels(o.identity) },
           template: {
-            metadata: { labels },
+            metadata: podMetadata(labels, o.args.mysql),
             spec: {
               automountServiceAccountToken: false,
               enableServiceLinks: false,
+              ...podPlacement(o.args.mysql, o.args.global),
               securityContext: restrictedPodSecurityContext({ user: MYSQL_UID }),
               containers: [
                 {
                   name: "mysql",
-                  image: o.args.mysql?.image ?? MYSQL_IMAGE,
+                  image: imageReference(MYSQL_IMAGE, o.args.mysql?.image, o.args.global),
                   imagePullPolicy: "IfNotPresent",
                   ports: [{ name: "mysql", containerPort: MYSQL_PORT, protocol: "TCP" }],
                   env: [

@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import type * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
+import { imageReference, type GlobalSettings, type ImageSettings } from "../shared/image";
 
 type Container = k8s.types.input.core.v1.Container;
 type Volume = k8s.types.input.core.v1.Volume;
@@ -13,7 +14,8 @@ type VolumeMount = k8s.types.input.core.v1.VolumeMount;
 type EnvVar = k8s.types.input.core.v1.EnvVar;
 type Resources = k8s.types.input.core.v1.ResourceRequirements;
 
-export const APP_IMAGE = "ghcr.io/ansibleforms/ansibleforms";
+export const DEFAULT_TAG = "7.3.0";
+export const APP_IMAGE: ImageSettings = { registry: "ghcr.io", repository: "ansibleforms/ansibleforms", tag: DEFAULT_TAG };
 /**
  * The RTE images are three published layers, ghcr.io/ansibleforms/ansibleforms-rte-<flavour>:
  * "full" (ansible with its collections, the one to run), "core" (ansible-core, to build your own
@@ -21,11 +23,11 @@ export const APP_IMAGE = "ghcr.io/ansibleforms/ansibleforms";
  * server/src/runners/README.md, "Updating an RTE", and DEPRECATED.md "pull ... ansibleforms-rte-full:7").
  * There is no plain ansibleforms-rte image.
  */
-export const RTE_IMAGE_PREFIX = "ghcr.io/ansibleforms/ansibleforms-rte";
+export const RTE_REGISTRY = "ghcr.io";
+export const RTE_REPOSITORY_PREFIX = "ansibleforms/ansibleforms-rte";
 export const RTE_FLAVORS = ["full", "core", "base"] as const;
 export type RteFlavor = (typeof RTE_FLAVORS)[number];
-export const DEFAULT_TAG = "7.3.0";
-export const MYSQL_IMAGE = "mysql:8.4";
+export const MYSQL_IMAGE: ImageSettings = { registry: "docker.io", repository: "library/mysql", tag: "8.4" };
 
 /** Both images run as node, uid 1000; MySQL's image as mysql, uid 999. */
 export const NODE_UID = 1000;
@@ -93,15 +95,17 @@ export type RteFiles = "transfer" | "local";
 
 /** Settings of an RTE container, inbound sidecar or outbound RemoteRte alike. */
 export interface RteSettings {
-  /** The RTE image tag (default the app's tag; upstream publishes the RTE with every app release). */
-  tag?: string;
   /**
    * The published RTE layer: "full" (default; ansible with its collections), "core"
    * (ansible-core only) or "base" (no python, no ansible): ghcr.io/ansibleforms/ansibleforms-rte-<flavor>.
    */
   flavor?: RteFlavor;
-  /** A custom RTE image repository (one you built FROM a layer); it wins over flavor, and the tag still applies. */
-  image?: string;
+  /**
+   * The RTE image: registry (default ghcr.io), repository (default ansibleforms/ansibleforms-rte-<flavor>;
+   * a custom one, built FROM a layer, wins over flavor), tag (default the app's: upstream publishes
+   * the RTE with every app release) and digest (wins over the tag).
+   */
+  image?: ImageSettings;
   /**
    * Playbooks run at once (RTE_MAX_JOBS, default 10); the container's resources are sized from it.
    * @minimum 1
@@ -335,8 +339,8 @@ export function checkRteSettings(settings: RteSettings, where: string): void {
 }
 
 /** The RTE image: the custom repository or the flavour's layer, at the given tag or the app's. */
-export function rteImage(settings: RteSettings, defaultTag: string): string {
-  return `${settings.image || `${RTE_IMAGE_PREFIX}-${settings.flavor ?? "full"}`}:${settings.tag || defaultTag}`;
+export function rteImage(settings: RteSettings, defaultTag: string, global: GlobalSettings | undefined): string {
+  return imageReference({ registry: RTE_REGISTRY, repository: `${RTE_REPOSITORY_PREFIX}-${settings.flavor ?? "full"}`, tag: defaultTag }, settings.image, global);
 }
 
 export interface RteContainerSpec {
@@ -353,6 +357,7 @@ export interface RteContainerSpec {
 export function rteContainer(options: {
   readonly settings: RteSettings;
   readonly defaultTag: string;
+  readonly global?: GlobalSettings;
   readonly port: number;
   /** RTE_MODE; "database" is the deprecated mode without RTE_MODE, spool or file transfer. */
   readonly mode: "inbound" | "outbound" | "database";
@@ -422,7 +427,7 @@ export function rteContainer(options: {
   return {
     container: {
       name: "rte",
-      image: rteImage(settings, options.defaultTag),
+      image: rteImage(settings, options.defaultTag, options.global),
       imagePullPolicy: "IfNotPresent",
       ports: [{ name: "rte", containerPort: options.port, protocol: "TCP" }],
       env,

@@ -6,6 +6,7 @@
  * (`pulumi config set --secret --path ...`); prefer existing Secrets.
  */
 import type * as pulumi from "@pulumi/pulumi";
+import type { GlobalSettings } from "../shared/image";
 import type { AnsibleFormsArgs, AnsibleFormsSettings } from "./ansibleforms";
 import type { RemoteRteArgs, RemoteRteSettings } from "./remote-rte";
 
@@ -15,11 +16,17 @@ export type AnsibleFormsConfig = AnsibleFormsSettings;
 /** An outbound RTE dialing an AnsibleForms app (here or in another cluster). */
 export type RemoteRteConfig = RemoteRteSettings;
 
-export function ansibleFormsArgs(config: AnsibleFormsConfig, namespace: pulumi.Input<string>, labels?: Record<string, string>): AnsibleFormsArgs {
-  return { ...config, namespace, labels };
+export function ansibleFormsArgs(config: AnsibleFormsConfig, namespace: pulumi.Input<string>, labels?: Record<string, string>, global?: GlobalSettings): AnsibleFormsArgs {
+  return { ...config, namespace, labels, global };
 }
 
-/** `appTag`: the app's image tag in the same stack; the RTE follows it unless its own tag is set (as the chart's remoteRte.tag ""). */
-export function remoteRteArgs(config: RemoteRteConfig, namespace: pulumi.Input<string>, labels?: Record<string, string>, appTag?: string): RemoteRteArgs {
-  return { ...config, tag: config.tag || appTag, namespace, labels };
+/** `appTag`: the app's image tag in the same stack; the RTE follows it unless its own tag is set (as the chart's remoteRte.image.tag ""). */
+export function remoteRteArgs(
+  config: RemoteRteConfig,
+  namespace: pulumi.Input<string>,
+  labels?: Record<string, string>,
+  appTag?: string,
+  global?: GlobalSettings,
+): RemoteRteArgs {
+  return { ...config, image: { ...config.image, tag: config.image?.tag || appTag }, namespace, labels, global };
 }

@@ -30,6 +30,7 @@ export function databaseModeSidecar(
   return rteContainer({
     settings: options.settings,
     defaultTag: options.defaultTag,
+    global: options.global,
     port: options.port,
     mode: "database",
     token: options.token,

@@ -9,7 +9,9 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import * as random from "@pulumi/random";
 import { selectorLabels, standardLabels } from "../shared/labels";
+import type { GlobalSettings } from "../shared/image";
 import { objectName, statefulSetName } from "../shared/names";
+import { podMetadata, podPlacement, type PodSettings } from "../shared/pod";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 import {
   CA_DIR,
@@ -33,7 +35,7 @@ import {
 } from "./common";
 
 /** The settings of an outbound RTE: plain values, known at preview. */
-export interface RemoteRteSettings extends RteSettings {
+export interface RemoteRteSettings extends RteSettings, PodSettings {
   /** The app's URL the RTE dials (https://... in another network; its certificate is verified). */
   appUrl: string;
   /**
@@ -76,6 +78,8 @@ export interface RemoteRteArgs extends Omit<RemoteRteSettings, "token" | "appUrl
   namespace: pulumi.Input<string>;
   /** Labels added to every object. */
   labels?: Record<string, string>;
+  /** The global image registry (a mirror) and pull secrets. */
+  global?: GlobalSettings;
 }
 
 export class RemoteRte extends pulumi.ComponentResource {
@@ -105,7 +109,7 @@ export class RemoteRte extends pulumi.ComponentResource {
     const token = args.token !== undefined ? checkedToken(args.token, where) : undefined;
 
     const ns = args.namespace;
-    const tag = args.tag || DEFAULT_TAG;
+    const tag = args.image?.tag || DEFAULT_TAG;
     const base = statefulSetName(name, "remote-rte");
     const identity = { name: "ansibleforms-rte", instance: name, component: "rte" };
     const labels = standardLabels({ ...identity, version: tag }, args.labels);
@@ -150,6 +154,7 @@ export class RemoteRte extends pulumi.ComponentResource {
     const spec = rteContainer({
       settings: args,
       defaultTag: tag,
+      global: args.global,
       port: RTE_PORT,
       mode: "outbound",
       token: { name: tokenSecret, key: KEYS.rteToken },
@@ -168,8 +173,8 @@ export class RemoteRte extends pulumi.ComponentResource {
     const caBundle = args.caBundle;
     const checksums =
       caBundle === undefined || typeof caBundle === "string"
-        ? configChecksums({ "ansible-cfg": args.ansibleCfg, "ca-bundle": caBundle })
-        : { annotations: pulumi.output(caBundle).apply((ca) => configChecksums({ "ansible-cfg": args.ansibleCfg, "ca-bundle": ca }).annotations ?? {}) };
+        ? configChecksums({ "ansible-cfg": args.ansibleCfg, "ca-bundle": caBundle }).annotations
+        : pulumi.output(caBundle).apply((ca) => configChecksums({ "ansible-cfg": args.ansibleCfg, "ca-bundle": ca }).annotations ?? {});
     const statefulSet = new k8s.apps.v1.StatefulSet(
       `${name}-statefulset`,
       {
@@ -182,10 +187,11 @@ export class RemoteRte extends pulumi.ComponentResource {
           selector: { matchLabels: selectorLabels(identity) },
           template: {
             // An existing CA ConfigMap is not ours to read: only a caBundle given here is hashed.
-            metadata: { labels, ...checksums },
+            metadata: podMetadata(labels, args, checksums),
             spec: {
               automountServiceAccountToken: false,
               enableServiceLinks: false,
+              ...podPlacement(args, args.global),
               securityContext: restrictedPodSecurityContext({ user: NODE_UID }),
               terminationGracePeriodSeconds: terminationGraceSeconds(args),
               containers: [spec.container],

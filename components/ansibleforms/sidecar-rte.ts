@@ -4,6 +4,7 @@
  * holds only its token; with RTE_FILES=local it also mounts the app's playbook folders.
  */
 import type * as pulumi from "@pulumi/pulumi";
+import type { GlobalSettings } from "../shared/image";
 import { restrictedContainerSecurityContext } from "../shared/security";
 import { APP_SSH_SUBPATH, LOCAL_FILES_FOLDERS, NODE_UID, PERSISTENT_PATH, rteContainer, SSH_PATH, type RteContainerSpec, type RteSettings } from "./common";
 
@@ -38,6 +39,7 @@ export interface AppPodRteOptions {
   readonly settings: SidecarRteSettings;
   readonly port: number;
   readonly defaultTag: string;
+  readonly global?: GlobalSettings;
   readonly token: { name: pulumi.Input<string>; key: string };
   /** The Secret with the RTE's own METRICS_TOKEN, when metrics are on. */
   readonly metricsSecret?: pulumi.Input<string>;
@@ -52,6 +54,7 @@ export function inboundSidecar(options: AppPodRteOptions): RteContainerSpec {
   return rteContainer({
     settings: options.settings,
     defaultTag: options.defaultTag,
+    global: options.global,
     port: options.port,
     mode: "inbound",
     token: options.token,

@@ -11,6 +11,8 @@ import type {
   ExecGatewayRecordingsArgs,
   ExecGatewaySettings,
 } from "./index";
+import type { GlobalSettings, ImageSettings } from "../shared/image";
+import type { PodSettings } from "../shared/pod";
 
 /** A key in an existing Secret. */
 export interface ExecGatewaySecretKeyConfig {
@@ -21,9 +23,9 @@ export interface ExecGatewaySecretKeyConfig {
 }
 
 /** The exec gateway: a shell in any running container over one WebSocket. */
-export interface ExecGatewayConfig {
-  /** The gateway image (default ghcr.io/entryway/exec-gateway:0.1.0). */
-  image?: string;
+export interface ExecGatewayConfig extends PodSettings {
+  /** The gateway image (default registry ghcr.io, repository entryway/exec-gateway, tag 0.1.0); a digest wins over the tag. */
+  image?: ImageSettings;
   /**
    * Replicas when not autoscaled (default 2).
    * @minimum 1
@@ -84,11 +86,13 @@ export function execGatewayArgs(
   config: ExecGatewayConfig,
   namespace: ExecGatewayArgs["namespace"],
   labels?: Record<string, string>,
+  global?: GlobalSettings,
 ): ExecGatewayArgs {
   return {
     ...config,
     namespace,
     labels,
+    global,
     allowFrom: config.allowFrom as ExecGatewayArgs["allowFrom"],
   };
 }

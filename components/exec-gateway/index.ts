@@ -11,11 +11,13 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { standardLabels, selectorLabels } from "../shared/labels";
+import { imageReference, type GlobalSettings, type ImageSettings } from "../shared/image";
 import { objectName, serviceFqdn } from "../shared/names";
+import { podMetadata, podPlacement, type PodSettings } from "../shared/pod";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 
 /** The gateway image the chart and the component deploy unless told otherwise. */
-export const EXEC_GATEWAY_IMAGE = "ghcr.io/entryway/exec-gateway:0.1.0";
+export const EXEC_GATEWAY_IMAGE: ImageSettings = { registry: "ghcr.io", repository: "entryway/exec-gateway", tag: "0.1.0" };
 /** The port the gateway listens on inside its pod (the service's ENTRYWAY_PORT). */
 export const EXEC_GATEWAY_PORT = 8080;
 /** The port of /metrics and /readyz (the service's ENTRYWAY_METRICS_PORT), open only to the monitoring namespace. */
@@ -162,7 +164,7 @@ export interface ExecGatewaySettings {
 }
 
 /** The arguments of an ExecGateway. */
-export interface ExecGatewayArgs {
+export interface ExecGatewayArgs extends PodSettings {
   /** The namespace the gateway runs in. */
   namespace: pulumi.Input<string>;
   /**
@@ -182,8 +184,10 @@ export interface ExecGatewayArgs {
   webhook?: ExecGatewayWebhookArgs;
   /** OIDC authorizer settings; required when authorizer is "oidc". */
   oidc?: ExecGatewayOidcArgs;
-  /** The gateway image (default EXEC_GATEWAY_IMAGE). */
-  image?: pulumi.Input<string>;
+  /** The gateway image, over EXEC_GATEWAY_IMAGE field by field (a digest wins over the tag). */
+  image?: ImageSettings;
+  /** The global image registry (a mirror) and pull secrets. */
+  global?: GlobalSettings;
   /** Replicas when not autoscaled (default 2). */
   replicas?: number;
   /** The numeric user the gateway runs as (default 1000, the image's `node` user). */
@@ -471,7 +475,7 @@ export class ExecGateway extends pulumi.ComponentResource {
           // One pod at a time holds a ReadWriteOnce recordings volume (see ExecGatewayRecordingsArgs).
           strategy: singleNodeVolume ? { type: "Recreate" } : { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
           template: {
-            metadata: { labels },
+            metadata: podMetadata(labels, args),
             spec: {
               serviceAccountName: fullName,
               automountServiceAccountToken: true,
@@ -479,13 +483,13 @@ export class ExecGateway extends pulumi.ComponentResource {
               // The gateway drains open sessions for up to drainTimeoutMs (10 s) on SIGTERM.
               terminationGracePeriodSeconds: 30,
               // Replicas on different nodes where possible: a node's loss drops only its sessions.
-              topologySpreadConstraints: [
+              ...podPlacement(args, args.global, [
                 { maxSkew: 1, topologyKey: "kubernetes.io/hostname", whenUnsatisfiable: "ScheduleAnyway", labelSelector: { matchLabels: selector } },
-              ],
+              ]),
               containers: [
                 {
                   name: "gateway",
-                  image: args.image ?? EXEC_GATEWAY_IMAGE,
+                  image: imageReference(EXEC_GATEWAY_IMAGE, args.image, args.global),
                   imagePullPolicy: "IfNotPresent",
                   args: ["serve"],
                   ports: [

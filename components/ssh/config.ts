@@ -4,7 +4,9 @@
  * the same names (charts/entryway/values.yaml), without the chart's `enabled` switches: a present
  * section is on.
  */
+import type { GlobalSettings, ImageSettings } from "../shared/image";
 import type { InClusterPeer } from "../shared/network";
+import type { PodSettings } from "../shared/pod";
 import type { ConnectGateway, ConnectGatewayArgs } from "./connect-gateway";
 import type { SshWorkspaceArgs } from "./ssh-workspace";
 
@@ -14,7 +16,7 @@ export interface ResourcesConfig {
 }
 
 /** The dedicated Istio CONNECT gateway for SSH workspaces. */
-export interface ConnectGatewayConfig {
+export interface ConnectGatewayConfig extends PodSettings {
   /**
    * The gateway's own namespace (default `<namespace>-connect`): it holds the gateway, the
    * workspaces' route patches and the TLS Secret, and nothing else.
@@ -82,7 +84,7 @@ export interface ConnectGatewayConfig {
 }
 
 /** One SSH workspace; its objects are named `<name>-ws-<workspace name>`. */
-export interface SshWorkspaceConfig {
+export interface SshWorkspaceConfig extends PodSettings {
   /**
    * The workspace name.
    * @pattern ^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$
@@ -103,8 +105,8 @@ export interface SshWorkspaceConfig {
    * @minimum 1
    */
   uid?: number;
-  /** The image: images/ssh-workspace or one that extends it. */
-  image?: string;
+  /** The image: images/ssh-workspace or one that extends it, over workspaceDefaults.image field by field (a digest wins over the tag). */
+  image?: ImageSettings;
   imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
   /**
    * OpenSSH public keys allowed to log in. Give this or authorizedKeysSecret.
@@ -181,15 +183,39 @@ export function connectNamespace(config: ConnectGatewayConfig, stackNamespace: s
   return namespace;
 }
 
-export function connectGatewayArgs(config: ConnectGatewayConfig, namespace: string, network: NetworkPeersConfig, labels?: Record<string, string>): ConnectGatewayArgs {
+export function connectGatewayArgs(
+  config: ConnectGatewayConfig,
+  namespace: string,
+  network: NetworkPeersConfig,
+  labels?: Record<string, string>,
+  global?: GlobalSettings,
+): ConnectGatewayArgs {
   const { createNamespace: _createNamespace, ...rest } = config;
-  return { ...rest, resources: rest.resources as ConnectGatewayArgs["resources"], namespace, dns: network.dns, istiod: network.istiod, labels };
+  return { ...rest, resources: rest.resources as ConnectGatewayArgs["resources"], namespace, dns: network.dns, istiod: network.istiod, labels, global };
 }
 
-export function sshWorkspaceArgs(config: SshWorkspaceConfig, gateway: ConnectGateway, stackNamespace: string, instance: string, labels?: Record<string, string>): SshWorkspaceArgs {
+/** What every workspace gets unless its item says otherwise (the chart's `workspaceDefaults`). */
+export interface WorkspaceDefaultsConfig {
+  /** The workspace image (default registry ghcr.io, repository entryway/ssh-workspace, tag 0.1.0); a digest wins over the tag. */
+  image?: ImageSettings;
+}
+
+export function sshWorkspaceArgs(
+  config: SshWorkspaceConfig,
+  gateway: ConnectGateway,
+  stackNamespace: string,
+  instance: string,
+  labels?: Record<string, string>,
+  defaults?: WorkspaceDefaultsConfig,
+  global?: GlobalSettings,
+): SshWorkspaceArgs {
   const { name: _name, ...rest } = config;
+  // The item's image fields over the defaults', an empty field falling back as the chart's merge does.
+  const ownImage = Object.fromEntries(Object.entries(rest.image ?? {}).filter(([, value]) => value));
   return {
     ...rest,
+    image: { ...defaults?.image, ...ownImage },
+    global,
     namespace: rest.namespace ?? stackNamespace,
     resources: rest.resources as SshWorkspaceArgs["resources"],
     egress: rest.egress as SshWorkspaceArgs["egress"],

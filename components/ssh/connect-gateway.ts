@@ -10,7 +10,9 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { selectorLabels, standardLabels } from "../shared/labels";
+import type { GlobalSettings } from "../shared/image";
 import { objectName, serviceFqdn } from "../shared/names";
+import { podMetadata, podPlacement, type PodSettings } from "../shared/pod";
 import { DEFAULT_DNS, DEFAULT_ISTIOD, dnsEgressRule, ISTIO_HEALTH_PORT, ISTIO_METRICS_PORT, ISTIOD_XDS_PORT, peerIn, type InClusterPeer } from "../shared/network";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 import { WORKSPACE_SSHD_PORT } from "./ssh-workspace";
@@ -40,7 +42,7 @@ export interface ConnectGatewayTls {
   credentialName: string;
 }
 
-export interface ConnectGatewayArgs {
+export interface ConnectGatewayArgs extends PodSettings {
   /**
    * The namespace of the gateway and of the workspaces' route patches. Plain: names must be known
    * at preview. Give the internet-facing gateway a namespace of its own that holds no Secret but
@@ -76,6 +78,8 @@ export interface ConnectGatewayArgs {
   istiod?: InClusterPeer;
   /** Labels added to every object. */
   labels?: Record<string, string>;
+  /** The global pull secrets (the proxy's image is Istio's injection, so no registry applies). */
+  global?: GlobalSettings;
 }
 
 /** What a workspace needs to register its route on this gateway. */
@@ -220,12 +224,10 @@ export class ConnectGateway extends pulumi.ComponentResource {
         ...(args.autoscaling ? {} : { replicas: args.replicas ?? 2 }),
         selector: { matchLabels: selector },
         template: {
-          metadata: {
-            labels: { ...labels, ...injectionLabels },
-            annotations: { "inject.istio.io/templates": "gateway" },
-          },
+          metadata: podMetadata({ ...labels, ...injectionLabels }, args, { "inject.istio.io/templates": "gateway" }),
           spec: {
             serviceAccountName: serviceAccount.metadata.name,
+            ...podPlacement(args, args.global),
             // The service-account token stays mounted: the proxy authenticates to istiod with a
             // token, the projected istio-token under Istio's default jwtPolicy third-party-jwt
             // (istio manifests/charts/istio-control/istio-discovery/files/gateway-injection-template.yaml),

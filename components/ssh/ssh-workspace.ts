@@ -14,13 +14,15 @@ import { sshConfigBlock } from "@entryway/ssh-config";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { selectorLabels, standardLabels } from "../shared/labels";
+import { imageReference, type GlobalSettings, type ImageSettings } from "../shared/image";
 import { objectName, serviceFqdn, statefulSetName } from "../shared/names";
 import { dnsEgressRule, peerIn } from "../shared/network";
+import { podMetadata, podPlacement, type PodSettings } from "../shared/pod";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 import type { ConnectGateway } from "./connect-gateway";
 
 /** The image built from images/ssh-workspace (Ubuntu, OpenSSH, user `dev` uid 1000). */
-export const DEFAULT_WORKSPACE_IMAGE = "ghcr.io/entryway/ssh-workspace:0.1.0";
+export const DEFAULT_WORKSPACE_IMAGE: ImageSettings = { registry: "ghcr.io", repository: "entryway/ssh-workspace", tag: "0.1.0" };
 /** The Service port the gateway dials (named tcp-ssh). */
 export const WORKSPACE_SERVICE_PORT = 22;
 /** The port sshd listens on inside the pod: non-root processes cannot bind 22. */
@@ -55,7 +57,7 @@ export interface SecretKeyReference {
   key?: string;
 }
 
-export interface SshWorkspaceArgs {
+export interface SshWorkspaceArgs extends PodSettings {
   /** The gateway the workspace registers on. */
   gateway: ConnectGateway;
   /**
@@ -67,8 +69,10 @@ export interface SshWorkspaceArgs {
   user?: string;
   /** The user's numeric id in the image (default 1000); sshd runs as this user. */
   uid?: number;
-  /** The image: images/ssh-workspace or one that extends it (default DEFAULT_WORKSPACE_IMAGE). */
-  image?: pulumi.Input<string>;
+  /** The image: images/ssh-workspace or one that extends it, over DEFAULT_WORKSPACE_IMAGE field by field (a digest wins over the tag). */
+  image?: ImageSettings;
+  /** The global image registry (a mirror) and pull secrets. */
+  global?: GlobalSettings;
   /** Image pull policy (default IfNotPresent). */
   imagePullPolicy?: pulumi.Input<string>;
   /** The public keys allowed to log in (a Secret is made of them). Give this or authorizedKeysSecret. */
@@ -232,14 +236,15 @@ export class SshWorkspace extends pulumi.ComponentResource {
         selector: { matchLabels: selector },
         persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
         template: {
-          metadata: { labels },
+          metadata: podMetadata(labels, args),
           spec: {
             automountServiceAccountToken: false,
             enableServiceLinks: false,
+            ...podPlacement(args, args.global),
             securityContext: restrictedPodSecurityContext({ user: uid }),
             containers: [{
               name: "sshd",
-              image: args.image ?? DEFAULT_WORKSPACE_IMAGE,
+              image: imageReference(DEFAULT_WORKSPACE_IMAGE, args.image, args.global),
               imagePullPolicy: args.imagePullPolicy ?? "IfNotPresent",
               env: [
                 { name: "ENTRYWAY_SSH_USER", value: user },

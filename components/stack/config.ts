@@ -8,6 +8,8 @@ import schema from "./config.schema.json";
 import type { ConnectGatewayConfig, NetworkPeersConfig, SshWorkspaceConfig } from "../ssh/config";
 import type { ExecGatewayConfig } from "../exec-gateway/config";
 import type { AnsibleFormsConfig, RemoteRteConfig } from "../ansibleforms/config";
+import type { GlobalSettings } from "../shared/image";
+import type { WorkspaceDefaultsConfig } from "../ssh/config";
 
 /** The configuration of one environment (one Pulumi stack). */
 export interface StackConfig {
@@ -25,6 +27,8 @@ export interface StackConfig {
   createNamespace?: boolean;
   /** Labels added to every object the stack makes. */
   labels?: Record<string, string>;
+  /** What applies to every workload: a registry mirror for every image, and pull secrets for every pod. */
+  global?: GlobalSettings;
   /**
    * Peers of the NetworkPolicies. Every namespace the stack owns (its own, and the connect
    * gateway's) gets a default deny of all ingress and egress plus DNS for every pod; each workload's
@@ -35,6 +39,8 @@ export interface StackConfig {
   connectGateway?: ConnectGatewayConfig;
   /** SSH workspaces registered on the connect gateway (which they need). */
   workspaces?: SshWorkspaceConfig[];
+  /** What every workspace gets unless its item says otherwise. */
+  workspaceDefaults?: WorkspaceDefaultsConfig;
   /** The exec gateway (components/exec-gateway); deployed when present. */
   execGateway?: ExecGatewayConfig;
   /** AnsibleForms with its RTE (components/ansibleforms); deployed when present. */

@@ -64,7 +64,7 @@ export class Stack extends pulumi.ComponentResource {
     if (config.execGateway) {
       // The namespace is plain here: a target list naming it fails now, not at deployment.
       validateExecGatewayArgs(base, execGatewayArgs(config.execGateway, config.namespace));
-      this.execGateway = new ExecGateway(base, execGatewayArgs(config.execGateway, this.namespace, config.labels), { parent: this });
+      this.execGateway = new ExecGateway(base, execGatewayArgs(config.execGateway, this.namespace, config.labels, config.global), { parent: this });
       this.execGatewayUrl = this.execGateway.url;
     }
 
@@ -77,10 +77,10 @@ export class Stack extends pulumi.ComponentResource {
       const connectReady = this.ownNamespace(`${name}-connect`, connect, config.connectGateway.createNamespace ?? true, base, labels, dns);
       // After both namespaces, when the stack makes them.
       const ssh = { parent: this, dependsOn: pulumi.all([this.namespace, connectReady]).apply((): pulumi.Resource[] => []) };
-      const gateway = new ConnectGateway(base, connectGatewayArgs(config.connectGateway, connect, config.networkPolicy ?? {}, config.labels), ssh);
+      const gateway = new ConnectGateway(base, connectGatewayArgs(config.connectGateway, connect, config.networkPolicy ?? {}, config.labels, config.global), ssh);
       this.connectGateway = gateway;
       for (const ws of config.workspaces ?? []) {
-        this.workspaces.push(new SshWorkspace(objectName(base, "ws", ws.name), sshWorkspaceArgs(ws, gateway, config.namespace, base, config.labels), ssh));
+        this.workspaces.push(new SshWorkspace(objectName(base, "ws", ws.name), sshWorkspaceArgs(ws, gateway, config.namespace, base, config.labels, config.workspaceDefaults, config.global), ssh));
       }
       if (this.workspaces.length > 0) {
         this.sshConfig = pulumi.all(this.workspaces.map((ws) => ws.sshConfig)).apply((blocks) => blocks.join("\n"));
@@ -88,7 +88,7 @@ export class Stack extends pulumi.ComponentResource {
     }
 
     if (config.ansibleForms) {
-      this.ansibleForms = new AnsibleForms(base, ansibleFormsArgs(config.ansibleForms, this.namespace, config.labels), { parent: this });
+      this.ansibleForms = new AnsibleForms(base, ansibleFormsArgs(config.ansibleForms, this.namespace, config.labels, config.global), { parent: this });
       // The public URL when the app is exposed, else the in-cluster one.
       const expose = config.ansibleForms.expose;
       this.ansibleFormsUrl = expose ? pulumi.output(`${expose.tlsSecretName ? "https" : "http"}://${expose.host}`) : this.ansibleForms.url;
@@ -97,7 +97,7 @@ export class Stack extends pulumi.ComponentResource {
       this.ansibleFormsCaBundle = this.ansibleForms.caBundle === undefined ? undefined : pulumi.output(this.ansibleForms.caBundle);
     }
     if (config.remoteRte) {
-      this.remoteRte = new RemoteRte(base, remoteRteArgs(config.remoteRte, this.namespace, config.labels, config.ansibleForms?.tag), { parent: this });
+      this.remoteRte = new RemoteRte(base, remoteRteArgs(config.remoteRte, this.namespace, config.labels, config.ansibleForms?.image?.tag, config.global), { parent: this });
     }
 
     this.registerOutputs({

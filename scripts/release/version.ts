@@ -2,9 +2,10 @@
  * Every version a release ships, set in one step and checked against the release tag before
  * anything is pushed: the three npm packages (entryway, @entryway/gateway, @entryway/ssh-config)
  * and their lockfile entries, the exact @entryway/ssh-config version the other two depend on, the
- * chart's version and appVersion, and the tag of every default image reference
- * (`ghcr.io/entryway/<image>:<tag>`) in the components and the chart, so that `npm install
- * entryway@<version>` and the chart deploy the images of the same release.
+ * chart's version and appVersion, and the tag of every default image of ours (`repository:
+ * entryway/<image>` and the `tag` after it, as values.yaml, the components' ImageSettings and their
+ * doc comments write it) in the components and the chart, so that `npm install entryway@<version>`
+ * and the chart deploy the images of the same release.
  *
  *   tsx scripts/release/version.ts set 1.2.3     (then regenerates the config schema and the docs)
  *   tsx scripts/release/version.ts check v1.2.3  (the release workflow's first step)
@@ -20,7 +21,8 @@ const PACKAGES: Record<string, string> = { "package.json": "", "packages/ssh-con
 const DEPENDENTS = ["package.json", "gateway/package.json"];
 const SHARED = "@entryway/ssh-config";
 const IMAGE_SOURCES = ["components", "charts/entryway/values.yaml", "charts/entryway/templates"];
-const DEFAULT_IMAGE = /ghcr\.io\/entryway\/([a-z0-9-]+):([\w][\w.-]*)/g;
+// `repository: entryway/<image>` then, before any other repository, its `tag` (YAML, TS or prose).
+const DEFAULT_IMAGE = /(repository:? "?entryway\/([a-z0-9-]+)"?(?:(?!repository)[^])*?\btag:? "?)([\w][\w.-]*)/g;
 const VERSION = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/;
 const TAG = /^v(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)$/;
 
@@ -65,7 +67,7 @@ export function setVersion(version: string, root = ROOT): void {
     return chart.toString({ lineWidth: 0, flowCollectionPadding: false });
   });
   for (const file of IMAGE_SOURCES.flatMap((entry) => filesUnder(root, entry))) {
-    edit(file, (text) => text.replace(DEFAULT_IMAGE, (_, image: string) => `ghcr.io/entryway/${image}:${version}`));
+    edit(file, (text) => text.replace(DEFAULT_IMAGE, (_, before: string) => `${before}${version}`));
   }
 }
 
@@ -91,7 +93,7 @@ export function versionMismatches(version: string, root = ROOT): string[] {
   }
   for (const file of IMAGE_SOURCES.flatMap((entry) => filesUnder(root, entry))) {
     for (const match of read(file).matchAll(DEFAULT_IMAGE)) {
-      if (match[2] !== version) problems.push(`${file}: ${match[0]}`);
+      if (match[3] !== version) problems.push(`${file}: entryway/${match[2]} tag ${match[3]}`);
     }
   }
   return problems;

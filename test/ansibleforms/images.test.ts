@@ -2,7 +2,8 @@
  * Every RTE container the project renders uses a published RTE layer,
  * ghcr.io/ansibleforms/ansibleforms-rte-(full|core|base) (upstream ansibleforms
  * server/src/runners/README.md; there is no plain ansibleforms-rte image), at the app's tag
- * unless the config sets the RTE's own: in every chart scenario and in the dev and
+ * unless the config sets the RTE's own (or pins it by digest), from ghcr.io unless a registry
+ * mirror (global.imageRegistry) replaces it: in every chart scenario and in the dev and
  * prod-example stacks.
  */
 import { readFileSync } from "node:fs";
@@ -15,13 +16,13 @@ import { render } from "../harness/pulumi";
 import type { ObjectLike } from "../harness/validate";
 import { envOf, podSpec, type Container } from "./helpers";
 
-const RTE_IMAGE = /^ghcr\.io\/ansibleforms\/ansibleforms-rte-(full|core|base):([^:@/]+)$/;
+const RTE_IMAGE = /^([^/]+)\/ansibleforms\/ansibleforms-rte-(full|core|base)(?::([^:@/]+)|@sha256:[a-f0-9]{64})$/;
 const chart = path.join(repoRoot, "charts/entryway");
 const scenarios = chartScenarios().find((c) => c.chart === chart)?.scenarios ?? [];
 const chartDefaults = parse(readFileSync(path.join(chart, "values.yaml"), "utf8")) as Values;
 
-interface RteValues { tag?: string; image?: string }
-interface Values { ansibleForms?: { tag?: string; rte?: RteValues }; remoteRte?: RteValues }
+interface RteValues { image?: { tag?: string } }
+interface Values { global?: { imageRegistry?: string }; ansibleForms?: { image?: { tag?: string }; rte?: RteValues }; remoteRte?: RteValues }
 
 /** Every RTE container (it sets RTE_MAX_JOBS, in every mode) with the workload it is in. */
 function rteContainers(objects: readonly ObjectLike[]): { where: string; container: Container }[] {
@@ -31,14 +32,15 @@ function rteContainers(objects: readonly ObjectLike[]): { where: string; contain
     .filter(({ container }) => envOf(container, "RTE_MAX_JOBS") !== undefined);
 }
 
-/** What each RTE image must be: its own tag when the config overrides it, else the app's. */
-function expectRteImages(objects: readonly ObjectLike[], appTag: string, ownTags: { app?: string; remote?: string }): number {
+/** What each RTE image must be: its own tag when the config overrides it, else the app's (a digest pins it instead). */
+function expectRteImages(objects: readonly ObjectLike[], appTag: string, ownTags: { app?: string; remote?: string }, registry = "ghcr.io"): number {
   const found = rteContainers(objects);
   for (const { where, container } of found) {
     const match = RTE_IMAGE.exec(container.image);
     expect(match, `${where} runs ${container.image}`).not.toBeNull();
+    expect(match![1], `${where} registry`).toBe(registry);
     const own = where.startsWith("StatefulSet/") ? ownTags.remote : ownTags.app;
-    expect(match![2], `${where} tag`).toBe(own || appTag);
+    if (match![3] !== undefined) expect(match![3], `${where} tag`).toBe(own || appTag);
   }
   return found.length;
 }
@@ -49,8 +51,8 @@ describe("every rendered RTE uses a published layer at the app's tag", () => {
     for (const scenario of scenarios) {
       const values = parse(readFileSync(scenario, "utf8")) as Values;
       const objects = helmTemplate(helm, chart, { valuesFiles: [scenario] });
-      const appTag = values.ansibleForms?.tag ?? chartDefaults.ansibleForms!.tag!;
-      seen += expectRteImages(objects, appTag, { app: values.ansibleForms?.rte?.tag, remote: values.remoteRte?.tag });
+      const appTag = values.ansibleForms?.image?.tag || chartDefaults.ansibleForms!.image!.tag!;
+      seen += expectRteImages(objects, appTag, { app: values.ansibleForms?.rte?.image?.tag, remote: values.remoteRte?.image?.tag }, values.global?.imageRegistry || undefined);
     }
     // The sidecar, local-files, database and remote-rte scenarios carry RTEs: the walk saw them.
     expect(seen).toBeGreaterThanOrEqual(4);
@@ -60,9 +62,9 @@ describe("every rendered RTE uses a published layer at the app's tag", () => {
     const document = parse(readFileSync(path.join(repoRoot, `Pulumi.${stack}.yaml`), "utf8")) as { config: Record<string, unknown> };
     const config = parseStackConfig(document.config["entryway:stack"]);
     const { manifests } = await render(() => new Stack(stack, config));
-    const seen = expectRteImages(manifests as ObjectLike[], config.ansibleForms?.tag ?? chartDefaults.ansibleForms!.tag!, {
-      app: config.ansibleForms?.rte?.tag,
-      remote: config.remoteRte?.tag,
+    const seen = expectRteImages(manifests as ObjectLike[], config.ansibleForms?.image?.tag || chartDefaults.ansibleForms!.image!.tag!, {
+      app: config.ansibleForms?.rte?.image?.tag,
+      remote: config.remoteRte?.image?.tag,
     });
     expect(seen).toBeGreaterThanOrEqual(1);
   });

@@ -12,7 +12,7 @@ describe("charts/entryway/README.md (generated from Chart.yaml and the values)",
   it("carries the values table the root README carries, every top-level section in it", () => {
     const readme = chartReadme();
     expect(readme).toContain(helmValuesTable());
-    for (const key of ["execGateway.enabled", "ansibleForms.enabled", "connectGateway.enabled", "workspaces", "tests.image"]) {
+    for (const key of ["execGateway.enabled", "ansibleForms.enabled", "connectGateway.enabled", "workspaces", "workspaceDefaults.image.repository", "global.imageRegistry", "tests.image.repository"]) {
       expect(readme).toContain(`| \`${key}\` |`);
     }
   });

@@ -3,7 +3,8 @@
  * `artifacthub.io/images` lists exactly the images the chart pulls with its defaults, so it cannot
  * drift from values.yaml and the templates. "What it pulls" is what `helm template` renders for
  * every ci/ scenario (test hooks included), each RTE flavour the schema allows, minus images a
- * scenario picks itself (its own `image`/`tag` values) and Istio's injected proxy ("auto").
+ * scenario picks itself (its own image `tag`, `digest` or `registry`, or `global.imageRegistry`) and Istio's
+ * injected proxy ("auto").
  * `home` and `sources` are the repository package.json names.
  */
 import { readFileSync } from "node:fs";
@@ -42,11 +43,14 @@ function renderedDefaultImages(): string[] {
   const images = new Set<string>();
   const add = (scenario: string, set: string[] = []) => {
     const values = parse(readFileSync(scenario, "utf8"));
-    const chosenImages = valuesAt(values, "image");
     const chosenTags = valuesAt(values, "tag");
+    const chosenDigests = valuesAt(values, "digest");
+    const chosenRegistries = [...valuesAt(values, "registry"), ...valuesAt(values, "imageRegistry")];
     for (const image of imagesOf(helmTemplate(helm, chart, { valuesFiles: [scenario], set, tests: true }) as Obj[])) {
-      const tag = image.split("@")[0].split("/").at(-1)!.split(":")[1];
-      if (image === "auto" || chosenImages.includes(image) || chosenTags.includes(tag)) continue;
+      const [name, digest] = image.split("@");
+      const tag = name.split("/").at(-1)!.split(":")[1];
+      const chosen = chosenTags.includes(tag) || chosenDigests.includes(digest) || chosenRegistries.some((registry) => image.startsWith(`${registry}/`));
+      if (image === "auto" || chosen) continue;
       images.add(image);
     }
   };

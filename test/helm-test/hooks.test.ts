@@ -18,6 +18,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { imageReference } from "../../components/shared/image";
 import { fakeBackend } from "../../gateway/test/helpers/fake-backend";
 import { startGateway, tokenAuthorizer } from "../../gateway/test/helpers/gateway";
 import { chartScenarios, helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
@@ -66,7 +67,9 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("helm 
       expect(pod.metadata.labels["sidecar.istio.io/inject"]).toBe("false");
       const [container] = pod.spec.containers;
       expect(pod.spec.containers).toHaveLength(1);
-      expect(container.image).toBe(values.tests.image);
+      // The chart's entryway.image renders what the components' imageReference makes of the same values.
+      const own = parse(readFileSync(scenario, "utf8")) as Obj;
+      expect(container.image).toBe(imageReference(values.tests.image, own.tests?.image, own.global));
       expect(container.resources).toEqual(values.tests.resources);
       expect(container.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ["ALL"] } });
     }

@@ -41,11 +41,17 @@ describe("repositoryOf (distribution's reference grammar)", () => {
 });
 
 describe("pin-digests", () => {
-  it("pins execGateway.image in the chart's values.yaml and changes nothing else, comments included", () => {
-    const { text, pinned } = pinDigests(valuesText, parseMapping([`${GATEWAY}=${digest("a")}`]));
-    expect(pinned).toEqual([{ path: "execGateway.image", from: `${GATEWAY}:0.1.0`, to: `${GATEWAY}@${digest("a")}` }]);
-    expect(text).toBe(valuesText.replace(`  image: ${GATEWAY}:0.1.0\n`, `  image: ${GATEWAY}@${digest("a")}\n`));
-    expect(text).not.toBe(valuesText);
+  it("pins both images a release builds in the chart's values.yaml (the gateway's and the workspaces' default) and changes nothing else, comments included", () => {
+    const { text, pinned } = pinDigests(valuesText, parseMapping([`${GATEWAY}=${digest("a")}`, `${WORKSPACE}=${digest("b")}`]));
+    expect(pinned).toEqual([
+      { path: "execGateway.image.digest", from: "", to: digest("a") },
+      { path: "workspaceDefaults.image.digest", from: "", to: digest("b") },
+    ]);
+    const expected = valuesText
+      .replace(/(repository: entryway\/exec-gateway\n(?:.*\n){3}\s+digest: )""/, `$1"${digest("a")}"`)
+      .replace(/(repository: entryway\/ssh-workspace\n(?:.*\n){3}\s+digest: )""/, `$1"${digest("b")}"`);
+    expect(expected).not.toBe(valuesText);
+    expect(text).toBe(expected);
   });
 
   it("pins list items and the registry/repository/digest layout, and leaves other repositories alone", () => {
@@ -81,9 +87,9 @@ describe("pin-digests", () => {
     expect(text).toContain("# a longer name is another repository");
   });
 
-  it("refuses a repository no image uses (the chart's values have no workspace image today)", () => {
-    expect(() => pinDigests(valuesText, parseMapping([`${GATEWAY}=${digest("a")}`, `${WORKSPACE}=${digest("b")}`]))).toThrow(
-      `no image in the values uses ${WORKSPACE}: nothing to pin`,
+  it("refuses a repository no image uses", () => {
+    expect(() => pinDigests(valuesText, parseMapping([`${GATEWAY}=${digest("a")}`, `${WORKSPACE}-debug=${digest("b")}`]))).toThrow(
+      `no image in the values uses ${WORKSPACE}-debug: nothing to pin`,
     );
   });
 
@@ -103,9 +109,9 @@ describe("pin-digests", () => {
     const script = path.join(repoRoot, "scripts/release/pin-digests.ts");
     const ok = spawnSync(process.execPath, [tsx, script, file, `${GATEWAY}=${digest("d")}`], { encoding: "utf8" });
     expect(ok.stderr).toBe("");
-    expect(ok.stdout).toBe(`${file}: execGateway.image: ${GATEWAY}:0.1.0 -> ${GATEWAY}@${digest("d")}\n`);
+    expect(ok.stdout).toBe(`${file}: execGateway.image.digest: (none) -> ${digest("d")}\n`);
     expect(ok.status).toBe(0);
-    expect(parse(readFileSync(file, "utf8")).execGateway.image).toBe(`${GATEWAY}@${digest("d")}`);
+    expect(parse(readFileSync(file, "utf8")).execGateway.image.digest).toBe(digest("d"));
     const bad = spawnSync(process.execPath, [tsx, script, file, `${GATEWAY}=sha256:short`], { encoding: "utf8" });
     expect(bad.status).toBe(1);
     expect(bad.stderr).toBe(`pin-digests: the digest of ${GATEWAY} must be sha256:<64 hex digits>, not "sha256:short"\n`);
@@ -117,9 +123,9 @@ describe("package-chart", () => {
   const out = path.join(scratch, "packages");
 
   it("packages the release's chart: its version, the digests pinned, lint --strict under Helm 3 and 4, and the Deployment runs the pinned image", () => {
-    const { file, pinned } = packageChart({ version: "1.2.3", out, helm: helm4.path, digests: parseMapping([`${GATEWAY}=${digest("e")}`]) });
+    const { file, pinned } = packageChart({ version: "1.2.3", out, helm: helm4.path, digests: parseMapping([`${GATEWAY}=${digest("e")}`, `${WORKSPACE}=${digest("f")}`]) });
     expect(file).toBe(path.join(out, "entryway-1.2.3.tgz"));
-    expect(pinned.map((p) => p.to)).toEqual([`${GATEWAY}@${digest("e")}`]);
+    expect(pinned.map((p) => p.to)).toEqual([digest("e"), digest("f")]);
     for (const helm of [helm4, helm3]) {
       const lint = helmLint(helm, file);
       expect(lint.output).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
@@ -128,6 +134,9 @@ describe("package-chart", () => {
     const objects = helmTemplate(helm4, file, { valuesFiles: [path.join(chartDir, "ci/exec-gateway-kubernetes.yaml")] });
     const deployment = objects.find((o) => o.kind === "Deployment" && o.metadata?.name === "entryway-exec-gateway") as { spec: { template: { spec: { containers: { image: string }[] } } } } | undefined;
     expect(deployment?.spec.template.spec.containers[0].image).toBe(`${GATEWAY}@${digest("e")}`);
+    const workspaces = helmTemplate(helm4, file, { valuesFiles: [path.join(chartDir, "ci/ssh-one-workspace.yaml")] });
+    const workspace = workspaces.find((o) => o.kind === "StatefulSet") as { spec: { template: { spec: { containers: { image: string }[] } } } } | undefined;
+    expect(workspace?.spec.template.spec.containers[0].image).toBe(`${WORKSPACE}@${digest("f")}`);
     const meta = spawnSync("tar", ["-xzOf", file, "entryway/Chart.yaml"], { encoding: "utf8" });
     expect(parse(meta.stdout)).toMatchObject({ name: "entryway", version: "1.2.3", appVersion: "1.2.3" });
   });
@@ -156,8 +165,9 @@ describe("version (set before tagging, checked by the release's first job)", () 
       "package-lock.json: @entryway/gateway is 7.8.9",
       "gateway/package.json: depends on @entryway/ssh-config 7.8.9",
       "charts/entryway/Chart.yaml: appVersion is 7.8.9",
-      "charts/entryway/values.yaml: ghcr.io/entryway/exec-gateway:7.8.9",
-      "components/ssh/ssh-workspace.ts: ghcr.io/entryway/ssh-workspace:7.8.9",
+      "charts/entryway/values.yaml: entryway/exec-gateway tag 7.8.9",
+      "charts/entryway/values.yaml: entryway/ssh-workspace tag 7.8.9",
+      "components/ssh/ssh-workspace.ts: entryway/ssh-workspace tag 7.8.9",
     ]));
     // Lines changed per file: the versions only, nothing reformatted.
     const changed: Record<string, number> = {};
@@ -176,10 +186,10 @@ describe("version (set before tagging, checked by the release's first job)", () 
       "packages/ssh-config/package.json": 1,
       "gateway/package.json": 2,
       "charts/entryway/Chart.yaml": 2,
-      "charts/entryway/values.yaml": 1,
-      "charts/entryway/templates/ssh/workspaces.yaml": 1,
+      "charts/entryway/values.yaml": 2,
       "components/exec-gateway/config.ts": 1,
       "components/exec-gateway/index.ts": 1,
+      "components/ssh/config.ts": 1,
       "components/ssh/ssh-workspace.ts": 1,
     });
   });

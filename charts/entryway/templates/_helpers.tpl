@@ -148,3 +148,64 @@ spec:
   egress:
     - {{ include "entryway.dnsEgressRule" .root | indent 6 | trim }}
 {{- end -}}
+
+{{/*
+An image reference, as bitnami's common.images.image builds it (bitnami/charts
+bitnami/common/templates/_images.tpl): <registry>/<repository>:<tag>, or @<digest> in place of the
+tag when a digest is given; global.imageRegistry (a mirror) replaces every image's registry.
+imageReference() in components/shared/image.ts does the same. A repository or tag left "" falls
+back to the caller's (the RTE's come from its flavour and the app's tag).
+(dict "root" $ "image" <{registry, repository, tag, digest}> "repository" "" "tag" "")
+*/}}
+{{- define "entryway.image" -}}
+{{- $registry := default .image.registry .root.Values.global.imageRegistry -}}
+{{- $repository := default .repository .image.repository -}}
+{{- $name := ternary (printf "%s/%s" $registry $repository) $repository (ne $registry "") -}}
+{{- if .image.digest -}}
+{{- printf "%s@%s" $name .image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $name (default .tag .image.tag | toString) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+A pod template's metadata: the workload's labels over its podLabels (so a selector label is never
+replaced) and its own annotations over its podAnnotations. podMetadata() in
+components/shared/pod.ts does the same. (dict "labels" <labels YAML> "annotations" <dict> "pod" <workload values>)
+*/}}
+{{- define "entryway.podMetadata" -}}
+labels:
+  {{- merge (.labels | fromYaml) (.pod.podLabels | default dict) | toYaml | nindent 2 }}
+{{- with merge (.annotations | default dict) (.pod.podAnnotations | default dict) }}
+annotations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/*
+A pod spec's placement and pull fields: global.imagePullSecrets, then the workload's nodeSelector,
+tolerations, affinity, topologySpreadConstraints (in place of the workload's own "spread", a list)
+and priorityClassName. podPlacement() in components/shared/pod.ts does the same.
+(dict "root" $ "pod" <workload values> "spread" <list>)
+*/}}
+{{- define "entryway.podPlacement" -}}
+{{- with .root.Values.global.imagePullSecrets }}
+imagePullSecrets:
+  {{- range . }}
+  - name: {{ . }}
+  {{- end }}
+{{- end }}
+{{- range $field := list "nodeSelector" "tolerations" "affinity" }}
+{{- with index $.pod $field }}
+{{ $field }}:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+{{- with .pod.topologySpreadConstraints | default .spread }}
+topologySpreadConstraints:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .pod.priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+{{- end -}}

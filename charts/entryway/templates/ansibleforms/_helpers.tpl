@@ -190,7 +190,7 @@ ghcr.io/ansibleforms/ansibleforms-rte-<full|core|base>, at the given tag or the 
 (components/ansibleforms/common.ts rteImage; upstream ansibleforms server/src/runners/README.md).
 */}}
 {{- define "entryway.af.rteImage" -}}
-{{- printf "%s:%s" (default (printf "ghcr.io/ansibleforms/ansibleforms-rte-%s" (default "full" .s.flavor)) .s.image) (default .defaultTag .s.tag) -}}
+{{- include "entryway.image" (dict "root" .root "image" .s.image "repository" (printf "ansibleforms/ansibleforms-rte-%s" (default "full" .s.flavor)) "tag" .defaultTag) -}}
 {{- end -}}
 
 {{/*
@@ -244,7 +244,7 @@ The RTE container and its volumes, as JSON (dict "container" ... "volumes" ...).
 {{- $ready := dict "httpGet" (dict "path" "/ready" "port" .port) "periodSeconds" 10 "timeoutSeconds" 5 "failureThreshold" 3 -}}
 {{- $container := dict
   "name" "rte"
-  "image" (include "entryway.af.rteImage" (dict "s" $s "defaultTag" .defaultTag))
+  "image" (include "entryway.af.rteImage" (dict "root" .root "s" $s "defaultTag" .defaultTag))
   "imagePullPolicy" "IfNotPresent"
   "ports" (list (dict "name" "rte" "containerPort" .port "protocol" "TCP"))
   "env" $env

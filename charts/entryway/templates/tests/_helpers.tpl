@@ -30,20 +30,18 @@ kind: Pod
 metadata:
   name: {{ include "entryway.name" (dict "root" .root "part" (printf "test-%s" .part)) }}
   namespace: {{ .namespace | default .root.Release.Namespace }}
-  labels:
-    {{- include "entryway.labels" (dict "root" .root "name" "entryway-test" "component" .part) | nindent 4 }}
-    sidecar.istio.io/inject: "false"
-  annotations:
-    {{- include "entryway.tests.hookAnnotations" (dict "weight" "0") | nindent 4 }}
+  {{- $labels := merge (include "entryway.labels" (dict "root" .root "name" "entryway-test" "component" .part) | fromYaml) (dict "sidecar.istio.io/inject" "false") }}
+  {{- include "entryway.podMetadata" (dict "labels" ($labels | toYaml) "annotations" (include "entryway.tests.hookAnnotations" (dict "weight" "0") | fromYaml) "pod" $t) | nindent 2 }}
 spec:
   restartPolicy: Never
+  {{- with include "entryway.podPlacement" (dict "root" .root "pod" $t) | trim }}{{ . | nindent 2 }}{{ end }}
   automountServiceAccountToken: false
   enableServiceLinks: {{ .serviceLinks | default false }}
   securityContext:
     {{- include "entryway.podSecurityContext" (dict "user" (int $t.runAsUser)) | nindent 4 }}
   containers:
     - name: test
-      image: {{ $t.image | quote }}
+      image: {{ include "entryway.image" (dict "root" .root "image" $t.image) | quote }}
       imagePullPolicy: IfNotPresent
       command: ["sh", "-c", {{ .root.Files.Get (printf "files/tests/%s" .script) | quote }}]
       env:
