@@ -84,9 +84,9 @@ beforeAll(() => {
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe("the packed package", () => {
-  it("ships the built library, its types and the chart, and no tests or sources", () => {
+  it("ships the built library, its types, the chart and the docs README links to, and no tests or sources", () => {
     expect(packedFiles).toEqual(
-      expect.arrayContaining(["dist/components/index.js", "dist/components/index.d.ts", "dist/components/exec-gateway/index.d.ts", "charts/entryway/Chart.yaml", "README.md"]),
+      expect.arrayContaining(["dist/components/index.js", "dist/components/index.d.ts", "dist/components/exec-gateway/index.d.ts", "charts/entryway/Chart.yaml", "README.md", "docs/ssh-workspaces.md", "docs/reference.md"]),
     );
     expect(packedFiles.filter((f) => /^(test|scripts|policies|gateway|packages)\//.test(f) || /(^|\/)gateway\//.test(f) || /\.ts$/.test(f) && !f.endsWith(".d.ts"))).toEqual([]);
   });
