@@ -50,6 +50,8 @@ class Player {
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** Wall clock (ms) and cast position when playback last (re)started. */
   private anchor = { at: 0, position: 0 };
+  /** Writes xterm.js has not parsed yet: its write() is asynchronous. */
+  private pendingWrites = 0;
   playing = false;
 
   constructor(
@@ -59,6 +61,11 @@ class Player {
 
   get done(): boolean {
     return this.index >= this.cast.events.length;
+  }
+
+  /** Whether the screen shows every event written so far (xterm.js has parsed them all). */
+  get settled(): boolean {
+    return this.pendingWrites === 0;
   }
 
   /** The cast's position now, in seconds. */
@@ -103,7 +110,10 @@ class Player {
   private apply(due: (event: { time: number }) => boolean): void {
     let output = "";
     const flush = () => {
-      if (output) this.term.write(output);
+      if (output) {
+        this.pendingWrites++;
+        this.term.write(output, () => this.pendingWrites--);
+      }
       output = "";
     };
     for (; this.index < this.cast.events.length && due(this.cast.events[this.index]!); this.index++) {
@@ -250,7 +260,7 @@ async function main(): Promise<void> {
         return renderer();
       },
       get state() {
-        return player ? { position: player.now(), duration: player.cast.duration, playing: player.playing, done: player.done } : null;
+        return player ? { position: player.now(), duration: player.cast.duration, playing: player.playing, done: player.done, settled: player.settled } : null;
       },
       seek: (seconds: number) => player?.seek(seconds),
     },

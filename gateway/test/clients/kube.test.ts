@@ -85,7 +85,8 @@ describe("Kubernetes targets in the CLI and the web page (stand-in API server + 
 
   it("CLI: a pod's container, a StatefulSet instance, a refused namespace, a missing pod", async () => {
     const env = cleanEnv(home, { ENTRYWAY_GATEWAY: base, ENTRYWAY_TOKEN: "alice-token" });
-    const pod = await runCli(["enter", "team-a/api-1/sidecar"], { env, input: "echo pod-$((6*7))\nexit 5\n" });
+    // Input is piped, which picks pipe mode; --tty asks for the terminal an interactive user gets.
+    const pod = await runCli(["enter", "--tty", "team-a/api-1/sidecar"], { env, input: "echo pod-$((6*7))\nexit 5\n" });
     expect(pod.stdout).toMatch(/^pod-42\r?$/m);
     expect(pod).toMatchObject({ code: 5, stderr: "" });
     expect(kube.execs.at(-1)).toMatchObject({ namespace: "team-a", pod: "api-1", container: "sidecar", tty: true });

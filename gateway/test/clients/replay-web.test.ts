@@ -22,7 +22,7 @@ interface XtermLike {
 /** What the tests read in the pages (typed here: the gateway's TypeScript has no DOM library). */
 interface PageGlobals {
   entryway?: { terminal?: XtermLike; ended: { text: string } | null };
-  entrywayReplay?: { terminal: XtermLike; state: { position: number; duration: number; playing: boolean; done: boolean } | null };
+  entrywayReplay?: { terminal: XtermLike; state: { position: number; duration: number; playing: boolean; done: boolean; settled: boolean } | null };
   reportCspViolation(text: string): void;
   document: { addEventListener(type: "securitypolicyviolation", listener: (event: { violatedDirective: string; blockedURI: string }) => void): void };
 }
@@ -49,6 +49,8 @@ async function seekTo(page: Page, seconds: number): Promise<void> {
     input.value = String(value);
     input.dispatchEvent(new Event("input"));
   }, seconds);
+  // xterm.js parses writes asynchronously: wait until the screen shows what the seek wrote.
+  await expect.poll(() => replayState(page)).toMatchObject({ settled: true });
 }
 
 describeNeeding({ podman: podmanAvailable(), [CHROMIUM]: existsSync(CHROMIUM) }, "replay page in Chromium against a recording gateway on podman", () => {
@@ -121,7 +123,7 @@ describeNeeding({ podman: podmanAvailable(), [CHROMIUM]: existsSync(CHROMIUM) },
     await expect.poll(() => rows.count()).toBe(1);
     expect(await rows.first().locator("td").allTextContents()).toEqual([expect.any(String), "alice", "docker/replay-web-box", expect.stringMatching(/^0:\d\d$/), expect.stringMatching(/ KiB$/), "Replay"]);
     await rows.first().getByRole("button", { name: "Replay" }).click();
-    await expect.poll(() => replayState(replay), { timeout: 60_000 }).toMatchObject({ done: true, playing: false });
+    await expect.poll(() => replayState(replay), { timeout: 60_000 }).toMatchObject({ done: true, playing: false, settled: true });
     expect(await bufferText(replay, "replay")).toBe(shown);
     expect(new URL(replay.url()).searchParams.get("id")).toMatch(/^\d{4}-\d\d-\d\dT/);
 
@@ -135,7 +137,7 @@ describeNeeding({ podman: podmanAvailable(), [CHROMIUM]: existsSync(CHROMIUM) },
     await seekTo(replay, 0);
     await replay.locator("#speed").selectOption("8");
     await replay.getByRole("button", { name: "Play" }).click();
-    await expect.poll(() => replayState(replay), { timeout: 60_000 }).toMatchObject({ done: true, playing: false });
+    await expect.poll(() => replayState(replay), { timeout: 60_000 }).toMatchObject({ done: true, playing: false, settled: true });
     expect(await bufferText(replay, "replay")).toBe(shown);
 
     // The deep link, in a tab of a user who is no reviewer: back to signing in, told why.
