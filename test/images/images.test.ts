@@ -4,12 +4,14 @@
  *   capabilities, against podman's Docker API socket mounted in; a client speaking Entry's protocol
  *   gets a shell in a target container through it, authorized by a webhook on loopback.
  * - images/ssh-workspace/Dockerfile: its entrypoint starts sshd as the workspace user under the
- *   pod's restrictions (test/images/workspace.ts), and ssh runs a command in it.
+ *   pod's restrictions (test/images/workspace.ts), and ssh runs a command in it, directly and through
+ *   the Istio gateway model of the chart (test/ssh/istio-gateway-model.ts) with the repository's own
+ *   script (scripts/e2e/ssh-through-gateway.sh: `entryway connect-proxy` as the ProxyCommand).
  * Bases are made here (test/images/bases.ts): no registry is reachable. Build times and image sizes
  * are printed, not asserted.
  */
-import { execFile, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { execFile, spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -17,9 +19,10 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EntryClient } from "../../gateway/test/helpers/client";
 import { podmanAvailable, startPodman, type Podman } from "../../gateway/test/helpers/podman";
-import { repoRoot } from "../harness/helm";
+import { helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
 import { freePort, waitForPort } from "../harness/net";
 import { DEBIAN_BASE, makeBases, NODE_BASE, NPM_CACHE_DIR } from "./bases";
+import { buildGatewayEnvoy, startGatewayModel } from "../ssh/istio-gateway-model";
 import { startWorkspaceContainer, type WorkspaceContainer } from "./workspace";
 
 const runFile = promisify(execFile);
@@ -218,6 +221,41 @@ describe.skipIf(!toolsPresent)("images built with podman and run as users run th
     it("writes only to the home volume and the emptyDirs: the root filesystem is read-only", () => {
       const result = ssh("for f in ~/kept /tmp/scratch /run/entryway/scratch /etc/x /usr/local/x; do touch $f 2>/dev/null && echo \"$f yes\" || echo \"$f no\"; done");
       expect(result.stdout).toBe(["/home/dev/kept yes", "/tmp/scratch yes", "/run/entryway/scratch yes", "/etc/x no", "/usr/local/x no", ""].join("\n"));
+    });
+
+    it("is reached through the CONNECT gateway of the chart (the Istio model) with entryway connect-proxy, and an undeclared workspace is refused", async () => {
+      const objects = helmTemplate(helmBinaries()[0], join(repoRoot, "charts/entryway"), { valuesFiles: [join(repoRoot, "charts/entryway/ci/ssh-one-workspace.yaml")] });
+      const envoy = buildGatewayEnvoy({ objects, gatewayName: "entryway-connect-gateway" });
+      expect(envoy.rejected).toBeUndefined();
+      const clusters = [...envoy.clusters].filter((c) => c.startsWith("outbound|22||"));
+      expect(clusters).toHaveLength(1);
+      const fqdn = clusters[0]!.split("||")[1]!;
+      const model = await startGatewayModel(envoy, { [clusters[0]!]: workspace.port });
+      try {
+        // The container's host key, known by the workspace's cluster name (port 22, as users reach it).
+        const knownHosts = join(podman.dir, "known_hosts.gateway");
+        writeFileSync(knownHosts, readFileSync(workspace.knownHostsFile, "utf8").replace(/^\S+/, fqdn));
+        const script = (target: string) =>
+          new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+            const child = spawn("bash", [join(repoRoot, "scripts/e2e/ssh-through-gateway.sh")], {
+              env: { ...process.env, E2E_DIR: join(podman.dir, "e2e"), GATEWAY: `127.0.0.1:${model.port}`, WORKSPACE: target, SSH_USER: workspace.user, IDENTITY_FILE: workspace.identityFile, KNOWN_HOSTS: knownHosts },
+              stdio: ["ignore", "pipe", "pipe"],
+            });
+            let stdout = "";
+            let stderr = "";
+            child.stdout.on("data", (chunk: Buffer) => (stdout += chunk));
+            child.stderr.on("data", (chunk: Buffer) => (stderr += chunk));
+            child.on("error", reject);
+            child.on("close", (status) => resolve({ status, stdout, stderr }));
+          });
+        expect(await script(fqdn)).toEqual({ status: 0, stdout: `ssh through 127.0.0.1:${model.port} to ${workspace.user}@${fqdn}: ok\n`, stderr: "" });
+        const undeclared = fqdn.replace(/^[^.]+/, "nosuch");
+        const refused = await script(undeclared);
+        expect(refused.status).not.toBe(0);
+        expect(refused.stderr).toContain(`entryway connect-proxy: the gateway 127.0.0.1:${model.port} refused ${undeclared}:22: 404 Not Found`);
+      } finally {
+        await model.close();
+      }
     });
 
     it("refuses a key that is not in the mounted authorized_keys", async () => {
