@@ -3,17 +3,9 @@
 // output at its pace, play/pause, speed, and a seek bar. /replay?id=<id> opens one recording.
 import type { Terminal } from "@xterm/xterm";
 import { parseCast, parseResize, type Cast } from "../src/asciicast.js";
+import type { RecordingSummary } from "../src/recordings.js";
 import { openTerminal, styleElementsWithNonce } from "./xterm-setup.js";
 import "./replay.css";
-
-interface RecordingSummary {
-  id: string;
-  user: string;
-  target: string;
-  start: string;
-  duration: number;
-  size: number;
-}
 
 const TOKEN_KEY = "entryway.token";
 const RECORDINGS = "/v1/recordings";
