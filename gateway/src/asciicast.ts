@@ -87,3 +87,39 @@ export function recordingStart(id: string): Date | null {
   return Number.isNaN(start.getTime()) ? null : start;
 }
 
+
+/**
+ * The terminal queries a recording may hold, after xterm's control sequences
+ * (invisible-island.net/xterm/ctlseqs/ctlseqs.html): device status and cursor position reports
+ * (CSI [?] Ps n), device attributes (CSI [>=] Ps c), XTVERSION (CSI > Ps q), mode reports
+ * (CSI [?] Ps $ p), window reports (CSI 11/13-16/18-21 t), colour and clipboard queries
+ * (OSC 4/5/10-19/52 ... ; ? ST) and DECRQSS/XTGETTCAP (DCS $ q / DCS + q ... ST).
+ */
+// eslint-disable-next-line no-control-regex -- escape sequences are what it matches
+const TERMINAL_QUERY = /\x1b\[(?:\??\d*(?:;\d*)*n|[>=]?\d*c|>\d*q|\??\d+\$p|(?:1[1345689]|2[01])(?:;\d*)*t)|\x1b\](?:[45];\d+|1\d|52;[a-z0-9]*);\?(?:\x07|\x1b\\)|\x1bP[$+]q[^\x07\x1b]*(?:\x07|\x1b\\)/g;
+/** A tail that may be the start of a query cut by an event boundary (a sequence still open). */
+// eslint-disable-next-line no-control-regex -- escape sequences are what it matches
+const OPEN_SEQUENCE = /\x1b(?:\[[\d;?>=$]*|\][\d;a-z?]*\x1b?|P[$+]?q?[^\x07\x1b]*\x1b?)?$/;
+
+/**
+ * The output events without terminal queries. Played back, a query makes the local terminal answer
+ * on its input (busybox ash asks for the cursor position with ESC [6n), and an answer that arrives
+ * after playback lands on the replayed screen; the recorded session already had its answers. A
+ * query cut between two events is found by holding an open sequence back to the next event.
+ */
+export function withoutTerminalQueries(events: CastEvent[]): CastEvent[] {
+  const played: CastEvent[] = [];
+  let held = "";
+  for (const event of events) {
+    if (event.code !== "o") {
+      played.push(event);
+      continue;
+    }
+    const text = (held + event.data).replace(TERMINAL_QUERY, "");
+    const open = OPEN_SEQUENCE.exec(text);
+    held = open && open[0].length < 256 ? open[0] : "";
+    played.push({ ...event, data: held ? text.slice(0, -held.length) : text });
+  }
+  if (held) played.push({ time: events.at(-1)!.time, code: "o", data: held });
+  return played;
+}

@@ -6,7 +6,7 @@ import http from "node:http";
 import https from "node:https";
 import { rootCertificates } from "node:tls";
 import { parseArgs } from "node:util";
-import { parseCast, playbackTimes, recordingStart, type Cast } from "../asciicast.js";
+import { parseCast, playbackTimes, recordingStart, withoutTerminalQueries, type Cast } from "../asciicast.js";
 import { isLoopbackHost } from "../net.js";
 import { classifyConnectError, EnterError, ExitCode, resolveSettings } from "./enter-options.js";
 
@@ -69,10 +69,9 @@ function download(url: URL, token: string, timeoutMs: number, ca: string | undef
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * While playing, the local terminal is raw and its input is read and dropped: a recording holds the
- * shell's queries (busybox ash asks for the cursor position with ESC [6n), and the local terminal
- * answers them on stdin, which a cooked terminal would echo onto the replayed screen. Ctrl-C or q
- * stops. Returns the function that restores the terminal.
+ * While playing, the local terminal is raw and its input is read and dropped (the recording's
+ * queries are taken out before playback, see withoutTerminalQueries). Ctrl-C or q stops. Returns
+ * the function that restores the terminal.
  */
 function muteInput(stop: () => void): () => void {
   const stdin = process.stdin;
@@ -92,7 +91,8 @@ function muteInput(stop: () => void): () => void {
 
 /** Writes each output event at its time; resizes cannot change the local terminal and are skipped. */
 async function play(text: string, speed: number, maxIdle: number | undefined, out: NodeJS.WritableStream): Promise<void> {
-  const cast = parseCast(text);
+  const parsed = parseCast(text);
+  const cast = { ...parsed, events: withoutTerminalQueries(parsed.events) };
   const times = playbackTimes(cast.events, speed, maxIdle);
   let stopped = false;
   const restore = muteInput(() => (stopped = true));

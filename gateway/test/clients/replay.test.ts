@@ -5,7 +5,7 @@ import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseCast, playbackTimes } from "../../src/asciicast.js";
+import { parseCast, playbackTimes, withoutTerminalQueries, type CastEvent } from "../../src/asciicast.js";
 import { recordingUrl } from "../../src/cli/replay.js";
 import { tokenAuthorizer } from "../helpers/gateway.js";
 import { describeNeeding } from "../helpers/tools.js";
@@ -34,6 +34,20 @@ describe("asciicast reading and timing", () => {
     ['{"version": 2, "width": 80, "height": 24}\n[1, "o"]', /line 2/],
   ])("refuses %j", (text, message) => {
     expect(() => parseCast(text)).toThrow(message);
+  });
+
+  it("takes out the terminal queries a replay would make the local terminal answer, and keeps everything else", () => {
+    const output = (...data: string[]): CastEvent[] => data.map((d, i) => ({ time: i, code: "o", data: d }));
+    const played = (events: CastEvent[]) => withoutTerminalQueries(events).filter((e) => e.code === "o").map((e) => e.data).join("");
+    // Cursor position and device status, device attributes, a window report, a colour and a clipboard query.
+    expect(played(output("/ # \u001b[6n", "ls\u001b[c\u001b[>0c\u001b[18t\u001b]11;?\u0007\u001b]52;c;?\u001b\\ done"))).toBe("/ # ls done");
+    // A query cut between two events is still found, and the events keep their order and times.
+    const split = withoutTerminalQueries(output("a\u001b[", "6nb", "\u001b]1", "0;?\u0007c"));
+    expect(split.map((e) => e.data)).toEqual(["a", "b", "", "c"]);
+    // Colours, cursor moves, titles and resizes stay.
+    const kept = "\u001b[1;33mx\u001b[0m\u001b[6;5H\u001b]0;title\u0007\u001b[2J\u001b[?25l";
+    expect(played(output(kept.slice(0, 7), kept.slice(7)))).toBe(kept);
+    expect(withoutTerminalQueries([{ time: 0, code: "r", data: "80x24" }])).toEqual([{ time: 0, code: "r", data: "80x24" }]);
   });
 
   it("fetches ids over https, or plain http only from loopback", () => {
