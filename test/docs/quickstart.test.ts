@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vites
 import { parse } from "yaml";
 import { podmanAvailable, startPodman, type Podman } from "../../gateway/test/helpers/podman";
 import { repoRoot } from "../harness/helm";
+import { run as runProcess, type ProcessResult } from "../harness/process";
 
 /** The fenced blocks of the README's "## Quick start" section, each as its commands (comments dropped). */
 function quickStartBlocks(readme: string): string[][] {
@@ -37,25 +38,7 @@ function newcomerEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { PATH: NEWCOMER_PATH, HOME: os.homedir(), LANG: "C.UTF-8", TMPDIR: scratch, ...extra };
 }
 
-interface Result {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(command: string, cwd: string, env: NodeJS.ProcessEnv, input = ""): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn("bash", ["-c", command], { cwd, env, stdio: ["pipe", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("error", reject);
-    child.on("close", (status) => resolve({ status, stdout, stderr }));
-    child.stdin.on("error", () => {}); // a command may end without reading its input (EPIPE)
-    child.stdin.end(input);
-  });
-}
+const run = (command: string, cwd: string, env: NodeJS.ProcessEnv, input = "") => runProcess("bash", ["-c", command], { cwd, env, input });
 
 /** A fresh clone of the commit checked out here (committed content only). */
 async function freshClone(name: string): Promise<string> {
@@ -91,7 +74,7 @@ describe("README quick start", () => {
 
   describe("the first command on a fresh clone", () => {
     let clone: string;
-    let result: Result;
+    let result: ProcessResult;
     beforeAll(async () => {
       clone = await freshClone("render");
       // The machine's npm cache, used first (no revalidation of what it holds): the set-up still

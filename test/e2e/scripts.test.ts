@@ -27,6 +27,7 @@ import { startGateway } from "../../gateway/test/helpers/gateway";
 import { startKubeStandin } from "../../gateway/test/helpers/kube-standin";
 import { helmBinaries, helmLint, helmTemplate, repoRoot } from "../harness/helm";
 import { freePort, waitForPort } from "../harness/net";
+import { run } from "../harness/process";
 import { assertValidObjects } from "../harness/validate";
 import { buildGatewayEnvoy, startGatewayModel } from "../ssh/istio-gateway-model";
 
@@ -94,18 +95,8 @@ afterAll(() => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-/** Runs a script asynchronously: the gateway model and the gateway serve from this process. */
-function runScript(script: string, env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn("bash", [path.join(e2eDir, script)], { env: { ...process.env, E2E_DIR: path.join(scratch, "e2e"), ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c: Buffer) => (stdout += c));
-    child.stderr.on("data", (c: Buffer) => (stderr += c));
-    child.on("error", reject);
-    child.on("close", (status) => resolve({ status, stdout, stderr }));
-  });
-}
+/** Runs a script without blocking: the gateway model and the gateway serve from this process. */
+const runScript = (script: string, env: Record<string, string>) => run("bash", [path.join(e2eDir, script)], { env: { ...process.env, E2E_DIR: path.join(scratch, "e2e"), ...env } });
 
 describe.runIf(missing.length === 0)("the e2e scripts, run here", () => {
   it("ssh-through-gateway.sh: through the modelled gateway of the installed chart to the workspace image's sshd; refused when the workspace is not declared", async () => {

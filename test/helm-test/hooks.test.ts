@@ -11,7 +11,7 @@
  *    send the Gateway host as SNI, reaching the Service's address through --resolve).
  * Needs curl and openssl; under CI=true a missing tool fails the suite.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
@@ -23,6 +23,7 @@ import { fakeBackend } from "../../gateway/test/helpers/fake-backend";
 import { startGateway, tokenAuthorizer } from "../../gateway/test/helpers/gateway";
 import { chartScenarios, helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
 import { assertValidObjects, type ObjectLike } from "../harness/validate";
+import { run } from "../harness/process";
 import { allViolations, asResource } from "../policies/run-policies";
 import { buildGatewayEnvoy, startGatewayModel } from "../ssh/istio-gateway-model";
 import { allows, networkPolicies, type PodEndpoint } from "../harness/network-policy";
@@ -172,21 +173,13 @@ function kubeExpand(input: string, vars: Record<string, string>): string {
  * Service environment variables given), with its in-cluster addresses swapped for loopback ones.
  * Asynchronous: the gateway model serves from this process.
  */
-function runTestPod(pod: Obj, options: { serviceEnv?: Record<string, string>; rewrite: (name: string, value: string) => string; extraEnv?: Record<string, string> }): Promise<{ status: number | null; stdout: string; stderr: string }> {
+function runTestPod(pod: Obj, options: { serviceEnv?: Record<string, string>; rewrite: (name: string, value: string) => string; extraEnv?: Record<string, string> }) {
   const container = pod.spec.containers[0];
   const serviceEnv = pod.spec.enableServiceLinks ? options.serviceEnv ?? {} : {};
   const env: Record<string, string> = { ...serviceEnv };
   for (const { name, value } of container.env as { name: string; value: string }[]) env[name] = options.rewrite(name, kubeExpand(value, env));
   const [command, ...args] = (container.command as string[]).map((part) => kubeExpand(part, env));
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env: { PATH: process.env.PATH, ...env, ...options.extraEnv }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c: Buffer) => (stdout += c));
-    child.stderr.on("data", (c: Buffer) => (stderr += c));
-    child.on("error", reject);
-    child.on("close", (status) => resolve({ status, stdout, stderr }));
-  });
+  return run(command, args, { env: { PATH: process.env.PATH, ...env, ...options.extraEnv } });
 }
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), "entryway-helm-test-"));

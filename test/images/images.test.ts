@@ -10,7 +10,7 @@
  * Bases are made here (test/images/bases.ts): no registry is reachable. Build times and image sizes
  * are printed, not asserted.
  */
-import { execFile, spawn, spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -21,6 +21,7 @@ import { EntryClient } from "../../gateway/test/helpers/client";
 import { podmanAvailable, startPodman, type Podman } from "../../gateway/test/helpers/podman";
 import { helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
 import { freePort, waitForPort } from "../harness/net";
+import { run } from "../harness/process";
 import { DEBIAN_BASE, makeBases, NODE_BASE, NPM_CACHE_DIR } from "./bases";
 import { buildGatewayEnvoy, startGatewayModel } from "../ssh/istio-gateway-model";
 import { startWorkspaceContainer, type WorkspaceContainer } from "./workspace";
@@ -236,17 +237,8 @@ describe.skipIf(!toolsPresent)("images built with podman and run as users run th
         const knownHosts = join(podman.dir, "known_hosts.gateway");
         writeFileSync(knownHosts, readFileSync(workspace.knownHostsFile, "utf8").replace(/^\S+/, fqdn));
         const script = (target: string) =>
-          new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-            const child = spawn("bash", [join(repoRoot, "scripts/e2e/ssh-through-gateway.sh")], {
-              env: { ...process.env, E2E_DIR: join(podman.dir, "e2e"), GATEWAY: `127.0.0.1:${model.port}`, WORKSPACE: target, SSH_USER: workspace.user, IDENTITY_FILE: workspace.identityFile, KNOWN_HOSTS: knownHosts },
-              stdio: ["ignore", "pipe", "pipe"],
-            });
-            let stdout = "";
-            let stderr = "";
-            child.stdout.on("data", (chunk: Buffer) => (stdout += chunk));
-            child.stderr.on("data", (chunk: Buffer) => (stderr += chunk));
-            child.on("error", reject);
-            child.on("close", (status) => resolve({ status, stdout, stderr }));
+          run("bash", [join(repoRoot, "scripts/e2e/ssh-through-gateway.sh")], {
+            env: { ...process.env, E2E_DIR: join(podman.dir, "e2e"), GATEWAY: `127.0.0.1:${model.port}`, WORKSPACE: target, SSH_USER: workspace.user, IDENTITY_FILE: workspace.identityFile, KNOWN_HOSTS: knownHosts },
           });
         expect(await script(fqdn)).toEqual({ status: 0, stdout: `ssh through 127.0.0.1:${model.port} to ${workspace.user}@${fqdn}: ok\n`, stderr: "" });
         const undeclared = fqdn.replace(/^[^.]+/, "nosuch");

@@ -10,7 +10,6 @@
  *
  * Everything listens on 127.0.0.1 only.
  */
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
@@ -19,6 +18,7 @@ import { sshConfigBlock } from "@entryway/ssh-config";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
 import { npmPack, run, type PackedPackage } from "../harness/npm";
+import { run as runText } from "../harness/process";
 import { buildGatewayEnvoy, startGatewayModel, type RunningGatewayModel } from "../ssh/istio-gateway-model";
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), "entryway-cli-"));
@@ -26,20 +26,10 @@ const prefix = path.join(scratch, "prefix");
 const entrywayBin = path.join(prefix, "bin", "entryway");
 let gatewayPackage: PackedPackage;
 
-/** Runs the installed `entryway` without blocking this process (the gateway model lives here). */
-function entryway(args: string[], input = ""): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    // The prefix's bin/ first, as after `npm install -g`; the CLI's `#!/usr/bin/env node` finds this Node.
-    const child = spawn(entrywayBin, args, { env: { ...process.env, PATH: `${path.dirname(entrywayBin)}:${path.dirname(process.execPath)}:${process.env.PATH}` } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on("error", reject);
-    child.on("close", (status) => resolve({ status, stdout, stderr }));
-    child.stdin.on("error", () => undefined); // a refused tunnel ends before stdin is read
-    child.stdin.end(input);
-  });
+/** Runs the installed `entryway` (the gateway model lives in this process). */
+function entryway(args: string[], input = "") {
+  // The prefix's bin/ first, as after `npm install -g`; the CLI's `#!/usr/bin/env node` finds this Node.
+  return runText(entrywayBin, args, { input, env: { ...process.env, PATH: `${path.dirname(entrywayBin)}:${path.dirname(process.execPath)}:${process.env.PATH}` } });
 }
 
 beforeAll(() => {

@@ -3,27 +3,17 @@
  * SshWorkspace component), `entryway ssh-config`, and `entryway connect-proxy` against a stand-in
  * gateway that answers like Envoy does (404 for an undeclared workspace, 403, 200 with early data).
  */
-import { spawn } from "node:child_process";
 import net from "node:net";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { sshConfigBlock } from "@entryway/ssh-config";
 import { repoRoot } from "../harness/helm";
+import { runBytes } from "../harness/process";
 
 const tsx = path.join(repoRoot, "node_modules/tsx/dist/cli.mjs");
 const main = path.join(repoRoot, "gateway/src/cli/main.ts");
+const entryway = (args: string[], input = "") => runBytes(process.execPath, [tsx, main, ...args], { input });
 
-function entryway(args: string[], input = ""): Promise<{ status: number | null; stdout: Buffer; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [tsx, main, ...args]);
-    const out: Buffer[] = [];
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on("close", (status) => resolve({ status, stdout: Buffer.concat(out), stderr }));
-    child.stdin.end(input);
-  });
-}
 
 const base = { alias: "alice", hostName: "entryway-ws-alice.dev.svc.cluster.local", user: "dev", gateway: "ssh.example.com:2222" };
 

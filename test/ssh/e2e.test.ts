@@ -34,6 +34,7 @@ import { parseStackConfig, Stack } from "../../components/stack";
 import { parseHostPort, sshConfigBlock, type SshConfigEntry } from "@entryway/ssh-config";
 import { chartScenarios, helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
 import { freePort, waitForPort } from "../harness/net";
+import { runBytes } from "../harness/process";
 import { outputOf, render } from "../harness/pulumi";
 import type { ObjectLike } from "../harness/validate";
 import { buildGatewayEnvoy, startGatewayModel, type RunningGatewayModel } from "./istio-gateway-model";
@@ -85,23 +86,6 @@ function run(command: string, args: string[], options: { input?: Buffer | string
   return { status: result.status, stdout: result.stdout, stderr: result.stderr?.toString() ?? "" };
 }
 
-/**
- * Runs a client whose traffic goes through the gateway model, which lives in this process: the
- * event loop must keep running (spawnSync would stall the model and the client would time out).
- */
-function runThroughGateway(command: string, args: string[], options: { input?: Buffer | string; env?: NodeJS.ProcessEnv } = {}): Promise<{ status: number | null; stdout: Buffer; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env: options.env ?? process.env, stdio: ["pipe", "pipe", "pipe"] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
-    child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
-    child.on("error", reject);
-    child.on("close", (status) => resolve({ status, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString() }));
-    child.stdin.on("error", () => undefined); // a refused tunnel closes stdin early
-    child.stdin.end(options.input ?? "");
-  });
-}
 
 const sha256 = (data: Buffer) => createHash("sha256").update(data).digest("hex");
 
@@ -273,7 +257,7 @@ describe.runIf(canRun)("ssh through the modelled Istio gateway, with the ssh con
         const blocks = hostBlocks(front.sshConfig);
         const config = sshConfigFile(`${front.name}-${client.proxy}`, blocks.map((b) => clientBlock(b, model.port, client.proxy)));
         for (const block of blocks) {
-          const result = await runThroughGateway("ssh", ["-F", config, block.alias, "echo through-the-gateway; id -un"], { env: env() });
+          const result = await runBytes("ssh", ["-F", config, block.alias, "echo through-the-gateway; id -un"], { env: env() });
           expect({ front: front.name, client: client.proxy, alias: block.alias, stderr: result.stderr, status: result.status }).toEqual({ front: front.name, client: client.proxy, alias: block.alias, stderr: "", status: 0 });
           expect(result.stdout.toString()).toBe(`through-the-gateway\n${user}\n`);
         }
@@ -292,10 +276,10 @@ describe.runIf(canRun)("ssh through the modelled Istio gateway, with the ssh con
       for (const client of CLIENTS) {
         const config = sshConfigFile(`bulk-${front.name}-${client.proxy}`, [clientBlock(block, model.port, client.proxy)]);
         const target = path.join(dir, `upload-${client.proxy}`);
-        const up = await runThroughGateway("ssh", ["-F", config, block.alias, `cat > ${target}`], { input: data, env: env() });
+        const up = await runBytes("ssh", ["-F", config, block.alias, `cat > ${target}`], { input: data, env: env() });
         expect(up.status, up.stderr).toBe(0);
         expect(sha256(readFileSync(target))).toBe(sha256(data));
-        const down = await runThroughGateway("ssh", ["-F", config, block.alias, `cat ${target}`], { env: env() });
+        const down = await runBytes("ssh", ["-F", config, block.alias, `cat ${target}`], { env: env() });
         expect(down.status, down.stderr).toBe(0);
         expect(down.stdout.length).toBe(data.length);
         expect(sha256(down.stdout)).toBe(sha256(data));
@@ -313,12 +297,12 @@ describe.runIf(canRun)("ssh through the modelled Istio gateway, with the ssh con
       for (const [hostName, port] of [[undeclared, 22], [declared, 2222]] as const) {
         const entry = clientBlock(block, model.port, "entryway", hostName).replace(/^ {2}Port 22$/m, `  Port ${port}`);
         const config = sshConfigFile(`refused-${front.name}`, [entry]);
-        const result = await runThroughGateway("ssh", ["-F", config, block.alias, "true"], { env: env() });
+        const result = await runBytes("ssh", ["-F", config, block.alias, "true"], { env: env() });
         expect(result.status).toBe(255);
         const lines = result.stderr.split("\n").filter((l) => l.startsWith("entryway connect-proxy:"));
         expect(lines).toEqual([`entryway connect-proxy: the gateway ${GATEWAY_HOST}:${model.port} refused ${hostName}:${port}: 404 Not Found (no workspace is declared at that address on this gateway)`]);
         // proxytunnel is refused the same way (ssh fails, nothing reaches sshd).
-        const viaProxytunnel = await runThroughGateway("ssh", ["-F", sshConfigFile(`refused-pt-${front.name}`, [clientBlock(block, model.port, "proxytunnel", hostName).replace(/^ {2}Port 22$/m, `  Port ${port}`)]), block.alias, "true"], { env: env() });
+        const viaProxytunnel = await runBytes("ssh", ["-F", sshConfigFile(`refused-pt-${front.name}`, [clientBlock(block, model.port, "proxytunnel", hostName).replace(/^ {2}Port 22$/m, `  Port ${port}`)]), block.alias, "true"], { env: env() });
         expect(viaProxytunnel.status).toBe(255);
         expect(viaProxytunnel.stdout.toString()).toBe("");
       }
@@ -337,7 +321,7 @@ describe.runIf(canRun)("ssh through the modelled Istio gateway, with the ssh con
     }
     const model = await gatewayFor({ ...front, objects });
     const [block] = hostBlocks(front.sshConfig);
-    const result = await runThroughGateway("ssh", ["-F", sshConfigFile("old-form", [clientBlock(block, model.port, "entryway")]), block.alias, "true"], { env: env() });
+    const result = await runBytes("ssh", ["-F", sshConfigFile("old-form", [clientBlock(block, model.port, "entryway")]), block.alias, "true"], { env: env() });
     expect(result.status).toBe(255);
     expect(result.stderr).toContain(`refused ${block.fields.HostName}:22: 404 Not Found`);
     expect(model.log.map((d) => [d.status, d.details])).toEqual([[404, "route_not_found (NR)"]]);
@@ -364,7 +348,7 @@ describe.runIf(canRun)("ssh through the modelled Istio gateway, with the ssh con
 
   it("TLS: a client that does not send the Gateway host as SNI finds no filter chain (connect-proxy says so in one line)", async () => {
     const model = await gatewayFor(fronts.find((f) => f.name === "chart ssh-tls.yaml")!);
-    const result = await runThroughGateway("entryway", ["connect-proxy", "--tls", "--ca-file", caFile, `127.0.0.1:${model.port}`, "entryway-ws-alice.entryway.svc.cluster.local", "22"], { input: "", env: env() });
+    const result = await runBytes("entryway", ["connect-proxy", "--tls", "--ca-file", caFile, `127.0.0.1:${model.port}`, "entryway-ws-alice.entryway.svc.cluster.local", "22"], { input: "", env: env() });
     expect(result.status).toBe(1);
     expect(result.stderr.trim().split("\n")).toHaveLength(1);
     expect(result.stderr).toMatch(/^entryway connect-proxy: (cannot reach|the gateway 127\.0\.0\.1:\d+ closed)/);
@@ -373,7 +357,7 @@ describe.runIf(canRun)("ssh through the modelled Istio gateway, with the ssh con
 
   it("TLS: connect-proxy refuses a gateway whose certificate it cannot verify, in one line", async () => {
     const model = await gatewayFor(fronts.find((f) => f.name === "chart ssh-tls.yaml")!);
-    const result = await runThroughGateway("entryway", ["connect-proxy", "--tls", `${GATEWAY_HOST}:${model.port}`, "entryway-ws-alice.entryway.svc.cluster.local", "22"], { input: "", env: env() });
+    const result = await runBytes("entryway", ["connect-proxy", "--tls", `${GATEWAY_HOST}:${model.port}`, "entryway-ws-alice.entryway.svc.cluster.local", "22"], { input: "", env: env() });
     expect(result.status).toBe(1);
     expect(result.stderr.trim().split("\n")).toHaveLength(1);
     expect(result.stderr).toMatch(/^entryway connect-proxy: cannot reach the gateway localhost:\d+: .*(certificate|issuer)/);
@@ -560,7 +544,7 @@ describe.runIf(canRunAsOtherUser)("sshd as the workspace user (non-root, no capa
   });
 
   it("logs the workspace user in through the gateway with the generated block", async () => {
-    const result = await runThroughGateway("ssh", ["-F", path.join(nrDir, "ssh.config"), "ws-nonroot", "id -u; echo $HOME"], { env: env() });
+    const result = await runBytes("ssh", ["-F", path.join(nrDir, "ssh.config"), "ws-nonroot", "id -u; echo $HOME"], { env: env() });
     expect(result.stderr).toBe("");
     expect(result.status).toBe(0);
     expect(result.stdout.toString()).toBe(`${uid}\n${path.join(nrDir, "home")}\n`);
@@ -571,7 +555,7 @@ describe.runIf(canRunAsOtherUser)("sshd as the workspace user (non-root, no capa
     const data = randomBytes(256 * 1024);
     const local = path.join(dir, "scp-source");
     writeFileSync(local, data);
-    const up = await runThroughGateway("scp", ["-q", "-F", config, local, "ws-nonroot:copied"], { env: env() });
+    const up = await runBytes("scp", ["-q", "-F", config, local, "ws-nonroot:copied"], { env: env() });
     expect(up.stderr).toBe("");
     expect(up.status).toBe(0);
     expect(sha256(readFileSync(path.join(nrDir, "home", "copied")))).toBe(sha256(data));
@@ -579,7 +563,7 @@ describe.runIf(canRunAsOtherUser)("sshd as the workspace user (non-root, no capa
 
   it("refuses any other user: sshd can log in only the user it runs as", async () => {
     const config = path.join(nrDir, "ssh-root.config");
-    const result = await runThroughGateway("ssh", ["-F", config, "ws-nonroot", "true"], { env: env() });
+    const result = await runBytes("ssh", ["-F", config, "ws-nonroot", "true"], { env: env() });
     expect(result.status).toBe(255);
     expect(result.stderr).toMatch(/Permission denied \(publickey\)/);
   });
