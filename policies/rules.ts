@@ -538,6 +538,19 @@ function resourcePolicy(
   };
 }
 
+/** A policy over the whole stack's objects (for rules that relate objects to each other). */
+function stackPolicy(name: string, description: string, check: (objects: K8sObject[]) => string[], enforcementLevel: StackValidationPolicy["enforcementLevel"] = "mandatory"): StackValidationPolicy {
+  return {
+    name,
+    description,
+    enforcementLevel,
+    validateStack: (args, reportViolation) => {
+      const objects = args.resources.map((r) => toObject(r.type, r.props)).filter((o): o is K8sObject => o !== undefined);
+      for (const problem of check(objects)) reportViolation(problem);
+    },
+  };
+}
+
 export const podSecurityRestricted = resourcePolicy(
   "entryway-pod-security-restricted",
   'Every workload meets Pod Security "restricted" (an ssh-workspace\'s sshd container may add SETUID, SETGID, SYS_CHROOT, AUDIT_WRITE).',
@@ -574,54 +587,32 @@ export const noDefaultAdminPassword = resourcePolicy(
   "The default AnsibleForms admin password never appears, and the app always gets ADMIN_PASSWORD from a Secret.",
   checkNoDefaultAdminPassword,
 );
-export const noExecIntoGatewayNamespace: StackValidationPolicy = {
-  name: "entryway-no-exec-into-gateway-namespace",
-  description: "No RoleBinding grants pods/exec in the exec gateway's own namespace.",
-  enforcementLevel: "mandatory",
-  validateStack: (args, reportViolation) => {
-    const objects = args.resources.map((r) => toObject(r.type, r.props)).filter((o): o is K8sObject => o !== undefined);
-    for (const problem of checkNoExecIntoGatewayNamespace(objects)) reportViolation(problem);
-  },
-};
-export const workspacePdbNoLoadBalancer: StackValidationPolicy = {
-  name: "entryway-workspace-pdb-no-loadbalancer",
-  description: "Every SSH workspace has a PodDisruptionBudget and no LoadBalancer or NodePort Service of its own.",
-  enforcementLevel: "mandatory",
-  validateStack: (args, reportViolation) => {
-    const objects = args.resources.map((r) => toObject(r.type, r.props)).filter((o): o is K8sObject => o !== undefined);
-    for (const problem of checkWorkspaces(objects)) reportViolation(problem);
-  },
-};
-
-export const rteTagMatchesApp: StackValidationPolicy = {
-  name: "entryway-rte-tag-matches-app",
-  description: "Every AnsibleForms RTE runs the app's image tag (advisory: a tested RTE of the same contract may lag).",
-  enforcementLevel: "advisory",
-  validateStack: (args, reportViolation) => {
-    const objects = args.resources.map((r) => toObject(r.type, r.props)).filter((o): o is K8sObject => o !== undefined);
-    for (const problem of checkRteTags(objects)) reportViolation(problem);
-  },
-};
-
-export const rteOwnMetricsToken: StackValidationPolicy = {
-  name: "entryway-rte-own-metrics-token",
-  description: "An RTE's METRICS_TOKEN comes from a Secret of its own, never the one holding the app's METRICS_TOKEN.",
-  enforcementLevel: "mandatory",
-  validateStack: (args, reportViolation) => {
-    const objects = args.resources.map((r) => toObject(r.type, r.props)).filter((o): o is K8sObject => o !== undefined);
-    for (const problem of checkRteMetricsTokens(objects)) reportViolation(problem);
-    },
-  };
-
-export const secretReadersAlone: StackValidationPolicy = {
-  name: "entryway-secret-readers-alone",
-  description: "A role that may read Secrets (the CONNECT gateway's) sits in a namespace holding no Secret but the certificates its Gateways serve.",
-  enforcementLevel: "mandatory",
-  validateStack: (args, reportViolation) => {
-    const objects = args.resources.map((r) => toObject(r.type, r.props)).filter((o): o is K8sObject => o !== undefined);
-    for (const problem of checkSecretReaders(objects)) reportViolation(problem);
-  },
-};
+export const noExecIntoGatewayNamespace = stackPolicy(
+  "entryway-no-exec-into-gateway-namespace",
+  "No RoleBinding grants pods/exec in the exec gateway's own namespace.",
+  checkNoExecIntoGatewayNamespace,
+);
+export const workspacePdbNoLoadBalancer = stackPolicy(
+  "entryway-workspace-pdb-no-loadbalancer",
+  "Every SSH workspace has a PodDisruptionBudget and no LoadBalancer or NodePort Service of its own.",
+  checkWorkspaces,
+);
+export const rteTagMatchesApp = stackPolicy(
+  "entryway-rte-tag-matches-app",
+  "Every AnsibleForms RTE runs the app's image tag (advisory: a tested RTE of the same contract may lag).",
+  checkRteTags,
+  "advisory",
+);
+export const rteOwnMetricsToken = stackPolicy(
+  "entryway-rte-own-metrics-token",
+  "An RTE's METRICS_TOKEN comes from a Secret of its own, never the one holding the app's METRICS_TOKEN.",
+  checkRteMetricsTokens,
+);
+export const secretReadersAlone = stackPolicy(
+  "entryway-secret-readers-alone",
+  "A role that may read Secrets (the CONNECT gateway's) sits in a namespace holding no Secret but the certificates its Gateways serve.",
+  checkSecretReaders,
+);
 
 export const entrywayPolicies: (ResourceValidationPolicy | StackValidationPolicy)[] = [
   podSecurityRestricted,
