@@ -11,6 +11,7 @@ import { repoRoot } from "../harness/helm";
 import { render } from "../harness/pulumi";
 import { construct, getSchema, secretInput, startComponentProviderHost, startResourceMonitor, type ComponentProviderHost, type ResourceMonitor } from "../harness/provider-host";
 import { Notice } from "../fixtures/component-package";
+import { checkResource } from "../harness/package-schema";
 
 const packageDir = path.join(repoRoot, "test", "fixtures", "component-package");
 let monitor: ResourceMonitor;
@@ -65,5 +66,19 @@ describe("a component package served by Pulumi's component provider host", () =>
     expect(monitor.refusals).toContain(
       "Duplicate resource URN 'urn:pulumi:test::entryway::hostfixture:index:Twins$kubernetes:core/v1:ConfigMap::twin'; try giving it a unique name",
     );
+  });
+
+  it("the schema check accepts what the inferred schema allows and names what it does not", async () => {
+    const schema = await getSchema(host);
+    expect(checkResource(schema, "hostfixture:index:Notice", { namespace: "team-a", greeting: "hello", token: "${secret.value}" })).toEqual([]);
+    expect(checkResource(schema, "hostfixture:index:Notice", { namespace: "team-a", greting: "hello" })).toEqual([
+      'hostfixture:index:Notice: unknown property "greting" (known: greeting, namespace, token)',
+    ]);
+    expect(checkResource(schema, "hostfixture:index:Notice", { greeting: "hi" })).toEqual([
+      'hostfixture:index:Notice: required property "namespace" is missing',
+      'hostfixture:index:Notice.greeting: "hi" is not one of ["hello","goodbye"]',
+    ]);
+    expect(checkResource(schema, "hostfixture:index:Notice", { namespace: 7 })).toEqual(["hostfixture:index:Notice.namespace: expected a string, got 7"]);
+    expect(checkResource(schema, "hostfixture:index:Notic", {})[0]).toMatch(/^hostfixture:index:Notic: not a resource of package hostfixture/);
   });
 });
