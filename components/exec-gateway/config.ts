@@ -17,9 +17,15 @@ import type { ContainerResources, KubernetesFields, PodSettings } from "../share
 
 /** A key in an existing Secret. */
 export interface ExecGatewaySecretKeyConfig {
-  /** @pattern ^[a-z0-9]([-.a-z0-9]{0,251}[a-z0-9])?$ */
+  /**
+   * The Secret's name (in the gateway's namespace).
+   * @pattern ^[a-z0-9]([-.a-z0-9]{0,251}[a-z0-9])?$
+   */
   name: string;
-  /** @minLength 1 */
+  /**
+   * The key inside it.
+   * @minLength 1
+   */
   key: string;
 }
 
@@ -88,7 +94,10 @@ export interface ExecGatewayRecordingsConfig extends ExecGatewayRecordingsArgs {
    * @asType integer
    */
   retentionDays?: number;
-  /** @pattern ^[0-9]+(\.[0-9]+)?([EPTGMK]i?)?$ */
+  /**
+   * The volume's size (default "10Gi").
+   * @pattern ^[0-9]+(\.[0-9]+)?([EPTGMK]i?)?$
+   */
   size?: string;
 }
 

@@ -142,7 +142,9 @@ export interface ExecGatewayExposureArgs {
 
 /** Optional horizontal autoscaling on CPU. */
 export interface ExecGatewayAutoscalingArgs {
+  /** The fewest replicas. */
   minReplicas: number;
+  /** The most replicas. */
   maxReplicas: number;
   /** Target average CPU utilisation in percent (default 70). */
   targetCPUUtilizationPercentage?: number;

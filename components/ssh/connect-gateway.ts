@@ -193,7 +193,9 @@ export const CONNECT_PORT_NAME = "connect";
 export class ConnectGateway extends pulumi.ComponentResource {
   /** The gateway's object name (Deployment, Service, Gateway, ...). */
   public readonly gatewayName: string;
+  /** The gateway's namespace. */
   public readonly namespace: string;
+  /** The CONNECT port. */
   public readonly port: number;
   /** `host:port` users reach (hostname, or the Service's in-cluster name when none is given). */
   public readonly address: string;

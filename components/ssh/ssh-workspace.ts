@@ -219,6 +219,7 @@ export function validateSshWorkspaceArgs(name: string, args: SshWorkspaceArgs): 
 export class SshWorkspace extends pulumi.ComponentResource {
   /** The Service's name (also the StatefulSet's). */
   public readonly serviceName: string;
+  /** The workspace's namespace. */
   public readonly namespace: string;
   /** The Service's in-cluster DNS name (the ssh HostName). */
   public readonly fqdn: string;
