@@ -82,3 +82,60 @@ export function pythonValueToSchema(value: unknown): unknown {
   if (typeof value === "object" && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [pythonNameToSchema(k), pythonValueToSchema(v)]));
   return value;
 }
+
+/** `${resource.property}` references in a value: [resource, first property] pairs. */
+function references(value: unknown): [string, string][] {
+  if (typeof value === "string") return [...value.matchAll(/\$\{([A-Za-z0-9_-]+)\.([A-Za-z0-9_]+)/g)].map((m) => [m[1], m[2]]);
+  if (Array.isArray(value)) return value.flatMap(references);
+  if (typeof value === "object" && value !== null) return Object.values(value).flatMap(references);
+  return [];
+}
+
+function checkOutputReference(schema: PackageSchema, types: Map<string, string>, resource: string, property: string, where: string): string[] {
+  const type = types.get(resource);
+  if (type === undefined) return [];
+  const outputs = schema.resources?.[type]?.properties ?? {};
+  return property in outputs ? [] : [`${where}: ${resource} (${type}) has no output "${property}" (outputs: ${Object.keys(outputs).sort().join(", ")})`];
+}
+
+/**
+ * What is wrong with a Pulumi YAML program's use of the package: each resource of the package's
+ * types checked by checkResource, and each `${resource.output}` naming an output of that resource.
+ * Resources of other packages are left to their own schemas.
+ */
+export function checkYamlProgram(schema: PackageSchema, program: { resources?: Record<string, { type: string; properties?: Record<string, unknown> }>; outputs?: Record<string, unknown> }): string[] {
+  const ours = Object.entries(program.resources ?? {}).filter(([, r]) => r.type.startsWith(`${schema.name}:`));
+  const types = new Map(ours.map(([name, r]) => [name, r.type]));
+  return [
+    ...ours.flatMap(([name, r]) => checkResource(schema, r.type, r.properties ?? {}).map((p) => `resources.${name}: ${p}`)),
+    ...ours.flatMap(([name, r]) => references(r.properties ?? {}).flatMap(([res, prop]) => checkOutputReference(schema, types, res, prop, `resources.${name}`))),
+    ...references(program.outputs ?? {}).flatMap(([res, prop]) => checkOutputReference(schema, types, res, prop, "outputs")),
+  ];
+}
+
+/** A component made in a Python program (examples/python), as test/provider/python-calls.py reports it. */
+export interface PythonComponentCall {
+  /** The variable it is assigned to. */
+  variable: string;
+  /** The SDK class (`pulumi_entryway.<Class>`). */
+  className: string;
+  line: number;
+  /** Keyword arguments: literals as values, anything else as "${python:<source>}". */
+  keywords: Record<string, unknown>;
+}
+
+/**
+ * What is wrong with a Python program's use of the package's generated SDK: every class is one
+ * of the package's components, every keyword (snake_case) one of its inputs, literal values of
+ * the input's type, the required inputs given, and every `component.attribute` read an output.
+ */
+export function checkPythonProgram(schema: PackageSchema, calls: readonly PythonComponentCall[], attributeReads: readonly [string, string][]): string[] {
+  const types = new Map(calls.map((c) => [c.variable, `${schema.name}:index:${c.className}`]));
+  return [
+    ...calls.flatMap((c) => {
+      const properties = Object.fromEntries(Object.entries(c.keywords).map(([k, v]) => [pythonNameToSchema(k), pythonValueToSchema(v)]));
+      return checkResource(schema, `${schema.name}:index:${c.className}`, properties).map((p) => `line ${c.line}: ${p}`);
+    }),
+    ...attributeReads.flatMap(([variable, attribute]) => checkOutputReference(schema, types, variable, pythonNameToSchema(attribute), "python")),
+  ];
+}
