@@ -44,14 +44,26 @@ import {
   type SecretKeyRef,
 } from "./common";
 import { DATABASE_MODE_WARNING, DEPRECATION_ANNOTATION, databaseModeSidecar } from "./database-rte";
-import { RunnerSeed, type Runner } from "./runner-seed";
+import { RunnerSeed, type Runner, type SeedRunner } from "./runner-seed";
 import { inboundRunnerUri, inboundSidecar, type SidecarRteSettings } from "./sidecar-rte";
 
 type EnvVar = k8s.types.input.core.v1.EnvVar;
 type Volume = k8s.types.input.core.v1.Volume;
 
-/** Where the app's RTE runs. */
-export type AnsibleFormsRteMode = "sidecar" | "remote" | "database";
+/**
+ * Where the app's RTE runs. An `as const` object with a type of the same name: TypeScript takes
+ * the plain strings, Pulumi's component analyzer reads it as an enum (pulumi/pulumi
+ * sdk/nodejs/provider/experimental/analyzer.ts, extractEnumMembers).
+ */
+export const AnsibleFormsRteMode = {
+  /** An inbound RTE in the app pod (the default). */
+  Sidecar: "sidecar",
+  /** None in the pod: an outbound RemoteRte dials the app. */
+  Remote: "remote",
+  /** The deprecated 7.0-7.2 RTE in the app pod. */
+  Database: "database",
+} as const;
+export type AnsibleFormsRteMode = (typeof AnsibleFormsRteMode)[keyof typeof AnsibleFormsRteMode];
 
 /** The app's RTE. */
 export interface AnsibleFormsRteSettings extends SidecarRteSettings {
@@ -109,8 +121,45 @@ export interface MysqlSettings extends PodSettings {
   size?: string;
 }
 
-/** The settings of AnsibleForms: plain values, known at preview (they shape the objects). */
-export interface AnsibleFormsSettings extends PodSettings {
+/** Existing Secrets instead of generated ones (their keys: docs/ansibleforms.md, "Secrets"). */
+export interface AnsibleFormsExistingSecrets {
+  /** Keys encryption-secret (32 characters), access-token-secret, admin-password. */
+  keys?: string;
+  /** Keys password and root-password, for the built-in MySQL. */
+  database?: string;
+  /** Key token (at least 16 characters): the RTE token shared by the app and its RTEs. */
+  rteToken?: string;
+}
+
+/** More runners for the seed, and prune. */
+export interface AnsibleFormsRunners {
+  /** Delete seeded runners no longer declared (default false). */
+  prune?: boolean;
+  /** Runners besides the RTE's own. */
+  items?: SeedRunner[];
+}
+
+/** An Ingress for the app. */
+export interface AnsibleFormsExpose {
+  /** The host name. */
+  host: string;
+  /** The IngressClass. */
+  ingressClassName?: string;
+  /** A TLS Secret for the host. */
+  tlsSecretName?: string;
+  /**
+   * PEM CA bundle that signed the host's certificate: not deployed here, passed on as the
+   * output `caBundle` (stack output `ansibleFormsCaBundle`) for outbound RTEs elsewhere to trust.
+   */
+  caBundle?: string;
+}
+
+/**
+ * The settings AnsibleFormsSettings (the stack config) and AnsibleFormsArgs share: all but the
+ * RTE token, a plain string in config and an Input in args. A base interface, not Omit<>: Pulumi's
+ * component analyzer loses the types and doc comments of a mapped type's properties.
+ */
+export interface AnsibleFormsBaseSettings extends PodSettings {
   /**
    * The app image (default registry ghcr.io, repository ansibleforms/ansibleforms, tag 7.3.0; the
    * RTE uses the same tag unless told otherwise); a digest wins over the tag.
@@ -136,32 +185,15 @@ export interface AnsibleFormsSettings extends PodSettings {
    */
   queueMinutes?: number;
   /** Existing Secrets instead of generated ones (their keys: docs/ansibleforms.md, "Secrets"). */
-  existingSecrets?: {
-    /** Keys encryption-secret (32 characters), access-token-secret, admin-password. */
-    keys?: string;
-    /** Keys password and root-password, for the built-in MySQL. */
-    database?: string;
-    /** Key token (at least 16 characters): the RTE token shared by the app and its RTEs. */
-    rteToken?: string;
-  };
+  existingSecrets?: AnsibleFormsExistingSecrets;
   /** The built-in MySQL 8.4 (ignored with an external database). */
   mysql?: MysqlSettings;
-  /**
-   * The RTE token (at least 16 characters), when it must be a known value (e.g. shared with a
-   * RemoteRte in another stack); set it as a secret. Default: generated.
-   */
-  rteToken?: string;
   /** An external database: then no MySQL is deployed. */
   externalDatabase?: ExternalDatabase;
   /** The RTE. */
   rte?: AnsibleFormsRteSettings;
   /** More runners for the seed (awx runners, more outbound RTEs), and prune. */
-  runners?: {
-    /** Delete seeded runners no longer declared (default false). */
-    prune?: boolean;
-    /** Runners besides the RTE's own. */
-    items?: Runner[];
-  };
+  runners?: AnsibleFormsRunners;
   /** More app environment variables from Secrets, e.g. an AWX token the seed references as ${AWX_TOKEN}. */
   secretEnv?: SecretEnvVar[];
   /**
@@ -185,22 +217,20 @@ export interface AnsibleFormsSettings extends PodSettings {
   /** Prometheus scraping of the app and its sidecar RTE (off by default). */
   metrics?: AnsibleFormsMetricsSettings;
   /** An Ingress for the app (an outbound RTE in another network needs one). */
-  expose?: {
-    /** The host name. */
-    host: string;
-    /** The IngressClass. */
-    ingressClassName?: string;
-    /** A TLS Secret for the host. */
-    tlsSecretName?: string;
-    /**
-     * PEM CA bundle that signed the host's certificate: not deployed here, passed on as the
-     * output `caBundle` (stack output `ansibleFormsCaBundle`) for outbound RTEs elsewhere to trust.
-     */
-    caBundle?: string;
-  };
+  expose?: AnsibleFormsExpose;
 }
 
-export interface AnsibleFormsArgs extends Omit<AnsibleFormsSettings, "rteToken"> {
+/** The settings of AnsibleForms: plain values, known at preview (they shape the objects). */
+export interface AnsibleFormsSettings extends AnsibleFormsBaseSettings {
+  /**
+   * The RTE token (at least 16 characters), when it must be a known value (e.g. shared with a
+   * RemoteRte in another stack); set it as a secret. Default: generated.
+   */
+  rteToken?: string;
+}
+
+/** The arguments of AnsibleForms. */
+export interface AnsibleFormsArgs extends AnsibleFormsBaseSettings {
   /** The RTE token (at least 16 characters); default generated. Pass a secret. */
   rteToken?: pulumi.Input<string>;
   /** The namespace everything goes in. */

@@ -25,8 +25,22 @@ export const APP_IMAGE: ImageSettings = { registry: "ghcr.io", repository: "ansi
  */
 export const RTE_REGISTRY = "ghcr.io";
 export const RTE_REPOSITORY_PREFIX = "ansibleforms/ansibleforms-rte";
-export const RTE_FLAVORS = ["full", "core", "base"] as const;
-export type RteFlavor = (typeof RTE_FLAVORS)[number];
+/**
+ * The published RTE layers. This and the other string unions of the settings are `as const`
+ * objects with a type of the same name: TypeScript takes the plain strings, Pulumi's component
+ * analyzer reads them as enums (pulumi/pulumi sdk/nodejs/provider/experimental/analyzer.ts,
+ * extractEnumMembers).
+ */
+export const RteFlavor = {
+  /** ansible with its collections, the one to run. */
+  Full: "full",
+  /** ansible-core, to build your own FROM. */
+  Core: "core",
+  /** No python, no ansible. */
+  Base: "base",
+} as const;
+export type RteFlavor = (typeof RteFlavor)[keyof typeof RteFlavor];
+export const RTE_FLAVORS: readonly RteFlavor[] = Object.values(RteFlavor);
 export const MYSQL_IMAGE: ImageSettings = { registry: "docker.io", repository: "library/mysql", tag: "8.4" };
 
 /** Both images run as node, uid 1000; MySQL's image as mysql, uid 999. */
@@ -91,7 +105,18 @@ export const KEYS = {
   metricsToken: "token",
 } as const;
 
-export type RteFiles = "transfer" | "local";
+/** How an RTE gets a job's files. */
+export const RteFiles = {
+  /** The app sends them with the job (the default). */
+  Transfer: "transfer",
+  /** The app's playbook folders, read-write (sidecar only). */
+  Local: "local",
+} as const;
+export type RteFiles = (typeof RteFiles)[keyof typeof RteFiles];
+
+/** The protocol of a port an egress rule opens. */
+export const EgressProtocol = { TCP: "TCP", UDP: "UDP" } as const;
+export type EgressProtocol = (typeof EgressProtocol)[keyof typeof EgressProtocol];
 
 /** Settings of an RTE container, inbound sidecar or outbound RemoteRte alike. */
 export interface RteSettings {
@@ -199,7 +224,7 @@ export interface NetworkPolicyPort {
    */
   port: number;
   /** TCP (default) or UDP. */
-  protocol?: "TCP" | "UDP";
+  protocol?: EgressProtocol;
 }
 
 /** Where a pod may connect to: peers (none: anywhere) on ports (none: every port). */

@@ -5,5 +5,5 @@ export * from "./remote-rte";
 export * from "./runner-seed";
 export { DATABASE_MODE_WARNING } from "./database-rte";
 export { inboundRunnerUri, type SidecarRteSettings } from "./sidecar-rte";
-export { KEYS as ANSIBLEFORMS_SECRET_KEYS, MIN_TOKEN_LENGTH, SEED_PATH, type RteSettings, type RteResources, type PlainEnvVar, type RteFlavor, type RteFiles, type SecretKeyRef as AnsibleFormsSecretKeyRef } from "./common";
+export { KEYS as ANSIBLEFORMS_SECRET_KEYS, MIN_TOKEN_LENGTH, SEED_PATH, type RteSettings, type RteResources, type PlainEnvVar, RteFlavor, RteFiles, EgressProtocol, type SecretKeyRef as AnsibleFormsSecretKeyRef } from "./common";
 export * from "./config";

@@ -34,10 +34,12 @@ import {
   type RteSettings,
 } from "./common";
 
-/** The settings of an outbound RTE: plain values, known at preview. */
-export interface RemoteRteSettings extends RteSettings, PodSettings {
-  /** The app's URL the RTE dials (https://... in another network; its certificate is verified). */
-  appUrl: string;
+/**
+ * The settings RemoteRteSettings (the stack config) and RemoteRteArgs share: all but appUrl, token
+ * and caBundle, plain strings in config and Inputs in args. A base interface, not Omit<>: Pulumi's
+ * component analyzer loses the types and doc comments of a mapped type's properties.
+ */
+export interface RemoteRteBaseSettings extends RteSettings, PodSettings {
   /**
    * Replicas, each with its own spool (default 1).
    * @minimum 1
@@ -46,13 +48,6 @@ export interface RemoteRteSettings extends RteSettings, PodSettings {
   replicas?: number;
   /** An existing Secret (key "token") holding the app's RTE token. */
   existingTokenSecret?: string;
-  /**
-   * The token (at least 16 characters), when no existing Secret is named; set it as a secret.
-   * A Secret is made for it.
-   */
-  token?: string;
-  /** PEM CA bundle that signed the app's certificate (a ConfigMap is made; NODE_EXTRA_CA_CERTS). */
-  caBundle?: string;
   /** An existing ConfigMap with key ca.crt, instead of caBundle. */
   existingCaConfigMap?: string;
   /**
@@ -67,7 +62,21 @@ export interface RemoteRteSettings extends RteSettings, PodSettings {
   allowEgressTo?: NetworkPolicyEgressRule[];
 }
 
-export interface RemoteRteArgs extends Omit<RemoteRteSettings, "token" | "appUrl" | "caBundle"> {
+/** The settings of an outbound RTE: plain values, known at preview. */
+export interface RemoteRteSettings extends RemoteRteBaseSettings {
+  /** The app's URL the RTE dials (https://... in another network; its certificate is verified). */
+  appUrl: string;
+  /**
+   * The token (at least 16 characters), when no existing Secret is named; set it as a secret.
+   * A Secret is made for it.
+   */
+  token?: string;
+  /** PEM CA bundle that signed the app's certificate (a ConfigMap is made; NODE_EXTRA_CA_CERTS). */
+  caBundle?: string;
+}
+
+/** The arguments of a RemoteRte. */
+export interface RemoteRteArgs extends RemoteRteBaseSettings {
   /** PEM CA bundle that signed the app's certificate, e.g. another stack's output ansibleFormsCaBundle. */
   caBundle?: pulumi.Input<string>;
   /** The app's URL the RTE dials. */

@@ -9,16 +9,70 @@ import * as pulumi from "@pulumi/pulumi";
 import { stringify } from "yaml";
 import { COMPONENT_APP_ENV, SEED_FILE, SEED_PATH, SEED_TOKEN_ENV } from "./common";
 
+/**
+ * A runner's kind. The kinds' string unions are `as const` objects with a type of the same name:
+ * TypeScript takes the plain strings, Pulumi's component analyzer reads them as enums (pulumi/pulumi
+ * sdk/nodejs/provider/experimental/analyzer.ts, extractEnumMembers).
+ */
+export const RunnerType = {
+  /** A runtime environment (an RTE). */
+  Rte: "rte",
+  /** An AWX or AAP instance. */
+  Awx: "awx",
+} as const;
+export type RunnerType = (typeof RunnerType)[keyof typeof RunnerType];
+
+/** Who opens an RTE runner's socket. */
+export const RteRunnerMode = {
+  /** The app dials the RTE at `uri`. */
+  Inbound: "inbound",
+  /** The RTE dials the app. */
+  Outbound: "outbound",
+} as const;
+export type RteRunnerMode = (typeof RteRunnerMode)[keyof typeof RteRunnerMode];
+
+/**
+ * One runner of the seed, as AnsibleForms' seed file writes it: `type` says which fields apply
+ * (rte: mode, uri, token; awx: uri, token, username, password, ignore_certs), and a field of the
+ * other kind is refused at preview (seedProblems). One interface with a `type` field rather than
+ * a union of the kinds: Pulumi's component analyzer supports no discriminated unions (pulumi/pulumi
+ * sdk/nodejs/provider/experimental/analyzer.ts, analyzeType), and the stack config and the chart's
+ * values keep AnsibleForms' own layout. TypeScript callers get each kind's required fields from
+ * RteRunner and AwxRunner (the union Runner), which fit here.
+ */
+export interface SeedRunner {
+  /** The runner's name; forms select it with `runner: <name>`. */
+  name: string;
+  /** The kind: rte or awx. */
+  type: RunnerType;
+  /** Shown on the runner page. */
+  description?: string;
+  /** rte: "inbound" (the app dials uri) or "outbound" (the RTE dials the app); none for the deprecated database mode. */
+  mode?: RteRunnerMode;
+  /** rte: where the app reaches the RTE (inbound and database mode); awx: the AWX URL. */
+  uri?: string;
+  /** The token, as a "${VAR}" reference to a token variable ("${RTE_TOKEN}" or a secretEnv name). Never a literal. */
+  token?: string;
+  /** awx: the AWX user, with a password. */
+  username?: string;
+  /** awx: a password, as "${VAR}" naming a secretEnv variable. */
+  password?: string;
+  /** awx: skip verifying the AWX certificate (avoid). */
+  ignore_certs?: boolean;
+  /** The default runner for forms that name none. */
+  is_default?: boolean;
+}
+
 /** A runtime environment runner (type rte). */
 export interface RteRunner {
   /** The runner's name; forms select it with `runner: <name>`. */
   name: string;
   /** A runtime environment. */
-  type: "rte";
+  type: typeof RunnerType.Rte;
   /** Shown on the runner page. */
   description?: string;
   /** Who opens the socket: "inbound" (the app dials uri) or "outbound" (the RTE dials the app); none for the deprecated database mode. */
-  mode?: "inbound" | "outbound";
+  mode?: RteRunnerMode;
   /** Where the app reaches the RTE (inbound and database mode). */
   uri?: string;
   /** The token, as a reference to a token variable: "${RTE_TOKEN}" or a secretEnv name. Never a literal. */
@@ -32,7 +86,7 @@ export interface AwxRunner {
   /** The runner's name; forms select it with `runner: <name>`. */
   name: string;
   /** An AWX or AAP instance. */
-  type: "awx";
+  type: typeof RunnerType.Awx;
   /** Shown on the runner page. */
   description?: string;
   /** The AWX URL. */
@@ -49,6 +103,7 @@ export interface AwxRunner {
   is_default?: boolean;
 }
 
+/** A runner with each kind's required fields, for TypeScript callers; every Runner is a SeedRunner. */
 export type Runner = RteRunner | AwxRunner;
 
 /** The seed's content: its runners and whether rows no longer declared are deleted. */
@@ -56,7 +111,7 @@ export interface SeedSpec {
   /** Delete seeded runner rows that the seed no longer declares (default false). */
   prune?: boolean;
   /** The runners, rte and awx. */
-  runners: Runner[];
+  runners: SeedRunner[];
 }
 
 const COMMON_FIELDS = ["name", "type", "description", "is_default"];

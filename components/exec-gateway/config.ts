@@ -5,6 +5,7 @@
  */
 import type {
   ExecGatewayArgs,
+  ExecGatewayAuthorizer,
   ExecGatewayAutoscalingArgs,
   ExecGatewayExposureArgs,
   ExecGatewayOidcArgs,
@@ -12,14 +13,30 @@ import type {
   ExecGatewaySettings,
 } from "./index";
 import type { GlobalSettings, ImageSettings } from "../shared/image";
-import type { PodSettings } from "../shared/pod";
+import type { ContainerResources, KubernetesFields, PodSettings } from "../shared/pod";
 
 /** A key in an existing Secret. */
 export interface ExecGatewaySecretKeyConfig {
-  /** @pattern ^[a-z0-9]([-.a-z0-9]{0,251}[a-z0-9])?$ */
+  /**
+   * The Secret's name (in the gateway's namespace).
+   * @pattern ^[a-z0-9]([-.a-z0-9]{0,251}[a-z0-9])?$
+   */
   name: string;
-  /** @minLength 1 */
+  /**
+   * The key inside it.
+   * @minLength 1
+   */
   key: string;
+}
+
+/** Webhook authorizer: `url` (set it with `pulumi config set --secret --path`) or `urlSecret`. */
+export interface ExecGatewayWebhookConfig {
+  /** The webhook URL (secret config). */
+  url?: string;
+  /** An existing Secret key holding the webhook URL, instead of `url`. */
+  urlSecret?: ExecGatewaySecretKeyConfig;
+  /** How long to wait for the webhook before denying (default 3000). */
+  timeoutMs?: number;
 }
 
 /** The exec gateway: a shell in any running container over one WebSocket. */
@@ -39,7 +56,7 @@ export interface ExecGatewayConfig extends PodSettings {
    */
   runAsUser?: number;
   /** Container resources (default requests 50m/64Mi, limit 256Mi memory). */
-  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  resources?: ContainerResources;
   /**
    * The namespaces the gateway may enter (a Role and RoleBinding in each). Required unless clusterWide.
    * @uniqueItems true
@@ -48,9 +65,9 @@ export interface ExecGatewayConfig extends PodSettings {
   /** Grant exec in every namespace through a ClusterRole (default false). Only when explicitly wanted. */
   clusterWide?: boolean;
   /** Who decides (default kubernetes: TokenReview + SubjectAccessReview). */
-  authorizer?: "kubernetes" | "webhook" | "oidc";
+  authorizer?: ExecGatewayAuthorizer;
   /** Webhook authorizer: `url` (set it with `pulumi config set --secret --path`) or `urlSecret`. */
-  webhook?: { url?: string; urlSecret?: ExecGatewaySecretKeyConfig; timeoutMs?: number };
+  webhook?: ExecGatewayWebhookConfig;
   /** OIDC authorizer. */
   oidc?: ExecGatewayOidcArgs;
   /** Gateway settings (ENTRYWAY_* variables). */
@@ -58,7 +75,7 @@ export interface ExecGatewayConfig extends PodSettings {
   /** CPU autoscaling with an HPA instead of fixed replicas. */
   autoscaling?: ExecGatewayAutoscalingArgs;
   /** NetworkPolicy peers allowed to connect (default: the ingressNamespace). */
-  allowFrom?: Record<string, unknown>[];
+  allowFrom?: KubernetesFields[];
   /** The namespace of the ingress gateway or controller (default istio-system). */
   ingressNamespace?: string;
   /** The namespace whose pods (Prometheus) may reach the metrics port (default monitoring). */
@@ -77,7 +94,10 @@ export interface ExecGatewayRecordingsConfig extends ExecGatewayRecordingsArgs {
    * @asType integer
    */
   retentionDays?: number;
-  /** @pattern ^[0-9]+(\.[0-9]+)?([EPTGMK]i?)?$ */
+  /**
+   * The volume's size (default "10Gi").
+   * @pattern ^[0-9]+(\.[0-9]+)?([EPTGMK]i?)?$
+   */
   size?: string;
 }
 
@@ -93,6 +113,5 @@ export function execGatewayArgs(
     namespace,
     labels,
     global,
-    allowFrom: config.allowFrom as ExecGatewayArgs["allowFrom"],
   };
 }

@@ -13,7 +13,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { standardLabels, selectorLabels } from "../shared/labels";
 import { imageReference, type GlobalSettings, type ImageSettings } from "../shared/image";
 import { objectName, serviceFqdn } from "../shared/names";
-import { podMetadata, podPlacement, type PodSettings } from "../shared/pod";
+import { podMetadata, podPlacement, type KubernetesFields, type PodSettings } from "../shared/pod";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 
 /** The gateway image the chart and the component deploy unless told otherwise. */
@@ -41,6 +41,44 @@ export const EXEC_GATEWAY_RECORDING_PATHS = [
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const HOSTNAME = /^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
+
+/**
+ * Who decides whether a user may enter a pod. The union types of the args are `as const`
+ * objects with a type of the same name: TypeScript takes the plain strings, and Pulumi's
+ * component analyzer reads them as enums (pulumi/pulumi sdk/nodejs/provider/experimental/analyzer.ts,
+ * analyzeType and extractEnumMembers), which it takes in place of a bare string union.
+ */
+export const ExecGatewayAuthorizer = {
+  /** TokenReview + SubjectAccessReview against the cluster's own RBAC. */
+  Kubernetes: "kubernetes",
+  /** The platform's console decides per request. */
+  Webhook: "webhook",
+  /** JWTs checked against an OIDC issuer's keys. */
+  Oidc: "oidc",
+} as const;
+export type ExecGatewayAuthorizer = (typeof ExecGatewayAuthorizer)[keyof typeof ExecGatewayAuthorizer];
+
+/** How the WebSocket endpoint is exposed outside the cluster. */
+export const ExecGatewayExposureKind = {
+  /** An Istio Gateway (HTTPS) and a VirtualService. */
+  Istio: "istio",
+  /** A networking.k8s.io Ingress. */
+  Ingress: "ingress",
+} as const;
+export type ExecGatewayExposureKind = (typeof ExecGatewayExposureKind)[keyof typeof ExecGatewayExposureKind];
+
+/** The recordings volume's access mode. */
+export const RecordingsAccessMode = {
+  /** One node mounts it: the gateway runs one replica. */
+  ReadWriteOnce: "ReadWriteOnce",
+  /** Every replica mounts it. */
+  ReadWriteMany: "ReadWriteMany",
+} as const;
+export type RecordingsAccessMode = (typeof RecordingsAccessMode)[keyof typeof RecordingsAccessMode];
+
+/** The gateway's log level. */
+export const ExecGatewayLogLevel = { Debug: "debug", Info: "info", Warn: "warn", Error: "error" } as const;
+export type ExecGatewayLogLevel = (typeof ExecGatewayLogLevel)[keyof typeof ExecGatewayLogLevel];
 
 /** A key in an existing Secret. */
 export interface ExecGatewaySecretKeyRef {
@@ -86,7 +124,7 @@ export interface ExecGatewayOidcArgs {
 /** Exposure of the WebSocket endpoint outside the cluster, always with TLS. */
 export interface ExecGatewayExposureArgs {
   /** "istio": an Istio Gateway (HTTPS) and a VirtualService; "ingress": a networking.k8s.io Ingress. */
-  kind: "istio" | "ingress";
+  kind: ExecGatewayExposureKind;
   /** The public host name, e.g. "exec.example.com". */
   host: string;
   /**
@@ -104,7 +142,9 @@ export interface ExecGatewayExposureArgs {
 
 /** Optional horizontal autoscaling on CPU. */
 export interface ExecGatewayAutoscalingArgs {
+  /** The fewest replicas. */
   minReplicas: number;
+  /** The most replicas. */
   maxReplicas: number;
   /** Target average CPU utilisation in percent (default 70). */
   targetCPUUtilizationPercentage?: number;
@@ -125,7 +165,7 @@ export interface ExecGatewayRecordingsArgs {
   /** Recordings older than this many days are deleted by the gateway (default 30; 0 keeps them). */
   retentionDays?: number;
   /** "ReadWriteOnce" (default: one replica) or "ReadWriteMany" (any number of replicas). */
-  accessMode?: "ReadWriteOnce" | "ReadWriteMany";
+  accessMode?: RecordingsAccessMode;
 }
 
 /** Where the recordings volume is mounted in the gateway's pod (ENTRYWAY_RECORD_DIR). */
@@ -158,7 +198,7 @@ export interface ExecGatewaySettings {
   /** The kubernetes authorizer's TokenReview audiences (default ["entryway"]: `kubectl create token --audience entryway`). */
   tokenAudiences?: string[];
   /** Log level (default "info"). */
-  logLevel?: "debug" | "info" | "warn" | "error";
+  logLevel?: ExecGatewayLogLevel;
   /** Groups (as the authorizer names them) whose members may list and download recordings (default none). */
   reviewerGroups?: string[];
 }
@@ -179,7 +219,7 @@ export interface ExecGatewayArgs extends PodSettings {
    */
   clusterWide?: boolean;
   /** Who decides (default "kubernetes": TokenReview + SubjectAccessReview). */
-  authorizer?: "kubernetes" | "webhook" | "oidc";
+  authorizer?: ExecGatewayAuthorizer;
   /** Webhook authorizer settings; required when authorizer is "webhook". */
   webhook?: ExecGatewayWebhookArgs;
   /** OIDC authorizer settings; required when authorizer is "oidc". */
@@ -202,7 +242,7 @@ export interface ExecGatewayArgs extends PodSettings {
    * Where connections may come from (NetworkPolicy peers). Default: the namespace named
    * `ingressNamespace`, where the ingress gateway or controller runs.
    */
-  allowFrom?: pulumi.Input<k8s.types.input.networking.v1.NetworkPolicyPeer>[];
+  allowFrom?: KubernetesFields[];
   /** The namespace of the ingress gateway or controller (default "istio-system"). */
   ingressNamespace?: string;
   /** The namespace whose pods (Prometheus) may reach the metrics port (default "monitoring"). */

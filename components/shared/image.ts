@@ -21,6 +21,14 @@ export interface ImageSettings {
   digest?: string;
 }
 
+/**
+ * When the kubelet pulls an image. An `as const` object with a type of the same name: TypeScript
+ * takes the plain strings, Pulumi's component analyzer reads it as an enum (pulumi/pulumi
+ * sdk/nodejs/provider/experimental/analyzer.ts, extractEnumMembers).
+ */
+export const ImagePullPolicy = { Always: "Always", IfNotPresent: "IfNotPresent", Never: "Never" } as const;
+export type ImagePullPolicy = (typeof ImagePullPolicy)[keyof typeof ImagePullPolicy];
+
 /** What applies to every image and pod (the chart's `global`). */
 export interface GlobalSettings {
   /**

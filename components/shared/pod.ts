@@ -10,16 +10,33 @@ import type { GlobalSettings } from "./image";
 
 type PodSpec = k8s.types.input.core.v1.PodSpec;
 
+/**
+ * A Kubernetes object fragment taken as is (a Toleration, an Affinity, a NetworkPolicyPeer...).
+ * `any`, not `unknown`: Pulumi's component analyzer maps only `any` to the schema's
+ * `pulumi.json#/Any` and refuses `unknown` (pulumi/pulumi sdk/nodejs/provider/experimental/analyzer.ts,
+ * analyzeType), so SDKs in other languages take a free-form map here.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type KubernetesFields = Record<string, any>;
+
+/** A container's resources (Kubernetes quantities, e.g. {cpu: "500m", memory: "1Gi"}). */
+export interface ContainerResources {
+  /** Requests, e.g. {cpu: "500m", memory: "1Gi"}. */
+  requests?: Record<string, string>;
+  /** Limits, e.g. {memory: "2Gi"}. */
+  limits?: Record<string, string>;
+}
+
 /** A workload's pod placement and metadata. Field shapes are the Kubernetes PodSpec's. */
 export interface PodSettings {
   /** Node labels the pods must run on (PodSpec nodeSelector). */
   nodeSelector?: Record<string, string>;
   /** Taints the pods tolerate (PodSpec tolerations). */
-  tolerations?: Record<string, unknown>[];
+  tolerations?: KubernetesFields[];
   /** Node and pod (anti-)affinity (PodSpec affinity). */
-  affinity?: Record<string, unknown>;
+  affinity?: KubernetesFields;
   /** Replaces the workload's own spread constraints, if it has any (PodSpec topologySpreadConstraints). */
-  topologySpreadConstraints?: Record<string, unknown>[];
+  topologySpreadConstraints?: KubernetesFields[];
   /** More annotations on the pods (the component's own win on a clash). */
   podAnnotations?: Record<string, string>;
   /** More labels on the pods; never over a label the component sets, so selectors stay intact. */

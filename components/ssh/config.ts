@@ -4,16 +4,11 @@
  * the same names (charts/entryway/values.yaml), without the chart's `enabled` switches: a present
  * section is on.
  */
-import type { GlobalSettings, ImageSettings } from "../shared/image";
+import type { GlobalSettings, ImagePullPolicy, ImageSettings } from "../shared/image";
 import type { InClusterPeer } from "../shared/network";
-import type { PodSettings } from "../shared/pod";
-import type { ConnectGateway, ConnectGatewayArgs } from "./connect-gateway";
-import type { SshWorkspaceArgs } from "./ssh-workspace";
-
-export interface ResourcesConfig {
-  requests?: Record<string, string | number>;
-  limits?: Record<string, string | number>;
-}
+import type { ContainerResources, PodSettings } from "../shared/pod";
+import type { ConnectGatewayArgs, ConnectGatewayAutoscaling, ConnectGatewayRegistration, ConnectGatewayServiceType, ConnectGatewayTls } from "./connect-gateway";
+import type { NetworkPolicyEgressRuleConfig, SecretKeyReference, SshWorkspaceArgs, SshWorkspaceDisruption, SshWorkspaceStorage, SshWorkspaceTcpForwarding } from "./ssh-workspace";
 
 /** The dedicated Istio CONNECT gateway for SSH workspaces. */
 export interface ConnectGatewayConfig extends PodSettings {
@@ -38,7 +33,7 @@ export interface ConnectGatewayConfig extends PodSettings {
    */
   hostname?: string;
   /** LoadBalancer (default), NodePort or ClusterIP. */
-  serviceType?: "LoadBalancer" | "NodePort" | "ClusterIP";
+  serviceType?: ConnectGatewayServiceType;
   /** Annotations for the Service (load balancer settings). */
   serviceAnnotations?: Record<string, string>;
   /**
@@ -50,37 +45,21 @@ export interface ConnectGatewayConfig extends PodSettings {
   /** Admit CONNECT only from these client CIDRs (default: from anywhere). */
   allowedSourceRanges?: string[];
   /** TLS on the CONNECT hop, terminated by the gateway. */
-  tls?: {
-    /**
-     * A kubernetes.io/tls Secret in the gateway's namespace.
-     * @pattern ^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$
-     */
-    credentialName: string;
-  };
+  tls?: ConnectGatewayTls;
   /**
    * Replicas when not autoscaled (default 2).
    * @minimum 1
    */
   replicas?: number;
   /** A HorizontalPodAutoscaler instead of fixed replicas. */
-  autoscaling?: {
-    /** @minimum 1 */
-    minReplicas?: number;
-    /** @minimum 1 */
-    maxReplicas?: number;
-    /**
-     * @minimum 1
-     * @maximum 100
-     */
-    targetCPUUtilizationPercentage?: number;
-  };
+  autoscaling?: ConnectGatewayAutoscaling;
   /**
    * The Istio revision to inject from (default: the default injector).
    * @pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$
    */
   revision?: string;
   /** The proxy container's resources. */
-  resources?: ResourcesConfig;
+  resources?: ContainerResources;
 }
 
 /** One SSH workspace; its objects are named `<name>-ws-<workspace name>`. */
@@ -107,60 +86,40 @@ export interface SshWorkspaceConfig extends PodSettings {
   uid?: number;
   /** The image: images/ssh-workspace or one that extends it, over workspaceDefaults.image field by field (a digest wins over the tag). */
   image?: ImageSettings;
-  imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
+  /** Image pull policy (default IfNotPresent). */
+  imagePullPolicy?: ImagePullPolicy;
   /**
    * OpenSSH public keys allowed to log in. Give this or authorizedKeysSecret.
    * @minItems 1
    */
   authorizedKeys?: string[];
   /** An existing Secret in the workspace's namespace holding the authorized_keys file. */
-  authorizedKeysSecret?: { name: string; key?: string };
+  authorizedKeysSecret?: SecretKeyReference;
   /** The persistent home volume (default 10Gi, the default StorageClass). */
-  storage?: { size?: string; storageClassName?: string };
+  storage?: SshWorkspaceStorage;
   /**
    * Envoy's idle timeout for the tunnel (default "3600s").
    * @pattern ^\d+(\.\d{1,9})?s$
    */
   idleTimeout?: string;
-  resources?: ResourcesConfig;
+  /** The sshd container's resources. */
+  resources?: ContainerResources;
   /**
    * sshd's port and socket forwarding: none (default) or local (`ssh -L`; VS Code Remote-SSH needs it).
    */
-  tcpForwarding?: "none" | "local";
+  tcpForwarding?: SshWorkspaceTcpForwarding;
   /** Egress beyond the cluster DNS, as NetworkPolicy egress rules (default: none). */
   egress?: NetworkPolicyEgressRuleConfig[];
   /**
    * Whether node drains may move the workspace: never (default; its PDB allows no eviction, so an
    * operator deletes the pod before a node upgrade) or allowed (a drain moves it, cutting sessions).
    */
-  disruption?: "never" | "allowed";
+  disruption?: SshWorkspaceDisruption;
   /**
    * The `Host` alias in the stack's sshConfig output (default `<name>-ws-<workspace name>`).
    * @pattern ^[A-Za-z0-9][A-Za-z0-9._-]*$
    */
   sshAlias?: string;
-}
-
-/** A NetworkPolicy egress rule: where to (peers) and on which ports; an empty field means any. */
-export interface NetworkPolicyEgressRuleConfig {
-  to?: {
-    ipBlock?: { cidr: string; except?: string[] };
-    namespaceSelector?: { matchLabels?: Record<string, string> };
-    podSelector?: { matchLabels?: Record<string, string> };
-  }[];
-  ports?: {
-    /**
-     * @minimum 1
-     * @maximum 65535
-     */
-    port?: number;
-    /**
-     * @minimum 1
-     * @maximum 65535
-     */
-    endPort?: number;
-    protocol?: "TCP" | "UDP" | "SCTP";
-  }[];
 }
 
 /** The in-cluster peers the stack's NetworkPolicies name. */
@@ -191,7 +150,7 @@ export function connectGatewayArgs(
   global?: GlobalSettings,
 ): ConnectGatewayArgs {
   const { createNamespace: _createNamespace, ...rest } = config;
-  return { ...rest, resources: rest.resources as ConnectGatewayArgs["resources"], namespace, dns: network.dns, istiod: network.istiod, labels, global };
+  return { ...rest, namespace, dns: network.dns, istiod: network.istiod, labels, global };
 }
 
 /** What every workspace gets unless its item says otherwise (the chart's `workspaceDefaults`). */
@@ -202,7 +161,7 @@ export interface WorkspaceDefaultsConfig {
 
 export function sshWorkspaceArgs(
   config: SshWorkspaceConfig,
-  gateway: ConnectGateway,
+  gateway: ConnectGatewayRegistration,
   stackNamespace: string,
   instance: string,
   labels?: Record<string, string>,
@@ -217,8 +176,6 @@ export function sshWorkspaceArgs(
     image: { ...defaults?.image, ...ownImage },
     global,
     namespace: rest.namespace ?? stackNamespace,
-    resources: rest.resources as SshWorkspaceArgs["resources"],
-    egress: rest.egress as SshWorkspaceArgs["egress"],
     gateway,
     instance,
     labels,

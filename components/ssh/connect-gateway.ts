@@ -26,19 +26,47 @@ const DNS_NAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-
 const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const CIDR = /^(\d{1,3}(\.\d{1,3}){3}\/(3[0-2]|[12]?\d)|[0-9a-fA-F:]+:[0-9a-fA-F:]*\/(12[0-8]|1[01]\d|[1-9]?\d))$/;
 
-export type ConnectGatewayServiceType = "LoadBalancer" | "NodePort" | "ClusterIP";
+/**
+ * The gateway Service's type. An `as const` object with a type of the same name: TypeScript takes
+ * the plain strings, Pulumi's component analyzer reads it as an enum (pulumi/pulumi
+ * sdk/nodejs/provider/experimental/analyzer.ts, extractEnumMembers).
+ */
+export const ConnectGatewayServiceType = {
+  /** A cloud load balancer (the default). */
+  LoadBalancer: "LoadBalancer",
+  /** A port on every node. */
+  NodePort: "NodePort",
+  /** In-cluster only. */
+  ClusterIP: "ClusterIP",
+} as const;
+export type ConnectGatewayServiceType = (typeof ConnectGatewayServiceType)[keyof typeof ConnectGatewayServiceType];
 
+/** A HorizontalPodAutoscaler for the gateway. */
 export interface ConnectGatewayAutoscaling {
-  /** Lowest replica count (default 2). */
+  /**
+   * Lowest replica count (default 2).
+   * @minimum 1
+   */
   minReplicas?: number;
-  /** Highest replica count (default 5). */
+  /**
+   * Highest replica count (default 5).
+   * @minimum 1
+   */
   maxReplicas?: number;
-  /** Average CPU utilisation to aim for, in percent of the request (default 80). */
+  /**
+   * Average CPU utilisation to aim for, in percent of the request (default 80).
+   * @minimum 1
+   * @maximum 100
+   */
   targetCPUUtilizationPercentage?: number;
 }
 
+/** TLS on the CONNECT hop, terminated by the gateway. */
 export interface ConnectGatewayTls {
-  /** A kubernetes.io/tls Secret in the gateway's namespace (tls.crt, tls.key) that Istio serves. */
+  /**
+   * A kubernetes.io/tls Secret in the gateway's namespace (tls.crt, tls.key) that Istio serves.
+   * @pattern ^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$
+   */
   credentialName: string;
 }
 
@@ -82,9 +110,19 @@ export interface ConnectGatewayArgs extends PodSettings {
   global?: GlobalSettings;
 }
 
-/** What a workspace needs to register its route on this gateway. */
+/**
+ * What a workspace needs to register its route on a gateway: the ConnectGateway's `registration`
+ * output. Workspaces take this, not the gateway object, since Pulumi's component analyzer accepts
+ * resource references only to @pulumi/* packages (pulumi/pulumi
+ * sdk/nodejs/provider/experimental/analyzer.ts, getResourceType): a workspace in another language
+ * or another stack passes the gateway's outputs.
+ */
 export interface ConnectGatewayRegistration {
+  /** The gateway's object name (Deployment, Service, Gateway, ...). */
+  readonly gatewayName: string;
+  /** The gateway's namespace, where the workspaces' route patches go. */
   readonly namespace: string;
+  /** The CONNECT port. */
   readonly port: number;
   /** The gateway pods' labels (EnvoyFilter workloadSelector, NetworkPolicy peers). */
   readonly selector: Record<string, string>;
@@ -92,6 +130,7 @@ export interface ConnectGatewayRegistration {
   readonly routeConfigurationName: string;
   /** `host:port` as users reach it. */
   readonly address: string;
+  /** Whether the CONNECT hop has TLS. */
   readonly tls: boolean;
   /** The cluster DNS (workspaces' NetworkPolicies allow it). */
   readonly dns: InClusterPeer;
@@ -154,7 +193,9 @@ export const CONNECT_PORT_NAME = "connect";
 export class ConnectGateway extends pulumi.ComponentResource {
   /** The gateway's object name (Deployment, Service, Gateway, ...). */
   public readonly gatewayName: string;
+  /** The gateway's namespace. */
   public readonly namespace: string;
+  /** The CONNECT port. */
   public readonly port: number;
   /** `host:port` users reach (hostname, or the Service's in-cluster name when none is given). */
   public readonly address: string;
@@ -168,8 +209,6 @@ export class ConnectGateway extends pulumi.ComponentResource {
   public readonly loadBalancerAddress: pulumi.Output<string | undefined>;
   /** Everything a workspace needs to register here. */
   public readonly registration: ConnectGatewayRegistration;
-
-  private readonly domains = new Map<string, string>();
 
   constructor(name: string, args: ConnectGatewayArgs, opts?: pulumi.ComponentResourceOptions) {
     super("entryway:index:ConnectGateway", name, {}, opts);
@@ -195,7 +234,7 @@ export class ConnectGateway extends pulumi.ComponentResource {
     this.routeConfigurationName = gatewayRouteConfigurationName(port, tls ? { portName: CONNECT_PORT_NAME, gatewayName: gw, namespace: ns } : undefined);
     this.connectFilterName = objectName(name, "connect-gateway", "connect");
     const dns = args.dns ?? DEFAULT_DNS;
-    this.registration = { namespace: ns, port, selector, routeConfigurationName: this.routeConfigurationName, address: this.address, tls, dns };
+    this.registration = { gatewayName: gw, namespace: ns, port, selector, routeConfigurationName: this.routeConfigurationName, address: this.address, tls, dns };
 
     const serviceAccount = new k8s.core.v1.ServiceAccount(gw, { metadata: meta(gw) }, child);
 
@@ -365,19 +404,28 @@ export class ConnectGateway extends pulumi.ComponentResource {
     });
   }
 
-  /**
-   * Claims a virtual-host domain (the workspace's `<fqdn>`, no port) for a workspace. Two virtual
-   * hosts with one domain make Envoy reject the whole route configuration ("Only unique values for
-   * domains are permitted": envoy source/common/router/config_impl.cc, RouteMatcher), so every
-   * route on the port would stop; the second claim is an error at preview.
-   */
-  public claimDomain(domain: string, workspace: string): void {
-    const owner = this.domains.get(domain);
-    if (owner !== undefined) {
-      throw new Error(`SshWorkspace ${workspace}: domain ${domain} is already routed by workspace ${owner} on ConnectGateway ${this.gatewayName}; Envoy would reject every route on port ${this.port}`);
-    }
-    this.domains.set(domain, workspace);
+}
+
+/**
+ * The virtual-host domains claimed on each gateway, and by which workspace: keyed by the
+ * registration object, so workspaces given one gateway's `registration` in one program share it.
+ */
+const claimedDomains = new WeakMap<ConnectGatewayRegistration, Map<string, string>>();
+
+/**
+ * Claims a virtual-host domain (the workspace's `<fqdn>`, no port) on a gateway for a workspace.
+ * Two virtual hosts with one domain make Envoy reject the whole route configuration ("Only unique
+ * values for domains are permitted": envoy source/common/router/config_impl.cc, RouteMatcher), so
+ * every route on the port would stop; the second claim is an error at preview.
+ */
+export function claimGatewayDomain(gateway: ConnectGatewayRegistration, domain: string, workspace: string): void {
+  const claims = claimedDomains.get(gateway) ?? new Map<string, string>();
+  claimedDomains.set(gateway, claims);
+  const owner = claims.get(domain);
+  if (owner !== undefined) {
+    throw new Error(`SshWorkspace ${workspace}: domain ${domain} is already routed by workspace ${owner} on ConnectGateway ${gateway.gatewayName}; Envoy would reject every route on port ${gateway.port}`);
   }
+  claims.set(domain, workspace);
 }
 
 /** The spec of the one listener-level EnvoyFilter: CONNECT on the port, and nothing per workspace. */

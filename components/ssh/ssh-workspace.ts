@@ -19,7 +19,8 @@ import { objectName, serviceFqdn, statefulSetName } from "../shared/names";
 import { dnsEgressRule, peerIn } from "../shared/network";
 import { podMetadata, podPlacement, type PodSettings } from "../shared/pod";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
-import type { ConnectGateway } from "./connect-gateway";
+import type { ImagePullPolicy } from "../shared/image";
+import { claimGatewayDomain, type ConnectGatewayRegistration } from "./connect-gateway";
 
 /** The image built from images/ssh-workspace (Ubuntu, OpenSSH, user `dev` uid 1000). */
 export const DEFAULT_WORKSPACE_IMAGE: ImageSettings = { registry: "ghcr.io", repository: "entryway/ssh-workspace", tag: "0.1.0" };
@@ -38,11 +39,24 @@ const PUBLIC_KEY = /^(ssh-(ed25519|rsa|dss)|ecdsa-sha2-nistp(256|384|521)|sk-(ss
  * What sshd forwards for a client: `none` (AllowTcpForwarding and AllowStreamLocalForwarding no)
  * or `local` (`ssh -L` ports and sockets on the workspace's side, what VS Code Remote-SSH needs).
  */
-export type SshWorkspaceTcpForwarding = "none" | "local";
+export const SshWorkspaceTcpForwarding = {
+  /** No forwarding (the default). */
+  None: "none",
+  /** `ssh -L` ports and sockets on the workspace's side. */
+  Local: "local",
+} as const;
+export type SshWorkspaceTcpForwarding = (typeof SshWorkspaceTcpForwarding)[keyof typeof SshWorkspaceTcpForwarding];
 
 /** Whether evictions (node drains) may move a workspace. */
-export type SshWorkspaceDisruption = "never" | "allowed";
+export const SshWorkspaceDisruption = {
+  /** A PDB with maxUnavailable 0: a drain waits until an operator deletes the pod (the default). */
+  Never: "never",
+  /** maxUnavailable 1: a drain moves it, cutting its live SSH sessions. */
+  Allowed: "allowed",
+} as const;
+export type SshWorkspaceDisruption = (typeof SshWorkspaceDisruption)[keyof typeof SshWorkspaceDisruption];
 
+/** The workspace's persistent home volume. */
 export interface SshWorkspaceStorage {
   /** Size of the home volume (default 10Gi). */
   size?: string;
@@ -50,6 +64,7 @@ export interface SshWorkspaceStorage {
   storageClassName?: string;
 }
 
+/** A key in an existing Secret. */
 export interface SecretKeyReference {
   /** A Secret in the workspace's namespace. */
   name: string;
@@ -57,9 +72,63 @@ export interface SecretKeyReference {
   key?: string;
 }
 
+/** A NetworkPolicy egress rule: where to (peers) and on which ports; an empty field means any. */
+export interface NetworkPolicyEgressRuleConfig {
+  /** The destinations; none: anywhere. */
+  to?: EgressPeerConfig[];
+  /** The ports; none: every port. */
+  ports?: EgressPortConfig[];
+}
+
+/** A destination of an egress rule: addresses, namespaces or pods. */
+export interface EgressPeerConfig {
+  /** Addresses: a CIDR and the CIDRs left out. */
+  ipBlock?: EgressIpBlockConfig;
+  /** Namespaces by their labels. */
+  namespaceSelector?: LabelSelectorConfig;
+  /** Pods by their labels. */
+  podSelector?: LabelSelectorConfig;
+}
+
+/** A block of addresses. */
+export interface EgressIpBlockConfig {
+  /** A CIDR. */
+  cidr: string;
+  /** CIDRs left out. */
+  except?: string[];
+}
+
+/** Objects by their labels. */
+export interface LabelSelectorConfig {
+  /** Labels the selected objects carry. */
+  matchLabels?: Record<string, string>;
+}
+
+/** A port or port range of an egress rule. */
+export interface EgressPortConfig {
+  /**
+   * The port.
+   * @minimum 1
+   * @maximum 65535
+   */
+  port?: number;
+  /**
+   * The end of a port range from `port`.
+   * @minimum 1
+   * @maximum 65535
+   */
+  endPort?: number;
+  /** The protocol (default TCP). */
+  protocol?: NetworkProtocol;
+}
+
+/** A NetworkPolicy port's protocol; read by Pulumi's component analyzer as an enum (pulumi/pulumi sdk/nodejs/provider/experimental/analyzer.ts, extractEnumMembers). */
+export const NetworkProtocol = { TCP: "TCP", UDP: "UDP", SCTP: "SCTP" } as const;
+export type NetworkProtocol = (typeof NetworkProtocol)[keyof typeof NetworkProtocol];
+
 export interface SshWorkspaceArgs extends PodSettings {
-  /** The gateway the workspace registers on. */
-  gateway: ConnectGateway;
+  /** The gateway the workspace registers on: its `registration` output (`new SshWorkspace(name, { gateway: connect.registration, ... })`). */
+  gateway: ConnectGatewayRegistration;
   /**
    * The workspace's namespace; never the gateway's, which holds nothing but the gateway and its
    * TLS Secret. Plain: the route's domain must be known at preview.
@@ -74,7 +143,7 @@ export interface SshWorkspaceArgs extends PodSettings {
   /** The global image registry (a mirror) and pull secrets. */
   global?: GlobalSettings;
   /** Image pull policy (default IfNotPresent). */
-  imagePullPolicy?: pulumi.Input<string>;
+  imagePullPolicy?: ImagePullPolicy;
   /** The public keys allowed to log in (a Secret is made of them). Give this or authorizedKeysSecret. */
   authorizedKeys?: string[];
   /** An existing Secret holding the authorized_keys file. Give this or authorizedKeys. */
@@ -105,7 +174,7 @@ export interface SshWorkspaceArgs extends PodSettings {
    * reaches nothing; e.g. `[{ to: [{ ipBlock: { cidr: "0.0.0.0/0", except: ["10.0.0.0/8"] } }] }]`
    * for the internet but not the cluster's range).
    */
-  egress?: k8s.types.input.networking.v1.NetworkPolicyEgressRule[];
+  egress?: NetworkPolicyEgressRuleConfig[];
   /** Labels added to every object. */
   labels?: Record<string, string>;
   /**
@@ -136,7 +205,7 @@ export function validateSshWorkspaceArgs(name: string, args: SshWorkspaceArgs): 
   if (args.disruption !== undefined && args.disruption !== "never" && args.disruption !== "allowed") {
     throw new Error(`${where}: disruption must be "never" or "allowed", not ${JSON.stringify(args.disruption)}`);
   }
-  if (args.namespace === args.gateway.registration.namespace) {
+  if (args.namespace === args.gateway.namespace) {
     throw new Error(`${where}: namespace ${args.namespace} is the connect gateway's; a workspace (and its keys Secret) runs in another namespace, since the internet-facing gateway may read every Secret in its own`);
   }
   if (args.tcpForwarding !== undefined && args.tcpForwarding !== "none" && args.tcpForwarding !== "local") {
@@ -150,6 +219,7 @@ export function validateSshWorkspaceArgs(name: string, args: SshWorkspaceArgs): 
 export class SshWorkspace extends pulumi.ComponentResource {
   /** The Service's name (also the StatefulSet's). */
   public readonly serviceName: string;
+  /** The workspace's namespace. */
   public readonly namespace: string;
   /** The Service's in-cluster DNS name (the ssh HostName). */
   public readonly fqdn: string;
@@ -168,7 +238,7 @@ export class SshWorkspace extends pulumi.ComponentResource {
     const child: pulumi.CustomResourceOptions = { parent: this, ...(opts?.dependsOn ? { dependsOn: opts.dependsOn } : {}) };
     validateSshWorkspaceArgs(name, args);
 
-    const gateway = args.gateway.registration;
+    const gateway = args.gateway;
     const ns = args.namespace;
     const user = args.user ?? "dev";
     const uid = args.uid ?? 1000;
@@ -184,7 +254,7 @@ export class SshWorkspace extends pulumi.ComponentResource {
     this.domain = this.fqdn;
     this.authority = `${this.fqdn}:${WORKSPACE_SERVICE_PORT}`;
     this.routeFilterName = objectName(name, "route");
-    args.gateway.claimDomain(this.domain, ws);
+    claimGatewayDomain(gateway, this.domain, ws);
 
     let sshConfig: string;
     try {

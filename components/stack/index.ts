@@ -22,25 +22,20 @@ export { parseStackConfig, StackConfigError, type StackConfig } from "./config";
 /** The default base of object names: the chart's usual release name, so both front ends agree. */
 export const DEFAULT_STACK_NAME = "entryway";
 
+/**
+ * The whole stack from one configuration. Its outputs are the stack's values, not its parts:
+ * Pulumi's component analyzer refuses outputs that reference components outside @pulumi/*
+ * packages (pulumi/pulumi sdk/nodejs/provider/experimental/analyzer.ts, getResourceType).
+ */
 export class Stack extends pulumi.ComponentResource {
   /** The namespace the stack's workloads run in. */
   public readonly namespace: pulumi.Output<string>;
   /** The connect gateway's own namespace, when the config has a `connectGateway` section. */
   public readonly connectNamespace?: string;
-  /** The SSH CONNECT gateway, when the config has a `connectGateway` section. */
-  public readonly connectGateway?: ConnectGateway;
-  /** The SSH workspaces, one per `workspaces` item. */
-  public readonly workspaces: SshWorkspace[] = [];
   /** Every workspace's ~/.ssh/config block, when there are workspaces. */
   public readonly sshConfig?: pulumi.Output<string>;
-  /** The exec gateway, when the config has an `execGateway` section. */
-  public readonly execGateway?: ExecGateway;
   /** The exec gateway's WebSocket URL (public when exposed), when deployed. */
   public readonly execGatewayUrl?: pulumi.Output<string>;
-  /** AnsibleForms, when the config has an `ansibleForms` section. */
-  public readonly ansibleForms?: AnsibleForms;
-  /** The outbound RTE, when the config has a `remoteRte` section. */
-  public readonly remoteRte?: RemoteRte;
   /** The AnsibleForms URL (public when exposed), when the config has an `ansibleForms` section. */
   public readonly ansibleFormsUrl?: pulumi.Output<string>;
   /** The generated AnsibleForms admin password (a secret), unless an existing keys Secret holds it. */
@@ -53,51 +48,51 @@ export class Stack extends pulumi.ComponentResource {
   /** The CA bundle that signed the app's exposed certificate (ansibleForms.expose.caBundle), for a second stack's RemoteRte. */
   public readonly ansibleFormsCaBundle?: pulumi.Output<string>;
 
-  constructor(name: string, config: StackConfig, opts?: pulumi.ComponentResourceOptions) {
+  // The parameter is `args`: Pulumi's component analyzer finds a component's inputs only there
+  // (pulumi/pulumi sdk/nodejs/provider/experimental/analyzer.ts, analyzeComponent).
+  constructor(name: string, args: StackConfig, opts?: pulumi.ComponentResourceOptions) {
     super("entryway:index:Stack", name, {}, opts);
-    const base = config.name ?? DEFAULT_STACK_NAME;
-    const labels = standardLabels({ name: "entryway", instance: base }, config.labels);
+    const base = args.name ?? DEFAULT_STACK_NAME;
+    const labels = standardLabels({ name: "entryway", instance: base }, args.labels);
 
-    const dns = config.networkPolicy?.dns ?? DEFAULT_DNS;
-    this.namespace = this.ownNamespace(name, config.namespace, config.createNamespace ?? true, base, labels, dns);
+    const dns = args.networkPolicy?.dns ?? DEFAULT_DNS;
+    this.namespace = this.ownNamespace(name, args.namespace, args.createNamespace ?? true, base, labels, dns);
 
-    if (config.execGateway) {
+    if (args.execGateway) {
       // The namespace is plain here: a target list naming it fails now, not at deployment.
-      validateExecGatewayArgs(base, execGatewayArgs(config.execGateway, config.namespace));
-      this.execGateway = new ExecGateway(base, execGatewayArgs(config.execGateway, this.namespace, config.labels, config.global), { parent: this });
-      this.execGatewayUrl = this.execGateway.url;
+      validateExecGatewayArgs(base, execGatewayArgs(args.execGateway, args.namespace));
+      this.execGatewayUrl = new ExecGateway(base, execGatewayArgs(args.execGateway, this.namespace, args.labels, args.global), { parent: this }).url;
     }
 
-    if (config.workspaces?.length && !config.connectGateway) {
+    if (args.workspaces?.length && !args.connectGateway) {
       throw new Error("entryway:stack: workspaces need a connectGateway section (they register on its CONNECT port)");
     }
-    if (config.connectGateway) {
-      const connect = connectNamespace(config.connectGateway, config.namespace);
+    if (args.connectGateway) {
+      const connect = connectNamespace(args.connectGateway, args.namespace);
       this.connectNamespace = connect;
-      const connectReady = this.ownNamespace(`${name}-connect`, connect, config.connectGateway.createNamespace ?? true, base, labels, dns);
+      const connectReady = this.ownNamespace(`${name}-connect`, connect, args.connectGateway.createNamespace ?? true, base, labels, dns);
       // After both namespaces, when the stack makes them.
       const ssh = { parent: this, dependsOn: pulumi.all([this.namespace, connectReady]).apply((): pulumi.Resource[] => []) };
-      const gateway = new ConnectGateway(base, connectGatewayArgs(config.connectGateway, connect, config.networkPolicy ?? {}, config.labels, config.global), ssh);
-      this.connectGateway = gateway;
-      for (const ws of config.workspaces ?? []) {
-        this.workspaces.push(new SshWorkspace(objectName(base, "ws", ws.name), sshWorkspaceArgs(ws, gateway, config.namespace, base, config.labels, config.workspaceDefaults, config.global), ssh));
-      }
-      if (this.workspaces.length > 0) {
-        this.sshConfig = pulumi.all(this.workspaces.map((ws) => ws.sshConfig)).apply((blocks) => blocks.join("\n"));
+      const gateway = new ConnectGateway(base, connectGatewayArgs(args.connectGateway, connect, args.networkPolicy ?? {}, args.labels, args.global), ssh);
+      const workspaces = (args.workspaces ?? []).map(
+        (ws) => new SshWorkspace(objectName(base, "ws", ws.name), sshWorkspaceArgs(ws, gateway.registration, args.namespace, base, args.labels, args.workspaceDefaults, args.global), ssh),
+      );
+      if (workspaces.length > 0) {
+        this.sshConfig = pulumi.all(workspaces.map((ws) => ws.sshConfig)).apply((blocks) => blocks.join("\n"));
       }
     }
 
-    if (config.ansibleForms) {
-      this.ansibleForms = new AnsibleForms(base, ansibleFormsArgs(config.ansibleForms, this.namespace, config.labels, config.global), { parent: this });
+    if (args.ansibleForms) {
+      const ansibleForms = new AnsibleForms(base, ansibleFormsArgs(args.ansibleForms, this.namespace, args.labels, args.global), { parent: this });
       // The public URL when the app is exposed, else the in-cluster one.
-      const expose = config.ansibleForms.expose;
-      this.ansibleFormsUrl = expose ? pulumi.output(`${expose.tlsSecretName ? "https" : "http"}://${expose.host}`) : this.ansibleForms.url;
-      this.ansibleFormsAdminPassword = this.ansibleForms.adminPassword && pulumi.secret(this.ansibleForms.adminPassword);
-      this.ansibleFormsRteToken = this.ansibleForms.rteToken && pulumi.secret(this.ansibleForms.rteToken);
-      this.ansibleFormsCaBundle = this.ansibleForms.caBundle === undefined ? undefined : pulumi.output(this.ansibleForms.caBundle);
+      const expose = args.ansibleForms.expose;
+      this.ansibleFormsUrl = expose ? pulumi.output(`${expose.tlsSecretName ? "https" : "http"}://${expose.host}`) : ansibleForms.url;
+      this.ansibleFormsAdminPassword = ansibleForms.adminPassword && pulumi.secret(ansibleForms.adminPassword);
+      this.ansibleFormsRteToken = ansibleForms.rteToken && pulumi.secret(ansibleForms.rteToken);
+      this.ansibleFormsCaBundle = ansibleForms.caBundle === undefined ? undefined : pulumi.output(ansibleForms.caBundle);
     }
-    if (config.remoteRte) {
-      this.remoteRte = new RemoteRte(base, remoteRteArgs(config.remoteRte, this.namespace, config.labels, config.ansibleForms?.image?.tag, config.global), { parent: this });
+    if (args.remoteRte) {
+      new RemoteRte(base, remoteRteArgs(args.remoteRte, this.namespace, args.labels, args.ansibleForms?.image?.tag, args.global), { parent: this });
     }
 
     this.registerOutputs({

@@ -60,7 +60,7 @@ function state(): OfflineState | undefined {
  * Mocked outputs: inputs echoed back, plus what providers compute that components read. Random
  * values are secret, as the random provider makes them (the engine, absent here, would).
  */
-function mockState(type: string, name: string, inputs: Record<string, unknown>): Record<string, unknown> {
+export function mockState(type: string, name: string, inputs: Record<string, unknown>): Record<string, unknown> {
   switch (type) {
     case "random:index/randomPassword:RandomPassword":
     case "random:index/randomString:RandomString":
@@ -266,7 +266,8 @@ function isSecretEnvelope(value: unknown): value is { value: unknown } {
   return typeof value === "object" && value !== null && (value as Record<string, unknown>)[SECRET_SIG_KEY] === SECRET_SIG;
 }
 
-function unwrapSecrets(value: unknown): unknown {
+/** Wire values with their secret envelopes removed (the recorded inputs). */
+export function unwrapSecrets(value: unknown): unknown {
   if (isSecretEnvelope(value)) {
     return unwrapSecrets(value.value);
   }
@@ -279,7 +280,8 @@ function unwrapSecrets(value: unknown): unknown {
   return value;
 }
 
-function findSecretPaths(value: unknown, path: string): string[] {
+/** The paths of a wire value's secret envelopes (the recorded secretPaths). */
+export function findSecretPaths(value: unknown, path: string): string[] {
   if (isSecretEnvelope(value)) {
     return [path];
   }

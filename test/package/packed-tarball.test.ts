@@ -45,7 +45,7 @@ const gateway = new ExecGateway("platform", args);
 new Stack("whole", { namespace: "stack-ns", name: "whole" });
 gateway.url.apply((url) => created.push("url " + url));
 const connect = new ConnectGateway("ssh", { namespace: "access", hostname: "ssh.example.com" });
-const workspace = new SshWorkspace("alice", { gateway: connect, namespace: "team-a", authorizedKeys: ["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIA alice@laptop"] });
+const workspace = new SshWorkspace("alice", { gateway: connect.registration, namespace: "team-a", authorizedKeys: ["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIA alice@laptop"] });
 workspace.sshConfig.apply((block) => created.push("sshConfig " + block.split("\\n").find((line) => line.includes("ProxyCommand"))!.trim()));
 process.on("beforeExit", () => {
   if (created.length === 0) return;

@@ -5,27 +5,20 @@
  * then driven through that service as the engine does during `pulumi preview --policy-pack
  * policies`: GetAnalyzerInfo, Configure, Analyze.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { createRequire } from "node:module";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot } from "../harness/helm";
+import { Empty, grpc, pulumiRequire, startPulumiPlugin, Struct, unary, type RunningPlugin } from "../harness/pulumi-plugin";
 
-// The gRPC and protobuf modules exactly as @pulumi/pulumi (and so the pack) resolves them.
-const require = createRequire(createRequire(import.meta.url).resolve("@pulumi/pulumi/package.json"));
 /* eslint-disable @typescript-eslint/no-explicit-any */
-const grpc = require("@grpc/grpc-js");
-const analyzerPb = require("@pulumi/pulumi/proto/analyzer_pb");
-const { AnalyzerClient } = require("@pulumi/pulumi/proto/analyzer_grpc_pb");
-const { Struct } = require("google-protobuf/google/protobuf/struct_pb");
-const { Empty } = require("google-protobuf/google/protobuf/empty_pb");
- 
+const analyzerPb = pulumiRequire("@pulumi/pulumi/proto/analyzer_pb");
+const { AnalyzerClient } = pulumiRequire("@pulumi/pulumi/proto/analyzer_grpc_pb");
 
-let pack: ChildProcessWithoutNullStreams;
-let client: any;  
+let pack: RunningPlugin;
+let client: any;
 
 function call<T>(method: string, request: unknown): Promise<T> {
-  return new Promise((resolve, reject) => client[method](request, (error: Error | null, response: T) => (error ? reject(error) : resolve(response))));
+  return unary<T>(client, method, request);
 }
 
 async function analyze(type: string, props: Record<string, unknown>): Promise<{ policy: string; message: string }[]> {
@@ -49,26 +42,13 @@ const clusterExecRole = {
 beforeAll(async () => {
   // Exactly what the CLI's analyzer plugin runs: @pulumi/pulumi's run-policy-pack launcher (ts-node
   // with type checking, the pack's tsconfig.json) on the pack folder, given an engine address.
-  const launcher = path.join(path.dirname(require.resolve("@pulumi/pulumi/package.json")), "cmd", "run-policy-pack");
-  pack = spawn(process.execPath, [launcher, "127.0.0.1:1", "."], { cwd: path.join(repoRoot, "policies") });
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = "";
-    let err = "";
-    pack.stdout.on("data", (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /^(\d+)\s*$/m.exec(out);
-      if (match) resolve(Number(match[1]));
-    });
-    pack.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
-    pack.on("exit", (code) => reject(new Error(`the policy pack exited (${code}) before serving: ${out}${err}`)));
-    setTimeout(() => reject(new Error(`the policy pack printed no port within 150 s: ${out}${err}`)), 150_000);
-  });
-  client = new AnalyzerClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+  pack = await startPulumiPlugin("run-policy-pack", ["127.0.0.1:1", "."], path.join(repoRoot, "policies"));
+  client = new AnalyzerClient(pack.address, grpc.credentials.createInsecure());
 }, 200_000);
 
 afterAll(() => {
   client?.close();
-  if (pack?.pid && pack.exitCode === null) pack.kill("SIGTERM");
+  pack?.stop();
 });
 
 describe("the policy pack served as the Pulumi CLI runs it", () => {

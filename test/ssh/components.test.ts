@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConnectGateway, type ConnectGatewayArgs } from "../../components/ssh/connect-gateway";
-import { SshWorkspace, type SshWorkspaceArgs } from "../../components/ssh/ssh-workspace";
+import { NetworkProtocol, SshWorkspace, type SshWorkspaceArgs } from "../../components/ssh/ssh-workspace";
 import { childrenOf, findManifest, outputOf, render, type Manifest } from "../harness/pulumi";
 import { assertValidObjects } from "../harness/validate";
 import { checkEnvoyFilter } from "../harness/envoy";
@@ -14,7 +14,7 @@ function program(gatewayArgs: Partial<ConnectGatewayArgs>, workspaces: Workspace
     const gateway = new ConnectGateway("entryway", { namespace: "dev-connect", hostname: "ssh.example.com", ...gatewayArgs });
     captured.gateway = gateway;
     for (const { name, ...rest } of workspaces) {
-      captured.workspaces.push(new SshWorkspace(`entryway-ws-${name}`, { gateway, authorizedKeys: [KEY], namespace: "dev", ...rest }));
+      captured.workspaces.push(new SshWorkspace(`entryway-ws-${name}`, { gateway: gateway.registration, authorizedKeys: [KEY], namespace: "dev", ...rest }));
     }
   };
 }
@@ -229,7 +229,7 @@ describe("SshWorkspace", () => {
   });
 
   it("takes local forwarding and an egress allow-list", async () => {
-    const internet = { to: [{ ipBlock: { cidr: "0.0.0.0/0", except: ["10.0.0.0/8"] } }], ports: [{ port: 443, protocol: "TCP" }] };
+    const internet = { to: [{ ipBlock: { cidr: "0.0.0.0/0", except: ["10.0.0.0/8"] } }], ports: [{ port: 443, protocol: NetworkProtocol.TCP }] };
     const { manifests } = await render(program({}, [{ name: "alice", tcpForwarding: "local", egress: [internet] }]));
     await expectValid(manifests);
     expect(specOf(findManifest(manifests, "StatefulSet", "entryway-ws-alice")).template.spec.containers[0].env).toContainEqual({ name: "ENTRYWAY_TCP_FORWARDING", value: "local" });
@@ -260,8 +260,8 @@ describe("SshWorkspace", () => {
     // Same name in the same namespace, via two different resource names that make one object name.
     await expect(render(() => {
       const gateway = new ConnectGateway("entryway", { namespace: "dev-connect" });
-      new SshWorkspace("entryway-ws-alice", { gateway, namespace: "dev", authorizedKeys: [KEY] });
-      new SshWorkspace("Entryway-WS-Alice", { gateway, namespace: "dev", authorizedKeys: [KEY] });
+      new SshWorkspace("entryway-ws-alice", { gateway: gateway.registration, namespace: "dev", authorizedKeys: [KEY] });
+      new SshWorkspace("Entryway-WS-Alice", { gateway: gateway.registration, namespace: "dev", authorizedKeys: [KEY] });
     })).rejects.toThrow(/domain entryway-ws-alice\.dev\.svc\.cluster\.local is already routed by workspace entryway-ws-alice .*Envoy would reject every route/);
   });
 

@@ -1,0 +1,100 @@
+/**
+ * examples/: the Pulumi YAML and Python programs a platform repo writes with the Entryway package,
+ * checked against the package's checked-in schema.json (what `pulumi package add` generates their
+ * SDKs from; there is no Pulumi CLI here to generate them). YAML: every resource of the package
+ * binds (type, required inputs, property names, types and enum values) and every
+ * `${resource.output}` names an output. Python: the same for the generated SDK's classes, keyword
+ * names (snake_case) and literal values, read with Python's own parser.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+/* eslint-disable @typescript-eslint/no-explicit-any */
+import { describe, expect, it, onTestFinished } from "vitest";
+import { parse } from "yaml";
+import { repoRoot } from "../harness/helm";
+import { checkPythonProgram, checkYamlProgram, type PackageSchema, type PythonComponentCall } from "../harness/package-schema";
+
+const schema = JSON.parse(readFileSync(path.join(repoRoot, "schema.json"), "utf8")) as PackageSchema;
+const yamlProgramFile = path.join(repoRoot, "examples", "yaml", "Pulumi.yaml");
+const pythonProgramFile = path.join(repoRoot, "examples", "python", "__main__.py");
+
+function yamlProgram(): Record<string, any> {
+  return parse(readFileSync(yamlProgramFile, "utf8"));
+}
+
+function pythonUse(file: string): { calls: PythonComponentCall[]; attributeReads: [string, string][] } {
+  const result = spawnSync("python3", [path.join(repoRoot, "test", "provider", "python-calls.py"), file, "pulumi_entryway"], { encoding: "utf8" });
+  if (result.error) throw new Error(`python3 is needed to read examples/python: ${result.error.message}`);
+  if (result.status !== 0) throw new Error(`python-calls.py failed: ${result.stderr}`);
+  return JSON.parse(result.stdout);
+}
+
+function pythonProblems(source: string): string[] {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "entryway-python-example-"));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, "__main__.py");
+  writeFileSync(file, source);
+  const use = pythonUse(file);
+  return checkPythonProgram(schema, use.calls, use.attributeReads);
+}
+
+describe.each(["yaml", "python"])("examples/%s/Pulumi.yaml", (language) => {
+  it("adds this package from its folder (the `packages:` entry `pulumi package add` writes), which has a PulumiPlugin.yaml", () => {
+    const project = parse(readFileSync(path.join(repoRoot, "examples", language, "Pulumi.yaml"), "utf8"));
+    expect(project.runtime).toBe(language);
+    expect(path.resolve(repoRoot, "examples", language, project.packages.entryway)).toBe(repoRoot);
+    expect(existsSync(path.join(repoRoot, "PulumiPlugin.yaml"))).toBe(true);
+  });
+});
+
+describe("the YAML example against schema.json", () => {
+  it("deploys an SSH workspace (behind its CONNECT gateway) and the exec gateway", () => {
+    expect(Object.values(yamlProgram().resources).map((r: any) => r.type).sort()).toEqual([
+      "entryway:index:ConnectGateway",
+      "entryway:index:ExecGateway",
+      "entryway:index:SshWorkspace",
+    ]);
+  });
+
+  it("binds: types, required inputs, property names, types and enum values, outputs", () => {
+    expect(checkYamlProgram(schema, yamlProgram())).toEqual([]);
+  });
+
+  it("is refused with a misspelt property, a missing required input, an unknown enum value or output", () => {
+    const program = yamlProgram();
+    const exec = program.resources.exec.properties;
+    exec.targetNamespace = exec.targetNamespaces;
+    delete exec.targetNamespaces;
+    delete program.resources.alice.properties.namespace;
+    exec.authorizer = "ldap";
+    program.outputs.execUrl = "${exec.ulr}";
+    const problems = checkYamlProgram(schema, program);
+    expect(problems).toContainEqual(expect.stringMatching(/^resources\.exec: entryway:index:ExecGateway: unknown property "targetNamespace"/));
+    expect(problems).toContain('resources.alice: entryway:index:SshWorkspace: required property "namespace" is missing');
+    expect(problems).toContainEqual(expect.stringMatching(/^resources\.exec: entryway:index:ExecGateway\.authorizer: "ldap" is not one of/));
+    expect(problems).toContainEqual(expect.stringMatching(/^outputs: exec \(entryway:index:ExecGateway\) has no output "ulr"/));
+  });
+});
+
+describe("the Python example against schema.json's names", () => {
+  const source = readFileSync(pythonProgramFile, "utf8");
+
+  it("deploys an SSH workspace (behind its CONNECT gateway) and the exec gateway", () => {
+    expect(pythonUse(pythonProgramFile).calls.map((c) => c.className).sort()).toEqual(["ConnectGateway", "ExecGateway", "SshWorkspace"]);
+  });
+
+  it("uses only the generated SDK's classes, keywords and outputs, with literals of the right types", () => {
+    expect(pythonProblems(source)).toEqual([]);
+  });
+
+  it("is refused with a misspelt keyword, an unknown class or output", () => {
+    const problems = pythonProblems(
+      source.replace("target_namespaces=", "target_namespace=").replace("entryway.ConnectGateway(", "entryway.ConnectGateways(").replace("alice.ssh_config", "alice.ssh_conf"),
+    );
+    expect(problems).toContainEqual(expect.stringMatching(/entryway:index:ExecGateway: unknown property "targetNamespace"/));
+    expect(problems).toContainEqual(expect.stringMatching(/entryway:index:ConnectGateways: not a resource of package entryway/));
+    expect(problems).toContainEqual(expect.stringMatching(/alice \(entryway:index:SshWorkspace\) has no output "sshConf"/));
+  });
+});
