@@ -44,7 +44,7 @@ describe("the stand-in API server's pods/ephemeralcontainers", () => {
 
   const patch = (pod: string, ...containers: Record<string, unknown>[]) =>
     core.patchNamespacedPodEphemeralcontainers(
-      { namespace: "team-a", name: pod, body: { spec: { ephemeralContainers: containers as V1EphemeralContainer[] } } },
+      { namespace: "team-a", name: pod, body: { spec: { ephemeralContainers: containers as unknown as V1EphemeralContainer[] } } },
       setHeaderOptions("Content-Type", PatchStrategy.StrategicMergePatch),
     );
   const refusal = async (promise: Promise<unknown>) => {
