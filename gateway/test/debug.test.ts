@@ -19,7 +19,7 @@ const fixtures: StandinOptions = {
   protocol: "v5.channel.k8s.io",
   serviceAccountToken: "gateway-service-account-token",
   pods: [
-    { namespace: "team-a", name: "web-0", containers: ["app", "sidecar"] },
+    { namespace: "team-a", name: "web-0", containers: ["app", "sidecar"], runAsUser: 1000 },
     { namespace: "team-a", name: "distroless-0", containers: ["app"], distroless: true },
     { namespace: "team-a", name: "scratch-0", containers: ["app"] },
     { namespace: "team-a", name: "scratch-1", containers: ["app"] },
@@ -147,7 +147,14 @@ describe("gateway: debug containers through the stand-in", () => {
     client.type("echo debug-$((40+2))\n");
     await client.waitFor(/debug-42/);
     const [debugContainer] = kube.ephemeralContainers("team-a/web-0");
-    expect(debugContainer).toMatchObject({ name: expect.stringMatching(/^entryway-debug-[0-9a-f]{8}$/), image: DEBUG_IMAGE, targetContainerName: "sidecar", command: ["sleep", "43200"] });
+    expect(debugContainer).toEqual({
+      name: expect.stringMatching(/^entryway-debug-[0-9a-f]{8}$/),
+      image: DEBUG_IMAGE,
+      targetContainerName: "sidecar",
+      command: ["sleep", "43200"],
+      // kubectl debug's "restricted" profile, as the target container's user.
+      securityContext: { runAsNonRoot: true, runAsUser: 1000, allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] }, seccompProfile: { type: "RuntimeDefault" } },
+    });
     expect(kube.execs.at(-1)).toMatchObject({ pod: "web-0", container: debugContainer!.name, tty: true });
     expect(kube.accessReviews.at(-1)?.resourceAttributes).toEqual({ namespace: "team-a", name: "web-0", verb: "patch", resource: "pods", subresource: "ephemeralcontainers" });
     expect(g.debugContainers.at(-1)).toMatchObject({ event: "debug.container", user: "alice", pod: "team-a/web-0", targetContainer: "sidecar", container: debugContainer!.name, image: DEBUG_IMAGE });

@@ -11,8 +11,12 @@
 // server refuses ports, resources, probes and lifecycle on an ephemeral container, a name any
 // container of the pod has, and any change to one already added (kubernetes/kubernetes
 // pkg/apis/core/validation/validation.go: validateEphemeralContainers, allowedEphemeralContainerFields,
-// ValidatePodEphemeralContainersUpdate), so the gateway sends only name, image, command and
-// targetContainerName, under a name of its own making.
+// ValidatePodEphemeralContainersUpdate), so the gateway sends only name, image, command,
+// targetContainerName and securityContext, under a name of its own making. The security context is
+// kubectl debug's "restricted" profile (pkg/cmd/debug/profiles.go: disallowRoot, dropCapabilities,
+// disallowPrivilegeEscalation, setSeccompProfile), so the container passes Pod Security
+// "restricted" admission, with the target container's runAsUser/runAsGroup: the same user can read
+// the target's /proc entries without extra capabilities.
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Writable, PassThrough } from "node:stream";
@@ -155,9 +159,23 @@ export function kubernetesBackend(kubeConfig: KubeConfig): Backend {
       const namespace = target.namespace!;
       const pod = target.pod!;
       const name = `entryway-debug-${randomBytes(4).toString("hex")}`;
+      const targetContext = (await readPod(namespace, pod)).spec?.containers.find((c) => c.name === target.container)?.securityContext;
+      const sameUser = { ...(targetContext?.runAsUser !== undefined ? { runAsUser: targetContext.runAsUser } : {}), ...(targetContext?.runAsGroup !== undefined ? { runAsGroup: targetContext.runAsGroup } : {}) };
       // `sleep` as the main process: the sessions exec into the container (the usual wrapper, so the
       // reaper works there too), and it ends by itself once no session can still use it.
-      const container: V1EphemeralContainer = { name, image, command: ["sleep", String(lifetimeSeconds)], targetContainerName: target.container };
+      const container: V1EphemeralContainer = {
+        name,
+        image,
+        command: ["sleep", String(lifetimeSeconds)],
+        targetContainerName: target.container,
+        securityContext: {
+          runAsNonRoot: true,
+          ...sameUser,
+          allowPrivilegeEscalation: false,
+          capabilities: { drop: ["ALL"] },
+          seccompProfile: { type: "RuntimeDefault" },
+        },
+      };
       try {
         await core.patchNamespacedPodEphemeralcontainers(
           { namespace, name: pod, body: { spec: { ephemeralContainers: [container] } } },

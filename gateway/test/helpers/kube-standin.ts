@@ -56,6 +56,8 @@ interface PodFixture {
   createdAt?: string;
   /** No shell or any other binary in its containers: every exec into them fails (ephemeral containers work). */
   distroless?: boolean;
+  /** Its containers' securityContext.runAsUser. */
+  runAsUser?: number;
 }
 
 export interface StandinOptions {
@@ -305,7 +307,10 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
       apiVersion: "v1",
       kind: "Pod",
       metadata: { name: pod.name, namespace: pod.namespace, labels: pod.labels ?? {}, creationTimestamp: pod.createdAt ?? "2026-01-01T00:00:00Z" },
-      spec: { containers: pod.containers.map((name) => ({ name, image: "busybox" })), ...(containers.length > 0 ? { ephemeralContainers: containers } : {}) },
+      spec: {
+        containers: pod.containers.map((name) => ({ name, image: "busybox", ...(pod.runAsUser !== undefined ? { securityContext: { runAsUser: pod.runAsUser } } : {}) })),
+        ...(containers.length > 0 ? { ephemeralContainers: containers } : {}),
+      },
       status: {
         phase: pod.phase ?? "Running",
         ...(states.size > 0
