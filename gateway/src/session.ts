@@ -86,6 +86,8 @@ export class Session {
   private readonly utf8 = new Utf8Carry();
   private recorder: AsciicastRecorder | undefined;
   private pendingAuth: ((message: Request) => void) | undefined;
+  /** Aborted when the session ends: setup steps still waiting (a debug container starting) stop. */
+  private readonly ended = new AbortController();
   /** When the token stops being valid (ms since the epoch), if the authorizer knows. */
   private expiresAt: number | undefined;
 
@@ -198,7 +200,7 @@ export class Session {
       image: debug.image,
       client: this.request.clientAddress,
     });
-    await containers!.waitUntilRunning(debugTarget, this.ctx.config.debugStartTimeoutMs);
+    await containers!.waitUntilRunning(debugTarget, this.ctx.config.debugStartTimeoutMs, this.ended.signal);
     return debugTarget;
   }
 
@@ -440,6 +442,7 @@ export class Session {
   private async end(closeCode: CloseCode, reason: string, exitCode: number | null = null): Promise<void> {
     if (this.closing) return this.finished;
     this.closing = true;
+    this.ended.abort();
     for (const timer of this.timers) clearInterval(timer);
     this.settleAuth();
     if (this.pendingAuth) this.pendingAuth({ msgType: -1, content: Buffer.alloc(0) });

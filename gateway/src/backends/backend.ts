@@ -56,8 +56,11 @@ export interface DebugContainers {
    * process namespace, whose main process ends after `lifetimeSeconds`. Returns it as a target.
    */
   create(target: ResolvedTarget, image: string, lifetimeSeconds: number): Promise<ResolvedTarget>;
-  /** Resolves once the container runs; throws DebugContainerError when it ended or did not start within `timeoutMs`. */
-  waitUntilRunning(debugTarget: ResolvedTarget, timeoutMs: number): Promise<void>;
+  /**
+   * Resolves once the container runs, or as soon as `signal` aborts (nobody waits any more); throws
+   * DebugContainerError when it ended or did not start within `timeoutMs`.
+   */
+  waitUntilRunning(debugTarget: ResolvedTarget, timeoutMs: number, signal: AbortSignal): Promise<void>;
 }
 
 /** A debug container that will not run; the message is for the client (no API response bodies). */

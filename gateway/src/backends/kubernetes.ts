@@ -188,10 +188,10 @@ export function kubernetesBackend(kubeConfig: KubeConfig): Backend {
       return { namespace, pod, container: name, label: `${namespace}/${pod}/${name}` };
     },
 
-    async waitUntilRunning(debugTarget, timeoutMs) {
+    async waitUntilRunning(debugTarget, timeoutMs, signal) {
       const deadline = Date.now() + timeoutMs;
       let last = "no status yet";
-      for (;;) {
+      while (!signal.aborted) {
         const pod = await readPod(debugTarget.namespace!, debugTarget.pod!);
         const state = pod.status?.ephemeralContainerStatuses?.find((s) => s.name === debugTarget.container)?.state;
         if (state?.running) return;
