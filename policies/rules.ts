@@ -382,6 +382,35 @@ export function checkNoExecIntoGatewayNamespace(objects: K8sObject[]): string[] 
 }
 
 // ---------------------------------------------------------------------------------------------
+// 5c. Debug containers only when configured (stack-wide): an exec gateway role may add ephemeral
+// containers (pods/ephemeralcontainers, what kubectl debug patches) only when the gateway of the same
+// instance has an allow-list of debug images (ENTRYWAY_DEBUG_IMAGES); without one it never adds any.
+
+const grantsEphemeralContainers = (rules: Obj[]) =>
+  rules.some((r) => (r.resources ?? []).some((res: string) => res === "pods/ephemeralcontainers") && (r.verbs ?? []).some((v: string) => ["patch", "update", "*"].includes(v)));
+
+/** The JSON array in a container's ENTRYWAY_DEBUG_IMAGES, or none. */
+function debugImagesOf(container: Obj): string[] {
+  const value = (container.env ?? []).find((e: Obj) => e.name === "ENTRYWAY_DEBUG_IMAGES")?.value;
+  try {
+    const images = typeof value === "string" ? JSON.parse(value) : [];
+    return Array.isArray(images) ? images : [];
+  } catch {
+    return [];
+  }
+}
+
+export function checkGatewayDebugRbac(objects: K8sObject[]): string[] {
+  const isGateway = (o: K8sObject) => o.metadata?.labels?.["app.kubernetes.io/name"] === "exec-gateway";
+  const instance = (o: K8sObject) => o.metadata?.labels?.["app.kubernetes.io/instance"];
+  const configured = objects.filter((o) => o.kind === "Deployment" && isGateway(o) && containersOf(podTemplate(o)?.spec).some((c) => debugImagesOf(c).length > 0));
+  return objects
+    .filter((o) => (o.kind === "Role" || o.kind === "ClusterRole") && isGateway(o) && grantsEphemeralContainers((o.rules as Obj[] | undefined) ?? []))
+    .filter((role) => !configured.some((d) => instance(d) === instance(role)))
+    .map((role) => `${label(role)}: grants pods/ephemeralcontainers, but its exec gateway has no debug images (ENTRYWAY_DEBUG_IMAGES); grant it only with debugContainers.images`);
+}
+
+// ---------------------------------------------------------------------------------------------
 // 6. Workspaces: a PDB each, no per-workspace LoadBalancer (stack-wide)
 
 const matches = (selector: Record<string, string> | undefined, labels: Record<string, string> | undefined) =>
@@ -592,6 +621,11 @@ export const noExecIntoGatewayNamespace = stackPolicy(
   "No RoleBinding grants pods/exec in the exec gateway's own namespace.",
   checkNoExecIntoGatewayNamespace,
 );
+export const gatewayDebugRbac = stackPolicy(
+  "entryway-exec-gateway-debug-rbac",
+  "An exec gateway role grants pods/ephemeralcontainers only when the gateway has an allow-list of debug images.",
+  checkGatewayDebugRbac,
+);
 export const workspacePdbNoLoadBalancer = stackPolicy(
   "entryway-workspace-pdb-no-loadbalancer",
   "Every SSH workspace has a PodDisruptionBudget and no LoadBalancer or NodePort Service of its own.",
@@ -621,6 +655,7 @@ export const entrywayPolicies: (ResourceValidationPolicy | StackValidationPolicy
   connectDedicatedGateway,
   execRbac,
   noExecIntoGatewayNamespace,
+  gatewayDebugRbac,
   workspacePdbNoLoadBalancer,
   noDefaultAdminPassword,
   rteTagMatchesApp,

@@ -7,6 +7,7 @@ import type {
   ExecGatewayArgs,
   ExecGatewayAuthorizer,
   ExecGatewayAutoscalingArgs,
+  ExecGatewayDebugContainersArgs,
   ExecGatewayExposureArgs,
   ExecGatewayOidcArgs,
   ExecGatewayRecordingsArgs,
@@ -84,6 +85,17 @@ export interface ExecGatewayConfig extends PodSettings {
   exposure?: ExecGatewayExposureArgs;
   /** A volume for session recordings (off without it); ReadWriteOnce needs replicas: 1. */
   recordings?: ExecGatewayRecordingsConfig;
+  /** Debug containers for distroless pods, from these images only (off without it; adds patch pods/ephemeralcontainers to the gateway's roles). */
+  debugContainers?: ExecGatewayDebugContainersConfig;
+}
+
+/** Debug containers (ExecGatewayDebugContainersArgs). */
+export interface ExecGatewayDebugContainersConfig extends ExecGatewayDebugContainersArgs {
+  /**
+   * @minItems 1
+   * @uniqueItems true
+   */
+  images: string[];
 }
 
 /** The recordings volume (ExecGatewayRecordingsArgs). */

@@ -168,6 +168,20 @@ export interface ExecGatewayRecordingsArgs {
   accessMode?: RecordingsAccessMode;
 }
 
+/**
+ * Debug containers for distroless pods (see gateway/README.md): a client may ask for a shell in an
+ * ephemeral container added to the target pod, in the target container's process namespace, from
+ * one of these images only. The gateway's Roles (or ClusterRole) then also grant `patch` on
+ * pods/ephemeralcontainers; each request also takes a second SubjectAccessReview for the user
+ * (the kubernetes authorizer only).
+ */
+export interface ExecGatewayDebugContainersArgs {
+  /** The images a client may ask for, matched exactly (e.g. "registry.example.com/debug/busybox:1.36"). */
+  images: string[];
+  /** The image for `--debug` without one (default: the first of images). */
+  defaultImage?: string;
+}
+
 /** Where the recordings volume is mounted in the gateway's pod (ENTRYWAY_RECORD_DIR). */
 export const EXEC_GATEWAY_RECORD_DIR = "/var/lib/entryway/recordings";
 
@@ -251,6 +265,8 @@ export interface ExecGatewayArgs extends PodSettings {
   exposure?: ExecGatewayExposureArgs;
   /** Record every session's output on a volume of its own; without it nothing is recorded. */
   recordings?: ExecGatewayRecordingsArgs;
+  /** Debug containers from an allow-list of images; without it the gateway adds none and may not. */
+  debugContainers?: ExecGatewayDebugContainersArgs;
   /** Labels added to every object. */
   labels?: Record<string, string>;
 }
@@ -301,6 +317,15 @@ export function validateExecGatewayArgs(name: string, args: ExecGatewayArgs): vo
       fail("recordings on a ReadWriteOnce volume need replicas: 1 and no autoscaling (one node mounts it); use accessMode ReadWriteMany for more replicas");
     }
     if (recordings.retentionDays !== undefined && (!Number.isInteger(recordings.retentionDays) || recordings.retentionDays < 0)) fail("recordings.retentionDays must be an integer >= 0");
+  }
+  const debug = args.debugContainers;
+  if (debug) {
+    if (!Array.isArray(debug.images) || debug.images.length === 0) fail("debugContainers.images is empty: name the images a debug container may run");
+    for (const image of debug.images) if (!/^\S+$/.test(image)) fail(`debugContainers.images: "${image}" is not an image reference`);
+    if (new Set(debug.images).size !== debug.images.length) fail("debugContainers.images has duplicates");
+    if (debug.defaultImage !== undefined && !debug.images.includes(debug.defaultImage)) fail(`debugContainers.defaultImage "${debug.defaultImage}" is not one of debugContainers.images`);
+    if (authorizer !== "kubernetes") fail('debugContainers need authorizer "kubernetes" (a SubjectAccessReview for patch pods/ephemeralcontainers)');
+    if (args.settings?.maxSessionSeconds === 0) fail("debugContainers need settings.maxSessionSeconds > 0 (a debug container lives that long)");
   }
   const exposure = args.exposure;
   if (exposure) {
@@ -375,6 +400,10 @@ function gatewayEnv(args: ExecGatewayArgs, webhookSecret: ExecGatewaySecretKeyRe
       { name: "ENTRYWAY_RECORD_RETENTION_DAYS", value: String(args.recordings.retentionDays ?? 30) },
     );
   }
+  if (args.debugContainers) {
+    env.push({ name: "ENTRYWAY_DEBUG_IMAGES", value: JSON.stringify(args.debugContainers.images) });
+    if (args.debugContainers.defaultImage) env.push({ name: "ENTRYWAY_DEBUG_DEFAULT_IMAGE", value: args.debugContainers.defaultImage });
+  }
   return env;
 }
 
@@ -384,6 +413,8 @@ export const EXEC_RULES = [
   { apiGroups: [""], resources: ["pods/exec"], verbs: ["create"] },
   { apiGroups: ["apps"], resources: ["deployments", "statefulsets"], verbs: ["get"] },
 ];
+/** Added to EXEC_RULES only with debugContainers: adding an ephemeral container (what kubectl debug patches). */
+export const DEBUG_RULE = { apiGroups: [""], resources: ["pods/ephemeralcontainers"], verbs: ["patch"] };
 /** The Kubernetes authorizer's rules: TokenReview and SubjectAccessReview. */
 export const REVIEW_RULES = [
   { apiGroups: ["authentication.k8s.io"], resources: ["tokenreviews"], verbs: ["create"] },
@@ -423,10 +454,12 @@ export class ExecGateway extends pulumi.ComponentResource {
     const subject = { kind: "ServiceAccount", name: fullName, namespace };
 
     // Exec rights: one Role + RoleBinding per namespace it may enter; a ClusterRole only on request.
+    // Adding debug containers only when they are configured (least privilege).
+    const execRules = args.debugContainers ? [...EXEC_RULES, DEBUG_RULE] : EXEC_RULES;
     for (const target of targets) {
       new k8s.rbac.v1.Role(
         `${name}-exec-gateway-${target}`,
-        { metadata: { name: fullName, namespace: target, labels }, rules: EXEC_RULES },
+        { metadata: { name: fullName, namespace: target, labels }, rules: execRules },
         parent,
       );
       new k8s.rbac.v1.RoleBinding(
@@ -453,7 +486,7 @@ export class ExecGateway extends pulumi.ComponentResource {
         parent,
       );
     };
-    if (args.clusterWide) clusterRole("exec-gateway-exec", EXEC_RULES);
+    if (args.clusterWide) clusterRole("exec-gateway-exec", execRules);
     if (authorizer === "kubernetes") clusterRole("exec-gateway-review", REVIEW_RULES);
 
     // The webhook URL may hold a credential: it lives in a Secret, never in the pod spec.

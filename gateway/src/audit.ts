@@ -34,8 +34,22 @@ export interface RecordingAccessEvent {
   reason?: string;
 }
 
+/** A debug container added to a pod for a session: who, which pod and container, which image. */
+export interface DebugContainerEvent {
+  event: "debug.container";
+  session: string;
+  user: string;
+  /** The pod (namespace/pod) and the container whose process namespace it joined. */
+  pod: string;
+  targetContainer: string;
+  /** The ephemeral container's name (the gateway's making) and image. */
+  container: string;
+  image: string;
+  client: string;
+}
+
 export interface AuditSink {
-  write(event: AuditEvent | RecordingAccessEvent): void;
+  write(event: AuditEvent | RecordingAccessEvent | DebugContainerEvent): void;
   close(): Promise<void>;
 }
 

@@ -75,6 +75,15 @@ export interface GatewayConfig {
   recordRetentionDays: number;
   /** Groups (from the authorizer) whose members may list and download recordings; empty: nobody. */
   reviewerGroups: string[];
+  /**
+   * Debug containers (Kubernetes backend): the images a client may ask for, matched exactly; empty
+   * (the default) turns the feature off.
+   */
+  debugImages: string[];
+  /** The image for `debug=true` and `debug=auto`; empty: the first of debugImages. */
+  debugDefaultImage: string;
+  /** How long a new debug container may take to run (image pull included) before the session gives up. */
+  debugStartTimeoutMs: number;
   logLevel: "debug" | "info" | "warn" | "error";
 }
 
@@ -124,6 +133,9 @@ export const defaultConfig: GatewayConfig = {
   recordDir: "",
   recordRetentionDays: 0,
   reviewerGroups: [],
+  debugImages: [],
+  debugDefaultImage: "",
+  debugStartTimeoutMs: 60_000,
   logLevel: "info",
 };
 
@@ -182,8 +194,33 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   for (const origin of result.allowedOrigins) {
     if (new URL(origin).origin !== origin) throw new Error(`allowedOrigins: ${origin} is not an origin (scheme://host[:port], no path)`);
   }
+  checkDebugSettings(result);
   return result;
 }
+
+/**
+ * Debug containers need the Kubernetes backend and authorizer (the second SubjectAccessReview), a
+ * default image from the allow-list, and a session time limit: a debug container's main process
+ * sleeps that long (an ephemeral container cannot be removed, so it ends by itself).
+ */
+function checkDebugSettings(config: GatewayConfig): void {
+  const images = config.debugImages;
+  if (images.length === 0) {
+    if (config.debugDefaultImage) throw new Error("debugDefaultImage is set but debugImages is empty (debug containers are off)");
+    return;
+  }
+  for (const image of images) if (!IMAGE_REFERENCE.test(image)) throw new Error(`debugImages: ${JSON.stringify(image)} is not an image reference`);
+  if (config.debugDefaultImage && !images.includes(config.debugDefaultImage)) throw new Error(`debugDefaultImage ${config.debugDefaultImage} is not one of debugImages`);
+  if (config.backend !== "kubernetes") throw new Error("debugImages: debug containers need the kubernetes backend");
+  if (config.authorizer !== "kubernetes") throw new Error("debugImages: debug containers need the kubernetes authorizer (a SubjectAccessReview for patch pods/ephemeralcontainers)");
+  if (config.maxSessionSeconds === 0) throw new Error("debugImages: debug containers need maxSessionSeconds > 0 (a debug container lives that long)");
+}
+
+/**
+ * An image reference, [registry[:port]/]path[:tag][@sha256:digest]: the lower-case subset of the grammar
+ * kubectl debug checks its --image against (distribution/reference regexp.go, ReferenceRegexp).
+ */
+const IMAGE_REFERENCE = /^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::\d{1,5})?(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$/;
 
 /** "10.0.0.0/8", "fd00::/8" or a single address; throws on anything else. */
 export function parseCidr(cidr: string): { address: string; prefix: number; family: "ipv4" | "ipv6" } {

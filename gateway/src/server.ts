@@ -10,6 +10,7 @@ import { auditSink, type AuditSink } from "./audit.js";
 import type { Authorizer } from "./auth/authorizer.js";
 import type { Backend } from "./backends/backend.js";
 import { cidrList, type GatewayConfig } from "./config.js";
+import { DebugOptionError, parseDebugOption } from "./debug.js";
 import { PreAuthLimits, SessionLimits } from "./limits.js";
 import { errorMessage, jsonLogger, type Logger } from "./log.js";
 import { createMetrics, type Metrics } from "./metrics.js";
@@ -203,7 +204,16 @@ export function createGateway(options: GatewayOptions): Gateway {
         release();
         return refuse(ws, { path: url.pathname, target, client }, "bad-request", "tty must be true or false");
       }
-      const session = new Session(ws, { target, token: tokenFromRequest(request), command, clientAddress: client, tty: tty === "true" }, context);
+      // A debug container (an extension) is checked against the allow-list before any API call.
+      let debug;
+      try {
+        debug = parseDebugOption(url.searchParams.get("debug"), config);
+      } catch (error) {
+        if (!(error instanceof DebugOptionError)) throw error;
+        release();
+        return refuse(ws, { path: url.pathname, target, client }, "bad-request", error.message);
+      }
+      const session = new Session(ws, { target, token: tokenFromRequest(request), command, clientAddress: client, tty: tty === "true", debug }, context);
       sessions.add(session);
       void session.authSettled.then(release);
       void session.finished.then(() => sessions.delete(session));

@@ -3,9 +3,10 @@ import { isUtf8 } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import type { WebSocket } from "ws";
 import { AsciicastRecorder, type AuditEvent, type AuditSink } from "./audit.js";
-import type { Authorizer } from "./auth/authorizer.js";
-import { NotFoundError, type Backend, type ExecControl, type OutputStream, type ResolvedTarget } from "./backends/backend.js";
+import type { Authorizer, DebugAccess } from "./auth/authorizer.js";
+import { DebugContainerError, NotFoundError, type Backend, type ExecControl, type OutputStream, type ResolvedTarget } from "./backends/backend.js";
 import type { GatewayConfig } from "./config.js";
+import type { DebugRequest } from "./debug.js";
 import type { SessionLimits } from "./limits.js";
 import { errorMessage, type Logger } from "./log.js";
 import type { Metrics } from "./metrics.js";
@@ -32,7 +33,12 @@ export interface SessionRequest {
   clientAddress: string;
   /** False for pipe mode (query tty=false): no TTY, stdout and stderr apart, binary-safe, and an end of stdin (EOF). */
   tty: boolean;
+  /** Enter a debug container (query debug, already checked against the allow-list); null: the target itself. */
+  debug: DebugRequest | null;
 }
+
+/** Whether the target can run a shell at all: distroless images cannot (the exec itself fails). */
+const SHELL_PROBE = ["/bin/sh", "-c", "exit 0"];
 
 const DEFAULT_SIZE = { cols: 80, rows: 24 };
 /** Input that arrives before the shell is ready is kept: on a TTY up to this much; pipe mode keeps all, under input backpressure. */
@@ -80,6 +86,8 @@ export class Session {
   private readonly utf8 = new Utf8Carry();
   private recorder: AsciicastRecorder | undefined;
   private pendingAuth: ((message: Request) => void) | undefined;
+  /** Aborted when the session ends: setup steps still waiting (a debug container starting) stop. */
+  private readonly ended = new AbortController();
   /** When the token stops being valid (ms since the epoch), if the authorizer knows. */
   private expiresAt: number | undefined;
 
@@ -126,6 +134,11 @@ export class Session {
       this.admitted = true;
       this.resolved = await this.ctx.backend.resolve(this.request.target);
       if (this.closing) return;
+      if (this.request.debug) {
+        const debugTarget = await this.enterDebugContainer(this.resolved, this.request.debug, decision.mayDebug);
+        if (!debugTarget || this.closing) return;
+        this.resolved = debugTarget;
+      }
       const command = wrapCommand(this.request.command.length > 0 ? this.request.command : this.ctx.config.shell);
       const exec = await this.ctx.backend.exec(
         this.resolved,
@@ -149,11 +162,46 @@ export class Session {
       this.becomeReady();
     } catch (error) {
       if (error instanceof NotFoundError) return void (await this.end("not-found", error.message));
+      if (error instanceof DebugContainerError) {
+        this.ctx.metrics.backendErrors.inc({ operation: "debug" });
+        return void (await this.end("backend-error", error.message));
+      }
       this.ctx.metrics.backendErrors.inc({ operation: this.exec ? "stream" : this.resolved ? "exec" : "resolve" });
       // The backend's text (client-node errors carry API response bodies) goes to the log only.
       this.ctx.logger.log("error", "session setup failed", { session: this.id, target: this.label, error: errorMessage(error) });
       await this.end("backend-error", `could not start the shell (session ${this.id}; the gateway's log has the cause)`);
     }
+  }
+
+  /**
+   * The debug container to enter instead of `target`, or `target` itself when debug=auto found a
+   * shell there; null when the session ended (denied). The second authorization comes before
+   * anything is created; the audit record as soon as the container exists.
+   */
+  private async enterDebugContainer(target: ResolvedTarget, debug: DebugRequest, mayDebug: DebugAccess | undefined): Promise<ResolvedTarget | null> {
+    const containers = this.ctx.backend.debugContainers;
+    if (debug.when === "no-shell" && (await this.ctx.backend.run(target, SHELL_PROBE)) === 0) return target;
+    const access = mayDebug && containers ? await mayDebug({ namespace: target.namespace!, pod: target.pod! }) : { allow: false as const, reason: "this gateway's authorizer cannot authorize debug containers" };
+    if (this.closing) return null;
+    if (!access.allow) {
+      this.ctx.metrics.denials.inc({ reason: "denied" });
+      if (access.detail) this.ctx.logger.log("warn", "authorizer failed", { session: this.id, target: this.label, error: access.detail });
+      await this.end("denied", `permission denied: ${access.reason}`);
+      return null;
+    }
+    const debugTarget = await containers!.create(target, debug.image, this.ctx.config.maxSessionSeconds);
+    this.ctx.audit.write({
+      event: "debug.container",
+      session: this.id,
+      user: this.user!,
+      pod: `${target.namespace}/${target.pod}`,
+      targetContainer: target.container,
+      container: debugTarget.container,
+      image: debug.image,
+      client: this.request.clientAddress,
+    });
+    await containers!.waitUntilRunning(debugTarget, this.ctx.config.debugStartTimeoutMs, this.ended.signal);
+    return debugTarget;
   }
 
   /** Ends the session from outside (gateway shutdown): CLOSE with the reason, then end the shell. */
@@ -394,6 +442,7 @@ export class Session {
   private async end(closeCode: CloseCode, reason: string, exitCode: number | null = null): Promise<void> {
     if (this.closing) return this.finished;
     this.closing = true;
+    this.ended.abort();
     for (const timer of this.timers) clearInterval(timer);
     this.settleAuth();
     if (this.pendingAuth) this.pendingAuth({ msgType: -1, content: Buffer.alloc(0) });

@@ -214,13 +214,14 @@ describe("Kubernetes authorizer (TokenReview + SubjectAccessReview)", () => {
         "apiserver-token": { ...standinUser("apiserver-token", "alice"), audiences: [API_SERVER_AUDIENCE] },
       },
       execAllowed: { alice: ["team-a"], carol: ["team-a/web-0"] },
+      debugAllowed: { carol: ["team-a/web-0"] },
     });
   });
   afterAll(() => kube.stop());
   const authorizer = () => kubernetesAuthorizer(loadKubeConfig(kube.kubeconfigPath), defaultConfig.tokenAudiences);
 
   it("allows exec where RBAC says so and nowhere else", async () => {
-    expect(await authorizer().authorize(request("alice-token"))).toEqual({ allow: true, user: "alice" });
+    expect(await authorizer().authorize(request("alice-token"))).toEqual({ allow: true, user: "alice", mayDebug: expect.any(Function) });
     expect(await authorizer().authorize(request("alice-token", { kind: "pod", namespace: "team-b", pod: "x" }))).toMatchObject({ allow: false, user: "alice" });
     expect(await authorizer().authorize(request("bob-token"))).toMatchObject({ allow: false, reason: expect.stringMatching(/bob may not exec in namespace team-a/) });
     expect(await authorizer().authorize(request("forged"))).toMatchObject({ allow: false, reason: "token rejected", detail: "invalid bearer token" });
@@ -232,8 +233,25 @@ describe("Kubernetes authorizer (TokenReview + SubjectAccessReview)", () => {
     expect(kube.tokenReviews.at(-1)).toEqual({ token: "apiserver-token", audiences: ["entryway"] });
   });
 
+  it("asks a second SubjectAccessReview, patch pods/ephemeralcontainers on the pod, for a debug container", async () => {
+    const carol = await authorizer().authorize(request("carol-token"));
+    if (!carol.allow || !carol.mayDebug) throw new Error("carol may exec in team-a/web-0 and gets the debug question");
+    expect(await carol.mayDebug({ namespace: "team-a", pod: "web-0" })).toEqual({ allow: true });
+    expect(kube.accessReviews.at(-1)).toEqual({
+      user: "carol",
+      uid: "6f1c",
+      groups: ["system:authenticated", "oncall"],
+      extra: { "authentication.kubernetes.io/credential-id": ["JTI=c1"], scopes: ["exec"] },
+      resourceAttributes: { namespace: "team-a", name: "web-0", verb: "patch", resource: "pods", subresource: "ephemeralcontainers" },
+    });
+    expect(await carol.mayDebug({ namespace: "team-a", pod: "web-1" })).toMatchObject({ allow: false, reason: expect.stringMatching(/carol may not add debug containers to pod team-a\/web-1/) });
+    // Exec rights alone (alice) are not debug rights.
+    const alice = await authorizer().authorize(request("alice-token"));
+    expect(alice.allow && (await alice.mayDebug!({ namespace: "team-a", pod: "web-0" }))).toMatchObject({ allow: false });
+  });
+
   it("passes the whole user and the whole resource to SubjectAccessReview", async () => {
-    expect(await authorizer().authorize(request("carol-token"))).toEqual({ allow: true, user: "carol" });
+    expect(await authorizer().authorize(request("carol-token"))).toEqual({ allow: true, user: "carol", mayDebug: expect.any(Function) });
     expect(kube.accessReviews.at(-1)).toEqual({
       user: "carol",
       uid: "6f1c",

@@ -67,6 +67,23 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("exec 
     expect(env).toEqual(expect.arrayContaining([{ name: "ENTRYWAY_AUTHORIZER", value: "oidc" }, { name: "ENTRYWAY_OIDC_ISSUER", value: "https://id.example.com" }]));
   });
 
+  it("debug scenario: patch on pods/ephemeralcontainers in the Role and the ClusterRole, and the allow-list in env; none without it", async () => {
+    const objects = helmTemplate(helm, chart, { valuesFiles: [scenario("exec-gateway-debug.yaml")] });
+    await assertValidObjects(objects);
+    for (const role of [...find(objects, "Role"), ...find(objects, "ClusterRole").filter((r) => r.metadata.name.endsWith("-exec"))]) {
+      expect(role.rules).toContainEqual({ apiGroups: [""], resources: ["pods/ephemeralcontainers"], verbs: ["patch"] });
+    }
+    const env = find(objects, "Deployment")[0].spec.template.spec.containers[0].env;
+    expect(env).toEqual(
+      expect.arrayContaining([
+        { name: "ENTRYWAY_DEBUG_IMAGES", value: '["registry.example.com/debug/busybox:1.36","registry.example.com/debug/netshoot:v0.13"]' },
+        { name: "ENTRYWAY_DEBUG_DEFAULT_IMAGE", value: "registry.example.com/debug/busybox:1.36" },
+      ]),
+    );
+    const plain = helmTemplate(helm, chart, { valuesFiles: [scenario("exec-gateway-oidc.yaml")] });
+    expect(JSON.stringify(plain)).not.toMatch(/ephemeralcontainers|ENTRYWAY_DEBUG/);
+  });
+
   it("install NOTES give the gateway's URLs and the namespaces it may enter", () => {
     const notes = (name: string) => helmNotes(helm, chart, scenario(name));
     const kube = notes("exec-gateway-kubernetes.yaml");
@@ -117,6 +134,11 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("exec 
     [{ targetNamespaces: ["a"], recordings: { enabled: true } }, /execGateway.recordings on a ReadWriteOnce volume need replicas: 1/, false],
     [{ targetNamespaces: ["a"], replicas: 1, recordings: { enabled: true, accessMode: "ReadWriteSometimes" } }, /accessMode/, true],
     [{ targetNamespaces: ["a"], replicas: 1, recordings: { enabled: true, retentionDays: -1 } }, /retentionDays/, true],
+    [{ targetNamespaces: ["a"], debugContainers: { images: ["busybox:1.36"], defaultImage: "alpine" } }, /execGateway.debugContainers.defaultImage "alpine" is not one of/, false],
+    [{ targetNamespaces: ["a"], debugContainers: { defaultImage: "alpine" } }, /defaultImage is set but execGateway.debugContainers.images is empty/, false],
+    [{ targetNamespaces: ["a"], debugContainers: { images: ["busybox:1.36"] }, settings: { maxSessionSeconds: 0 } }, /maxSessionSeconds > 0/, false],
+    [{ targetNamespaces: ["a"], authorizer: "oidc", oidc: { issuer: "https://id.example.com", audience: "x" }, debugContainers: { images: ["busybox:1.36"] } }, /need execGateway.authorizer "kubernetes"/, false],
+    [{ targetNamespaces: ["a"], debugContainers: { images: ["busy box"] } }, /images/, true],
   ])("fails with a clear message on bad values (%j)", (values, message, lintFails) => {
     const file = valuesFile(values);
     expect(() => helmTemplate(helm, chart, { valuesFiles: [file] })).toThrow(message);

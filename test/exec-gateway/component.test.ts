@@ -100,6 +100,19 @@ describe("ExecGateway", () => {
     expect(role.rules.find((r: Obj) => r.resources.includes("pods/exec")).verbs).toEqual(["create"]);
   });
 
+  it("grants patch on pods/ephemeralcontainers only with debug containers, and gives the gateway the allow-list", async () => {
+    const images = ["registry.example.com/debug/busybox:1.36", "registry.example.com/debug/netshoot:v0.13"];
+    const { manifests } = await renderGateway({ clusterWide: true, debugContainers: { images, defaultImage: images[1] } });
+    for (const role of [findManifest(manifests, "Role", "entryway-exec-gateway"), findManifest(manifests, "ClusterRole", "entryway-entryway-exec-gateway-exec")] as Obj[]) {
+      expect(role.rules).toContainEqual({ apiGroups: [""], resources: ["pods/ephemeralcontainers"], verbs: ["patch"] });
+    }
+    const env = (findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.template.spec.containers[0].env;
+    expect(env).toEqual(expect.arrayContaining([{ name: "ENTRYWAY_DEBUG_IMAGES", value: JSON.stringify(images) }, { name: "ENTRYWAY_DEBUG_DEFAULT_IMAGE", value: images[1] }]));
+    // Without them: no such rule anywhere, no such env.
+    const plain = await renderGateway({ clusterWide: true });
+    expect(JSON.stringify(plain.manifests)).not.toMatch(/ephemeralcontainers|ENTRYWAY_DEBUG/);
+  });
+
   it("keeps the webhook URL in a Secret referenced by secretKeyRef, and drops review rights", async () => {
     const { manifests } = await renderGateway({ authorizer: "webhook", webhook: { url: "https://console.example/auth?key=hunter2" } });
     expect(manifests.some((m) => m.kind === "ClusterRole")).toBe(false);
@@ -207,6 +220,10 @@ describe("ExecGateway", () => {
     [{ recordings: {} }, /recordings on a ReadWriteOnce volume need replicas: 1/],
     [{ replicas: 1, autoscaling: { minReplicas: 1, maxReplicas: 2 }, recordings: {} }, /recordings on a ReadWriteOnce volume need replicas: 1/],
     [{ replicas: 1, recordings: { retentionDays: -1 } }, /retentionDays must be an integer >= 0/],
+    [{ debugContainers: { images: [] } }, /debugContainers.images is empty/],
+    [{ debugContainers: { images: ["busybox:1.36"], defaultImage: "alpine" } }, /defaultImage "alpine" is not one of debugContainers.images/],
+    [{ debugContainers: { images: ["busybox:1.36"] }, authorizer: "oidc" as const, oidc: { issuer: "https://id.example.com", audience: "x" } }, /debugContainers need authorizer "kubernetes"/],
+    [{ debugContainers: { images: ["busybox:1.36"] }, settings: { maxSessionSeconds: 0 } }, /maxSessionSeconds > 0/],
   ])("rejects bad args with a clear error (%j)", async (args, message) => {
     await expect(renderGateway(args as Partial<ExecGatewayArgs>)).rejects.toThrow(message);
   });

@@ -52,12 +52,13 @@ afterAll(() => {
 });
 
 describe("the policy pack served as the Pulumi CLI runs it", () => {
-  it("announces the pack and its twelve policies", async () => {
+  it("announces the pack and its thirteen policies", async () => {
     const info = await call<any>("getAnalyzerInfo", new Empty());  
     expect(info.getName()).toBe("entryway");
     expect(info.getPoliciesList().map((p: any) => p.getName()).sort()).toEqual([  
       "entryway-connect-dedicated-gateway",
       "entryway-connect-static-clusters",
+      "entryway-exec-gateway-debug-rbac",
       "entryway-exec-rbac",
       "entryway-no-default-admin-password",
       "entryway-no-exec-into-gateway-namespace",

@@ -17,6 +17,7 @@ import {
   DEFAULT_ANSIBLEFORMS_ADMIN_PASSWORD,
   entrywayPolicies,
   execRbac,
+  gatewayDebugRbac,
   noDefaultAdminPassword,
   noExecIntoGatewayNamespace,
   podSecurityRestricted,
@@ -120,7 +121,7 @@ const pdb = (selector: Record<string, string>) => ({
 const appContainer = (env: Obj[]) => ({ name: "app", image: "ghcr.io/ansibleforms/ansibleforms:7.3.0", env, securityContext: restrictedContainer() });
 
 describe("policy pack", () => {
-  it("has the twelve rules, each with a description; all mandatory but the RTE tag advice", () => {
+  it("has the thirteen rules, each with a description; all mandatory but the RTE tag advice", () => {
     expect(entrywayPolicies.map((p) => p.name)).toEqual([
       "entryway-pod-security-restricted",
       "entryway-rte-boundary",
@@ -128,6 +129,7 @@ describe("policy pack", () => {
       "entryway-connect-dedicated-gateway",
       "entryway-exec-rbac",
       "entryway-no-exec-into-gateway-namespace",
+      "entryway-exec-gateway-debug-rbac",
       "entryway-workspace-pdb-no-loadbalancer",
       "entryway-no-default-admin-password",
       "entryway-rte-tag-matches-app",
@@ -379,6 +381,23 @@ describe("policy pack", () => {
       expect((await runStackPolicy(noExecIntoGatewayNamespace, edit.map(asResource))).join()).toMatch(/the exec gateway's own namespace/);
       const view = [gateway, binding("entryway", { kind: "ClusterRole", name: "view" })];
       expect(await runStackPolicy(noExecIntoGatewayNamespace, view.map(asResource))).toEqual([]);
+    });
+  });
+
+  describe("exec gateway roles add debug containers only with debug images", () => {
+    const labels = { "app.kubernetes.io/name": "exec-gateway", "app.kubernetes.io/instance": "entryway" };
+    const gatewayWith = (env: Obj[]) => ({ ...deployment([{ name: "gateway", image: "gw", env }], labels), metadata: { name: "entryway-exec-gateway", namespace: "entryway", labels } });
+    const debugRole = { ...role("Role", [...execRules, { apiGroups: [""], resources: ["pods/ephemeralcontainers"], verbs: ["patch"] }]), metadata: { name: "entryway-exec-gateway", namespace: "team-a", labels } };
+    it("passes the role when the gateway names debug images, and a role without the grant", async () => {
+      const images = [{ name: "ENTRYWAY_DEBUG_IMAGES", value: '["busybox:1.36"]' }];
+      expect(await runStackPolicy(gatewayDebugRbac, [gatewayWith(images), debugRole].map(asResource))).toEqual([]);
+      const plain = { ...debugRole, rules: execRules };
+      expect(await runStackPolicy(gatewayDebugRbac, [gatewayWith([]), plain].map(asResource))).toEqual([]);
+    });
+    it("fires on the grant when the gateway has no (or an empty) allow-list", async () => {
+      for (const env of [[], [{ name: "ENTRYWAY_DEBUG_IMAGES", value: "[]" }]]) {
+        expect((await runStackPolicy(gatewayDebugRbac, [gatewayWith(env), debugRole].map(asResource))).join()).toMatch(/Role team-a\/entryway-exec-gateway: grants pods\/ephemeralcontainers, but its exec gateway has no debug images/);
+      }
     });
   });
 

@@ -10,7 +10,14 @@ export interface AuthRequest {
  * `expiresAt` (ms since the epoch): when the token stops being valid; the session ends then.
  * `detail`: why an authorizer could not decide (a backend's error text): logged, never sent to the client.
  */
-export type Decision = { allow: true; user: string; expiresAt?: number } | { allow: false; reason: string; user?: string; detail?: string };
+export type Decision = { allow: true; user: string; expiresAt?: number; mayDebug?: DebugAccess } | { allow: false; reason: string; user?: string; detail?: string };
+
+/**
+ * The second question for a debug container, asked of the user the first decision allowed, once the
+ * pod is known and before anything is created. Never throws: errors deny. Authorizers without it
+ * allow no debug containers.
+ */
+export type DebugAccess = (pod: { namespace: string; pod: string }) => Promise<{ allow: true } | { allow: false; reason: string; detail?: string }>;
 
 /** Who holds a token and the groups the authorizer knows them by (reviewer access to recordings). */
 export type Identity = { known: true; user: string; groups: string[] } | { known: false; reason: string; detail?: string };

@@ -10,10 +10,14 @@
 // authenticated review with empty status.audiences means the token is valid for the API server's
 // own audience only.
 //
+// A debug container takes a second SubjectAccessReview for the same user: `patch` `pods/ephemeralcontainers`
+// on the pod (what `kubectl debug` needs, kubernetes/kubectl pkg/cmd/debug/debug.go), so exec rights
+// alone never add a container to somebody's pod.
+//
 // Reviewers of recordings are known by their groups: TokenReviewStatus.User (UserInfo.Groups, "the
 // names of groups this user is a part of", same file).
 import { AuthenticationV1Api, AuthorizationV1Api, type KubeConfig, type V1UserInfo } from "@kubernetes/client-node";
-import { failClosed, identifyFailClosed, type Authorizer, type Identity } from "./authorizer.js";
+import { failClosed, identifyFailClosed, type Authorizer, type DebugAccess, type Identity } from "./authorizer.js";
 
 export function kubernetesAuthorizer(kubeConfig: KubeConfig, audiences: string[]): Authorizer {
   if (audiences.length === 0) throw new Error("tokenAudiences must name at least one audience");
@@ -36,28 +40,34 @@ export function kubernetesAuthorizer(kubeConfig: KubeConfig, audiences: string[]
     const reviewed = await review(token);
     if (!reviewed.ok) return { allow: false, reason: reviewed.reason, ...(reviewed.detail ? { detail: reviewed.detail } : {}) };
     const { user, info } = reviewed;
-    const access = await authorization.createSubjectAccessReview({
-      body: {
-        apiVersion: "authorization.k8s.io/v1",
-        kind: "SubjectAccessReview",
-        spec: {
-          user,
-          groups: info.groups,
-          uid: info.uid,
-          extra: info.extra,
-          resourceAttributes: {
-            namespace: target.namespace,
-            verb: "create",
-            resource: "pods",
-            subresource: "exec",
-            ...(target.kind === "pod" ? { name: target.pod } : {}),
+    /** The cluster's answer to "may this user <verb> pods/<subresource> here?", and its reason. */
+    const accessReview = async (verb: string, subresource: string, namespace: string, name?: string) => {
+      const access = await authorization.createSubjectAccessReview({
+        body: {
+          apiVersion: "authorization.k8s.io/v1",
+          kind: "SubjectAccessReview",
+          spec: {
+            user,
+            groups: info.groups,
+            uid: info.uid,
+            extra: info.extra,
+            resourceAttributes: { namespace, verb, resource: "pods", subresource, ...(name ? { name } : {}) },
           },
         },
-      },
-    });
-    if (access.status?.allowed) return { allow: true, user };
-    const why = access.status?.reason ? `: ${access.status.reason}` : "";
-    return { allow: false, reason: `${user} may not exec in namespace ${target.namespace}${why}`, user };
+      });
+      return { allowed: access.status?.allowed === true, why: access.status?.reason ? `: ${access.status.reason}` : "" };
+    };
+    const exec = await accessReview("create", "exec", target.namespace, target.kind === "pod" ? target.pod : undefined);
+    if (!exec.allowed) return { allow: false, reason: `${user} may not exec in namespace ${target.namespace}${exec.why}`, user };
+    const mayDebug: DebugAccess = async ({ namespace, pod }) => {
+      try {
+        const debug = await accessReview("patch", "ephemeralcontainers", namespace, pod);
+        return debug.allowed ? { allow: true } : { allow: false, reason: `${user} may not add debug containers to pod ${namespace}/${pod}${debug.why}` };
+      } catch (error) {
+        return { allow: false, reason: "kubernetes authorizer unavailable", detail: error instanceof Error ? error.message : String(error) };
+      }
+    };
+    return { allow: true, user, mayDebug };
   });
   // Groups as the API server authenticated them (TokenReviewStatus.user.groups).
   const identify = identifyFailClosed("kubernetes", async ({ token }): Promise<Identity> => {

@@ -46,6 +46,24 @@ export interface Backend {
   run(target: ResolvedTarget, command: string[]): Promise<number | null>;
   /** Throws when the backend cannot be reached (readiness). */
   check(): Promise<void>;
+  /** Debug containers (Kubernetes only); see debug.ts. */
+  readonly debugContainers?: DebugContainers;
 }
+
+export interface DebugContainers {
+  /**
+   * Adds an ephemeral container running `image` to the target's pod, in the target container's
+   * process namespace, whose main process ends after `lifetimeSeconds`. Returns it as a target.
+   */
+  create(target: ResolvedTarget, image: string, lifetimeSeconds: number): Promise<ResolvedTarget>;
+  /**
+   * Resolves once the container runs, or as soon as `signal` aborts (nobody waits any more); throws
+   * DebugContainerError when it ended or did not start within `timeoutMs`.
+   */
+  waitUntilRunning(debugTarget: ResolvedTarget, timeoutMs: number, signal: AbortSignal): Promise<void>;
+}
+
+/** A debug container that will not run; the message is for the client (no API response bodies). */
+export class DebugContainerError extends Error {}
 
 export class NotFoundError extends Error {}

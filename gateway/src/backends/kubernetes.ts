@@ -1,6 +1,24 @@
 // Kubernetes pods/exec through @kubernetes/client-node. Two quirks shape this file: the client
 // resizes only when the stdout stream has `rows`/`columns` and emits 'resize', and its status
 // callback does not always fire, so the end of the exec is taken from the WebSocket's close too.
+//
+// Debug containers follow kubectl debug (kubernetes/kubectl pkg/cmd/debug/debug.go,
+// debugByEphemeralContainer): a strategic merge patch of the pod's `ephemeralcontainers`
+// subresource that lists the new container (ephemeralContainers merge by name), with
+// targetContainerName so it joins the target container's process namespace; then the pod's
+// status.ephemeralContainerStatuses until it runs (kubectl's waitForContainer watches for
+// State.Running; here a GET every DEBUG_POLL_MS, so the gateway needs no watch right). The API
+// server refuses ports, resources, probes and lifecycle on an ephemeral container, a name any
+// container of the pod has, and any change to one already added (kubernetes/kubernetes
+// pkg/apis/core/validation/validation.go: validateEphemeralContainers, allowedEphemeralContainerFields,
+// ValidatePodEphemeralContainersUpdate), so the gateway sends only name, image, command,
+// targetContainerName and securityContext, under a name of its own making. The security context is
+// kubectl debug's "restricted" profile (pkg/cmd/debug/profiles.go: disallowRoot, dropCapabilities,
+// disallowPrivilegeEscalation, setSeccompProfile), so the container passes Pod Security
+// "restricted" admission, with the target container's runAsUser/runAsGroup: the same user can read
+// the target's /proc entries without extra capabilities.
+import { randomBytes } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { Writable, PassThrough } from "node:stream";
 import {
   ApiException,
@@ -8,12 +26,18 @@ import {
   CoreV1Api,
   Exec,
   KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
   VersionApi,
+  type V1EphemeralContainer,
   type V1Pod,
   type V1Status,
 } from "@kubernetes/client-node";
 import type { Target } from "../target.js";
-import { NotFoundError, type Backend, type ExecControl, type ResolvedTarget } from "./backend.js";
+import { DebugContainerError, NotFoundError, type Backend, type DebugContainers, type ExecControl, type ResolvedTarget } from "./backend.js";
+
+/** How often a new debug container's status is read while it starts. */
+const DEBUG_POLL_MS = 250;
 
 export function loadKubeConfig(path: string): KubeConfig {
   const kubeConfig = new KubeConfig();
@@ -130,8 +154,58 @@ export function kubernetesBackend(kubeConfig: KubeConfig): Backend {
     return writable;
   }
 
+  const debugContainers: DebugContainers = {
+    async create(target, image, lifetimeSeconds) {
+      const namespace = target.namespace!;
+      const pod = target.pod!;
+      const name = `entryway-debug-${randomBytes(4).toString("hex")}`;
+      const targetContext = (await readPod(namespace, pod)).spec?.containers.find((c) => c.name === target.container)?.securityContext;
+      const sameUser = { ...(targetContext?.runAsUser !== undefined ? { runAsUser: targetContext.runAsUser } : {}), ...(targetContext?.runAsGroup !== undefined ? { runAsGroup: targetContext.runAsGroup } : {}) };
+      // `sleep` as the main process: the sessions exec into the container (the usual wrapper, so the
+      // reaper works there too), and it ends by itself once no session can still use it.
+      const container: V1EphemeralContainer = {
+        name,
+        image,
+        command: ["sleep", String(lifetimeSeconds)],
+        targetContainerName: target.container,
+        securityContext: {
+          runAsNonRoot: true,
+          ...sameUser,
+          allowPrivilegeEscalation: false,
+          capabilities: { drop: ["ALL"] },
+          seccompProfile: { type: "RuntimeDefault" },
+        },
+      };
+      try {
+        await core.patchNamespacedPodEphemeralcontainers(
+          { namespace, name: pod, body: { spec: { ephemeralContainers: [container] } } },
+          setHeaderOptions("Content-Type", PatchStrategy.StrategicMergePatch),
+        );
+      } catch (error) {
+        if (isNotFound(error)) throw new NotFoundError(`no pod ${namespace}/${pod}, or ephemeral containers are off in this cluster`);
+        throw error;
+      }
+      return { namespace, pod, container: name, label: `${namespace}/${pod}/${name}` };
+    },
+
+    async waitUntilRunning(debugTarget, timeoutMs, signal) {
+      const deadline = Date.now() + timeoutMs;
+      let last = "no status yet";
+      while (!signal.aborted) {
+        const pod = await readPod(debugTarget.namespace!, debugTarget.pod!);
+        const state = pod.status?.ephemeralContainerStatuses?.find((s) => s.name === debugTarget.container)?.state;
+        if (state?.running) return;
+        if (state?.terminated) throw new DebugContainerError(`debug container ${debugTarget.container} ended (${state.terminated.reason ?? `exit code ${state.terminated.exitCode}`})`);
+        if (state?.waiting) last = [state.waiting.reason, state.waiting.message].filter(Boolean).join(": ") || "waiting";
+        if (Date.now() >= deadline) throw new DebugContainerError(`debug container ${debugTarget.container} did not start within ${Math.round(timeoutMs / 1000)} s (${last})`);
+        await sleep(Math.min(DEBUG_POLL_MS, Math.max(0, deadline - Date.now())));
+      }
+    },
+  };
+
   return {
     name: "kubernetes",
+    debugContainers,
 
     async resolve(target: Target): Promise<ResolvedTarget> {
       if (target.kind === "docker") throw new NotFoundError("the Kubernetes backend takes a namespace and a pod or workload");

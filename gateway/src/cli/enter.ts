@@ -33,6 +33,9 @@ options:
   -T, --no-tty               pipe mode even on a terminal (kubectl exec -i without -t)
       --token-file <path>    read the access token from a file
   -c, --container <name>     the container in the pod (Kubernetes targets)
+      --debug[=<image>]      a shell in a debug container added to the pod, in the target
+                             container's processes (Kubernetes; the gateway's default image, or
+                             one from its allow-list); --debug=auto only when the target has no shell
       --ca-file <path>       trust this CA (PEM) for a wss:// gateway, besides the system's
       --insecure             allow a plain http:// or ws:// gateway that is not on this machine
                              (the token then crosses the network unencrypted)
@@ -103,8 +106,8 @@ export interface SessionSettings {
   ca?: Buffer;
 }
 
-/** Settings (flags, environment, config file) and the endpoint URL for one session. */
-export function sessionSettings(values: ConnectionValues, target: EnterTarget, command: string[], pipe: boolean): SessionSettings {
+/** Settings (flags, environment, config file) and the endpoint URL for one session; `debug` is the gateway's debug option. */
+export function sessionSettings(values: ConnectionValues, target: EnterTarget, command: string[], pipe: boolean, debug?: string): SessionSettings {
   const settings = resolveSettings(
     {
       gateway: values.gateway,
@@ -119,6 +122,7 @@ export function sessionSettings(values: ConnectionValues, target: EnterTarget, c
   );
   const url = endpointUrl(settings.gateway, target, command, values.insecure);
   if (pipe) url.searchParams.set("tty", "false");
+  if (debug !== undefined) url.searchParams.set("debug", debug);
   let ca: Buffer | undefined;
   if (settings.caFile) {
     try {
@@ -149,9 +153,10 @@ export async function run(argv: string[]): Promise<number> {
   const command = split >= 0 ? argv.slice(split + 1) : [];
   try {
     const { values, positionals } = parseArgs({
-      args: own,
+      // parseArgs has no optional values: a bare --debug is --debug=true (the gateway's default image).
+      args: own.map((arg) => (arg === "--debug" ? "--debug=true" : arg)),
       allowPositionals: true,
-      options: { ...CONNECTION_OPTIONS, tty: { type: "boolean" }, "no-tty": { type: "boolean", short: "T" } },
+      options: { ...CONNECTION_OPTIONS, tty: { type: "boolean" }, "no-tty": { type: "boolean", short: "T" }, debug: { type: "string" } },
     });
     if (values.help) {
       process.stdout.write(HELP);
@@ -161,7 +166,9 @@ export async function run(argv: string[]): Promise<number> {
     const target = parseEnterTarget(positionals[0]!, values.container);
     if (values.tty && values["no-tty"]) throw new EnterError(ExitCode.usage, "--tty and --no-tty (-T) contradict each other");
     const pipe = values["no-tty"] === true || (!values.tty && !(process.stdin.isTTY && process.stdout.isTTY));
-    return await runSession(sessionSettings(values, target, command, pipe), pipe);
+    if (values.debug !== undefined && target.kind === "docker") throw new EnterError(ExitCode.usage, "--debug is for Kubernetes targets (a debug container is added to a pod)");
+    if (values.debug === "") throw new EnterError(ExitCode.usage, "--debug= needs an image, or use --debug alone for the gateway's default");
+    return await runSession(sessionSettings(values, target, command, pipe, values.debug), pipe);
   } catch (error) {
     return reportFailure(error, "enter");
   }

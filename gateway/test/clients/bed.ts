@@ -46,7 +46,7 @@ export async function startBedGateway(podman: Podman, options: BedOptions = {}):
     backend: dockerBackend(`unix://${podman.socketPath}`),
     authorizer: options.authorizer ?? tokenAuthorizer(),
     logger: { log: () => {} },
-    audit: { write: (event) => void ("session" in event && audit.push(event)), close: async () => {} },
+    audit: { write: (event) => void (event.event.startsWith("session.") && audit.push(event as AuditEvent)), close: async () => {} },
     routes: options.routes?.(config) ?? [],
   });
   const address = await gateway.listen();

@@ -20,6 +20,7 @@ import { itNeeding } from "../helpers/tools.js";
 import { cleanEnv, runCli } from "./cli-harness.js";
 
 const CHROMIUM = "/usr/bin/chromium";
+const DEBUG_IMAGE = "registry.example.com/debug/busybox:1.36";
 
 interface PageGlobals {
   entryway: { terminal?: { buffer: { active: { length: number; getLine(i: number): { translateToString(trim: boolean): string } | undefined } } } };
@@ -57,15 +58,17 @@ describe("Kubernetes targets in the CLI and the web page (stand-in API server + 
         { namespace: "team-a", name: "web-0", containers: ["app"] },
         { namespace: "team-a", name: "web-1", containers: ["app"] },
         { namespace: "team-b", name: "db-0", containers: ["db"] },
+        { namespace: "team-a", name: "distroless-0", containers: ["app"], distroless: true },
       ],
       statefulSets: [{ namespace: "team-a", name: "web" }],
       users: { "alice-token": "alice" },
       execAllowed: { alice: ["team-a"] },
+      debugAllowed: { alice: ["team-a"] },
     });
     assets = mkdtempSync(join(tmpdir(), "entryway-web-kube-"));
     await buildWebAssets(assets);
     const kubeConfig = loadKubeConfig(kube.kubeconfigPath);
-    const config: GatewayConfig = { ...defaultConfig, host: "127.0.0.1", port: 0, backend: "kubernetes", authorizer: "kubernetes", logLevel: "warn" };
+    const config: GatewayConfig = { ...defaultConfig, host: "127.0.0.1", port: 0, backend: "kubernetes", authorizer: "kubernetes", logLevel: "warn", debugImages: [DEBUG_IMAGE] };
     gateway = createGateway({
       config,
       backend: kubernetesBackend(kubeConfig),
@@ -104,6 +107,22 @@ describe("Kubernetes targets in the CLI and the web page (stand-in API server + 
     const missing = await runCli(["enter", "team-a/nope", "-c", "app"], { env });
     expect(missing.code).toBe(ExitCode.notFound);
     expect(missing.stderr).toMatch(/^entryway: [^\n]*nope[^\n]*\n$/);
+  });
+
+  it("CLI: --debug=auto enters a debug container in a distroless pod; an image off the gateway's list is refused", async () => {
+    const env = cleanEnv(home, { ENTRYWAY_GATEWAY: base, ENTRYWAY_TOKEN: "alice-token" });
+    const debug = await runCli(["enter", "--tty", "--debug=auto", "team-a/distroless-0"], { env, input: "echo debug-$((6*7))\nexit 4\n" });
+    expect(debug.stdout).toMatch(/^debug-42\r?$/m);
+    expect(debug).toMatchObject({ code: 4, stderr: "" });
+    const [container] = kube.ephemeralContainers("team-a/distroless-0");
+    expect(container).toMatchObject({ image: DEBUG_IMAGE, targetContainerName: "app" });
+    expect(kube.execs.at(-1)).toMatchObject({ pod: "distroless-0", container: container!.name });
+
+    const patches = kube.ephemeralPatches.length;
+    const refused = await runCli(["enter", "--debug=busybox", "team-a/web-0"], { env });
+    expect(refused.code).toBe(ExitCode.badRequest);
+    expect(refused.stderr).toMatch(/^entryway: debug image "busybox" is not allowed on this gateway[^\n]*\n$/);
+    expect(kube.ephemeralPatches.length).toBe(patches);
   });
 
   itNeeding({ chromium: existsSync(CHROMIUM) }, "web: the picker opens a pod's container, then a workload instance, each as a deep link", async () => {

@@ -1,6 +1,6 @@
 // Starts a gateway on loopback with a given backend and authorizer, collecting audit events.
 import type { AddressInfo } from "node:net";
-import type { AuditEvent, RecordingAccessEvent } from "../../src/audit.js";
+import type { AuditEvent, DebugContainerEvent, RecordingAccessEvent } from "../../src/audit.js";
 import type { Authorizer } from "../../src/auth/authorizer.js";
 import type { Backend } from "../../src/backends/backend.js";
 import { defaultConfig, type GatewayConfig } from "../../src/config.js";
@@ -13,6 +13,8 @@ export interface TestGateway {
   monitoring: string;
   url(query: Record<string, string | string[]>): string;
   audit: AuditEvent[];
+  /** Audit records of debug containers added. */
+  debugContainers: DebugContainerEvent[];
   /** Audit records of access to recordings. */
   access: RecordingAccessEvent[];
   logs: Record<string, unknown>[];
@@ -43,6 +45,7 @@ export function tokenAuthorizer(): Authorizer & { calls: number } {
 export async function startGateway(backend: Backend, authorizer: Authorizer, overrides: Partial<GatewayConfig> = {}): Promise<TestGateway> {
   const config: GatewayConfig = { ...defaultConfig, host: "127.0.0.1", port: 0, metricsHost: "127.0.0.1", backend: backend.name, logLevel: "debug", ...overrides };
   const audit: AuditEvent[] = [];
+  const debugContainers: DebugContainerEvent[] = [];
   const access: RecordingAccessEvent[] = [];
   const logs: Record<string, unknown>[] = [];
   const gateway = createGateway({
@@ -50,7 +53,10 @@ export async function startGateway(backend: Backend, authorizer: Authorizer, ove
     backend,
     authorizer,
     logger: { log: (level, msg, fields) => logs.push({ level, msg, ...fields }) },
-    audit: { write: (event) => void ("session" in event ? audit.push(event) : access.push(event)), close: async () => {} },
+    audit: {
+      write: (event) => void (event.event === "debug.container" ? debugContainers.push(event) : "session" in event ? audit.push(event) : access.push(event)),
+      close: async () => {},
+    },
   });
   const address = await gateway.listen();
   const base = `http://127.0.0.1:${address.port}`;
@@ -60,6 +66,7 @@ export async function startGateway(backend: Backend, authorizer: Authorizer, ove
     base,
     monitoring,
     audit,
+    debugContainers,
     access,
     logs,
     url(query) {

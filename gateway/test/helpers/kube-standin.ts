@@ -14,6 +14,26 @@
 // that does not carry all four exactly as TokenReview gave them (a gateway that drops one gets
 // decisions made for somebody else). Rules name a namespace, or "namespace/pod" for one pod only
 // (RBAC resourceNames): those need the review's resourceAttributes.name.
+//
+// EPHEMERAL CONTAINERS (the pods/ephemeralcontainers subresource, what `kubectl debug` patches:
+// kubernetes/kubectl pkg/cmd/debug/debug.go, debugByEphemeralContainer). A strategic merge patch
+// ({"spec":{"ephemeralContainers":[...]}}, merged by name; other patch types are answered 415 here,
+// though a real API server takes them too) is applied to the pod's list and the result validated as
+// the API server does (kubernetes/kubernetes pkg/apis/core/validation/validation.go):
+// validateEphemeralContainers (a DNS-1123 name unique among all the pod's containers: Duplicate;
+// an image: Required; targetContainerName naming a regular or init container: NotFound; only the
+// fields in allowedEphemeralContainerFields, so no ports, resources, probes or lifecycle: Forbidden
+// "cannot be set for an Ephemeral Container") and ValidatePodEphemeralContainersUpdate (an existing
+// ephemeral container may not be changed or removed: Forbidden). Failures are 422 Invalid Status
+// objects, an unknown pod 404, and nothing is stored. A stored container's status, in
+// status.ephemeralContainerStatuses, goes waiting (ContainerCreating) → running, as a kubelet
+// reports it; with an image the kubelet cannot pull (`pullableImages`) it stays waiting
+// (ErrImagePull, then ImagePullBackOff). Exec into it works once it runs.
+//
+// DISTROLESS PODS (`distroless: true`) have no /bin/sh: an exec into their containers fails as the
+// kubelet reports a runtime's exec error that is not an exit code (kubernetes/kubernetes
+// pkg/kubelet/cri/streaming/remotecommand/exec.go, ServeExec: apierrors.NewInternalError on the
+// status channel, so no exit code), with the message containerd/runc give for a missing binary.
 import { execFileSync, spawn as spawnChild } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import https from "node:https";
@@ -34,6 +54,10 @@ interface PodFixture {
   phase?: string;
   labels?: Record<string, string>;
   createdAt?: string;
+  /** No shell or any other binary in its containers: every exec into them fails (ephemeral containers work). */
+  distroless?: boolean;
+  /** Its containers' securityContext.runAsUser. */
+  runAsUser?: number;
 }
 
 export interface StandinOptions {
@@ -48,6 +72,10 @@ export interface StandinOptions {
   users?: Record<string, string | StandinUser>;
   /** SubjectAccessReview: user name to the namespaces (or "namespace/pod") where it may create pods/exec. */
   execAllowed?: Record<string, string[]>;
+  /** The same for patch pods/ephemeralcontainers (adding a debug container). */
+  debugAllowed?: Record<string, string[]>;
+  /** Images the stand-in kubelet can pull (default: all); an ephemeral container with another one never runs. */
+  pullableImages?: string[];
 }
 
 export interface StandinUser {
@@ -75,8 +103,16 @@ export interface SubjectAccessReviewSpec {
   resourceAttributes?: { namespace?: string; name?: string; verb?: string; resource?: string; subresource?: string };
 }
 
-/** The stand-in's judgement of one SubjectAccessReview (exported for the test that it refuses incomplete reviews). */
-export function judgeAccessReview(spec: SubjectAccessReviewSpec, users: StandinUser[], execAllowed: Record<string, string[]>): { allowed: boolean; reason?: string } {
+/**
+ * The stand-in's judgement of one SubjectAccessReview (exported for the test that it refuses incomplete
+ * reviews): create pods/exec by `execAllowed`, patch pods/ephemeralcontainers by `debugAllowed`.
+ */
+export function judgeAccessReview(
+  spec: SubjectAccessReviewSpec,
+  users: StandinUser[],
+  execAllowed: Record<string, string[]>,
+  debugAllowed: Record<string, string[]> = {},
+): { allowed: boolean; reason?: string } {
   const user = users.find((u) => u.username === spec.user);
   if (!user) return { allowed: false, reason: `no such user ${spec.user ?? "(none)"}` };
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
@@ -87,10 +123,12 @@ export function judgeAccessReview(spec: SubjectAccessReviewSpec, users: StandinU
   ].filter(([, ok]) => !ok).map(([field]) => field);
   if (missing.length > 0) return { allowed: false, reason: `the review does not carry the user's ${missing.join(", ")} as TokenReview returned them` };
   const attrs = spec.resourceAttributes;
-  if (!attrs || attrs.verb !== "create" || attrs.resource !== "pods" || attrs.subresource !== "exec" || !attrs.namespace) {
-    return { allowed: false, reason: "no RBAC rule allows it (not create pods/exec in a namespace)" };
+  const isExec = attrs?.verb === "create" && attrs.subresource === "exec";
+  const isDebug = attrs?.verb === "patch" && attrs.subresource === "ephemeralcontainers";
+  if (!attrs || attrs.resource !== "pods" || !(isExec || isDebug) || !attrs.namespace) {
+    return { allowed: false, reason: "no RBAC rule allows it (not create pods/exec or patch pods/ephemeralcontainers in a namespace)" };
   }
-  const rules = execAllowed[user.username] ?? [];
+  const rules = (isExec ? execAllowed : debugAllowed)[user.username] ?? [];
   const allowed = rules.includes(attrs.namespace) || (attrs.name !== undefined && rules.includes(`${attrs.namespace}/${attrs.name}`));
   return allowed ? { allowed } : { allowed, reason: "no RBAC rule allows it" };
 }
@@ -104,11 +142,23 @@ export interface ExecRecord {
   pid: number;
 }
 
+/** One PATCH of pods/ephemeralcontainers: the pod, the answer's HTTP status and (422) its message. */
+export interface EphemeralPatchRecord {
+  pod: string;
+  status: number;
+  message?: string;
+}
+
 export interface KubeStandin {
   url: string;
   kubeconfigPath: string;
   /** Every exec started, in order. */
   execs: ExecRecord[];
+  /** Every ephemeralcontainers PATCH received, in order, and every status an ephemeral container went through. */
+  ephemeralPatches: EphemeralPatchRecord[];
+  ephemeralTransitions: { pod: string; container: string; state: string }[];
+  /** The ephemeral containers stored on a pod ("namespace/pod"), as the API serves them. */
+  ephemeralContainers(pod: string): Record<string, unknown>[];
   /** Every TokenReview spec and SubjectAccessReview spec received, in order. */
   tokenReviews: unknown[];
   accessReviews: SubjectAccessReviewSpec[];
@@ -153,6 +203,60 @@ function processesInSessions(sessions: Set<number>): number[] {
   return found;
 }
 
+/** The JSON names of allowedEphemeralContainerFields (validation.go) that are true, and EphemeralContainer's own targetContainerName. */
+const EPHEMERAL_ALLOWED_FIELDS = new Set([
+  "name", "image", "command", "args", "workingDir", "envFrom", "env", "volumeMounts", "volumeDevices", "terminationMessagePath",
+  "terminationMessagePolicy", "imagePullPolicy", "securityContext", "stdin", "stdinOnce", "tty", "targetContainerName",
+]);
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** A canonical JSON text (keys sorted), for the API server's semantic equality of two containers. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (value && typeof value === "object") return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(",")}}`;
+  return JSON.stringify(value);
+}
+
+/**
+ * The pod's ephemeral containers after a strategic merge patch of them (merge key: name), or the
+ * field errors validateEphemeralContainers and ValidatePodEphemeralContainersUpdate would give.
+ */
+export function patchEphemeralContainers(
+  pod: { containers: string[] },
+  existing: Record<string, unknown>[],
+  patch: unknown,
+): { containers: Record<string, unknown>[] } | { errors: string[] } {
+  const entries = (patch as { spec?: { ephemeralContainers?: unknown } })?.spec?.ephemeralContainers;
+  if (!Array.isArray(entries)) return { errors: ["spec.ephemeralContainers: Required value: the patch lists no ephemeral containers"] };
+  const merged = existing.map((c) => ({ ...c }));
+  for (const entry of entries as Record<string, unknown>[]) {
+    const at = merged.findIndex((c) => c.name === entry.name);
+    if (at >= 0) merged[at] = { ...merged[at], ...entry };
+    else merged.push({ ...entry });
+  }
+  const errors: string[] = [];
+  const path = (i: number, field: string) => `spec.ephemeralContainers[${i}].${field}`;
+  const names = new Set(pod.containers);
+  merged.forEach((container, i) => {
+    const name = typeof container.name === "string" ? container.name : "";
+    if (!name) errors.push(`${path(i, "name")}: Required value`);
+    else if (!DNS1123_LABEL.test(name) || name.length > 63) errors.push(`${path(i, "name")}: Invalid value: ${JSON.stringify(name)}: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'`);
+    if (names.has(name)) errors.push(`${path(i, "name")}: Duplicate value: ${JSON.stringify(name)}`);
+    names.add(name);
+    if (!container.image) errors.push(`${path(i, "image")}: Required value`);
+    const target = container.targetContainerName;
+    if (target !== undefined && target !== "" && !pod.containers.includes(String(target))) errors.push(`${path(i, "targetContainerName")}: Not found: ${JSON.stringify(target)}`);
+    for (const field of Object.keys(container)) {
+      if (!EPHEMERAL_ALLOWED_FIELDS.has(field)) errors.push(`${path(i, field)}: Forbidden: cannot be set for an Ephemeral Container`);
+    }
+  });
+  for (const old of existing) {
+    const now = merged.find((c) => c.name === old.name);
+    if (canonical(now) !== canonical(old)) errors.push(`spec.ephemeralContainers: Forbidden: existing ephemeral containers ${JSON.stringify(old.name)} may not be changed`);
+  }
+  return errors.length > 0 ? { errors } : { containers: merged };
+}
+
 export async function startKubeStandin(options: StandinOptions): Promise<KubeStandin> {
   const dir = mkdtempSync(join(tmpdir(), "entryway-kube-"));
   const execs: ExecRecord[] = [];
@@ -162,15 +266,59 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
   /** Session leaders of the execs with stdin (a TTY, or pipe mode): the shells the gateway started. */
   const ttyPids: number[] = [];
   const sockets = new Set<WebSocket>();
+  const ephemeralPatches: EphemeralPatchRecord[] = [];
+  const ephemeralTransitions: { pod: string; container: string; state: string }[] = [];
+  /** Per pod ("namespace/name"): its ephemeral containers and their states (ContainerState objects). */
+  const ephemeral = new Map<string, { containers: Record<string, unknown>[]; states: Map<string, Record<string, unknown>> }>();
+  const timers = new Set<NodeJS.Timeout>();
+  const ephemeralOf = (pod: PodFixture) => {
+    const key = `${pod.namespace}/${pod.name}`;
+    if (!ephemeral.has(key)) ephemeral.set(key, { containers: [], states: new Map() });
+    return ephemeral.get(key)!;
+  };
+  const setState = (pod: PodFixture, container: string, state: Record<string, unknown>) => {
+    ephemeralOf(pod).states.set(container, state);
+    ephemeralTransitions.push({ pod: `${pod.namespace}/${pod.name}`, container, state: Object.entries(state).map(([k, v]) => `${k}${(v as { reason?: string }).reason ? `:${(v as { reason: string }).reason}` : ""}`).join() });
+  };
+  const later = (ms: number, action: () => void) => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      action();
+    }, ms);
+    timers.add(timer);
+  };
+  /** The kubelet starting a new ephemeral container: created, then running, or stuck pulling its image. */
+  const startEphemeral = (pod: PodFixture, container: Record<string, unknown>) => {
+    const name = String(container.name);
+    setState(pod, name, { waiting: { reason: "ContainerCreating" } });
+    const pullable = !options.pullableImages || options.pullableImages.includes(String(container.image));
+    later(200, () => {
+      if (pullable) return setState(pod, name, { running: { startedAt: new Date().toISOString() } });
+      setState(pod, name, { waiting: { reason: "ErrImagePull", message: `failed to pull image "${String(container.image)}": not found` } });
+      later(200, () => setState(pod, name, { waiting: { reason: "ImagePullBackOff", message: `Back-off pulling image "${String(container.image)}"` } }));
+    });
+  };
+  const runningEphemeral = (pod: PodFixture, container: string) => ephemeral.get(`${pod.namespace}/${pod.name}`)?.states.get(container)?.running !== undefined;
   const authorized = (request: IncomingMessage) => request.headers.authorization === `Bearer ${options.serviceAccountToken}`;
 
-  const podObject = (pod: PodFixture) => ({
-    apiVersion: "v1",
-    kind: "Pod",
-    metadata: { name: pod.name, namespace: pod.namespace, labels: pod.labels ?? {}, creationTimestamp: pod.createdAt ?? "2026-01-01T00:00:00Z" },
-    spec: { containers: pod.containers.map((name) => ({ name, image: "busybox" })) },
-    status: { phase: pod.phase ?? "Running" },
-  });
+  const podObject = (pod: PodFixture) => {
+    const { containers, states } = ephemeral.get(`${pod.namespace}/${pod.name}`) ?? { containers: [], states: new Map() };
+    return {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: pod.name, namespace: pod.namespace, labels: pod.labels ?? {}, creationTimestamp: pod.createdAt ?? "2026-01-01T00:00:00Z" },
+      spec: {
+        containers: pod.containers.map((name) => ({ name, image: "busybox", ...(pod.runAsUser !== undefined ? { securityContext: { runAsUser: pod.runAsUser } } : {}) })),
+        ...(containers.length > 0 ? { ephemeralContainers: containers } : {}),
+      },
+      status: {
+        phase: pod.phase ?? "Running",
+        ...(states.size > 0
+          ? { ephemeralContainerStatuses: [...states].map(([name, state]) => ({ name, image: containers.find((c) => c.name === name)?.image, state, ready: false, restartCount: 0 })) }
+          : {}),
+      },
+    };
+  };
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     if (!authorized(request)) return json(response, 401, { kind: "Status", status: "Failure", code: 401, message: "Unauthorized" });
@@ -181,6 +329,31 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
     if ((m = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)$/.exec(path))) {
       const pod = options.pods.find((p) => p.namespace === m![1] && p.name === m![2]);
       return pod ? json(response, 200, podObject(pod)) : notFound(response, `pods "${m[2]}"`);
+    }
+    if ((m = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/ephemeralcontainers$/.exec(path)) && request.method === "PATCH") {
+      const pod = options.pods.find((p) => p.namespace === m![1] && p.name === m![2]);
+      const record = (status: number, message?: string) => ephemeralPatches.push({ pod: `${m![1]}/${m![2]}`, status, ...(message ? { message } : {}) });
+      if (!pod) {
+        record(404);
+        return json(response, 404, { kind: "Status", apiVersion: "v1", status: "Failure", reason: "NotFound", code: 404, details: { name: m[2], kind: "pods" }, message: `pods "${m[2]}" not found` });
+      }
+      const contentType = request.headers["content-type"];
+      if (contentType !== "application/strategic-merge-patch+json") {
+        record(415);
+        return json(response, 415, { kind: "Status", apiVersion: "v1", status: "Failure", reason: "UnsupportedMediaType", code: 415, message: `the stand-in takes the strategic merge patch kubectl debug sends, not ${contentType}` });
+      }
+      const state = ephemeralOf(pod);
+      const result = patchEphemeralContainers(pod, state.containers, await readBody(request));
+      if ("errors" in result) {
+        const message = `Pod "${pod.name}" is invalid: ${result.errors.length === 1 ? result.errors[0] : `[${result.errors.join(", ")}]`}`;
+        record(422, message);
+        return json(response, 422, { kind: "Status", apiVersion: "v1", status: "Failure", reason: "Invalid", code: 422, details: { name: pod.name, kind: "Pod" }, message });
+      }
+      const added = result.containers.filter((c) => !state.containers.some((old) => old.name === c.name));
+      state.containers = result.containers;
+      for (const container of added) startEphemeral(pod, container);
+      record(200);
+      return json(response, 200, podObject(pod));
     }
     if ((m = /^\/api\/v1\/namespaces\/([^/]+)\/pods$/.exec(path))) {
       const selector = Object.fromEntries((url.searchParams.get("labelSelector") ?? "").split(",").filter(Boolean).map((kv) => kv.split("=") as [string, string]));
@@ -212,7 +385,7 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
     if (request.method === "POST" && path === "/apis/authorization.k8s.io/v1/subjectaccessreviews") {
       const body = (await readBody(request)) as { spec?: SubjectAccessReviewSpec };
       accessReviews.push(body.spec ?? {});
-      return json(response, 201, { ...body, status: judgeAccessReview(body.spec ?? {}, [...users.values()], options.execAllowed ?? {}) });
+      return json(response, 201, { ...body, status: judgeAccessReview(body.spec ?? {}, [...users.values()], options.execAllowed ?? {}, options.debugAllowed ?? {}) });
     }
     notFound(response, path);
   }
@@ -234,7 +407,7 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
     const m = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/exec$/.exec(url.pathname);
     const pod = m && options.pods.find((p) => p.namespace === m[1] && p.name === m[2]);
     const container = url.searchParams.get("container") ?? pod?.containers[0] ?? "";
-    if (!authorized(request) || !pod || !pod.containers.includes(container)) {
+    if (!authorized(request) || !pod || !(pod.containers.includes(container) || runningEphemeral(pod, container))) {
       socket.end(`HTTP/1.1 ${authorized(request) ? "404 Not Found" : "401 Unauthorized"}\r\nConnection: close\r\n\r\n`);
       return;
     }
@@ -243,6 +416,7 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
       ws.on("close", () => sockets.delete(ws));
       const command = url.searchParams.getAll("command");
       const tty = url.searchParams.get("tty") === "true";
+      if (pod.distroless && pod.containers.includes(container)) return failExec(ws, command[0] ?? "");
       runExec(ws, command, tty, url.searchParams.get("stdin") === "true", (pid) => execs.push({ namespace: pod.namespace, pod: pod.name, container, command, tty, pid }));
     });
   });
@@ -262,6 +436,14 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
       ws.send(Buffer.concat([Buffer.from([3]), Buffer.from(JSON.stringify(status))]));
       ws.close(1000);
     }
+  }
+
+  /** A distroless container: the runtime cannot start the command, and the kubelet says so as an internal error. */
+  function failExec(ws: WebSocket, file: string): void {
+    const cause = `error executing command in container: failed to exec in container: failed to start exec: OCI runtime exec failed: exec failed: unable to start container process: exec: ${JSON.stringify(file)}: stat ${file}: no such file or directory: unknown`;
+    const status = { metadata: {}, status: "Failure", message: `Internal error occurred: ${cause}`, reason: "InternalError", details: { causes: [{ message: cause }] }, code: 500 };
+    ws.send(Buffer.concat([Buffer.from([3]), Buffer.from(JSON.stringify(status))]));
+    ws.close(1000);
   }
 
   function runExec(ws: WebSocket, command: string[], tty: boolean, stdin: boolean, record: (pid: number) => void): void {
@@ -362,6 +544,9 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
     url,
     kubeconfigPath,
     execs,
+    ephemeralPatches,
+    ephemeralTransitions,
+    ephemeralContainers: (pod) => ephemeral.get(pod)?.containers ?? [],
     tokenReviews,
     accessReviews,
     liveShells: () => processesInSessions(new Set(ttyPids)),
@@ -369,6 +554,7 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
       for (const ws of sockets) ws.terminate();
     },
     async stop() {
+      for (const timer of timers) clearTimeout(timer);
       for (const ws of sockets) ws.terminate();
       for (const pid of processesInSessions(new Set(ttyPids))) process.kill(pid, "SIGKILL");
       server.closeAllConnections();

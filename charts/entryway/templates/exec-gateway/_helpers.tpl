@@ -31,7 +31,7 @@ key: webhook-url
 {{- end -}}
 {{- end -}}
 
-{{/* The RBAC rules for entering pods (EXEC_RULES in the component). */}}
+{{/* The RBAC rules for entering pods (EXEC_RULES in the component), and DEBUG_RULE only with debug containers. */}}
 {{- define "entryway.execGateway.execRules" -}}
 - apiGroups: [""]
   resources: ["pods"]
@@ -42,6 +42,11 @@ key: webhook-url
 - apiGroups: ["apps"]
   resources: ["deployments", "statefulsets"]
   verbs: ["get"]
+{{- if .Values.execGateway.debugContainers.images }}
+- apiGroups: [""]
+  resources: ["pods/ephemeralcontainers"]
+  verbs: ["patch"]
+{{- end }}
 {{- end -}}
 
 {{/* Cross-field checks the schema cannot express; each fails with a clear message. */}}
@@ -71,6 +76,24 @@ key: webhook-url
 {{- /* A ReadWriteOnce volume attaches to one node: one replica, replaced with Recreate. */ -}}
 {{- if and $g.recordings.enabled (eq $g.recordings.accessMode "ReadWriteOnce") (or $g.autoscaling.enabled (ne (int $g.replicas) 1)) -}}
 {{- fail "execGateway.recordings on a ReadWriteOnce volume need replicas: 1 and no autoscaling (one node mounts it); use accessMode ReadWriteMany for more replicas" -}}
+{{- end -}}
+{{- with $g.debugContainers -}}
+{{- if .images -}}
+{{- if ne (len .images) (len (uniq .images)) -}}
+{{- fail "execGateway.debugContainers.images has duplicates" -}}
+{{- end -}}
+{{- if and .defaultImage (not (has .defaultImage .images)) -}}
+{{- fail (printf "execGateway.debugContainers.defaultImage %q is not one of execGateway.debugContainers.images" .defaultImage) -}}
+{{- end -}}
+{{- if ne $g.authorizer "kubernetes" -}}
+{{- fail "execGateway.debugContainers need execGateway.authorizer \"kubernetes\" (a SubjectAccessReview for patch pods/ephemeralcontainers)" -}}
+{{- end -}}
+{{- if and (hasKey $g.settings "maxSessionSeconds") (eq (int64 $g.settings.maxSessionSeconds) 0) -}}
+{{- fail "execGateway.debugContainers need execGateway.settings.maxSessionSeconds > 0 (a debug container lives that long)" -}}
+{{- end -}}
+{{- else if .defaultImage -}}
+{{- fail "execGateway.debugContainers.defaultImage is set but execGateway.debugContainers.images is empty" -}}
+{{- end -}}
 {{- end -}}
 {{- if $g.exposure.kind -}}
 {{- if not $g.exposure.host -}}
