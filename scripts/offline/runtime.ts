@@ -149,7 +149,17 @@ interface StructLike {
 function buildStructsOnDemand(): void {
   const requireFromPulumi = createRequire(createRequire(import.meta.url).resolve("@pulumi/pulumi"));
   const { Struct } = requireFromPulumi("google-protobuf/google/protobuf/struct_pb") as { Struct: StructClass };
-  const buildMessages = Struct.fromJavaScript.bind(Struct);
+  const protobufFromJavaScript = Struct.fromJavaScript;
+  const plainFromJavaScript = (value: Record<string, unknown>) => new PlainStruct(structObjectCopy(value));
+  // Nested objects go through Struct.fromJavaScript too: the messages are protobuf's all the way down.
+  const buildMessages = (value: Record<string, unknown>) => {
+    Struct.fromJavaScript = protobufFromJavaScript;
+    try {
+      return Struct.fromJavaScript(value);
+    } finally {
+      Struct.fromJavaScript = plainFromJavaScript;
+    }
+  };
   const fieldsOf = Struct.prototype.getFieldsMap;
 
   class PlainStruct extends Struct {
@@ -171,7 +181,7 @@ function buildStructsOnDemand(): void {
       return fieldsOf.call(this, noLazyCreate);
     }
   }
-  Struct.fromJavaScript = (value) => new PlainStruct(structObjectCopy(value));
+  Struct.fromJavaScript = plainFromJavaScript;
 }
 
 /** A value as a protobuf Value round trip gives it back (see buildStructsOnDemand). */
