@@ -13,9 +13,11 @@
  * the tree's program, so the tree itself is not touched. Wall time and max RSS come from GNU
  * time (Debian package "time"), which reads the child's rusage.
  *
- * --profile also writes a V8 CPU profile of each render and prints where the time went: the
- * functions with the most self time and self time by module (package, Node internals, or
- * first-party directory).
+ * --profile also writes a V8 CPU profile of each render and prints where the time went: by phase
+ * (the Pulumi runtime running the program, stack config validation, YAML writing, file I/O, module
+ * loading, garbage collection), the functions with the most self time and self time by module
+ * (package, Node internals, or first-party directory). From the second tree on, each render is
+ * also given as a ratio of the first tree's (before and after).
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -141,6 +143,7 @@ function outputDifferences(a: string, b: string): string[] {
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
 }
 interface CpuProfile {
   nodes: ProfileNode[];
@@ -157,6 +160,41 @@ function moduleOf(url: string, functionName: string): string {
   if (internal) return `node:${internal[1]}`;
   const local = /\/(components|scripts|gateway)\/([^/]+)/.exec(url);
   return local ? `${local[1]}/${local[2]}` : path.basename(url);
+}
+
+/**
+ * The render's phases, each named by where its code lives; a sample counts for the first of them
+ * met walking from the sampled function out to its callers (YAML read by a stringify is writing).
+ */
+const PHASES: [phase: string, test: (frame: ProfileNode["callFrame"]) => boolean][] = [
+  ["stack config validation (ajv)", ({ url }) => url.includes("/node_modules/ajv/")],
+  ["YAML writing (yaml stringify)", ({ url, functionName }) => url.includes("/node_modules/yaml/") && functionName === "stringify" && url.endsWith("public-api.js")],
+  ["YAML reading (stack config)", ({ url, functionName }) => url.includes("/node_modules/yaml/") && /^parse/.test(functionName) && url.endsWith("public-api.js")],
+  ["file writes and reads", ({ url, functionName }) => /^(node:fs|)$/.test(url) && /^(writeFile|readFile|writeFileUtf8|readFileUtf8|mkdir|readdir|rm)/.test(functionName)],
+  ["Pulumi runtime and the program", ({ url }) => /\/node_modules\/(@pulumi|google-protobuf|@grpc)\/|\/(components|scripts\/offline)\/|\/index\.ts$/.test(url)],
+  ["loading and compiling modules", ({ url }) => /\/node_modules\/(tsx|esbuild)\/|^node:internal\/modules\//.test(url)],
+];
+
+/** Sampled time by phase (see PHASES), with garbage collection and V8's own work apart. */
+function phasesOf(profile: CpuProfile, selfMicros: Map<number, number>): Map<string, number> {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parentOf = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
+  const phaseOf = (id: number): string => {
+    const { functionName, url } = byId.get(id)!.callFrame;
+    if (!url && /^\(/.test(functionName) && functionName !== "(anonymous)") return functionName === "(garbage collector)" ? "garbage collection" : "V8 and native code";
+    for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) {
+      const found = PHASES.find(([, test]) => test(byId.get(at!)!.callFrame));
+      if (found) return found[0];
+    }
+    return "other";
+  };
+  const phases = new Map<string, number>();
+  for (const [id, micros] of selfMicros) {
+    const phase = phaseOf(id);
+    phases.set(phase, (phases.get(phase) ?? 0) + micros);
+  }
+  return phases;
 }
 
 function summariseProfile(file: string, top = 15): string {
@@ -186,6 +224,7 @@ function summariseProfile(file: string, top = 15): string {
     ].join("\n");
   return [
     `  profile ${file}: ${(total / 1e6).toFixed(2)} s sampled`,
+    table("time by phase", phasesOf(profile, selfMicros)),
     table("self time by module", byModule),
     table("self time by function", byFunction),
   ].join("\n");
@@ -206,6 +245,7 @@ function main(): void {
   );
   const rows: string[] = [];
   let firstOut: string | undefined;
+  let firstRender: Measurement | undefined;
   try {
     options.trees.forEach((tree, index) => {
       const { document, workspaces } = grownStack(tree, options.workspaces);
@@ -220,6 +260,8 @@ function main(): void {
       const helmRun = median(helms, (m) => m.wallSeconds);
       const differs = firstOut ? outputDifferences(firstOut, out) : [];
       firstOut ??= out;
+      firstRender ??= render;
+      const ratio = (key: "wallSeconds" | "cpuSeconds" | "maxRssBytes") => `${(render[key] / firstRender![key]).toFixed(2)}x`;
       rows.push(
         [
           tree,
@@ -227,6 +269,7 @@ function main(): void {
           `  helm:   ${describe(helmRun)}`,
           `  render/helm: ${(render.wallSeconds / helmRun.wallSeconds).toFixed(1)}x wall, ${(render.cpuSeconds / helmRun.cpuSeconds).toFixed(1)}x CPU, ` +
             `${(render.maxRssBytes / helmRun.maxRssBytes).toFixed(1)}x memory`,
+          ...(index === 0 ? [] : [`  render/first tree's render: ${ratio("wallSeconds")} wall, ${ratio("cpuSeconds")} CPU, ${ratio("maxRssBytes")} memory`]),
           ...(index === 0 ? [] : [`  rendered files ${differs.length === 0 ? "identical to" : `differ (${differs.slice(0, 5).join(", ")}${differs.length > 5 ? ", ..." : ""}) from`} ${options.trees[0]}'s`]),
           ...(profileDir ? readdirSync(profileDir).slice(-1).map((f) => summariseProfile(path.join(profileDir, f))) : []),
         ].join("\n"),

@@ -3,6 +3,7 @@
  * program registers (type, name, parent, inputs and which inputs are secret). It stands in for
  * the engine where no Pulumi CLI or cluster exists: unit tests and `npm run render`.
  */
+import { createRequire } from "node:module";
 import * as pulumi from "@pulumi/pulumi";
 import * as pulumiRpc from "@pulumi/pulumi/runtime/rpc";
 import * as pulumiSettings from "@pulumi/pulumi/runtime/settings";
@@ -116,6 +117,92 @@ export async function installOfflineRuntime(options: {
 
   const monitor = pulumi.runtime.getMonitor() as unknown as MockMonitorLike;
   monitor.registerResource = (req, callback) => registerWithoutProtobufAnswer(monitor, offline, req, callback);
+  buildStructsOnDemand();
+}
+
+/** The parts of google-protobuf's Struct (google/protobuf/struct_pb.js) the offline runtime uses. */
+interface StructClass {
+  new (): StructLike;
+  fromJavaScript(value: Record<string, unknown>): StructLike;
+  prototype: StructLike;
+}
+interface StructLike {
+  toJavaScript(): Record<string, unknown>;
+  getFieldsMap(noLazyCreate?: boolean): { set(key: string, value: unknown): unknown; forEach(callback: (value: unknown, key: string) => void): void };
+}
+
+/**
+ * Every registration wraps the resource's inputs in a protobuf Struct (runtime/resource.js
+ * registerResource: `req.setObject(gstruct.Struct.fromJavaScript(resop.serializedProps))`): a
+ * Value message per field, a Map per object. Under the mocks no request is ever sent; the only
+ * reader is the monitor, which calls toJavaScript() on it, and at 1,000 workspaces building those
+ * messages and reading them back costs seconds and much of the garbage the collector then chases.
+ *
+ * From here on, Struct.fromJavaScript returns a Struct that holds a plain copy of the value, made
+ * as the protobuf round trip makes it (google-protobuf google/protobuf/struct_pb.js fromJavaScript
+ * and toJavaScript, with jspb.Map's forEach, which visits keys in sorted order): objects with their
+ * keys sorted, arrays in order, strings, numbers, booleans and null as they are, and anything else
+ * an error, thrown where fromJavaScript throws it. toJavaScript gives a fresh copy; a reader that
+ * asks for the protobuf fields (getFieldsMap: binary serialisation, toObject) gets them built then.
+ * The Struct class is the one @pulumi/pulumi itself loads.
+ */
+function buildStructsOnDemand(): void {
+  const requireFromPulumi = createRequire(createRequire(import.meta.url).resolve("@pulumi/pulumi"));
+  const { Struct } = requireFromPulumi("google-protobuf/google/protobuf/struct_pb") as { Struct: StructClass };
+  const protobufFromJavaScript = Struct.fromJavaScript;
+  const plainFromJavaScript = (value: Record<string, unknown>) => new PlainStruct(structObjectCopy(value));
+  // Nested objects go through Struct.fromJavaScript too: the messages are protobuf's all the way down.
+  const buildMessages = (value: Record<string, unknown>) => {
+    Struct.fromJavaScript = protobufFromJavaScript;
+    try {
+      return Struct.fromJavaScript(value);
+    } finally {
+      Struct.fromJavaScript = plainFromJavaScript;
+    }
+  };
+  const fieldsOf = Struct.prototype.getFieldsMap;
+
+  class PlainStruct extends Struct {
+    #plain: Record<string, unknown>;
+    #built = false;
+    constructor(plain: Record<string, unknown>) {
+      super();
+      this.#plain = plain;
+    }
+    override toJavaScript(): Record<string, unknown> {
+      return structCopy(this.#plain) as Record<string, unknown>;
+    }
+    override getFieldsMap(noLazyCreate?: boolean) {
+      if (!this.#built) {
+        this.#built = true;
+        const fields = fieldsOf.call(this);
+        buildMessages(this.#plain).getFieldsMap().forEach((value, key) => fields.set(key, value));
+      }
+      return fieldsOf.call(this, noLazyCreate);
+    }
+  }
+  Struct.fromJavaScript = plainFromJavaScript;
+}
+
+/** A value as a protobuf Value round trip gives it back (see buildStructsOnDemand). */
+function structCopy(value: unknown): unknown {
+  if (value === null || typeof value === "string" || typeof value === "number" || typeof value === "boolean") return value;
+  if (Array.isArray(value)) {
+    const copy = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i++) copy[i] = structCopy(value[i]);
+    return copy;
+  }
+  if (typeof value === "object") return structObjectCopy(value as Record<string, unknown>);
+  throw new Error("Unexpected struct type.");
+}
+
+function structObjectCopy(object: Record<string, unknown>): Record<string, unknown> {
+  const keys: string[] = [];
+  for (const key in object) keys.push(key);
+  keys.sort();
+  const copy: Record<string, unknown> = {};
+  for (const key of keys) copy[key] = structCopy(object[key]);
+  return copy;
 }
 
 /**

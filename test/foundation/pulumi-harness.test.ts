@@ -114,6 +114,14 @@ describe("the Pulumi test harness", () => {
     for (const req of requests) {
       expect(await answer(offlineRegister, req)).toEqual(await answer(MockMonitor.prototype.registerResource as Register, req));
     }
+    // The inputs come back from the offline runtime's Struct as from protobuf's own round trip,
+    // key order included: Struct.prototype.toJavaScript reads the protobuf fields, built on demand.
+    const { Struct } = await import("google-protobuf/google/protobuf/struct_pb");
+    for (const req of requests as { getObject(): InstanceType<typeof Struct> }[]) {
+      const struct = req.getObject();
+      expect(JSON.stringify(struct.toJavaScript())).toBe(JSON.stringify(Struct.prototype.toJavaScript.call(struct)));
+    }
+    expect(() => Struct.fromJavaScript({ hook: (() => undefined) as never })).toThrow("Unexpected struct type.");
   });
 
   it("fails loudly when a program runs without the offline runtime", () => {
