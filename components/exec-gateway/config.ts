@@ -92,6 +92,7 @@ export interface ExecGatewayConfig extends PodSettings {
 /** Debug containers (ExecGatewayDebugContainersArgs). */
 export interface ExecGatewayDebugContainersConfig extends ExecGatewayDebugContainersArgs {
   /**
+   * The images a client may ask for, matched exactly (e.g. "registry.example.com/debug/busybox:1.36").
    * @minItems 1
    * @uniqueItems true
    */

@@ -10,6 +10,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { entrywayPolicies } from "../../policies/rules";
 import { repoRoot } from "../harness/helm";
 import { Empty, grpc, pulumiRequire, startPulumiPlugin, unary, type RunningPlugin } from "../harness/pulumi-plugin";
 
@@ -55,7 +56,7 @@ describe("the policy pack published on its own (npm pack of policies/)", () => {
   it("serves every policy from the tarball with only its declared dependencies", async () => {
     const info = await unary<any>(client, "getAnalyzerInfo", new Empty());
     expect(info.getName()).toBe("entryway");
-    expect(info.getPoliciesList()).toHaveLength(12);
+    expect(info.getPoliciesList().map((policy: { getName(): string }) => policy.getName()).sort()).toEqual(entrywayPolicies.map((policy) => policy.name).sort());
   });
 
   it("is versioned with the package and depends on what the tests ran (Pulumi Cloud versions a nodejs pack by package.json)", () => {
