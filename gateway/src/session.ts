@@ -82,6 +82,8 @@ export class Session {
   private pendingAuth: ((message: Request) => void) | undefined;
   /** When the token stops being valid (ms since the epoch), if the authorizer knows. */
   private expiresAt: number | undefined;
+  /** Ends the "wrapper" setup step: from the exec's start until the shell reported its PID. */
+  private wrapperStarted: (() => void) | undefined;
 
   constructor(
     private readonly ws: WebSocket,
@@ -108,7 +110,10 @@ export class Session {
       const token = this.request.token ?? (await this.awaitAuthMessage());
       if (this.closing) return;
       if (!token) return void (await this.end("unauthenticated", "no access token: send it in the access-token header, as a bearer token, a subprotocol or a first AUTH message"));
+      const setup = this.ctx.metrics.setupSeconds;
+      const authorized = setup.startTimer({ step: "authorize" });
       const decision = await this.ctx.authorizer.authorize({ token, target: this.request.target, clientAddress: this.request.clientAddress });
+      authorized();
       this.settleAuth();
       if (this.closing) return;
       this.user = decision.user;
@@ -124,9 +129,12 @@ export class Session {
         return void (await this.end("limit", refusal));
       }
       this.admitted = true;
+      const resolved = setup.startTimer({ step: "resolve" });
       this.resolved = await this.ctx.backend.resolve(this.request.target);
+      resolved();
       if (this.closing) return;
       const command = wrapCommand(this.request.command.length > 0 ? this.request.command : this.ctx.config.shell);
+      const started = setup.startTimer({ step: "exec" });
       const exec = await this.ctx.backend.exec(
         this.resolved,
         command,
@@ -137,7 +145,9 @@ export class Session {
         },
         { tty: this.request.tty },
       );
+      started();
       this.exec = exec;
+      if (!this.pid.settled) this.wrapperStarted = setup.startTimer({ step: "wrapper" });
       if (this.closing) {
         // The client left while the exec was being created: end the shell it will never use.
         return void (await this.abandonExec());
@@ -234,7 +244,11 @@ export class Session {
       const data = this.pid.push(chunk);
       this.sendOutput(this.request.tty ? this.utf8.push(data) : data);
     }
-    if (this.pid.settled) this.pidSettledNow();
+    if (this.pid.settled) {
+      this.pidSettledNow();
+      this.wrapperStarted?.();
+      this.wrapperStarted = undefined;
+    }
     this.becomeReady();
   }
 
@@ -270,7 +284,8 @@ export class Session {
     const exec = this.exec;
     if (this.ready || this.readying || !exec || !this.pid.settled) return;
     this.readying = true;
-    void (this.request.tty ? exec.resize(this.size.cols, this.size.rows) : Promise.resolve()).then(() => {
+    const resized = this.request.tty ? this.ctx.metrics.setupSeconds.startTimer({ step: "resize" }) : undefined;
+    void (resized ? exec.resize(this.size.cols, this.size.rows).then(() => void resized()) : Promise.resolve()).then(() => {
       if (this.closing) return;
       this.ready = true;
       const early = this.earlyInput;
