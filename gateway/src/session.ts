@@ -9,7 +9,7 @@ import type { GatewayConfig } from "./config.js";
 import type { SessionLimits } from "./limits.js";
 import { errorMessage, type Logger } from "./log.js";
 import type { Metrics } from "./metrics.js";
-import { decodeRequest, encodeResponse, parseWinch, RequestType, ResponseType, type CloseCode, type Request } from "./protocol.js";
+import { decodeRequest, encodeOutput, encodeResponse, parseWinch, RequestType, ResponseType, type CloseCode, type Request } from "./protocol.js";
 import { PidMarkerFilter, reapCommand, ReapResult, wrapCommand } from "./shell.js";
 import { describeTarget, type Target } from "./target.js";
 import { splitOnCharBoundaries, Utf8Carry } from "./utf8.js";
@@ -310,7 +310,7 @@ export class Session {
   /** Sends a frame; output frames count towards the backpressure window. */
   private send(msgType: number, content: Buffer, counted = false, extra: { exitCode?: number; closeCode?: string } = {}): void {
     if (this.ws.readyState !== this.ws.OPEN) return;
-    const frame = encodeResponse({ msgType, content, ...extra });
+    const frame = extra.closeCode === undefined && extra.exitCode === undefined ? encodeOutput(msgType, content) : encodeResponse({ msgType, content, ...extra });
     if (!counted) return this.ws.send(frame);
     this.inFlight += frame.length;
     this.ws.send(frame, () => {
