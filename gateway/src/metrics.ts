@@ -4,6 +4,12 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
 export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "entryway_" });
+  const bytes = new Counter({
+    name: "entryway_bytes_total",
+    help: "Payload bytes: in = client to shell, out = shell to client.",
+    labelNames: ["direction"],
+    registers: [registry],
+  });
   return {
     registry,
     sessions: new Counter({
@@ -13,12 +19,10 @@ export function createMetrics() {
       registers: [registry],
     }),
     active: new Gauge({ name: "entryway_sessions_active", help: "Open sessions.", registers: [registry] }),
-    bytes: new Counter({
-      name: "entryway_bytes_total",
-      help: "Payload bytes: in = client to shell, out = shell to client.",
-      labelNames: ["direction"],
-      registers: [registry],
-    }),
+    bytes,
+    // Counted for every chunk of output: the labelled child once, not a label lookup per chunk.
+    bytesIn: bytes.labels({ direction: "in" }),
+    bytesOut: bytes.labels({ direction: "out" }),
     denials: new Counter({
       name: "entryway_auth_denials_total",
       help: "Refused sessions by reason code.",

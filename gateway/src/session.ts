@@ -206,7 +206,7 @@ export class Session {
         if (message.content.length === 0 || this.stdinEnded) return;
         this.lastActivity = Date.now();
         this.bytesIn += message.content.length;
-        this.ctx.metrics.bytes.inc({ direction: "in" }, message.content.length);
+        this.ctx.metrics.bytesIn.inc(message.content.length);
         if (this.ready) this.writeInput(message.content);
         else if (!this.request.tty || this.earlyInputBytes + message.content.length <= MAX_EARLY_INPUT) {
           this.earlyInput.push(message.content);
@@ -300,7 +300,7 @@ export class Session {
   private sendOutput(data: Buffer, msgType: number = ResponseType.STDOUT): void {
     if (data.length === 0) return;
     this.bytesOut += data.length;
-    this.ctx.metrics.bytes.inc({ direction: "out" }, data.length);
+    this.ctx.metrics.bytesOut.inc(data.length);
     this.recorder?.output(data.toString("utf8"));
     for (const piece of splitOnCharBoundaries(data, this.ctx.config.outputFrameBytes)) {
       this.send(msgType, piece, true);
