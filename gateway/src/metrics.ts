@@ -1,9 +1,15 @@
 // Prometheus metrics, in a registry per gateway so several gateways can live in one process (tests).
-import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 
 export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "entryway_" });
+  const bytes = new Counter({
+    name: "entryway_bytes_total",
+    help: "Payload bytes: in = client to shell, out = shell to client.",
+    labelNames: ["direction"],
+    registers: [registry],
+  });
   return {
     registry,
     sessions: new Counter({
@@ -13,12 +19,10 @@ export function createMetrics() {
       registers: [registry],
     }),
     active: new Gauge({ name: "entryway_sessions_active", help: "Open sessions.", registers: [registry] }),
-    bytes: new Counter({
-      name: "entryway_bytes_total",
-      help: "Payload bytes: in = client to shell, out = shell to client.",
-      labelNames: ["direction"],
-      registers: [registry],
-    }),
+    bytes,
+    // Counted for every chunk of output: the labelled child once, not a label lookup per chunk.
+    bytesIn: bytes.labels({ direction: "in" }),
+    bytesOut: bytes.labels({ direction: "out" }),
     denials: new Counter({
       name: "entryway_auth_denials_total",
       help: "Refused sessions by reason code.",
@@ -35,6 +39,13 @@ export function createMetrics() {
       name: "entryway_shells_reaped_total",
       help: "Abandoned shells ended by the gateway, by the signal that ended them.",
       labelNames: ["result"],
+      registers: [registry],
+    }),
+    setupSeconds: new Histogram({
+      name: "entryway_session_setup_seconds",
+      help: "Time each step of opening a session took: authorize, resolve (the target), exec (create and start it), wrapper (until the shell reported its PID), resize (to the client's size, before input flows).",
+      labelNames: ["step"],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers: [registry],
     }),
   };

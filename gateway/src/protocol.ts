@@ -58,6 +58,37 @@ export function encodeResponse(response: Response): Buffer {
   return Buffer.from(ResponseMessage.encode(ResponseMessage.create(response)).finish());
 }
 
+/**
+ * The same bytes as encodeResponse for a message with only msgType and content (STDOUT, STDERR, PING),
+ * built with one copy of the content: the bulk path's encoder. Protobuf wire format
+ * (https://protobuf.dev/programming-guides/encoding/): field 1 as tag 0x08 and a varint, field 2 as
+ * tag 0x12, the length as a varint, and the bytes; like protobufjs for proto3, a field at its default
+ * (msgType 0, empty content) is left out.
+ */
+export function encodeOutput(msgType: number, content: Uint8Array): Buffer {
+  const typeBytes = msgType === 0 ? 0 : 2; // every ResponseType fits one varint byte
+  let lengthBytes = 1;
+  for (let rest = content.length >>> 7; rest > 0; rest >>>= 7) lengthBytes++;
+  const contentBytes = content.length === 0 ? 0 : 1 + lengthBytes + content.length;
+  const frame = Buffer.allocUnsafe(typeBytes + contentBytes);
+  let offset = 0;
+  if (typeBytes > 0) {
+    frame[offset++] = 0x08;
+    frame[offset++] = msgType;
+  }
+  if (contentBytes > 0) {
+    frame[offset++] = 0x12;
+    let length = content.length;
+    while (length > 0x7f) {
+      frame[offset++] = (length & 0x7f) | 0x80;
+      length >>>= 7;
+    }
+    frame[offset++] = length;
+    frame.set(content, offset);
+  }
+  return frame;
+}
+
 export function decodeResponse(frame: Uint8Array): Response {
   const message = ResponseMessage.decode(frame) as unknown as {
     msgType?: number;

@@ -10,7 +10,7 @@ import type { DebugRequest } from "./debug.js";
 import type { SessionLimits } from "./limits.js";
 import { errorMessage, type Logger } from "./log.js";
 import type { Metrics } from "./metrics.js";
-import { decodeRequest, encodeResponse, parseWinch, RequestType, ResponseType, type CloseCode, type Request } from "./protocol.js";
+import { decodeRequest, encodeOutput, encodeResponse, parseWinch, RequestType, ResponseType, type CloseCode, type Request } from "./protocol.js";
 import { PidMarkerFilter, reapCommand, ReapResult, wrapCommand } from "./shell.js";
 import { describeTarget, type Target } from "./target.js";
 import { splitOnCharBoundaries, Utf8Carry } from "./utf8.js";
@@ -90,6 +90,8 @@ export class Session {
   private readonly ended = new AbortController();
   /** When the token stops being valid (ms since the epoch), if the authorizer knows. */
   private expiresAt: number | undefined;
+  /** Ends the "wrapper" setup step: from the exec's start until the shell reported its PID. */
+  private wrapperStarted: (() => void) | undefined;
 
   constructor(
     private readonly ws: WebSocket,
@@ -116,7 +118,10 @@ export class Session {
       const token = this.request.token ?? (await this.awaitAuthMessage());
       if (this.closing) return;
       if (!token) return void (await this.end("unauthenticated", "no access token: send it in the access-token header, as a bearer token, a subprotocol or a first AUTH message"));
+      const setup = this.ctx.metrics.setupSeconds;
+      const authorized = setup.startTimer({ step: "authorize" });
       const decision = await this.ctx.authorizer.authorize({ token, target: this.request.target, clientAddress: this.request.clientAddress });
+      authorized();
       this.settleAuth();
       if (this.closing) return;
       this.user = decision.user;
@@ -132,7 +137,9 @@ export class Session {
         return void (await this.end("limit", refusal));
       }
       this.admitted = true;
+      const resolved = setup.startTimer({ step: "resolve" });
       this.resolved = await this.ctx.backend.resolve(this.request.target);
+      resolved();
       if (this.closing) return;
       if (this.request.debug) {
         const debugTarget = await this.enterDebugContainer(this.resolved, this.request.debug, decision.mayDebug);
@@ -140,6 +147,7 @@ export class Session {
         this.resolved = debugTarget;
       }
       const command = wrapCommand(this.request.command.length > 0 ? this.request.command : this.ctx.config.shell);
+      const started = setup.startTimer({ step: "exec" });
       const exec = await this.ctx.backend.exec(
         this.resolved,
         command,
@@ -150,7 +158,9 @@ export class Session {
         },
         { tty: this.request.tty },
       );
+      started();
       this.exec = exec;
+      if (!this.pid.settled) this.wrapperStarted = setup.startTimer({ step: "wrapper" });
       if (this.closing) {
         // The client left while the exec was being created: end the shell it will never use.
         return void (await this.abandonExec());
@@ -244,7 +254,7 @@ export class Session {
         if (message.content.length === 0 || this.stdinEnded) return;
         this.lastActivity = Date.now();
         this.bytesIn += message.content.length;
-        this.ctx.metrics.bytes.inc({ direction: "in" }, message.content.length);
+        this.ctx.metrics.bytesIn.inc(message.content.length);
         if (this.ready) this.writeInput(message.content);
         else if (!this.request.tty || this.earlyInputBytes + message.content.length <= MAX_EARLY_INPUT) {
           this.earlyInput.push(message.content);
@@ -282,7 +292,11 @@ export class Session {
       const data = this.pid.push(chunk);
       this.sendOutput(this.request.tty ? this.utf8.push(data) : data);
     }
-    if (this.pid.settled) this.pidSettledNow();
+    if (this.pid.settled) {
+      this.pidSettledNow();
+      this.wrapperStarted?.();
+      this.wrapperStarted = undefined;
+    }
     this.becomeReady();
   }
 
@@ -318,7 +332,8 @@ export class Session {
     const exec = this.exec;
     if (this.ready || this.readying || !exec || !this.pid.settled) return;
     this.readying = true;
-    void (this.request.tty ? exec.resize(this.size.cols, this.size.rows) : Promise.resolve()).then(() => {
+    const resized = this.request.tty ? this.ctx.metrics.setupSeconds.startTimer({ step: "resize" }) : undefined;
+    void (resized ? exec.resize(this.size.cols, this.size.rows).then(() => void resized()) : Promise.resolve()).then(() => {
       if (this.closing) return;
       this.ready = true;
       const early = this.earlyInput;
@@ -333,7 +348,7 @@ export class Session {
   private sendOutput(data: Buffer, msgType: number = ResponseType.STDOUT): void {
     if (data.length === 0) return;
     this.bytesOut += data.length;
-    this.ctx.metrics.bytes.inc({ direction: "out" }, data.length);
+    this.ctx.metrics.bytesOut.inc(data.length);
     this.recorder?.output(data.toString("utf8"));
     for (const piece of splitOnCharBoundaries(data, this.ctx.config.outputFrameBytes)) {
       this.send(msgType, piece, true);
@@ -343,7 +358,7 @@ export class Session {
   /** Sends a frame; output frames count towards the backpressure window. */
   private send(msgType: number, content: Buffer, counted = false, extra: { exitCode?: number; closeCode?: string } = {}): void {
     if (this.ws.readyState !== this.ws.OPEN) return;
-    const frame = encodeResponse({ msgType, content, ...extra });
+    const frame = extra.closeCode === undefined && extra.exitCode === undefined ? encodeOutput(msgType, content) : encodeResponse({ msgType, content, ...extra });
     if (!counted) return this.ws.send(frame);
     this.inFlight += frame.length;
     this.ws.send(frame, () => {

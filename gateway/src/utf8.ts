@@ -32,23 +32,26 @@ export function splitOnCharBoundaries(data: Buffer, maxBytes: number): Buffer[] 
   return pieces;
 }
 
+const NOTHING = Buffer.alloc(0);
+
 /**
  * Holds back an incomplete trailing character until its remaining bytes arrive. `push` returns the
  * bytes that are safe to send now; `flush` returns whatever is left when the stream ends.
  */
 export class Utf8Carry {
-  private tail: Buffer = Buffer.alloc(0);
+  private tail: Buffer = NOTHING;
 
   push(chunk: Buffer): Buffer {
     const data = this.tail.length > 0 ? Buffer.concat([this.tail, chunk]) : chunk;
     const hold = incompleteTailLength(data);
-    this.tail = Buffer.from(data.subarray(data.length - hold));
+    // Most chunks end on a character boundary: no new (empty) buffer for them.
+    this.tail = hold === 0 ? NOTHING : Buffer.from(data.subarray(data.length - hold));
     return data.subarray(0, data.length - hold);
   }
 
   flush(): Buffer {
     const rest = this.tail;
-    this.tail = Buffer.alloc(0);
+    this.tail = NOTHING;
     return rest;
   }
 }

@@ -7,7 +7,7 @@ import { envName, loadConfig } from "../src/config.js";
 import { StreamDemuxer } from "../src/backends/docker.js";
 import { PreAuthLimits } from "../src/limits.js";
 import { missingTools, toolPlan } from "./helpers/tools.js";
-import { decodeRequest, decodeResponse, encodeRequest, encodeResponse, parseWinch, RequestType, ResponseType } from "../src/protocol.js";
+import { decodeRequest, decodeResponse, encodeOutput, encodeRequest, encodeResponse, parseWinch, RequestType, ResponseType } from "../src/protocol.js";
 import { PidMarkerFilter, reapCommand, wrapCommand } from "../src/shell.js";
 import { parseTarget, TargetError } from "../src/target.js";
 import { incompleteTailLength, splitOnCharBoundaries, Utf8Carry } from "../src/utf8.js";
@@ -66,6 +66,15 @@ describe("Entry's messages", () => {
     // Hand-encoded the way Entry's Go client decodes: field 1 varint, field 2 bytes; extensions are skipped fields.
     const frame = encodeResponse({ msgType: ResponseType.CLOSE, content: Buffer.from("ok"), exitCode: 3, closeCode: "exit" });
     expect(frame.subarray(0, 6)).toEqual(Buffer.from([0x08, 0x02, 0x12, 0x02, 0x6f, 0x6b]));
+  });
+
+  it("encodes output frames byte for byte as the protobuf encoder does, at every length-varint size", () => {
+    for (const length of [0, 1, 127, 128, 16_383, 16_384, 70_000]) {
+      const content = Buffer.alloc(length, 0x61);
+      for (const msgType of [ResponseType.STDOUT, ResponseType.STDERR, ResponseType.PING]) {
+        expect(encodeOutput(msgType, content).equals(encodeResponse({ msgType, content }))).toBe(true);
+      }
+    }
   });
 
   it("parses WINCH, ignoring unusable sizes and clamping huge ones", () => {

@@ -40,8 +40,18 @@ function expectFramesAreUtf8(client: EntryClient): void {
   }
 }
 
-/** A command for the client to run in raw mode, so the PTY passes bytes through unchanged. */
-const raw = (script: string) => ({ command: ["/bin/sh", "-c", `stty raw -echo; ${script}`] });
+/**
+ * A command for the client to run in raw mode, so the PTY passes bytes through unchanged. conmon
+ * (podman's, CRI-O's) sets the modes of a new PTY with a read-modify-write (tcgetattr, ONLCR,
+ * tcsetattr: containers/conmon src/ctrl.c terminal_accept_cb) while the command already runs: when
+ * the command's `stty raw` falls between conmon's read and write, it is undone and every "\n" arrives
+ * as "\r\n". conmon reads the PTY only after that (src/conmon.c adds its stdout reader once the
+ * runtime returned), and the gateway writes input only once it has read the wrapper's PID marker:
+ * so the command first waits for a line of input, typed by openRaw, and only then goes raw. That
+ * line's echo (in the PTY's cooked mode) starts the output: RAW_ECHO.
+ */
+const raw = (script: string) => ({ command: ["/bin/sh", "-c", `read -r _; stty raw -echo; ${script}`] });
+const RAW_ECHO = "\r\n";
 
 async function outBytes(g: TestGateway): Promise<number> {
   const metric = await g.gateway.metrics.bytes.get();
@@ -54,6 +64,12 @@ export function execBackendCases(name: string, createBed: () => Promise<RealBed>
     let g: TestGateway;
     const open = (query: Record<string, string | string[]> = {}, token = TOKEN, keepFrames = true) =>
       EntryClient.connect(g.url({ ...bed.target, ...query }), { token, keepFrames });
+    /** Runs `script` in raw mode (see raw). */
+    const openRaw = async (script: string, keepFrames = true, gateway = g) => {
+      const client = await EntryClient.connect(gateway.url({ ...bed.target, ...raw(script) }), { token: TOKEN, keepFrames });
+      client.type("\n");
+      return client;
+    };
 
     beforeAll(async () => {
       bed = await createBed();
@@ -93,9 +109,9 @@ export function execBackendCases(name: string, createBed: () => Promise<RealBed>
     });
 
     it("a command of the client's choice ends with its own exit code", async () => {
-      const client = await open(raw("printf done; exit 42"));
+      const client = await openRaw("printf done; exit 42");
       expect(await client.closed).toMatchObject({ exitCode: 42 });
-      expect(client.text).toBe("done");
+      expect(client.text).toBe(RAW_ECHO + "done");
     });
 
     it.each(["你", "😀"])("%s arrives intact at every frame boundary", async (char) => {
@@ -104,9 +120,9 @@ export function execBackendCases(name: string, createBed: () => Promise<RealBed>
       const small = await startGateway(bed.backend, tokenAuthorizer(), { outputFrameBytes: 5 });
       try {
         const expected = Array.from({ length: 5 }, (_, lead) => "x".repeat(lead) + char.repeat(3)).join("\n") + "\n";
-        const client = await EntryClient.connect(small.url({ ...bed.target, ...raw(`printf '${expected.replace(/\n/g, "\\n")}'`) }), { token: TOKEN });
+        const client = await openRaw(`printf '${expected.replace(/\n/g, "\\n")}'`, true, small);
         await client.closed;
-        expect(client.text).toBe(expected);
+        expect(client.text).toBe(RAW_ECHO + expected);
         for (const frame of client.frames.filter((f) => f.msgType === ResponseType.STDOUT)) {
           expect(frame.content.length).toBeLessThanOrEqual(5);
           expect(() => fatal.decode(frame.content)).not.toThrow();
@@ -125,11 +141,11 @@ export function execBackendCases(name: string, createBed: () => Promise<RealBed>
 
     it("50 concurrent sessions each streaming 5 MB arrive with equal checksums", async () => {
       const n = 720_000; // `seq 1 720000` is 4.9 MB
-      const expected = seqOutput(n);
+      const expected = Buffer.concat([Buffer.from(RAW_ECHO), seqOutput(n)]);
       expect(expected.length).toBeGreaterThan(4.5e6);
       // Written to a file first: `cat` then writes in large blocks, as bulk output does (seq on a TTY writes line by line).
       const script = `f=/tmp/entryway-seq-$$; seq 1 ${n} > $f; cat $f; rm -f $f`;
-      const clients = await Promise.all(Array.from({ length: 50 }, () => open(raw(script), TOKEN, false)));
+      const clients = await Promise.all(Array.from({ length: 50 }, () => openRaw(script, false)));
       const results = await Promise.all(clients.map((c) => c.closed));
       for (const [i, client] of clients.entries()) {
         expect(results[i]).toMatchObject({ exitCode: 0 });
@@ -140,7 +156,7 @@ export function execBackendCases(name: string, createBed: () => Promise<RealBed>
 
     it("a client that stops reading keeps gateway memory bounded, and resumes", async () => {
       const baseline = await bed.shells();
-      const client = await open(raw("yes 0123456789abcdef0123456789abcdef | cat"), TOKEN, false);
+      const client = await openRaw("yes 0123456789abcdef0123456789abcdef | cat", false);
       await client.waitFor((c) => c.outputBytes > 4e6); // a fast producer
       const socket = (client.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
       socket.pause();
