@@ -293,10 +293,9 @@ export function validateExecGatewayArgs(name: string, args: ExecGatewayArgs): vo
   if (typeof args.namespace === "string") refuseOwnNamespace(name, args.namespace, targets);
   const authorizer = args.authorizer ?? "kubernetes";
   if (!["kubernetes", "webhook", "oidc"].includes(authorizer)) fail(`authorizer "${authorizer}" is not kubernetes, webhook or oidc`);
-  if (authorizer === "webhook") {
-    if (!args.webhook || (args.webhook.url === undefined) === (args.webhook.urlSecret === undefined)) {
-      fail('authorizer "webhook" needs exactly one of webhook.url or webhook.urlSecret');
-    }
+  // A webhook that arrives as one secret Output is checked when its value is known (webhookUrl).
+  if (authorizer === "webhook" && !pulumi.Output.isInstance(args.webhook)) {
+    if (!args.webhook || (args.webhook.url === undefined) === (args.webhook.urlSecret === undefined)) fail(WEBHOOK_ONE_OF);
   }
   if (authorizer === "oidc" && (!args.oidc?.issuer || !args.oidc.audience)) {
     fail('authorizer "oidc" needs oidc.issuer and oidc.audience');
@@ -345,6 +344,23 @@ function refuseOwnNamespace(name: string, namespace: string, targets: string[]):
   }
 }
 
+const WEBHOOK_ONE_OF = 'authorizer "webhook" needs exactly one of webhook.url or webhook.urlSecret';
+/** The gateway's own default (gateway/src/config.ts), set when the webhook is known only as an Output. */
+const WEBHOOK_DEFAULT_TIMEOUT_MS = 3000;
+
+/**
+ * The webhook URL for the Secret the component writes. Pulumi's provider host hands an object
+ * input that holds a secret (webhook.url from a Python or YAML program) over as one secret Output
+ * of the whole object, whose fields are known only inside it; such a webhook must carry `url`.
+ */
+function webhookUrl(webhook: ExecGatewayWebhookArgs | pulumi.Output<ExecGatewayWebhookArgs>): pulumi.Input<string> {
+  if (!pulumi.Output.isInstance(webhook)) return webhook.url!;
+  return webhook.apply((value) => {
+    if (value?.url === undefined || value.urlSecret !== undefined) throw new Error(`${WEBHOOK_ONE_OF}; from a secret object input, give url`);
+    return pulumi.output(value.url);
+  });
+}
+
 /** The env a gateway pod gets from the args (the chart's template makes the same list). */
 function gatewayEnv(args: ExecGatewayArgs, webhookSecret: ExecGatewaySecretKeyRef | undefined): k8s.types.input.core.v1.EnvVar[] {
   const authorizer = args.authorizer ?? "kubernetes";
@@ -359,7 +375,9 @@ function gatewayEnv(args: ExecGatewayArgs, webhookSecret: ExecGatewaySecretKeyRe
   ];
   if (authorizer === "webhook" && webhookSecret) {
     env.push({ name: "ENTRYWAY_WEBHOOK_URL", valueFrom: { secretKeyRef: { name: webhookSecret.name, key: webhookSecret.key } } });
-    if (args.webhook?.timeoutMs !== undefined) env.push({ name: "ENTRYWAY_WEBHOOK_TIMEOUT_MS", value: String(args.webhook.timeoutMs) });
+    const webhook = args.webhook as ExecGatewayWebhookArgs | pulumi.Output<ExecGatewayWebhookArgs> | undefined;
+    if (pulumi.Output.isInstance(webhook)) env.push({ name: "ENTRYWAY_WEBHOOK_TIMEOUT_MS", value: pulumi.unsecret(webhook.apply((w) => String(w.timeoutMs ?? WEBHOOK_DEFAULT_TIMEOUT_MS))) });
+    else if (webhook?.timeoutMs !== undefined) env.push({ name: "ENTRYWAY_WEBHOOK_TIMEOUT_MS", value: String(webhook.timeoutMs) });
   }
   if (authorizer === "oidc" && args.oidc) {
     const oidc = args.oidc;
@@ -492,13 +510,13 @@ export class ExecGateway extends pulumi.ComponentResource {
     // The webhook URL may hold a credential: it lives in a Secret, never in the pod spec.
     let webhookSecret: ExecGatewaySecretKeyRef | undefined;
     if (authorizer === "webhook") {
-      if (args.webhook?.urlSecret) {
+      if (!pulumi.Output.isInstance(args.webhook) && args.webhook?.urlSecret) {
         webhookSecret = args.webhook.urlSecret;
       } else {
         webhookSecret = { name: objectName(name, "exec-gateway-auth"), key: "webhook-url" };
         new k8s.core.v1.Secret(
           `${name}-exec-gateway-auth`,
-          { metadata: metadata(webhookSecret.name), type: "Opaque", stringData: { "webhook-url": pulumi.secret(args.webhook!.url!) } },
+          { metadata: metadata(webhookSecret.name), type: "Opaque", stringData: { "webhook-url": pulumi.secret(webhookUrl(args.webhook!)) } },
           parent,
         );
       }

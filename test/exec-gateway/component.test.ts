@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
-import { ExecGateway, type ExecGatewayArgs } from "../../components/exec-gateway";
+import { ExecGateway, type ExecGatewayArgs, type ExecGatewayWebhookArgs } from "../../components/exec-gateway";
 import { REDACTED } from "../../scripts/offline/manifests";
 import { childrenOf, findManifest, outputOf, render, type Manifest } from "../harness/pulumi";
 import { assertValidObjects } from "../harness/validate";
@@ -124,6 +124,18 @@ describe("ExecGateway", () => {
       valueFrom: { secretKeyRef: { name: "entryway-exec-gateway-auth", key: "webhook-url" } },
     });
     expect(JSON.stringify(manifests)).not.toContain("hunter2");
+  });
+
+  it("takes a webhook that arrives as one secret object (as Pulumi's provider host passes a nested secret) and keeps its URL secret", async () => {
+    const webhook = pulumi.secret({ url: "https://console.example/auth?key=hunter2", timeoutMs: 5000 }) as unknown as ExecGatewayWebhookArgs;
+    const { manifests } = await renderGateway({ authorizer: "webhook", webhook });
+    expect((findManifest(manifests, "Secret", "entryway-exec-gateway-auth") as Obj).stringData).toEqual({ "webhook-url": REDACTED });
+    const env = (findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.template.spec.containers[0].env as Obj[];
+    expect(env.find((e) => e.name === "ENTRYWAY_WEBHOOK_URL")?.valueFrom.secretKeyRef).toEqual({ name: "entryway-exec-gateway-auth", key: "webhook-url" });
+    expect(env.find((e) => e.name === "ENTRYWAY_WEBHOOK_TIMEOUT_MS")?.value).toBe("5000");
+    expect(JSON.stringify(manifests)).not.toContain("hunter2");
+    const noUrl = pulumi.secret({ urlSecret: { name: "console", key: "url" } }) as unknown as ExecGatewayWebhookArgs;
+    await expect(renderGateway({ authorizer: "webhook", webhook: noUrl })).rejects.toThrow(/needs exactly one of webhook.url or webhook.urlSecret; from a secret object input, give url/);
   });
 
   it("uses an existing Secret for the webhook URL when given one", async () => {

@@ -94,6 +94,15 @@ describe("the Entryway package served by Pulumi's component provider host", () =
     await expectSameChildren("entryway:index:ExecGateway", "entryway", { ...args }, () => new ExecGateway("entryway", args));
   });
 
+  it("ExecGateway with its webhook URL a secret inside the webhook object, as a Python or YAML program passes it", async () => {
+    const hook = "https://console.example/auth?key=hunter2";
+    const wire = { namespace: "entryway", targetNamespaces: ["team-a"], authorizer: "webhook", webhook: { url: secretInput(hook), timeoutMs: 5000 } };
+    // The host hands the object over as one secret Output; the offline run is given the same.
+    await expectSameChildren("entryway:index:ExecGateway", "hooked", wire, () => new ExecGateway("hooked", { ...wire, authorizer: "webhook", webhook: pulumi.secret({ url: hook, timeoutMs: 5000 }) as never }));
+    const urlSecret = monitor.registrations.find((r) => r.type === "kubernetes:core/v1:Secret" && JSON.stringify(r.inputs).includes(hook));
+    expect(urlSecret?.secretPaths.length).toBeGreaterThan(0);
+  });
+
   it("AnsibleForms (its passwords from @pulumi/random), its RTE token a secret on the wire and in its Secret, and a RemoteRte", async () => {
     await expectSameChildren("entryway:index:AnsibleForms", "entryway", { namespace: "forms", rteToken: secretInput(RTE_TOKEN) }, () => {
       new AnsibleForms("entryway", { namespace: "forms", rteToken: pulumi.secret(RTE_TOKEN) });
