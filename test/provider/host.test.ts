@@ -46,7 +46,7 @@ function shortId(urn: string): string {
 }
 
 /**
- * The component's descendants as the brief of the comparison has them: type, name, parent (by
+ * The component's descendants as they are compared: type, name, parent (by
  * type and name), inputs and secret inputs. Not the URNs: Pulumi's mock monitor, under the offline
  * runtime, builds a grandchild's URN from its parent's last type only (runtime/mocks.js `newUrn`),
  * where the engine takes the parent's whole type chain (pkg/resource/deploy/deployment.go
