@@ -1,0 +1,38 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"go.etcd.io/etcd/server/v3/etcdmain"
+	"k8s.io/component-base/cli"
+	apiserver "k8s.io/kubernetes/cmd/kube-apiserver/app"
+	controllermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
+	scheduler "k8s.io/kubernetes/cmd/kube-scheduler/app"
+)
+
+func main() {
+	name := filepath.Base(os.Args[0])
+	args := os.Args
+	if name == "kube" && len(os.Args) > 1 {
+		name = os.Args[1]
+		args = os.Args[1:]
+	}
+	switch name {
+	case "etcd":
+		etcdmain.Main(args)
+		return
+	case "kube-apiserver":
+		os.Args = args
+		os.Exit(cli.Run(apiserver.NewAPIServerCommand()))
+	case "kube-controller-manager":
+		os.Args = args
+		os.Exit(cli.Run(controllermanager.NewControllerManagerCommand()))
+	case "kube-scheduler":
+		os.Args = args
+		os.Exit(cli.Run(scheduler.NewSchedulerCommand()))
+	}
+	fmt.Fprintf(os.Stderr, "kube: unknown command %q\n", name)
+	os.Exit(2)
+}
