@@ -1,7 +1,8 @@
 import { defineConfig } from "vitest/config";
 
-// Two projects: the infrastructure package (Pulumi mocks installed before any test file
-// imports a component) and the exec gateway service (no Pulumi at all).
+// Three projects: the infrastructure package (Pulumi mocks installed before any test file
+// imports a component), the same on the real control plane and engine, and the exec gateway
+// service (no Pulumi at all).
 export default defineConfig({
   test: {
     projects: [
@@ -9,9 +10,22 @@ export default defineConfig({
         test: {
           name: "infra",
           include: ["test/**/*.test.ts", "policies/**/*.test.ts"],
+          exclude: ["test/real/**"],
           setupFiles: ["test/harness/setup.ts"],
           testTimeout: 120_000,
           hookTimeout: 120_000,
+        },
+      },
+      {
+        // The real Kubernetes control plane, Pulumi engine and Helm, built from their Go modules
+        // (scripts/realcp) and started once for these suites, which take turns on it.
+        test: {
+          name: "real",
+          include: ["test/real/**/*.test.ts"],
+          globalSetup: ["test/real/global-setup.ts"],
+          fileParallelism: false,
+          testTimeout: 1_200_000,
+          hookTimeout: 3_600_000,
         },
       },
       {

@@ -13,7 +13,10 @@
 #      gateway's test PTYs), needs the compiler from step 1; render and the gateway need none of them
 #      (esbuild finds its binary in its platform package at run time: lib/main.js generateBinPath,
 #      from evanw/esbuild lib/npm/node-platform.ts; its postinstall only checks and optimises).
-#   4. packages/ssh-config's build, when it is missing or older than its sources.
+#   4. packages/ssh-config's build, when it is missing or older than its sources;
+#   5. with --for-tests: the real tools the tests run (Kubernetes control plane, kwok, Pulumi CLI and
+#      providers, Helm 4 and 3, ...), built from their Go modules by scripts/realcp/build.sh into a
+#      cache outside the repository: about an hour the first time on 2 cores, then reused at once.
 # It says what it installs as it goes (on stdout, "setup: ..."); when it cannot set something up it
 # prints one line on stderr, "setup: error: ...", and exits 1.
 set -euo pipefail
@@ -118,6 +121,15 @@ ssh_config=packages/ssh-config
 if [ ! -f "$ssh_config/dist/index.js" ] || [ -n "$(find "$ssh_config/src" "$ssh_config/tsconfig.json" -newer "$ssh_config/dist/index.js" -print -quit)" ]; then
   say "building $ssh_config (the ssh config writer the library and the CLI share)"
   run_logged "build of $ssh_config" npm run build -w @entryway/ssh-config
+fi
+
+# 5. The real tools, from Go modules (needs go on PATH and the Go module proxy the first time).
+if $for_tests; then
+  command -v go >/dev/null || fail "the tests run a real Kubernetes control plane, Pulumi engine and Helm built from Go modules, and there is no go on PATH: install Go >= 1.26"
+  if ! bash scripts/realcp/build.sh --check >/dev/null 2>&1; then
+    say "building the real tools the tests run from their Go modules into ${ENTRYWAY_REALCP_CACHE:-$HOME/.cache/entryway-realcp} (first run only: about an hour on 2 cores; later runs reuse them)"
+  fi
+  bash scripts/realcp/build.sh | sed 's/^/setup: /' || fail "a real tool could not be built (the line above names it)"
 fi
 
 export PATH="$root/node_modules/.bin:$PATH"

@@ -148,6 +148,11 @@ export interface AnsibleFormsExpose {
   /** A TLS Secret for the host. */
   tlsSecretName?: string;
   /**
+   * Annotations on the Ingress: its controller's settings, or `pulumi.com/skipAwait: "true"` where
+   * no controller will report an address (Pulumi otherwise waits for one).
+   */
+  annotations?: Record<string, string>;
+  /**
    * PEM CA bundle that signed the host's certificate: not deployed here, passed on as the
    * output `caBundle` (stack output `ansibleFormsCaBundle`) for outbound RTEs elsewhere to trust.
    */
@@ -628,7 +633,7 @@ export class AnsibleForms extends pulumi.ComponentResource {
       new k8s.networking.v1.Ingress(
         `${name}-ingress`,
         {
-          metadata: { name: appName, namespace: ns, labels },
+          metadata: { name: appName, namespace: ns, labels, ...(expose.annotations ? { annotations: expose.annotations } : {}) },
           spec: {
             ...(expose.ingressClassName ? { ingressClassName: expose.ingressClassName } : {}),
             ...(expose.tlsSecretName ? { tls: [{ hosts: [expose.host], secretName: expose.tlsSecretName }] } : {}),

@@ -5,12 +5,13 @@
 #   bash scripts/realcp/build.sh [TOOL...]        build what is missing (default: every tool)
 #   bash scripts/realcp/build.sh --bin-dir TOOL   build TOOL if missing, then print its bin folder
 #   bash scripts/realcp/build.sh --list           the tools, one per line
+#   bash scripts/realcp/build.sh --check          exit 0 when every tool is in the cache, else 1
 #
 # Each tool is a folder beside this script: recipe.sh (VERSION, and a build function that writes
 # binaries into "$out/bin"), plus the Go wrapper module it builds from. The cache entry is
 #   ${ENTRYWAY_REALCP_CACHE:-$HOME/.cache/entryway-realcp}/<tool>@<VERSION>-go<go version>-<recipe hash>/
-# where the recipe hash covers the tool's folder and this script, so a changed recipe builds anew and
-# an unchanged one is reused at once. One line per tool on stdout: "realcp: <tool>@<version> built
+# where the recipe hash covers the tool's folder and go-env.sh (the build environment every recipe
+# runs in), so a changed recipe builds anew and an unchanged one is reused at once. One line per tool on stdout: "realcp: <tool>@<version> built
 # (N s)" or "... reused (0 s)". A tool that cannot be built ends the script with
 # "realcp: error: <tool>: <why>" on stderr (the full log kept) and exit 1: never a silent skip.
 set -euo pipefail
@@ -27,11 +28,11 @@ tools() { find "$here" -mindepth 2 -maxdepth 2 -name recipe.sh -printf '%h\n' | 
 command -v go >/dev/null || fail "no go on PATH: the real control plane, Pulumi and Helm are built from Go modules (install Go >= 1.26)"
 go_version=$(go env GOVERSION)
 
-# The cache entry of one tool: its folder's contents and this script, hashed.
+# The cache entry of one tool: its folder's contents and the build environment, hashed.
 entry_of() {
   local tool=$1 version hash
   version=$(sed -n 's/^VERSION=//p' "$here/$tool/recipe.sh" | tr -d '"')
-  hash=$( (cd "$here" && find "$tool" -type f -print0 | sort -z | xargs -0 sha256sum; sha256sum build.sh) | sha256sum | cut -c1-12)
+  hash=$( (cd "$here" && find "$tool" -type f -print0 | sort -z | xargs -0 sha256sum; sha256sum go-env.sh) | sha256sum | cut -c1-12)
   echo "$cache_root/$tool@$version-$go_version-$hash"
 }
 
@@ -58,16 +59,19 @@ build_one() {
   log="$entry.log"
   if ! (
     set -euo pipefail
+    trap 'rm -rf "$entry.partial/src"' EXIT
     # shellcheck source=/dev/null
     source "$here/$tool/recipe.sh"
     out="$entry.partial"
     src="$entry.partial/src"
     cp -r "$here/$tool/." "$src/"
     cd "$src"
-    export GOFLAGS=-mod=mod CGO_ENABLED=${CGO_ENABLED:-0}
+    # shellcheck source=go-env.sh
+    source "$here/go-env.sh"
     build
   ) >"$log" 2>&1; then
     flock -u "$lock"
+    rm -rf "$entry.partial"
     fail "$tool@$version: build failed: $(grep -m1 -E 'go: |error|cannot|refused|not available|Forbidden' "$log" | cut -c1-300 || tail -n1 "$log"); full log: $log"
   fi
   rm -rf "$entry.partial/src"
@@ -81,6 +85,9 @@ build_one() {
 case "${1:-}" in
   --list)
     tools
+    ;;
+  --check)
+    for tool in $(tools); do [ -f "$(entry_of "$tool")/.complete" ] || exit 1; done
     ;;
   --bin-dir)
     [ -n "${2:-}" ] || fail "--bin-dir needs a tool: $(tools | tr '\n' ' ')"

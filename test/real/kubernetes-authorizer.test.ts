@@ -1,0 +1,162 @@
+/**
+ * The exec gateway's `kubernetes` authorizer and backend against the REAL API server
+ * (test/real/global-setup.ts): the gateway runs as its own ServiceAccount with the rules the
+ * ExecGateway component grants (EXEC_RULES in the targets, REVIEW_RULES at cluster scope), users
+ * hold tokens from the TokenRequest API, the real TokenReview checks their audience, the real
+ * authorizer (RBAC) decides every session, and targets (a pod, a Deployment's and a StatefulSet's
+ * instance) are resolved from the real API.
+ *
+ * There is no kubelet (kwok's node is a record only, at 127.0.0.1): an allowed session reaches the
+ * API server's exec endpoint, which cannot dial the node, and the session ends with that backend
+ * error, named. The API server's audit log shows a denied session never asked for an exec.
+ */
+import { readFileSync } from "node:fs";
+import { AppsV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { EXEC_RULES, REVIEW_RULES } from "../../components/exec-gateway";
+import { kubernetesAuthorizer } from "../../gateway/src/auth/kubernetes";
+import { kubernetesBackend } from "../../gateway/src/backends/kubernetes";
+import { defaultConfig, type GatewayConfig } from "../../gateway/src/config";
+import { createGateway, type Gateway } from "../../gateway/src/server";
+import { EntryClient } from "../../gateway/test/helpers/client";
+
+const { kubeconfig, server, caFile, auditLog } = inject("controlPlane");
+const admin = new KubeConfig();
+admin.loadFromFile(kubeconfig);
+const core = admin.makeApiClient(CoreV1Api);
+const apps = admin.makeApiClient(AppsV1Api);
+const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
+
+const GATEWAY_NS = "authz-gateway";
+const TEAM_A = "authz-team-a";
+const TEAM_B = "authz-team-b";
+const AUDIENCE = defaultConfig.tokenAudiences[0]!;
+
+async function token(namespace: string, name: string, audiences: string[], seconds = 600): Promise<string> {
+  const request = await core.createNamespacedServiceAccountToken({ namespace, name, body: { spec: { audiences, expirationSeconds: seconds } } });
+  if (!request.status?.token) throw new Error(`no token for ${namespace}/${name}`);
+  return request.status.token;
+}
+
+/** A kubeconfig that authenticates as the gateway's ServiceAccount, as its pod's token would. */
+function kubeConfigFor(bearer: string): KubeConfig {
+  const config = new KubeConfig();
+  config.loadFromOptions({
+    clusters: [{ name: "real", server, caData: readFileSync(caFile).toString("base64") }],
+    users: [{ name: "exec-gateway", token: bearer }],
+    contexts: [{ name: "real", cluster: "real", user: "exec-gateway" }],
+    currentContext: "real",
+  });
+  return config;
+}
+
+async function waitReady(namespace: string, labelSelector: string): Promise<string> {
+  for (let i = 0; i < 240; i++) {
+    const pods = await core.listNamespacedPod({ namespace, labelSelector });
+    const ready = pods.items.find((p) => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"));
+    if (ready) return ready.metadata!.name!;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`no Ready pod for ${labelSelector} in ${namespace}`);
+}
+
+const restricted = {
+  securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: "RuntimeDefault" } },
+  containers: [{ name: "app", image: "registry.example.com/app:1", securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } } }],
+};
+
+function execAuditEvents(namespace: string): { user: string; pod: string; code: number }[] {
+  return readFileSync(auditLog, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { stage: string; objectRef?: { namespace?: string; resource?: string; subresource?: string; name?: string }; user: { username: string }; responseStatus?: { code: number } })
+    .filter((e) => e.stage === "ResponseComplete" && e.objectRef?.resource === "pods" && e.objectRef.subresource === "exec" && e.objectRef.namespace === namespace)
+    .map((e) => ({ user: e.user.username, pod: e.objectRef!.name!, code: e.responseStatus?.code ?? 0 }));
+}
+
+describe("the kubernetes authorizer and backend on the real API server", () => {
+  let gateway: Gateway;
+  let url: string;
+  let pods: { pod: string; deployment: string; statefulSet: string };
+
+  beforeAll(async () => {
+    for (const name of [GATEWAY_NS, TEAM_A, TEAM_B]) await core.createNamespace({ body: { metadata: { name } } });
+    for (const [namespace, name] of [[GATEWAY_NS, "exec-gateway"], [TEAM_A, "alice"], [TEAM_A, "bob"]] as const) {
+      await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
+    }
+    // The gateway's rights, as the ExecGateway component grants them.
+    const gatewaySubject = [{ kind: "ServiceAccount", name: "exec-gateway", namespace: GATEWAY_NS }];
+    for (const namespace of [TEAM_A, TEAM_B]) {
+      await rbac.createNamespacedRole({ namespace, body: { metadata: { name: "exec-gateway" }, rules: EXEC_RULES } });
+      await rbac.createNamespacedRoleBinding({ namespace, body: { metadata: { name: "exec-gateway" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "exec-gateway" }, subjects: gatewaySubject } });
+    }
+    await rbac.createClusterRole({ body: { metadata: { name: "authz-exec-gateway-review" }, rules: REVIEW_RULES } });
+    await rbac.createClusterRoleBinding({ body: { metadata: { name: "authz-exec-gateway-review" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "authz-exec-gateway-review" }, subjects: gatewaySubject } });
+    // alice may exec in team-a; bob may not, anywhere.
+    await rbac.createNamespacedRole({ namespace: TEAM_A, body: { metadata: { name: "exec" }, rules: [{ apiGroups: [""], resources: ["pods/exec"], verbs: ["create"] }] } });
+    await rbac.createNamespacedRoleBinding({ namespace: TEAM_A, body: { metadata: { name: "alice-exec" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "exec" }, subjects: [{ kind: "ServiceAccount", name: "alice", namespace: TEAM_A }] } });
+
+    // Targets: a pod, a Deployment and a StatefulSet in team-a, a pod in team-b (kwok makes them Ready).
+    for (const namespace of [TEAM_A, TEAM_B]) {
+      await core.createNamespacedPod({ namespace, body: { metadata: { name: "web-pod", labels: { app: "web-pod" } }, spec: restricted } });
+    }
+    const template = (app: string) => ({ metadata: { labels: { app } }, spec: restricted });
+    await apps.createNamespacedDeployment({ namespace: TEAM_A, body: { metadata: { name: "api" }, spec: { replicas: 1, selector: { matchLabels: { app: "api" } }, template: template("api") } } });
+    await apps.createNamespacedStatefulSet({ namespace: TEAM_A, body: { metadata: { name: "db" }, spec: { replicas: 1, serviceName: "db", selector: { matchLabels: { app: "db" } }, template: template("db") } } });
+    pods = { pod: await waitReady(TEAM_A, "app=web-pod"), deployment: await waitReady(TEAM_A, "app=api"), statefulSet: await waitReady(TEAM_A, "app=db") };
+    await waitReady(TEAM_B, "app=web-pod");
+
+    const gatewayConfig = kubeConfigFor(await token(GATEWAY_NS, "exec-gateway", ["https://kubernetes.default.svc.cluster.local"]));
+    const config: GatewayConfig = { ...defaultConfig, host: "127.0.0.1", port: 0, backend: "kubernetes", authorizer: "kubernetes", logLevel: "warn" };
+    gateway = createGateway({
+      config,
+      backend: kubernetesBackend(gatewayConfig),
+      authorizer: kubernetesAuthorizer(gatewayConfig, defaultConfig.tokenAudiences),
+      logger: { log: () => {} },
+      audit: { write: () => {}, close: async () => {} },
+    });
+    url = `ws://127.0.0.1:${(await gateway.listen()).port}/v1/enter`;
+  });
+
+  afterAll(async () => {
+    await gateway?.shutdown("test over");
+    for (const name of [GATEWAY_NS, TEAM_A, TEAM_B]) await core.deleteNamespace({ name }).catch(() => undefined);
+    await rbac.deleteClusterRole({ name: "authz-exec-gateway-review" }).catch(() => undefined);
+    await rbac.deleteClusterRoleBinding({ name: "authz-exec-gateway-review" }).catch(() => undefined);
+  });
+
+  async function session(bearer: string, query: string): Promise<{ reason: string; closeCode?: string }> {
+    const client = await EntryClient.connect(`${url}?${query}`, { token: bearer });
+    return client.closed;
+  }
+
+  it("allowed sessions reach the API server's exec, which cannot dial a node without a kubelet: the session ends naming that", async () => {
+    const alice = await token(TEAM_A, "alice", [AUDIENCE]);
+    for (const query of [`namespace=${TEAM_A}&pod=${pods.pod}`, `namespace=${TEAM_A}&workload=deployment/api&instance=0`, `namespace=${TEAM_A}&workload=statefulset/db&instance=0`]) {
+      const closed = await session(alice, query);
+      // Not "permission denied" and not "not found": the exec itself failed, at the node.
+      expect(closed.reason, query).not.toMatch(/denied|may not|not found/i);
+      expect(closed.reason.length, query).toBeGreaterThan(0);
+    }
+    const execs = execAuditEvents(TEAM_A).filter((e) => e.user === `system:serviceaccount:${GATEWAY_NS}:exec-gateway`);
+    expect(execs.map((e) => e.pod).sort()).toEqual([pods.deployment, pods.pod, pods.statefulSet].sort());
+  });
+
+  it("denied sessions never reach the exec endpoint: the wrong user, the wrong namespace, the wrong audience", async () => {
+    const before = execAuditEvents(TEAM_A).length + execAuditEvents(TEAM_B).length;
+    const bob = await token(TEAM_A, "bob", [AUDIENCE]);
+    expect((await session(bob, `namespace=${TEAM_A}&pod=${pods.pod}`)).reason).toMatch(/may not exec in namespace authz-team-a/);
+    const alice = await token(TEAM_A, "alice", [AUDIENCE]);
+    expect((await session(alice, `namespace=${TEAM_B}&pod=web-pod`)).reason).toMatch(/may not exec in namespace authz-team-b/);
+    // A token for the API server itself is refused by the TokenReview's audience check.
+    const apiToken = await token(TEAM_A, "alice", ["https://kubernetes.default.svc.cluster.local"]);
+    expect((await session(apiToken, `namespace=${TEAM_A}&pod=${pods.pod}`)).reason).toMatch(/token rejected/);
+    expect(execAuditEvents(TEAM_A).length + execAuditEvents(TEAM_B).length).toBe(before);
+  });
+
+  it("a revoked RoleBinding denies the next session", async () => {
+    const alice = await token(TEAM_A, "alice", [AUDIENCE]);
+    await rbac.deleteNamespacedRoleBinding({ namespace: TEAM_A, name: "alice-exec" });
+    expect((await session(alice, `namespace=${TEAM_A}&pod=${pods.pod}`)).reason).toMatch(/may not exec in namespace authz-team-a/);
+  });
+});

@@ -1,0 +1,117 @@
+/**
+ * `pulumi up` of the built-in default environment (Pulumi.dev.yaml) by the REAL engine, Kubernetes
+ * provider and API server (test/real/global-setup.ts): every object accepted (server-side, strict),
+ * every pod admitted by Pod Security `restricted` and Ready (kwok's node), the outputs the offline
+ * renderer printed; then a second `up` that changes nothing, a `refresh` with no drift, the preview
+ * of one more workspace and of one fewer (what a reviewer sees in CI), and `destroy`.
+ */
+import type { KubernetesObject } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { objectApi } from "../harness/control-plane";
+import { PulumiStack, type EngineResult } from "../harness/pulumi-engine";
+import { objectKey, renderOffline, type OfflineRendering } from "./offline-render";
+import { shippedStack, stackConfig, withoutLoadBalancer } from "./stack-config";
+
+const { kubeconfig } = inject("controlPlane");
+const api = objectApi(kubeconfig);
+const dev = withoutLoadBalancer(shippedStack("dev"));
+
+const K8S_PREFIX = "kubernetes:";
+/** The steps of Kubernetes objects, as "op kind name" (the URN's name part is the Pulumi name). */
+function kubernetesSteps(result: EngineResult, ops: string[]): string[] {
+  return result.steps
+    .filter((step) => step.type.startsWith(K8S_PREFIX) && ops.includes(step.op))
+    .map((step) => `${step.op} ${step.type} ${step.urn.split("::").pop()}`)
+    .sort();
+}
+
+async function exists(object: KubernetesObject): Promise<boolean> {
+  try {
+    await api.read({ apiVersion: object.apiVersion, kind: object.kind, metadata: { name: object.metadata!.name!, namespace: object.metadata?.namespace } });
+    return true;
+  } catch (error) {
+    if ((error as { code?: number }).code === 404) return false;
+    throw error;
+  }
+}
+
+describe("the dev stack on the real engine and API server", () => {
+  let stack: PulumiStack;
+  let offline: OfflineRendering;
+  let firstUp: EngineResult;
+
+  beforeAll(async () => {
+    stack = new PulumiStack({ stackName: "dev", config: stackConfig(dev), kubeconfig });
+    offline = await renderOffline("dev", stackConfig(dev));
+  });
+  afterAll(() => stack?.remove());
+
+  it("pulumi up succeeds and the API server holds every object the offline renderer makes", async () => {
+    firstUp = await stack.expect("up");
+    const created = kubernetesSteps(firstUp, ["create"]);
+    expect(created.length).toBe(offline.objects.length);
+    const missing: string[] = [];
+    for (const object of offline.objects) if (!(await exists(object as KubernetesObject))) missing.push(objectKey(object));
+    expect(missing).toEqual([]);
+  });
+
+  it("every pod of the stack was admitted under Pod Security restricted and is Running and Ready", async () => {
+    const namespaces = [...new Set(offline.objects.filter((o) => o.kind === "Namespace").map((o) => o.metadata.name))];
+    expect(namespaces.length).toBeGreaterThan(0);
+    for (const namespace of namespaces) {
+      const ns = (await api.read({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } })) as KubernetesObject;
+      // No label of its own: the cluster's default, restricted, applied (control-plane.ts).
+      expect(ns.metadata?.labels?.["pod-security.kubernetes.io/enforce"] ?? "restricted").toBe("restricted");
+    }
+    const pods = (await api.list("v1", "Pod")).items as (KubernetesObject & { status?: { phase?: string; conditions?: { type: string; status: string }[] } })[];
+    const ours = pods.filter((pod) => namespaces.includes(pod.metadata!.namespace!));
+    const workloads = offline.objects.filter((o) => ["Deployment", "StatefulSet"].includes(o.kind));
+    expect(ours.length).toBeGreaterThanOrEqual(workloads.length);
+    const notReady = ours.filter((pod) => pod.status?.phase !== "Running" || !pod.status.conditions?.some((c) => c.type === "Ready" && c.status === "True"));
+    expect(notReady.map((pod) => `${pod.metadata!.namespace}/${pod.metadata!.name}`)).toEqual([]);
+  });
+
+  it("the stack outputs are the ones the offline renderer printed", () => {
+    const engineOutputs = Object.fromEntries(Object.entries(firstUp.outputs).map(([key, { value, secret }]) => [key, secret ? "[secret]" : value]));
+    expect(engineOutputs).toEqual(offline.outputs);
+  });
+
+  it("a second pulumi up changes nothing, and refresh finds no drift", async () => {
+    const again = await stack.expect("up");
+    expect(Object.keys(again.summary).filter((kind) => kind !== "same")).toEqual([]);
+    const refresh = await stack.expect("refresh");
+    const drifted = refresh.steps.filter((step) => step.op !== "same" && step.op !== "refresh" && step.type.startsWith(K8S_PREFIX));
+    expect(drifted.map((s) => `${s.op} ${s.urn}`)).toEqual([]);
+    expect(Object.keys(refresh.summary).filter((kind) => kind !== "same")).toEqual([]);
+  });
+
+  it("preview of one more workspace shows only that workspace's objects created; removing it, only deletes", async () => {
+    const bob = { ...dev.workspaces![0]!, name: "bob" };
+    stack.setConfig(stackConfig({ ...dev, workspaces: [...dev.workspaces!, bob] }));
+    const withBob = await renderOffline("dev", stackConfig({ ...dev, workspaces: [...dev.workspaces!, bob] }));
+    const preview = await stack.expect("preview");
+    const changed = preview.steps.filter((step) => step.op !== "same");
+    // Only creates, none of them an object that exists (the listener EnvoyFilter is untouched).
+    expect(changed.filter((step) => step.op !== "create").map((s) => `${s.op} ${s.urn}`)).toEqual([]);
+    const offlineAdded = withBob.objects.map(objectKey).filter((key) => !offline.objects.map(objectKey).includes(key));
+    expect(kubernetesSteps(preview, ["create"]).length).toBe(offlineAdded.length);
+    expect(changed.every((step) => step.urn.includes("bob"))).toBe(true);
+
+    await stack.expect("up");
+    stack.setConfig(stackConfig(dev));
+    const removal = await stack.expect("preview");
+    const removed = removal.steps.filter((step) => step.op !== "same");
+    expect(removed.filter((step) => step.op !== "delete").map((s) => `${s.op} ${s.urn}`)).toEqual([]);
+    expect(kubernetesSteps(removal, ["delete"]).length).toBe(offlineAdded.length);
+    await stack.expect("up");
+  });
+
+  it("pulumi destroy removes every object and namespace", async () => {
+    await stack.expect("destroy");
+    const left: string[] = [];
+    for (const object of offline.objects) if (await exists(object as KubernetesObject)) left.push(objectKey(object));
+    // Namespaces terminate asynchronously (the namespace controller empties them first).
+    const stillThere = left.filter((key) => !key.startsWith("Namespace/"));
+    expect(stillThere).toEqual([]);
+  });
+});
