@@ -425,10 +425,17 @@ function gatewayEnv(args: ExecGatewayArgs, webhookSecret: ExecGatewaySecretKeyRe
   return env;
 }
 
-/** The RBAC rules for entering pods: exec, and reading what a target resolves through. */
+/**
+ * The RBAC rules for entering pods: exec, and reading what a target resolves through.
+ * pods/exec needs both `get` and `create`: the gateway's exec is a WebSocket upgrade, a GET, which the
+ * API server authorizes as verb `get`, and since Kubernetes 1.35 it also checks `create` on the same
+ * subresource (kubernetes pkg/registry/core/pod/rest/subresources.go, ExecREST.Connect, feature gate
+ * AuthorizePodWebsocketUpgradeCreatePermission, beta and on by default from 1.35; kubernetes#133515).
+ * With `create` alone the real API server answers 403 (test/real/kubernetes-authorizer.test.ts).
+ */
 export const EXEC_RULES = [
   { apiGroups: [""], resources: ["pods"], verbs: ["get", "list"] },
-  { apiGroups: [""], resources: ["pods/exec"], verbs: ["create"] },
+  { apiGroups: [""], resources: ["pods/exec"], verbs: ["get", "create"] },
   { apiGroups: ["apps"], resources: ["deployments", "statefulsets"], verbs: ["get"] },
 ];
 /** Added to EXEC_RULES only with debugContainers: adding an ephemeral container (what kubectl debug patches). */

@@ -15,6 +15,23 @@ export function jsonLogger(minLevel: Level, write: (line: string) => void = (lin
   };
 }
 
+/**
+ * An error's text for the log. Not every rejection is an Error: @kubernetes/client-node's exec
+ * rejects with the WebSocket's ErrorEvent (`message`, and the underlying `error`) when the API
+ * server refuses the upgrade, e.g. when it cannot reach the node's kubelet; String() of that is
+ * "[object Object]", which loses the cause.
+ */
 export function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  if (error instanceof Error) return error.message;
+  if (typeof error === "object" && error !== null) {
+    const { message, error: inner } = error as { message?: unknown; error?: unknown };
+    const parts = [typeof message === "string" ? message : undefined, inner instanceof Error && inner.message !== message ? inner.message : undefined].filter(Boolean);
+    if (parts.length > 0) return parts.join(": ");
+    try {
+      return JSON.stringify(error);
+    } catch {
+      return String(error);
+    }
+  }
+  return String(error);
 }

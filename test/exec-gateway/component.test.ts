@@ -40,7 +40,7 @@ describe("ExecGateway", () => {
 
     const role = manifests.find((m) => m.kind === "Role" && m.metadata.namespace === "team-a") as Obj;
     const verbs = role.rules.flatMap((r: Obj) => r.resources.map((res: string) => `${res}:${r.verbs.join(",")}`));
-    expect(verbs.sort()).toEqual(["deployments:get", "pods/exec:create", "pods:get,list", "statefulsets:get"]);
+    expect(verbs.sort()).toEqual(["deployments:get", "pods/exec:get,create", "pods:get,list", "statefulsets:get"]);
     expect(JSON.stringify(role.rules)).not.toContain("*");
     const binding = manifests.find((m) => m.kind === "RoleBinding" && m.metadata.namespace === "team-b") as Obj;
     expect(binding.subjects).toEqual([{ kind: "ServiceAccount", name: "entryway-exec-gateway", namespace: "entryway" }]);
@@ -97,7 +97,7 @@ describe("ExecGateway", () => {
     const { manifests } = await renderGateway({ targetNamespaces: [], clusterWide: true });
     expect(manifests.filter((m) => m.kind === "Role")).toEqual([]);
     const role = findManifest(manifests, "ClusterRole", "entryway-entryway-exec-gateway-exec") as Obj;
-    expect(role.rules.find((r: Obj) => r.resources.includes("pods/exec")).verbs).toEqual(["create"]);
+    expect(role.rules.find((r: Obj) => r.resources.includes("pods/exec")).verbs).toEqual(["get", "create"]);
   });
 
   it("grants patch on pods/ephemeralcontainers only with debug containers, and gives the gateway the allow-list", async () => {

@@ -37,6 +37,8 @@ export interface ControlPlane {
   readonly nodeName: string;
   /** The API server's audit log (JSON lines), when started with `auditLog`. */
   readonly auditLog?: string;
+  /** A request as the admin, the body sent as JSON exactly as given. */
+  request(method: string, url: string, body?: unknown): Promise<{ status: number; body: string }>;
   /** Stops every process it started and removes its folder. */
   stop(): Promise<void>;
 }
@@ -161,12 +163,23 @@ async function waitFor(what: string, ready: () => Promise<boolean>, started: Sta
   }
 }
 
-/** GET as the admin, with its client certificate (no library between the test and the server). */
-function getAsAdmin(dir: string, server: string, url: string): Promise<{ status: number; body: string }> {
+/**
+ * A request as the admin, with its client certificate and the object as JSON, with no library
+ * between the test and the server: @kubernetes/client-node's KubernetesObjectApi maps objects onto
+ * its typed models and drops what they do not name (a CRD schema's `x-kubernetes-int-or-string`,
+ * so the API server refuses Istio's CRDs: "type: Required value: must not be empty").
+ */
+function requestAsAdmin(dir: string, server: string, method: string, url: string, body?: unknown): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const request = https.get(
+    const request = https.request(
       new URL(url, server),
-      { ca: readFileSync(path.join(dir, "ca.crt")), cert: readFileSync(path.join(dir, "admin.crt")), key: readFileSync(path.join(dir, "admin.key")) },
+      {
+        method,
+        ca: readFileSync(path.join(dir, "ca.crt")),
+        cert: readFileSync(path.join(dir, "admin.crt")),
+        key: readFileSync(path.join(dir, "admin.key")),
+        headers: body === undefined ? {} : { "content-type": "application/json" },
+      },
       (response) => {
         const chunks: Buffer[] = [];
         response.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -174,6 +187,7 @@ function getAsAdmin(dir: string, server: string, url: string): Promise<{ status:
       },
     );
     request.on("error", reject);
+    request.end(body === undefined ? undefined : JSON.stringify(body));
   });
 }
 
@@ -264,7 +278,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       ]),
     );
     const admin = writeKubeconfig(dir, "admin", server);
-    const get = (url: string) => getAsAdmin(dir, server, url);
+    const get = (url: string) => requestAsAdmin(dir, server, "GET", url);
     await waitFor("the API server's /readyz", async () => (await get("/readyz")).status === 200, started, dir);
 
     started.push(
@@ -320,6 +334,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       caFile: path.join(dir, "ca.crt"),
       nodeName: NODE_NAME,
       auditLog,
+      request: (method, url, body) => requestAsAdmin(dir, server, method, url, body),
       async stop() {
         await stopAll(started);
         if (!process.env.ENTRYWAY_KEEP_CONTROL_PLANE) rmSync(dir, { recursive: true, force: true });

@@ -70,6 +70,8 @@ async function execGatewayQuestions(core: CoreV1Api, deployed: Deployed, gateway
   const elsewhere = [gatewayNamespace, deployed.connectNamespace, "kube-system", "default"].filter((ns): ns is string => Boolean(ns));
   for (const target of deployed.targetNamespaces) {
     ask(execGateway, target, "create", "", "pods", "exec", true);
+    // The WebSocket upgrade is a GET: authorized as `get` pods/exec, then `create` (EXEC_RULES).
+    ask(execGateway, target, "get", "", "pods", "exec", true);
     ask(execGateway, target, "get", "", "pods", undefined, true);
     ask(execGateway, target, "patch", "", "pods", "ephemeralcontainers", deployed.debugContainers);
     ask(execGateway, target, "create", "", "pods", "attach", false);

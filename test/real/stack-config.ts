@@ -1,8 +1,9 @@
 /**
  * The shipped stack configurations (Pulumi.<stack>.yaml), read as `pulumi up` reads them, with the
- * one setting this control plane needs: it has no load balancer, so the CONNECT gateway's Service
- * is told not to wait for one (pulumi.com/skipAwait, through the stack's own
- * connectGateway.serviceAnnotations: a config change, as a user makes it, never a program edit).
+ * settings this control plane needs: it has no load balancer and no ingress controller, so the
+ * CONNECT gateway's Service and AnsibleForms' Ingress are told not to wait for an address
+ * (pulumi.com/skipAwait, through the stack's own connectGateway.serviceAnnotations and
+ * ansibleForms.expose.annotations: a config change, as a user makes it, never a program edit).
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -13,6 +14,8 @@ const repoRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), "
 export type StackDocument = Record<string, unknown> & {
   namespace?: string;
   connectGateway?: Record<string, unknown>;
+  ansibleForms?: Record<string, unknown> & { expose?: Record<string, unknown> };
+  execGateway?: Record<string, unknown> & { targetNamespaces?: string[] };
   workspaces?: Record<string, unknown>[];
 };
 
@@ -22,11 +25,18 @@ export function shippedStack(stack: string): StackDocument {
   return structuredClone(document.config["entryway:stack"]) as StackDocument;
 }
 
-/** No load balancer on this control plane: the CONNECT gateway's Service does not wait for one. */
-export function withoutLoadBalancer(stack: StackDocument): StackDocument {
-  if (!stack.connectGateway) return stack;
-  const annotations = (stack.connectGateway.serviceAnnotations ?? {}) as Record<string, string>;
-  return { ...stack, connectGateway: { ...stack.connectGateway, serviceAnnotations: { ...annotations, "pulumi.com/skipAwait": "true" } } };
+const SKIP_AWAIT = { "pulumi.com/skipAwait": "true" };
+
+/** No load balancer and no ingress controller on this control plane: nothing waits for an address. */
+export function withoutAddressWaits(stack: StackDocument): StackDocument {
+  const result = structuredClone(stack);
+  if (result.connectGateway) {
+    result.connectGateway.serviceAnnotations = { ...(result.connectGateway.serviceAnnotations as Record<string, string> | undefined), ...SKIP_AWAIT };
+  }
+  if (result.ansibleForms?.expose) {
+    result.ansibleForms.expose.annotations = { ...(result.ansibleForms.expose.annotations as Record<string, string> | undefined), ...SKIP_AWAIT };
+  }
+  return result;
 }
 
 /** The config map of a Pulumi.<stack>.yaml holding this stack object. */

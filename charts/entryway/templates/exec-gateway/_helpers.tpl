@@ -38,7 +38,8 @@ key: webhook-url
   verbs: ["get", "list"]
 - apiGroups: [""]
   resources: ["pods/exec"]
-  verbs: ["create"]
+  {{- /* get: the WebSocket upgrade is a GET; create: checked too since Kubernetes 1.35 (see EXEC_RULES). */}}
+  verbs: ["get", "create"]
 - apiGroups: ["apps"]
   resources: ["deployments", "statefulsets"]
   verbs: ["get"]

@@ -1,20 +1,37 @@
 /**
- * `pulumi up` of the built-in default environment (Pulumi.dev.yaml) by the REAL engine, Kubernetes
- * provider and API server (test/real/global-setup.ts): every object accepted (server-side, strict),
- * every pod admitted by Pod Security `restricted` and Ready (kwok's node), the outputs the offline
- * renderer printed; then a second `up` that changes nothing, a `refresh` with no drift, the preview
- * of one more workspace and of one fewer (what a reviewer sees in CI), and `destroy`.
+ * `pulumi up` of the shipped environments by the REAL engine, Kubernetes provider and API server
+ * (test/real/global-setup.ts). The built-in default (Pulumi.dev.yaml): every object accepted, every
+ * pod admitted by Pod Security `restricted` and Ready (kwok's node), the outputs the offline
+ * renderer printed, the RBAC it grants as the real authorizer decides it; then a second `up` that
+ * changes nothing, a `refresh` with no drift, the preview of one more workspace and of one fewer
+ * (what a reviewer sees in CI), and `destroy`. The production example (Pulumi.prod.example.yaml):
+ * `up` and `destroy`.
+ *
+ * As on a user's cluster, the namespaces the exec gateway enters exist before the stack (it makes
+ * Roles there and does not own them: docs/deploying.md).
  */
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { objectApi } from "../harness/control-plane";
 import { PulumiStack, type EngineResult } from "../harness/pulumi-engine";
 import { objectKey, renderOffline, type OfflineRendering } from "./offline-render";
-import { shippedStack, stackConfig, withoutLoadBalancer } from "./stack-config";
+import { rbacMatrix } from "./rbac-matrix";
+import { shippedStack, stackConfig, withoutAddressWaits, type StackDocument } from "./stack-config";
 
 const { kubeconfig } = inject("controlPlane");
 const api = objectApi(kubeconfig);
-const dev = withoutLoadBalancer(shippedStack("dev"));
+const dev = withoutAddressWaits(shippedStack("dev"));
+
+/** Makes the namespaces a stack enters but does not own. */
+async function makeTargetNamespaces(stack: StackDocument): Promise<void> {
+  for (const name of stack.execGateway?.targetNamespaces ?? []) {
+    try {
+      await api.create({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
+    } catch (error) {
+      if ((error as { code?: number }).code !== 409) throw error;
+    }
+  }
+}
 
 const K8S_PREFIX = "kubernetes:";
 /** The steps of Kubernetes objects, as "op kind name" (the URN's name part is the Pulumi name). */
@@ -43,6 +60,7 @@ describe("the dev stack on the real engine and API server", () => {
   beforeAll(async () => {
     stack = new PulumiStack({ stackName: "dev", config: stackConfig(dev), kubeconfig });
     offline = await renderOffline("dev", stackConfig(dev));
+    await makeTargetNamespaces(dev);
   });
   afterAll(() => stack?.remove());
 
@@ -69,6 +87,22 @@ describe("the dev stack on the real engine and API server", () => {
     expect(ours.length).toBeGreaterThanOrEqual(workloads.length);
     const notReady = ours.filter((pod) => pod.status?.phase !== "Running" || !pod.status.conditions?.some((c) => c.type === "Ready" && c.status === "True"));
     expect(notReady.map((pod) => `${pod.metadata!.namespace}/${pod.metadata!.name}`)).toEqual([]);
+  });
+
+  it("RBAC: what the real authorizer lets the stack's ServiceAccounts do", async () => {
+    const { table, wrong, asked } = await rbacMatrix(kubeconfig, {
+      frontEnd: "Pulumi, Pulumi.dev.yaml",
+      gatewayNamespace: dev.namespace!,
+      targetNamespaces: dev.execGateway!.targetNamespaces!,
+      connectNamespace: `${dev.namespace}-connect`,
+      stackNamespaces: [dev.namespace!, `${dev.namespace}-connect`],
+      debugContainers: false,
+      kubernetesAuthorizer: true,
+      connectTls: false,
+    });
+    console.log(table);
+    expect(asked).toBeGreaterThan(20);
+    expect(wrong).toEqual([]);
   });
 
   it("the stack outputs are the ones the offline renderer printed", () => {
@@ -113,5 +147,26 @@ describe("the dev stack on the real engine and API server", () => {
     // Namespaces terminate asynchronously (the namespace controller empties them first).
     const stillThere = left.filter((key) => !key.startsWith("Namespace/"));
     expect(stillThere).toEqual([]);
+  });
+});
+
+describe("the production example on the real engine and API server", () => {
+  const prod = withoutAddressWaits(shippedStack("prod.example"));
+  let stack: PulumiStack;
+  afterAll(() => stack?.remove());
+
+  it("pulumi up creates every object the offline renderer makes; destroy removes them", async () => {
+    await makeTargetNamespaces(prod);
+    stack = new PulumiStack({ stackName: "prod", config: stackConfig(prod), kubeconfig });
+    const offline = await renderOffline("prod", stackConfig(prod));
+    const up = await stack.expect("up");
+    expect(kubernetesSteps(up, ["create"]).length).toBe(offline.objects.length);
+    const missing: string[] = [];
+    for (const object of offline.objects) if (!(await exists(object as KubernetesObject))) missing.push(objectKey(object));
+    expect(missing).toEqual([]);
+    await stack.expect("destroy");
+    const left: string[] = [];
+    for (const object of offline.objects) if (object.kind !== "Namespace" && (await exists(object as KubernetesObject))) left.push(objectKey(object));
+    expect(left).toEqual([]);
   });
 });
