@@ -714,8 +714,9 @@ export class ExecGateway extends pulumi.ComponentResource {
                 name: "exec-gateway",
                 match: publicPaths.map(({ path, match }) => ({ uri: { [match]: path } })),
                 route: [{ destination: { host: namespace.apply((ns) => serviceFqdn(fullName, ns)), port: { number: 80 } } }],
-                // Shell sessions are long-lived WebSockets: no route timeout.
-                timeout: "0s",
+                // Shell sessions are long-lived WebSockets: no route timeout, which is what an absent
+                // timeout gives (istio pilot/pkg/networking/core/route/route.go, setTimeout: Notimeout,
+                // 0). "0s" itself is refused by Istio's CRD ("must be a valid duration greater than 1ms").
               },
             ],
           },

@@ -207,15 +207,15 @@ async function createObjects(kubeconfig: string, objects: KubernetesObject[]): P
  * The fake node kwok manages (it picks nodes by this annotation): no taint, so every pod may land
  * on it; its capacity is what the scheduler fits requests into.
  */
-function fakeNode(): KubernetesObject {
+export function fakeNode(name = NODE_NAME, labels: Record<string, string> = {}): KubernetesObject {
   const capacity = { cpu: "32", memory: "256Gi", pods: "1000", "ephemeral-storage": "1Ti" };
   return {
     apiVersion: "v1",
     kind: "Node",
     metadata: {
-      name: NODE_NAME,
+      name,
       annotations: { "kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0" },
-      labels: { "kubernetes.io/hostname": NODE_NAME, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", type: "kwok" },
+      labels: { "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", type: "kwok", ...labels },
     },
     status: { capacity, allocatable: capacity },
   } as KubernetesObject;
@@ -345,3 +345,30 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     throw error;
   }
 }
+
+/**
+ * Creates the upstream CRDs the stack's objects need (tool `crds`: Istio's and prometheus-operator's
+ * monitors), as JSON exactly as upstream wrote them, and waits until the API server serves them.
+ */
+export async function installUpstreamCrds(controlPlane: ControlPlane): Promise<void> {
+  const share = path.join(path.dirname(realTool("crds")), "share");
+  const crds = ["istio.yaml", "prometheus-operator.yaml"].flatMap((file) =>
+    parseAllDocuments(readFileSync(path.join(share, file), "utf8"))
+      .map((doc) => doc.toJS() as KubernetesObject | null)
+      .filter((object): object is KubernetesObject => object?.kind === "CustomResourceDefinition"),
+  );
+  const collection = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+  for (const crd of crds) {
+    const created = await controlPlane.request("POST", collection, crd);
+    if (created.status !== 201) throw new Error(`the API server refused CRD ${crd.metadata?.name}: ${created.body}`);
+  }
+  for (const crd of crds) {
+    for (let attempt = 0; ; attempt++) {
+      const read = JSON.parse((await controlPlane.request("GET", `${collection}/${crd.metadata!.name}`)).body) as { status?: { conditions?: { type: string; status: string }[] } };
+      if (read.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")) break;
+      if (attempt > 120) throw new Error(`CRD ${crd.metadata?.name} was not established`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}
+

@@ -4,13 +4,8 @@
  * upstream CRDs the stack's objects need (Istio's, prometheus-operator's monitors), and the API
  * server's audit log on. See test/harness/control-plane.ts.
  */
-import { readFileSync } from "node:fs";
-import path from "node:path";
-import type { KubernetesObject } from "@kubernetes/client-node";
 import type { TestProject } from "vitest/node";
-import { parseAllDocuments } from "yaml";
-import { startControlPlane, type ControlPlane } from "../harness/control-plane";
-import { realTool } from "../harness/realcp";
+import { installUpstreamCrds, startControlPlane, type ControlPlane } from "../harness/control-plane";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -20,33 +15,10 @@ declare module "vitest" {
 
 let controlPlane: ControlPlane | undefined;
 
-/** Creates the CRDs (as JSON, exactly as upstream wrote them) and waits until the API server serves them. */
-async function installCrds(controlPlane: ControlPlane): Promise<void> {
-  const share = path.join(path.dirname(realTool("crds")), "share");
-  const crds = ["istio.yaml", "prometheus-operator.yaml"].flatMap((file) =>
-    parseAllDocuments(readFileSync(path.join(share, file), "utf8"))
-      .map((doc) => doc.toJS() as KubernetesObject | null)
-      .filter((object): object is KubernetesObject => object?.kind === "CustomResourceDefinition"),
-  );
-  const collection = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
-  for (const crd of crds) {
-    const created = await controlPlane.request("POST", collection, crd);
-    if (created.status !== 201) throw new Error(`the API server refused CRD ${crd.metadata?.name}: ${created.body}`);
-  }
-  for (const crd of crds) {
-    for (let attempt = 0; ; attempt++) {
-      const read = JSON.parse((await controlPlane.request("GET", `${collection}/${crd.metadata!.name}`)).body) as { status?: { conditions?: { type: string; status: string }[] } };
-      if (read.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")) break;
-      if (attempt > 120) throw new Error(`CRD ${crd.metadata?.name} was not established`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
-}
-
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   controlPlane = await startControlPlane({ auditLog: true });
   try {
-    await installCrds(controlPlane);
+    await installUpstreamCrds(controlPlane);
   } catch (error) {
     await controlPlane.stop();
     throw error;

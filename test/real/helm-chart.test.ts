@@ -5,13 +5,17 @@
  * workload it should, `helm uninstall` leaving nothing but the volumes StatefulSets keep by design,
  * and the RBAC the chart grants, decided by the real authorizer.
  *
- * This control plane has no load balancer: the CONNECT gateway's Service is a ClusterIP
+ * This control plane has no load balancer: the CONNECT gateway's Service is a NodePort
  * (`connectGateway.serviceType`, the chart's own setting for clusters without one). Helm 3's --wait
  * would otherwise wait for a load balancer address (helm.sh/helm/v3 pkg/kube/ready.go, serviceReady).
+ * As on a user's cluster, what a scenario refers to but does not make exists first: the namespaces
+ * it enters, the PersistentVolumeClaims it mounts by name, nodes with the labels its pods select,
+ * its PriorityClasses and StorageClasses.
  */
 import path from "node:path";
 import { CoreV1Api, KubeConfig, KubernetesObjectApi, type KubernetesObject } from "@kubernetes/client-node";
-import { beforeAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
+import { fakeNode } from "../harness/control-plane";
 import { chartScenarios, helmBinaries, helmTemplate, repoRoot, type Helm } from "../harness/helm";
 import { run } from "../harness/process";
 import { rbacMatrix } from "./rbac-matrix";
@@ -19,7 +23,7 @@ import { rbacMatrix } from "./rbac-matrix";
 const { kubeconfig } = inject("controlPlane");
 const chart = path.join(repoRoot, "charts", "entryway");
 const scenarios = chartScenarios().find((c) => c.chart === chart)!.scenarios;
-const NO_LOAD_BALANCER = ["connectGateway.serviceType=ClusterIP"];
+const NO_LOAD_BALANCER = ["connectGateway.serviceType=NodePort"];
 
 const config = new KubeConfig();
 config.loadFromFile(kubeconfig);
@@ -41,9 +45,77 @@ async function ensureNamespace(name: string): Promise<void> {
   }
 }
 
-/** The namespaces a scenario's objects name (target namespaces of Roles among them). */
-function namespacesOf(rendered: { metadata?: { namespace?: string } }[]): string[] {
-  return [...new Set(rendered.map((o) => o.metadata?.namespace).filter((ns): ns is string => Boolean(ns)))];
+/** The namespaces a scenario's objects are in and that the chart does not make itself (target namespaces). */
+function namespacesOf(rendered: KubernetesObject[]): string[] {
+  const owned = new Set(rendered.filter((o) => o.kind === "Namespace").map((o) => o.metadata!.name!));
+  return [...new Set(rendered.map((o) => o.metadata?.namespace).filter((ns): ns is string => Boolean(ns) && !owned.has(ns!)))];
+}
+
+type PodOwner = KubernetesObject & { spec?: { template?: { spec?: { volumes?: { persistentVolumeClaim?: { claimName?: string } }[] } } } };
+
+/** Claims the scenario's pods mount by name that the chart does not make (a user's existing volume). */
+async function makeExistingClaims(rendered: KubernetesObject[]): Promise<void> {
+  const made = new Set(rendered.filter((o) => o.kind === "PersistentVolumeClaim").map((o) => `${o.metadata!.namespace}/${o.metadata!.name}`));
+  for (const owner of rendered as PodOwner[]) {
+    for (const volume of owner.spec?.template?.spec?.volumes ?? []) {
+      const claim = volume.persistentVolumeClaim?.claimName;
+      const namespace = owner.metadata?.namespace;
+      if (!claim || !namespace || made.has(`${namespace}/${claim}`)) continue;
+      made.add(`${namespace}/${claim}`);
+      await core.createNamespacedPersistentVolumeClaim({ namespace, body: { metadata: { name: claim }, spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } } } });
+    }
+  }
+}
+
+type PodSpecOwner = KubernetesObject & {
+  spec?: {
+    template?: { spec?: { nodeSelector?: Record<string, string>; priorityClassName?: string } };
+    volumeClaimTemplates?: { spec?: { storageClassName?: string; resources?: { requests?: { storage?: string } } } }[];
+    storageClassName?: string;
+    resources?: { requests?: { storage?: string } };
+  };
+};
+
+/**
+ * What a user's cluster has for a scenario that names it: a fake node for each set of node labels
+ * its pods select (kwok manages it), its PriorityClasses, and its StorageClasses with a volume of
+ * each class ready to bind (static provisioning: kwok provisions only its own `kwok-volume` class).
+ */
+async function makeClusterPrerequisites(rendered: PodSpecOwner[]): Promise<void> {
+  for (const owner of rendered) {
+    const selector = owner.spec?.template?.spec?.nodeSelector;
+    if (selector && Object.keys(selector).length > 0) {
+      const name = `kwok-${Object.entries(selector).map(([k, v]) => `${k}-${v}`).join("-").replace(/[^a-z0-9-]/g, "-")}`.slice(0, 63);
+      await objects.create(fakeNode(name, { ...selector, "topology.kubernetes.io/zone": "zone-a" })).catch(ignoreExisting);
+    }
+    const priority = owner.spec?.template?.spec?.priorityClassName;
+    if (priority) await objects.create({ apiVersion: "scheduling.k8s.io/v1", kind: "PriorityClass", metadata: { name: priority }, value: 1000 } as KubernetesObject).catch(ignoreExisting);
+    const claims = [...(owner.spec?.volumeClaimTemplates ?? []).map((t) => t.spec ?? {}), ...(owner.kind === "PersistentVolumeClaim" ? [owner.spec ?? {}] : [])];
+    for (const claim of claims) {
+      const storageClass = claim.storageClassName;
+      if (!storageClass || storageClass === "kwok-volume") continue;
+      await objects.create({ apiVersion: "storage.k8s.io/v1", kind: "StorageClass", metadata: { name: storageClass }, provisioner: "kubernetes.io/no-provisioner", volumeBindingMode: "Immediate" } as KubernetesObject).catch(ignoreExisting);
+      volumeCount += 1;
+      await objects.create({
+        apiVersion: "v1",
+        kind: "PersistentVolume",
+        metadata: { name: `static-${storageClass}-${volumeCount}` },
+        spec: { storageClassName: storageClass, capacity: { storage: claim.resources?.requests?.storage ?? "1Gi" }, accessModes: ["ReadWriteOnce"], hostPath: { path: `/tmp/entryway-static-${volumeCount}` } },
+      } as KubernetesObject);
+    }
+  }
+}
+let volumeCount = 0;
+
+function ignoreExisting(error: unknown): void {
+  if ((error as { code?: number }).code !== 409) throw error;
+}
+
+/** Everything a scenario needs to exist before its install. */
+async function prepare(rendered: KubernetesObject[]): Promise<void> {
+  for (const ns of namespacesOf(rendered)) await ensureNamespace(ns);
+  await makeExistingClaims(rendered);
+  await makeClusterPrerequisites(rendered as PodSpecOwner[]);
 }
 
 /** Everything labelled with the release, in every namespace and at cluster scope. */
@@ -51,7 +123,7 @@ async function releaseObjects(release: string, rendered: KubernetesObject[]): Pr
   const kinds = [...new Map(rendered.map((o) => [`${o.apiVersion} ${o.kind}`, o])).values()];
   const left: string[] = [];
   for (const kind of [...kinds, { apiVersion: "v1", kind: "PersistentVolumeClaim" }, { apiVersion: "v1", kind: "Pod" }]) {
-    const list = await objects.list(kind.apiVersion!, kind.kind!, undefined, undefined, undefined, undefined, `app.kubernetes.io/instance=${release}`);
+    const list = await objects.list(kind.apiVersion!, kind.kind!, undefined, undefined, undefined, undefined, undefined, `app.kubernetes.io/instance=${release}`);
     for (const item of list.items) left.push(`${item.kind ?? kind.kind}/${item.metadata?.namespace ?? ""}/${item.metadata?.name}`);
   }
   return left;
@@ -63,11 +135,6 @@ function releaseName(h: Helm, scenario: string): string {
 }
 
 describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("the chart on the real API server, %s", (_label, h) => {
-  beforeAll(async () => {
-    // The namespaces the scenarios enter or deploy to exist before the chart, as a user's do.
-    for (const scenario of scenarios) for (const ns of namespacesOf(helmTemplate(h, chart, { valuesFiles: [scenario] }))) await ensureNamespace(ns);
-  });
-
   // Each scenario in a release and namespace of its own, all at once: helm mostly waits on the
   // API server and the controllers, and one at a time would take most of CI's budget.
   it("every ci/ scenario: install --wait, then uninstall leaves nothing", async () => {
@@ -79,12 +146,12 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("the c
           const namespace = `${release}-ns`;
           await ensureNamespace(namespace);
           const rendered = helmTemplate(h, chart, { valuesFiles: [scenario], set: NO_LOAD_BALANCER, releaseName: release, namespace }) as KubernetesObject[];
-          for (const ns of namespacesOf(rendered)) await ensureNamespace(ns);
-          await helm(h, ["install", release, chart, "-n", namespace, "-f", scenario, ...NO_LOAD_BALANCER.flatMap((s) => ["--set", s]), "--wait", "--timeout", "5m"]);
+          await prepare(rendered);
+          await helm(h, ["install", release, chart, "-n", namespace, "-f", scenario, ...NO_LOAD_BALANCER.flatMap((s) => ["--set", s]), "--wait", "--timeout", "3m"]);
           const installed = await releaseObjects(release, rendered);
           const expected = rendered.filter((o) => o.metadata?.labels?.["app.kubernetes.io/instance"] === release).map((o) => `${o.kind}/${o.metadata?.namespace ?? ""}/${o.metadata?.name}`);
           const missing = expected.filter((key) => !installed.includes(key));
-          await helm(h, ["uninstall", release, "-n", namespace, "--wait", "--timeout", "5m"]);
+          await helm(h, ["uninstall", release, "-n", namespace, "--wait", "--timeout", "3m"]);
           const left = await releaseObjects(release, rendered);
           // A StatefulSet's volumeClaimTemplates outlive it (persistentVolumeClaimRetentionPolicy
           // whenDeleted defaults to Retain: kubernetes.io/docs/concepts/workloads/controllers/statefulset,
@@ -106,19 +173,20 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("the c
   });
 
   it("upgrade with one exec gateway setting changed rolls the exec gateway only", async () => {
-    const scenario = scenarios.find((s) => s.endsWith("exec-gateway-kubernetes.yaml"))!;
+    const valuesFiles = ["exec-gateway-kubernetes.yaml", "ansibleforms-sidecar.yaml"].map((f) => path.join(chart, "ci", f));
     const release = `h${h.major}-upgrade`;
     const namespace = `${release}-ns`;
     await ensureNamespace(namespace);
-    const values = ["-f", scenario, "--set", "ansibleForms.enabled=true", ...NO_LOAD_BALANCER.flatMap((s) => ["--set", s])];
-    await helm(h, ["install", release, chart, "-n", namespace, ...values, "--wait", "--timeout", "5m"]);
+    await prepare(helmTemplate(h, chart, { valuesFiles, set: NO_LOAD_BALANCER, releaseName: release, namespace }) as KubernetesObject[]);
+    const values = [...valuesFiles.flatMap((f) => ["-f", f]), ...NO_LOAD_BALANCER.flatMap((s) => ["--set", s])];
+    await helm(h, ["install", release, chart, "-n", namespace, ...values, "--wait", "--timeout", "3m"]);
     const generations = async () => {
       const workloads = [...(await objects.list("apps/v1", "Deployment", namespace)).items, ...(await objects.list("apps/v1", "StatefulSet", namespace)).items];
       return Object.fromEntries(workloads.map((w) => [`${w.kind}/${w.metadata!.name}`, w.metadata!.generation]));
     };
     const before = await generations();
     expect(Object.keys(before).length).toBeGreaterThan(1);
-    await helm(h, ["upgrade", release, chart, "-n", namespace, ...values, "--set", "execGateway.settings.idleTimeoutMs=600000", "--wait", "--timeout", "5m"]);
+    await helm(h, ["upgrade", release, chart, "-n", namespace, ...values, "--set", "execGateway.settings.idleTimeoutMs=600000", "--wait", "--timeout", "3m"]);
     const after = await generations();
     const rolled = Object.keys(after).filter((key) => after[key] !== before[key]);
     expect(rolled).toEqual([expect.stringMatching(/^Deployment\/.*exec-gateway$/)]);
@@ -131,8 +199,8 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("the c
     await ensureNamespace(namespace);
     const valuesFiles = ["exec-gateway-debug.yaml", "ssh-tls.yaml"].map((f) => path.join(chart, "ci", f));
     const rendered = helmTemplate(h, chart, { valuesFiles, set: NO_LOAD_BALANCER, releaseName: release, namespace }) as KubernetesObject[];
-    for (const ns of namespacesOf(rendered)) await ensureNamespace(ns);
-    await helm(h, ["install", release, chart, "-n", namespace, ...valuesFiles.flatMap((f) => ["-f", f]), ...NO_LOAD_BALANCER.flatMap((s) => ["--set", s]), "--wait", "--timeout", "5m"]);
+    await prepare(rendered);
+    await helm(h, ["install", release, chart, "-n", namespace, ...valuesFiles.flatMap((f) => ["-f", f]), ...NO_LOAD_BALANCER.flatMap((s) => ["--set", s]), "--wait", "--timeout", "3m"]);
     const roleNamespaces = rendered.filter((o) => o.kind === "Role" && o.metadata?.name?.includes("exec-gateway")).map((o) => o.metadata!.namespace!);
     const connectNamespace = rendered.find((o) => o.kind === "ServiceAccount" && o.metadata?.labels?.["app.kubernetes.io/name"] === "connect-gateway")!.metadata!.namespace!;
     const { table, wrong, asked } = await rbacMatrix(kubeconfig, {

@@ -35,7 +35,8 @@ describe("the random provider's stand-in on the real engine", () => {
     expect(Object.keys((await stack.expect("up")).summary)).toEqual(["same"]);
     stack.setConfig({ "fixture:args": { length: 24, special: false, minUpper: 3, keepers: { rotation: "2" } } });
     const preview = await stack.expect("preview");
-    expect(preview.steps.filter((s) => s.type === "random:index/randomPassword:RandomPassword").map((s) => s.op)).toEqual(["replace"]);
+    // The engine's steps of a replacement: create the new one, replace, delete the old one.
+    expect(preview.steps.filter((s) => s.type === "random:index/randomPassword:RandomPassword").map((s) => s.op).sort()).toEqual(["create-replacement", "delete-replaced", "replace"]);
   });
 
   it.each([
