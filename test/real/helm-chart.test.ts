@@ -152,18 +152,26 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("the c
           const expected = rendered.filter((o) => o.metadata?.labels?.["app.kubernetes.io/instance"] === release).map((o) => `${o.kind}/${o.metadata?.namespace ?? ""}/${o.metadata?.name}`);
           const missing = expected.filter((key) => !installed.includes(key));
           await helm(h, ["uninstall", release, "-n", namespace, "--wait", "--timeout", "3m"]);
-          const left = await releaseObjects(release, rendered);
           // A StatefulSet's volumeClaimTemplates outlive it (persistentVolumeClaimRetentionPolicy
           // whenDeleted defaults to Retain: kubernetes.io/docs/concepts/workloads/controllers/statefulset,
           // "PersistentVolumeClaim retention"): homes and databases are kept on purpose, nothing else.
-          const leftBehind = left.filter((key) => !key.startsWith("PersistentVolumeClaim/"));
-          for (const key of left.filter((k) => k.startsWith("PersistentVolumeClaim/"))) {
+          // Pods go after their controllers, through the garbage collector: a minute at most.
+          const kept = (key: string) => key.startsWith("PersistentVolumeClaim/");
+          let left = await releaseObjects(release, rendered);
+          for (let i = 0; i < 120 && left.some((key) => !kept(key)); i++) {
+            await new Promise((r) => setTimeout(r, 500));
+            left = await releaseObjects(release, rendered);
+          }
+          const leftBehind = left.filter((key) => !kept(key));
+          for (const key of left.filter(kept)) {
             const [, ns, claim] = key.split("/");
-            await objects.delete({ apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { namespace: ns, name: claim! } });
+            await objects.delete({ apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { namespace: ns, name: claim! } }).catch((error: { code?: number }) => {
+              if (error.code !== 404) throw error;
+            });
           }
           return { name, objects: expected.length, missing, leftBehind };
         } catch (error) {
-          return { name, objects: 0, missing: [], leftBehind: [], error: (error as Error).message };
+          return { name, objects: 0, missing: [], leftBehind: [], error: `${(error as Error).message} ${(error as { body?: string }).body ?? ""}` };
         }
       }),
     );
@@ -181,8 +189,9 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("the c
     const values = [...valuesFiles.flatMap((f) => ["-f", f]), ...NO_LOAD_BALANCER.flatMap((s) => ["--set", s])];
     await helm(h, ["install", release, chart, "-n", namespace, ...values, "--wait", "--timeout", "3m"]);
     const generations = async () => {
-      const workloads = [...(await objects.list("apps/v1", "Deployment", namespace)).items, ...(await objects.list("apps/v1", "StatefulSet", namespace)).items];
-      return Object.fromEntries(workloads.map((w) => [`${w.kind}/${w.metadata!.name}`, w.metadata!.generation]));
+      const deployments = (await objects.list("apps/v1", "Deployment", namespace)).items.map((w) => [`Deployment/${w.metadata!.name}`, w.metadata!.generation]);
+      const statefulSets = (await objects.list("apps/v1", "StatefulSet", namespace)).items.map((w) => [`StatefulSet/${w.metadata!.name}`, w.metadata!.generation]);
+      return Object.fromEntries([...deployments, ...statefulSets]);
     };
     const before = await generations();
     expect(Object.keys(before).length).toBeGreaterThan(1);
@@ -198,9 +207,11 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("the c
     const namespace = `${release}-ns`;
     await ensureNamespace(namespace);
     const valuesFiles = ["exec-gateway-debug.yaml", "ssh-tls.yaml"].map((f) => path.join(chart, "ci", f));
-    const rendered = helmTemplate(h, chart, { valuesFiles, set: NO_LOAD_BALANCER, releaseName: release, namespace }) as KubernetesObject[];
+    // Exec through Roles in the target namespaces (the scenario's clusterWide ClusterRole, on purpose, allows it everywhere).
+    const set = [...NO_LOAD_BALANCER, "execGateway.clusterWide=false"];
+    const rendered = helmTemplate(h, chart, { valuesFiles, set, releaseName: release, namespace }) as KubernetesObject[];
     await prepare(rendered);
-    await helm(h, ["install", release, chart, "-n", namespace, ...valuesFiles.flatMap((f) => ["-f", f]), ...NO_LOAD_BALANCER.flatMap((s) => ["--set", s]), "--wait", "--timeout", "3m"]);
+    await helm(h, ["install", release, chart, "-n", namespace, ...valuesFiles.flatMap((f) => ["-f", f]), ...set.flatMap((s) => ["--set", s]), "--wait", "--timeout", "3m"]);
     const roleNamespaces = rendered.filter((o) => o.kind === "Role" && o.metadata?.name?.includes("exec-gateway")).map((o) => o.metadata!.namespace!);
     const connectNamespace = rendered.find((o) => o.kind === "ServiceAccount" && o.metadata?.labels?.["app.kubernetes.io/name"] === "connect-gateway")!.metadata!.namespace!;
     const { table, wrong, asked } = await rbacMatrix(kubeconfig, {
