@@ -182,6 +182,9 @@ export interface ExecGatewayDebugContainersArgs {
   defaultImage?: string;
 }
 
+/** Proxies between a client and the gateway when exposure routes it: the ingress gateway or controller. */
+export const EXPOSURE_PROXY_HOPS = 1;
+
 /** Where the recordings volume is mounted in the gateway's pod (ENTRYWAY_RECORD_DIR). */
 export const EXEC_GATEWAY_RECORD_DIR = "/var/lib/entryway/recordings";
 
@@ -207,6 +210,12 @@ export interface ExecGatewaySettings {
   authAttemptsPerMinute?: number;
   /** Proxies (CIDRs) whose X-Forwarded-For names the client: the ingress gateway's pod network (default none). */
   trustedProxies?: string[];
+  /**
+   * Proxies in front of the gateway that each append the address they saw to X-Forwarded-For; the
+   * client is that many addresses from the right (default 1 when exposed and trustedProxies is
+   * unset: the Istio ingress gateway or ingress controller exposure routes through; else 0).
+   */
+  trustedProxyHops?: number;
   /** Origins a browser may open a session from (default: https://<exposure.host> when exposed, else the gateway's own origin). */
   allowedOrigins?: string[];
   /** The kubernetes authorizer's TokenReview audiences (default ["entryway"]: `kubectl create token --audience entryway`). */
@@ -326,6 +335,8 @@ export function validateExecGatewayArgs(name: string, args: ExecGatewayArgs): vo
     if (authorizer !== "kubernetes") fail('debugContainers need authorizer "kubernetes" (a SubjectAccessReview for patch pods/ephemeralcontainers)');
     if (args.settings?.maxSessionSeconds === 0) fail("debugContainers need settings.maxSessionSeconds > 0 (a debug container lives that long)");
   }
+  const hops = args.settings?.trustedProxyHops;
+  if (hops !== undefined && (!Number.isInteger(hops) || hops < 0)) fail("settings.trustedProxyHops must be an integer >= 0");
   const exposure = args.exposure;
   if (exposure) {
     if (exposure.kind !== "istio" && exposure.kind !== "ingress") fail(`exposure.kind "${String(exposure.kind)}" is not istio or ingress`);
@@ -402,12 +413,20 @@ function gatewayEnv(args: ExecGatewayArgs, webhookSecret: ExecGatewaySecretKeyRe
     ["maxPendingPerSource", "ENTRYWAY_MAX_PENDING_PER_SOURCE"],
     ["authAttemptsPerMinute", "ENTRYWAY_AUTH_ATTEMPTS_PER_MINUTE"],
     ["trustedProxies", "ENTRYWAY_TRUSTED_PROXIES"],
+    ["trustedProxyHops", "ENTRYWAY_TRUSTED_PROXY_HOPS"],
     ["tokenAudiences", "ENTRYWAY_TOKEN_AUDIENCES"],
     ["reviewerGroups", "ENTRYWAY_REVIEWER_GROUPS"],
   ];
   for (const [key, variable] of settingEnv) {
     const value = settings[key];
     if (value !== undefined) env.push({ name: variable, value: Array.isArray(value) ? JSON.stringify(value) : String(value) });
+  }
+  // Behind the proxy exposure routes through, every client would otherwise have the proxy's address
+  // and share one set of per-address limits. That proxy (an Istio ingress gateway, or ingress-nginx)
+  // appends the address it saw to X-Forwarded-For (istio.io network-topologies; ingress-nginx
+  // nginx.tmpl sets it to $remote_addr), so the client is the last address there.
+  if (args.exposure && settings.trustedProxies === undefined && settings.trustedProxyHops === undefined) {
+    env.push({ name: "ENTRYWAY_TRUSTED_PROXY_HOPS", value: String(EXPOSURE_PROXY_HOPS) });
   }
   // Browsers may open sessions only from the public host's pages unless told otherwise.
   const origins = settings.allowedOrigins ?? (args.exposure ? [`https://${args.exposure.host}`] : undefined);

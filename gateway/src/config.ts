@@ -47,7 +47,10 @@ export interface GatewayConfig {
   pingIntervalMs: number;
   wsPingIntervalMs: number;
   idleTimeoutMs: number;
-  /** How long a browser may take to send its AUTH message when no token came with the upgrade. */
+  /**
+   * How long a browser may take to send its AUTH message when no token came with the upgrade. The
+   * web page sends it as soon as the socket opens; meanwhile the connection holds a pending slot.
+   */
   authTimeoutMs: number;
   maxSessions: number;
   maxSessionsPerUser: number;
@@ -60,6 +63,13 @@ export interface GatewayConfig {
   authAttemptsPerMinute: number;
   /** Peers (CIDRs) whose X-Forwarded-For is believed for the client address: the ingress gateway's pods. */
   trustedProxies: string[];
+  /**
+   * Proxies in front of the gateway that each append the address they saw to X-Forwarded-For (an
+   * Istio ingress gateway or ingress-nginx: 1); the client is that many addresses from the right.
+   * Believed from every peer unless trustedProxies names them. 0: X-Forwarded-For counts only
+   * from trustedProxies.
+   */
+  trustedProxyHops: number;
   /** Origins a browser may open a session from; empty: only the gateway's own origin (the Host header). */
   allowedOrigins: string[];
   maxFrameBytes: number;
@@ -114,7 +124,7 @@ export const defaultConfig: GatewayConfig = {
   pingIntervalMs: 10_000,
   wsPingIntervalMs: 30_000,
   idleTimeoutMs: 30 * 60_000,
-  authTimeoutMs: 10_000,
+  authTimeoutMs: 3000,
   maxSessions: 500,
   maxSessionsPerUser: 10,
   maxSessionSeconds: 12 * 3600,
@@ -122,6 +132,7 @@ export const defaultConfig: GatewayConfig = {
   maxPendingPerSource: 64,
   authAttemptsPerMinute: 600,
   trustedProxies: [],
+  trustedProxyHops: 0,
   allowedOrigins: [],
   maxFrameBytes: 64 * 1024,
   outputFrameBytes: 32 * 1024,
@@ -191,6 +202,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   if (symmetric.length > 0) throw new Error(`oidcAlgorithms: ${symmetric.join(", ")} not allowed (an issuer's public key must never verify an HMAC or unsigned token)`);
   if (result.oidcAlgorithms.length === 0) throw new Error("oidcAlgorithms must name at least one algorithm");
   for (const cidr of result.trustedProxies) parseCidr(cidr);
+  if (!Number.isInteger(result.trustedProxyHops)) throw new Error(`trustedProxyHops: expected a whole number, got ${result.trustedProxyHops}`);
   for (const origin of result.allowedOrigins) {
     if (new URL(origin).origin !== origin) throw new Error(`allowedOrigins: ${origin} is not an origin (scheme://host[:port], no path)`);
   }

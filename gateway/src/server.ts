@@ -77,12 +77,12 @@ export function createGateway(options: GatewayOptions): Gateway {
   const metrics = createMetrics();
   const limits = new SessionLimits(config.maxSessions, config.maxSessionsPerUser);
   const preAuth = new PreAuthLimits(config);
-  const trustedProxies = cidrList(config.trustedProxies);
+  const proxyTrust = { proxies: cidrList(config.trustedProxies), proxiesConfigured: config.trustedProxies.length > 0, hops: config.trustedProxyHops };
   const context: SessionContext = { config, backend, authorizer, metrics, audit, logger, limits };
   const sessions = new Set<Session>();
   let draining = false;
   let stopCleanup: (() => void) | undefined;
-  const clientOf = (request: IncomingMessage) => clientAddress(request.socket.remoteAddress ?? "", request.headers["x-forwarded-for"], trustedProxies);
+  const clientOf = (request: IncomingMessage) => clientAddress(request.socket.remoteAddress ?? "", request.headers["x-forwarded-for"], proxyTrust);
   const routes = [...(config.recordDir ? [recordingsRoute({ config, authorizer, audit, logger, preAuth, clientOf, tokenOf: tokenFromRequest })] : []), ...(options.routes ?? [])];
 
   const wss = new WebSocketServer({

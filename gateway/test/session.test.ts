@@ -398,6 +398,41 @@ describe("before authentication", () => {
   });
 });
 
+describe("behind the ingress (trustedProxyHops)", () => {
+  // The test process is the proxy (peer 127.0.0.1): like the Istio ingress gateway and ingress-nginx,
+  // it appends the address it saw to X-Forwarded-For; what the client wrote stays to its left.
+  const viaProxy = (client: string, written?: string) => ({ "x-forwarded-for": written ? `${written}, ${client}` : client });
+
+  it("one client's token-less connections lock out only that client; the audit names the client, not the proxy", async () => {
+    const { url, g } = await setup({ trustedProxyHops: 1, maxPendingPerSource: 8, authTimeoutMs: 60_000 });
+    const flood = await Promise.all(Array.from({ length: 8 }, () => EntryClient.connect(url, { headers: viaProxy("198.51.100.7") })));
+    await expect(EntryClient.connect(url, { headers: viaProxy("198.51.100.7") })).rejects.toThrow(/HTTP 429/);
+    // Addresses the client writes itself change nothing: the proxy's hop is the one believed.
+    await expect(EntryClient.connect(url, { headers: viaProxy("198.51.100.7", "192.0.2.1") })).rejects.toThrow(/HTTP 429/);
+    const other = await EntryClient.connect(url, { token: "user:bob", headers: viaProxy("203.0.113.9") });
+    await echo(other, "not-locked-out");
+    other.type("exit 0\n");
+    await other.closed;
+    await expect.poll(() => g.audit.at(-1)).toMatchObject({ event: "session.end", user: "bob", client: "203.0.113.9" });
+    for (const c of flood) c.ws.terminate();
+  });
+
+  it("counts an IPv6 client by its /64: other addresses of the same /64 share its limit, another /64 does not", async () => {
+    const { url } = await setup({ trustedProxyHops: 1, maxPendingPerSource: 2, authTimeoutMs: 60_000 });
+    const held = [await EntryClient.connect(url, { headers: viaProxy("2001:db8:1:2::a") }), await EntryClient.connect(url, { headers: viaProxy("2001:db8:1:2:ffff::1") })];
+    await expect(EntryClient.connect(url, { headers: viaProxy("2001:db8:1:2::b") })).rejects.toThrow(/HTTP 429/);
+    await echo(await EntryClient.connect(url, { token: "user:bob", headers: viaProxy("2001:db8:1:3::a") }), "other-64");
+    for (const c of held) c.ws.terminate();
+  });
+
+  it("believes X-Forwarded-For from no peer without trustedProxies or trustedProxyHops", async () => {
+    const { url } = await setup({ maxPendingPerSource: 2, authTimeoutMs: 60_000 });
+    const held = [await EntryClient.connect(url, { headers: viaProxy("198.51.100.7") }), await EntryClient.connect(url, { headers: viaProxy("198.51.100.8") })];
+    await expect(EntryClient.connect(url, { token: "user:bob", headers: viaProxy("203.0.113.9") })).rejects.toThrow(/HTTP 429/);
+    for (const c of held) c.ws.terminate();
+  });
+});
+
 describe("HTTP endpoints", () => {
   it("serves health, readiness and Prometheus metrics on the monitoring port, and not on the public one", async () => {
     const { open, g } = await setup();

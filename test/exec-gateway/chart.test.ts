@@ -84,6 +84,20 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("exec 
     expect(JSON.stringify(plain)).not.toMatch(/ephemeralcontainers|ENTRYWAY_DEBUG/);
   });
 
+  it("trusts the one proxy exposure routes through for the client address (trustedProxyHops 1), unless told otherwise", () => {
+    const hops = (values: Record<string, unknown>) =>
+      (find(helmTemplate(helm, chart, { valuesFiles: [valuesFile({ targetNamespaces: ["a"], ...values })] }), "Deployment")[0].spec.template.spec.containers[0].env as Obj[]).find(
+        (e) => e.name === "ENTRYWAY_TRUSTED_PROXY_HOPS",
+      )?.value;
+    const exposure = { kind: "istio", host: "exec.example.com", tlsSecretName: "t" };
+    expect(hops({ exposure })).toBe("1");
+    expect(hops({ exposure: { ...exposure, kind: "ingress" } })).toBe("1");
+    expect(hops({})).toBeUndefined();
+    expect(hops({ exposure, settings: { trustedProxies: ["10.0.0.0/8"] } })).toBeUndefined();
+    expect(hops({ exposure, settings: { trustedProxyHops: 2 } })).toBe("2");
+    expect(hops({ exposure, settings: { trustedProxyHops: 0 } })).toBe("0");
+  });
+
   it("install NOTES give the gateway's URLs and the namespaces it may enter", () => {
     const notes = (name: string) => helmNotes(helm, chart, scenario(name));
     const kube = notes("exec-gateway-kubernetes.yaml");
@@ -139,6 +153,7 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("exec 
     [{ targetNamespaces: ["a"], debugContainers: { images: ["busybox:1.36"] }, settings: { maxSessionSeconds: 0 } }, /maxSessionSeconds > 0/, false],
     [{ targetNamespaces: ["a"], authorizer: "oidc", oidc: { issuer: "https://id.example.com", audience: "x" }, debugContainers: { images: ["busybox:1.36"] } }, /need execGateway.authorizer "kubernetes"/, false],
     [{ targetNamespaces: ["a"], debugContainers: { images: ["busy box"] } }, /images/, true],
+    [{ targetNamespaces: ["a"], settings: { trustedProxyHops: -1 } }, /trustedProxyHops/, true],
   ])("fails with a clear message on bad values (%j)", (values, message, lintFails) => {
     const file = valuesFile(values);
     expect(() => helmTemplate(helm, chart, { valuesFiles: [file] })).toThrow(message);

@@ -265,4 +265,20 @@ describe("ExecGateway", () => {
       ENTRYWAY_ALLOWED_ORIGINS: '["https://exec.example.com"]',
     });
   });
+
+  it("trusts the one proxy exposure routes through for the client address (trustedProxyHops 1), unless told otherwise", async () => {
+    const hops = async (args: Partial<ExecGatewayArgs>) => {
+      const { manifests } = await renderGateway(args);
+      const env = (findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.template.spec.containers[0].env as Obj[];
+      return env.find((e) => e.name === "ENTRYWAY_TRUSTED_PROXY_HOPS")?.value;
+    };
+    const exposure = { kind: "istio" as const, host: "exec.example.com", tlsSecretName: "t" };
+    expect(await hops({ exposure })).toBe("1");
+    expect(await hops({ exposure: { ...exposure, kind: "ingress" } })).toBe("1");
+    expect(await hops({})).toBeUndefined();
+    expect(await hops({ exposure, settings: { trustedProxies: ["10.0.0.0/8"] } })).toBeUndefined();
+    expect(await hops({ exposure, settings: { trustedProxyHops: 2 } })).toBe("2");
+    expect(await hops({ exposure, settings: { trustedProxyHops: 0 } })).toBe("0");
+    await expect(renderGateway({ settings: { trustedProxyHops: -1 } })).rejects.toThrow(/trustedProxyHops must be an integer >= 0/);
+  });
 });
