@@ -202,6 +202,8 @@ export interface ExecGatewaySettings {
   pingIntervalMs?: number;
   /** End a session after this long whatever it does; 0 for no limit (default 43200). It also ends when its token expires. */
   maxSessionSeconds?: number;
+  /** How often a running session's grant is asked again (kubernetes and webhook authorizers); a no ends it; 0: never (default 300000 ms). */
+  reauthorizeIntervalMs?: number;
   /** Connections waiting for authorization per replica; more are answered 503 (default 256). */
   maxPendingConnections?: number;
   /** Connections waiting for authorization per client address; more are answered 429 (default 64). */
@@ -409,6 +411,7 @@ function gatewayEnv(args: ExecGatewayArgs, webhookSecret: ExecGatewaySecretKeyRe
     ["pingIntervalMs", "ENTRYWAY_PING_INTERVAL_MS"],
     ["logLevel", "ENTRYWAY_LOG_LEVEL"],
     ["maxSessionSeconds", "ENTRYWAY_MAX_SESSION_SECONDS"],
+    ["reauthorizeIntervalMs", "ENTRYWAY_REAUTHORIZE_INTERVAL_MS"],
     ["maxPendingConnections", "ENTRYWAY_MAX_PENDING_CONNECTIONS"],
     ["maxPendingPerSource", "ENTRYWAY_MAX_PENDING_PER_SOURCE"],
     ["authAttemptsPerMinute", "ENTRYWAY_AUTH_ATTEMPTS_PER_MINUTE"],

@@ -56,6 +56,11 @@ export interface GatewayConfig {
   maxSessionsPerUser: number;
   /** A session ends after this long whatever it does (0: no limit); it also ends when its token expires. */
   maxSessionSeconds: number;
+  /**
+   * How often a running session's grant is asked again (the kubernetes authorizer's TokenReview and
+   * SubjectAccessReview, the webhook's call); a no ends the session (0: never).
+   */
+  reauthorizeIntervalMs: number;
   /** Connections not yet authorized, in all and per client address; more are answered 503 / 429 before the upgrade. */
   maxPendingConnections: number;
   maxPendingPerSource: number;
@@ -128,6 +133,7 @@ export const defaultConfig: GatewayConfig = {
   maxSessions: 500,
   maxSessionsPerUser: 10,
   maxSessionSeconds: 12 * 3600,
+  reauthorizeIntervalMs: 5 * 60_000,
   maxPendingConnections: 256,
   maxPendingPerSource: 64,
   authAttemptsPerMinute: 600,

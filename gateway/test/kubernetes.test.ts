@@ -2,6 +2,7 @@
 // which STANDS IN FOR THE KUBERNETES API SERVER AND KUBELET: it speaks the pods/exec WebSocket
 // (v5.channel.k8s.io and v4.channel.k8s.io) and runs real shells in real PTYs (node-pty) on this machine.
 import { readFileSync } from "node:fs";
+import { UnsecuredJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { kubernetesAuthorizer } from "../src/auth/kubernetes.js";
@@ -10,7 +11,7 @@ import { defaultConfig } from "../src/config.js";
 import { EntryClient } from "./helpers/client.js";
 import { execBackendCases } from "./helpers/exec-cases.js";
 import { startGateway, tokenAuthorizer, type TestGateway } from "./helpers/gateway.js";
-import { startKubeStandin, type ExecProtocol, type KubeStandin, type StandinOptions } from "./helpers/kube-standin.js";
+import { standinUser, startKubeStandin, type ExecProtocol, type KubeStandin, type StandinOptions } from "./helpers/kube-standin.js";
 
 const fixtures: Omit<StandinOptions, "protocol"> = {
   serviceAccountToken: "gateway-service-account-token",
@@ -169,6 +170,52 @@ describe("Kubernetes backend: v4.channel.k8s.io, targets and the Kubernetes auth
     expect(otherNamespace).toMatchObject({ closeCode: "denied", reason: expect.stringMatching(/alice may not exec in namespace team-b/) });
     expect(await (await open({ namespace: "team-a", pod: "web-0" }, "forged")).closed).toMatchObject({ closeCode: "denied" });
     expect(kube.execs.length).toBe(before);
+  });
+});
+
+describe("sessions end with their grant (the Kubernetes authorizer)", () => {
+  let kube: KubeStandin;
+  let g: TestGateway;
+  beforeAll(async () => {
+    kube = await startKubeStandin({ ...fixtures, protocol: "v5.channel.k8s.io" });
+    const kubeConfig = loadKubeConfig(kube.kubeconfigPath);
+    g = await startGateway(kubernetesBackend(kubeConfig), kubernetesAuthorizer(kubeConfig, defaultConfig.tokenAudiences), { reauthorizeIntervalMs: 300 });
+  });
+  afterAll(async () => {
+    await g?.stop();
+    await kube?.stop();
+  });
+  const enter = async (token: string) => {
+    const client = await EntryClient.connect(g.url({ namespace: "team-a", pod: "web-1" }), { token });
+    client.type("echo in-$((1+1))\n");
+    await client.waitFor(/in-2/);
+    return client;
+  };
+
+  it("a short-lived token (kubectl create token --duration) ends the session when it expires", async () => {
+    const token = await new UnsecuredJWT({ sub: "system:serviceaccount:team-a:ci" }).setExpirationTime(Math.floor(Date.now() / 1000) + 8).encode();
+    kube.users.set(token, standinUser(token, "ci"));
+    kube.execAllowed.ci = ["team-a"];
+    const client = await enter(token);
+    expect(await client.closed).toMatchObject({ closeCode: "expired", reason: "the access token expired" });
+    await expect.poll(() => kube.liveShells().length, { timeout: 10_000 }).toBe(0);
+  });
+
+  it("a removed RoleBinding ends a running session (denied), a deleted ServiceAccount too (expired); a session whose grant holds goes on", async () => {
+    for (const user of ["frank", "grace", "heidi"]) {
+      kube.users.set(`${user}-token`, standinUser(`${user}-token`, user));
+      kube.execAllowed[user] = ["team-a"];
+    }
+    const [frank, grace, heidi] = [await enter("frank-token"), await enter("grace-token"), await enter("heidi-token")];
+    kube.execAllowed.frank = [];
+    expect(await frank.closed).toMatchObject({ closeCode: "denied", reason: expect.stringMatching(/^permission denied: frank may no longer exec in namespace team-a/) });
+    kube.users.delete("grace-token");
+    expect(await grace.closed).toMatchObject({ closeCode: "expired", reason: "the access token is no longer valid (token rejected)" });
+    heidi.type("echo still-$((2+2))\n");
+    await heidi.waitFor(/still-4/);
+    heidi.type("exit 0\n");
+    expect(await heidi.closed).toMatchObject({ closeCode: "exit" });
+    await expect.poll(() => kube.liveShells().length, { timeout: 10_000 }).toBe(0);
   });
 });
 

@@ -4,8 +4,9 @@ import fc from "fast-check";
 import protobuf from "protobufjs";
 import WebSocket from "ws";
 import { afterEach, describe, expect, it } from "vitest";
+import { defaultConfig } from "../src/config.js";
 import { encodeRequest, RequestType, ResponseType } from "../src/protocol.js";
-import { failClosed } from "../src/auth/authorizer.js";
+import { failClosed, type Recheck } from "../src/auth/authorizer.js";
 import { SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX } from "../src/server.js";
 import { EntryClient } from "./helpers/client.js";
 import { fakeBackend } from "./helpers/fake-backend.js";
@@ -246,6 +247,37 @@ describe("session lifetime", () => {
     await echo(client, "still-valid");
     expect(await client.closed).toMatchObject({ closeCode: "expired", reason: "the access token expired" });
     await expect.poll(() => backend.reaped).toHaveLength(1);
+  });
+});
+
+describe("sessions that end with their grant", () => {
+  it("asks the authorizer again every reauthorizeIntervalMs: a revoked grant ends the session, an authorizer that cannot answer does not", async () => {
+    let answer: Recheck = { outcome: "allowed" };
+    let rechecks = 0;
+    const backend = fakeBackend();
+    const recheck = async () => {
+      rechecks++;
+      return answer;
+    };
+    const g = await startGateway(backend, { authorize: async () => ({ allow: true, user: "alice", recheck }) }, { reauthorizeIntervalMs: 100 });
+    gateways.push(g);
+    const client = await EntryClient.connect(g.url({ container: "box" }), { token: "any" });
+    await echo(client, "granted");
+    await expect.poll(() => rechecks).toBeGreaterThanOrEqual(2);
+    answer = { outcome: "unavailable", detail: "webhook answered HTTP 503" };
+    const before = rechecks;
+    await expect.poll(() => rechecks).toBeGreaterThanOrEqual(before + 2);
+    await echo(client, "still-here");
+    expect(g.logs).toContainEqual(expect.objectContaining({ level: "warn", msg: expect.stringMatching(/could not authorize the session again/), error: "webhook answered HTTP 503" }));
+    answer = { outcome: "revoked", closeCode: "denied", reason: "permission denied: alice may no longer exec in namespace team-a" };
+    expect(await client.closed).toMatchObject({ closeCode: "denied", reason: "permission denied: alice may no longer exec in namespace team-a" });
+    await expect.poll(() => backend.reaped).toHaveLength(1);
+    await expect.poll(() => g.audit.at(-1)).toMatchObject({ event: "session.end", closeCode: "denied", user: "alice" });
+    expect(await (await fetch(`${g.monitoring}/metrics`)).text()).toMatch(/entryway_auth_denials_total\{reason="revoked"\} 1/);
+  });
+
+  it("asks again every 5 minutes by default", () => {
+    expect(defaultConfig.reauthorizeIntervalMs).toBe(300_000);
   });
 });
 

@@ -37,7 +37,7 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("exec 
     expect(find(objects, "Role").map((r) => r.metadata.namespace).sort()).toEqual(["team-a", "team-b"]);
     expect(find(objects, "ClusterRole").map((r) => r.metadata.name)).toEqual(["entryway-entryway-exec-gateway-review"]);
     const env = find(objects, "Deployment")[0].spec.template.spec.containers[0].env;
-    expect(env).toEqual(expect.arrayContaining([{ name: "ENTRYWAY_IDLE_TIMEOUT_MS", value: "1800000" }]));
+    expect(env).toEqual(expect.arrayContaining([{ name: "ENTRYWAY_IDLE_TIMEOUT_MS", value: "1800000" }, { name: "ENTRYWAY_REAUTHORIZE_INTERVAL_MS", value: "120000" }]));
     expect(find(objects, "Gateway")[0].spec.servers[0].tls).toMatchObject({ mode: "SIMPLE", credentialName: "exec-gateway-tls" });
     expect(find(objects, "VirtualService")[0].spec.http[0].timeout).toBe("0s");
   });

@@ -248,7 +248,7 @@ describe("ExecGateway", () => {
     const { manifests } = await renderGateway({
       authorizer: "oidc",
       oidc: { issuer: "https://login.example.com", audience: "entryway", maxTokenAgeSeconds: 3600, algorithms: ["ES256"] },
-      settings: { maxSessionSeconds: 28800, maxPendingConnections: 100, maxPendingPerSource: 10, authAttemptsPerMinute: 30, trustedProxies: ["10.0.0.0/8"], tokenAudiences: ["entryway"] },
+      settings: { maxSessionSeconds: 28800, reauthorizeIntervalMs: 60000, maxPendingConnections: 100, maxPendingPerSource: 10, authAttemptsPerMinute: 30, trustedProxies: ["10.0.0.0/8"], tokenAudiences: ["entryway"] },
       exposure: { kind: "istio", host: "exec.example.com", tlsSecretName: "t" },
     });
     const container = (findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.template.spec.containers[0];
@@ -257,6 +257,7 @@ describe("ExecGateway", () => {
       ENTRYWAY_OIDC_MAX_TOKEN_AGE_SECONDS: "3600",
       ENTRYWAY_OIDC_ALGORITHMS: '["ES256"]',
       ENTRYWAY_MAX_SESSION_SECONDS: "28800",
+      ENTRYWAY_REAUTHORIZE_INTERVAL_MS: "60000",
       ENTRYWAY_MAX_PENDING_CONNECTIONS: "100",
       ENTRYWAY_MAX_PENDING_PER_SOURCE: "10",
       ENTRYWAY_AUTH_ATTEMPTS_PER_MINUTE: "30",

@@ -162,6 +162,10 @@ export interface KubeStandin {
   /** Every TokenReview spec and SubjectAccessReview spec received, in order. */
   tokenReviews: unknown[];
   accessReviews: SubjectAccessReviewSpec[];
+  /** The tokens TokenReview knows, live: deleting one is deleting its ServiceAccount. */
+  users: Map<string, StandinUser>;
+  /** Where each user may create pods/exec, live: emptying a user's list is removing their RoleBinding. */
+  execAllowed: Record<string, string[]>;
   /** Drops every exec WebSocket without a status, as an API server restart does; the processes stay. */
   dropConnections(): void;
   /** Live processes in the sessions of the execs started with stdin (TTY or pipe mode): the shells and whatever they started. */
@@ -263,6 +267,7 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
   const tokenReviews: unknown[] = [];
   const accessReviews: SubjectAccessReviewSpec[] = [];
   const users = new Map(Object.entries(options.users ?? {}).map(([token, user]) => [token, standinUser(token, user)]));
+  const execAllowed = { ...options.execAllowed };
   /** Session leaders of the execs with stdin (a TTY, or pipe mode): the shells the gateway started. */
   const ttyPids: number[] = [];
   const sockets = new Set<WebSocket>();
@@ -385,7 +390,7 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
     if (request.method === "POST" && path === "/apis/authorization.k8s.io/v1/subjectaccessreviews") {
       const body = (await readBody(request)) as { spec?: SubjectAccessReviewSpec };
       accessReviews.push(body.spec ?? {});
-      return json(response, 201, { ...body, status: judgeAccessReview(body.spec ?? {}, [...users.values()], options.execAllowed ?? {}, options.debugAllowed ?? {}) });
+      return json(response, 201, { ...body, status: judgeAccessReview(body.spec ?? {}, [...users.values()], execAllowed, options.debugAllowed ?? {}) });
     }
     notFound(response, path);
   }
@@ -549,6 +554,8 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
     ephemeralContainers: (pod) => ephemeral.get(pod)?.containers ?? [],
     tokenReviews,
     accessReviews,
+    users,
+    execAllowed,
     liveShells: () => processesInSessions(new Set(ttyPids)),
     dropConnections: () => {
       for (const ws of sockets) ws.terminate();
