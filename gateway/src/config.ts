@@ -84,6 +84,11 @@ export interface GatewayConfig {
   drainTimeoutMs: number;
   /** Seconds between SIGHUP and SIGKILL when ending an abandoned shell. */
   reapGraceSeconds: number;
+  /**
+   * The longest the reaper of an abandoned shell may take (its grace included); then it is given up
+   * (audit `reap.failed`). A container's user controls what the reaper runs on, so it may never end.
+   */
+  reapTimeoutMs: number;
   auditFile: string;
   recordDir: string;
   /** Recordings older than this many days are deleted (checked at start and hourly; 0: kept forever). */
@@ -146,6 +151,7 @@ export const defaultConfig: GatewayConfig = {
   bufferLowBytes: 256 * 1024,
   drainTimeoutMs: 10_000,
   reapGraceSeconds: 2,
+  reapTimeoutMs: 15_000,
   auditFile: "",
   recordDir: "",
   recordRetentionDays: 0,
@@ -204,6 +210,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   const result = config as unknown as GatewayConfig;
   if (result.bufferLowBytes > result.bufferHighBytes) throw new Error("bufferLowBytes must not exceed bufferHighBytes");
   if (result.outputFrameBytes < 4) throw new Error("outputFrameBytes must be at least 4");
+  if (result.reapTimeoutMs <= result.reapGraceSeconds * 1000) throw new Error("reapTimeoutMs must be longer than reapGraceSeconds (the reaper waits that long before SIGKILL)");
   const symmetric = result.oidcAlgorithms.filter((alg) => alg === "none" || /^HS/i.test(alg));
   if (symmetric.length > 0) throw new Error(`oidcAlgorithms: ${symmetric.join(", ")} not allowed (an issuer's public key must never verify an HMAC or unsigned token)`);
   if (result.oidcAlgorithms.length === 0) throw new Error("oidcAlgorithms must name at least one algorithm");

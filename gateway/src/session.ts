@@ -469,15 +469,28 @@ export class Session {
       return;
     }
     const pid = shell.pid;
+    const { reapGraceSeconds, reapTimeoutMs } = this.ctx.config;
+    // The container's user controls what the reaper runs on (/bin/sh, kill, /proc): it may never
+    // end. Past its deadline it is dropped and recorded; the session's slots were given back already.
+    const deadline = AbortSignal.timeout(reapTimeoutMs);
+    const failed = (result: "failed" | "timeout", reason: string) => {
+      this.ctx.metrics.reaped.inc({ result });
+      this.ctx.audit.write({ event: "reap.failed", session: this.id, ...(this.user ? { user: this.user } : {}), container: this.resolved!.label, pid, reason });
+    };
     try {
-      const code = await this.ctx.backend.run(this.resolved, reapCommand(shell, this.ctx.config.reapGraceSeconds));
-      const result = ReapResult[code as keyof typeof ReapResult] ?? "failed";
+      const code = await this.ctx.backend.run(this.resolved, reapCommand(shell, reapGraceSeconds), { signal: deadline });
+      const result = ReapResult[code as keyof typeof ReapResult];
+      if (result === undefined) return failed("failed", `the reaper exited with ${code === null ? "no exit code" : `code ${code}`}`);
       this.ctx.metrics.reaped.inc({ result });
       this.ctx.logger.log("info", "ended abandoned shell", { session: this.id, target: this.resolved.label, pid, result });
     } catch (error) {
-      this.ctx.metrics.reaped.inc({ result: "failed" });
+      if (deadline.aborted) {
+        this.ctx.logger.log("error", "gave up ending an abandoned shell", { session: this.id, pid, timeoutMs: reapTimeoutMs });
+        return failed("timeout", `the reaper did not end within ${reapTimeoutMs} ms`);
+      }
       this.ctx.metrics.backendErrors.inc({ operation: "reap" });
       this.ctx.logger.log("error", "could not end abandoned shell", { session: this.id, pid, error: errorMessage(error) });
+      failed("failed", "the reaper could not run (the gateway's log has the cause)");
     }
   }
 
@@ -492,9 +505,10 @@ export class Session {
     this.send(ResponseType.CLOSE, Buffer.from(reason), false, extra);
     if (this.ws.readyState === this.ws.OPEN) this.ws.close(1000);
     const started = this.exec !== undefined;
+    // The slots first: ending the shell can take long (or never end), and must not hold them.
+    if (this.admitted && this.user) this.ctx.limits.release(this.user);
     await this.abandonExec();
     if (started) this.ctx.metrics.active.dec();
-    if (this.admitted && this.user) this.ctx.limits.release(this.user);
     this.ctx.metrics.sessions.inc({ outcome: closeCode });
     this.audit(started ? "session.end" : "session.refused", { closeCode, reason, exitCode });
     await this.recorder?.close();

@@ -127,6 +127,29 @@ describe("session", () => {
     await expect.poll(() => backend.reaped, { timeout: 3000 }).toEqual([100]);
   });
 
+  it("a reaper that hangs pins no slot: the user's and the replica's slots come back while it runs", async () => {
+    const { open, backend } = await setup({ maxSessionsPerUser: 1, maxSessions: 1, reapTimeoutMs: 600_000, drainTimeoutMs: 500 });
+    backend.reaperHangs = true;
+    const first = await open();
+    await echo(first, "first");
+    first.ws.terminate(); // abandoned: the reaper starts, and hangs
+    await expect.poll(() => backend.reaped).toEqual([100]);
+    await echo(await open(), "second"); // the same user, at both limits
+  });
+
+  it("a reaper that hangs is given up at reapTimeoutMs, audited (reap.failed) and counted", async () => {
+    const { open, backend, g } = await setup({ reapGraceSeconds: 0.1, reapTimeoutMs: 1000 });
+    backend.reaperHangs = true;
+    const client = await open();
+    await echo(client, "up");
+    client.ws.terminate();
+    await expect.poll(() => g.reaps, { timeout: 10_000 }).toEqual([
+      { event: "reap.failed", session: expect.any(String), user: "alice", container: "fake/box", pid: 100, reason: "the reaper did not end within 1000 ms" },
+    ]);
+    expect(await (await fetch(`${g.monitoring}/metrics`)).text()).toMatch(/entryway_shells_reaped_total\{result="timeout"\} 1/);
+    await expect.poll(() => g.audit.at(-1)).toMatchObject({ event: "session.end", closeCode: "client-gone" });
+  });
+
   it("drops a peer that stops answering WebSocket pings, and ends its shell", async () => {
     const { open, backend } = await setup({ wsPingIntervalMs: 200 });
     const client = await open();

@@ -192,16 +192,25 @@ export function dockerBackend(dockerHost: string): Backend {
       };
     },
 
-    async run(target, command) {
+    async run(target, command, { signal } = {}) {
+      signal?.throwIfAborted();
       const execId = await createExec(target.container, command, false, false);
       const stream = await startExec(execId, false);
       stream.resume(); // output is not needed, only the end
-      await new Promise<void>((resolve) => {
-        stream.on("close", resolve);
-        stream.on("end", resolve);
-        stream.on("error", () => resolve());
-      });
-      return exitCodeOf(execId);
+      const abort = () => stream.destroy();
+      signal?.addEventListener("abort", abort, { once: true });
+      try {
+        await new Promise<void>((resolve) => {
+          stream.on("close", resolve);
+          stream.on("end", resolve);
+          stream.on("error", () => resolve());
+          if (signal?.aborted) stream.destroy();
+        });
+        signal?.throwIfAborted();
+        return await exitCodeOf(execId);
+      } finally {
+        signal?.removeEventListener("abort", abort);
+      }
     },
 
     async check() {

@@ -249,10 +249,22 @@ export function kubernetesBackend(kubeConfig: KubeConfig): Backend {
       };
     },
 
-    async run(target, command) {
+    async run(target, command, { signal } = {}) {
+      signal?.throwIfAborted();
       const sink = outputSink(() => {});
       return new Promise<number | null>((resolve, reject) => {
-        startExec(target, command, { stdout: sink, stderr: sink }, null, false, (result) => resolve(result.exitCode)).catch(reject);
+        const aborted = () => reject(signal!.reason);
+        signal?.addEventListener("abort", aborted, { once: true });
+        startExec(target, command, { stdout: sink, stderr: sink }, null, false, (result) => {
+          signal?.removeEventListener("abort", aborted);
+          resolve(result.exitCode);
+        }).then(
+          (socket) => {
+            if (signal?.aborted) socket.close();
+            else signal?.addEventListener("abort", () => socket.close(), { once: true });
+          },
+          reject,
+        );
       });
     },
 
