@@ -146,8 +146,13 @@ export function dockerBackend(dockerHost: string): Backend {
           "GET",
           `/containers/${encodeURIComponent(target.container)}/json`,
         );
+        // The engine takes a full id, an exact name, or else any unique id prefix (moby
+        // daemon/container.go GetContainer): "fe16" would open the container whose id starts with
+        // fe16 for a user authorized only for a container named fe16. Only what was named counts.
+        const name = info.Name.replace(/^\//, "");
+        if (target.container !== name && target.container !== info.Id) throw new NotFoundError(`no container named ${target.container} (give a name, or an id in full)`);
         if (!info.State.Running) throw new NotFoundError(`container ${target.container} is not running`);
-        return { container: info.Id, label: `docker/${info.Name.replace(/^\//, "")}` };
+        return { container: info.Id, label: `docker/${name}` };
       } catch (error) {
         if (error instanceof DockerApiError && error.status === 404) throw new NotFoundError(`no container ${target.container}`);
         throw error;
