@@ -234,7 +234,7 @@ export interface ExecGatewayArgs extends PodSettings {
   namespace: pulumi.Input<string>;
   /**
    * The namespaces the gateway may enter: a Role and RoleBinding in each grant `create` on
-   * pods/exec and read access to pods, Deployments and StatefulSets there, nothing else.
+   * pods/exec and read access to pods, Deployments, StatefulSets and ReplicaSets there, nothing else.
    * Plain (it decides which objects exist).
    */
   targetNamespaces?: string[];
@@ -447,11 +447,15 @@ function gatewayEnv(args: ExecGatewayArgs, webhookSecret: ExecGatewaySecretKeyRe
   return env;
 }
 
-/** The RBAC rules for entering pods: exec, and reading what a target resolves through. */
+/**
+ * The RBAC rules for entering pods: exec, and reading what a target resolves through (a workload
+ * instance is found through ownership: a Deployment's ReplicaSets, then their pods).
+ */
 export const EXEC_RULES = [
   { apiGroups: [""], resources: ["pods"], verbs: ["get", "list"] },
   { apiGroups: [""], resources: ["pods/exec"], verbs: ["create"] },
   { apiGroups: ["apps"], resources: ["deployments", "statefulsets"], verbs: ["get"] },
+  { apiGroups: ["apps"], resources: ["replicasets"], verbs: ["list"] },
 ];
 /** Added to EXEC_RULES only with debugContainers: adding an ephemeral container (what kubectl debug patches). */
 export const DEBUG_RULE = { apiGroups: [""], resources: ["pods/ephemeralcontainers"], verbs: ["patch"] };

@@ -16,17 +16,36 @@ import { standinUser, startKubeStandin, type ExecProtocol, type KubeStandin, typ
 const fixtures: Omit<StandinOptions, "protocol"> = {
   serviceAccountToken: "gateway-service-account-token",
   pods: [
-    { namespace: "team-a", name: "web-0", containers: ["app", "sidecar"], labels: { app: "web" } },
-    { namespace: "team-a", name: "web-1", containers: ["app"], labels: { app: "web" } },
-    { namespace: "team-a", name: "api-7f9c-zzz", containers: ["api"], labels: { app: "api" }, createdAt: "2026-03-01T00:00:00Z" },
-    { namespace: "team-a", name: "api-7f9c-aaa", containers: ["api"], labels: { app: "api" }, createdAt: "2026-03-02T00:00:00Z" },
-    { namespace: "team-a", name: "api-7f9c-pending", containers: ["api"], labels: { app: "api" }, phase: "Pending", createdAt: "2026-02-01T00:00:00Z" },
+    { namespace: "team-a", name: "web-0", containers: ["app", "sidecar"], labels: { app: "web" }, owner: { kind: "StatefulSet", name: "web" } },
+    { namespace: "team-a", name: "web-1", containers: ["app"], labels: { app: "web" }, owner: { kind: "StatefulSet", name: "web" } },
+    { namespace: "team-a", name: "api-7f9c-zzz", containers: ["api"], labels: { app: "api" }, createdAt: "2026-03-01T00:00:00Z", owner: { kind: "ReplicaSet", name: "api-7f9c" } },
+    { namespace: "team-a", name: "api-7f9c-aaa", containers: ["api"], labels: { app: "api" }, createdAt: "2026-03-02T00:00:00Z", owner: { kind: "ReplicaSet", name: "api-7f9c" } },
+    { namespace: "team-a", name: "api-7f9c-pending", containers: ["api"], labels: { app: "api" }, phase: "Pending", createdAt: "2026-02-01T00:00:00Z", owner: { kind: "ReplicaSet", name: "api-7f9c" } },
+    // Impostors: named like a StatefulSet instance but nobody's; labelled as api's pods (and more) but
+    // another Deployment's; older than every real instance, so by labels or names alone they would win.
+    { namespace: "team-a", name: "web-5", containers: ["app"], labels: { app: "web" } },
+    { namespace: "team-a", name: "api-debug-x", containers: ["api"], labels: { app: "api", debug: "true" }, createdAt: "2026-01-01T00:00:00Z", owner: { kind: "ReplicaSet", name: "api-debug-6c" } },
+    { namespace: "team-a", name: "api-bare", containers: ["api"], labels: { app: "api" }, createdAt: "2026-01-02T00:00:00Z" },
+    // A Deployment whose selector also has matchExpressions (track In [canary]).
+    { namespace: "team-a", name: "canary-stable", containers: ["app"], labels: { app: "canary", track: "stable" }, createdAt: "2026-01-01T00:00:00Z", owner: { kind: "ReplicaSet", name: "canary-stable-1a" } },
+    { namespace: "team-a", name: "canary-5d-q", containers: ["app"], labels: { app: "canary", track: "canary" }, createdAt: "2026-03-01T00:00:00Z", owner: { kind: "ReplicaSet", name: "canary-5d" } },
     { namespace: "team-b", name: "db-0", containers: ["db"] },
     // The gateway's own pod: its service-account token may exec and review tokens cluster-wide.
     { namespace: "entryway", name: "entryway-exec-gateway-0", containers: ["gateway"] },
   ],
   statefulSets: [{ namespace: "team-a", name: "web" }],
-  deployments: [{ namespace: "team-a", name: "api", matchLabels: { app: "api" } }],
+  deployments: [
+    { namespace: "team-a", name: "api", matchLabels: { app: "api" } },
+    { namespace: "team-a", name: "api-debug", matchLabels: { app: "api", debug: "true" } },
+    { namespace: "team-a", name: "canary", matchLabels: { app: "canary" }, matchExpressions: [{ key: "track", operator: "In", values: ["canary"] }] },
+    { namespace: "team-a", name: "canary-stable", matchLabels: { app: "canary" }, matchExpressions: [{ key: "track", operator: "In", values: ["stable"] }] },
+  ],
+  replicaSets: [
+    { namespace: "team-a", name: "api-7f9c", deployment: "api", labels: { app: "api" } },
+    { namespace: "team-a", name: "api-debug-6c", deployment: "api-debug", labels: { app: "api", debug: "true" } },
+    { namespace: "team-a", name: "canary-5d", deployment: "canary", labels: { app: "canary", track: "canary" } },
+    { namespace: "team-a", name: "canary-stable-1a", deployment: "canary-stable", labels: { app: "canary", track: "stable" } },
+  ],
   users: { "alice-token": "alice", "admin-token": "admin" },
   execAllowed: { alice: ["team-a"], admin: ["team-a", "team-b", "entryway"] },
 };
@@ -126,6 +145,24 @@ describe("Kubernetes backend: v4.channel.k8s.io, targets and the Kubernetes auth
     client.type("exit 0\n");
     expect(await client.closed).toMatchObject({ exitCode: 0 });
     expect(kube.execs.at(-1)).toMatchObject({ pod: "web-0" });
+  });
+
+  it("picks workload instances through ownership: not a pod named like an instance, nor one with the Deployment's labels (and more) that another owns, nor one matchExpressions leaves out", async () => {
+    const cases: [Record<string, string>, string][] = [
+      [{ namespace: "team-a", workload: "deployment/api", instance: "0" }, "api-7f9c-zzz"], // not api-debug-x nor api-bare, both older
+      [{ namespace: "team-a", workload: "deployment/canary", instance: "0" }, "canary-5d-q"], // not canary-stable, older, with canary's matchLabels
+    ];
+    for (const [query, pod] of cases) {
+      const client = await open(query);
+      client.type("exit 0\n");
+      expect(await client.closed).toMatchObject({ exitCode: 0 });
+      expect(kube.execs.at(-1)).toMatchObject({ pod });
+    }
+    const before = kube.execs.length;
+    const impostor = await (await open({ namespace: "team-a", workload: "statefulset/web", instance: "5" })).closed;
+    expect(impostor).toMatchObject({ closeCode: "not-found", reason: "pod team-a/web-5 does not belong to statefulset web" });
+    expect(await (await open({ namespace: "team-a", workload: "deployment/api", instance: "2" })).closed).toMatchObject({ closeCode: "not-found" }); // api has 2 running pods
+    expect(kube.execs.length).toBe(before);
   });
 
   it.each([

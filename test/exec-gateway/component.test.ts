@@ -40,7 +40,7 @@ describe("ExecGateway", () => {
 
     const role = manifests.find((m) => m.kind === "Role" && m.metadata.namespace === "team-a") as Obj;
     const verbs = role.rules.flatMap((r: Obj) => r.resources.map((res: string) => `${res}:${r.verbs.join(",")}`));
-    expect(verbs.sort()).toEqual(["deployments:get", "pods/exec:create", "pods:get,list", "statefulsets:get"]);
+    expect(verbs.sort()).toEqual(["deployments:get", "pods/exec:create", "pods:get,list", "replicasets:list", "statefulsets:get"]);
     expect(JSON.stringify(role.rules)).not.toContain("*");
     const binding = manifests.find((m) => m.kind === "RoleBinding" && m.metadata.namespace === "team-b") as Obj;
     expect(binding.subjects).toEqual([{ kind: "ServiceAccount", name: "entryway-exec-gateway", namespace: "entryway" }]);

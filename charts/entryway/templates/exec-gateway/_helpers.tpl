@@ -42,6 +42,9 @@ key: webhook-url
 - apiGroups: ["apps"]
   resources: ["deployments", "statefulsets"]
   verbs: ["get"]
+- apiGroups: ["apps"]
+  resources: ["replicasets"]
+  verbs: ["list"]
 {{- if .Values.execGateway.debugContainers.images }}
 - apiGroups: [""]
   resources: ["pods/ephemeralcontainers"]
