@@ -103,11 +103,17 @@ export interface ExecGatewayWebhookArgs {
 
 /** OIDC authorizer: JWTs checked against the issuer's keys; a claim lists the namespaces. */
 export interface ExecGatewayOidcArgs {
-  /** The issuer URL (iss). */
+  /**
+   * The issuer URL (iss): https (plain http only to a loopback address).
+   * @pattern ^(https://|http://(localhost|127\.[0-9]+\.[0-9]+\.[0-9]+|\[::1\])(:[0-9]+)?(/|$))
+   */
   issuer: string;
   /** The audience the token must carry (aud). */
   audience: string;
-  /** The JWKS URL; by default discovered from the issuer. */
+  /**
+   * The JWKS URL (https, or plain http to a loopback address); by default discovered from the issuer.
+   * @pattern ^(https://|http://(localhost|127\.[0-9]+\.[0-9]+\.[0-9]+|\[::1\])(:[0-9]+)?(/|$))
+   */
   jwksUri?: string;
   /** The claim naming the user (default "sub"). */
   usernameClaim?: string;
@@ -311,6 +317,10 @@ export function validateExecGatewayArgs(name: string, args: ExecGatewayArgs): vo
   if (authorizer === "oidc" && (!args.oidc?.issuer || !args.oidc.audience)) {
     fail('authorizer "oidc" needs oidc.issuer and oidc.audience');
   }
+  // Whoever can change the issuer's answers on the way can hand the gateway a signing key of their own.
+  for (const [field, url] of [["oidc.issuer", args.oidc?.issuer], ["oidc.jwksUri", args.oidc?.jwksUri]] as const) {
+    if (authorizer === "oidc" && url && !isHttpsOrLoopback(url)) fail(`${field} "${url}" must be https (plain http only to a loopback address): the keys that verify tokens come from there`);
+  }
   if (args.replicas !== undefined && (!Number.isInteger(args.replicas) || args.replicas < 1)) fail("replicas must be an integer >= 1");
   if (args.runAsUser !== undefined && (!Number.isInteger(args.runAsUser) || args.runAsUser < 1)) {
     fail("runAsUser must be a non-root numeric user (>= 1)");
@@ -345,6 +355,17 @@ export function validateExecGatewayArgs(name: string, args: ExecGatewayArgs): vo
     if (!HOSTNAME.test(exposure.host ?? "")) fail(`exposure.host "${exposure.host}" is not a host name`);
     if (!exposure.tlsSecretName) fail("exposure.tlsSecretName is required: the gateway is exposed with TLS only");
   }
+}
+
+/** https, or plain http to a loopback address (the gateway's rule for its OIDC and webhook URLs). */
+function isHttpsOrLoopback(url: string): boolean {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return false;
+  }
+  return parsed.protocol === "https:" || (parsed.protocol === "http:" && (parsed.hostname === "localhost" || parsed.hostname === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(parsed.hostname)));
 }
 
 /**

@@ -16,6 +16,21 @@ export function isLoopbackHost(host: string): boolean {
   return bare === "::1";
 }
 
+/**
+ * `url` parsed, when it is https, or plain http to a loopback address; else an error naming `what`
+ * and `why` (what crosses it: a token, or keys that verify tokens).
+ */
+export function secureUrl(url: string, what: string, why: string): URL {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new Error(`${what} ${JSON.stringify(url.slice(0, 200))} is not a URL`);
+  }
+  if (parsed.protocol === "https:" || (parsed.protocol === "http:" && isLoopbackHost(parsed.hostname))) return parsed;
+  throw new Error(`${what} must be https (plain http only to a loopback address): ${why}`);
+}
+
 function familyOf(address: string): "ipv4" | "ipv6" {
   return isIP(address) === 6 ? "ipv6" : "ipv4";
 }

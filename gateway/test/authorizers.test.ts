@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { kubernetesAuthorizer } from "../src/auth/kubernetes.js";
 import { oidcAuthorizer, type OidcOptions } from "../src/auth/oidc.js";
 import { webhookAuthorizer } from "../src/auth/webhook.js";
+import { webAssets } from "../src/web-assets.js";
 import { loadKubeConfig } from "../src/backends/kubernetes.js";
 import { defaultConfig, loadConfig } from "../src/config.js";
 import type { Target } from "../src/target.js";
@@ -149,6 +150,39 @@ describe("OIDC authorizer", () => {
   const authorizer = (options: Partial<OidcOptions> = {}) =>
     oidcAuthorizer({ issuer: issuer.url, audience: "entryway", jwksUri: "", usernameClaim: "email", namespacesClaim: "namespaces", ...options });
   const alice = { email: "alice@example.com", namespaces: ["team-a"] };
+
+  it("the web terminal offers OIDC sign-in only when the endpoints discovery names are https (or loopback)", async () => {
+    let endpoints = { authorization_endpoint: "http://login.example.net/authorize", token_endpoint: "https://login.example.net/token" };
+    const discovery = await serve((_req, res) => res.end(JSON.stringify(endpoints)));
+    const logs: Record<string, unknown>[] = [];
+    const config = { ...defaultConfig, authorizer: "oidc" as const, oidcIssuer: discovery.url, oidcAudience: "entryway" };
+    const route = webAssets({ config, logger: { log: (level, msg, fields) => logs.push({ level, msg, ...fields }) } });
+    const page = await serve((req, res) => void route(req, res));
+    try {
+      const oidcOf = async () => ((await (await fetch(`${page.url}/web/config.json`)).json()) as { oidc: unknown }).oidc;
+      expect(await oidcOf()).toBeNull();
+      expect(logs).toContainEqual(expect.objectContaining({ error: expect.stringMatching(/the authorization_endpoint OIDC discovery names must be https/) }));
+      endpoints = { authorization_endpoint: "https://login.example.net/authorize", token_endpoint: "https://login.example.net/token" };
+      expect(await oidcOf()).toMatchObject({ authorizationEndpoint: "https://login.example.net/authorize", tokenEndpoint: "https://login.example.net/token" });
+    } finally {
+      await page.close();
+      await discovery.close();
+    }
+  });
+
+  it("needs https for the issuer and the keys, except to a loopback address, also for a jwks_uri discovery names", async () => {
+    expect(() => authorizer({ issuer: "http://id.example.com" })).toThrow(/oidcIssuer must be https \(plain http only to a loopback address\)/);
+    expect(() => authorizer({ jwksUri: "http://keys.example.com/jwks" })).toThrow(/oidcJwksUri must be https/);
+    expect(() => authorizer({ issuer: "https://id.example.com", jwksUri: "https://keys.example.com/jwks" })).not.toThrow();
+    // A discovery document (on loopback) that sends the gateway for its keys over plain http elsewhere.
+    const downgrading = await serve((_req, res) => res.end(JSON.stringify({ jwks_uri: "http://keys.example.net/jwks" })));
+    try {
+      const decision = await authorizer({ issuer: downgrading.url }).authorize(request(await sign(alice, { issuer: downgrading.url })));
+      expect(decision).toMatchObject({ allow: false, reason: "oidc authorizer unavailable", detail: expect.stringMatching(/the jwks_uri OIDC discovery names must be https/) });
+    } finally {
+      await downgrading.close();
+    }
+  });
 
   it("allows the namespaces in the claim, discovering the keys from the issuer, and says when the token expires", async () => {
     const token = await sign({ email: "alice@example.com", namespaces: ["team-a", "team-b"] });

@@ -154,6 +154,8 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("exec 
     [{ targetNamespaces: ["a"], authorizer: "oidc", oidc: { issuer: "https://id.example.com", audience: "x" }, debugContainers: { images: ["busybox:1.36"] } }, /need execGateway.authorizer "kubernetes"/, false],
     [{ targetNamespaces: ["a"], debugContainers: { images: ["busy box"] } }, /images/, true],
     [{ targetNamespaces: ["a"], settings: { trustedProxyHops: -1 } }, /trustedProxyHops/, true],
+    [{ targetNamespaces: ["a"], authorizer: "oidc", oidc: { issuer: "http://id.example.com", audience: "x" } }, /issuer/, true],
+    [{ targetNamespaces: ["a"], authorizer: "oidc", oidc: { issuer: "https://id.example.com", audience: "x", jwksUri: "http://keys.example.com/jwks" } }, /jwksUri/, true],
   ])("fails with a clear message on bad values (%j)", (values, message, lintFails) => {
     const file = valuesFile(values);
     expect(() => helmTemplate(helm, chart, { valuesFiles: [file] })).toThrow(message);

@@ -236,6 +236,8 @@ describe("ExecGateway", () => {
     [{ debugContainers: { images: ["busybox:1.36"], defaultImage: "alpine" } }, /defaultImage "alpine" is not one of debugContainers.images/],
     [{ debugContainers: { images: ["busybox:1.36"] }, authorizer: "oidc" as const, oidc: { issuer: "https://id.example.com", audience: "x" } }, /debugContainers need authorizer "kubernetes"/],
     [{ debugContainers: { images: ["busybox:1.36"] }, settings: { maxSessionSeconds: 0 } }, /maxSessionSeconds > 0/],
+    [{ authorizer: "oidc" as const, oidc: { issuer: "http://id.example.com", audience: "x" } }, /oidc.issuer "http:\/\/id.example.com" must be https \(plain http only to a loopback address\)/],
+    [{ authorizer: "oidc" as const, oidc: { issuer: "https://id.example.com", audience: "x", jwksUri: "http://keys.example.com/jwks" } }, /oidc.jwksUri "http:\/\/keys.example.com\/jwks" must be https/],
   ])("rejects bad args with a clear error (%j)", async (args, message) => {
     await expect(renderGateway(args as Partial<ExecGatewayArgs>)).rejects.toThrow(message);
   });

@@ -8,15 +8,12 @@
 //
 // A session lasts no longer than its grant: a token that is a JWT ends the session at its exp, and
 // the same question is asked again for a running session (recheck): a no ends it (`denied`).
-import { isLoopbackHost } from "../net.js";
+import { secureUrl } from "../net.js";
 import { failClosed, identifyFailClosed, jwtExpiry, recheckFailSoft, type Authorizer, type Identity, type Recheck } from "./authorizer.js";
 
 export function webhookAuthorizer(url: string, timeoutMs: number): Authorizer {
   if (!url) throw new Error("webhookUrl is required for the webhook authorizer");
-  const parsed = new URL(url);
-  if (parsed.protocol !== "https:" && !(parsed.protocol === "http:" && isLoopbackHost(parsed.hostname))) {
-    throw new Error("webhookUrl must be https (plain http only to a loopback address): the token travels in the request");
-  }
+  secureUrl(url, "webhookUrl", "the token travels in the request");
   /** The webhook's JSON answer, or why there is none to trust. */
   async function ask(body: Record<string, unknown>): Promise<{ ok: true; answer: { allowed?: unknown; user?: unknown; reason?: unknown; groups?: unknown } } | { ok: false; detail: string }> {
     const response = await fetch(url, {
