@@ -245,6 +245,12 @@ export interface ExecGatewayArgs extends PodSettings {
    */
   targetNamespaces?: string[];
   /**
+   * Namespaces the gateway never enters (refused at request time, also with clusterWide), which
+   * targetNamespaces may not name: the stack's other namespaces, e.g. the CONNECT gateway's, whose
+   * pods' service account reads its TLS key. The Stack sets it. Plain.
+   */
+  refusedNamespaces?: string[];
+  /**
    * Grant exec in EVERY namespace through a ClusterRole (default false). Only when explicitly
    * wanted; the policy pack flags it unless allowed there too.
    */
@@ -308,6 +314,9 @@ export function validateExecGatewayArgs(name: string, args: ExecGatewayArgs): vo
   }
   if (new Set(targets).size !== targets.length) fail("targetNamespaces has duplicates");
   if (typeof args.namespace === "string") refuseOwnNamespace(name, args.namespace, targets);
+  for (const ns of targets) {
+    if (args.refusedNamespaces?.includes(ns)) fail(`targetNamespaces includes "${ns}", a namespace the stack owns (refusedNamespaces): exec there reaches pods whose service accounts hold the stack's keys`);
+  }
   const authorizer = args.authorizer ?? "kubernetes";
   if (!["kubernetes", "webhook", "oidc"].includes(authorizer)) fail(`authorizer "${authorizer}" is not kubernetes, webhook or oidc`);
   // A webhook that arrives as one secret Output is checked when its value is known (webhookUrl).
@@ -407,6 +416,7 @@ function gatewayEnv(args: ExecGatewayArgs, webhookSecret: ExecGatewaySecretKeyRe
     // The downward API: targets in the gateway's own namespace are refused at request time.
     { name: "ENTRYWAY_GATEWAY_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
   ];
+  if (args.refusedNamespaces?.length) env.push({ name: "ENTRYWAY_REFUSED_NAMESPACES", value: JSON.stringify(args.refusedNamespaces) });
   if (authorizer === "webhook" && webhookSecret) {
     env.push({ name: "ENTRYWAY_WEBHOOK_URL", valueFrom: { secretKeyRef: { name: webhookSecret.name, key: webhookSecret.key } } });
     const webhook = args.webhook as ExecGatewayWebhookArgs | pulumi.Output<ExecGatewayWebhookArgs> | undefined;

@@ -21,6 +21,11 @@ export interface GatewayConfig {
    * are refused: its pods hold the gateway's service-account token.
    */
   gatewayNamespace: string;
+  /**
+   * Namespaces the gateway never enters either, also when RBAC would let it (clusterWide): the
+   * stack's other namespaces (the CONNECT gateway's, whose pods' service account reads its TLS key).
+   */
+  refusedNamespaces: string[];
   authorizer: "webhook" | "kubernetes" | "oidc";
   /** https, or http only to a loopback address; redirects are refused. */
   webhookUrl: string;
@@ -117,6 +122,7 @@ export const defaultConfig: GatewayConfig = {
   dockerHost: "unix:///var/run/docker.sock",
   kubeconfig: "",
   gatewayNamespace: "",
+  refusedNamespaces: [],
   authorizer: "kubernetes",
   webhookUrl: "",
   webhookTimeoutMs: 3000,

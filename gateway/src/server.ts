@@ -193,6 +193,10 @@ export function createGateway(options: GatewayOptions): Gateway {
         release();
         return refuse(ws, { path: url.pathname, target, client }, "denied", `permission denied: namespace ${target.namespace} is the gateway's own`);
       }
+      if (target.kind !== "docker" && config.refusedNamespaces.includes(target.namespace)) {
+        release();
+        return refuse(ws, { path: url.pathname, target, client }, "denied", `permission denied: namespace ${target.namespace} belongs to the stack; the gateway does not enter it`);
+      }
       const command = url.searchParams.getAll("command");
       if (command.length > 0 && !config.allowCommand) {
         release();

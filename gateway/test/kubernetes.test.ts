@@ -32,6 +32,8 @@ const fixtures: Omit<StandinOptions, "protocol"> = {
     { namespace: "team-b", name: "db-0", containers: ["db"] },
     // The gateway's own pod: its service-account token may exec and review tokens cluster-wide.
     { namespace: "entryway", name: "entryway-exec-gateway-0", containers: ["gateway"] },
+    // The CONNECT gateway's pod: its service account reads its TLS key.
+    { namespace: "entryway-connect", name: "entryway-connect-gateway-0", containers: ["istio-proxy"] },
   ],
   statefulSets: [{ namespace: "team-a", name: "web" }],
   deployments: [
@@ -47,7 +49,7 @@ const fixtures: Omit<StandinOptions, "protocol"> = {
     { namespace: "team-a", name: "canary-stable-1a", deployment: "canary-stable", labels: { app: "canary", track: "stable" } },
   ],
   users: { "alice-token": "alice", "admin-token": "admin" },
-  execAllowed: { alice: ["team-a"], admin: ["team-a", "team-b", "entryway"] },
+  execAllowed: { alice: ["team-a"], admin: ["team-a", "team-b", "entryway", "entryway-connect"] },
 };
 
 for (const protocol of ["v5.channel.k8s.io"] as ExecProtocol[]) {
@@ -69,7 +71,7 @@ describe("Kubernetes backend: v4.channel.k8s.io, targets and the Kubernetes auth
   beforeAll(async () => {
     kube = await startKubeStandin({ ...fixtures, protocol: "v4.channel.k8s.io" });
     const kubeConfig = loadKubeConfig(kube.kubeconfigPath);
-    g = await startGateway(kubernetesBackend(kubeConfig), kubernetesAuthorizer(kubeConfig, defaultConfig.tokenAudiences), { gatewayNamespace: "entryway" });
+    g = await startGateway(kubernetesBackend(kubeConfig), kubernetesAuthorizer(kubeConfig, defaultConfig.tokenAudiences), { gatewayNamespace: "entryway", refusedNamespaces: ["entryway-connect"] });
   });
   afterAll(async () => {
     await g?.stop();
@@ -199,6 +201,15 @@ describe("Kubernetes backend: v4.channel.k8s.io, targets and the Kubernetes auth
     const elsewhere = await open({ namespace: "team-b", pod: "db-0" }, "admin-token");
     elsewhere.type("exit 0\n");
     expect(await elsewhere.closed).toMatchObject({ exitCode: 0 });
+  });
+
+  it("refuses the stack's other namespaces (refusedNamespaces: the CONNECT gateway's) even to a user RBAC lets in, before asking the cluster", async () => {
+    const execs = kube.execs.length;
+    const reviews = kube.tokenReviews.length;
+    const refused = await (await open({ namespace: "entryway-connect", pod: "entryway-connect-gateway-0" }, "admin-token")).closed;
+    expect(refused).toMatchObject({ closeCode: "denied", reason: "permission denied: namespace entryway-connect belongs to the stack; the gateway does not enter it" });
+    expect(kube.execs.length).toBe(execs);
+    expect(kube.tokenReviews.length).toBe(reviews);
   });
 
   it("denies through TokenReview + SubjectAccessReview before any exec", async () => {

@@ -16,9 +16,10 @@ const scratch = mkdtempSync(path.join(os.tmpdir(), "entryway-exec-chart-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 let counter = 0;
-function valuesFile(execGateway: Record<string, unknown>): string {
+/** A values file with execGateway enabled as given; `connect: true` enables the CONNECT gateway too. */
+function valuesFile({ connect, ...execGateway }: Record<string, unknown>): string {
   const file = path.join(scratch, `values-${counter++}.yaml`);
-  writeFileSync(file, stringify({ execGateway: { enabled: true, ...execGateway } }));
+  writeFileSync(file, stringify({ execGateway: { enabled: true, ...execGateway }, ...(connect ? { connectGateway: { enabled: true, hostname: "ssh.example.com" } } : {}) }));
   return file;
 }
 
@@ -98,6 +99,16 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("exec 
     expect(hops({ exposure, settings: { trustedProxyHops: 0 } })).toBe("0");
   });
 
+  it("has the gateway refuse the CONNECT gateway's namespace at request time too (also with clusterWide), unless allowOwnedNamespaces", () => {
+    const refused = (values: Record<string, unknown>) =>
+      (find(helmTemplate(helm, chart, { valuesFiles: [valuesFile(values)] }), "Deployment").find((d) => d.metadata.name === "entryway-exec-gateway")!.spec.template.spec.containers[0].env as Obj[]).find(
+        (e) => e.name === "ENTRYWAY_REFUSED_NAMESPACES",
+      )?.value;
+    expect(refused({ clusterWide: true, connect: true })).toBe('["entryway-connect"]');
+    expect(refused({ targetNamespaces: ["entryway-connect"], allowOwnedNamespaces: true, connect: true })).toBeUndefined();
+    expect(refused({ targetNamespaces: ["a"] })).toBeUndefined();
+  });
+
   it("install NOTES give the gateway's URLs and the namespaces it may enter", () => {
     const notes = (name: string) => helmNotes(helm, chart, scenario(name));
     const kube = notes("exec-gateway-kubernetes.yaml");
@@ -155,6 +166,7 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("exec 
     [{ targetNamespaces: ["a"], debugContainers: { images: ["busy box"] } }, /images/, true],
     [{ targetNamespaces: ["a"], settings: { trustedProxyHops: -1 } }, /trustedProxyHops/, true],
     [{ targetNamespaces: ["a"], authorizer: "oidc", oidc: { issuer: "http://id.example.com", audience: "x" } }, /issuer/, true],
+    [{ targetNamespaces: ["team-a", "entryway-connect"], connect: true }, /execGateway.targetNamespaces includes "entryway-connect", a namespace the release owns \(the CONNECT gateway's/, false],
     [{ targetNamespaces: ["a"], authorizer: "oidc", oidc: { issuer: "https://id.example.com", audience: "x", jwksUri: "http://keys.example.com/jwks" } }, /jwksUri/, true],
   ])("fails with a clear message on bad values (%j)", (values, message, lintFails) => {
     const file = valuesFile(values);

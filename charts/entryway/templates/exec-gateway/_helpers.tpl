@@ -65,6 +65,9 @@ key: webhook-url
 {{- if has .Release.Namespace $g.targetNamespaces -}}
 {{- fail (printf "execGateway.targetNamespaces includes %q, the gateway's own namespace; run the targets in a namespace of their own" .Release.Namespace) -}}
 {{- end -}}
+{{- if and .Values.connectGateway.enabled (not $g.allowOwnedNamespaces) (has (include "entryway.ssh.namespace" .) $g.targetNamespaces) -}}
+{{- fail (printf "execGateway.targetNamespaces includes %q, a namespace the release owns (the CONNECT gateway's: its service account reads its TLS key); set execGateway.allowOwnedNamespaces to allow it" (include "entryway.ssh.namespace" .)) -}}
+{{- end -}}
 {{- if eq $g.authorizer "webhook" -}}
 {{- if eq (not $g.webhook.url) (not $g.webhook.urlSecret.name) -}}
 {{- fail "execGateway.authorizer \"webhook\" needs exactly one of execGateway.webhook.url or execGateway.webhook.urlSecret" -}}
