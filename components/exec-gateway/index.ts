@@ -224,7 +224,7 @@ export interface ExecGatewaySettings {
    * unset: the Istio ingress gateway or ingress controller exposure routes through; else 0).
    */
   trustedProxyHops?: number;
-  /** Origins a browser may open a session from (default: https://<exposure.host> when exposed, else the gateway's own origin). */
+  /** Origins a browser may open a session from (default: https://<exposure.host> when exposed, else the gateway's own origin when reached by IP address or localhost). */
   allowedOrigins?: string[];
   /** The kubernetes authorizer's TokenReview audiences (default ["entryway"]: `kubectl create token --audience entryway`). */
   tokenAudiences?: string[];

@@ -80,7 +80,7 @@ export interface GatewayConfig {
    * from trustedProxies.
    */
   trustedProxyHops: number;
-  /** Origins a browser may open a session from; empty: only the gateway's own origin (the Host header). */
+  /** Origins a browser may open a session from; empty: only the gateway's own origin (the Host header), when that is an IP address or localhost. */
   allowedOrigins: string[];
   maxFrameBytes: number;
   outputFrameBytes: number;

@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto";
 import http, { STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
-import type { AddressInfo } from "node:net";
+import { isIP, type AddressInfo } from "node:net";
 import { WebSocketServer, type WebSocket } from "ws";
 import { auditSink, type AuditSink } from "./audit.js";
 import type { Authorizer } from "./auth/authorizer.js";
@@ -156,15 +156,19 @@ export function createGateway(options: GatewayOptions): Gateway {
 
   /**
    * Browsers send Origin with every WebSocket upgrade and let any page open one: only the allowed
-   * origins (by default the gateway's own, as the Host header names it) may. Clients that are not
-   * browsers send no Origin.
+   * origins may. Clients that are not browsers send no Origin. Without allowedOrigins, the gateway's
+   * own origin as the Host header names it, and only when that names an address or localhost: a
+   * page whose DNS name an attacker points at the gateway (DNS rebinding) sends a Host and an Origin
+   * that agree, so a host name proves nothing; an IP address or localhost cannot be rebound.
    */
   function originAllowed(request: IncomingMessage): boolean {
     const origin = request.headers.origin;
     if (origin === undefined) return true;
     if (config.allowedOrigins.length > 0) return config.allowedOrigins.includes(origin);
     try {
-      return new URL(origin).host === request.headers.host;
+      const { host, hostname } = new URL(origin);
+      const bare = hostname.replace(/^\[|\]$/g, "");
+      return host === request.headers.host && (isIP(bare) !== 0 || bare === "localhost");
     } catch {
       return false;
     }

@@ -376,6 +376,16 @@ describe("browsers and bad frames", () => {
     expect(backend.execs).toBe(2);
   });
 
+  it("without allowedOrigins, refuses a host name's own origin (DNS rebinding), and allows an address's or localhost's", async () => {
+    const { url, authorizer } = await setup();
+    const port = new URL(url).port;
+    // An attacker's name resolved to the gateway: the browser's Host and Origin agree.
+    await expect(EntryClient.connect(url, { token: "user:alice", origin: `http://rebind.evil.example:${port}`, headers: { host: `rebind.evil.example:${port}` } })).rejects.toThrow(/HTTP 403/);
+    expect(authorizer.calls).toBe(0);
+    await echo(await EntryClient.connect(url, { token: "user:alice", origin: `http://localhost:${port}`, headers: { host: `localhost:${port}` } }), "localhost");
+    await echo(await EntryClient.connect(url, { token: "user:alice", origin: `http://127.0.0.1:${port}` }), "address");
+  });
+
   it("allows exactly the configured origins when allowedOrigins is set", async () => {
     const { url, g } = await setup({ allowedOrigins: ["https://exec.example.com"] });
     await echo(await EntryClient.connect(url, { token: "user:alice", origin: "https://exec.example.com" }), "listed");
