@@ -323,20 +323,50 @@ export function checkConnectDedicatedGateway(o: K8sObject): string[] {
 // ---------------------------------------------------------------------------------------------
 // 5. Exec RBAC: no wildcards, no cluster-wide exec unless explicitly allowed
 
-/** Whether RBAC rules grant `create` on pods/exec (wildcards included). */
-const grantsExec = (rules: Obj[]) =>
-  rules.some(
-    (r) =>
-      (r.resources ?? []).some((res: string) => res === "pods/exec" || res === "*" || res === "pods/*") &&
-      (r.verbs ?? []).some((v: string) => v === "create" || v === "*"),
-  );
+/**
+ * The rights that amount to running code in a namespace's pods, and so to their service-account
+ * tokens: exec and attach, with `create` or `get` (a WebSocket upgrade is a GET, authorized as `get`
+ * until Kubernetes 1.35 also asks for `create`: the AuthorizePodWebsocketUpgradeCreatePermission
+ * gate, KEP-4006, kubernetes/kubernetes#133515); adding an ephemeral container (what kubectl debug
+ * patches); creating a pod (it may run as any ServiceAccount of the namespace); and creating a
+ * ServiceAccount token.
+ */
+const EXEC_EQUIVALENT: { resource: string; verbs: string[] }[] = [
+  { resource: "pods/exec", verbs: ["create", "get"] },
+  { resource: "pods/attach", verbs: ["create", "get"] },
+  { resource: "pods/ephemeralcontainers", verbs: ["patch", "update"] },
+  { resource: "pods", verbs: ["create"] },
+  { resource: "serviceaccounts/token", verbs: ["create"] },
+];
+
+/**
+ * Whether a rule's resource names `wanted` ("pods" or "pods/exec") as RBAC reads it: exactly, as
+ * "*" (every resource and subresource), or as "*" + "/exec" (that subresource of every resource);
+ * "pods/*" is no wildcard there (kubernetes/kubernetes pkg/apis/rbac/v1/evaluation_helpers.go,
+ * ResourceMatches).
+ */
+function resourceMatches(ruleResource: string, wanted: string): boolean {
+  const subresource = wanted.split("/")[1];
+  return ruleResource === "*" || ruleResource === wanted || (subresource !== undefined && ruleResource === `*/${subresource}`);
+}
+
+/** The rights a rule gives on `resource` of `apiGroup` among `verbs` ("verb resource", wildcards as RBAC reads them). */
+function grantsOn(rule: Obj, apiGroup: string, resource: string, verbs: string[]): string[] {
+  if (!(rule.apiGroups ?? []).some((g: string) => g === apiGroup || g === "*")) return [];
+  if (!(rule.resources ?? []).some((r: string) => resourceMatches(r, resource))) return [];
+  const ruleVerbs: string[] = rule.verbs ?? [];
+  return verbs.filter((verb) => ruleVerbs.includes(verb) || ruleVerbs.includes("*")).map((verb) => `${verb} ${resource}`);
+}
+
+/** The exec-equivalent rights (EXEC_EQUIVALENT) RBAC rules grant, as "verb resource". */
+const execRightsIn = (rules: Obj[]): string[] => [...new Set(rules.flatMap((rule) => EXEC_EQUIVALENT.flatMap(({ resource, verbs }) => grantsOn(rule, "", resource, verbs))))];
 
 export function checkExecRbac(o: K8sObject, config: EntrywayPolicyConfig = {}): string[] {
   if (o.kind !== "Role" && o.kind !== "ClusterRole") return [];
   const rules: Obj[] = (o.rules as Obj[] | undefined) ?? [];
   const isGateway = o.metadata?.labels?.["app.kubernetes.io/name"] === "exec-gateway";
-  const execGranted = grantsExec(rules);
-  if (!isGateway && !execGranted) return [];
+  const execRights = execRightsIn(rules);
+  if (!isGateway && execRights.length === 0) return [];
   const problems: string[] = [];
   for (const [i, rule] of rules.entries()) {
     for (const field of ["apiGroups", "resources", "verbs", "resourceNames"]) {
@@ -346,36 +376,58 @@ export function checkExecRbac(o: K8sObject, config: EntrywayPolicyConfig = {}): 
     }
     if (rule.nonResourceURLs?.length) problems.push(`${label(o)} rule ${i}: nonResourceURLs are not needed to exec`);
   }
-  if (o.kind === "ClusterRole" && execGranted && !config.allowClusterWideExec) {
-    problems.push(`${label(o)}: grants pods/exec in every namespace; use a Role per namespace, or allow it with the policy config allowClusterWideExec: true`);
+  if (o.kind === "ClusterRole" && execRights.length > 0 && !config.allowClusterWideExec) {
+    problems.push(`${label(o)}: grants ${execRights.join(", ")} (exec or its equivalent) in every namespace; use a Role per namespace, or allow it with the policy config allowClusterWideExec: true`);
   }
   return problems;
 }
 
 // ---------------------------------------------------------------------------------------------
-// 5b. No exec into the exec gateway's own namespace (stack-wide): exec there reaches the gateway's
-// pods and their service-account token (cluster-wide TokenReview/SubjectAccessReview), past its audit.
+// 5b. No exec, or its equivalent, into a namespace the stack owns (stack-wide): the exec gateway's
+// (its pods hold its service-account token: cluster-wide TokenReview/SubjectAccessReview), the
+// CONNECT gateway's (its ServiceAccount reads its TLS key) and AnsibleForms' (the app's secrets).
 
 /**
- * Built-in ClusterRoles that grant create on pods/exec (the user-facing roles of Kubernetes RBAC,
- * https://kubernetes.io/docs/reference/access-authn-authz/rbac/#user-facing-roles: admin and edit
- * include pods/exec; cluster-admin is everything).
+ * Built-in ClusterRoles that grant exec and its equivalents (the user-facing roles of Kubernetes
+ * RBAC, https://kubernetes.io/docs/reference/access-authn-authz/rbac/#user-facing-roles: admin and
+ * edit include pods/exec, pods/attach and creating pods; cluster-admin is everything).
  */
 const BUILTIN_EXEC_CLUSTER_ROLES = ["cluster-admin", "admin", "edit"];
 
+/** The workloads whose namespaces the stack owns, by app.kubernetes.io/name, and what exec there reaches. */
+const OWNED_BY: Record<string, string> = {
+  "exec-gateway": "the exec gateway's own namespace (its pods hold its service-account token)",
+  "connect-gateway": "the CONNECT gateway's namespace (its service account reads its TLS key)",
+  ansibleforms: "AnsibleForms' namespace (its pods hold the app's secrets)",
+};
+
 export function checkNoExecIntoGatewayNamespace(objects: K8sObject[]): string[] {
-  const gatewayNamespaces = new Set(
-    objects
-      .filter((o) => o.kind === "Deployment" && o.metadata?.labels?.["app.kubernetes.io/name"] === "exec-gateway" && o.metadata.namespace)
-      .map((o) => o.metadata!.namespace!),
-  );
+  const nameOf = (o: K8sObject) => o.metadata?.labels?.["app.kubernetes.io/name"];
+  // Every namespace the stack owns, with why: its workloads' namespaces and the Namespaces it makes.
+  const owned = new Map<string, string>();
+  for (const o of objects) {
+    const namespace = o.metadata?.namespace;
+    const why = OWNED_BY[nameOf(o) ?? ""];
+    if (o.kind === "Deployment" && namespace && why && !owned.get(namespace)?.startsWith("the exec gateway's")) owned.set(namespace, why);
+  }
+  for (const o of objects) {
+    if (o.kind === "Namespace" && nameOf(o) === "entryway" && o.metadata?.name && !owned.has(o.metadata.name)) owned.set(o.metadata.name, "a namespace the stack owns");
+  }
+  // The exec gateway's Deployments: changing one runs anything as the gateway.
+  const gateways = objects.filter((o) => o.kind === "Deployment" && nameOf(o) === "exec-gateway");
   const problems: string[] = [];
-  for (const binding of objects.filter((o) => o.kind === "RoleBinding" && gatewayNamespaces.has(o.metadata?.namespace ?? ""))) {
+  for (const binding of objects.filter((o) => o.kind === "RoleBinding" && owned.has(o.metadata?.namespace ?? ""))) {
+    const namespace = binding.metadata!.namespace!;
     const ref = (binding.roleRef as Obj | undefined) ?? {};
-    const role = objects.find((o) => o.kind === ref.kind && o.metadata?.name === ref.name && (ref.kind === "ClusterRole" || o.metadata?.namespace === binding.metadata?.namespace));
-    const grants = role ? grantsExec((role.rules as Obj[] | undefined) ?? []) : ref.kind === "ClusterRole" && BUILTIN_EXEC_CLUSTER_ROLES.includes(ref.name);
-    if (grants) {
-      problems.push(`${label(binding)}: grants pods/exec in ${binding.metadata?.namespace}, the exec gateway's own namespace (its pods hold its service-account token); run exec targets in a namespace of their own`);
+    const role = objects.find((o) => o.kind === ref.kind && o.metadata?.name === ref.name && (ref.kind === "ClusterRole" || o.metadata?.namespace === namespace));
+    const rules: Obj[] = (role?.rules as Obj[] | undefined) ?? [];
+    const rights = role ? execRightsIn(rules) : ref.kind === "ClusterRole" && BUILTIN_EXEC_CLUSTER_ROLES.includes(ref.name) ? [`the built-in ${ref.name} role's exec`] : [];
+    for (const gateway of gateways.filter((g) => g.metadata?.namespace === namespace)) {
+      const changes = rules.filter((rule) => !rule.resourceNames?.length || rule.resourceNames.includes(gateway.metadata?.name)).flatMap((rule) => grantsOn(rule, "apps", "deployments", ["patch", "update"]));
+      if (changes.length > 0) rights.push(...changes.map((right) => `${right} (the exec gateway's Deployment)`));
+    }
+    if (rights.length > 0) {
+      problems.push(`${label(binding)}: grants ${[...new Set(rights)].join(", ")} in ${namespace}, ${owned.get(namespace)}; run exec targets in a namespace of their own`);
     }
   }
   return problems;
@@ -607,7 +659,7 @@ export const connectDedicatedGateway = resourcePolicy(
 );
 export const execRbac = resourcePolicy(
   "entryway-exec-rbac",
-  "Exec rights without wildcards, and in every namespace only when allowClusterWideExec is set.",
+  "Exec rights (and their equivalents: attach, debug containers, creating pods or ServiceAccount tokens) without wildcards, and in every namespace only when allowClusterWideExec is set.",
   checkExecRbac,
   { properties: { allowClusterWideExec: { type: "boolean", default: false } } },
 );
@@ -618,7 +670,7 @@ export const noDefaultAdminPassword = resourcePolicy(
 );
 export const noExecIntoGatewayNamespace = stackPolicy(
   "entryway-no-exec-into-gateway-namespace",
-  "No RoleBinding grants pods/exec in the exec gateway's own namespace.",
+  "No RoleBinding grants exec or its equivalent (attach, debug containers, creating pods or ServiceAccount tokens, changing the exec gateway's Deployment) in a namespace the stack owns: the exec gateway's, the CONNECT gateway's, AnsibleForms'.",
   checkNoExecIntoGatewayNamespace,
 );
 export const gatewayDebugRbac = stackPolicy(

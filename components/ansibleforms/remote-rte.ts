@@ -60,6 +60,11 @@ export interface RemoteRteBaseSettings extends RteSettings, PodSettings {
   metrics?: MetricsSettings;
   /** Where the RTE may connect besides DNS and the app's URL: the hosts its playbooks manage. Default: nowhere else. */
   allowEgressTo?: NetworkPolicyEgressRule[];
+  /**
+   * Let appUrl be plain http:// or ws:// (default false): the RTE token then crosses the network
+   * unencrypted, so only for an app in the same trusted network (the dev stack's in-cluster app).
+   */
+  allowInsecureAppUrl?: boolean;
 }
 
 /** The settings of an outbound RTE: plain values, known at preview. */
@@ -91,6 +96,12 @@ export interface RemoteRteArgs extends RemoteRteBaseSettings {
   global?: GlobalSettings;
 }
 
+/** Why `appUrl` may not be used: plain http:// or ws:// would send the RTE token in clear, unless allowed. */
+function insecureAppUrl(appUrl: string, allowed: boolean | undefined): string[] {
+  if (allowed || !/^(http|ws):\/\//i.test(appUrl)) return [];
+  return [`appUrl ${JSON.stringify(appUrl)} is plain ${appUrl.split(":")[0]}: the RTE token would cross the network unencrypted; use https (or set allowInsecureAppUrl: true for an app in the same trusted network)`];
+}
+
 export class RemoteRte extends pulumi.ComponentResource {
   /** The StatefulSet's name. */
   public readonly statefulSetName: pulumi.Output<string>;
@@ -106,6 +117,14 @@ export class RemoteRte extends pulumi.ComponentResource {
     if (args.appUrl === undefined || args.appUrl === "") problems.push("appUrl is required: an outbound RTE dials the app");
     if (typeof args.appUrl === "string" && args.appUrl !== "" && !/^(https?|wss?):\/\/[^/\s]+/.test(args.appUrl)) {
       problems.push(`appUrl ${JSON.stringify(args.appUrl)} is not an http(s) URL`);
+    }
+    if (typeof args.appUrl === "string") problems.push(...insecureAppUrl(args.appUrl, args.allowInsecureAppUrl));
+    // An appUrl known only at deployment is checked once it is known.
+    else if (args.appUrl !== undefined) {
+      pulumi.output(args.appUrl).apply((url) => {
+        const insecure = insecureAppUrl(url, args.allowInsecureAppUrl);
+        if (insecure.length > 0) throw new Error(`${where}: ${insecure.join("; ")}`);
+      });
     }
     if (args.files === "local") problems.push('files "local" needs the app\'s disk; an outbound RTE cannot share it (use "transfer")');
     if (!args.existingTokenSecret && args.token === undefined) problems.push("a token or an existingTokenSecret is required");

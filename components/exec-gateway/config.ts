@@ -65,6 +65,11 @@ export interface ExecGatewayConfig extends PodSettings {
   targetNamespaces?: string[];
   /** Grant exec in every namespace through a ClusterRole (default false). Only when explicitly wanted. */
   clusterWide?: boolean;
+  /**
+   * Let targetNamespaces (and clusterWide sessions) reach the stack's other namespaces, the CONNECT
+   * gateway's (default false: refused, as the gateway's own always is).
+   */
+  allowOwnedNamespaces?: boolean;
   /** Who decides (default kubernetes: TokenReview + SubjectAccessReview). */
   authorizer?: ExecGatewayAuthorizer;
   /** Webhook authorizer: `url` (set it with `pulumi config set --secret --path`) or `urlSecret`. */
@@ -114,17 +119,21 @@ export interface ExecGatewayRecordingsConfig extends ExecGatewayRecordingsArgs {
   size?: string;
 }
 
-/** ExecGatewayArgs from the stack config section. */
+/** ExecGatewayArgs from the stack config section; `ownedNamespaces` are the stack's others (refused unless allowOwnedNamespaces). */
 export function execGatewayArgs(
   config: ExecGatewayConfig,
   namespace: ExecGatewayArgs["namespace"],
   labels?: Record<string, string>,
   global?: GlobalSettings,
+  ownedNamespaces: string[] = [],
 ): ExecGatewayArgs {
+  const { allowOwnedNamespaces, ...rest } = config;
+  const refused = allowOwnedNamespaces ? [] : ownedNamespaces;
   return {
-    ...config,
+    ...rest,
     namespace,
     labels,
     global,
+    ...(refused.length > 0 ? { refusedNamespaces: refused } : {}),
   };
 }

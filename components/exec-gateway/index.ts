@@ -103,11 +103,17 @@ export interface ExecGatewayWebhookArgs {
 
 /** OIDC authorizer: JWTs checked against the issuer's keys; a claim lists the namespaces. */
 export interface ExecGatewayOidcArgs {
-  /** The issuer URL (iss). */
+  /**
+   * The issuer URL (iss): https (plain http only to a loopback address).
+   * @pattern ^(https://|http://(localhost|127\.[0-9]+\.[0-9]+\.[0-9]+|\[::1\])(:[0-9]+)?(/|$))
+   */
   issuer: string;
   /** The audience the token must carry (aud). */
   audience: string;
-  /** The JWKS URL; by default discovered from the issuer. */
+  /**
+   * The JWKS URL (https, or plain http to a loopback address); by default discovered from the issuer.
+   * @pattern ^(https://|http://(localhost|127\.[0-9]+\.[0-9]+\.[0-9]+|\[::1\])(:[0-9]+)?(/|$))
+   */
   jwksUri?: string;
   /** The claim naming the user (default "sub"). */
   usernameClaim?: string;
@@ -182,6 +188,9 @@ export interface ExecGatewayDebugContainersArgs {
   defaultImage?: string;
 }
 
+/** Proxies between a client and the gateway when exposure routes it: the ingress gateway or controller. */
+export const EXPOSURE_PROXY_HOPS = 1;
+
 /** Where the recordings volume is mounted in the gateway's pod (ENTRYWAY_RECORD_DIR). */
 export const EXEC_GATEWAY_RECORD_DIR = "/var/lib/entryway/recordings";
 
@@ -199,6 +208,8 @@ export interface ExecGatewaySettings {
   pingIntervalMs?: number;
   /** End a session after this long whatever it does; 0 for no limit (default 43200). It also ends when its token expires. */
   maxSessionSeconds?: number;
+  /** How often a running session's grant is asked again (kubernetes and webhook authorizers); a no ends it; 0: never (default 300000 ms). */
+  reauthorizeIntervalMs?: number;
   /** Connections waiting for authorization per replica; more are answered 503 (default 256). */
   maxPendingConnections?: number;
   /** Connections waiting for authorization per client address; more are answered 429 (default 64). */
@@ -207,7 +218,13 @@ export interface ExecGatewaySettings {
   authAttemptsPerMinute?: number;
   /** Proxies (CIDRs) whose X-Forwarded-For names the client: the ingress gateway's pod network (default none). */
   trustedProxies?: string[];
-  /** Origins a browser may open a session from (default: https://<exposure.host> when exposed, else the gateway's own origin). */
+  /**
+   * Proxies in front of the gateway that each append the address they saw to X-Forwarded-For; the
+   * client is that many addresses from the right (default 1 when exposed and trustedProxies is
+   * unset: the Istio ingress gateway or ingress controller exposure routes through; else 0).
+   */
+  trustedProxyHops?: number;
+  /** Origins a browser may open a session from (default: https://<exposure.host> when exposed, else the gateway's own origin when reached by IP address or localhost). */
   allowedOrigins?: string[];
   /** The kubernetes authorizer's TokenReview audiences (default ["entryway"]: `kubectl create token --audience entryway`). */
   tokenAudiences?: string[];
@@ -223,10 +240,16 @@ export interface ExecGatewayArgs extends PodSettings {
   namespace: pulumi.Input<string>;
   /**
    * The namespaces the gateway may enter: a Role and RoleBinding in each grant `create` on
-   * pods/exec and read access to pods, Deployments and StatefulSets there, nothing else.
+   * pods/exec and read access to pods, Deployments, StatefulSets and ReplicaSets there, nothing else.
    * Plain (it decides which objects exist).
    */
   targetNamespaces?: string[];
+  /**
+   * Namespaces the gateway never enters (refused at request time, also with clusterWide), which
+   * targetNamespaces may not name: the stack's other namespaces, e.g. the CONNECT gateway's, whose
+   * pods' service account reads its TLS key. The Stack sets it. Plain.
+   */
+  refusedNamespaces?: string[];
   /**
    * Grant exec in EVERY namespace through a ClusterRole (default false). Only when explicitly
    * wanted; the policy pack flags it unless allowed there too.
@@ -291,6 +314,9 @@ export function validateExecGatewayArgs(name: string, args: ExecGatewayArgs): vo
   }
   if (new Set(targets).size !== targets.length) fail("targetNamespaces has duplicates");
   if (typeof args.namespace === "string") refuseOwnNamespace(name, args.namespace, targets);
+  for (const ns of targets) {
+    if (args.refusedNamespaces?.includes(ns)) fail(`targetNamespaces includes "${ns}", a namespace the stack owns (refusedNamespaces): exec there reaches pods whose service accounts hold the stack's keys`);
+  }
   const authorizer = args.authorizer ?? "kubernetes";
   if (!["kubernetes", "webhook", "oidc"].includes(authorizer)) fail(`authorizer "${authorizer}" is not kubernetes, webhook or oidc`);
   // A webhook that arrives as one secret Output is checked when its value is known (webhookUrl).
@@ -299,6 +325,10 @@ export function validateExecGatewayArgs(name: string, args: ExecGatewayArgs): vo
   }
   if (authorizer === "oidc" && (!args.oidc?.issuer || !args.oidc.audience)) {
     fail('authorizer "oidc" needs oidc.issuer and oidc.audience');
+  }
+  // Whoever can change the issuer's answers on the way can hand the gateway a signing key of their own.
+  for (const [field, url] of [["oidc.issuer", args.oidc?.issuer], ["oidc.jwksUri", args.oidc?.jwksUri]] as const) {
+    if (authorizer === "oidc" && url && !isHttpsOrLoopback(url)) fail(`${field} "${url}" must be https (plain http only to a loopback address): the keys that verify tokens come from there`);
   }
   if (args.replicas !== undefined && (!Number.isInteger(args.replicas) || args.replicas < 1)) fail("replicas must be an integer >= 1");
   if (args.runAsUser !== undefined && (!Number.isInteger(args.runAsUser) || args.runAsUser < 1)) {
@@ -326,12 +356,25 @@ export function validateExecGatewayArgs(name: string, args: ExecGatewayArgs): vo
     if (authorizer !== "kubernetes") fail('debugContainers need authorizer "kubernetes" (a SubjectAccessReview for patch pods/ephemeralcontainers)');
     if (args.settings?.maxSessionSeconds === 0) fail("debugContainers need settings.maxSessionSeconds > 0 (a debug container lives that long)");
   }
+  const hops = args.settings?.trustedProxyHops;
+  if (hops !== undefined && (!Number.isInteger(hops) || hops < 0)) fail("settings.trustedProxyHops must be an integer >= 0");
   const exposure = args.exposure;
   if (exposure) {
     if (exposure.kind !== "istio" && exposure.kind !== "ingress") fail(`exposure.kind "${String(exposure.kind)}" is not istio or ingress`);
     if (!HOSTNAME.test(exposure.host ?? "")) fail(`exposure.host "${exposure.host}" is not a host name`);
     if (!exposure.tlsSecretName) fail("exposure.tlsSecretName is required: the gateway is exposed with TLS only");
   }
+}
+
+/** https, or plain http to a loopback address (the gateway's rule for its OIDC and webhook URLs). */
+function isHttpsOrLoopback(url: string): boolean {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return false;
+  }
+  return parsed.protocol === "https:" || (parsed.protocol === "http:" && (parsed.hostname === "localhost" || parsed.hostname === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(parsed.hostname)));
 }
 
 /**
@@ -373,6 +416,7 @@ function gatewayEnv(args: ExecGatewayArgs, webhookSecret: ExecGatewaySecretKeyRe
     // The downward API: targets in the gateway's own namespace are refused at request time.
     { name: "ENTRYWAY_GATEWAY_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
   ];
+  if (args.refusedNamespaces?.length) env.push({ name: "ENTRYWAY_REFUSED_NAMESPACES", value: JSON.stringify(args.refusedNamespaces) });
   if (authorizer === "webhook" && webhookSecret) {
     env.push({ name: "ENTRYWAY_WEBHOOK_URL", valueFrom: { secretKeyRef: { name: webhookSecret.name, key: webhookSecret.key } } });
     const webhook = args.webhook as ExecGatewayWebhookArgs | pulumi.Output<ExecGatewayWebhookArgs> | undefined;
@@ -398,16 +442,25 @@ function gatewayEnv(args: ExecGatewayArgs, webhookSecret: ExecGatewaySecretKeyRe
     ["pingIntervalMs", "ENTRYWAY_PING_INTERVAL_MS"],
     ["logLevel", "ENTRYWAY_LOG_LEVEL"],
     ["maxSessionSeconds", "ENTRYWAY_MAX_SESSION_SECONDS"],
+    ["reauthorizeIntervalMs", "ENTRYWAY_REAUTHORIZE_INTERVAL_MS"],
     ["maxPendingConnections", "ENTRYWAY_MAX_PENDING_CONNECTIONS"],
     ["maxPendingPerSource", "ENTRYWAY_MAX_PENDING_PER_SOURCE"],
     ["authAttemptsPerMinute", "ENTRYWAY_AUTH_ATTEMPTS_PER_MINUTE"],
     ["trustedProxies", "ENTRYWAY_TRUSTED_PROXIES"],
+    ["trustedProxyHops", "ENTRYWAY_TRUSTED_PROXY_HOPS"],
     ["tokenAudiences", "ENTRYWAY_TOKEN_AUDIENCES"],
     ["reviewerGroups", "ENTRYWAY_REVIEWER_GROUPS"],
   ];
   for (const [key, variable] of settingEnv) {
     const value = settings[key];
     if (value !== undefined) env.push({ name: variable, value: Array.isArray(value) ? JSON.stringify(value) : String(value) });
+  }
+  // Behind the proxy exposure routes through, every client would otherwise have the proxy's address
+  // and share one set of per-address limits. That proxy (an Istio ingress gateway, or ingress-nginx)
+  // appends the address it saw to X-Forwarded-For (istio.io network-topologies; ingress-nginx
+  // nginx.tmpl sets it to $remote_addr), so the client is the last address there.
+  if (args.exposure && settings.trustedProxies === undefined && settings.trustedProxyHops === undefined) {
+    env.push({ name: "ENTRYWAY_TRUSTED_PROXY_HOPS", value: String(EXPOSURE_PROXY_HOPS) });
   }
   // Browsers may open sessions only from the public host's pages unless told otherwise.
   const origins = settings.allowedOrigins ?? (args.exposure ? [`https://${args.exposure.host}`] : undefined);
@@ -426,7 +479,8 @@ function gatewayEnv(args: ExecGatewayArgs, webhookSecret: ExecGatewaySecretKeyRe
 }
 
 /**
- * The RBAC rules for entering pods: exec, and reading what a target resolves through.
+ * The RBAC rules for entering pods: exec, and reading what a target resolves through (a workload
+ * instance is found through ownership: a Deployment's ReplicaSets, then their pods).
  * pods/exec needs both `get` and `create`: the gateway's exec is a WebSocket upgrade, a GET, which the
  * API server authorizes as verb `get`, and since Kubernetes 1.35 it also checks `create` on the same
  * subresource (kubernetes pkg/registry/core/pod/rest/subresources.go, ExecREST.Connect, feature gate
@@ -437,6 +491,7 @@ export const EXEC_RULES = [
   { apiGroups: [""], resources: ["pods"], verbs: ["get", "list"] },
   { apiGroups: [""], resources: ["pods/exec"], verbs: ["get", "create"] },
   { apiGroups: ["apps"], resources: ["deployments", "statefulsets"], verbs: ["get"] },
+  { apiGroups: ["apps"], resources: ["replicasets"], verbs: ["list"] },
 ];
 /** Added to EXEC_RULES only with debugContainers: adding an ephemeral container (what kubectl debug patches). */
 export const DEBUG_RULE = { apiGroups: [""], resources: ["pods/ephemeralcontainers"], verbs: ["patch"] };

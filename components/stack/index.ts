@@ -59,9 +59,11 @@ export class Stack extends pulumi.ComponentResource {
     this.namespace = this.ownNamespace(name, args.namespace, args.createNamespace ?? true, base, labels, dns);
 
     if (args.execGateway) {
+      // The stack's other namespace (the CONNECT gateway's) is refused as a target, as its own is.
+      const owned = args.connectGateway ? [connectNamespace(args.connectGateway, args.namespace)] : [];
       // The namespace is plain here: a target list naming it fails now, not at deployment.
-      validateExecGatewayArgs(base, execGatewayArgs(args.execGateway, args.namespace));
-      this.execGatewayUrl = new ExecGateway(base, execGatewayArgs(args.execGateway, this.namespace, args.labels, args.global), { parent: this }).url;
+      validateExecGatewayArgs(base, execGatewayArgs(args.execGateway, args.namespace, undefined, undefined, owned));
+      this.execGatewayUrl = new ExecGateway(base, execGatewayArgs(args.execGateway, this.namespace, args.labels, args.global, owned), { parent: this }).url;
     }
 
     if (args.workspaces?.length && !args.connectGateway) {

@@ -48,8 +48,22 @@ export interface DebugContainerEvent {
   client: string;
 }
 
+/**
+ * An abandoned shell the reaper could not end within reapTimeoutMs (or whose reaper failed): it may
+ * still run in the container.
+ */
+export interface ReapFailedEvent {
+  event: "reap.failed";
+  session: string;
+  user?: string;
+  /** The container (as the session's records name it) and the shell's PID there. */
+  container: string;
+  pid: number;
+  reason: string;
+}
+
 export interface AuditSink {
-  write(event: AuditEvent | RecordingAccessEvent | DebugContainerEvent): void;
+  write(event: AuditEvent | RecordingAccessEvent | DebugContainerEvent | ReapFailedEvent): void;
   close(): Promise<void>;
 }
 

@@ -21,6 +21,11 @@ export interface GatewayConfig {
    * are refused: its pods hold the gateway's service-account token.
    */
   gatewayNamespace: string;
+  /**
+   * Namespaces the gateway never enters either, also when RBAC would let it (clusterWide): the
+   * stack's other namespaces (the CONNECT gateway's, whose pods' service account reads its TLS key).
+   */
+  refusedNamespaces: string[];
   authorizer: "webhook" | "kubernetes" | "oidc";
   /** https, or http only to a loopback address; redirects are refused. */
   webhookUrl: string;
@@ -47,12 +52,20 @@ export interface GatewayConfig {
   pingIntervalMs: number;
   wsPingIntervalMs: number;
   idleTimeoutMs: number;
-  /** How long a browser may take to send its AUTH message when no token came with the upgrade. */
+  /**
+   * How long a browser may take to send its AUTH message when no token came with the upgrade. The
+   * web page sends it as soon as the socket opens; meanwhile the connection holds a pending slot.
+   */
   authTimeoutMs: number;
   maxSessions: number;
   maxSessionsPerUser: number;
   /** A session ends after this long whatever it does (0: no limit); it also ends when its token expires. */
   maxSessionSeconds: number;
+  /**
+   * How often a running session's grant is asked again (the kubernetes authorizer's TokenReview and
+   * SubjectAccessReview, the webhook's call); a no ends the session (0: never).
+   */
+  reauthorizeIntervalMs: number;
   /** Connections not yet authorized, in all and per client address; more are answered 503 / 429 before the upgrade. */
   maxPendingConnections: number;
   maxPendingPerSource: number;
@@ -60,7 +73,14 @@ export interface GatewayConfig {
   authAttemptsPerMinute: number;
   /** Peers (CIDRs) whose X-Forwarded-For is believed for the client address: the ingress gateway's pods. */
   trustedProxies: string[];
-  /** Origins a browser may open a session from; empty: only the gateway's own origin (the Host header). */
+  /**
+   * Proxies in front of the gateway that each append the address they saw to X-Forwarded-For (an
+   * Istio ingress gateway or ingress-nginx: 1); the client is that many addresses from the right.
+   * Believed from every peer unless trustedProxies names them. 0: X-Forwarded-For counts only
+   * from trustedProxies.
+   */
+  trustedProxyHops: number;
+  /** Origins a browser may open a session from; empty: only the gateway's own origin (the Host header), when that is an IP address or localhost. */
   allowedOrigins: string[];
   maxFrameBytes: number;
   outputFrameBytes: number;
@@ -69,6 +89,11 @@ export interface GatewayConfig {
   drainTimeoutMs: number;
   /** Seconds between SIGHUP and SIGKILL when ending an abandoned shell. */
   reapGraceSeconds: number;
+  /**
+   * The longest the reaper of an abandoned shell may take (its grace included); then it is given up
+   * (audit `reap.failed`). A container's user controls what the reaper runs on, so it may never end.
+   */
+  reapTimeoutMs: number;
   auditFile: string;
   recordDir: string;
   /** Recordings older than this many days are deleted (checked at start and hourly; 0: kept forever). */
@@ -97,6 +122,7 @@ export const defaultConfig: GatewayConfig = {
   dockerHost: "unix:///var/run/docker.sock",
   kubeconfig: "",
   gatewayNamespace: "",
+  refusedNamespaces: [],
   authorizer: "kubernetes",
   webhookUrl: "",
   webhookTimeoutMs: 3000,
@@ -114,14 +140,16 @@ export const defaultConfig: GatewayConfig = {
   pingIntervalMs: 10_000,
   wsPingIntervalMs: 30_000,
   idleTimeoutMs: 30 * 60_000,
-  authTimeoutMs: 10_000,
+  authTimeoutMs: 3000,
   maxSessions: 500,
   maxSessionsPerUser: 10,
   maxSessionSeconds: 12 * 3600,
+  reauthorizeIntervalMs: 5 * 60_000,
   maxPendingConnections: 256,
   maxPendingPerSource: 64,
   authAttemptsPerMinute: 600,
   trustedProxies: [],
+  trustedProxyHops: 0,
   allowedOrigins: [],
   maxFrameBytes: 64 * 1024,
   outputFrameBytes: 32 * 1024,
@@ -129,6 +157,7 @@ export const defaultConfig: GatewayConfig = {
   bufferLowBytes: 256 * 1024,
   drainTimeoutMs: 10_000,
   reapGraceSeconds: 2,
+  reapTimeoutMs: 15_000,
   auditFile: "",
   recordDir: "",
   recordRetentionDays: 0,
@@ -187,10 +216,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   const result = config as unknown as GatewayConfig;
   if (result.bufferLowBytes > result.bufferHighBytes) throw new Error("bufferLowBytes must not exceed bufferHighBytes");
   if (result.outputFrameBytes < 4) throw new Error("outputFrameBytes must be at least 4");
+  if (result.reapTimeoutMs <= result.reapGraceSeconds * 1000) throw new Error("reapTimeoutMs must be longer than reapGraceSeconds (the reaper waits that long before SIGKILL)");
   const symmetric = result.oidcAlgorithms.filter((alg) => alg === "none" || /^HS/i.test(alg));
   if (symmetric.length > 0) throw new Error(`oidcAlgorithms: ${symmetric.join(", ")} not allowed (an issuer's public key must never verify an HMAC or unsigned token)`);
   if (result.oidcAlgorithms.length === 0) throw new Error("oidcAlgorithms must name at least one algorithm");
   for (const cidr of result.trustedProxies) parseCidr(cidr);
+  if (!Number.isInteger(result.trustedProxyHops)) throw new Error(`trustedProxyHops: expected a whole number, got ${result.trustedProxyHops}`);
   for (const origin of result.allowedOrigins) {
     if (new URL(origin).origin !== origin) throw new Error(`allowedOrigins: ${origin} is not an origin (scheme://host[:port], no path)`);
   }

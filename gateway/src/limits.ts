@@ -1,5 +1,6 @@
 // Session limits per replica and per user (a session takes a slot once authorized and gives it back
 // when it ends), and the limits before authentication.
+import { limitKey } from "./net.js";
 export class SessionLimits {
   private total = 0;
   private readonly perUser = new Map<string, number>();
@@ -30,7 +31,8 @@ export class SessionLimits {
 /**
  * Limits before authentication, per replica: connections not yet authorized (in all, and per client
  * address), and upgrades per client address per minute (each can cost one authorizer call). An
- * upgrade over a limit is answered with an HTTP status before any WebSocket exists.
+ * upgrade over a limit is answered with an HTTP status before any WebSocket exists. An IPv6
+ * client is counted by its /64 (limitKey).
  */
 export class PreAuthLimits {
   private pending = 0;
@@ -43,9 +45,10 @@ export class PreAuthLimits {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Takes a pending slot and an attempt for `source`, or says why not. */
-  admit(source: string): { status: 429 | 503; reason: string } | null {
+  /** Takes a pending slot and an attempt for the client at `address`, or says why not. */
+  admit(address: string): { status: 429 | 503; reason: string } | null {
     const { maxPendingConnections, maxPendingPerSource, authAttemptsPerMinute } = this.settings;
+    const source = limitKey(address);
     if (this.pending >= maxPendingConnections) return { status: 503, reason: `${this.pending} connections are waiting for authorization (limit ${maxPendingConnections})` };
     const mine = this.pendingBySource.get(source) ?? 0;
     if (mine >= maxPendingPerSource) return { status: 429, reason: `${mine} connections from this address are waiting for authorization (limit ${maxPendingPerSource})` };
@@ -56,7 +59,8 @@ export class PreAuthLimits {
   }
 
   /** Gives the pending slot back (authorized, refused, or gone). */
-  release(source: string): void {
+  release(address: string): void {
+    const source = limitKey(address);
     this.pending--;
     const left = (this.pendingBySource.get(source) ?? 1) - 1;
     if (left > 0) this.pendingBySource.set(source, left);

@@ -37,7 +37,7 @@ export function createMetrics() {
     }),
     reaped: new Counter({
       name: "entryway_shells_reaped_total",
-      help: "Abandoned shells ended by the gateway, by the signal that ended them.",
+      help: "Abandoned shells the gateway tried to end: hangup, killed or gone, or failed and timeout when the reaper did not succeed (audit reap.failed).",
       labelNames: ["result"],
       registers: [registry],
     }),

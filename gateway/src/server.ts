@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto";
 import http, { STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
-import type { AddressInfo } from "node:net";
+import { isIP, type AddressInfo } from "node:net";
 import { WebSocketServer, type WebSocket } from "ws";
 import { auditSink, type AuditSink } from "./audit.js";
 import type { Authorizer } from "./auth/authorizer.js";
@@ -77,12 +77,12 @@ export function createGateway(options: GatewayOptions): Gateway {
   const metrics = createMetrics();
   const limits = new SessionLimits(config.maxSessions, config.maxSessionsPerUser);
   const preAuth = new PreAuthLimits(config);
-  const trustedProxies = cidrList(config.trustedProxies);
+  const proxyTrust = { proxies: cidrList(config.trustedProxies), proxiesConfigured: config.trustedProxies.length > 0, hops: config.trustedProxyHops };
   const context: SessionContext = { config, backend, authorizer, metrics, audit, logger, limits };
   const sessions = new Set<Session>();
   let draining = false;
   let stopCleanup: (() => void) | undefined;
-  const clientOf = (request: IncomingMessage) => clientAddress(request.socket.remoteAddress ?? "", request.headers["x-forwarded-for"], trustedProxies);
+  const clientOf = (request: IncomingMessage) => clientAddress(request.socket.remoteAddress ?? "", request.headers["x-forwarded-for"], proxyTrust);
   const routes = [...(config.recordDir ? [recordingsRoute({ config, authorizer, audit, logger, preAuth, clientOf, tokenOf: tokenFromRequest })] : []), ...(options.routes ?? [])];
 
   const wss = new WebSocketServer({
@@ -156,15 +156,19 @@ export function createGateway(options: GatewayOptions): Gateway {
 
   /**
    * Browsers send Origin with every WebSocket upgrade and let any page open one: only the allowed
-   * origins (by default the gateway's own, as the Host header names it) may. Clients that are not
-   * browsers send no Origin.
+   * origins may. Clients that are not browsers send no Origin. Without allowedOrigins, the gateway's
+   * own origin as the Host header names it, and only when that names an address or localhost: a
+   * page whose DNS name an attacker points at the gateway (DNS rebinding) sends a Host and an Origin
+   * that agree, so a host name proves nothing; an IP address or localhost cannot be rebound.
    */
   function originAllowed(request: IncomingMessage): boolean {
     const origin = request.headers.origin;
     if (origin === undefined) return true;
     if (config.allowedOrigins.length > 0) return config.allowedOrigins.includes(origin);
     try {
-      return new URL(origin).host === request.headers.host;
+      const { host, hostname } = new URL(origin);
+      const bare = hostname.replace(/^\[|\]$/g, "");
+      return host === request.headers.host && (isIP(bare) !== 0 || bare === "localhost");
     } catch {
       return false;
     }
@@ -192,6 +196,10 @@ export function createGateway(options: GatewayOptions): Gateway {
       if (target.kind !== "docker" && config.gatewayNamespace && target.namespace === config.gatewayNamespace) {
         release();
         return refuse(ws, { path: url.pathname, target, client }, "denied", `permission denied: namespace ${target.namespace} is the gateway's own`);
+      }
+      if (target.kind !== "docker" && config.refusedNamespaces.includes(target.namespace)) {
+        release();
+        return refuse(ws, { path: url.pathname, target, client }, "denied", `permission denied: namespace ${target.namespace} belongs to the stack; the gateway does not enter it`);
       }
       const command = url.searchParams.getAll("command");
       if (command.length > 0 && !config.allowCommand) {

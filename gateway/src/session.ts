@@ -3,7 +3,7 @@ import { isUtf8 } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import type { WebSocket } from "ws";
 import { AsciicastRecorder, type AuditEvent, type AuditSink } from "./audit.js";
-import type { Authorizer, DebugAccess } from "./auth/authorizer.js";
+import type { Authorizer, DebugAccess, Recheck } from "./auth/authorizer.js";
 import { DebugContainerError, NotFoundError, type Backend, type ExecControl, type OutputStream, type ResolvedTarget } from "./backends/backend.js";
 import type { GatewayConfig } from "./config.js";
 import type { DebugRequest } from "./debug.js";
@@ -90,6 +90,9 @@ export class Session {
   private readonly ended = new AbortController();
   /** When the token stops being valid (ms since the epoch), if the authorizer knows. */
   private expiresAt: number | undefined;
+  /** Asks the authorizer again whether the grant still holds (see reauthorize). */
+  private recheck: (() => Promise<Recheck>) | undefined;
+  private rechecking = false;
   /** Ends the "wrapper" setup step: from the exec's start until the shell reported its PID. */
   private wrapperStarted: (() => void) | undefined;
 
@@ -131,6 +134,7 @@ export class Session {
         return void (await this.end("denied", `permission denied: ${decision.reason}`));
       }
       this.expiresAt = decision.expiresAt;
+      this.recheck = decision.recheck;
       const refusal = this.ctx.limits.admit(decision.user);
       if (refusal) {
         this.ctx.metrics.denials.inc({ reason: "limit" });
@@ -375,7 +379,7 @@ export class Session {
   }
 
   private startTimers(): void {
-    const { pingIntervalMs, wsPingIntervalMs, idleTimeoutMs, maxSessionSeconds } = this.ctx.config;
+    const { pingIntervalMs, wsPingIntervalMs, idleTimeoutMs, maxSessionSeconds, reauthorizeIntervalMs } = this.ctx.config;
     // An absolute end: the token's expiry, or maxSessionSeconds after the start, whichever comes first.
     const limits = [this.expiresAt, maxSessionSeconds > 0 ? this.startedAt.getTime() + maxSessionSeconds * 1000 : undefined].filter((t): t is number => t !== undefined);
     if (limits.length > 0) {
@@ -389,6 +393,7 @@ export class Session {
       };
       arm();
     }
+    if (this.recheck && reauthorizeIntervalMs > 0) this.timers.push(setInterval(() => void this.reauthorize(), reauthorizeIntervalMs));
     if (pingIntervalMs > 0) this.timers.push(setInterval(() => this.send(ResponseType.PING, Buffer.alloc(0)), pingIntervalMs));
     if (wsPingIntervalMs > 0) {
       this.timers.push(
@@ -411,6 +416,28 @@ export class Session {
           if (Date.now() - this.lastActivity >= idleTimeoutMs) void this.end("idle-timeout", `idle for ${Math.round(idleTimeoutMs / 1000)} s`);
         }, check),
       );
+    }
+  }
+
+  /**
+   * Asks the authorizer whether the grant still holds; ends the session when it no longer does. An
+   * authorizer that cannot answer leaves the session running until the next time (logged): a
+   * webhook's bad minute must not end every session. One question at a time.
+   */
+  private async reauthorize(): Promise<void> {
+    if (this.rechecking || this.closing || !this.recheck) return;
+    this.rechecking = true;
+    try {
+      const answer = await this.recheck();
+      if (this.closing) return;
+      if (answer.outcome === "revoked") {
+        this.ctx.metrics.denials.inc({ reason: "revoked" });
+        await this.end(answer.closeCode, answer.reason);
+      } else if (answer.outcome === "unavailable") {
+        this.ctx.logger.log("warn", "could not authorize the session again; it goes on until the next check", { session: this.id, target: this.label, error: answer.detail });
+      }
+    } finally {
+      this.rechecking = false;
     }
   }
 
@@ -442,15 +469,28 @@ export class Session {
       return;
     }
     const pid = shell.pid;
+    const { reapGraceSeconds, reapTimeoutMs } = this.ctx.config;
+    // The container's user controls what the reaper runs on (/bin/sh, kill, /proc): it may never
+    // end. Past its deadline it is dropped and recorded; the session's slots were given back already.
+    const deadline = AbortSignal.timeout(reapTimeoutMs);
+    const failed = (result: "failed" | "timeout", reason: string) => {
+      this.ctx.metrics.reaped.inc({ result });
+      this.ctx.audit.write({ event: "reap.failed", session: this.id, ...(this.user ? { user: this.user } : {}), container: this.resolved!.label, pid, reason });
+    };
     try {
-      const code = await this.ctx.backend.run(this.resolved, reapCommand(shell, this.ctx.config.reapGraceSeconds));
-      const result = ReapResult[code as keyof typeof ReapResult] ?? "failed";
+      const code = await this.ctx.backend.run(this.resolved, reapCommand(shell, reapGraceSeconds), { signal: deadline });
+      const result = ReapResult[code as keyof typeof ReapResult];
+      if (result === undefined) return failed("failed", `the reaper exited with ${code === null ? "no exit code" : `code ${code}`}`);
       this.ctx.metrics.reaped.inc({ result });
       this.ctx.logger.log("info", "ended abandoned shell", { session: this.id, target: this.resolved.label, pid, result });
     } catch (error) {
-      this.ctx.metrics.reaped.inc({ result: "failed" });
+      if (deadline.aborted) {
+        this.ctx.logger.log("error", "gave up ending an abandoned shell", { session: this.id, pid, timeoutMs: reapTimeoutMs });
+        return failed("timeout", `the reaper did not end within ${reapTimeoutMs} ms`);
+      }
       this.ctx.metrics.backendErrors.inc({ operation: "reap" });
       this.ctx.logger.log("error", "could not end abandoned shell", { session: this.id, pid, error: errorMessage(error) });
+      failed("failed", "the reaper could not run (the gateway's log has the cause)");
     }
   }
 
@@ -465,9 +505,10 @@ export class Session {
     this.send(ResponseType.CLOSE, Buffer.from(reason), false, extra);
     if (this.ws.readyState === this.ws.OPEN) this.ws.close(1000);
     const started = this.exec !== undefined;
+    // The slots first: ending the shell can take long (or never end), and must not hold them.
+    if (this.admitted && this.user) this.ctx.limits.release(this.user);
     await this.abandonExec();
     if (started) this.ctx.metrics.active.dec();
-    if (this.admitted && this.user) this.ctx.limits.release(this.user);
     this.ctx.metrics.sessions.inc({ outcome: closeCode });
     this.audit(started ? "session.end" : "session.refused", { closeCode, reason, exitCode });
     await this.recorder?.close();

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { GatewayConfig } from "./config.js";
 import type { Logger } from "./log.js";
+import { secureUrl } from "./net.js";
 import type { RouteHandler } from "./server.js";
 
 export const DEFAULT_WEB_DIR = fileURLToPath(new URL("../dist/web/", import.meta.url));
@@ -87,10 +88,12 @@ export function webAssets(options: WebAssetsOptions): RouteHandler {
     if (config.authorizer !== "oidc" || !config.oidcIssuer || !config.oidcAudience) return Promise.resolve(null);
     oidc ??= (async () => {
       const issuer = config.oidcIssuer.replace(/\/$/, "");
-      const response = await fetch(`${issuer}/.well-known/openid-configuration`, { signal: AbortSignal.timeout(5000) });
+      const response = await fetch(`${issuer}/.well-known/openid-configuration`, { signal: AbortSignal.timeout(5000), redirect: "error" });
       if (!response.ok) throw new Error(`OIDC discovery answered HTTP ${response.status}`);
       const doc = (await response.json()) as { authorization_endpoint?: string; token_endpoint?: string };
       if (!doc.authorization_endpoint || !doc.token_endpoint) throw new Error("OIDC discovery has no authorization_endpoint or token_endpoint");
+      // The browser sends its code and verifier there and gets the token back.
+      for (const [what, url] of [["authorization_endpoint", doc.authorization_endpoint], ["token_endpoint", doc.token_endpoint]] as const) secureUrl(url, `the ${what} OIDC discovery names`, "sign-in codes and tokens cross it");
       return { issuer: config.oidcIssuer, clientId: config.oidcAudience, authorizationEndpoint: doc.authorization_endpoint, tokenEndpoint: doc.token_endpoint, scope: "openid profile email" };
     })().catch((error: unknown) => {
       oidc = undefined; // try again on the next request

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { kubernetesAuthorizer } from "../src/auth/kubernetes.js";
 import { oidcAuthorizer, type OidcOptions } from "../src/auth/oidc.js";
 import { webhookAuthorizer } from "../src/auth/webhook.js";
+import { webAssets } from "../src/web-assets.js";
 import { loadKubeConfig } from "../src/backends/kubernetes.js";
 import { defaultConfig, loadConfig } from "../src/config.js";
 import type { Target } from "../src/target.js";
@@ -30,6 +31,7 @@ async function serve(handler: http.RequestListener): Promise<{ url: string; clos
 describe("webhook authorizer", () => {
   let hook: Awaited<ReturnType<typeof serve>>;
   const received: unknown[] = [];
+  let revoked: boolean | "down" = false;
   beforeAll(async () => {
     hook = await serve((req, res) => {
       const chunks: Buffer[] = [];
@@ -44,7 +46,11 @@ describe("webhook authorizer", () => {
         if ((body as { purpose?: string }).purpose === "identify") {
           return void res.end(JSON.stringify(body.token === "good" ? { allowed: true, user: "alice", groups: ["auditors", 7] } : { allowed: false }));
         }
-        res.end(JSON.stringify(body.token === "good" ? { allowed: true, user: "alice" } : { allowed: false, reason: "not on the team" }));
+        if (body.token === "revocable") {
+          if (revoked === "down") return void res.writeHead(503).end();
+          return void res.end(JSON.stringify(revoked ? { allowed: false, reason: "alice left the team" } : { allowed: true, user: "alice" }));
+        }
+        res.end(JSON.stringify(body.token === "good" || body.token.split(".").length === 3 ? { allowed: true, user: "alice" } : { allowed: false, reason: "not on the team" }));
       });
     });
   });
@@ -52,9 +58,26 @@ describe("webhook authorizer", () => {
 
   it("asks with token and target, and follows the answer", async () => {
     const authorizer = webhookAuthorizer(hook.url, 500);
-    expect(await authorizer.authorize(request("good"))).toEqual({ allow: true, user: "alice" });
+    expect(await authorizer.authorize(request("good"))).toEqual({ allow: true, user: "alice", recheck: expect.any(Function) });
     expect(received.at(-1)).toEqual({ token: "good", target: pod, clientAddress: "127.0.0.1" });
     expect(await authorizer.authorize(request("other"))).toEqual({ allow: false, reason: "not on the team" });
+  });
+
+  it("asks again for a running session: a no ends it (denied), an unreachable webhook does not; a JWT's exp bounds it", async () => {
+    const authorizer = webhookAuthorizer(hook.url, 500);
+    revoked = false;
+    const decision = await authorizer.authorize(request("revocable"));
+    if (!decision.allow || !decision.recheck) throw new Error("the webhook allowed revocable, with a recheck");
+    expect(decision.expiresAt).toBeUndefined(); // not a JWT
+    expect(await decision.recheck()).toEqual({ outcome: "allowed" });
+    expect(received.at(-1)).toEqual({ token: "revocable", target: pod, clientAddress: "127.0.0.1" });
+    revoked = "down";
+    expect(await decision.recheck()).toMatchObject({ outcome: "unavailable", detail: "webhook answered HTTP 503" });
+    revoked = true;
+    expect(await decision.recheck()).toEqual({ outcome: "revoked", closeCode: "denied", reason: "permission denied: alice left the team" });
+    const exp = Math.floor(Date.now() / 1000) + 600;
+    const jwt = await new UnsecuredJWT({ sub: "alice" }).setExpirationTime(exp).encode();
+    expect(await authorizer.authorize(request(jwt))).toMatchObject({ allow: true, expiresAt: exp * 1000 });
   });
 
   it("identifies a token's user and groups for reviewers, without a target", async () => {
@@ -127,6 +150,39 @@ describe("OIDC authorizer", () => {
   const authorizer = (options: Partial<OidcOptions> = {}) =>
     oidcAuthorizer({ issuer: issuer.url, audience: "entryway", jwksUri: "", usernameClaim: "email", namespacesClaim: "namespaces", ...options });
   const alice = { email: "alice@example.com", namespaces: ["team-a"] };
+
+  it("the web terminal offers OIDC sign-in only when the endpoints discovery names are https (or loopback)", async () => {
+    let endpoints = { authorization_endpoint: "http://login.example.net/authorize", token_endpoint: "https://login.example.net/token" };
+    const discovery = await serve((_req, res) => res.end(JSON.stringify(endpoints)));
+    const logs: Record<string, unknown>[] = [];
+    const config = { ...defaultConfig, authorizer: "oidc" as const, oidcIssuer: discovery.url, oidcAudience: "entryway" };
+    const route = webAssets({ config, logger: { log: (level, msg, fields) => logs.push({ level, msg, ...fields }) } });
+    const page = await serve((req, res) => void route(req, res));
+    try {
+      const oidcOf = async () => ((await (await fetch(`${page.url}/web/config.json`)).json()) as { oidc: unknown }).oidc;
+      expect(await oidcOf()).toBeNull();
+      expect(logs).toContainEqual(expect.objectContaining({ error: expect.stringMatching(/the authorization_endpoint OIDC discovery names must be https/) }));
+      endpoints = { authorization_endpoint: "https://login.example.net/authorize", token_endpoint: "https://login.example.net/token" };
+      expect(await oidcOf()).toMatchObject({ authorizationEndpoint: "https://login.example.net/authorize", tokenEndpoint: "https://login.example.net/token" });
+    } finally {
+      await page.close();
+      await discovery.close();
+    }
+  });
+
+  it("needs https for the issuer and the keys, except to a loopback address, also for a jwks_uri discovery names", async () => {
+    expect(() => authorizer({ issuer: "http://id.example.com" })).toThrow(/oidcIssuer must be https \(plain http only to a loopback address\)/);
+    expect(() => authorizer({ jwksUri: "http://keys.example.com/jwks" })).toThrow(/oidcJwksUri must be https/);
+    expect(() => authorizer({ issuer: "https://id.example.com", jwksUri: "https://keys.example.com/jwks" })).not.toThrow();
+    // A discovery document (on loopback) that sends the gateway for its keys over plain http elsewhere.
+    const downgrading = await serve((_req, res) => res.end(JSON.stringify({ jwks_uri: "http://keys.example.net/jwks" })));
+    try {
+      const decision = await authorizer({ issuer: downgrading.url }).authorize(request(await sign(alice, { issuer: downgrading.url })));
+      expect(decision).toMatchObject({ allow: false, reason: "oidc authorizer unavailable", detail: expect.stringMatching(/the jwks_uri OIDC discovery names must be https/) });
+    } finally {
+      await downgrading.close();
+    }
+  });
 
   it("allows the namespaces in the claim, discovering the keys from the issuer, and says when the token expires", async () => {
     const token = await sign({ email: "alice@example.com", namespaces: ["team-a", "team-b"] });
@@ -221,10 +277,33 @@ describe("Kubernetes authorizer (TokenReview + SubjectAccessReview)", () => {
   const authorizer = () => kubernetesAuthorizer(loadKubeConfig(kube.kubeconfigPath), defaultConfig.tokenAudiences);
 
   it("allows exec where RBAC says so and nowhere else", async () => {
-    expect(await authorizer().authorize(request("alice-token"))).toEqual({ allow: true, user: "alice", mayDebug: expect.any(Function) });
+    expect(await authorizer().authorize(request("alice-token"))).toEqual({ allow: true, user: "alice", mayDebug: expect.any(Function), recheck: expect.any(Function) });
     expect(await authorizer().authorize(request("alice-token", { kind: "pod", namespace: "team-b", pod: "x" }))).toMatchObject({ allow: false, user: "alice" });
     expect(await authorizer().authorize(request("bob-token"))).toMatchObject({ allow: false, reason: expect.stringMatching(/bob may not exec in namespace team-a/) });
     expect(await authorizer().authorize(request("forged"))).toMatchObject({ allow: false, reason: "token rejected", detail: "invalid bearer token" });
+  });
+
+  it("takes the expiry of a short-lived token (kubectl create token --duration) from its exp", async () => {
+    const exp = Math.floor(Date.now() / 1000) + 600;
+    const shortLived = await new UnsecuredJWT({ sub: "system:serviceaccount:team-a:dave" }).setExpirationTime(exp).encode();
+    kube.users.set(shortLived, standinUser(shortLived, "dave"));
+    kube.execAllowed.dave = ["team-a"];
+    expect(await authorizer().authorize(request(shortLived))).toMatchObject({ allow: true, user: "dave", expiresAt: exp * 1000 });
+    expect(await authorizer().authorize(request("alice-token"))).not.toHaveProperty("expiresAt"); // not a JWT: no expiry known
+  });
+
+  it("asks both reviews again for a running session: a removed RoleBinding ends it (denied), a deleted ServiceAccount too (expired)", async () => {
+    kube.users.set("erin-token", standinUser("erin-token", "erin"));
+    kube.execAllowed.erin = ["team-a"];
+    const decision = await authorizer().authorize(request("erin-token"));
+    if (!decision.allow || !decision.recheck) throw new Error("erin may exec in team-a, with a recheck");
+    expect(await decision.recheck()).toEqual({ outcome: "allowed" });
+    expect(kube.accessReviews.at(-1)).toMatchObject({ user: "erin", resourceAttributes: { namespace: "team-a", name: "web-0", verb: "create", subresource: "exec" } });
+    kube.execAllowed.erin = [];
+    expect(await decision.recheck()).toEqual({ outcome: "revoked", closeCode: "denied", reason: expect.stringMatching(/^permission denied: erin may no longer exec in namespace team-a/) });
+    kube.execAllowed.erin = ["team-a"];
+    kube.users.delete("erin-token");
+    expect(await decision.recheck()).toEqual({ outcome: "revoked", closeCode: "expired", reason: "the access token is no longer valid (token rejected)" });
   });
 
   it("asks TokenReview for the entryway audience, and refuses a token made for the API server", async () => {
@@ -251,7 +330,7 @@ describe("Kubernetes authorizer (TokenReview + SubjectAccessReview)", () => {
   });
 
   it("passes the whole user and the whole resource to SubjectAccessReview", async () => {
-    expect(await authorizer().authorize(request("carol-token"))).toEqual({ allow: true, user: "carol", mayDebug: expect.any(Function) });
+    expect(await authorizer().authorize(request("carol-token"))).toEqual({ allow: true, user: "carol", mayDebug: expect.any(Function), recheck: expect.any(Function) });
     expect(kube.accessReviews.at(-1)).toEqual({
       user: "carol",
       uid: "6f1c",

@@ -2,6 +2,7 @@
 // starts, and a container from an image built here from a busybox-static rootfs.
 import { describe, expect, it, beforeAll, afterAll } from "vitest";
 import { dockerBackend } from "../src/backends/docker.js";
+import { NotFoundError } from "../src/backends/backend.js";
 import { EntryClient } from "./helpers/client.js";
 import { execBackendCases } from "./helpers/exec-cases.js";
 import { startGateway, tokenAuthorizer } from "./helpers/gateway.js";
@@ -32,6 +33,31 @@ describe("Docker backend: targets", () => {
     await podman.podman("stop", "-t", "0", "stopped-one");
   });
   afterAll(() => podman?.stop());
+
+  it("opens only the container named, or the one whose full id is given: never one an id prefix matches", async () => {
+    await podman.startContainer("web-1");
+    const id = (await podman.podman("inspect", "--format", "{{.Id}}", "web-1")).trim();
+    expect(id).toMatch(/^[0-9a-f]{64}$/);
+    const backend = dockerBackend(`unix://${podman.socketPath}`);
+    // A user authorized only for a container named like the start of web-1's id: the engine alone opens web-1.
+    const prefix = id.slice(0, 4);
+    const g = await startGateway(backend, { authorize: async ({ target }) => (target.kind === "docker" && target.container === prefix ? { allow: true, user: "alice" } : { allow: false, reason: `only ${prefix}` }) });
+    try {
+      const client = await EntryClient.connect(g.url({ container: prefix }), { token: "any" });
+      expect(await client.closed).toMatchObject({ closeCode: "not-found", reason: `no container named ${prefix} (give a name, or an id in full)` });
+    } finally {
+      await g.stop();
+    }
+    await expect(backend.resolve({ kind: "docker", container: id.slice(0, 12) })).rejects.toThrow(NotFoundError); // the short id too
+    expect(await backend.resolve({ kind: "docker", container: id })).toMatchObject({ container: id, label: "docker/web-1" });
+    expect(await backend.resolve({ kind: "docker", container: "web-1" })).toMatchObject({ container: id, label: "docker/web-1" });
+    // A container whose name is hex, and a prefix of web-1's id: the name wins (the engine looks names up before prefixes).
+    const hexName = id.slice(0, 6);
+    await podman.startContainer(hexName);
+    const named = await backend.resolve({ kind: "docker", container: hexName });
+    expect(named.label).toBe(`docker/${hexName}`);
+    expect(named.container).not.toBe(id);
+  });
 
   it("answers not-found for a missing or stopped container, and readiness follows the engine", async () => {
     const g = await startGateway(dockerBackend(`unix://${podman.socketPath}`), tokenAuthorizer());

@@ -2,6 +2,7 @@
 // which STANDS IN FOR THE KUBERNETES API SERVER AND KUBELET: it speaks the pods/exec WebSocket
 // (v5.channel.k8s.io and v4.channel.k8s.io) and runs real shells in real PTYs (node-pty) on this machine.
 import { readFileSync } from "node:fs";
+import { UnsecuredJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { kubernetesAuthorizer } from "../src/auth/kubernetes.js";
@@ -10,24 +11,45 @@ import { defaultConfig } from "../src/config.js";
 import { EntryClient } from "./helpers/client.js";
 import { execBackendCases } from "./helpers/exec-cases.js";
 import { startGateway, tokenAuthorizer, type TestGateway } from "./helpers/gateway.js";
-import { startKubeStandin, type ExecProtocol, type KubeStandin, type StandinOptions } from "./helpers/kube-standin.js";
+import { standinUser, startKubeStandin, type ExecProtocol, type KubeStandin, type StandinOptions } from "./helpers/kube-standin.js";
 
 const fixtures: Omit<StandinOptions, "protocol"> = {
   serviceAccountToken: "gateway-service-account-token",
   pods: [
-    { namespace: "team-a", name: "web-0", containers: ["app", "sidecar"], labels: { app: "web" } },
-    { namespace: "team-a", name: "web-1", containers: ["app"], labels: { app: "web" } },
-    { namespace: "team-a", name: "api-7f9c-zzz", containers: ["api"], labels: { app: "api" }, createdAt: "2026-03-01T00:00:00Z" },
-    { namespace: "team-a", name: "api-7f9c-aaa", containers: ["api"], labels: { app: "api" }, createdAt: "2026-03-02T00:00:00Z" },
-    { namespace: "team-a", name: "api-7f9c-pending", containers: ["api"], labels: { app: "api" }, phase: "Pending", createdAt: "2026-02-01T00:00:00Z" },
+    { namespace: "team-a", name: "web-0", containers: ["app", "sidecar"], labels: { app: "web" }, owner: { kind: "StatefulSet", name: "web" } },
+    { namespace: "team-a", name: "web-1", containers: ["app"], labels: { app: "web" }, owner: { kind: "StatefulSet", name: "web" } },
+    { namespace: "team-a", name: "api-7f9c-zzz", containers: ["api"], labels: { app: "api" }, createdAt: "2026-03-01T00:00:00Z", owner: { kind: "ReplicaSet", name: "api-7f9c" } },
+    { namespace: "team-a", name: "api-7f9c-aaa", containers: ["api"], labels: { app: "api" }, createdAt: "2026-03-02T00:00:00Z", owner: { kind: "ReplicaSet", name: "api-7f9c" } },
+    { namespace: "team-a", name: "api-7f9c-pending", containers: ["api"], labels: { app: "api" }, phase: "Pending", createdAt: "2026-02-01T00:00:00Z", owner: { kind: "ReplicaSet", name: "api-7f9c" } },
+    // Impostors: named like a StatefulSet instance but nobody's; labelled as api's pods (and more) but
+    // another Deployment's; older than every real instance, so by labels or names alone they would win.
+    { namespace: "team-a", name: "web-5", containers: ["app"], labels: { app: "web" } },
+    { namespace: "team-a", name: "api-debug-x", containers: ["api"], labels: { app: "api", debug: "true" }, createdAt: "2026-01-01T00:00:00Z", owner: { kind: "ReplicaSet", name: "api-debug-6c" } },
+    { namespace: "team-a", name: "api-bare", containers: ["api"], labels: { app: "api" }, createdAt: "2026-01-02T00:00:00Z" },
+    // A Deployment whose selector also has matchExpressions (track In [canary]).
+    { namespace: "team-a", name: "canary-stable", containers: ["app"], labels: { app: "canary", track: "stable" }, createdAt: "2026-01-01T00:00:00Z", owner: { kind: "ReplicaSet", name: "canary-stable-1a" } },
+    { namespace: "team-a", name: "canary-5d-q", containers: ["app"], labels: { app: "canary", track: "canary" }, createdAt: "2026-03-01T00:00:00Z", owner: { kind: "ReplicaSet", name: "canary-5d" } },
     { namespace: "team-b", name: "db-0", containers: ["db"] },
     // The gateway's own pod: its service-account token may exec and review tokens cluster-wide.
     { namespace: "entryway", name: "entryway-exec-gateway-0", containers: ["gateway"] },
+    // The CONNECT gateway's pod: its service account reads its TLS key.
+    { namespace: "entryway-connect", name: "entryway-connect-gateway-0", containers: ["istio-proxy"] },
   ],
   statefulSets: [{ namespace: "team-a", name: "web" }],
-  deployments: [{ namespace: "team-a", name: "api", matchLabels: { app: "api" } }],
+  deployments: [
+    { namespace: "team-a", name: "api", matchLabels: { app: "api" } },
+    { namespace: "team-a", name: "api-debug", matchLabels: { app: "api", debug: "true" } },
+    { namespace: "team-a", name: "canary", matchLabels: { app: "canary" }, matchExpressions: [{ key: "track", operator: "In", values: ["canary"] }] },
+    { namespace: "team-a", name: "canary-stable", matchLabels: { app: "canary" }, matchExpressions: [{ key: "track", operator: "In", values: ["stable"] }] },
+  ],
+  replicaSets: [
+    { namespace: "team-a", name: "api-7f9c", deployment: "api", labels: { app: "api" } },
+    { namespace: "team-a", name: "api-debug-6c", deployment: "api-debug", labels: { app: "api", debug: "true" } },
+    { namespace: "team-a", name: "canary-5d", deployment: "canary", labels: { app: "canary", track: "canary" } },
+    { namespace: "team-a", name: "canary-stable-1a", deployment: "canary-stable", labels: { app: "canary", track: "stable" } },
+  ],
   users: { "alice-token": "alice", "admin-token": "admin" },
-  execAllowed: { alice: ["team-a"], admin: ["team-a", "team-b", "entryway"] },
+  execAllowed: { alice: ["team-a"], admin: ["team-a", "team-b", "entryway", "entryway-connect"] },
 };
 
 for (const protocol of ["v5.channel.k8s.io"] as ExecProtocol[]) {
@@ -49,7 +71,7 @@ describe("Kubernetes backend: v4.channel.k8s.io, targets and the Kubernetes auth
   beforeAll(async () => {
     kube = await startKubeStandin({ ...fixtures, protocol: "v4.channel.k8s.io" });
     const kubeConfig = loadKubeConfig(kube.kubeconfigPath);
-    g = await startGateway(kubernetesBackend(kubeConfig), kubernetesAuthorizer(kubeConfig, defaultConfig.tokenAudiences), { gatewayNamespace: "entryway" });
+    g = await startGateway(kubernetesBackend(kubeConfig), kubernetesAuthorizer(kubeConfig, defaultConfig.tokenAudiences), { gatewayNamespace: "entryway", refusedNamespaces: ["entryway-connect"] });
   });
   afterAll(async () => {
     await g?.stop();
@@ -127,6 +149,24 @@ describe("Kubernetes backend: v4.channel.k8s.io, targets and the Kubernetes auth
     expect(kube.execs.at(-1)).toMatchObject({ pod: "web-0" });
   });
 
+  it("picks workload instances through ownership: not a pod named like an instance, nor one with the Deployment's labels (and more) that another owns, nor one matchExpressions leaves out", async () => {
+    const cases: [Record<string, string>, string][] = [
+      [{ namespace: "team-a", workload: "deployment/api", instance: "0" }, "api-7f9c-zzz"], // not api-debug-x nor api-bare, both older
+      [{ namespace: "team-a", workload: "deployment/canary", instance: "0" }, "canary-5d-q"], // not canary-stable, older, with canary's matchLabels
+    ];
+    for (const [query, pod] of cases) {
+      const client = await open(query);
+      client.type("exit 0\n");
+      expect(await client.closed).toMatchObject({ exitCode: 0 });
+      expect(kube.execs.at(-1)).toMatchObject({ pod });
+    }
+    const before = kube.execs.length;
+    const impostor = await (await open({ namespace: "team-a", workload: "statefulset/web", instance: "5" })).closed;
+    expect(impostor).toMatchObject({ closeCode: "not-found", reason: "pod team-a/web-5 does not belong to statefulset web" });
+    expect(await (await open({ namespace: "team-a", workload: "deployment/api", instance: "2" })).closed).toMatchObject({ closeCode: "not-found" }); // api has 2 running pods
+    expect(kube.execs.length).toBe(before);
+  });
+
   it.each([
     [{ namespace: "team-a", pod: "nope" }, "not-found"],
     [{ namespace: "team-a", workload: "deployment/api", instance: "2" }, "not-found"],
@@ -163,12 +203,67 @@ describe("Kubernetes backend: v4.channel.k8s.io, targets and the Kubernetes auth
     expect(await elsewhere.closed).toMatchObject({ exitCode: 0 });
   });
 
+  it("refuses the stack's other namespaces (refusedNamespaces: the CONNECT gateway's) even to a user RBAC lets in, before asking the cluster", async () => {
+    const execs = kube.execs.length;
+    const reviews = kube.tokenReviews.length;
+    const refused = await (await open({ namespace: "entryway-connect", pod: "entryway-connect-gateway-0" }, "admin-token")).closed;
+    expect(refused).toMatchObject({ closeCode: "denied", reason: "permission denied: namespace entryway-connect belongs to the stack; the gateway does not enter it" });
+    expect(kube.execs.length).toBe(execs);
+    expect(kube.tokenReviews.length).toBe(reviews);
+  });
+
   it("denies through TokenReview + SubjectAccessReview before any exec", async () => {
     const before = kube.execs.length;
     const otherNamespace = await (await open({ namespace: "team-b", pod: "db-0" })).closed;
     expect(otherNamespace).toMatchObject({ closeCode: "denied", reason: expect.stringMatching(/alice may not exec in namespace team-b/) });
     expect(await (await open({ namespace: "team-a", pod: "web-0" }, "forged")).closed).toMatchObject({ closeCode: "denied" });
     expect(kube.execs.length).toBe(before);
+  });
+});
+
+describe("sessions end with their grant (the Kubernetes authorizer)", () => {
+  let kube: KubeStandin;
+  let g: TestGateway;
+  beforeAll(async () => {
+    kube = await startKubeStandin({ ...fixtures, protocol: "v5.channel.k8s.io" });
+    const kubeConfig = loadKubeConfig(kube.kubeconfigPath);
+    g = await startGateway(kubernetesBackend(kubeConfig), kubernetesAuthorizer(kubeConfig, defaultConfig.tokenAudiences), { reauthorizeIntervalMs: 300 });
+  });
+  afterAll(async () => {
+    await g?.stop();
+    await kube?.stop();
+  });
+  const enter = async (token: string) => {
+    const client = await EntryClient.connect(g.url({ namespace: "team-a", pod: "web-1" }), { token });
+    client.type("echo in-$((1+1))\n");
+    await client.waitFor(/in-2/);
+    return client;
+  };
+
+  it("a short-lived token (kubectl create token --duration) ends the session when it expires", async () => {
+    const token = await new UnsecuredJWT({ sub: "system:serviceaccount:team-a:ci" }).setExpirationTime(Math.floor(Date.now() / 1000) + 8).encode();
+    kube.users.set(token, standinUser(token, "ci"));
+    kube.execAllowed.ci = ["team-a"];
+    const client = await enter(token);
+    expect(await client.closed).toMatchObject({ closeCode: "expired", reason: "the access token expired" });
+    await expect.poll(() => kube.liveShells().length, { timeout: 10_000 }).toBe(0);
+  });
+
+  it("a removed RoleBinding ends a running session (denied), a deleted ServiceAccount too (expired); a session whose grant holds goes on", async () => {
+    for (const user of ["frank", "grace", "heidi"]) {
+      kube.users.set(`${user}-token`, standinUser(`${user}-token`, user));
+      kube.execAllowed[user] = ["team-a"];
+    }
+    const [frank, grace, heidi] = [await enter("frank-token"), await enter("grace-token"), await enter("heidi-token")];
+    kube.execAllowed.frank = [];
+    expect(await frank.closed).toMatchObject({ closeCode: "denied", reason: expect.stringMatching(/^permission denied: frank may no longer exec in namespace team-a/) });
+    kube.users.delete("grace-token");
+    expect(await grace.closed).toMatchObject({ closeCode: "expired", reason: "the access token is no longer valid (token rejected)" });
+    heidi.type("echo still-$((2+2))\n");
+    await heidi.waitFor(/still-4/);
+    heidi.type("exit 0\n");
+    expect(await heidi.closed).toMatchObject({ closeCode: "exit" });
+    await expect.poll(() => kube.liveShells().length, { timeout: 10_000 }).toBe(0);
   });
 });
 

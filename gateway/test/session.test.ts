@@ -4,8 +4,9 @@ import fc from "fast-check";
 import protobuf from "protobufjs";
 import WebSocket from "ws";
 import { afterEach, describe, expect, it } from "vitest";
+import { defaultConfig } from "../src/config.js";
 import { encodeRequest, RequestType, ResponseType } from "../src/protocol.js";
-import { failClosed } from "../src/auth/authorizer.js";
+import { failClosed, type Recheck } from "../src/auth/authorizer.js";
 import { SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX } from "../src/server.js";
 import { EntryClient } from "./helpers/client.js";
 import { fakeBackend } from "./helpers/fake-backend.js";
@@ -124,6 +125,29 @@ describe("session", () => {
     await expect.poll(() => backend.execs).toBe(1);
     client.ws.terminate(); // the exec exists, its PID report is still on the way
     await expect.poll(() => backend.reaped, { timeout: 3000 }).toEqual([100]);
+  });
+
+  it("a reaper that hangs pins no slot: the user's and the replica's slots come back while it runs", async () => {
+    const { open, backend } = await setup({ maxSessionsPerUser: 1, maxSessions: 1, reapTimeoutMs: 600_000, drainTimeoutMs: 500 });
+    backend.reaperHangs = true;
+    const first = await open();
+    await echo(first, "first");
+    first.ws.terminate(); // abandoned: the reaper starts, and hangs
+    await expect.poll(() => backend.reaped).toEqual([100]);
+    await echo(await open(), "second"); // the same user, at both limits
+  });
+
+  it("a reaper that hangs is given up at reapTimeoutMs, audited (reap.failed) and counted", async () => {
+    const { open, backend, g } = await setup({ reapGraceSeconds: 0.1, reapTimeoutMs: 1000 });
+    backend.reaperHangs = true;
+    const client = await open();
+    await echo(client, "up");
+    client.ws.terminate();
+    await expect.poll(() => g.reaps, { timeout: 10_000 }).toEqual([
+      { event: "reap.failed", session: expect.any(String), user: "alice", container: "fake/box", pid: 100, reason: "the reaper did not end within 1000 ms" },
+    ]);
+    expect(await (await fetch(`${g.monitoring}/metrics`)).text()).toMatch(/entryway_shells_reaped_total\{result="timeout"\} 1/);
+    await expect.poll(() => g.audit.at(-1)).toMatchObject({ event: "session.end", closeCode: "client-gone" });
   });
 
   it("drops a peer that stops answering WebSocket pings, and ends its shell", async () => {
@@ -249,6 +273,37 @@ describe("session lifetime", () => {
   });
 });
 
+describe("sessions that end with their grant", () => {
+  it("asks the authorizer again every reauthorizeIntervalMs: a revoked grant ends the session, an authorizer that cannot answer does not", async () => {
+    let answer: Recheck = { outcome: "allowed" };
+    let rechecks = 0;
+    const backend = fakeBackend();
+    const recheck = async () => {
+      rechecks++;
+      return answer;
+    };
+    const g = await startGateway(backend, { authorize: async () => ({ allow: true, user: "alice", recheck }) }, { reauthorizeIntervalMs: 100 });
+    gateways.push(g);
+    const client = await EntryClient.connect(g.url({ container: "box" }), { token: "any" });
+    await echo(client, "granted");
+    await expect.poll(() => rechecks).toBeGreaterThanOrEqual(2);
+    answer = { outcome: "unavailable", detail: "webhook answered HTTP 503" };
+    const before = rechecks;
+    await expect.poll(() => rechecks).toBeGreaterThanOrEqual(before + 2);
+    await echo(client, "still-here");
+    expect(g.logs).toContainEqual(expect.objectContaining({ level: "warn", msg: expect.stringMatching(/could not authorize the session again/), error: "webhook answered HTTP 503" }));
+    answer = { outcome: "revoked", closeCode: "denied", reason: "permission denied: alice may no longer exec in namespace team-a" };
+    expect(await client.closed).toMatchObject({ closeCode: "denied", reason: "permission denied: alice may no longer exec in namespace team-a" });
+    await expect.poll(() => backend.reaped).toHaveLength(1);
+    await expect.poll(() => g.audit.at(-1)).toMatchObject({ event: "session.end", closeCode: "denied", user: "alice" });
+    expect(await (await fetch(`${g.monitoring}/metrics`)).text()).toMatch(/entryway_auth_denials_total\{reason="revoked"\} 1/);
+  });
+
+  it("asks again every 5 minutes by default", () => {
+    expect(defaultConfig.reauthorizeIntervalMs).toBe(300_000);
+  });
+});
+
 describe("audit", () => {
   it("records the command a client chose", async () => {
     const { g } = await setup();
@@ -319,6 +374,16 @@ describe("browsers and bad frames", () => {
     const cli = await EntryClient.connect(url, { token: "user:alice" }); // no Origin: not a browser
     await echo(cli, "no-origin");
     expect(backend.execs).toBe(2);
+  });
+
+  it("without allowedOrigins, refuses a host name's own origin (DNS rebinding), and allows an address's or localhost's", async () => {
+    const { url, authorizer } = await setup();
+    const port = new URL(url).port;
+    // An attacker's name resolved to the gateway: the browser's Host and Origin agree.
+    await expect(EntryClient.connect(url, { token: "user:alice", origin: `http://rebind.evil.example:${port}`, headers: { host: `rebind.evil.example:${port}` } })).rejects.toThrow(/HTTP 403/);
+    expect(authorizer.calls).toBe(0);
+    await echo(await EntryClient.connect(url, { token: "user:alice", origin: `http://localhost:${port}`, headers: { host: `localhost:${port}` } }), "localhost");
+    await echo(await EntryClient.connect(url, { token: "user:alice", origin: `http://127.0.0.1:${port}` }), "address");
   });
 
   it("allows exactly the configured origins when allowedOrigins is set", async () => {
@@ -395,6 +460,41 @@ describe("before authentication", () => {
     expect(heapGrowth).toBeLessThan(64e6);
     for (const ws of opened) ws.terminate();
     expect(g.gateway.sessions.size).toBeLessThanOrEqual(1);
+  });
+});
+
+describe("behind the ingress (trustedProxyHops)", () => {
+  // The test process is the proxy (peer 127.0.0.1): like the Istio ingress gateway and ingress-nginx,
+  // it appends the address it saw to X-Forwarded-For; what the client wrote stays to its left.
+  const viaProxy = (client: string, written?: string) => ({ "x-forwarded-for": written ? `${written}, ${client}` : client });
+
+  it("one client's token-less connections lock out only that client; the audit names the client, not the proxy", async () => {
+    const { url, g } = await setup({ trustedProxyHops: 1, maxPendingPerSource: 8, authTimeoutMs: 60_000 });
+    const flood = await Promise.all(Array.from({ length: 8 }, () => EntryClient.connect(url, { headers: viaProxy("198.51.100.7") })));
+    await expect(EntryClient.connect(url, { headers: viaProxy("198.51.100.7") })).rejects.toThrow(/HTTP 429/);
+    // Addresses the client writes itself change nothing: the proxy's hop is the one believed.
+    await expect(EntryClient.connect(url, { headers: viaProxy("198.51.100.7", "192.0.2.1") })).rejects.toThrow(/HTTP 429/);
+    const other = await EntryClient.connect(url, { token: "user:bob", headers: viaProxy("203.0.113.9") });
+    await echo(other, "not-locked-out");
+    other.type("exit 0\n");
+    await other.closed;
+    await expect.poll(() => g.audit.at(-1)).toMatchObject({ event: "session.end", user: "bob", client: "203.0.113.9" });
+    for (const c of flood) c.ws.terminate();
+  });
+
+  it("counts an IPv6 client by its /64: other addresses of the same /64 share its limit, another /64 does not", async () => {
+    const { url } = await setup({ trustedProxyHops: 1, maxPendingPerSource: 2, authTimeoutMs: 60_000 });
+    const held = [await EntryClient.connect(url, { headers: viaProxy("2001:db8:1:2::a") }), await EntryClient.connect(url, { headers: viaProxy("2001:db8:1:2:ffff::1") })];
+    await expect(EntryClient.connect(url, { headers: viaProxy("2001:db8:1:2::b") })).rejects.toThrow(/HTTP 429/);
+    await echo(await EntryClient.connect(url, { token: "user:bob", headers: viaProxy("2001:db8:1:3::a") }), "other-64");
+    for (const c of held) c.ws.terminate();
+  });
+
+  it("believes X-Forwarded-For from no peer without trustedProxies or trustedProxyHops", async () => {
+    const { url } = await setup({ maxPendingPerSource: 2, authTimeoutMs: 60_000 });
+    const held = [await EntryClient.connect(url, { headers: viaProxy("198.51.100.7") }), await EntryClient.connect(url, { headers: viaProxy("198.51.100.8") })];
+    await expect(EntryClient.connect(url, { token: "user:bob", headers: viaProxy("203.0.113.9") })).rejects.toThrow(/HTTP 429/);
+    for (const c of held) c.ws.terminate();
   });
 });
 

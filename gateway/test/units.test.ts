@@ -3,9 +3,10 @@ import { mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { envName, loadConfig } from "../src/config.js";
+import { cidrList, envName, loadConfig } from "../src/config.js";
 import { StreamDemuxer } from "../src/backends/docker.js";
 import { PreAuthLimits } from "../src/limits.js";
+import { clientAddress, limitKey } from "../src/net.js";
 import { missingTools, toolPlan } from "./helpers/tools.js";
 import { decodeRequest, decodeResponse, encodeOutput, encodeRequest, encodeResponse, parseWinch, RequestType, ResponseType } from "../src/protocol.js";
 import { PidMarkerFilter, reapCommand, wrapCommand } from "../src/shell.js";
@@ -179,6 +180,38 @@ describe("limits before authentication", () => {
   });
 });
 
+describe("client addresses behind proxies", () => {
+  const trust = (proxies: string[], hops: number) => ({ proxies: cidrList(proxies), proxiesConfigured: proxies.length > 0, hops });
+  const xff = "192.0.2.1, 198.51.100.7, 203.0.113.9";
+
+  it("takes the hops-th address from the right with trustedProxyHops, the peer when there are fewer or garbage", () => {
+    expect(clientAddress("10.1.2.3", xff, trust([], 1))).toBe("203.0.113.9");
+    expect(clientAddress("10.1.2.3", [xff], trust([], 2))).toBe("198.51.100.7");
+    expect(clientAddress("10.1.2.3", "203.0.113.9", trust([], 2))).toBe("10.1.2.3");
+    expect(clientAddress("10.1.2.3", undefined, trust([], 1))).toBe("10.1.2.3");
+    expect(clientAddress("10.1.2.3", "192.0.2.1, not-an-address", trust([], 1))).toBe("10.1.2.3");
+    expect(clientAddress("::ffff:10.1.2.3", "::ffff:203.0.113.9", trust([], 1))).toBe("203.0.113.9");
+  });
+
+  it("with trustedProxies and trustedProxyHops, believes only those peers", () => {
+    expect(clientAddress("10.1.2.3", xff, trust(["10.0.0.0/8"], 1))).toBe("203.0.113.9");
+    expect(clientAddress("172.16.0.5", xff, trust(["10.0.0.0/8"], 1))).toBe("172.16.0.5");
+  });
+
+  it("believes nobody by default", () => {
+    expect(clientAddress("10.1.2.3", xff, trust([], 0))).toBe("10.1.2.3");
+  });
+
+  it("counts IPv6 clients by their /64, however the address is written; IPv4 and other keys as they are", () => {
+    expect(limitKey("2001:db8:1:2::a")).toBe("2001:db8:1:2::/64");
+    expect(limitKey("2001:0db8:0001:0002:ffff:ffff:ffff:ffff")).toBe("2001:db8:1:2::/64");
+    expect(limitKey("2001:db8:1:3::a")).toBe("2001:db8:1:3::/64");
+    expect(limitKey("::1")).toBe("::/64");
+    expect(limitKey("203.0.113.9")).toBe("203.0.113.9");
+    expect(limitKey("a")).toBe("a");
+  });
+});
+
 describe("suites that need tools", () => {
   it("fail under CI when a tool is missing, are skipped (and named) only outside CI", () => {
     expect(toolPlan({ podman: true, tmux: true }, true)).toBe("run");
@@ -195,6 +228,12 @@ describe("config", () => {
     expect(config).toMatchObject({ backend: "docker", pingIntervalMs: 5000, shell: ["/bin/bash", "-l"], allowCommand: false });
     expect(() => loadConfig({ ENTRYWAY_BACKEND: "lxc" })).toThrow(/backend/);
     expect(() => loadConfig({ ENTRYWAY_IDLE_TIMEOUT_MS: "soon" })).toThrow(/idleTimeoutMs/);
+  });
+
+  it("waits at most 3 s for the AUTH message of a connection that came without a token, and takes trustedProxyHops", () => {
+    expect(loadConfig({})).toMatchObject({ authTimeoutMs: 3000, trustedProxyHops: 0 });
+    expect(loadConfig({ ENTRYWAY_TRUSTED_PROXY_HOPS: "1" }).trustedProxyHops).toBe(1);
+    expect(() => loadConfig({ ENTRYWAY_TRUSTED_PROXY_HOPS: "1.5" })).toThrow(/trustedProxyHops/);
   });
 });
 

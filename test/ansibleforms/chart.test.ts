@@ -211,6 +211,12 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
     expect(helmNotes(helm, chart, scenario("sidecar"))).not.toContain("WARNING");
   });
 
+  it("an outbound RTE dials plain http only with allowInsecureAppUrl", () => {
+    const file = valuesFile({ remoteRte: { enabled: true, appUrl: "http://forms.forms.svc.cluster.local:8000", allowInsecureAppUrl: true, existingTokenSecret: "t" } });
+    const rte = container(podSpec(find(template([file]), "StatefulSet", "entryway-remote-rte")), "rte");
+    expect(envOf(rte, "RTE_APP_URL")?.value).toBe("http://forms.forms.svc.cluster.local:8000");
+  });
+
   describe("bad input fails at template time with a clear message", () => {
     const forms = (extra: Record<string, unknown>) => valuesFile({ ansibleForms: { ...baseForms, ...extra } });
     const remote = (extra: Record<string, unknown>) =>
@@ -220,6 +226,7 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
       ["a token shorter than 16 characters (remote)", () => remote({ existingTokenSecret: "", token: "short" }), /remoteRte: the RTE token must be at least 16 characters/],
       ["two default runners", () => forms({ runners: { items: [{ name: "b", type: "rte", mode: "outbound", token: "${RTE_TOKEN}", is_default: true }] } }), /more than one default runner: rte, b/],
       ["outbound without the app URL", () => remote({ appUrl: "" }), /remoteRte: appUrl is required/],
+      ["outbound over plain http (the token in clear)", () => remote({ appUrl: "http://forms.example.com" }), /appUrl "http:\/\/forms.example.com" is plain http: the RTE token would cross the network unencrypted/],
       ["RTE_FILES=local with the outbound RTE", () => remote({ files: "local" }), /"local" needs the app's disk/],
       ["RTE_FILES=local with remote mode", () => forms({ rte: { mode: "remote", files: "local" } }), /"local" needs the app's disk/],
       ["an unknown mode", () => forms({ rte: { mode: "sideways" } }), /mode.*(sidecar|must be one of)/],

@@ -261,6 +261,11 @@ describe("AnsibleForms with an outbound RTE elsewhere, and the RemoteRte", async
     expect(policy).toEqual({ podSelector: expect.anything(), policyTypes: ["Ingress", "Egress"], ingress: [], egress: [DNS_RULE, { ports: [{ port: 443, protocol: "TCP" }] }] });
   });
 
+  it("dials plain http only with allowInsecureAppUrl (an app in the same trusted network)", async () => {
+    const plain = await renderRemote({ appUrl: "http://forms.forms.svc.cluster.local:8000", allowInsecureAppUrl: true });
+    expect(envOf(container(podSpec(find(plain, "StatefulSet", "entryway-remote-rte")), "rte"), "RTE_APP_URL")?.value).toBe("http://forms.forms.svc.cluster.local:8000");
+  });
+
   it("egress to an IP literal is that address alone, on the URL's port; allowEgressTo follows", async () => {
     const byAddress = await renderRemote({ appUrl: "https://10.1.2.3:8443", allowEgressTo: [{ to: [{ ipBlock: { cidr: "10.20.0.0/16" } }], ports: [{ port: 22 }] }] });
     expect(find(byAddress, "NetworkPolicy", "entryway-remote-rte").spec.egress).toEqual([
@@ -369,6 +374,8 @@ describe("bad input fails at preview with a clear message", () => {
       /more than one default runner: rte, other/,
     ],
     ["an outbound RTE without the app URL", () => renderRemote({ appUrl: "" }), /appUrl is required/],
+    ["an outbound RTE dialing plain http (the token in clear)", () => renderRemote({ appUrl: "http://forms.example.com" }), /appUrl "http:\/\/forms.example.com" is plain http: the RTE token would cross the network unencrypted/],
+    ["an outbound RTE dialing plain ws, known only at deployment", () => renderRemote({ appUrl: pulumi.output("ws://forms.example.com") }), /appUrl "ws:\/\/forms.example.com" is plain ws/],
     ["RTE_FILES=local with an outbound RTE (RemoteRte)", () => renderRemote({ files: "local" }), /"local" needs the app's disk/],
     ["RTE_FILES=local with the remote mode (app)", () => renderForms({ rte: { mode: "remote", files: "local" } }), /"local" needs the app's disk/],
     ["an unknown mode", () => renderForms({ rte: { mode: "sideways" as never } }), /rte.mode "sideways" is unknown/],

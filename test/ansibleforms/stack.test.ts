@@ -30,7 +30,7 @@ describe("stack config sections ansibleForms and remoteRte", () => {
         secretEnv: [{ name: "RTE_TOKEN_DC2", secretName: "dc2-token", key: "token" }],
         runners: { items: [{ name: "dc2", type: "rte", mode: "outbound", token: "${RTE_TOKEN_DC2}" }] },
       },
-      remoteRte: { appUrl: "http://acme-ansibleforms.forms.svc.cluster.local:8000", existingTokenSecret: "dc2-token" },
+      remoteRte: { appUrl: "http://acme-ansibleforms.forms.svc.cluster.local:8000", existingTokenSecret: "dc2-token", allowInsecureAppUrl: true },
     });
     const { manifests } = await render(() => new Stack("test", config));
     const objects = manifests as ObjectLike[];

@@ -16,9 +16,10 @@ const scratch = mkdtempSync(path.join(os.tmpdir(), "entryway-exec-chart-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 let counter = 0;
-function valuesFile(execGateway: Record<string, unknown>): string {
+/** A values file with execGateway enabled as given; `connect: true` enables the CONNECT gateway too. */
+function valuesFile({ connect, ...execGateway }: Record<string, unknown>): string {
   const file = path.join(scratch, `values-${counter++}.yaml`);
-  writeFileSync(file, stringify({ execGateway: { enabled: true, ...execGateway } }));
+  writeFileSync(file, stringify({ execGateway: { enabled: true, ...execGateway }, ...(connect ? { connectGateway: { enabled: true, hostname: "ssh.example.com" } } : {}) }));
   return file;
 }
 
@@ -37,7 +38,7 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("exec 
     expect(find(objects, "Role").map((r) => r.metadata.namespace).sort()).toEqual(["team-a", "team-b"]);
     expect(find(objects, "ClusterRole").map((r) => r.metadata.name)).toEqual(["entryway-entryway-exec-gateway-review"]);
     const env = find(objects, "Deployment")[0].spec.template.spec.containers[0].env;
-    expect(env).toEqual(expect.arrayContaining([{ name: "ENTRYWAY_IDLE_TIMEOUT_MS", value: "1800000" }]));
+    expect(env).toEqual(expect.arrayContaining([{ name: "ENTRYWAY_IDLE_TIMEOUT_MS", value: "1800000" }, { name: "ENTRYWAY_REAUTHORIZE_INTERVAL_MS", value: "120000" }]));
     expect(find(objects, "Gateway")[0].spec.servers[0].tls).toMatchObject({ mode: "SIMPLE", credentialName: "exec-gateway-tls" });
     // No timeout: Istio leaves the route without one (an explicit "0s" is refused by its CRD).
     expect(find(objects, "VirtualService")[0].spec.http[0]).not.toHaveProperty("timeout");
@@ -83,6 +84,30 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("exec 
     );
     const plain = helmTemplate(helm, chart, { valuesFiles: [scenario("exec-gateway-oidc.yaml")] });
     expect(JSON.stringify(plain)).not.toMatch(/ephemeralcontainers|ENTRYWAY_DEBUG/);
+  });
+
+  it("trusts the one proxy exposure routes through for the client address (trustedProxyHops 1), unless told otherwise", () => {
+    const hops = (values: Record<string, unknown>) =>
+      (find(helmTemplate(helm, chart, { valuesFiles: [valuesFile({ targetNamespaces: ["a"], ...values })] }), "Deployment")[0].spec.template.spec.containers[0].env as Obj[]).find(
+        (e) => e.name === "ENTRYWAY_TRUSTED_PROXY_HOPS",
+      )?.value;
+    const exposure = { kind: "istio", host: "exec.example.com", tlsSecretName: "t" };
+    expect(hops({ exposure })).toBe("1");
+    expect(hops({ exposure: { ...exposure, kind: "ingress" } })).toBe("1");
+    expect(hops({})).toBeUndefined();
+    expect(hops({ exposure, settings: { trustedProxies: ["10.0.0.0/8"] } })).toBeUndefined();
+    expect(hops({ exposure, settings: { trustedProxyHops: 2 } })).toBe("2");
+    expect(hops({ exposure, settings: { trustedProxyHops: 0 } })).toBe("0");
+  });
+
+  it("has the gateway refuse the CONNECT gateway's namespace at request time too (also with clusterWide), unless allowOwnedNamespaces", () => {
+    const refused = (values: Record<string, unknown>) =>
+      (find(helmTemplate(helm, chart, { valuesFiles: [valuesFile(values)] }), "Deployment").find((d) => d.metadata.name === "entryway-exec-gateway")!.spec.template.spec.containers[0].env as Obj[]).find(
+        (e) => e.name === "ENTRYWAY_REFUSED_NAMESPACES",
+      )?.value;
+    expect(refused({ clusterWide: true, connect: true })).toBe('["entryway-connect"]');
+    expect(refused({ targetNamespaces: ["entryway-connect"], allowOwnedNamespaces: true, connect: true })).toBeUndefined();
+    expect(refused({ targetNamespaces: ["a"] })).toBeUndefined();
   });
 
   it("install NOTES give the gateway's URLs and the namespaces it may enter", () => {
@@ -140,6 +165,10 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("exec 
     [{ targetNamespaces: ["a"], debugContainers: { images: ["busybox:1.36"] }, settings: { maxSessionSeconds: 0 } }, /maxSessionSeconds > 0/, false],
     [{ targetNamespaces: ["a"], authorizer: "oidc", oidc: { issuer: "https://id.example.com", audience: "x" }, debugContainers: { images: ["busybox:1.36"] } }, /need execGateway.authorizer "kubernetes"/, false],
     [{ targetNamespaces: ["a"], debugContainers: { images: ["busy box"] } }, /images/, true],
+    [{ targetNamespaces: ["a"], settings: { trustedProxyHops: -1 } }, /trustedProxyHops/, true],
+    [{ targetNamespaces: ["a"], authorizer: "oidc", oidc: { issuer: "http://id.example.com", audience: "x" } }, /issuer/, true],
+    [{ targetNamespaces: ["team-a", "entryway-connect"], connect: true }, /execGateway.targetNamespaces includes "entryway-connect", a namespace the release owns \(the CONNECT gateway's/, false],
+    [{ targetNamespaces: ["a"], authorizer: "oidc", oidc: { issuer: "https://id.example.com", audience: "x", jwksUri: "http://keys.example.com/jwks" } }, /jwksUri/, true],
   ])("fails with a clear message on bad values (%j)", (values, message, lintFails) => {
     const file = valuesFile(values);
     expect(() => helmTemplate(helm, chart, { valuesFiles: [file] })).toThrow(message);

@@ -40,7 +40,7 @@ describe("ExecGateway", () => {
 
     const role = manifests.find((m) => m.kind === "Role" && m.metadata.namespace === "team-a") as Obj;
     const verbs = role.rules.flatMap((r: Obj) => r.resources.map((res: string) => `${res}:${r.verbs.join(",")}`));
-    expect(verbs.sort()).toEqual(["deployments:get", "pods/exec:get,create", "pods:get,list", "statefulsets:get"]);
+    expect(verbs.sort()).toEqual(["deployments:get", "pods/exec:get,create", "pods:get,list", "replicasets:list", "statefulsets:get"]);
     expect(JSON.stringify(role.rules)).not.toContain("*");
     const binding = manifests.find((m) => m.kind === "RoleBinding" && m.metadata.namespace === "team-b") as Obj;
     expect(binding.subjects).toEqual([{ kind: "ServiceAccount", name: "entryway-exec-gateway", namespace: "entryway" }]);
@@ -237,6 +237,8 @@ describe("ExecGateway", () => {
     [{ debugContainers: { images: ["busybox:1.36"], defaultImage: "alpine" } }, /defaultImage "alpine" is not one of debugContainers.images/],
     [{ debugContainers: { images: ["busybox:1.36"] }, authorizer: "oidc" as const, oidc: { issuer: "https://id.example.com", audience: "x" } }, /debugContainers need authorizer "kubernetes"/],
     [{ debugContainers: { images: ["busybox:1.36"] }, settings: { maxSessionSeconds: 0 } }, /maxSessionSeconds > 0/],
+    [{ authorizer: "oidc" as const, oidc: { issuer: "http://id.example.com", audience: "x" } }, /oidc.issuer "http:\/\/id.example.com" must be https \(plain http only to a loopback address\)/],
+    [{ authorizer: "oidc" as const, oidc: { issuer: "https://id.example.com", audience: "x", jwksUri: "http://keys.example.com/jwks" } }, /oidc.jwksUri "http:\/\/keys.example.com\/jwks" must be https/],
   ])("rejects bad args with a clear error (%j)", async (args, message) => {
     await expect(renderGateway(args as Partial<ExecGatewayArgs>)).rejects.toThrow(message);
   });
@@ -249,7 +251,7 @@ describe("ExecGateway", () => {
     const { manifests } = await renderGateway({
       authorizer: "oidc",
       oidc: { issuer: "https://login.example.com", audience: "entryway", maxTokenAgeSeconds: 3600, algorithms: ["ES256"] },
-      settings: { maxSessionSeconds: 28800, maxPendingConnections: 100, maxPendingPerSource: 10, authAttemptsPerMinute: 30, trustedProxies: ["10.0.0.0/8"], tokenAudiences: ["entryway"] },
+      settings: { maxSessionSeconds: 28800, reauthorizeIntervalMs: 60000, maxPendingConnections: 100, maxPendingPerSource: 10, authAttemptsPerMinute: 30, trustedProxies: ["10.0.0.0/8"], tokenAudiences: ["entryway"] },
       exposure: { kind: "istio", host: "exec.example.com", tlsSecretName: "t" },
     });
     const container = (findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.template.spec.containers[0];
@@ -258,6 +260,7 @@ describe("ExecGateway", () => {
       ENTRYWAY_OIDC_MAX_TOKEN_AGE_SECONDS: "3600",
       ENTRYWAY_OIDC_ALGORITHMS: '["ES256"]',
       ENTRYWAY_MAX_SESSION_SECONDS: "28800",
+      ENTRYWAY_REAUTHORIZE_INTERVAL_MS: "60000",
       ENTRYWAY_MAX_PENDING_CONNECTIONS: "100",
       ENTRYWAY_MAX_PENDING_PER_SOURCE: "10",
       ENTRYWAY_AUTH_ATTEMPTS_PER_MINUTE: "30",
@@ -265,5 +268,21 @@ describe("ExecGateway", () => {
       ENTRYWAY_TOKEN_AUDIENCES: '["entryway"]',
       ENTRYWAY_ALLOWED_ORIGINS: '["https://exec.example.com"]',
     });
+  });
+
+  it("trusts the one proxy exposure routes through for the client address (trustedProxyHops 1), unless told otherwise", async () => {
+    const hops = async (args: Partial<ExecGatewayArgs>) => {
+      const { manifests } = await renderGateway(args);
+      const env = (findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.template.spec.containers[0].env as Obj[];
+      return env.find((e) => e.name === "ENTRYWAY_TRUSTED_PROXY_HOPS")?.value;
+    };
+    const exposure = { kind: "istio" as const, host: "exec.example.com", tlsSecretName: "t" };
+    expect(await hops({ exposure })).toBe("1");
+    expect(await hops({ exposure: { ...exposure, kind: "ingress" } })).toBe("1");
+    expect(await hops({})).toBeUndefined();
+    expect(await hops({ exposure, settings: { trustedProxies: ["10.0.0.0/8"] } })).toBeUndefined();
+    expect(await hops({ exposure, settings: { trustedProxyHops: 2 } })).toBe("2");
+    expect(await hops({ exposure, settings: { trustedProxyHops: 0 } })).toBe("0");
+    await expect(renderGateway({ settings: { trustedProxyHops: -1 } })).rejects.toThrow(/trustedProxyHops must be an integer >= 0/);
   });
 });

@@ -74,7 +74,7 @@ describe("the policy pack served as the Pulumi CLI runs it", () => {
 
   it("reports a violation for a bad resource and none for a good one", async () => {
     const bad = await analyze("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", clusterExecRole);
-    expect(bad).toEqual([{ policy: "entryway-exec-rbac", message: expect.stringMatching(/grants pods\/exec in every namespace/) }]);
+    expect(bad).toEqual([{ policy: "entryway-exec-rbac", message: expect.stringMatching(/grants create pods\/exec \(exec or its equivalent\) in every namespace/) }]);
     const good = await analyze("kubernetes:rbac.authorization.k8s.io/v1:Role", { ...clusterExecRole, kind: "Role", metadata: { ...clusterExecRole.metadata, namespace: "team-a" } });
     expect(good).toEqual([]);
   });

@@ -39,6 +39,8 @@ const forms = new AnsibleForms("forms", { namespace: "platform-forms", rte: { mo
 const rte = new RemoteRte("dc2", {
   namespace: "platform-rte",
   appUrl: forms.url,
+  // The app's in-cluster Service is plain http: allowed here, explicitly.
+  allowInsecureAppUrl: true,
   token: forms.rteToken,
 });
 

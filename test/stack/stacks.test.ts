@@ -99,7 +99,18 @@ describe("the shipped stacks", () => {
     [{ namespace: "x", execGateway: { targetNamespaces: ["a"], authorizer: "ldap" } }, /entryway:stack is invalid: \/execGateway\/authorizer must be equal to one of the allowed values/],
     [{ namespace: "x", execGateway: { targetNamespaces: ["a"], replicas: 1.5 } }, /\/execGateway\/replicas must be integer/],
     [{ namespace: "x", execGateway: { targetNamespaces: ["a"], exposure: { kind: "ingress", host: "exec.example.com" } } }, /\/execGateway\/exposure must have required property 'tlsSecretName'/],
+    [{ namespace: "x", connectGateway: { hostname: "ssh.example.com" }, execGateway: { targetNamespaces: ["a", "x-connect"] } }, /targetNamespaces includes "x-connect", a namespace the stack owns/],
   ])("refuses a bad execGateway section with a clear error (%j)", async (raw, message) => {
     await expect(render(() => new Stack("bad", parseStackConfig(raw)))).rejects.toThrow(message);
+  });
+
+  it("has the exec gateway refuse the CONNECT gateway's namespace at request time too (also with clusterWide), unless allowOwnedNamespaces", async () => {
+    const refused = async (execGateway: Record<string, unknown>) => {
+      const { manifests } = await render(() => new Stack("s", parseStackConfig({ namespace: "x", connectGateway: { hostname: "ssh.example.com" }, execGateway })));
+      const deployment = (manifests as ObjectLike[]).find((o) => o.kind === "Deployment" && o.metadata?.name === "entryway-exec-gateway") as unknown as { spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } } };
+      return deployment.spec.template.spec.containers[0]!.env.find((e) => e.name === "ENTRYWAY_REFUSED_NAMESPACES")?.value;
+    };
+    expect(await refused({ clusterWide: true })).toBe('["x-connect"]');
+    expect(await refused({ targetNamespaces: ["x-connect"], allowOwnedNamespaces: true })).toBeUndefined();
   });
 });

@@ -1,3 +1,4 @@
+import { decodeJwt } from "jose";
 import type { Target } from "../target.js";
 
 export interface AuthRequest {
@@ -9,8 +10,44 @@ export interface AuthRequest {
 /**
  * `expiresAt` (ms since the epoch): when the token stops being valid; the session ends then.
  * `detail`: why an authorizer could not decide (a backend's error text): logged, never sent to the client.
+ * `recheck`: asks again, for a running session (every reauthorizeIntervalMs), so a grant that ends
+ * (a token deleted, a RoleBinding removed, the console's no) ends the session too.
  */
-export type Decision = { allow: true; user: string; expiresAt?: number; mayDebug?: DebugAccess } | { allow: false; reason: string; user?: string; detail?: string };
+export type Decision =
+  | { allow: true; user: string; expiresAt?: number; mayDebug?: DebugAccess; recheck?: () => Promise<Recheck> }
+  | { allow: false; reason: string; user?: string; detail?: string };
+
+/**
+ * A running session's grant asked again: still there; gone (the session ends with `closeCode`:
+ * `expired` when the token no longer authenticates, `denied` when the user may no longer enter);
+ * or the authorizer could not say (the session goes on and is asked again next time). Never thrown.
+ */
+export type Recheck = { outcome: "allowed" } | { outcome: "revoked"; closeCode: "expired" | "denied"; reason: string } | { outcome: "unavailable"; detail: string };
+
+/** Wraps a recheck so that a failure is "unavailable", never a throw. */
+export function recheckFailSoft(recheck: () => Promise<Recheck>): () => Promise<Recheck> {
+  return async () => {
+    try {
+      return await recheck();
+    } catch (error) {
+      return { outcome: "unavailable", detail: error instanceof Error ? error.message : String(error) };
+    }
+  };
+}
+
+/**
+ * When a JWT says it expires (its exp claim, in ms since the epoch), read without checking the
+ * signature: only for a token an authority (TokenReview, the webhook) has just accepted, and only to
+ * end a session sooner. Undefined for a token that is not a JWT or has no exp.
+ */
+export function jwtExpiry(token: string): number | undefined {
+  try {
+    const { exp } = decodeJwt(token);
+    return typeof exp === "number" && Number.isFinite(exp) ? exp * 1000 : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * The second question for a debug container, asked of the user the first decision allowed, once the

@@ -16,8 +16,14 @@
 //
 // Reviewers of recordings are known by their groups: TokenReviewStatus.User (UserInfo.Groups, "the
 // names of groups this user is a part of", same file).
+//
+// A session lasts no longer than its grant: the token's own exp (a service-account token from
+// `kubectl create token --duration 10m` is a JWT; TokenReview has just verified it, and its status
+// carries no expiry), and both reviews are asked again for a running session (recheck), so a deleted
+// ServiceAccount (the token no longer authenticates: `expired`) or a removed RoleBinding (`denied`)
+// ends it.
 import { AuthenticationV1Api, AuthorizationV1Api, type KubeConfig, type V1UserInfo } from "@kubernetes/client-node";
-import { failClosed, identifyFailClosed, type Authorizer, type DebugAccess, type Identity } from "./authorizer.js";
+import { failClosed, identifyFailClosed, jwtExpiry, recheckFailSoft, type Authorizer, type DebugAccess, type Identity, type Recheck } from "./authorizer.js";
 
 export function kubernetesAuthorizer(kubeConfig: KubeConfig, audiences: string[]): Authorizer {
   if (audiences.length === 0) throw new Error("tokenAudiences must name at least one audience");
@@ -39,15 +45,15 @@ export function kubernetesAuthorizer(kubeConfig: KubeConfig, audiences: string[]
     if (target.kind === "docker") return { allow: false, reason: "the kubernetes authorizer only covers Kubernetes targets" };
     const reviewed = await review(token);
     if (!reviewed.ok) return { allow: false, reason: reviewed.reason, ...(reviewed.detail ? { detail: reviewed.detail } : {}) };
-    const { user, info } = reviewed;
-    /** The cluster's answer to "may this user <verb> pods/<subresource> here?", and its reason. */
-    const accessReview = async (verb: string, subresource: string, namespace: string, name?: string) => {
+    const { user } = reviewed;
+    /** The cluster's answer to "may this user (as TokenReview knows them) <verb> pods/<subresource> here?", and its reason. */
+    const accessReview = async ({ user: username, info }: { user: string; info: V1UserInfo }, verb: string, subresource: string, namespace: string, name?: string) => {
       const access = await authorization.createSubjectAccessReview({
         body: {
           apiVersion: "authorization.k8s.io/v1",
           kind: "SubjectAccessReview",
           spec: {
-            user,
+            user: username,
             groups: info.groups,
             uid: info.uid,
             extra: info.extra,
@@ -57,17 +63,26 @@ export function kubernetesAuthorizer(kubeConfig: KubeConfig, audiences: string[]
       });
       return { allowed: access.status?.allowed === true, why: access.status?.reason ? `: ${access.status.reason}` : "" };
     };
-    const exec = await accessReview("create", "exec", target.namespace, target.kind === "pod" ? target.pod : undefined);
+    const mayExec = (who: { user: string; info: V1UserInfo }) => accessReview(who, "create", "exec", target.namespace, target.kind === "pod" ? target.pod : undefined);
+    const exec = await mayExec(reviewed);
     if (!exec.allowed) return { allow: false, reason: `${user} may not exec in namespace ${target.namespace}${exec.why}`, user };
+    const recheck = recheckFailSoft(async (): Promise<Recheck> => {
+      const again = await review(token);
+      if (!again.ok) return { outcome: "revoked", closeCode: "expired", reason: `the access token is no longer valid (${again.reason})` };
+      const still = await mayExec(again);
+      if (still.allowed) return { outcome: "allowed" };
+      return { outcome: "revoked", closeCode: "denied", reason: `permission denied: ${user} may no longer exec in namespace ${target.namespace}${still.why}` };
+    });
     const mayDebug: DebugAccess = async ({ namespace, pod }) => {
       try {
-        const debug = await accessReview("patch", "ephemeralcontainers", namespace, pod);
+        const debug = await accessReview(reviewed, "patch", "ephemeralcontainers", namespace, pod);
         return debug.allowed ? { allow: true } : { allow: false, reason: `${user} may not add debug containers to pod ${namespace}/${pod}${debug.why}` };
       } catch (error) {
         return { allow: false, reason: "kubernetes authorizer unavailable", detail: error instanceof Error ? error.message : String(error) };
       }
     };
-    return { allow: true, user, mayDebug };
+    const expiresAt = jwtExpiry(token);
+    return { allow: true, user, mayDebug, recheck, ...(expiresAt !== undefined ? { expiresAt } : {}) };
   });
   // Groups as the API server authenticated them (TokenReviewStatus.user.groups).
   const identify = identifyFailClosed("kubernetes", async ({ token }): Promise<Identity> => {

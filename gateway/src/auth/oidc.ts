@@ -7,8 +7,13 @@
 // hold, at most once per cooldownDuration (default 30 s) after a successful fetch, and refreshes
 // keys older than cacheMaxAge (default 10 min) (panva/jose docs/jwks/remote/functions/createRemoteJWKSet.md
 // and docs/jwks/remote/interfaces/RemoteJWKSetOptions.md).
+//
+// The issuer, its discovery document and the JWKS must come over https (plain http only to a
+// loopback address): whoever can change them on the way can hand the gateway a key of their own,
+// and then sign any token. That holds for a jwks_uri discovery names, too.
 import { createRemoteJWKSet, jwtVerify, type JWSAlgorithm, type JWTPayload } from "jose";
 import { defaultConfig } from "../config.js";
+import { secureUrl } from "../net.js";
 import { failClosed, identifyFailClosed, type Authorizer, type Identity } from "./authorizer.js";
 
 export interface OidcOptions {
@@ -27,6 +32,8 @@ export interface OidcOptions {
   jwksCooldownMs?: number;
 }
 
+const KEYS_IN_TRANSIT = "the keys that verify tokens come from there";
+
 async function discoverJwksUri(issuer: string): Promise<URL> {
   const response = await fetch(new URL(issuer.replace(/\/$/, "") + "/.well-known/openid-configuration"), {
     signal: AbortSignal.timeout(5000),
@@ -35,7 +42,7 @@ async function discoverJwksUri(issuer: string): Promise<URL> {
   if (!response.ok) throw new Error(`OIDC discovery answered HTTP ${response.status}`);
   const { jwks_uri: jwksUri } = (await response.json()) as { jwks_uri?: string };
   if (!jwksUri) throw new Error("OIDC discovery has no jwks_uri");
-  return new URL(jwksUri);
+  return secureUrl(jwksUri, "the jwks_uri OIDC discovery names", KEYS_IN_TRANSIT);
 }
 
 /** A claim holding a list: a JSON array of strings, or one string separated by spaces or commas. */
@@ -46,6 +53,8 @@ function listClaim(claim: unknown): string[] {
 
 export function oidcAuthorizer(options: OidcOptions): Authorizer {
   if (!options.issuer || !options.audience) throw new Error("oidcIssuer and oidcAudience are required for the oidc authorizer");
+  secureUrl(options.issuer, "oidcIssuer", KEYS_IN_TRANSIT);
+  if (options.jwksUri) secureUrl(options.jwksUri, "oidcJwksUri", KEYS_IN_TRANSIT);
   let keys: ReturnType<typeof createRemoteJWKSet> | undefined;
   /** The verified claims with the user, or why the token is refused. */
   async function verify(token: string): Promise<{ ok: true; user: string; payload: JWTPayload } | { ok: false; reason: string }> {

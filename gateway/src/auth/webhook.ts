@@ -5,15 +5,15 @@
 // For access to recordings the gateway asks who holds a token: POST {token, clientAddress,
 // purpose: "identify"} (no target); the answer {"allowed": true, "user": "alice", "groups": [...]}
 // names the user and groups, anything else leaves them unknown.
-import { isLoopbackHost } from "../net.js";
-import { failClosed, identifyFailClosed, type Authorizer, type Identity } from "./authorizer.js";
+//
+// A session lasts no longer than its grant: a token that is a JWT ends the session at its exp, and
+// the same question is asked again for a running session (recheck): a no ends it (`denied`).
+import { secureUrl } from "../net.js";
+import { failClosed, identifyFailClosed, jwtExpiry, recheckFailSoft, type Authorizer, type Identity, type Recheck } from "./authorizer.js";
 
 export function webhookAuthorizer(url: string, timeoutMs: number): Authorizer {
   if (!url) throw new Error("webhookUrl is required for the webhook authorizer");
-  const parsed = new URL(url);
-  if (parsed.protocol !== "https:" && !(parsed.protocol === "http:" && isLoopbackHost(parsed.hostname))) {
-    throw new Error("webhookUrl must be https (plain http only to a loopback address): the token travels in the request");
-  }
+  secureUrl(url, "webhookUrl", "the token travels in the request");
   /** The webhook's JSON answer, or why there is none to trust. */
   async function ask(body: Record<string, unknown>): Promise<{ ok: true; answer: { allowed?: unknown; user?: unknown; reason?: unknown; groups?: unknown } } | { ok: false; detail: string }> {
     const response = await fetch(url, {
@@ -32,7 +32,17 @@ export function webhookAuthorizer(url: string, timeoutMs: number): Authorizer {
     if (!asked.ok) return { allow: false, reason: "webhook authorizer unavailable", detail: asked.detail };
     const body = asked.answer;
     const user = typeof body.user === "string" && body.user ? body.user : undefined;
-    if (body.allowed === true && user) return { allow: true, user };
+    if (body.allowed === true && user) {
+      const recheck = recheckFailSoft(async (): Promise<Recheck> => {
+        const again = await ask({ token, target, clientAddress });
+        if (!again.ok) return { outcome: "unavailable", detail: again.detail };
+        if (again.answer.allowed === true && again.answer.user === user) return { outcome: "allowed" };
+        const why = typeof again.answer.reason === "string" && again.answer.reason ? again.answer.reason : again.answer.allowed === true ? `the webhook now names another user than ${user}` : "not allowed";
+        return { outcome: "revoked", closeCode: "denied", reason: `permission denied: ${why}` };
+      });
+      const expiresAt = jwtExpiry(token);
+      return { allow: true, user, recheck, ...(expiresAt !== undefined ? { expiresAt } : {}) };
+    }
     const reason = typeof body.reason === "string" && body.reason ? body.reason : "not allowed";
     return user ? { allow: false, reason, user } : { allow: false, reason };
   });

@@ -42,8 +42,11 @@ export interface Backend {
    * mode), on plain pipes with stdout and stderr apart.
    */
   exec(target: ResolvedTarget, command: string[], size: { cols: number; rows: number }, handlers: ExecHandlers, options?: { tty: boolean }): Promise<ExecControl>;
-  /** Runs a short command without a TTY and returns its exit code (null if unknown). */
-  run(target: ResolvedTarget, command: string[]): Promise<number | null>;
+  /**
+   * Runs a short command without a TTY and returns its exit code (null if unknown). When `signal`
+   * aborts, the exec stream is dropped and the promise rejects (the command itself may go on).
+   */
+  run(target: ResolvedTarget, command: string[], options?: { signal?: AbortSignal }): Promise<number | null>;
   /** Throws when the backend cannot be reached (readiness). */
   check(): Promise<void>;
   /** Debug containers (Kubernetes only); see debug.ts. */

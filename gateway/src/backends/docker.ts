@@ -146,8 +146,13 @@ export function dockerBackend(dockerHost: string): Backend {
           "GET",
           `/containers/${encodeURIComponent(target.container)}/json`,
         );
+        // The engine takes a full id, an exact name, or else any unique id prefix (moby
+        // daemon/container.go GetContainer): "fe16" would open the container whose id starts with
+        // fe16 for a user authorized only for a container named fe16. Only what was named counts.
+        const name = info.Name.replace(/^\//, "");
+        if (target.container !== name && target.container !== info.Id) throw new NotFoundError(`no container named ${target.container} (give a name, or an id in full)`);
         if (!info.State.Running) throw new NotFoundError(`container ${target.container} is not running`);
-        return { container: info.Id, label: `docker/${info.Name.replace(/^\//, "")}` };
+        return { container: info.Id, label: `docker/${name}` };
       } catch (error) {
         if (error instanceof DockerApiError && error.status === 404) throw new NotFoundError(`no container ${target.container}`);
         throw error;
@@ -192,16 +197,25 @@ export function dockerBackend(dockerHost: string): Backend {
       };
     },
 
-    async run(target, command) {
+    async run(target, command, { signal } = {}) {
+      signal?.throwIfAborted();
       const execId = await createExec(target.container, command, false, false);
       const stream = await startExec(execId, false);
       stream.resume(); // output is not needed, only the end
-      await new Promise<void>((resolve) => {
-        stream.on("close", resolve);
-        stream.on("end", resolve);
-        stream.on("error", () => resolve());
-      });
-      return exitCodeOf(execId);
+      const abort = () => stream.destroy();
+      signal?.addEventListener("abort", abort, { once: true });
+      try {
+        await new Promise<void>((resolve) => {
+          stream.on("close", resolve);
+          stream.on("end", resolve);
+          stream.on("error", () => resolve());
+          if (signal?.aborted) stream.destroy();
+        });
+        signal?.throwIfAborted();
+        return await exitCodeOf(execId);
+      } finally {
+        signal?.removeEventListener("abort", abort);
+      }
     },
 
     async check() {

@@ -30,6 +30,7 @@ import {
   setHeaderOptions,
   VersionApi,
   type V1EphemeralContainer,
+  type V1ObjectMeta,
   type V1Pod,
   type V1Status,
 } from "@kubernetes/client-node";
@@ -59,6 +60,12 @@ function isNotFound(error: unknown): boolean {
   return error instanceof ApiException && error.code === 404;
 }
 
+/** Whether `owner` is `object`'s controller (its ownerReference with controller: true, by uid). */
+function controlledBy(object: { metadata?: V1ObjectMeta }, owner: { metadata?: V1ObjectMeta }): boolean {
+  const uid = owner.metadata?.uid;
+  return uid !== undefined && (object.metadata?.ownerReferences ?? []).some((reference) => reference.controller === true && reference.uid === uid);
+}
+
 function isRunning(pod: V1Pod): boolean {
   return pod.status?.phase === "Running" && !pod.metadata?.deletionTimestamp;
 }
@@ -79,16 +86,22 @@ export function kubernetesBackend(kubeConfig: KubeConfig): Backend {
   }
 
   /**
-   * A workload's instance number to a pod. StatefulSet: pod <name>-<instance> (stable across restarts).
-   * Deployment: its running pods ordered by creation time, then name; instance n is the n-th (0-based).
-   * A bare name tries a StatefulSet first, then a Deployment.
+   * A workload's instance number to a pod, through ownership (ownerReferences with controller: true,
+   * matched by uid), never by labels or names alone: a pod that merely carries a Deployment's labels
+   * or a StatefulSet's naming is not its instance. StatefulSet: pod <name>-<instance> (stable across
+   * restarts), controlled by the StatefulSet. Deployment: the running pods controlled by a ReplicaSet
+   * the Deployment controls (how the Deployment controller owns them: kubernetes/kubernetes
+   * pkg/controller/deployment), ordered by creation time, then name; instance n is the n-th
+   * (0-based). A bare name tries a StatefulSet first, then a Deployment.
    */
   async function workloadPod(namespace: string, workload: string, instance: number): Promise<V1Pod> {
     const [kind, name] = workload.includes("/") ? (workload.split("/") as [string, string]) : ["", workload];
     if (kind !== "deployment") {
       try {
-        await apps.readNamespacedStatefulSet({ namespace, name });
-        return await readPod(namespace, `${name}-${instance}`);
+        const statefulSet = await apps.readNamespacedStatefulSet({ namespace, name });
+        const pod = await readPod(namespace, `${name}-${instance}`);
+        if (!controlledBy(pod, statefulSet)) throw new NotFoundError(`pod ${namespace}/${name}-${instance} does not belong to statefulset ${name}`);
+        return pod;
       } catch (error) {
         if (!isNotFound(error) || kind === "statefulset") throw error;
       }
@@ -100,12 +113,13 @@ export function kubernetesBackend(kubeConfig: KubeConfig): Backend {
       if (isNotFound(error)) throw new NotFoundError(`no workload ${namespace}/${workload}`);
       throw error;
     }
-    const labels = deployment.spec?.selector?.matchLabels ?? {};
-    const labelSelector = Object.entries(labels)
+    // matchLabels only narrows the lists (its pods carry them); ownership decides.
+    const labelSelector = Object.entries(deployment.spec?.selector?.matchLabels ?? {})
       .map(([k, v]) => `${k}=${v}`)
       .join(",");
-    if (!labelSelector) throw new NotFoundError(`deployment ${namespace}/${name} has no matchLabels selector`);
-    const pods = (await core.listNamespacedPod({ namespace, labelSelector })).items.filter(isRunning);
+    const narrowed = labelSelector ? { labelSelector } : {};
+    const replicaSets = (await apps.listNamespacedReplicaSet({ namespace, ...narrowed })).items.filter((rs) => controlledBy(rs, deployment));
+    const pods = (await core.listNamespacedPod({ namespace, ...narrowed })).items.filter((pod) => isRunning(pod) && replicaSets.some((rs) => controlledBy(pod, rs)));
     pods.sort((a, b) => {
       const byTime = (a.metadata?.creationTimestamp?.getTime() ?? 0) - (b.metadata?.creationTimestamp?.getTime() ?? 0);
       return byTime !== 0 ? byTime : (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? "");
@@ -249,10 +263,22 @@ export function kubernetesBackend(kubeConfig: KubeConfig): Backend {
       };
     },
 
-    async run(target, command) {
+    async run(target, command, { signal } = {}) {
+      signal?.throwIfAborted();
       const sink = outputSink(() => {});
       return new Promise<number | null>((resolve, reject) => {
-        startExec(target, command, { stdout: sink, stderr: sink }, null, false, (result) => resolve(result.exitCode)).catch(reject);
+        const aborted = () => reject(signal!.reason);
+        signal?.addEventListener("abort", aborted, { once: true });
+        startExec(target, command, { stdout: sink, stderr: sink }, null, false, (result) => {
+          signal?.removeEventListener("abort", aborted);
+          resolve(result.exitCode);
+        }).then(
+          (socket) => {
+            if (signal?.aborted) socket.close();
+            else signal?.addEventListener("abort", () => socket.close(), { once: true });
+          },
+          reject,
+        );
       });
     },
 

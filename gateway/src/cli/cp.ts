@@ -9,9 +9,16 @@
 // kubectl has copied no links since 1.16, #82143). So here: every entry must lie under the name
 // asked for; absolute names and `..` components refuse the whole archive; symlinks, hard links and
 // device files are skipped (one line each on stderr), so nothing can be written through a link; files
-// are opened with O_NOFOLLOW and get no setuid/setgid bits.
+// are opened with O_NOFOLLOW and get no setuid/setgid bits. Tar names use "/" only, but Windows also
+// takes "\" as a separator and "C:" as a drive (Node's path.win32, as the Win32 API), so a name
+// with "\", ":" or a control character refuses the archive on every platform (an archive means the
+// same everywhere), and the resolved path must lie under the destination by path.relative.
+//
+// Into a container the archive is packed here from readdir names (no separator can be in one),
+// without links, modes masked to 0777; the container's tar gets its directory as an argument, never
+// through a shell.
 import { constants, createReadStream, createWriteStream, lstatSync, mkdirSync, openSync, readdirSync, statSync } from "node:fs";
-import { join, posix } from "node:path";
+import path, { join, posix, type PlatformPath } from "node:path";
 import { PassThrough, Readable, Writable } from "node:stream";
 import { parseArgs } from "node:util";
 import tar from "tar-stream";
@@ -28,8 +35,9 @@ The destination path is the copy's name; when a local destination is an existing
 copy goes inside it.
 
 The archive from a container is not trusted: an entry outside the name asked for (an absolute path,
-a ".." component) refuses the whole archive (exit ${ExitCode.badRequest}, nothing written past that
-entry); symlinks, hard links and device files are skipped with one line on stderr each.
+a ".." component) or with a \\, : or control character in its name refuses the whole archive (exit
+${ExitCode.badRequest}, nothing written past that entry); symlinks, hard links and device files are
+skipped with one line on stderr each.
 
 options: the connection options of entryway enter (-g/--gateway, -t/--token, --token-file,
   -c/--container, --ca-file, --insecure, --connect-timeout, --keepalive, --config), -h/--help.
@@ -77,13 +85,30 @@ function packLocal(source: string, name: string): Readable {
   return pack as unknown as Readable; // a streamx stream: data, end, pause and resume as Node's
 }
 
-/** The local path for an archive entry, or an error when the entry would land outside `destination`. */
-export function entryPath(entryName: string, expected: string, destination: string): string {
+/**
+ * What no entry name may hold: "\" and ":" (a separator, a drive or a stream on Windows) and
+ * control characters (C0, DEL and C1: printed, they would drive the terminal).
+ */
+// eslint-disable-next-line no-control-regex -- control characters are what it matches
+const UNSAFE_NAME = /[\\:\x00-\x1f\x7f-\x9f]/;
+
+/** Text from the archive as it may be printed: control characters escaped. */
+// eslint-disable-next-line no-control-regex -- control characters are what it matches
+const printable = (text: string) => text.replace(/[\x00-\x1f\x7f-\x9f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+
+/**
+ * The local path for an archive entry, or an error when the entry would land outside `destination`.
+ * `paths` is the local path flavour (Node's path; tests pass path.win32 and path.posix).
+ */
+export function entryPath(entryName: string, expected: string, destination: string, paths: PlatformPath = path): string {
+  const refuse = (why: string) => new EnterError(ExitCode.badRequest, `refusing the archive from the container: entry ${JSON.stringify(entryName.slice(0, 200))} ${why}`);
+  if (UNSAFE_NAME.test(entryName)) throw refuse("holds \\, : or a control character (a separator, drive or stream on Windows)");
   const parts = entryName.split("/").filter((part) => part !== "" && part !== ".");
-  if (entryName.startsWith("/") || parts.includes("..") || parts[0] !== expected) {
-    throw new EnterError(ExitCode.badRequest, `refusing the archive from the container: entry ${JSON.stringify(entryName.slice(0, 200))} is outside ${expected}`);
-  }
-  return join(destination, ...parts.slice(1));
+  if (entryName.startsWith("/") || parts.includes("..") || parts[0] !== expected) throw refuse(`is outside ${expected}`);
+  const resolved = paths.join(destination, ...parts.slice(1));
+  const relative = paths.relative(destination, resolved);
+  if (relative === ".." || relative.startsWith(`..${paths.sep}`) || paths.isAbsolute(relative)) throw refuse(`is outside ${expected}`);
+  return resolved;
 }
 
 /** Unpacks the archive from the container into `destination`, with the checks in the header. */
@@ -105,8 +130,8 @@ function unpackInto(destination: string, expected: string): { sink: Writable; do
         return next();
       }
       if (header.type !== "file" && header.type !== "contiguous-file") {
-        const link = header.linkname ? ` -> ${header.linkname}` : "";
-        process.stderr.write(`entryway: skipped ${header.name}${link}: ${header.type ?? "unknown"} entries are not copied\n`);
+        const link = header.linkname ? ` -> ${printable(header.linkname)}` : "";
+        process.stderr.write(`entryway: skipped ${header.name}${link}: ${printable(header.type ?? "unknown")} entries are not copied\n`);
         stream.resume();
         return next();
       }

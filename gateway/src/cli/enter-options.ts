@@ -55,7 +55,7 @@ export type EnterTarget =
 
 /**
  * Target syntax:
- *   <container>                                   a Docker container (name or id)
+ *   <container>                                   a Docker container (name or full id)
  *   <namespace>/<pod>[/<container>]               a Kubernetes pod
  *   <namespace>/[<kind>/]<workload>#<n>[/<container>]  instance n of a StatefulSet or Deployment
  * The gateway checks the names; here only the shape is checked.

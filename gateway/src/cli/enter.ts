@@ -18,7 +18,7 @@ Opens a shell (or the command after --, when the gateway allows it) in a running
 the Entryway exec gateway.
 
 targets:
-  <container>                                 a Docker container, by name or id (Docker backend)
+  <container>                                 a Docker container, by name or full id (Docker backend)
   <namespace>/<pod>[/<container>]             a container of a Kubernetes pod
   <namespace>/<workload>#<n>[/<container>]    instance n of a workload, stable across pod restarts;
                                               <workload> is <name>, statefulset/<name> or deployment/<name>

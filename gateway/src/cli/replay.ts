@@ -6,7 +6,7 @@ import http from "node:http";
 import https from "node:https";
 import { rootCertificates } from "node:tls";
 import { parseArgs } from "node:util";
-import { parseCast, playbackTimes, recordingStart, withoutTerminalQueries, type Cast } from "../asciicast.js";
+import { onlyAllowedSequences, parseCast, playbackTimes, recordingStart, withoutTerminalQueries, type Cast } from "../asciicast.js";
 import { isLoopbackHost } from "../net.js";
 import { classifyConnectError, EnterError, ExitCode, resolveSettings } from "./enter-options.js";
 
@@ -17,9 +17,16 @@ GET /v1/recordings) is fetched from the gateway; that needs a token of a reviewe
 For the same picture, replay in a terminal of the recorded size (the header's width x height).
 Ctrl-C or q stops; other keys are ignored.
 
+The recorded user chose every byte, so only drawing reaches your terminal: text, colours and
+attributes, cursor movement, erasing, scrolling, the alternate screen and charsets. Anything else
+(clipboard and title writes, links, fonts, file transfers, queries, mouse and key modes) is
+dropped, unless --raw.
+
 options:
   -s, --speed <factor>   play this many times faster (default 1; 0.5 is half speed)
       --max-idle <sec>   cut every pause longer than this to it
+      --raw              write every escape sequence as recorded (but terminal queries): only for
+                         recordings you trust; a recorded user can then set your clipboard or title
   -g, --gateway <url>    the gateway (https://host), for an id
   -t, --token <token>    access token (prefer --token-file or ENTRYWAY_TOKEN)
       --token-file <p>   read the token from a file
@@ -89,10 +96,13 @@ function muteInput(stop: () => void): () => void {
   };
 }
 
-/** Writes each output event at its time; resizes cannot change the local terminal and are skipped. */
-async function play(text: string, speed: number, maxIdle: number | undefined, out: NodeJS.WritableStream): Promise<void> {
+/**
+ * Writes each output event at its time; resizes cannot change the local terminal and are skipped.
+ * Only the allowed sequences are written (onlyAllowedSequences), or with `raw` all but the queries.
+ */
+async function play(text: string, speed: number, maxIdle: number | undefined, raw: boolean, out: NodeJS.WritableStream): Promise<void> {
   const parsed = parseCast(text);
-  const cast = { ...parsed, events: withoutTerminalQueries(parsed.events) };
+  const cast = { ...parsed, events: raw ? withoutTerminalQueries(parsed.events) : onlyAllowedSequences(parsed.events) };
   const times = playbackTimes(cast.events, speed, maxIdle);
   let stopped = false;
   const restore = muteInput(() => (stopped = true));
@@ -135,6 +145,7 @@ export async function run(argv: string[]): Promise<number> {
         "ca-file": { type: "string" },
         config: { type: "string" },
         insecure: { type: "boolean" },
+        raw: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -165,8 +176,10 @@ export async function run(argv: string[]): Promise<number> {
       }
       text = await download(recordingUrl(settings.gateway, source, values.insecure), settings.token, settings.connectTimeoutSeconds * 1000, ca);
     }
+    const raw = values.raw === true;
+    if (raw) process.stderr.write("entryway: warning: --raw writes the recording's escape sequences as recorded: a recorded session can set your clipboard and title, and use your terminal's other features\n");
     try {
-      await play(text, speed, maxIdle, process.stdout);
+      await play(text, speed, maxIdle, raw, process.stdout);
     } catch (error) {
       if (error instanceof EnterError) throw error;
       throw new EnterError(ExitCode.badRequest, `${source}: ${(error as Error).message}`);

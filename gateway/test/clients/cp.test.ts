@@ -6,7 +6,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import path, { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import tar from "tar-stream";
 import { ExitCode } from "../../src/cli/enter-options.js";
@@ -37,6 +37,21 @@ it("maps archive entries under the expected name, and refuses absolute names and
   for (const bad of ["/etc/passwd", "data/../../x", "data/a/../../../x", "other/x", "datax/y", "../data/x"]) {
     expect(() => entryPath(bad, "data", "/dest/copy"), bad).toThrow(/refusing the archive/);
   }
+});
+
+it("refuses Windows separators, drives, streams and control characters on both path flavours, and keeps paths under the destination", () => {
+  const startup = "data/..\\..\\..\\..\\Users\\me\\AppData\\Roaming\\Microsoft\\Windows\\Start Menu\\Programs\\Startup\\x.bat";
+  const hostile = [startup, "data/C:\\Windows\\x.dll", "data/C:x", "data/file.txt:stream", "data/\\\\server\\share\\x", "data/a\x1b]52;c;Y3VybA==\x07", "data/\u009b2J", "data/a\nb"];
+  const flavours = [
+    ["win32", path.win32, "C:\\Users\\me\\dest\\data"],
+    ["posix", path.posix, "/home/me/dest/data"],
+  ] as const;
+  for (const [flavour, paths, destination] of flavours) {
+    for (const name of hostile) expect(() => entryPath(name, "data", destination, paths), `${flavour} ${JSON.stringify(name)}`).toThrow(/refusing the archive from the container: entry .* holds/);
+    for (const name of ["data/../x", "/data/x", "data/a/../../x"]) expect(() => entryPath(name, "data", destination, paths), `${flavour} ${name}`).toThrow(/is outside data/);
+    expect(entryPath("data/sub/report 1.txt", "data", destination, paths)).toBe(paths.join(destination, "sub", "report 1.txt"));
+  }
+  expect(entryPath("data/sub/x", "data", "C:\\dest\\data", path.win32)).toBe("C:\\dest\\data\\sub\\x");
 });
 
 it("--help explains both directions and the checks on the archive; entryway --help lists cp", async () => {
@@ -133,6 +148,28 @@ describe("entryway cp: hostile archives from a container (Kubernetes stand-in)",
     expect(existsSync(join(root, "escape.txt"))).toBe(false);
     expect(existsSync(join(root, "dest", "escape.txt"))).toBe(false);
     expect(existsSync("/tmp/escape.txt")).toBe(false);
+  });
+
+  it.each([
+    ["a Windows path (\\ as separators)", [{ name: "data/..\\..\\Startup\\x.bat", content: "pwned" }]],
+    ["a drive letter", [{ name: "data/C:\\x.bat", content: "pwned" }]],
+    ["a terminal escape in a name", [{ name: "data/\x1b]0;owned\x07x", content: "pwned" }]],
+  ])("refuses an archive with %s on this platform too, writing nothing", async (_what, entries) => {
+    const root = mkdtempSync(join(home, "unsafe-name-"));
+    await plant(entries as Entry[]);
+    const result = await runCli(["cp", "team-a/evil-0:/srv/data", join(root, "dest", "data")], { env });
+    expect(result).toMatchObject({ code: ExitCode.badRequest, stderr: expect.stringMatching(/^entryway: refusing the archive from the container: entry .* holds \\, : or a control character/) });
+    expect(result.stderr).not.toContain("\x1b");
+    expect(existsSync(join(root, "dest", "data"))).toBe(false);
+  });
+
+  it("prints a link's target with its control characters escaped", async () => {
+    const root = mkdtempSync(join(home, "link-name-"));
+    await plant([{ name: "data/link", type: "symlink", linkname: "\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07" }]);
+    const result = await runCli(["cp", "team-a/evil-0:/srv/data", join(root, "dest")], { env });
+    expect(result.code).toBe(0);
+    expect(result.stderr).not.toContain("\x1b");
+    expect(result.stderr).toMatch(/-> \\x1b\]52;c;Y3VybCBldmlsIHwgc2g=\\x07: symlink entries are not copied/);
   });
 
   it("skips symlinks and hard links, so a file cannot be written through one (CVE-2019-1002101, CVE-2019-11246, CVE-2019-11251)", async () => {

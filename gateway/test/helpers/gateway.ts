@@ -1,6 +1,6 @@
 // Starts a gateway on loopback with a given backend and authorizer, collecting audit events.
 import type { AddressInfo } from "node:net";
-import type { AuditEvent, DebugContainerEvent, RecordingAccessEvent } from "../../src/audit.js";
+import type { AuditEvent, DebugContainerEvent, ReapFailedEvent, RecordingAccessEvent } from "../../src/audit.js";
 import type { Authorizer } from "../../src/auth/authorizer.js";
 import type { Backend } from "../../src/backends/backend.js";
 import { defaultConfig, type GatewayConfig } from "../../src/config.js";
@@ -17,6 +17,8 @@ export interface TestGateway {
   debugContainers: DebugContainerEvent[];
   /** Audit records of access to recordings. */
   access: RecordingAccessEvent[];
+  /** Audit records of abandoned shells the reaper could not end. */
+  reaps: ReapFailedEvent[];
   logs: Record<string, unknown>[];
   stop(): Promise<void>;
 }
@@ -47,6 +49,7 @@ export async function startGateway(backend: Backend, authorizer: Authorizer, ove
   const audit: AuditEvent[] = [];
   const debugContainers: DebugContainerEvent[] = [];
   const access: RecordingAccessEvent[] = [];
+  const reaps: ReapFailedEvent[] = [];
   const logs: Record<string, unknown>[] = [];
   const gateway = createGateway({
     config,
@@ -54,7 +57,8 @@ export async function startGateway(backend: Backend, authorizer: Authorizer, ove
     authorizer,
     logger: { log: (level, msg, fields) => logs.push({ level, msg, ...fields }) },
     audit: {
-      write: (event) => void (event.event === "debug.container" ? debugContainers.push(event) : "session" in event ? audit.push(event) : access.push(event)),
+      write: (event) =>
+        void (event.event === "debug.container" ? debugContainers.push(event) : event.event === "reap.failed" ? reaps.push(event) : "session" in event ? audit.push(event) : access.push(event)),
       close: async () => {},
     },
   });
@@ -68,6 +72,7 @@ export async function startGateway(backend: Backend, authorizer: Authorizer, ove
     audit,
     debugContainers,
     access,
+    reaps,
     logs,
     url(query) {
       const params = new URLSearchParams();

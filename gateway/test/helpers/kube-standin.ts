@@ -58,7 +58,12 @@ interface PodFixture {
   distroless?: boolean;
   /** Its containers' securityContext.runAsUser. */
   runAsUser?: number;
+  /** Its controller (ownerReferences with controller: true), as the StatefulSet or ReplicaSet controller sets it. */
+  owner?: { kind: "StatefulSet" | "ReplicaSet"; name: string };
 }
+
+/** The uid the stand-in gives an object: stable, and different for every kind, namespace and name. */
+export const standinUid = (kind: string, namespace: string, name: string) => `uid-${kind}-${namespace}-${name}`;
 
 export interface StandinOptions {
   /** The subprotocol to choose when the client offers it. */
@@ -67,7 +72,9 @@ export interface StandinOptions {
   serviceAccountToken: string;
   pods: PodFixture[];
   statefulSets?: { namespace: string; name: string }[];
-  deployments?: { namespace: string; name: string; matchLabels: Record<string, string> }[];
+  deployments?: { namespace: string; name: string; matchLabels: Record<string, string>; matchExpressions?: Record<string, unknown>[] }[];
+  /** ReplicaSets, each controlled by the Deployment named (or by none: an orphan). */
+  replicaSets?: { namespace: string; name: string; deployment?: string; labels: Record<string, string> }[];
   /** TokenReview: user tokens to user names (audience "entryway", groups system:authenticated) or full user info. */
   users?: Record<string, string | StandinUser>;
   /** SubjectAccessReview: user name to the namespaces (or "namespace/pod") where it may create pods/exec. */
@@ -162,6 +169,10 @@ export interface KubeStandin {
   /** Every TokenReview spec and SubjectAccessReview spec received, in order. */
   tokenReviews: unknown[];
   accessReviews: SubjectAccessReviewSpec[];
+  /** The tokens TokenReview knows, live: deleting one is deleting its ServiceAccount. */
+  users: Map<string, StandinUser>;
+  /** Where each user may create pods/exec, live: emptying a user's list is removing their RoleBinding. */
+  execAllowed: Record<string, string[]>;
   /** Drops every exec WebSocket without a status, as an API server restart does; the processes stay. */
   dropConnections(): void;
   /** Live processes in the sessions of the execs started with stdin (TTY or pipe mode): the shells and whatever they started. */
@@ -263,6 +274,7 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
   const tokenReviews: unknown[] = [];
   const accessReviews: SubjectAccessReviewSpec[] = [];
   const users = new Map(Object.entries(options.users ?? {}).map(([token, user]) => [token, standinUser(token, user)]));
+  const execAllowed = { ...options.execAllowed };
   /** Session leaders of the execs with stdin (a TTY, or pipe mode): the shells the gateway started. */
   const ttyPids: number[] = [];
   const sockets = new Set<WebSocket>();
@@ -301,12 +313,23 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
   const runningEphemeral = (pod: PodFixture, container: string) => ephemeral.get(`${pod.namespace}/${pod.name}`)?.states.get(container)?.running !== undefined;
   const authorized = (request: IncomingMessage) => request.headers.authorization === `Bearer ${options.serviceAccountToken}`;
 
+  /** An ownerReferences entry naming the object's controller (apimachinery meta/v1 OwnerReference). */
+  const controllerReference = (kind: string, namespace: string, name: string) => ({ apiVersion: "apps/v1", kind, name, uid: standinUid(kind, namespace, name), controller: true, blockOwnerDeletion: true });
+  /** Equality-based label selectors (k=v,...), what the gateway sends. */
+  const selectorOf = (url: URL) => Object.fromEntries((url.searchParams.get("labelSelector") ?? "").split(",").filter(Boolean).map((kv) => kv.split("=") as [string, string]));
   const podObject = (pod: PodFixture) => {
     const { containers, states } = ephemeral.get(`${pod.namespace}/${pod.name}`) ?? { containers: [], states: new Map() };
     return {
       apiVersion: "v1",
       kind: "Pod",
-      metadata: { name: pod.name, namespace: pod.namespace, labels: pod.labels ?? {}, creationTimestamp: pod.createdAt ?? "2026-01-01T00:00:00Z" },
+      metadata: {
+        name: pod.name,
+        namespace: pod.namespace,
+        uid: standinUid("Pod", pod.namespace, pod.name),
+        labels: pod.labels ?? {},
+        creationTimestamp: pod.createdAt ?? "2026-01-01T00:00:00Z",
+        ...(pod.owner ? { ownerReferences: [controllerReference(pod.owner.kind, pod.namespace, pod.owner.name)] } : {}),
+      },
       spec: {
         containers: pod.containers.map((name) => ({ name, image: "busybox", ...(pod.runAsUser !== undefined ? { securityContext: { runAsUser: pod.runAsUser } } : {}) })),
         ...(containers.length > 0 ? { ephemeralContainers: containers } : {}),
@@ -356,7 +379,7 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
       return json(response, 200, podObject(pod));
     }
     if ((m = /^\/api\/v1\/namespaces\/([^/]+)\/pods$/.exec(path))) {
-      const selector = Object.fromEntries((url.searchParams.get("labelSelector") ?? "").split(",").filter(Boolean).map((kv) => kv.split("=") as [string, string]));
+      const selector = selectorOf(url);
       const items = options.pods.filter((p) => p.namespace === m![1] && Object.entries(selector).every(([k, v]) => p.labels?.[k] === v));
       return json(response, 200, { apiVersion: "v1", kind: "PodList", metadata: {}, items: items.map(podObject) });
     }
@@ -364,12 +387,28 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
       const [, namespace, kind, name] = m;
       if (kind === "statefulsets") {
         const found = options.statefulSets?.some((s) => s.namespace === namespace && s.name === name);
-        return found ? json(response, 200, { apiVersion: "apps/v1", kind: "StatefulSet", metadata: { name, namespace }, spec: {} }) : notFound(response, `statefulsets.apps "${name}"`);
+        return found
+          ? json(response, 200, { apiVersion: "apps/v1", kind: "StatefulSet", metadata: { name, namespace, uid: standinUid("StatefulSet", namespace!, name!) }, spec: {} })
+          : notFound(response, `statefulsets.apps "${name}"`);
       }
       const deployment = options.deployments?.find((d) => d.namespace === namespace && d.name === name);
+      const selector = { matchLabels: deployment?.matchLabels, ...(deployment?.matchExpressions ? { matchExpressions: deployment.matchExpressions } : {}) };
       return deployment
-        ? json(response, 200, { apiVersion: "apps/v1", kind: "Deployment", metadata: { name, namespace }, spec: { selector: { matchLabels: deployment.matchLabels } } })
+        ? json(response, 200, { apiVersion: "apps/v1", kind: "Deployment", metadata: { name, namespace, uid: standinUid("Deployment", namespace!, name!) }, spec: { selector } })
         : notFound(response, `deployments.apps "${name}"`);
+    }
+    if ((m = /^\/apis\/apps\/v1\/namespaces\/([^/]+)\/replicasets$/.exec(path))) {
+      const namespace = m[1]!;
+      const selector = selectorOf(url);
+      const items = (options.replicaSets ?? [])
+        .filter((rs) => rs.namespace === namespace && Object.entries(selector).every(([k, v]) => rs.labels[k] === v))
+        .map((rs) => ({
+          apiVersion: "apps/v1",
+          kind: "ReplicaSet",
+          metadata: { name: rs.name, namespace, uid: standinUid("ReplicaSet", namespace, rs.name), labels: rs.labels, ...(rs.deployment ? { ownerReferences: [controllerReference("Deployment", namespace, rs.deployment)] } : {}) },
+          spec: { selector: { matchLabels: rs.labels } },
+        }));
+      return json(response, 200, { apiVersion: "apps/v1", kind: "ReplicaSetList", metadata: {}, items });
     }
     if (request.method === "POST" && path === "/apis/authentication.k8s.io/v1/tokenreviews") {
       const body = (await readBody(request)) as { spec?: { token?: string; audiences?: string[] } };
@@ -385,7 +424,7 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
     if (request.method === "POST" && path === "/apis/authorization.k8s.io/v1/subjectaccessreviews") {
       const body = (await readBody(request)) as { spec?: SubjectAccessReviewSpec };
       accessReviews.push(body.spec ?? {});
-      return json(response, 201, { ...body, status: judgeAccessReview(body.spec ?? {}, [...users.values()], options.execAllowed ?? {}, options.debugAllowed ?? {}) });
+      return json(response, 201, { ...body, status: judgeAccessReview(body.spec ?? {}, [...users.values()], execAllowed, options.debugAllowed ?? {}) });
     }
     notFound(response, path);
   }
@@ -549,6 +588,8 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
     ephemeralContainers: (pod) => ephemeral.get(pod)?.containers ?? [],
     tokenReviews,
     accessReviews,
+    users,
+    execAllowed,
     liveShells: () => processesInSessions(new Set(ttyPids)),
     dropConnections: () => {
       for (const ws of sockets) ws.terminate();

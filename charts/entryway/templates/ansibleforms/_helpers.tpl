@@ -404,6 +404,8 @@ The RTE container and its volumes, as JSON (dict "container" ... "volumes" ...).
 {{- $problems = append $problems "appUrl is required: an outbound RTE dials the app" -}}
 {{- else if not (regexMatch "^(https?|wss?)://[^/\\s]+" $r.appUrl) -}}
 {{- $problems = append $problems (printf "appUrl %q is not an http(s) URL" $r.appUrl) -}}
+{{- else if and (regexMatch "^(?i)(http|ws)://" $r.appUrl) (not $r.allowInsecureAppUrl) -}}
+{{- $problems = append $problems (printf "appUrl %q is plain %s: the RTE token would cross the network unencrypted; use https (or set allowInsecureAppUrl: true for an app in the same trusted network)" $r.appUrl (index (splitList ":" $r.appUrl) 0)) -}}
 {{- end -}}
 {{- if eq $r.files "local" -}}
 {{- $problems = append $problems "files \"local\" needs the app's disk; an outbound RTE cannot share it (use \"transfer\")" -}}

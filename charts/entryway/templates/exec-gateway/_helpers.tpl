@@ -43,6 +43,9 @@ key: webhook-url
 - apiGroups: ["apps"]
   resources: ["deployments", "statefulsets"]
   verbs: ["get"]
+- apiGroups: ["apps"]
+  resources: ["replicasets"]
+  verbs: ["list"]
 {{- if .Values.execGateway.debugContainers.images }}
 - apiGroups: [""]
   resources: ["pods/ephemeralcontainers"]
@@ -62,6 +65,9 @@ key: webhook-url
 {{- /* Exec there reaches the gateway's pods and their service-account token, past its audit. */ -}}
 {{- if has .Release.Namespace $g.targetNamespaces -}}
 {{- fail (printf "execGateway.targetNamespaces includes %q, the gateway's own namespace; run the targets in a namespace of their own" .Release.Namespace) -}}
+{{- end -}}
+{{- if and .Values.connectGateway.enabled (not $g.allowOwnedNamespaces) (has (include "entryway.ssh.namespace" .) $g.targetNamespaces) -}}
+{{- fail (printf "execGateway.targetNamespaces includes %q, a namespace the release owns (the CONNECT gateway's: its service account reads its TLS key); set execGateway.allowOwnedNamespaces to allow it" (include "entryway.ssh.namespace" .)) -}}
 {{- end -}}
 {{- if eq $g.authorizer "webhook" -}}
 {{- if eq (not $g.webhook.url) (not $g.webhook.urlSecret.name) -}}
