@@ -66,6 +66,9 @@ export class Session {
   /** Input waits here until the shell runs at the client's size (see becomeReady). */
   private ready = false;
   private readying = false;
+  /** The resize in flight, if any, and whether the size changed since it was sent (applySize). */
+  private sizing: Promise<void> | undefined;
+  private sizeWanted = false;
   private earlyInput: Buffer[] = [];
   private earlyInputBytes = 0;
   /** Pipe mode: the client sent EOF; the backend's stdin is closed once the early input is written. */
@@ -85,6 +88,7 @@ export class Session {
   private readonly pidSettled = new Promise<void>((resolve) => (this.pidSettledNow = resolve));
   private readonly utf8 = new Utf8Carry();
   private recorder: AsciicastRecorder | undefined;
+  private recordedSize = { ...DEFAULT_SIZE };
   private pendingAuth: ((message: Request) => void) | undefined;
   /** Aborted when the session ends: setup steps still waiting (a debug container starting) stop. */
   private readonly ended = new AbortController();
@@ -167,7 +171,10 @@ export class Session {
       }
       this.ctx.metrics.active.inc();
       this.audit("session.start");
-      if (this.ctx.config.recordDir) this.recorder = new AsciicastRecorder(this.ctx.config.recordDir, { session: this.id, user: decision.user, target: this.resolved.label }, this.size);
+      if (this.ctx.config.recordDir) {
+        this.recorder = new AsciicastRecorder(this.ctx.config.recordDir, { session: this.id, user: decision.user, target: this.resolved.label }, this.size);
+        this.recordedSize = { ...this.size };
+      }
       this.startTimers();
       this.becomeReady();
     } catch (error) {
@@ -275,8 +282,8 @@ export class Session {
         if (!size) return; // documented: unusable sizes are ignored
         this.lastActivity = Date.now();
         this.size = size;
-        void this.exec?.resize(size.cols, size.rows);
-        this.recorder?.resize(size.cols, size.rows);
+        // Before the shell runs, the size is only kept: becomeReady applies the latest.
+        if (this.ready || this.readying) void this.applySize();
         return;
       }
       default:
@@ -333,7 +340,7 @@ export class Session {
     if (this.ready || this.readying || !exec || !this.pid.settled) return;
     this.readying = true;
     const resized = this.request.tty ? this.ctx.metrics.setupSeconds.startTimer({ step: "resize" }) : undefined;
-    void (resized ? exec.resize(this.size.cols, this.size.rows).then(() => void resized()) : Promise.resolve()).then(() => {
+    void (resized ? this.applySize().then(() => void resized()) : Promise.resolve()).then(() => {
       if (this.closing) return;
       this.ready = true;
       const early = this.earlyInput;
@@ -343,6 +350,35 @@ export class Session {
       if (this.stdinEnded) exec.closeStdin();
       this.updateInputFlow();
     });
+  }
+
+  /**
+   * Applies this.size to the exec; resolves once the latest size asked for is applied. At most one
+   * resize is in flight per session: sizes that arrive meanwhile collapse into the newest, so a storm
+   * of WINCH messages (a window dragged, or a hostile client) costs a few engine calls, not one each
+   * (with the Docker backend every resize is an HTTP request, each on its own connection while the
+   * others wait).
+   */
+  private applySize(): Promise<void> {
+    this.sizeWanted = true;
+    // The first resize is sent at once (the Kubernetes backend orders it before any later input); the
+    // loop then runs past its first await, so it cannot end and clear this.sizing before it is set.
+    if (!this.sizing && this.exec && !this.closing) this.sizing = this.resizeUntilCurrent();
+    return this.sizing ?? Promise.resolve();
+  }
+
+  private async resizeUntilCurrent(): Promise<void> {
+    while (this.sizeWanted && this.exec && !this.closing) {
+      this.sizeWanted = false;
+      const { cols, rows } = this.size;
+      await this.exec.resize(cols, rows);
+      // The recording gets the sizes the shell got, each change once.
+      if (this.recorder && (cols !== this.recordedSize.cols || rows !== this.recordedSize.rows)) {
+        this.recorder.resize(cols, rows);
+        this.recordedSize = { cols, rows };
+      }
+    }
+    this.sizing = undefined;
   }
 
   private sendOutput(data: Buffer, msgType: number = ResponseType.STDOUT): void {

@@ -1,8 +1,10 @@
 // Docker backend against a real engine: podman's Docker-compatible API on a unix socket this test
 // starts, and a container from an image built here from a busybox-static rootfs.
+import { join } from "node:path";
 import { describe, expect, it, beforeAll, afterAll } from "vitest";
 import { dockerBackend } from "../src/backends/docker.js";
 import { EntryClient } from "./helpers/client.js";
+import { startEngineProxy } from "./helpers/engine-proxy.js";
 import { execBackendCases } from "./helpers/exec-cases.js";
 import { startGateway, tokenAuthorizer } from "./helpers/gateway.js";
 import { podmanAvailable, startPodman, type Podman } from "./helpers/podman.js";
@@ -49,6 +51,50 @@ describe("Docker backend: targets", () => {
       expect((await fetch(`${unreachable.monitoring}/readyz`)).status).toBe(503);
     } finally {
       await unreachable.stop();
+    }
+  });
+});
+
+describe("Docker backend on podman: the terminal's modes and size", () => {
+  const container = "entryway-tty-target";
+  let podman: Podman;
+  beforeAll(async () => {
+    podman = await startPodman();
+    await podman.startContainer(container);
+  });
+  afterAll(() => podman?.stop());
+
+  it("a storm of 10,000 resizes costs a few engine requests, and the last size wins", async () => {
+    const proxy = await startEngineProxy(podman.socketPath, join(podman.dir, "counting.sock"));
+    const g = await startGateway(dockerBackend(`unix://${proxy.path}`), tokenAuthorizer());
+    try {
+      const client = await EntryClient.connect(g.url({ container }), { token: "user:alice" });
+      client.type("echo up\n");
+      await client.waitFor(/\r\nup\r\n/);
+      const resizes = /^POST \/v[\d.]+\/exec\/[^/]+\/resize\?/;
+      const before = proxy.requests(resizes);
+      for (let i = 0; i < 10_000; i++) client.winch(60 + (i % 97), 20 + (i % 31));
+      client.winch(133, 41);
+      // Each WINCH used to be its own request, each on its own connection while the others waited.
+      await expect
+        .poll(
+          async () => {
+            client.type("stty size\n");
+            await new Promise((r) => setTimeout(r, 300));
+            return /\r\n41 133\r\n/.test(client.text);
+          },
+          { timeout: 60_000, interval: 200 },
+        )
+        .toBe(true);
+      const sent = proxy.requests(resizes) - before;
+      expect(sent).toBeGreaterThanOrEqual(1);
+      expect(sent).toBeLessThanOrEqual(30);
+      expect(proxy.maxOpen).toBeLessThanOrEqual(4); // the exec stream, a resize, and room for the odd inspect
+      client.type("exit\n");
+      await client.closed;
+    } finally {
+      await g.stop();
+      await proxy.stop();
     }
   });
 });
