@@ -11,7 +11,7 @@ import type { SessionLimits } from "./limits.js";
 import { errorMessage, type Logger } from "./log.js";
 import type { Metrics } from "./metrics.js";
 import { decodeRequest, encodeOutput, encodeResponse, parseWinch, RequestType, ResponseType, type CloseCode, type Request } from "./protocol.js";
-import { PidMarkerFilter, reapCommand, ReapResult, wrapCommand } from "./shell.js";
+import { PidMarkerFilter, reapCommand, ReapResult, START_SIGNAL, wrapCommand } from "./shell.js";
 import { describeTarget, type Target } from "./target.js";
 import { splitOnCharBoundaries, Utf8Carry } from "./utf8.js";
 
@@ -150,7 +150,7 @@ export class Session {
         if (!debugTarget || this.closing) return;
         this.resolved = debugTarget;
       }
-      const command = wrapCommand(this.request.command.length > 0 ? this.request.command : this.ctx.config.shell);
+      const command = wrapCommand(this.request.command.length > 0 ? this.request.command : this.ctx.config.shell, { waitForStart: this.request.tty });
       const started = setup.startTimer({ step: "exec" });
       const exec = await this.ctx.backend.exec(
         this.resolved,
@@ -332,8 +332,10 @@ export class Session {
 
   /**
    * The wrapper's PID marker proves the process runs. Only then is the size applied (a resize sent
-   * earlier can be lost: podman ignores it) and the input typed so far written, so that a command
-   * typed right after connecting (or piped in) already sees the client's terminal size.
+   * earlier can be lost: podman ignores it), then, on a terminal, the wrapper told to start the
+   * command (START_SIGNAL, shell.ts: the command must not start before the runtime has set the
+   * terminal's modes), and then the input typed so far written, so that a command typed right after
+   * connecting (or piped in) already sees the client's terminal size.
    */
   private becomeReady(): void {
     const exec = this.exec;
@@ -343,6 +345,9 @@ export class Session {
     void (resized ? this.applySize().then(() => void resized()) : Promise.resolve()).then(() => {
       if (this.closing) return;
       this.ready = true;
+      // Only our wrapper waits for the signal: without its marker (ruled out, not found) the
+      // signal would be an end of input for whatever runs there instead.
+      if (this.request.tty && this.pid.shell) exec.write(START_SIGNAL);
       const early = this.earlyInput;
       this.earlyInput = [];
       this.earlyInputBytes = 0;

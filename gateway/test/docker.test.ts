@@ -5,7 +5,7 @@ import { describe, expect, it, beforeAll, afterAll } from "vitest";
 import { dockerBackend } from "../src/backends/docker.js";
 import { EntryClient } from "./helpers/client.js";
 import { startEngineProxy } from "./helpers/engine-proxy.js";
-import { execBackendCases } from "./helpers/exec-cases.js";
+import { execBackendCases, RAW_FIRST, rawModeKept, runRawFirst } from "./helpers/exec-cases.js";
 import { startGateway, tokenAuthorizer } from "./helpers/gateway.js";
 import { podmanAvailable, startPodman, type Podman } from "./helpers/podman.js";
 
@@ -63,6 +63,24 @@ describe("Docker backend on podman: the terminal's modes and size", () => {
     await podman.startContainer(container);
   });
   afterAll(() => podman?.stop());
+
+  it("raw mode set as the command's very first action survives, 200 sessions in a row", async () => {
+    // conmon sets the new terminal's modes with a read-modify-write while the command may already
+    // run (shell.ts): without the wrapper's start handshake, a `stty raw` that falls between its read
+    // and its write is undone. Rare here (it takes conmon preempted between two system calls), so:
+    // 200 of them, 10 at a time; kubernetes.test.ts has a runtime that does it every time.
+    const g = await startGateway(dockerBackend(`unix://${podman.socketPath}`), tokenAuthorizer(), { maxSessionsPerUser: 20 });
+    const undone: string[] = [];
+    try {
+      for (let batch = 0; batch < 20; batch++) {
+        const outputs = await Promise.all(Array.from({ length: 10 }, () => runRawFirst(g.url({ container, command: RAW_FIRST }), "user:alice")));
+        undone.push(...outputs.filter((output) => !rawModeKept(output)));
+      }
+    } finally {
+      await g.stop();
+    }
+    expect(undone).toEqual([]);
+  });
 
   it("a storm of 10,000 resizes costs a few engine requests, and the last size wins", async () => {
     const proxy = await startEngineProxy(podman.socketPath, join(podman.dir, "counting.sock"));

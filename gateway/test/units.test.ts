@@ -2,13 +2,15 @@ import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { existsSync } from "node:fs";
+import pty from "node-pty";
 import { describe, expect, it } from "vitest";
 import { envName, loadConfig } from "../src/config.js";
 import { StreamDemuxer } from "../src/backends/docker.js";
 import { PreAuthLimits } from "../src/limits.js";
 import { missingTools, toolPlan } from "./helpers/tools.js";
 import { decodeRequest, decodeResponse, encodeOutput, encodeRequest, encodeResponse, parseWinch, RequestType, ResponseType } from "../src/protocol.js";
-import { PidMarkerFilter, reapCommand, wrapCommand } from "../src/shell.js";
+import { PidMarkerFilter, reapCommand, START_SIGNAL, wrapCommand } from "../src/shell.js";
 import { parseTarget, TargetError } from "../src/target.js";
 import { incompleteTailLength, splitOnCharBoundaries, Utf8Carry } from "../src/utf8.js";
 
@@ -105,7 +107,7 @@ describe("shell wrapper", () => {
   });
 
   it("wraps the command and builds the reaper", () => {
-    expect(wrapCommand(["top", "-b"]).slice(-2)).toEqual(["top", "-b"]);
+    expect(wrapCommand(["top", "-b"], { waitForStart: false }).slice(-2)).toEqual(["top", "-b"]);
     expect(reapCommand({ pid: 17, startTime: "4711" }, 2).slice(-3)).toEqual(["17", "4711", "20"]);
   });
 
@@ -121,7 +123,8 @@ describe("shell wrapper", () => {
       expect(stat).toContain("(a) (b c)");
       const startTime = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]!;
       // The wrapper's own report, parsed by the same shell function, for a shell that then execs sleep.
-      const wrapped = execFileSync(wrapCommand(["true"])[0]!, wrapCommand(["true"]).slice(1)).toString("latin1");
+      const wrapper = wrapCommand(["true"], { waitForStart: false });
+      const wrapped = execFileSync(wrapper[0]!, wrapper.slice(1)).toString("latin1");
       const marker = new PidMarkerFilter();
       expect(Buffer.concat([marker.push(Buffer.from(wrapped, "latin1")), marker.flush()]).length).toBe(0); // the marker, and nothing else
       expect(marker.shell).toEqual({ pid: expect.any(Number), startTime: expect.stringMatching(/^\d+$/) });
@@ -138,6 +141,44 @@ describe("shell wrapper", () => {
       victim.kill("SIGKILL");
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+/** A program on a real terminal (node-pty), with everything it printed so far. */
+function onTerminal(file: string, args: string[], env: Record<string, string> = {}) {
+  const terminal = pty.spawn(file, args, { cols: 80, rows: 24, env: { PATH: "/usr/bin:/bin", HOME: "/", TERM: "xterm", ...env }, encoding: null });
+  let output = "";
+  terminal.onData((data) => void (output += (data as unknown as Buffer).toString("latin1")));
+  const exited = new Promise<number>((resolve) => terminal.onExit(({ exitCode }) => resolve(exitCode)));
+  const until = async (test: () => boolean, what: string) => {
+    for (const deadline = Date.now() + 10_000; !test(); await new Promise((r) => setTimeout(r, 10))) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; output: ${JSON.stringify(output)}`);
+    }
+  };
+  return { terminal, exited, until, get output() { return output; } };
+}
+
+describe("the wrapper's start handshake, on a real terminal", () => {
+  it.each([["/bin/sh"], ["/bin/busybox", "sh"]].filter(([file]) => existsSync(file!)))("%s: the command starts only on START_SIGNAL, which leaves no trace in the output", async (...shell) => {
+    const [, ...wrapper] = wrapCommand(["/bin/sh", "-c", "stty -a | grep -o -e ' -icanon' -e ' icanon'; echo started"], { waitForStart: true });
+    const run = onTerminal(shell[0]!, [...shell.slice(1), ...wrapper]);
+    await run.until(() => /entryway-pid=\d+,\d*/.test(run.output) && run.output.endsWith("\x07"), "the PID marker");
+    await new Promise((r) => setTimeout(r, 300));
+    const withoutMarker = () => {
+      const marker = new PidMarkerFilter();
+      return Buffer.concat([marker.push(Buffer.from(run.output, "latin1")), marker.flush()]).toString();
+    };
+    expect(withoutMarker()).toBe(""); // the marker and nothing else: the command waits
+    run.terminal.write(START_SIGNAL.toString("latin1"));
+    expect(await run.exited).toBe(0);
+    // ^D ended the wrapper's read unechoed, and the command found the terminal as it was (canonical).
+    expect(withoutMarker()).toBe(" icanon\r\nstarted\r\n");
+  });
+
+  it("without waitForStart (pipe mode) the command starts at once", async () => {
+    const run = onTerminal("/bin/sh", wrapCommand(["/bin/sh", "-c", "echo started"], { waitForStart: false }).slice(1));
+    expect(await run.exited).toBe(0);
+    expect(run.output.endsWith("\x07started\r\n")).toBe(true);
   });
 });
 
