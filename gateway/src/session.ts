@@ -11,6 +11,7 @@ import type { SessionLimits } from "./limits.js";
 import { errorMessage, type Logger } from "./log.js";
 import type { Metrics } from "./metrics.js";
 import { decodeRequest, encodeOutput, encodeResponse, parseWinch, RequestType, ResponseType, type CloseCode, type Request } from "./protocol.js";
+import { padCursorReports } from "./cursor-report.js";
 import { PidMarkerFilter, reapCommand, ReapResult, START_SIGNAL, wrapCommand } from "./shell.js";
 import { describeTarget, type Target } from "./target.js";
 import { splitOnCharBoundaries, Utf8Carry } from "./utf8.js";
@@ -257,18 +258,21 @@ export class Session {
     }
     if (this.pendingAuth) return this.pendingAuth(message);
     switch (message.msgType) {
-      case RequestType.PLAIN:
+      case RequestType.PLAIN: {
         if (message.content.length === 0 || this.stdinEnded) return;
         this.lastActivity = Date.now();
         this.bytesIn += message.content.length;
         this.ctx.metrics.bytesIn.inc(message.content.length);
-        if (this.ready) this.writeInput(message.content);
-        else if (!this.request.tty || this.earlyInputBytes + message.content.length <= MAX_EARLY_INPUT) {
-          this.earlyInput.push(message.content);
-          this.earlyInputBytes += message.content.length;
+        // On a terminal, the terminal's cursor reports in a form busybox's line editor reads (cursor-report.ts); pipe mode is bytes.
+        const input = this.request.tty ? padCursorReports(message.content) : message.content;
+        if (this.ready) this.writeInput(input);
+        else if (!this.request.tty || this.earlyInputBytes + input.length <= MAX_EARLY_INPUT) {
+          this.earlyInput.push(input);
+          this.earlyInputBytes += input.length;
           this.updateInputFlow();
         }
         return;
+      }
       case RequestType.EOF:
         // A TTY has no end of input but ^D, which the client types itself; Entry's server ignores this type too.
         if (this.request.tty || this.stdinEnded) return;
