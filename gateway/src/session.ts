@@ -11,7 +11,8 @@ import type { SessionLimits } from "./limits.js";
 import { errorMessage, type Logger } from "./log.js";
 import type { Metrics } from "./metrics.js";
 import { decodeRequest, encodeOutput, encodeResponse, parseWinch, RequestType, ResponseType, type CloseCode, type Request } from "./protocol.js";
-import { PidMarkerFilter, reapCommand, ReapResult, wrapCommand } from "./shell.js";
+import { padCursorReports } from "./cursor-report.js";
+import { PidMarkerFilter, reapCommand, ReapResult, START_SIGNAL, wrapCommand } from "./shell.js";
 import { describeTarget, type Target } from "./target.js";
 import { splitOnCharBoundaries, Utf8Carry } from "./utf8.js";
 
@@ -66,6 +67,9 @@ export class Session {
   /** Input waits here until the shell runs at the client's size (see becomeReady). */
   private ready = false;
   private readying = false;
+  /** The resize in flight, if any, and whether the size changed since it was sent (applySize). */
+  private sizing: Promise<void> | undefined;
+  private sizeWanted = false;
   private earlyInput: Buffer[] = [];
   private earlyInputBytes = 0;
   /** Pipe mode: the client sent EOF; the backend's stdin is closed once the early input is written. */
@@ -85,6 +89,7 @@ export class Session {
   private readonly pidSettled = new Promise<void>((resolve) => (this.pidSettledNow = resolve));
   private readonly utf8 = new Utf8Carry();
   private recorder: AsciicastRecorder | undefined;
+  private recordedSize = { ...DEFAULT_SIZE };
   private pendingAuth: ((message: Request) => void) | undefined;
   /** Aborted when the session ends: setup steps still waiting (a debug container starting) stop. */
   private readonly ended = new AbortController();
@@ -150,7 +155,7 @@ export class Session {
         if (!debugTarget || this.closing) return;
         this.resolved = debugTarget;
       }
-      const command = wrapCommand(this.request.command.length > 0 ? this.request.command : this.ctx.config.shell);
+      const command = wrapCommand(this.request.command.length > 0 ? this.request.command : this.ctx.config.shell, { waitForStart: this.request.tty });
       const started = setup.startTimer({ step: "exec" });
       const exec = await this.ctx.backend.exec(
         this.resolved,
@@ -171,7 +176,10 @@ export class Session {
       }
       this.ctx.metrics.active.inc();
       this.audit("session.start");
-      if (this.ctx.config.recordDir) this.recorder = new AsciicastRecorder(this.ctx.config.recordDir, { session: this.id, user: decision.user, target: this.resolved.label }, this.size);
+      if (this.ctx.config.recordDir) {
+        this.recorder = new AsciicastRecorder(this.ctx.config.recordDir, { session: this.id, user: decision.user, target: this.resolved.label }, this.size);
+        this.recordedSize = { ...this.size };
+      }
       this.startTimers();
       this.becomeReady();
     } catch (error) {
@@ -254,18 +262,21 @@ export class Session {
     }
     if (this.pendingAuth) return this.pendingAuth(message);
     switch (message.msgType) {
-      case RequestType.PLAIN:
+      case RequestType.PLAIN: {
         if (message.content.length === 0 || this.stdinEnded) return;
         this.lastActivity = Date.now();
         this.bytesIn += message.content.length;
         this.ctx.metrics.bytesIn.inc(message.content.length);
-        if (this.ready) this.writeInput(message.content);
-        else if (!this.request.tty || this.earlyInputBytes + message.content.length <= MAX_EARLY_INPUT) {
-          this.earlyInput.push(message.content);
-          this.earlyInputBytes += message.content.length;
+        // On a terminal, the terminal's cursor reports in a form busybox's line editor reads (cursor-report.ts); pipe mode is bytes.
+        const input = this.request.tty ? padCursorReports(message.content) : message.content;
+        if (this.ready) this.writeInput(input);
+        else if (!this.request.tty || this.earlyInputBytes + input.length <= MAX_EARLY_INPUT) {
+          this.earlyInput.push(input);
+          this.earlyInputBytes += input.length;
           this.updateInputFlow();
         }
         return;
+      }
       case RequestType.EOF:
         // A TTY has no end of input but ^D, which the client types itself; Entry's server ignores this type too.
         if (this.request.tty || this.stdinEnded) return;
@@ -279,8 +290,8 @@ export class Session {
         if (!size) return; // documented: unusable sizes are ignored
         this.lastActivity = Date.now();
         this.size = size;
-        void this.exec?.resize(size.cols, size.rows);
-        this.recorder?.resize(size.cols, size.rows);
+        // Before the shell runs, the size is only kept: becomeReady applies the latest.
+        if (this.ready || this.readying) void this.applySize();
         return;
       }
       default:
@@ -329,17 +340,22 @@ export class Session {
 
   /**
    * The wrapper's PID marker proves the process runs. Only then is the size applied (a resize sent
-   * earlier can be lost: podman ignores it) and the input typed so far written, so that a command
-   * typed right after connecting (or piped in) already sees the client's terminal size.
+   * earlier can be lost: podman ignores it), then, on a terminal, the wrapper told to start the
+   * command (START_SIGNAL, shell.ts: the command must not start before the runtime has set the
+   * terminal's modes), and then the input typed so far written, so that a command typed right after
+   * connecting (or piped in) already sees the client's terminal size.
    */
   private becomeReady(): void {
     const exec = this.exec;
     if (this.ready || this.readying || !exec || !this.pid.settled) return;
     this.readying = true;
     const resized = this.request.tty ? this.ctx.metrics.setupSeconds.startTimer({ step: "resize" }) : undefined;
-    void (resized ? exec.resize(this.size.cols, this.size.rows).then(() => void resized()) : Promise.resolve()).then(() => {
+    void (resized ? this.applySize().then(() => void resized()) : Promise.resolve()).then(() => {
       if (this.closing) return;
       this.ready = true;
+      // Only our wrapper waits for the signal: without its marker (ruled out, not found) the
+      // signal would be an end of input for whatever runs there instead.
+      if (this.request.tty && this.pid.shell) exec.write(START_SIGNAL);
       const early = this.earlyInput;
       this.earlyInput = [];
       this.earlyInputBytes = 0;
@@ -347,6 +363,35 @@ export class Session {
       if (this.stdinEnded) exec.closeStdin();
       this.updateInputFlow();
     });
+  }
+
+  /**
+   * Applies this.size to the exec; resolves once the latest size asked for is applied. At most one
+   * resize is in flight per session: sizes that arrive meanwhile collapse into the newest, so a storm
+   * of WINCH messages (a window dragged, or a hostile client) costs a few engine calls, not one each
+   * (with the Docker backend every resize is an HTTP request, each on its own connection while the
+   * others wait).
+   */
+  private applySize(): Promise<void> {
+    this.sizeWanted = true;
+    // The first resize is sent at once (the Kubernetes backend orders it before any later input); the
+    // loop then runs past its first await, so it cannot end and clear this.sizing before it is set.
+    if (!this.sizing && this.exec && !this.closing) this.sizing = this.resizeUntilCurrent();
+    return this.sizing ?? Promise.resolve();
+  }
+
+  private async resizeUntilCurrent(): Promise<void> {
+    while (this.sizeWanted && this.exec && !this.closing) {
+      this.sizeWanted = false;
+      const { cols, rows } = this.size;
+      await this.exec.resize(cols, rows);
+      // The recording gets the sizes the shell got, each change once.
+      if (this.recorder && (cols !== this.recordedSize.cols || rows !== this.recordedSize.rows)) {
+        this.recorder.resize(cols, rows);
+        this.recordedSize = { cols, rows };
+      }
+    }
+    this.sizing = undefined;
   }
 
   private sendOutput(data: Buffer, msgType: number = ResponseType.STDOUT): void {

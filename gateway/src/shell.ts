@@ -19,17 +19,47 @@ const MARKER_BYTES = Buffer.from(MARKER);
 /** Shell function: the start time of PID $1 (empty when there is no such process). */
 const START_TIME = `start_time() { read -r stat < "/proc/$1/stat" 2>/dev/null || return 0; paren=')'; set -- \${stat##*"$paren"}; shift 19; printf %s "$1"; }`;
 
+// On a terminal the wrapper then waits for the gateway's START_SIGNAL before it runs the command.
+// The runtime sets the new terminal's modes with a read-modify-write while the process already runs:
+// conmon (podman, CRI-O) reads them, adds ONLCR and writes them all back when runc hands it the
+// terminal (containers/conmon src/ctrl.c, terminal_accept_cb: tcgetattr, then tcsetattr TCSANOW),
+// and runc does the same to clear ONLCR when it holds the terminal itself (opencontainers/runc
+// tty.go recvtty: console.ClearONLCR, a tcget and tcset in containerd/console tc_unix.go setONLCR,
+// in a goroutine while the process starts), which is how CRI-O serves a Kubernetes exec with a
+// terminal (cri-o internal/oci/oci_unix.go ttyCmd: `runc exec` on a terminal of its own, the
+// process spec's terminal set). containerd's shim only makes the terminal non-blocking
+// (containerd/console Epoller.Add): no race there, and the handshake costs it one round trip.
+// A command that sets raw mode between that read and that write (vim, a TUI, `stty raw` as its
+// first action) has it undone. The wrapper's first output is the proof that the runtime is done: conmon
+// starts reading the terminal only after terminal_accept_cb returned (src/conmon.c registers its
+// stdout reader once the runtime has exited, and fails the exec when the terminal was not set up by
+// then), and runc copies the terminal's output only once recvtty's ClearONLCR is done. (Podman answers the
+// exec start's upgrade before it even tells conmon to start the runtime, libpod
+// oci_conmon_exec_common.go attachExecHTTP, so the upgrade proves nothing.) So the gateway sends the
+// signal once it has read the PID marker (and applied the client's size), and the command starts after
+// it. The signal is the terminal's end-of-file character, ^D: on a fresh terminal (canonical mode)
+// the line discipline ends the wrapper's `read` with it at once and does not echo it (Linux
+// drivers/tty/n_tty.c, n_tty_receive_char_canon: EOF_CHAR ends the line unechoed), so nothing of the
+// handshake reaches the output, and input typed after it stays queued for the command.
 const WRAPPER = [
   START_TIME,
   `printf '\\033]7337;entryway-pid=%s,%s\\007' "$$" "$(start_time $$)"`,
+  `if [ "$1" = wait ]; then read -r _; fi`,
+  "shift",
   `[ "$#" -gt 0 ] && exec "$@"`,
   "command -v bash >/dev/null 2>&1 && exec bash",
   "exec sh",
 ].join("; ");
 
-/** The command that runs `command` (or bash, else sh, when empty) after reporting the shell's PID. */
-export function wrapCommand(command: string[]): string[] {
-  return ["/bin/sh", "-c", WRAPPER, "entryway-shell", ...command];
+/** What the gateway writes to a wrapper started with waitForStart: the terminal's end-of-file character (^D). */
+export const START_SIGNAL = Buffer.from([0x04]);
+
+/**
+ * The command that runs `command` (or bash, else sh, when empty) after reporting the shell's PID;
+ * with `waitForStart` (a terminal), only once START_SIGNAL arrived on its stdin.
+ */
+export function wrapCommand(command: string[], { waitForStart }: { waitForStart: boolean }): string[] {
+  return ["/bin/sh", "-c", WRAPPER, "entryway-shell", waitForStart ? "wait" : "go", ...command];
 }
 
 const REAPER = [

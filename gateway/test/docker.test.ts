@@ -1,10 +1,12 @@
 // Docker backend against a real engine: podman's Docker-compatible API on a unix socket this test
 // starts, and a container from an image built here from a busybox-static rootfs.
+import { join } from "node:path";
 import { describe, expect, it, beforeAll, afterAll } from "vitest";
 import { dockerBackend } from "../src/backends/docker.js";
 import { NotFoundError } from "../src/backends/backend.js";
 import { EntryClient } from "./helpers/client.js";
-import { execBackendCases } from "./helpers/exec-cases.js";
+import { startEngineProxy } from "./helpers/engine-proxy.js";
+import { execBackendCases, RAW_FIRST, rawModeKept, runRawFirst } from "./helpers/exec-cases.js";
 import { startGateway, tokenAuthorizer } from "./helpers/gateway.js";
 import { podmanAvailable, startPodman, type Podman } from "./helpers/podman.js";
 
@@ -75,6 +77,68 @@ describe("Docker backend: targets", () => {
       expect((await fetch(`${unreachable.monitoring}/readyz`)).status).toBe(503);
     } finally {
       await unreachable.stop();
+    }
+  });
+});
+
+describe("Docker backend on podman: the terminal's modes and size", () => {
+  const container = "entryway-tty-target";
+  let podman: Podman;
+  beforeAll(async () => {
+    podman = await startPodman();
+    await podman.startContainer(container);
+  });
+  afterAll(() => podman?.stop());
+
+  it("raw mode set as the command's very first action survives, 200 sessions in a row", async () => {
+    // conmon sets the new terminal's modes with a read-modify-write while the command may already
+    // run (shell.ts): without the wrapper's start handshake, a `stty raw` that falls between its read
+    // and its write is undone. Rare here (it takes conmon preempted between two system calls), so:
+    // 200 of them, 10 at a time; kubernetes.test.ts has a runtime that does it every time.
+    const g = await startGateway(dockerBackend(`unix://${podman.socketPath}`), tokenAuthorizer(), { maxSessionsPerUser: 20 });
+    const undone: string[] = [];
+    try {
+      for (let batch = 0; batch < 20; batch++) {
+        const outputs = await Promise.all(Array.from({ length: 10 }, () => runRawFirst(g.url({ container, command: RAW_FIRST }), "user:alice")));
+        undone.push(...outputs.filter((output) => !rawModeKept(output)));
+      }
+    } finally {
+      await g.stop();
+    }
+    expect(undone).toEqual([]);
+  });
+
+  it("a storm of 10,000 resizes costs a few engine requests, and the last size wins", async () => {
+    const proxy = await startEngineProxy(podman.socketPath, join(podman.dir, "counting.sock"));
+    const g = await startGateway(dockerBackend(`unix://${proxy.path}`), tokenAuthorizer());
+    try {
+      const client = await EntryClient.connect(g.url({ container }), { token: "user:alice" });
+      client.type("echo up\n");
+      await client.waitFor(/\r\nup\r\n/);
+      const resizes = /^POST \/v[\d.]+\/exec\/[^/]+\/resize\?/;
+      const before = proxy.requests(resizes);
+      for (let i = 0; i < 10_000; i++) client.winch(60 + (i % 97), 20 + (i % 31));
+      client.winch(133, 41);
+      // Each WINCH used to be its own request, each on its own connection while the others waited.
+      await expect
+        .poll(
+          async () => {
+            client.type("stty size\n");
+            await new Promise((r) => setTimeout(r, 300));
+            return /\r\n41 133\r\n/.test(client.text);
+          },
+          { timeout: 60_000, interval: 200 },
+        )
+        .toBe(true);
+      const sent = proxy.requests(resizes) - before;
+      expect(sent).toBeGreaterThanOrEqual(1);
+      expect(sent).toBeLessThanOrEqual(30);
+      expect(proxy.maxOpen).toBeLessThanOrEqual(4); // the exec stream, a resize, and room for the odd inspect
+      client.type("exit\n");
+      await client.closed;
+    } finally {
+      await g.stop();
+      await proxy.stop();
     }
   });
 });

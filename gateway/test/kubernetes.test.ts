@@ -9,7 +9,8 @@ import { kubernetesAuthorizer } from "../src/auth/kubernetes.js";
 import { kubernetesBackend, loadKubeConfig } from "../src/backends/kubernetes.js";
 import { defaultConfig } from "../src/config.js";
 import { EntryClient } from "./helpers/client.js";
-import { execBackendCases } from "./helpers/exec-cases.js";
+import { wrapCommand } from "../src/shell.js";
+import { execBackendCases, RAW_FIRST, RAW_FIRST_ANSWER, rawModeKept, runRawFirst } from "./helpers/exec-cases.js";
 import { startGateway, tokenAuthorizer, type TestGateway } from "./helpers/gateway.js";
 import { standinUser, startKubeStandin, type ExecProtocol, type KubeStandin, type StandinOptions } from "./helpers/kube-standin.js";
 
@@ -64,6 +65,36 @@ for (const protocol of ["v5.channel.k8s.io"] as ExecProtocol[]) {
     };
   });
 }
+
+describe("Kubernetes backend: a runtime that sets the terminal's modes late, as conmon does", () => {
+  let kube: KubeStandin;
+  let g: TestGateway;
+  beforeAll(async () => {
+    kube = await startKubeStandin({ ...fixtures, protocol: "v5.channel.k8s.io", lateTerminalModesMs: 300 });
+    g = await startGateway(kubernetesBackend(loadKubeConfig(kube.kubeconfigPath)), tokenAuthorizer());
+  });
+  afterAll(async () => {
+    await g?.stop();
+    await kube?.stop();
+  });
+
+  it("raw mode set as the command's very first action survives: the wrapper starts the command only after the runtime is done", async () => {
+    const target = { namespace: "team-a", pod: "web-0", container: "app" };
+    for (let i = 0; i < 3; i++) expect(rawModeKept(await runRawFirst(g.url({ ...target, command: RAW_FIRST }), "user:alice"))).toBe(true);
+
+    // The control: the same command started at once (the wrapper not told to wait) loses its raw mode.
+    const backend = kubernetesBackend(loadKubeConfig(kube.kubeconfigPath));
+    let output = "";
+    let ended!: () => void;
+    const done = new Promise<void>((resolve) => (ended = resolve));
+    const onOutput = (chunk: Buffer) => void (output += chunk.toString("latin1"));
+    const exec = await backend.exec(await backend.resolve({ kind: "pod", ...target }), wrapCommand(RAW_FIRST, { waitForStart: false }), { cols: 80, rows: 24 }, { onOutput, onEnd: () => ended() });
+    await expect.poll(() => output.includes("ready")).toBe(true);
+    exec.write(Buffer.from(RAW_FIRST_ANSWER));
+    await done;
+    expect(rawModeKept(output)).toBe(false);
+  });
+});
 
 describe("Kubernetes backend: v4.channel.k8s.io, targets and the Kubernetes authorizer", () => {
   let kube: KubeStandin;

@@ -547,6 +547,20 @@ describe("pipe mode and Entry's original protocol", () => {
     expect(Buffer.from(replies.at(-1)!.content).toString()).toBe("shell exited with code 3");
   });
 
+  it("on a TTY, the terminal's cursor reports reach the shell with a padded one-digit row; pipe mode passes bytes as they are", async () => {
+    const { g } = await setup();
+    const reports = "\x1b[1;5R typed\x1b[12;5R\x1b";
+    const tty = await EntryClient.connect(g.url({ container: "box" }), { token: "user:alice" });
+    tty.type(reports); // the fake shell echoes what it reads
+    await tty.waitFor((c) => c.text.endsWith("\x1b"));
+    expect(tty.text).toBe("\x1b[01;5R typed\x1b[12;5R\x1b");
+    const pipe = await EntryClient.connect(g.url({ container: "box", tty: "false" }), { token: "user:alice" });
+    pipe.type(reports);
+    pipe.eof();
+    await pipe.closed;
+    expect(pipe.text).toBe(reports);
+  });
+
   it("pipe mode keeps all early input (past 64 KiB), ignores WINCH, passes EOF and ignores input after it", async () => {
     const { backend, g } = await setup();
     backend.startDelayMs = 300; // the input arrives before the shell is ready

@@ -2,14 +2,17 @@ import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { existsSync } from "node:fs";
+import pty from "node-pty";
 import { describe, expect, it } from "vitest";
 import { cidrList, envName, loadConfig } from "../src/config.js";
 import { StreamDemuxer } from "../src/backends/docker.js";
 import { PreAuthLimits } from "../src/limits.js";
 import { clientAddress, limitKey } from "../src/net.js";
-import { missingTools, toolPlan } from "./helpers/tools.js";
+import { itNeeding, missingTools, toolPlan } from "./helpers/tools.js";
+import { padCursorReports } from "../src/cursor-report.js";
 import { decodeRequest, decodeResponse, encodeOutput, encodeRequest, encodeResponse, parseWinch, RequestType, ResponseType } from "../src/protocol.js";
-import { PidMarkerFilter, reapCommand, wrapCommand } from "../src/shell.js";
+import { PidMarkerFilter, reapCommand, START_SIGNAL, wrapCommand } from "../src/shell.js";
 import { parseTarget, TargetError } from "../src/target.js";
 import { incompleteTailLength, splitOnCharBoundaries, Utf8Carry } from "../src/utf8.js";
 
@@ -106,7 +109,7 @@ describe("shell wrapper", () => {
   });
 
   it("wraps the command and builds the reaper", () => {
-    expect(wrapCommand(["top", "-b"]).slice(-2)).toEqual(["top", "-b"]);
+    expect(wrapCommand(["top", "-b"], { waitForStart: false }).slice(-2)).toEqual(["top", "-b"]);
     expect(reapCommand({ pid: 17, startTime: "4711" }, 2).slice(-3)).toEqual(["17", "4711", "20"]);
   });
 
@@ -122,7 +125,8 @@ describe("shell wrapper", () => {
       expect(stat).toContain("(a) (b c)");
       const startTime = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]!;
       // The wrapper's own report, parsed by the same shell function, for a shell that then execs sleep.
-      const wrapped = execFileSync(wrapCommand(["true"])[0]!, wrapCommand(["true"]).slice(1)).toString("latin1");
+      const wrapper = wrapCommand(["true"], { waitForStart: false });
+      const wrapped = execFileSync(wrapper[0]!, wrapper.slice(1)).toString("latin1");
       const marker = new PidMarkerFilter();
       expect(Buffer.concat([marker.push(Buffer.from(wrapped, "latin1")), marker.flush()]).length).toBe(0); // the marker, and nothing else
       expect(marker.shell).toEqual({ pid: expect.any(Number), startTime: expect.stringMatching(/^\d+$/) });
@@ -139,6 +143,74 @@ describe("shell wrapper", () => {
       victim.kill("SIGKILL");
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+/** A program on a real terminal (node-pty), with everything it printed so far. */
+function onTerminal(file: string, args: string[], env: Record<string, string> = {}) {
+  const terminal = pty.spawn(file, args, { cols: 80, rows: 24, env: { PATH: "/usr/bin:/bin", HOME: "/", TERM: "xterm", ...env }, encoding: null });
+  let output = "";
+  terminal.onData((data) => void (output += (data as unknown as Buffer).toString("latin1")));
+  const exited = new Promise<number>((resolve) => terminal.onExit(({ exitCode }) => resolve(exitCode)));
+  const until = async (test: () => boolean, what: string) => {
+    for (const deadline = Date.now() + 10_000; !test(); await new Promise((r) => setTimeout(r, 10))) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; output: ${JSON.stringify(output)}`);
+    }
+  };
+  return { terminal, exited, until, get output() { return output; } };
+}
+
+describe("the wrapper's start handshake, on a real terminal", () => {
+  it.each([["/bin/sh"], ["/bin/busybox", "sh"]].filter(([file]) => existsSync(file!)))("%s: the command starts only on START_SIGNAL, which leaves no trace in the output", async (...shell) => {
+    const [, ...wrapper] = wrapCommand(["/bin/sh", "-c", "stty -a | grep -o -e ' -icanon' -e ' icanon'; echo started"], { waitForStart: true });
+    const run = onTerminal(shell[0]!, [...shell.slice(1), ...wrapper]);
+    await run.until(() => /entryway-pid=\d+,\d*/.test(run.output) && run.output.endsWith("\x07"), "the PID marker");
+    await new Promise((r) => setTimeout(r, 300));
+    const withoutMarker = () => {
+      const marker = new PidMarkerFilter();
+      return Buffer.concat([marker.push(Buffer.from(run.output, "latin1")), marker.flush()]).toString();
+    };
+    expect(withoutMarker()).toBe(""); // the marker and nothing else: the command waits
+    run.terminal.write(START_SIGNAL.toString("latin1"));
+    expect(await run.exited).toBe(0);
+    // ^D ended the wrapper's read unechoed, and the command found the terminal as it was (canonical).
+    expect(withoutMarker()).toBe(" icanon\r\nstarted\r\n");
+  });
+
+  it("without waitForStart (pipe mode) the command starts at once", async () => {
+    const run = onTerminal("/bin/sh", wrapCommand(["/bin/sh", "-c", "echo started"], { waitForStart: false }).slice(1));
+    expect(await run.exited).toBe(0);
+    expect(run.output.endsWith("\x07started\r\n")).toBe(true);
+  });
+});
+
+describe("cursor position reports for busybox's line editor", () => {
+  it("pads the row of reports with a one-digit row, and nothing else", () => {
+    const keys = Buffer.from("ls -l\r");
+    expect(padCursorReports(keys)).toBe(keys); // no escape: the same buffer, no copy
+    const pad = (text: string) => padCursorReports(Buffer.from(text, "latin1")).toString("latin1");
+    expect(pad("\x1b[1;5R")).toBe("\x1b[01;5R");
+    expect(pad("ab\x1b[1;3Rcdef\x1b[9;120Rg")).toBe("ab\x1b[01;3Rcdef\x1b[09;120Rg");
+    for (const untouched of ["\x1b[12;5R", "\x1b[0;5R", "\x1b[1;5C", "\x1b[1;R", "\x1b[1;5", "\x1b", "x\x1b[", "\x1b[?1;5R", "\x1bOA"]) expect(pad(untouched)).toBe(untouched);
+  });
+
+  // busybox's own line editor on a real terminal, the report answered the moment it asks, keys right
+  // behind it (as a terminal answers while someone types or pastes). The report for the top line's
+  // "/ # " prompt, row 1 column 5, loses itself and the next ten keys; padded, nothing is lost.
+  itNeeding({ busybox: existsSync("/bin/busybox") }, "busybox sh loses the ten keys after an unpadded report of row 1, column 5, and none after a padded one", async () => {
+    const typeAfterReport = async (report: string) => {
+      const shell = onTerminal("/bin/busybox", ["sh"], { PS1: "/ # " });
+      await shell.until(() => shell.output.includes("\x1b[6n"), "the cursor position request");
+      shell.terminal.write(report + "echo typed-$((6*7))-0123456789\r");
+      await shell.until(() => /typed-42-0123456789\r\n|not found/.test(shell.output), "the command's outcome");
+      shell.terminal.write("exit\r");
+      await shell.exited;
+      return shell.output;
+    };
+    const lost = await typeAfterReport("\x1b[1;5R");
+    expect(lost).not.toMatch(/^typed-42-0123456789\r$/m); // the control: "echo typed" went missing
+    expect(lost).toMatch(/-42-0123456789: not found/);
+    expect(await typeAfterReport(padCursorReports(Buffer.from("\x1b[1;5R")).toString("latin1"))).toMatch(/^typed-42-0123456789\r$/m);
   });
 });
 

@@ -4,6 +4,7 @@
 // and an xterm.js terminal that fills the window, follows its size (WINCH), and says why a session ended.
 import { FitAddon } from "@xterm/addon-fit";
 import type { Terminal } from "@xterm/xterm";
+import { INPUT_FRAME_BYTES } from "../src/wire.js";
 import { decodeResponse, encodeRequest, RequestType, ResponseType, type Response } from "./codec.js";
 import { beginOidcSignIn, completeOidcSignIn, type OidcSettings } from "./oidc.js";
 import { openTerminal, styleElementsWithNonce } from "./xterm-setup.js";
@@ -96,7 +97,11 @@ class TerminalSession {
   }
 
   private send(type: number, content: Uint8Array | string): void {
-    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(encodeRequest(type, content));
+    const ws = this.ws;
+    if (ws?.readyState !== WebSocket.OPEN) return;
+    const bytes = typeof content === "string" ? new TextEncoder().encode(content) : content;
+    // A paste can be longer than the gateway takes in one frame.
+    for (let offset = 0; offset === 0 || offset < bytes.length; offset += INPUT_FRAME_BYTES) ws.send(encodeRequest(type, bytes.subarray(offset, offset + INPUT_FRAME_BYTES)));
   }
 
   connect(target: URLSearchParams, token: string): void {

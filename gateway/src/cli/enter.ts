@@ -9,6 +9,7 @@ import { rootCertificates } from "node:tls";
 import { parseArgs } from "node:util";
 import WebSocket from "ws";
 import { decodeResponse, encodeRequest, RequestType, ResponseType, type Response } from "../protocol.js";
+import { INPUT_FRAME_BYTES } from "../wire.js";
 import type { Readable, Writable } from "node:stream";
 import { classifyConnectError, classifyHttpStatus, endpointUrl, EnterError, exitCodeForClose, ExitCode, parseEnterTarget, resolveSettings, type EnterTarget } from "./enter-options.js";
 
@@ -176,8 +177,6 @@ export async function run(argv: string[]): Promise<number> {
 
 /** Stop reading stdin while this much input waits to go out to the gateway; read again below a quarter of it. */
 const INPUT_WINDOW_BYTES = 1024 * 1024;
-/** Input per PLAIN frame: well under the gateway's default maxFrameBytes (64 KiB), which a pipe's 64 KiB reads would exceed. */
-const INPUT_FRAME_BYTES = 32 * 1024;
 
 /**
  * One session until it ends; resolves to the exit code. `io` replaces stdin and stdout in pipe mode

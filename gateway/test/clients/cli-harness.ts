@@ -81,6 +81,12 @@ export interface Tmux {
   resize(cols: number, rows: number): Promise<void>;
   /** PID of the process the pane's shell is running in the foreground (the CLI). */
   foregroundPid(): Promise<number>;
+  /**
+   * Types `keys` (as bytes) the moment the pane prints `trigger`, and resolves once they are sent.
+   * A control-mode client (tmux -C) reports the pane's output as it comes, and takes the keys on the
+   * same connection: no polling of the screen, no new tmux process between seeing and typing.
+   */
+  typeOnOutput(trigger: string, keys: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -114,6 +120,40 @@ export async function startTmux(env: NodeJS.ProcessEnv, cols = 100, rows = 30): 
       const children = readFileSync(`/proc/${shell}/task/${shell}/children`, "utf8").trim().split(/\s+/).filter(Boolean);
       if (children.length !== 1) throw new Error(`expected one foreground process under the pane's shell, found ${children.join(",") || "none"}`);
       return Number(children[0]);
+    },
+    typeOnOutput(trigger, keys) {
+      // ignore-size: this client must not change the window's size.
+      const control = spawn("tmux", ["-S", socket, "-f", "/dev/null", "-C", "attach-session", "-t", "cli", "-f", "ignore-size"], { env, stdio: ["pipe", "pipe", "ignore"] });
+      let lines = "";
+      let seen = "";
+      return new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          control.kill();
+          reject(new Error(`timed out waiting for ${JSON.stringify(trigger)}; pane output: ${JSON.stringify(seen.slice(-300))}`));
+        }, 45_000);
+        control.on("error", reject);
+        control.on("exit", (code) => reject(new Error(`tmux control client exited (${code}) before ${JSON.stringify(trigger)} was seen; pane output: ${JSON.stringify(seen.slice(-300))}`)));
+        control.stdout.on("data", (data: Buffer) => {
+          lines += data.toString("latin1");
+          let newline;
+          while ((newline = lines.indexOf("\n")) >= 0) {
+            const line = lines.slice(0, newline);
+            lines = lines.slice(newline + 1);
+            // "%output %<pane> <data>": bytes below 32 and the backslash as octal escapes (tmux(1), CONTROL MODE).
+            const output = /^%output %\d+ (.*)$/.exec(line);
+            if (!output) continue;
+            seen += output[1]!.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
+            if (!seen.includes(trigger)) continue;
+            const hex = [...Buffer.from(keys, "utf8")].map((byte) => byte.toString(16).padStart(2, "0")).join(" ");
+            clearTimeout(timer);
+            control.removeAllListeners("exit");
+            control.stdout.removeAllListeners("data");
+            control.stdin.end(`send-keys -t cli -H ${hex}\n`, () => resolve());
+            control.stdout.resume();
+            return;
+          }
+        });
+      });
     },
     async stop() {
       await tmux("kill-server").catch(() => {});

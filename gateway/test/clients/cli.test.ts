@@ -11,8 +11,11 @@ import { endpointUrl, EnterError, ExitCode, parseEnterTarget, resolveSettings } 
 import { podmanAvailable, startClientBed, type ClientBed } from "./bed.js";
 import { describeNeeding } from "../helpers/tools.js";
 import { cleanEnv, cliCommand, REPO, runCli, startTlsProxy, startTmux, tmuxAvailable } from "./cli-harness.js";
+import { digest, fileDigest, pasteBlock, printable } from "./input-samples.js";
 
 const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+/** busybox's `clear`, its prompt on the top line, and its request for the cursor position (which tmux answers). */
+const TOP_PROMPT = "\x1b[H\x1b[J/ # \x1b[6n";
 /** Shows the local terminal's line discipline: "icanon echo" when sane, "-icanon -echo" when raw. */
 const TTY_STATE = `echo TTY=$(stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' ')`;
 
@@ -118,6 +121,49 @@ describeNeeding({ podman: podmanAvailable(), tmux: tmuxAvailable() }, "entryway 
       await tmux.waitFor(/^TTY=icanon echo\s*$/m);
     } finally {
       await tmux.stop();
+    }
+  });
+
+  it("in tmux: loses no keystroke: a 2,000-character line typed and a 100,000-character paste, each right after a prompt on the top line, reach `cat` whole", async () => {
+    const tmux = await startTmux(env, 100, 30);
+    const dir = mkdtempSync(join(tmpdir(), "entryway-cli-paste-"));
+    try {
+      await tmux.waitFor(/local\$ ?$/m);
+      await tmux.type(`${cliCommand("enter", bed.container).map(shellQuote).join(" ")}; echo CLI-EXIT=$?`);
+      await tmux.enter();
+      await tmux.waitFor(/^\/ #\s*$/m);
+      // The keys go in the moment `clear` has put the prompt on the top line, where tmux answers busybox's
+      // cursor request with ESC [ 1 ; 5 R, after which busybox's line editor loses keys (src/cursor-report.ts).
+      const typed = printable(2000);
+      const typing = tmux.typeOnOutput(TOP_PROMPT, `cat > /tmp/typed-cli\r${typed}\r`);
+      await tmux.type("clear");
+      await tmux.enter();
+      await typing;
+      // ^D once `cat` has the line: typed ahead, while the shell's line editor still held the terminal
+      // in its raw mode, ^D would be taken as a character, not as the end of input.
+      await expect.poll(() => fileDigest(bed.podman, bed.container, "/tmp/typed-cli"), { timeout: 60_000, interval: 250 }).toMatch(/^2001 bytes/);
+      await tmux.tmux("send-keys", "-t", "cli", "C-d");
+      await tmux.waitFor(/^\/ #\s*$/m);
+      expect(await fileDigest(bed.podman, bed.container, "/tmp/typed-cli")).toBe(digest(typed + "\n"));
+
+      const block = pasteBlock(100_000);
+      writeFileSync(join(dir, "block"), block);
+      await tmux.tmux("load-buffer", "-b", "block", join(dir, "block"));
+      const command = tmux.typeOnOutput(TOP_PROMPT, "cat > /tmp/pasted-cli\r");
+      await tmux.type("clear");
+      await tmux.enter();
+      await command;
+      await tmux.tmux("paste-buffer", "-d", "-b", "block", "-t", "cli"); // its "\n"s as "\r", as a terminal sends Enter
+      await expect.poll(() => fileDigest(bed.podman, bed.container, "/tmp/pasted-cli"), { timeout: 120_000, interval: 500 }).toMatch(/^100000 bytes/);
+      await tmux.tmux("send-keys", "-t", "cli", "C-d");
+      await tmux.waitFor(/^\/ #\s*$/m);
+      expect(await fileDigest(bed.podman, bed.container, "/tmp/pasted-cli")).toBe(digest(block));
+      await tmux.type("exit 0");
+      await tmux.enter();
+      await tmux.waitFor(/^CLI-EXIT=0$/m);
+    } finally {
+      await tmux.stop();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

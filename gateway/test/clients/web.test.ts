@@ -21,6 +21,7 @@ import { describeNeeding } from "../helpers/tools.js";
 import { podmanAvailable, startBedGateway, startClientBed, type ClientBed } from "./bed.js";
 import { startOidcProvider } from "./oidc-provider.js";
 import { REPO } from "./cli-harness.js";
+import { digest, fileDigest, pasteBlock, printable } from "./input-samples.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = join(REPO, "test-artifacts");
@@ -34,11 +35,14 @@ interface PageGlobals {
       buffer: { active: { length: number; viewportY: number; getLine(i: number): { translateToString(trim: boolean): string; getCell(x: number): { getChars(): string; getWidth(): number } | undefined } | undefined } };
       selectAll(): void;
       getSelection(): string;
+      onData(listener: (data: string) => void): void;
     };
     ended: { text: string; exitCode?: number; closeCode?: string } | null;
     renderer?: "webgl" | "dom";
   };
   reportCspViolation(text: string): void;
+  /** Cursor position reports the terminal sent, counted by the keystroke test. */
+  cursorReports: number;
   getComputedStyle(element: unknown): { lineHeight: string };
   navigator: { clipboard: { readText(): Promise<string>; writeText(text: string): Promise<void> } };
   document: {
@@ -74,6 +78,36 @@ async function waitForText(page: Page, pattern: RegExp, timeoutMs = 45_000): Pro
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern}; terminal:\n${text.trimEnd().split("\n").slice(-15).join("\n")}`);
     await page.waitForTimeout(100);
   }
+}
+
+/** Counts the cursor position reports the page's terminal sends from now on (window.cursorReports). */
+async function countCursorReports(page: Page): Promise<void> {
+  await page.evaluate(() => {
+    const page = globalThis as unknown as PageGlobals;
+    page.cursorReports = 0;
+    page.entryway.terminal!.onData((data) => void (data.startsWith("\x1b[") && /^.\[\d+;\d+R$/.test(data) && page.cursorReports++));
+  });
+}
+
+/**
+ * Types `command` (then `clear`d) the moment the shell's prompt stands alone on the top line and the
+ * terminal has answered the shell's cursor request there (polling often, from the count before).
+ */
+async function clearThenType(page: Page, command: string, timeoutMs = 45_000): Promise<void> {
+  const reports = await page.evaluate(() => (globalThis as unknown as PageGlobals).cursorReports);
+  await typeLine(page, "clear");
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const seen = await page.evaluate(() => {
+      const page = globalThis as unknown as PageGlobals;
+      const buffer = page.entryway.terminal!.buffer.active;
+      return { top: [buffer.getLine(buffer.viewportY)?.translateToString(true), buffer.getLine(buffer.viewportY + 1)?.translateToString(true)], reports: page.cursorReports };
+    });
+    if (seen.top[0] === "/ # " && seen.top[1] === "" && seen.reports > reports) break;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for the prompt on the top line and a cursor report: ${JSON.stringify(seen)}`);
+    await page.waitForTimeout(5);
+  }
+  await typeLine(page, command);
 }
 
 async function typeLine(page: Page, text: string): Promise<void> {
@@ -339,6 +373,40 @@ describeNeeding({ podman: podmanAvailable(), [CHROMIUM]: existsSync(CHROMIUM) },
     // A reload keeps the tab's token; the target comes from the URL.
     await page.reload();
     await waitForText(page, /^\/ # $/m);
+    await expectCleanSession(page);
+    await page.close();
+  });
+
+  it("loses no keystroke: a 2,000-character line typed and a 100,000-character paste, each right after a prompt on the top line, reach `cat` whole", async () => {
+    const page = await context.newPage();
+    await openSignedIn(page, `${bed.base}/?container=web-box`, "user:dave");
+    // The prompt on the top line is where busybox's line editor loses keys after the terminal's
+    // cursor report (ESC [ 1 ; 5 R, see src/cursor-report.ts): the typing starts as soon as it shows.
+    const typed = printable(2000);
+    await countCursorReports(page);
+    await clearThenType(page, "cat > /tmp/typed");
+    await typeLine(page, typed);
+    // ^D once `cat` has the line (as below, and as the CLI test must: typed ahead, while the shell's
+    // line editor still held the terminal raw, ^D would be a character, not the end of input).
+    await expect.poll(() => fileDigest(bed.podman, bed.container, "/tmp/typed"), { timeout: 60_000, interval: 250 }).toMatch(/^2001 bytes/);
+    await page.keyboard.press("Control+D");
+    await waitForText(page, /^\/ # $/m);
+
+    // A paste larger than one WebSocket frame may be (maxFrameBytes): the page sends it in pieces.
+    const block = pasteBlock(100_000);
+    await page.evaluate((text) => (globalThis as unknown as PageGlobals).navigator.clipboard.writeText(text), block);
+    await clearThenType(page, "cat > /tmp/pasted");
+    await page.keyboard.press("Control+Shift+V");
+    // The page reads the clipboard asynchronously, so a key pressed now could overtake the paste: ^D
+    // goes once `cat` has every line. (The screen cannot tell: the terminal's echo of a paste this
+    // large is cut short by the line discipline, whose echo buffer holds 4 KiB; the input is not.)
+    await expect.poll(() => fileDigest(bed.podman, bed.container, "/tmp/pasted"), { timeout: 120_000, interval: 500 }).toMatch(/^100000 bytes/);
+    await page.keyboard.press("Control+D");
+    await waitForText(page, /^\/ # $/m, 120_000);
+    expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).entryway.ended)).toBeNull();
+
+    expect(await fileDigest(bed.podman, bed.container, "/tmp/typed")).toBe(digest(typed + "\n"));
+    expect(await fileDigest(bed.podman, bed.container, "/tmp/pasted")).toBe(digest(block));
     await expectCleanSession(page);
     await page.close();
   });

@@ -41,17 +41,38 @@ function expectFramesAreUtf8(client: EntryClient): void {
 }
 
 /**
- * A command for the client to run in raw mode, so the PTY passes bytes through unchanged. conmon
- * (podman's, CRI-O's) sets the modes of a new PTY with a read-modify-write (tcgetattr, ONLCR,
- * tcsetattr: containers/conmon src/ctrl.c terminal_accept_cb) while the command already runs: when
- * the command's `stty raw` falls between conmon's read and write, it is undone and every "\n" arrives
- * as "\r\n". conmon reads the PTY only after that (src/conmon.c adds its stdout reader once the
- * runtime returned), and the gateway writes input only once it has read the wrapper's PID marker:
- * so the command first waits for a line of input, typed by openRaw, and only then goes raw. That
- * line's echo (in the PTY's cooked mode) starts the output: RAW_ECHO.
+ * A command for the client to run in raw mode, so the PTY passes bytes through unchanged, as its
+ * very first action. The runtime's own read-modify-write of the PTY modes (conmon's, runc's: see
+ * shell.ts) cannot undo it: the gateway's wrapper starts the command only after the gateway has read
+ * its PID marker, which the runtime passes on only once it is done with the modes.
  */
-const raw = (script: string) => ({ command: ["/bin/sh", "-c", `read -r _; stty raw -echo; ${script}`] });
-const RAW_ECHO = "\r\n";
+const raw = (script: string) => ({ command: ["/bin/sh", "-c", `stty raw -echo; ${script}`] });
+
+/**
+ * A command whose very first action is raw mode, and that reports the terminal's modes once the
+ * runtime is surely done with them: its "ready" has come through the runtime (which passes output on
+ * only after setting the modes up, shell.ts), and it goes on only when the client answers. Were raw
+ * mode undone, `head` reads in canonical mode (the "\r" ends the line) and stty reports icanon.
+ */
+export const RAW_FIRST = ["/bin/sh", "-c", "stty raw -echo; printf ready; head -c 1 >/dev/null; stty -a"];
+
+/** The answer RAW_FIRST waits for. */
+export const RAW_FIRST_ANSWER = "x\r";
+
+/** Whether RAW_FIRST's report shows raw mode (no icanon, no echo). */
+export function rawModeKept(output: string): boolean {
+  const modes = output.split(/\s+/);
+  return modes.includes("-icanon") && modes.includes("-echo");
+}
+
+/** Runs RAW_FIRST through the gateway at `url`; its output. */
+export async function runRawFirst(url: string, token: string): Promise<string> {
+  const client = await EntryClient.connect(url, { token });
+  await client.waitFor(/^ready/);
+  client.type(RAW_FIRST_ANSWER);
+  expect(await client.closed).toMatchObject({ exitCode: 0 });
+  return client.text;
+}
 
 async function outBytes(g: TestGateway): Promise<number> {
   const metric = await g.gateway.metrics.bytes.get();
@@ -65,11 +86,7 @@ export function execBackendCases(name: string, createBed: () => Promise<RealBed>
     const open = (query: Record<string, string | string[]> = {}, token = TOKEN, keepFrames = true) =>
       EntryClient.connect(g.url({ ...bed.target, ...query }), { token, keepFrames });
     /** Runs `script` in raw mode (see raw). */
-    const openRaw = async (script: string, keepFrames = true, gateway = g) => {
-      const client = await EntryClient.connect(gateway.url({ ...bed.target, ...raw(script) }), { token: TOKEN, keepFrames });
-      client.type("\n");
-      return client;
-    };
+    const openRaw = (script: string, keepFrames = true, gateway = g) => EntryClient.connect(gateway.url({ ...bed.target, ...raw(script) }), { token: TOKEN, keepFrames });
 
     beforeAll(async () => {
       bed = await createBed();
@@ -111,7 +128,7 @@ export function execBackendCases(name: string, createBed: () => Promise<RealBed>
     it("a command of the client's choice ends with its own exit code", async () => {
       const client = await openRaw("printf done; exit 42");
       expect(await client.closed).toMatchObject({ exitCode: 42 });
-      expect(client.text).toBe(RAW_ECHO + "done");
+      expect(client.text).toBe("done");
     });
 
     it.each(["你", "😀"])("%s arrives intact at every frame boundary", async (char) => {
@@ -122,7 +139,7 @@ export function execBackendCases(name: string, createBed: () => Promise<RealBed>
         const expected = Array.from({ length: 5 }, (_, lead) => "x".repeat(lead) + char.repeat(3)).join("\n") + "\n";
         const client = await openRaw(`printf '${expected.replace(/\n/g, "\\n")}'`, true, small);
         await client.closed;
-        expect(client.text).toBe(RAW_ECHO + expected);
+        expect(client.text).toBe(expected);
         for (const frame of client.frames.filter((f) => f.msgType === ResponseType.STDOUT)) {
           expect(frame.content.length).toBeLessThanOrEqual(5);
           expect(() => fatal.decode(frame.content)).not.toThrow();
@@ -141,7 +158,7 @@ export function execBackendCases(name: string, createBed: () => Promise<RealBed>
 
     it("50 concurrent sessions each streaming 5 MB arrive with equal checksums", async () => {
       const n = 720_000; // `seq 1 720000` is 4.9 MB
-      const expected = Buffer.concat([Buffer.from(RAW_ECHO), seqOutput(n)]);
+      const expected = seqOutput(n);
       expect(expected.length).toBeGreaterThan(4.5e6);
       // Written to a file first: `cat` then writes in large blocks, as bulk output does (seq on a TTY writes line by line).
       const script = `f=/tmp/entryway-seq-$$; seq 1 ${n} > $f; cat $f; rm -f $f`;
@@ -185,7 +202,7 @@ export function execBackendCases(name: string, createBed: () => Promise<RealBed>
       const resolved = await bed.backend.resolve(parseTarget(new URL(g.url(bed.target)), {}, bed.backend.name));
       const before = await bed.shells();
       const marker = new PidMarkerFilter();
-      const exec = await bed.backend.exec(resolved, wrapCommand(["/bin/sh"]), { cols: 80, rows: 24 }, { onOutput: (c) => void marker.push(c), onEnd: () => {} });
+      const exec = await bed.backend.exec(resolved, wrapCommand(["/bin/sh"], { waitForStart: false }), { cols: 80, rows: 24 }, { onOutput: (c) => void marker.push(c), onEnd: () => {} });
       await expect.poll(() => marker.shell !== null && bed.shells(), { timeout: 10_000 }).toBe(before + 1);
       exec.close();
       await new Promise((r) => setTimeout(r, 1500));

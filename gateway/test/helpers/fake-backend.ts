@@ -2,6 +2,7 @@
 // "shell" echoes stdin, reports its size on "size\n", emits scripted chunks, and exits on "exit <n>\n"
 // (or with 0 at the end of its stdin, like cat).
 import type { Backend, ExecHandlers } from "../../src/backends/backend.js";
+import { START_SIGNAL } from "../../src/shell.js";
 
 export interface FakeBackend extends Backend {
   execs: number;
@@ -27,8 +28,10 @@ export function fakeBackend(): FakeBackend {
       if (target.kind !== "docker") throw new Error("fake backend takes docker targets");
       return { container: target.container, label: `fake/${target.container}` };
     },
-    async exec(_target, _command, size, handlers: ExecHandlers) {
+    async exec(_target, command, size, handlers: ExecHandlers) {
       backend.execs++;
+      // As the gateway's wrapper does (shell.ts), one started to wait takes START_SIGNAL before its shell reads anything.
+      let waiting = command[4] === "wait";
       const pid = nextPid++;
       let current = { ...size };
       let ended = false;
@@ -43,6 +46,10 @@ export function fakeBackend(): FakeBackend {
         write(data, written) {
           written?.();
           if (ended) return;
+          if (waiting && data[0] === START_SIGNAL[0]) {
+            waiting = false;
+            data = data.subarray(1);
+          }
           handlers.onOutput(data, "stdout");
           line += data.toString("utf8");
           let newline;

@@ -83,6 +83,15 @@ export interface StandinOptions {
   debugAllowed?: Record<string, string[]>;
   /** Images the stand-in kubelet can pull (default: all); an ephemeral container with another one never runs. */
   pullableImages?: string[];
+  /**
+   * A runtime that sets a new terminal's modes late, as conmon does: what it read before the process
+   * ran (a fresh terminal's modes) it writes back this many ms after the process started
+   * (containers/conmon src/ctrl.c terminal_accept_cb: tcgetattr, ONLCR, tcsetattr; ONLCR is on
+   * already on a fresh terminal), and it passes the terminal's output on only from then (src/conmon.c
+   * adds its reader after that). The window is wide here, where conmon's is a preemption between two
+   * system calls: what a command sets in it is undone every time.
+   */
+  lateTerminalModesMs?: number;
 }
 
 export interface StandinUser {
@@ -268,8 +277,18 @@ export function patchEphemeralContainers(
   return errors.length > 0 ? { errors } : { containers: merged };
 }
 
+/** The modes of a fresh terminal as node-pty makes one (`stty -g`), for the late runtime. */
+async function freshTerminalModes(): Promise<string> {
+  const terminal = pty.spawn("stty", ["-g"], { cols: 80, rows: 24, encoding: null });
+  let output = "";
+  terminal.onData((data) => void (output += String(data)));
+  await new Promise((resolve) => terminal.onExit(resolve));
+  return output.trim();
+}
+
 export async function startKubeStandin(options: StandinOptions): Promise<KubeStandin> {
   const dir = mkdtempSync(join(tmpdir(), "entryway-kube-"));
+  const freshModes = options.lateTerminalModesMs ? await freshTerminalModes() : undefined;
   const execs: ExecRecord[] = [];
   const tokenReviews: unknown[] = [];
   const accessReviews: SubjectAccessReviewSpec[] = [];
@@ -502,11 +521,28 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
         ptySocket.once("close", () => clearTimeout(timer));
       };
       record(proc.pid);
+      // The late runtime (lateTerminalModesMs): the modes read now, written back later, output held until then.
+      let held: Buffer[] | null = null;
+      if (options.lateTerminalModesMs) {
+        const terminal = (proc as unknown as { ptsName: string }).ptsName;
+        held = [];
+        later(options.lateTerminalModesMs, () => {
+          try {
+            execFileSync("stty", ["-F", terminal, freshModes!]);
+          } catch {
+            // the process already ended
+          }
+          const output = held!;
+          held = null;
+          for (const data of output) forward(data);
+        });
+      }
       // Output is forwarded only while the client is there; afterwards the process lingers, blocked on its TTY.
       // Flow control, as the kubelet's stream has: stop reading the PTY while the gateway is not reading.
       let pending = 0;
       let paused = false;
-      proc.onData((data: string | Buffer) => {
+      proc.onData((data: string | Buffer) => (held ? void held.push(Buffer.from(data)) : forward(data)));
+      function forward(data: string | Buffer): void {
         if (ws.readyState !== ws.OPEN) return;
         const frame = Buffer.concat([Buffer.from([1]), Buffer.from(data)]);
         pending += frame.length;
@@ -521,7 +557,7 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
           paused = true;
           proc.pause();
         }
-      });
+      }
       // Exit comes after the PTY socket closed (see above), so all output was read: send the status
       // once it has also gone out, as the kubelet does.
       proc.onExit(({ exitCode, signal }) => {
