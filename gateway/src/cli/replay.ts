@@ -6,7 +6,7 @@ import http from "node:http";
 import https from "node:https";
 import { rootCertificates } from "node:tls";
 import { parseArgs } from "node:util";
-import { parseCast, playbackTimes, recordingStart, withoutTerminalQueries, type Cast } from "../asciicast.js";
+import { outputBytes, parseCast, playbackTimes, recordingStart, withoutTerminalQueries, type Cast } from "../asciicast.js";
 import { isLoopbackHost } from "../net.js";
 import { classifyConnectError, EnterError, ExitCode, resolveSettings } from "./enter-options.js";
 
@@ -19,6 +19,8 @@ Ctrl-C or q stops; other keys are ignored.
 
 options:
   -s, --speed <factor>   play this many times faster (default 1; 0.5 is half speed)
+      --raw              write the recorded output byte for byte at once (no timing, terminal
+                         queries kept, bytes that are not UTF-8 as they were): for a file or a pipe
       --max-idle <sec>   cut every pause longer than this to it
   -g, --gateway <url>    the gateway (https://host), for an id
   -t, --token <token>    access token (prefer --token-file or ENTRYWAY_TOKEN)
@@ -135,6 +137,7 @@ export async function run(argv: string[]): Promise<number> {
         "ca-file": { type: "string" },
         config: { type: "string" },
         insecure: { type: "boolean" },
+        raw: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -166,6 +169,11 @@ export async function run(argv: string[]): Promise<number> {
       text = await download(recordingUrl(settings.gateway, source, values.insecure), settings.token, settings.connectTimeoutSeconds * 1000, ca);
     }
     try {
+      if (values.raw) {
+        const bytes = outputBytes(parseCast(text).events);
+        await new Promise<void>((resolve, reject) => process.stdout.write(bytes, (error) => (error ? reject(error) : resolve())));
+        return 0;
+      }
       await play(text, speed, maxIdle, process.stdout);
     } catch (error) {
       if (error instanceof EnterError) throw error;
