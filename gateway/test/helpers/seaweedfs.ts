@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CreateBucketCommand, ListBucketsCommand, S3Client } from "@aws-sdk/client-s3";
+import { CreateBucketCommand, DeleteObjectCommand, ListBucketsCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 
 export interface S3Identity {
   accessKeyId: string;
@@ -122,9 +122,29 @@ export async function startSeaweedFs(binDir: string, buckets: string[] = []): Pr
     child.kill("SIGKILL");
     await exited;
   };
-  await launch();
   const createBucket = async (name: string) => void (await adminClient.send(new CreateBucketCommand({ Bucket: name })));
+  /**
+   * Ready for writes: a bucket's first write waits for the master to grow volumes for it, and after
+   * a restart for the volume server to register again; an object written and removed proves both.
+   */
+  const writable = async () => {
+    const deadline = Date.now() + 120_000;
+    for (const bucket of buckets) {
+      for (;;) {
+        try {
+          await adminClient.send(new PutObjectCommand({ Bucket: bucket, Key: ".entryway-test-ready", Body: "ready" }));
+          await adminClient.send(new DeleteObjectCommand({ Bucket: bucket, Key: ".entryway-test-ready" }));
+          break;
+        } catch (error) {
+          if (Date.now() > deadline) throw new Error(`SeaweedFS bucket ${bucket} not writable in 120 s: ${(error as Error).message}\n${log}`);
+          await sleep(250);
+        }
+      }
+    }
+  };
+  await launch();
   for (const bucket of buckets) await createBucket(bucket);
+  await writable();
 
   const shell = (command: string) =>
     new Promise<string>((resolve, reject) => {
@@ -154,6 +174,7 @@ export async function startSeaweedFs(binDir: string, buckets: string[] = []): Pr
     async restart() {
       await kill();
       await launch();
+      await writable();
     },
     kill,
     async stop() {
