@@ -1,4 +1,5 @@
 // Structured JSON logs, one object per line. Callers never pass tokens or other secrets.
+import type { Writable } from "node:stream";
 export type Level = "debug" | "info" | "warn" | "error";
 const rank: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
@@ -26,12 +27,13 @@ export interface LineWriter {
  * as an unhandled 'error' event, and after it, or while more than `backlogBytes` wait unwritten,
  * lines are dropped and counted: the log must never stop the sessions or the process.
  */
-export function lineWriter(stream: NodeJS.WritableStream & { writableLength: number }, backlogBytes = STDOUT_BACKLOG_BYTES): LineWriter {
+export function lineWriter(stream: Writable, backlogBytes = STDOUT_BACKLOG_BYTES): LineWriter {
   let failed = false;
   let dropped = 0;
   stream.on("error", () => (failed = true));
   const write = ((line: string) => {
-    if (failed || stream.writableLength > backlogBytes) {
+    // A stream destroyed after its error (or closed with its reader) takes nothing more either.
+    if (failed || stream.destroyed || stream.writableEnded || stream.writableLength > backlogBytes) {
       dropped++;
       return;
     }

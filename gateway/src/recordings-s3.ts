@@ -217,9 +217,7 @@ class S3Recording extends RecordingBase {
   private async uploadPart(body: Buffer, last = false): Promise<void> {
     const { client, bucket } = this.place;
     if (!this.uploadId) {
-      const created = await this.place.timed("part", () =>
-        client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: this.key, ContentType: CAST_TYPE, Metadata: this.metadata }), bounded(this.place)),
-      );
+      const created = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: this.key, ContentType: CAST_TYPE, Metadata: this.metadata }), bounded(this.place));
       if (!created.UploadId) throw new Error("the bucket answered CreateMultipartUpload without an upload id");
       this.uploadId = created.UploadId;
     }

@@ -136,6 +136,10 @@ describeWithRealTool("seaweedfs", "recordings in an S3 bucket (SeaweedFS)", (bin
     client.type("exit 0\n");
     await client.closed;
     await expect.poll(async () => (await list(a)).find((r) => r.target === "fake/bulk")?.complete, { timeout: 20_000 }).toBe(true);
+    const metrics = await (await fetch(`${a.monitoring}/metrics`)).text();
+    const figure = (name: string, kind: string) => Number(new RegExp(`entryway_recording_write_seconds_${name}\\{sink="s3",kind="${kind}"\\} ([0-9.e-]+)`).exec(metrics)?.[1]);
+    expect(figure("count", "part")).toBe(1);
+    process.stderr.write(`multipart: part 1 of ${parts!.Parts![0]!.Size} bytes uploaded in ${(figure("sum", "part") * 1000).toFixed(0)} ms; ${figure("count", "checkpoint")} checkpoints took ${((figure("sum", "checkpoint") / figure("count", "checkpoint")) * 1000).toFixed(1)} ms on average\n`);
     const object = await client3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
     const body = await text(object.Body);
     expect(Buffer.from(outputBytes(parseCast(body.toString("utf8")).events))).toEqual(client.output);

@@ -136,7 +136,7 @@ export async function startSeaweedFs(binDir: string, buckets: string[] = []): Pr
           await adminClient.send(new DeleteObjectCommand({ Bucket: bucket, Key: ".entryway-test-ready" }));
           break;
         } catch (error) {
-          if (Date.now() > deadline) throw new Error(`SeaweedFS bucket ${bucket} not writable in 120 s: ${(error as Error).message}\n${log}`);
+          if (Date.now() > deadline) throw new Error(`SeaweedFS bucket ${bucket} not writable in 120 s: ${(error as Error).message}\n${log}`, { cause: error });
           await sleep(250);
         }
       }
