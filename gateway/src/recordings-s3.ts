@@ -438,7 +438,9 @@ export function s3Sink(config: GatewayConfig, logger: Logger, metrics: Metrics):
 
     async get(id: string): Promise<StoredRecording | null> {
       try {
-        const object = await client.send(new GetObjectCommand({ Bucket: bucket, Key: `${prefix}${id}.cast` }), bounded(place));
+        // No overall deadline here: the body streams to the reviewer for as long as it takes (the
+        // handler's requestTimeout still bounds the wait for the answer).
+        const object = await client.send(new GetObjectCommand({ Bucket: bucket, Key: `${prefix}${id}.cast` }));
         return { size: Number(object.ContentLength ?? 0), body: object.Body as Readable };
       } catch (error) {
         if (errorName(error) === "NoSuchKey") return null;

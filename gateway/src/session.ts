@@ -63,6 +63,8 @@ export class Session {
   private exec: ExecControl | undefined;
   private execEnded = false;
   private closing = false;
+  /** Why the session ended, once it did. */
+  private closeCode: CloseCode | undefined;
   private admitted = false;
   private readonly startedAt = new Date();
   private size = { ...DEFAULT_SIZE };
@@ -235,10 +237,15 @@ export class Session {
       return false;
     }
     stored();
+    if (this.closing) {
+      // The session ended while the header was stored (the client left): store the recording's end too.
+      void recording.finish(this.closeCode ?? "client-gone").catch(() => {});
+      return false;
+    }
     this.recording = recording;
     recording.onFailure(() => void this.end("recording-failed", `the session's recording could not be written, so the session is ended (session ${this.id}; the gateway's log has the cause)`));
     recording.onDrain(() => this.releaseOutput("recording"));
-    return !this.closing;
+    return true;
   }
 
   /** Ends the session from outside (gateway shutdown): CLOSE with the reason, then end the shell. */
@@ -490,6 +497,7 @@ export class Session {
   private async end(closeCode: CloseCode, reason: string, exitCode: number | null = null): Promise<void> {
     if (this.closing) return this.finished;
     this.closing = true;
+    this.closeCode = closeCode;
     this.ended.abort();
     for (const timer of this.timers) clearInterval(timer);
     this.settleAuth();

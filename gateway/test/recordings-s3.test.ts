@@ -223,6 +223,25 @@ describeWithRealTool("seaweedfs", "recordings in an S3 bucket (SeaweedFS)", (bin
     expect(await after.closed).toMatchObject({ exitCode: 0 });
   }, 60_000);
 
+  it("a client that leaves while its recording's header is being stored starts no shell and leaves a finished recording", async () => {
+    const backend = fakeBackend();
+    const gw = await gateway(backend, weed.gateway, { recordS3Prefix: "left/" });
+    weed.process.kill("SIGSTOP");
+    try {
+      const client = await EntryClient.connect(gw.url({ container: "web" }), { token: "user:alice" });
+      await new Promise((resolve) => setTimeout(resolve, 300)); // the header's PUT is waiting on the stopped server
+      client.ws.close();
+      await client.closed;
+      await expect.poll(() => gw.audit.map((e) => [e.event, e.closeCode])).toEqual([["session.refused", "client-gone"]]);
+    } finally {
+      weed.process.kill("SIGCONT");
+    }
+    let found: RecordingSummary | undefined;
+    await expect.poll(async () => (found = (await list(gw)).find((r) => r.user === "alice"))?.complete, { timeout: 10_000 }).toBe(true);
+    expect(parseCast((await download(gw, found!.id)).toString("utf8")).events).toEqual([expect.objectContaining({ code: "entryway.end", data: "client-gone" })]);
+    expect(backend.execs).toBe(0);
+  }, 60_000);
+
   it("ends a session whose endpoint goes away, and serves again once it is back", async () => {
     const backend = fakeBackend();
     const gw = await gateway(backend, weed.gateway, { recordWriteTimeoutMs: 3000 });
