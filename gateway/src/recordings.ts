@@ -159,7 +159,8 @@ class VolumeRecording extends RecordingBase {
     private readonly failed: (stage: "session" | "end", error: Error) => void,
   ) {
     super(id, encoder);
-    this.stream = createWriteStream(file, { flags: "a", mode: 0o640 });
+    // 1 MiB of buffer before output pauses (the default 16 KiB would pause a bulk session at every burst).
+    this.stream = createWriteStream(file, { flags: "a", mode: 0o640, highWaterMark: 1024 * 1024 });
     this.stream.on("error", (error) => this.failWith(error));
     this.stream.on("drain", () => this.drained());
     this.watchdog = setInterval(() => {

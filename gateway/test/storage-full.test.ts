@@ -139,7 +139,7 @@ describeNeeding({ podman: podmanAvailable(), root: process.getuid?.() === 0 }, "
     const late = await EntryClient.connect(enterUrl(serve, container, ["echo", "never"]), { token: "user:carol" });
     expect(await late.closed).toMatchObject({ closeCode: "recording-failed" });
     expect(late.text).not.toContain("never");
-    await expect.poll(() => auditRecords(join(dir, "audit.jsonl")).filter((r) => r.user === "carol").map((r) => [r.event, r.closeCode])).toEqual([["session.refused", "recording-failed"]]);
+    await expect.poll(() => auditRecords(join(dir, "audit.jsonl")).filter((r) => r.user === "carol").map((r) => [r.event, r.closeCode]), { timeout: 30_000 }).toEqual([["session.refused", "recording-failed"]]);
 
     bystander.type("exit 3\n");
     expect(await bystander.closed).toMatchObject({ exitCode: 3 });
@@ -211,7 +211,8 @@ describeWithRealTool("seaweedfs", "a SeaweedFS bucket over its 1 MB quota under 
     expect(bystander.ws.readyState).toBe(bystander.ws.OPEN);
     bystander.type("echo after-$((40+2))\n");
     expect(await bystander.closed).toMatchObject({ closeCode: "recording-failed" });
-    await expect.poll(() => auditRecords(join(dir, "audit.jsonl")).filter((r) => r.user === "bob").map((r) => [r.event, r.closeCode])).toEqual([
+    // The record comes once the shell is ended (after the client's CLOSE).
+    await expect.poll(() => auditRecords(join(dir, "audit.jsonl")).filter((r) => r.user === "bob").map((r) => [r.event, r.closeCode]), { timeout: 30_000 }).toEqual([
       ["session.start", undefined],
       ["session.end", "recording-failed"],
     ]);

@@ -243,12 +243,10 @@ describe("audit and logs never stop the gateway", () => {
     try {
       const write = lineWriter(reader.stdin, 1024 * 1024);
       const line = `${"x".repeat(1023)}\n`;
-      const started = performance.now();
-      for (let i = 0; i < 20 * 1024; i++) write(line); // 20 MiB
-      const took = performance.now() - started;
+      // 20 MiB to a reader that reads nothing: a blocking write would hang here for ever.
+      for (let i = 0; i < 20 * 1024; i++) write(line);
       expect(reader.stdin.writableLength).toBeLessThanOrEqual(1024 * 1024 + line.length);
       expect(write.dropped()).toBeGreaterThan(18 * 1024);
-      expect(took).toBeLessThan(5000); // a blocked write would hang here until the reader read
     } finally {
       reader.kill("SIGKILL");
     }
