@@ -11,6 +11,7 @@ import type {
   ExecGatewayExposureArgs,
   ExecGatewayOidcArgs,
   ExecGatewayRecordingsArgs,
+  ExecGatewayRecordingsS3Args,
   ExecGatewaySettings,
 } from "./index";
 import type { GlobalSettings, ImageSettings } from "../shared/image";
@@ -88,8 +89,10 @@ export interface ExecGatewayConfig extends PodSettings {
   monitoringNamespace?: string;
   /** Exposure outside the cluster, always with TLS. */
   exposure?: ExecGatewayExposureArgs;
-  /** A volume for session recordings (off without it); ReadWriteOnce needs replicas: 1. */
+  /** Session recordings (off without it): a volume (ReadWriteOnce needs replicas: 1), or an S3 bucket (`s3`: any number of replicas). */
   recordings?: ExecGatewayRecordingsConfig;
+  /** Annotations on the gateway's ServiceAccount, e.g. eks.amazonaws.com/role-arn for IRSA. */
+  serviceAccountAnnotations?: Record<string, string>;
   /** Debug containers for distroless pods, from these images only (off without it; adds patch pods/ephemeralcontainers to the gateway's roles). */
   debugContainers?: ExecGatewayDebugContainersConfig;
 }
@@ -104,8 +107,34 @@ export interface ExecGatewayDebugContainersConfig extends ExecGatewayDebugContai
   images: string[];
 }
 
-/** The recordings volume (ExecGatewayRecordingsArgs). */
+/** Recordings in an S3 bucket (ExecGatewayRecordingsS3Args). */
+export interface ExecGatewayRecordingsS3Config extends ExecGatewayRecordingsS3Args {
+  /**
+   * The bucket (it must exist).
+   * @pattern ^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$
+   */
+  bucket: string;
+  /**
+   * An S3-compatible server's endpoint, https://host[:port] (default: Amazon S3 for the region).
+   * @pattern ^https://[^/\s:@]+(:[0-9]{1,5})?/?$
+   */
+  endpoint?: string;
+  /**
+   * Prepended to every object key, e.g. "recordings/" (default none).
+   * @pattern ^([A-Za-z0-9!_.*'()-][A-Za-z0-9!_.*'()/-]{0,511})?$
+   */
+  prefix?: string;
+  /**
+   * An existing Secret with the keys AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (default none: the pod's identity).
+   * @pattern ^[a-z0-9]([-.a-z0-9]{0,251}[a-z0-9])?$
+   */
+  credentialsSecret?: string;
+}
+
+/** Session recordings (ExecGatewayRecordingsArgs): a volume, or with `s3` a bucket. */
 export interface ExecGatewayRecordingsConfig extends ExecGatewayRecordingsArgs {
+  /** Record to this S3 bucket instead of a volume (then without the volume settings). */
+  s3?: ExecGatewayRecordingsS3Config;
   /**
    * Days a recording is kept (default 30; 0: forever).
    * @minimum 0

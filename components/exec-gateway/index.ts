@@ -40,6 +40,11 @@ export const EXEC_GATEWAY_RECORDING_PATHS = [
 ] as const;
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-.a-z0-9]{0,251}[a-z0-9])?$/;
+/** As the gateway checks them (gateway/src/config.ts): S3's bucket names, https endpoints, safe key characters. */
+const S3_BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+const S3_ENDPOINT = /^https:\/\/[^/\s:@]+(:[0-9]{1,5})?\/?$/;
+const S3_PREFIX = /^([A-Za-z0-9!_.*'()-][A-Za-z0-9!_.*'()/-]{0,511})?$/;
 const HOSTNAME = /^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
 
 /**
@@ -157,13 +162,38 @@ export interface ExecGatewayAutoscalingArgs {
 }
 
 /**
- * A volume for session recordings (asciicast v2, one file per session; see gateway/README.md).
- * A ReadWriteOnce volume attaches to one node: the gateway then runs as one replica (replicas: 1,
- * no autoscaling) and is replaced with the Recreate strategy, since a surge pod on another node
- * could not mount it. With a ReadWriteMany storage class every replica writes to and serves from
- * the same volume.
+ * Session recordings in an S3 bucket (Amazon S3 or an S3-compatible server; see gateway/README.md,
+ * "Recordings in S3"): each recording is uploaded while its session runs, and every replica lists
+ * and serves every recording, so replicas and autoscaling stay free. Credentials come from
+ * `credentialsSecret`, or without it from the pod's identity (IRSA, workload identity: annotate the
+ * ServiceAccount with serviceAccountAnnotations). Retention is the bucket's lifecycle rule
+ * (docs/exec-gateway.md shows it with the bucket policy).
+ */
+export interface ExecGatewayRecordingsS3Args {
+  /** The bucket (it must exist). */
+  bucket: string;
+  /** An S3-compatible server's endpoint, https://host[:port] (default: Amazon S3 for the region). */
+  endpoint?: string;
+  /** The bucket's region (default: the pod's AWS_REGION, else us-east-1). */
+  region?: string;
+  /** Prepended to every object key, e.g. "recordings/" (default none). */
+  prefix?: string;
+  /** Path-style addressing (endpoint/bucket/key), as many S3-compatible servers want (default false). */
+  forcePathStyle?: boolean;
+  /** An existing Secret in the gateway's namespace with the keys AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (default none: the pod's identity). */
+  credentialsSecret?: string;
+}
+
+/**
+ * Session recordings (asciicast v2, one per session; see gateway/README.md): on a volume of their
+ * own, or with `s3` in a bucket. A ReadWriteOnce volume attaches to one node: the gateway then runs
+ * as one replica (replicas: 1, no autoscaling) and is replaced with the Recreate strategy, since a
+ * surge pod on another node could not mount it. With a ReadWriteMany storage class every replica
+ * writes to and serves from the same volume; with `s3`, every replica the same bucket.
  */
 export interface ExecGatewayRecordingsArgs {
+  /** Record to this S3 bucket instead of a volume (the volume settings are then not allowed). */
+  s3?: ExecGatewayRecordingsS3Args;
   /** The volume's size (default "10Gi"). */
   size?: string;
   /** Its StorageClass (default: the cluster's default class). */
@@ -286,8 +316,10 @@ export interface ExecGatewayArgs extends PodSettings {
   monitoringNamespace?: string;
   /** Exposure outside the cluster; without it the gateway is reachable only in-cluster. */
   exposure?: ExecGatewayExposureArgs;
-  /** Record every session's output on a volume of its own; without it nothing is recorded. */
+  /** Record every session's output, on a volume of its own or in an S3 bucket; without it nothing is recorded. */
   recordings?: ExecGatewayRecordingsArgs;
+  /** Annotations on the gateway's ServiceAccount, e.g. eks.amazonaws.com/role-arn for IRSA (recordings.s3 without credentialsSecret). */
+  serviceAccountAnnotations?: Record<string, string>;
   /** Debug containers from an allow-list of images; without it the gateway adds none and may not. */
   debugContainers?: ExecGatewayDebugContainersArgs;
   /** Labels added to every object. */
@@ -339,7 +371,15 @@ export function validateExecGatewayArgs(name: string, args: ExecGatewayArgs): vo
     fail("autoscaling needs 1 <= minReplicas <= maxReplicas");
   }
   const recordings = args.recordings;
-  if (recordings) {
+  if (recordings?.s3) {
+    const s3 = recordings.s3;
+    const volumeSettings = (["size", "storageClassName", "accessMode", "retentionDays"] as const).filter((key) => recordings[key] !== undefined);
+    if (volumeSettings.length > 0) fail(`recordings.${volumeSettings.join(", recordings.")} are for the recordings volume; with recordings.s3 there is none (a bucket lifecycle rule keeps the retention)`);
+    if (!S3_BUCKET.test(s3.bucket ?? "")) fail(`recordings.s3.bucket "${s3.bucket}" is not a bucket name (3 to 63 lower-case letters, digits, dots and hyphens)`);
+    if (s3.endpoint !== undefined && !S3_ENDPOINT.test(s3.endpoint)) fail(`recordings.s3.endpoint "${s3.endpoint}" is not https://host[:port]: recordings hold what sessions showed`);
+    if (s3.prefix !== undefined && !S3_PREFIX.test(s3.prefix)) fail(`recordings.s3.prefix "${s3.prefix}" is not a key prefix (letters, digits, !_.*'()/-; no leading /)`);
+    if (s3.credentialsSecret !== undefined && !DNS_SUBDOMAIN.test(s3.credentialsSecret)) fail(`recordings.s3.credentialsSecret "${s3.credentialsSecret}" is not a Secret name`);
+  } else if (recordings) {
     const accessMode = recordings.accessMode ?? "ReadWriteOnce";
     if (accessMode !== "ReadWriteOnce" && accessMode !== "ReadWriteMany") fail(`recordings.accessMode "${String(accessMode)}" is not ReadWriteOnce or ReadWriteMany`);
     if (accessMode === "ReadWriteOnce" && (hpa || (args.replicas ?? 2) !== 1)) {
@@ -465,7 +505,18 @@ function gatewayEnv(args: ExecGatewayArgs, webhookSecret: ExecGatewaySecretKeyRe
   // Browsers may open sessions only from the public host's pages unless told otherwise.
   const origins = settings.allowedOrigins ?? (args.exposure ? [`https://${args.exposure.host}`] : undefined);
   if (origins) env.push({ name: "ENTRYWAY_ALLOWED_ORIGINS", value: JSON.stringify(origins) });
-  if (args.recordings) {
+  const s3 = args.recordings?.s3;
+  if (s3) {
+    env.push({ name: "ENTRYWAY_RECORD_S3_BUCKET", value: s3.bucket });
+    if (s3.endpoint) env.push({ name: "ENTRYWAY_RECORD_S3_ENDPOINT", value: s3.endpoint });
+    if (s3.region) env.push({ name: "ENTRYWAY_RECORD_S3_REGION", value: s3.region });
+    if (s3.prefix) env.push({ name: "ENTRYWAY_RECORD_S3_PREFIX", value: s3.prefix });
+    if (s3.forcePathStyle) env.push({ name: "ENTRYWAY_RECORD_S3_FORCE_PATH_STYLE", value: "true" });
+    // The AWS SDK's default chain reads these; without the Secret the pod's identity takes their place.
+    if (s3.credentialsSecret) {
+      for (const key of ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"]) env.push({ name: key, valueFrom: { secretKeyRef: { name: s3.credentialsSecret, key } } });
+    }
+  } else if (args.recordings) {
     env.push(
       { name: "ENTRYWAY_RECORD_DIR", value: EXEC_GATEWAY_RECORD_DIR },
       { name: "ENTRYWAY_RECORD_RETENTION_DAYS", value: String(args.recordings.retentionDays ?? 30) },
@@ -476,6 +527,12 @@ function gatewayEnv(args: ExecGatewayArgs, webhookSecret: ExecGatewaySecretKeyRe
     if (args.debugContainers.defaultImage) env.push({ name: "ENTRYWAY_DEBUG_DEFAULT_IMAGE", value: args.debugContainers.defaultImage });
   }
   return env;
+}
+
+/** The egress port of an S3 endpoint that is not on 443 (an S3-compatible server in or near the cluster). */
+function recordingsEgress(s3: ExecGatewayRecordingsS3Args | undefined): { port: number; protocol: string }[] {
+  const port = s3?.endpoint ? Number(new URL(s3.endpoint).port || 443) : 443;
+  return port === 443 || port === 6443 ? [] : [{ port, protocol: "TCP" }];
 }
 
 /**
@@ -530,7 +587,11 @@ export class ExecGateway extends pulumi.ComponentResource {
     const authorizer = args.authorizer ?? "kubernetes";
     const targets = args.targetNamespaces ?? [];
 
-    const serviceAccount = new k8s.core.v1.ServiceAccount(`${name}-exec-gateway`, { metadata: metadata(fullName) }, parent);
+    const serviceAccount = new k8s.core.v1.ServiceAccount(
+      `${name}-exec-gateway`,
+      { metadata: { ...metadata(fullName), ...(args.serviceAccountAnnotations ? { annotations: args.serviceAccountAnnotations } : {}) } },
+      parent,
+    );
     const subject = { kind: "ServiceAccount", name: fullName, namespace };
 
     // Exec rights: one Role + RoleBinding per namespace it may enter; a ClusterRole only on request.
@@ -601,8 +662,9 @@ export class ExecGateway extends pulumi.ComponentResource {
     );
 
     const recordings = args.recordings;
-    const recordingsClaim = recordings ? objectName(name, "exec-gateway-recordings") : undefined;
-    const singleNodeVolume = recordings !== undefined && (recordings.accessMode ?? "ReadWriteOnce") === "ReadWriteOnce";
+    // A volume only for the volume sink; the S3 sink needs none.
+    const recordingsClaim = recordings && !recordings.s3 ? objectName(name, "exec-gateway-recordings") : undefined;
+    const singleNodeVolume = recordingsClaim !== undefined && (recordings?.accessMode ?? "ReadWriteOnce") === "ReadWriteOnce";
     if (recordings && recordingsClaim) {
       new k8s.core.v1.PersistentVolumeClaim(
         `${name}-exec-gateway-recordings`,
@@ -726,7 +788,7 @@ export class ExecGateway extends pulumi.ComponentResource {
                 { port: 53, protocol: "TCP" },
               ],
             },
-            { ports: [{ port: 443, protocol: "TCP" }, { port: 6443, protocol: "TCP" }] },
+            { ports: [{ port: 443, protocol: "TCP" }, { port: 6443, protocol: "TCP" }, ...recordingsEgress(args.recordings?.s3)] },
           ],
         },
       },

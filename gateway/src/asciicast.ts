@@ -1,6 +1,21 @@
 // Reading asciicast v2 (docs.asciinema.org/manual/asciicast/v2): a JSON header line, then one
 // [seconds, code, data] event per line; "o" is output, "r" a resize ("COLSxROWS"), others (input
-// "i", markers "m") are kept for players to skip. No Node APIs: the web replay page uses it too.
+// "i", markers "m", and this gateway's own below) are kept for players to skip. No Node APIs: the web
+// replay page uses it too.
+//
+// The gateway adds three event codes of its own. The format allows that: "The list is open to
+// extension ... A tool which interprets the event stream (web/cli player, post-processor) should
+// ignore (or pass through) event codes it doesn't understand" (asciinema/asciinema
+// doc/asciicast-v2.md, "Supported event codes"); the names carry the gateway's name so that no
+// future code of the format can mean something else.
+//  - BYTES_EVENT: the exact bytes of the output event just before it, base64 (RFC 4648), written
+//    only when those bytes are not valid UTF-8 (an "o" event is a JSON string, so such bytes show
+//    there as U+FFFD): with it every byte of the output can be rebuilt (outputBytes).
+//  - END_EVENT: the last event of a recording that was stored to its end; its data is the
+//    session's close code. A recording without it is incomplete: still being recorded, or its
+//    gateway stopped (a crash) before the end.
+//  - INCOMPLETE_EVENT: written when another replica finished the upload of a recording whose gateway
+//    stopped (recordings-s3.ts, recovery); its data says so.
 
 export interface CastHeader {
   version: 2;
@@ -76,7 +91,72 @@ export function playbackTimes(events: CastEvent[], speed: number, maxIdle?: numb
   return times;
 }
 
-/** `<ISO start time with : and . as ->-<session uuid>`, as AsciicastRecorder names its files. */
+/** A recording as GET /v1/recordings lists it. */
+export interface RecordingSummary {
+  id: string;
+  user: string;
+  target: string;
+  /** ISO time the session's recording started. */
+  start: string;
+  /** Seconds from the start to the last event stored. */
+  duration: number;
+  /** Bytes. */
+  size: number;
+  /** True when the recording was stored to its end (END_EVENT); false while it is being recorded, or when its gateway stopped first. */
+  complete: boolean;
+}
+
+export const BYTES_EVENT = "entryway.bytes";
+export const END_EVENT = "entryway.end";
+export const INCOMPLETE_EVENT = "entryway.incomplete";
+
+/** Base64 without Node's Buffer (the web page uses this module too). */
+function fromBase64(text: string): Uint8Array {
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let index = 0; index < binary.length; index++) bytes[index] = binary.charCodeAt(index);
+  return bytes;
+}
+
+/**
+ * The output, byte for byte, as the session sent it: each "o" event's text as UTF-8, or the exact
+ * bytes a BYTES_EVENT after it holds.
+ */
+export function outputBytes(events: CastEvent[]): Uint8Array {
+  const encoder = new TextEncoder();
+  const chunks: Uint8Array[] = [];
+  for (const event of events) {
+    if (event.code === "o") chunks.push(encoder.encode(event.data));
+    else if (event.code === BYTES_EVENT && chunks.length > 0) chunks[chunks.length - 1] = fromBase64(event.data);
+  }
+  const whole = new Uint8Array(chunks.reduce((sum, chunk) => sum + chunk.length, 0));
+  let offset = 0;
+  for (const chunk of chunks) {
+    whole.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return whole;
+}
+
+/**
+ * What the last bytes of a recording tell: the time of its last whole event (its duration) and
+ * whether that event is END_EVENT. `tail` is the end of the file (a listing reads a few KiB of it);
+ * a first line cut by the window is skipped.
+ */
+export function castEnding(tail: string): { duration: number; complete: boolean } {
+  const lines = tail.split("\n").filter((line) => line.trim() !== "");
+  for (let index = lines.length - 1; index >= 0; index--) {
+    try {
+      const event = JSON.parse(lines[index]!) as unknown;
+      if (Array.isArray(event) && typeof event[0] === "number") return { duration: event[0], complete: event[1] === END_EVENT && index === lines.length - 1 };
+    } catch {
+      // the window's first line, cut in the middle
+    }
+  }
+  return { duration: 0, complete: false };
+}
+
+/** `<ISO start time with : and . as ->-<session uuid>`, as recordings are named (recording-sink.ts recordingId). */
 const RECORDING_ID = /^(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})-(\d{3})Z-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** The start time an id encodes, or null when the string is not a recording id. */
 export function recordingStart(id: string): Date | null {

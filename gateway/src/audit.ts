@@ -1,9 +1,12 @@
-// Audit events (one JSON object per line) and optional asciicast v2 recordings of session output.
-import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
-import { join } from "node:path";
+// Audit events, one JSON object per line, to a file or stdout. Writing one never throws, blocks the
+// sessions or ends the process: a file that fails (ENOSPC, EIO) sends its records to stdout instead,
+// and stdout is a line writer that drops (and counts) lines rather than grow without end (log.ts).
+import { createWriteStream } from "node:fs";
+import { errorMessage, stdoutLines } from "./log.js";
 
 export interface AuditEvent {
-  event: "session.start" | "session.end" | "session.refused";
+  /** recording.failed: the last write of a session's recording failed after the session ended for another reason. */
+  event: "session.start" | "session.end" | "session.refused" | "recording.failed";
   session: string;
   user?: string;
   target: string;
@@ -11,6 +14,8 @@ export interface AuditEvent {
   command?: string[];
   /** The container actually entered, once resolved. */
   container?: string;
+  /** The session's recording (its id in GET /v1/recordings), once started. */
+  recording?: string;
   client: string;
   startedAt: string;
   endedAt?: string;
@@ -67,61 +72,30 @@ export interface AuditSink {
   close(): Promise<void>;
 }
 
-/** To a file (appended) when `path` is set, else to the log stream as {"type":"audit",...}. */
-export function auditSink(path: string, stdout: (line: string) => void = (line) => process.stdout.write(line)): AuditSink {
+/**
+ * To a file (appended) when `path` is set, else to the log stream as {"type":"audit",...}. A record
+ * the file could not take (its write failed, or the file failed before) goes to stdout, so a full or
+ * broken audit volume loses no record; the first failure is logged there too.
+ */
+export function auditSink(path: string, stdout: (line: string) => void = stdoutLines()): AuditSink {
   const file = path ? createWriteStream(path, { flags: "a" }) : undefined;
+  let fileFailed = false;
+  file?.on("error", (error) => {
+    if (fileFailed) return;
+    fileFailed = true;
+    stdout(JSON.stringify({ time: new Date().toISOString(), level: "error", msg: "the audit file cannot be written: audit records go to stdout", error: errorMessage(error) }) + "\n");
+  });
   return {
     write(event) {
       const line = JSON.stringify({ type: "audit", time: new Date().toISOString(), ...event }) + "\n";
-      if (file) file.write(line);
+      if (file && !fileFailed) file.write(line, (error) => error && stdout(line));
       else stdout(line);
     },
-    close: () => new Promise((resolve) => (file ? file.end(resolve) : resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        if (!file || fileFailed || file.destroyed) return resolve();
+        file.once("error", () => resolve());
+        file.end(() => resolve());
+      }),
   };
-}
-
-/** Who and what a recording is of: written into its header, read back by the recordings listing. */
-export interface RecordingMeta {
-  session: string;
-  user: string;
-  /** The container entered (also the asciicast title). */
-  target: string;
-}
-
-/**
- * An asciicast v2 file (docs.asciinema.org/manual/asciicast/v2): a header line, then
- * [seconds, "o", text] output and [seconds, "r", "COLSxROWS"] resize events. Besides the spec's
- * header attributes, an `entryway` object names the session and its user (readers take the
- * attributes they know). The file name `<start time>-<session>.cast` is the recording's id.
- */
-export class AsciicastRecorder {
-  private readonly file: WriteStream;
-  private readonly started = process.hrtime.bigint();
-
-  constructor(dir: string, meta: RecordingMeta, size: { cols: number; rows: number }) {
-    mkdirSync(dir, { recursive: true });
-    this.file = createWriteStream(join(dir, `${new Date().toISOString().replace(/[:.]/g, "-")}-${meta.session}.cast`), { mode: 0o640 });
-    const header = { version: 2, width: size.cols, height: size.rows, timestamp: Math.floor(Date.now() / 1000), title: meta.target, entryway: meta };
-    this.file.write(JSON.stringify(header) + "\n");
-  }
-  get path(): string {
-    return String(this.file.path);
-  }
-
-  output(text: string): void {
-    this.event("o", text);
-  }
-
-  resize(cols: number, rows: number): void {
-    this.event("r", `${cols}x${rows}`);
-  }
-
-  close(): Promise<void> {
-    return new Promise((resolve) => this.file.end(resolve));
-  }
-
-  private event(type: string, data: string): void {
-    const seconds = Number(process.hrtime.bigint() - this.started) / 1e9;
-    this.file.write(JSON.stringify([Number(seconds.toFixed(6)), type, data]) + "\n");
-  }
 }

@@ -2,6 +2,7 @@
 // variables (ENTRYWAY_<UPPER_SNAKE_KEY>), which win. Every setting is documented in README.md.
 import { readFileSync } from "node:fs";
 import { BlockList, isIP } from "node:net";
+import { isLoopbackHost } from "./net.js";
 
 export interface GatewayConfig {
   host: string;
@@ -95,9 +96,26 @@ export interface GatewayConfig {
    */
   reapTimeoutMs: number;
   auditFile: string;
+  /** The directory sink: one asciicast file per session here (recordings.ts); empty: see recordS3Bucket. */
   recordDir: string;
-  /** Recordings older than this many days are deleted (checked at start and hourly; 0: kept forever). */
+  /** Recordings older than this many days are deleted (checked at start and hourly; 0: kept forever). The directory sink only. */
   recordRetentionDays: number;
+  /** The S3 sink: the bucket every replica records to and serves from (recordings-s3.ts); empty: off. Not with recordDir. */
+  recordS3Bucket: string;
+  /** A custom endpoint for S3-compatible servers (https, or http only to a loopback address); empty: AWS's for the region. */
+  recordS3Endpoint: string;
+  /** The bucket's region; empty: AWS_REGION, else us-east-1. */
+  recordS3Region: string;
+  /** Prepended to every object key (e.g. "recordings/"). */
+  recordS3Prefix: string;
+  /** Path-style addressing (endpoint/bucket/key) instead of bucket.endpoint/key, as many S3-compatible servers want. */
+  recordS3ForcePathStyle: boolean;
+  /** The S3 sink checkpoints what is not in a part yet this often: a gateway that dies loses at most about this much output. */
+  recordFlushSeconds: number;
+  /** The S3 sink uploads a multipart part once this much output is held (>= 5 MiB, S3's smallest part). */
+  recordPartBytes: number;
+  /** A recording write (file append, or S3 request with its retries) that takes longer fails the recording, and so ends its session. */
+  recordWriteTimeoutMs: number;
   /** Groups (from the authorizer) whose members may list and download recordings; empty: nobody. */
   reviewerGroups: string[];
   /**
@@ -111,6 +129,13 @@ export interface GatewayConfig {
   debugStartTimeoutMs: number;
   logLevel: "debug" | "info" | "warn" | "error";
 }
+
+/**
+ * S3's smallest multipart part but the last, and its largest ("Part size: 5 MiB to 5 GiB",
+ * docs.aws.amazon.com/AmazonS3/latest/userguide/qfacts.html).
+ */
+export const MIN_PART_BYTES = 5 * 1024 * 1024;
+const MAX_PART_BYTES = 5 * 1024 * 1024 * 1024;
 
 export const defaultConfig: GatewayConfig = {
   host: "0.0.0.0",
@@ -161,6 +186,14 @@ export const defaultConfig: GatewayConfig = {
   auditFile: "",
   recordDir: "",
   recordRetentionDays: 0,
+  recordS3Bucket: "",
+  recordS3Endpoint: "",
+  recordS3Region: "",
+  recordS3Prefix: "",
+  recordS3ForcePathStyle: false,
+  recordFlushSeconds: 10,
+  recordPartBytes: MIN_PART_BYTES,
+  recordWriteTimeoutMs: 30_000,
   reviewerGroups: [],
   debugImages: [],
   debugDefaultImage: "",
@@ -226,7 +259,45 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     if (new URL(origin).origin !== origin) throw new Error(`allowedOrigins: ${origin} is not an origin (scheme://host[:port], no path)`);
   }
   checkDebugSettings(result);
+  checkRecordingSettings(result);
   return result;
+}
+
+/**
+ * Bucket names as S3 allows them for new buckets: 3 to 63 lower-case letters, digits, dots and
+ * hyphens, starting and ending with a letter or digit
+ * (docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html).
+ */
+const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+/** Key prefix characters S3 calls safe ("Object key naming guidelines"), no leading slash, no dot segments. */
+const KEY_PREFIX = /^(?!\/)(?!.*(?:^|\/)\.\.?(?:\/|$))[A-Za-z0-9!_.*'()/-]{0,512}$/;
+
+/** One sink at a time; the S3 settings only with a bucket; values S3 accepts. */
+function checkRecordingSettings(config: GatewayConfig): void {
+  const s3Settings = (["recordS3Endpoint", "recordS3Region", "recordS3Prefix"] as const).filter((key) => config[key]);
+  const named: string[] = [...s3Settings, ...(config.recordS3ForcePathStyle ? ["recordS3ForcePathStyle"] : [])];
+  if (!config.recordS3Bucket) {
+    if (named.length > 0) throw new Error(`${named.join(", ")} set but recordS3Bucket is empty (the S3 sink is off)`);
+  } else {
+    if (config.recordDir) throw new Error("recordDir and recordS3Bucket are both set: recordings go to one sink, the directory or the bucket");
+    if (config.recordRetentionDays > 0) throw new Error("recordRetentionDays is for the directory sink; with recordS3Bucket a bucket lifecycle rule expires recordings (docs/exec-gateway.md)");
+    if (!BUCKET_NAME.test(config.recordS3Bucket)) throw new Error(`recordS3Bucket: ${JSON.stringify(config.recordS3Bucket)} is not a bucket name`);
+    if (!KEY_PREFIX.test(config.recordS3Prefix)) throw new Error(`recordS3Prefix: ${JSON.stringify(config.recordS3Prefix)} is not a key prefix (letters, digits, !_.*'()/-; no leading / and no . or .. segment)`);
+    if (config.recordS3Endpoint) {
+      let url: URL;
+      try {
+        url = new URL(config.recordS3Endpoint);
+      } catch {
+        throw new Error(`recordS3Endpoint: ${JSON.stringify(config.recordS3Endpoint)} is not a URL`);
+      }
+      // Recordings hold whatever the sessions showed: they cross the network encrypted.
+      if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopbackHost(url.hostname))) throw new Error("recordS3Endpoint must be https (plain http only to a loopback address): recordings hold what sessions showed");
+      if (url.username || url.password) throw new Error("recordS3Endpoint must not carry credentials: they come from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or the pod's identity");
+    }
+  }
+  if (config.recordPartBytes < MIN_PART_BYTES || config.recordPartBytes > MAX_PART_BYTES) throw new Error(`recordPartBytes must be between ${MIN_PART_BYTES} (5 MiB) and ${MAX_PART_BYTES} (5 GiB), S3's part sizes`);
+  if (config.recordFlushSeconds <= 0 || config.recordFlushSeconds > 3600) throw new Error("recordFlushSeconds must be more than 0 and at most 3600");
+  if (config.recordWriteTimeoutMs < 100) throw new Error("recordWriteTimeoutMs must be at least 100");
 }
 
 /**

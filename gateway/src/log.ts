@@ -1,4 +1,5 @@
 // Structured JSON logs, one object per line. Callers never pass tokens or other secrets.
+import type { Writable } from "node:stream";
 export type Level = "debug" | "info" | "warn" | "error";
 const rank: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
@@ -6,7 +7,49 @@ export interface Logger {
   log(level: Level, msg: string, fields?: Record<string, unknown>): void;
 }
 
-export function jsonLogger(minLevel: Level, write: (line: string) => void = (line) => process.stdout.write(line)): Logger {
+/**
+ * How much stdout may hold unwritten before lines are dropped (and counted) instead. In a pod,
+ * stdout is a pipe to the container runtime, and "Pipes (and sockets): ... asynchronous on POSIX"
+ * (nodejs.org/api/process.html, "A note on process I/O"): a reader that stops reading makes Node
+ * buffer every line in memory. Files and terminals are written synchronously and never buffer.
+ */
+export const STDOUT_BACKLOG_BYTES = 8 * 1024 * 1024;
+
+/** Writes whole lines to a stream; never throws, never blocks on a backlog, and counts what it had to drop. */
+export interface LineWriter {
+  (line: string): void;
+  /** Lines dropped: the stream failed (EPIPE: its reader is gone) or held more than the backlog. */
+  dropped(): number;
+}
+
+/**
+ * A line writer for `stream`: an error on it (EPIPE, EBADF) is caught instead of ending the process
+ * as an unhandled 'error' event, and after it, or while more than `backlogBytes` wait unwritten,
+ * lines are dropped and counted: the log must never stop the sessions or the process.
+ */
+export function lineWriter(stream: Writable, backlogBytes = STDOUT_BACKLOG_BYTES): LineWriter {
+  let failed = false;
+  let dropped = 0;
+  stream.on("error", () => (failed = true));
+  const write = ((line: string) => {
+    // A stream destroyed after its error (or closed with its reader) takes nothing more either.
+    if (failed || stream.destroyed || stream.writableEnded || stream.writableLength > backlogBytes) {
+      dropped++;
+      return;
+    }
+    stream.write(line);
+  }) as LineWriter;
+  write.dropped = () => dropped;
+  return write;
+}
+
+let stdout: LineWriter | undefined;
+/** The process's stdout as a line writer (logs and, without auditFile, audit records share it). */
+export function stdoutLines(): LineWriter {
+  return (stdout ??= lineWriter(process.stdout));
+}
+
+export function jsonLogger(minLevel: Level, write: (line: string) => void = stdoutLines()): Logger {
   return {
     log(level, msg, fields) {
       if (rank[level] < rank[minLevel]) return;

@@ -21,6 +21,7 @@ export type CloseCode =
   | "expired" // the token expired, or the session reached maxSessionSeconds
   | "shutdown" // the gateway is stopping
   | "backend-error"
+  | "recording-failed" // the session's recording could not be written (refused at start, or ended)
   | "frame-too-large"
   | "client-gone"; // only in audit records: the client vanished
 

@@ -1,33 +1,35 @@
-// The recordings directory (recordDir): what is in it, and the cleanup of recordings older than
-// recordRetentionDays. Ids are file names checked against one strict pattern before any file
-// system call, so no id can name a path outside the directory.
-import { createReadStream } from "node:fs";
-import { open, readdir, stat, unlink } from "node:fs/promises";
+// Recordings: the directory sink (recordDir: one asciicast file per session, and the cleanup of
+// recordings older than recordRetentionDays), the sink the settings choose (recordingSink), and the
+// reviewers' endpoint GET /v1/recordings[/<id>], which lists and serves whatever the sink holds (so
+// with the S3 sink any replica serves any recording). Ids are checked against one strict pattern
+// before any file system or bucket call, so no id can name a path outside the directory or prefix.
+import { createReadStream, createWriteStream, type WriteStream } from "node:fs";
+import { mkdir, open, readdir, stat, unlink } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
-import type { AuditSink, RecordingMeta } from "./audit.js";
+import type { AuditSink } from "./audit.js";
 import type { Authorizer } from "./auth/authorizer.js";
 import type { GatewayConfig } from "./config.js";
-import { recordingStart } from "./asciicast.js";
+import { castEnding, recordingStart } from "./asciicast.js";
 import type { PreAuthLimits } from "./limits.js";
 import { errorMessage, type Logger } from "./log.js";
+import type { Metrics } from "./metrics.js";
+import { CastEncoder, ENDING_BYTES, RecordingBase, recordingId, withDeadline, type Recording, type RecordingMeta, type RecordingSink, type RecordingSummary, type StoredRecording, type TerminalSize } from "./recording-sink.js";
+import { s3Sink } from "./recordings-s3.js";
 import type { RouteHandler } from "./server.js";
+
+export type { RecordingSummary } from "./recording-sink.js";
 
 const DAY_MS = 24 * 3600 * 1000;
 /** The header line is read up to this much; a longer one is not a recording this gateway wrote. */
 const MAX_HEADER_BYTES = 64 * 1024;
 
-export interface RecordingSummary {
-  id: string;
-  user: string;
-  target: string;
-  /** ISO time the session's recording started. */
-  start: string;
-  /** Seconds from the start to the last write. */
-  duration: number;
-  /** Bytes. */
-  size: number;
+/** The sink the settings choose: the S3 bucket, the directory, or none (nothing is recorded). */
+export function recordingSink(config: GatewayConfig, logger: Logger, metrics: Metrics): RecordingSink | null {
+  if (config.recordS3Bucket) return s3Sink(config, logger, metrics);
+  if (config.recordDir) return volumeSink(config, logger, metrics);
+  return null;
 }
 
 /** The file of a valid id; null for anything else (path separators, dots, other names). */
@@ -47,6 +49,19 @@ async function readHeader(file: string): Promise<Partial<RecordingMeta>> {
     return { target: typeof header.title === "string" ? header.title : undefined, ...header.entryway };
   } catch {
     return {};
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The last ENDING_BYTES of a file, as text. */
+async function readEnding(file: string, size: number): Promise<string> {
+  const handle = await open(file, "r");
+  try {
+    const length = Math.min(size, ENDING_BYTES);
+    const buffer = Buffer.alloc(length);
+    const { bytesRead } = await handle.read(buffer, 0, length, size - length);
+    return buffer.subarray(0, bytesRead).toString("utf8");
   } finally {
     await handle.close();
   }
@@ -72,13 +87,15 @@ export async function listRecordings(dir: string): Promise<RecordingSummary[]> {
       const info = await stat(file);
       if (!info.isFile()) continue;
       const meta = await readHeader(file);
+      const ending = castEnding(await readEnding(file, info.size));
       summaries.push({
         id,
         user: typeof meta.user === "string" ? meta.user : "",
         target: typeof meta.target === "string" ? meta.target : "",
         start: start.toISOString(),
-        duration: Math.max(0, (info.mtimeMs - start.getTime()) / 1000),
+        duration: ending.duration,
         size: info.size,
+        complete: ending.complete,
       });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error; // removed meanwhile (cleanup on another replica)
@@ -122,8 +139,130 @@ export function startRecordingCleanup(dir: string, retentionDays: number, logger
   return () => clearInterval(timer);
 }
 
+/**
+ * One session's file. The header is written (and awaited) before the session's shell starts; then
+ * each event is appended through a write stream whose errors (ENOSPC, EIO, EROFS, ...) fail the
+ * recording instead of reaching the process, as does a write still pending after writeTimeoutMs
+ * (a hung network volume). The stream's own buffer is the backpressure: output() returns false
+ * past its high-water mark.
+ */
+class VolumeRecording extends RecordingBase {
+  private readonly stream: WriteStream;
+  private pendingSince: number | undefined;
+  private readonly watchdog: NodeJS.Timeout;
+
+  constructor(
+    id: string,
+    encoder: CastEncoder,
+    file: string,
+    private readonly writeTimeoutMs: number,
+    private readonly failed: (stage: "session" | "end", error: Error) => void,
+  ) {
+    super(id, encoder);
+    // 1 MiB of buffer before output pauses (the default 16 KiB would pause a bulk session at every burst).
+    this.stream = createWriteStream(file, { flags: "a", mode: 0o640, highWaterMark: 1024 * 1024 });
+    this.stream.on("error", (error) => this.failWith(error));
+    this.stream.on("drain", () => this.drained());
+    this.watchdog = setInterval(() => {
+      if (this.pendingSince !== undefined && Date.now() - this.pendingSince > this.writeTimeoutMs) {
+        this.failWith(new Error(`a write to the recording took longer than ${this.writeTimeoutMs} ms`));
+      }
+    }, Math.max(50, Math.min(1000, this.writeTimeoutMs / 4)));
+    this.watchdog.unref();
+  }
+
+  private failWith(error: Error): void {
+    if (this.failure) return;
+    this.failed("session", error);
+    this.fail(error);
+  }
+
+  private append(line: string): boolean {
+    if (this.failure) return true;
+    this.pendingSince ??= Date.now();
+    return this.stream.write(line, (error) => {
+      if (!error && this.stream.writableLength === 0) this.pendingSince = undefined;
+    });
+  }
+
+  output(data: Buffer): boolean {
+    return this.append(this.encoder.output(data));
+  }
+
+  resize(cols: number, rows: number): void {
+    this.append(this.encoder.resize(cols, rows));
+  }
+
+  async finish(closeCode: string): Promise<void> {
+    clearInterval(this.watchdog);
+    if (this.failure) {
+      this.stream.destroy();
+      throw this.failure;
+    }
+    this.stream.write(this.encoder.end(closeCode));
+    const ended = new Promise<void>((resolve, reject) => {
+      this.stream.once("error", reject);
+      this.stream.end(resolve);
+    });
+    try {
+      await withDeadline(ended, this.writeTimeoutMs, "storing the end of the recording");
+    } catch (error) {
+      this.stream.destroy();
+      const failure = error instanceof Error ? error : new Error(String(error));
+      if (!this.failure) this.failed("end", failure);
+      throw this.failure ?? failure;
+    }
+  }
+}
+
+/** The directory sink: one file per session in `config.recordDir`, pruned after recordRetentionDays. */
+export function volumeSink(config: GatewayConfig, logger: Logger, metrics: Metrics): RecordingSink {
+  const dir = config.recordDir;
+  const failed = (stage: "start" | "session" | "end", error: Error) => {
+    metrics.recordingFailures.inc({ sink: "volume", stage });
+    logger.log("error", "recording write failed", { sink: "volume", stage, error: errorMessage(error) });
+  };
+  return {
+    kind: "volume",
+    async start(meta: RecordingMeta, size: TerminalSize): Promise<Recording> {
+      const id = recordingId(new Date(), meta.session);
+      const file = join(dir, `${id}.cast`);
+      const encoder = new CastEncoder();
+      // The header first, awaited: a volume that is full or gone refuses the session here, before a shell exists.
+      const header = (async () => {
+        await mkdir(dir, { recursive: true });
+        const handle = await open(file, "wx", 0o640);
+        try {
+          await handle.writeFile(encoder.header(meta, size));
+        } finally {
+          await handle.close();
+        }
+      })();
+      try {
+        await withDeadline(header, config.recordWriteTimeoutMs, "writing the recording's header");
+      } catch (error) {
+        failed("start", error instanceof Error ? error : new Error(String(error)));
+        await unlink(file).catch(() => {}); // an empty or cut header is no recording
+        throw error;
+      }
+      const recording = new VolumeRecording(id, encoder, file, config.recordWriteTimeoutMs, failed);
+      return recording;
+    },
+    list: () => listRecordings(dir),
+    async get(id: string): Promise<StoredRecording | null> {
+      const file = recordingFile(dir, id);
+      const info = file ? await stat(file).catch(() => null) : null;
+      if (!file || !info?.isFile()) return null;
+      return { size: info.size, body: createReadStream(file) };
+    },
+    maintain: () => (config.recordRetentionDays > 0 ? startRecordingCleanup(dir, config.recordRetentionDays, logger) : () => {}),
+  };
+}
+
 export interface RecordingsRouteOptions {
   config: GatewayConfig;
+  /** Where the recordings are: the listing and downloads read them there. */
+  sink: RecordingSink;
   authorizer: Authorizer;
   audit: AuditSink;
   logger: Logger;
@@ -143,7 +282,7 @@ export const RECORDINGS_PATH = "/v1/recordings";
  * count against the same per-address limits as upgrades (each costs an authorizer call).
  */
 export function recordingsRoute(options: RecordingsRouteOptions): RouteHandler {
-  const { config, authorizer, audit, logger, preAuth } = options;
+  const { config, sink, authorizer, audit, logger, preAuth } = options;
   const reviewers = new Set(config.reviewerGroups);
   return async (request: IncomingMessage, response: ServerResponse) => {
     const path = new URL(request.url ?? "/", "http://gateway").pathname;
@@ -179,27 +318,44 @@ export function recordingsRoute(options: RecordingsRouteOptions): RouteHandler {
     const { user, groups } = identity;
     if (!groups.some((group) => reviewers.has(group))) return refuse(403, `permission denied: ${user} is not in a reviewer group`, { user });
 
+    // The sink's own error text (a bucket's answer) goes to the log only.
+    const unavailable = (error: unknown) => {
+      logger.log("error", "recordings unavailable", { sink: sink.kind, path, error: errorMessage(error) });
+      return refuse(503, "the recordings cannot be read now (the gateway's log has the cause)", { user });
+    };
     if (id === undefined) {
+      let recordings;
+      try {
+        recordings = await sink.list();
+      } catch (error) {
+        return unavailable(error);
+      }
       record(200, { user });
-      answer(200, JSON.stringify({ recordings: await listRecordings(config.recordDir) }) + "\n");
+      answer(200, JSON.stringify({ recordings }) + "\n");
       return true;
     }
-    const file = recordingFile(config.recordDir, id);
-    const info = file ? await stat(file).catch(() => null) : null;
-    if (!file || !info?.isFile()) return refuse(404, "no such recording", { user });
+    if (!recordingStart(id)) return refuse(404, "no such recording", { user });
+    let stored;
+    try {
+      stored = await sink.get(id);
+    } catch (error) {
+      return unavailable(error);
+    }
+    if (!stored) return refuse(404, "no such recording", { user });
     record(200, { user });
     response.writeHead(200, {
       "content-type": "application/x-asciicast",
-      "content-length": String(info.size),
+      "content-length": String(stored.size),
       "content-disposition": `attachment; filename="${id}.cast"`,
       "cache-control": "no-store",
       "x-content-type-options": "nosniff",
     });
     if (request.method === "HEAD") {
+      stored.body.destroy();
       response.end();
       return true;
     }
-    await pipeline(createReadStream(file), response);
+    await pipeline(stored.body, response);
     return true;
   };
 }

@@ -16,7 +16,7 @@ import { errorMessage, jsonLogger, type Logger } from "./log.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 import { clientAddress } from "./net.js";
 import { encodeResponse, ResponseType } from "./protocol.js";
-import { recordingsRoute, startRecordingCleanup } from "./recordings.js";
+import { recordingSink, recordingsRoute } from "./recordings.js";
 import { Session, type SessionContext } from "./session.js";
 import { describeTarget, parseTarget, TargetError, type Target } from "./target.js";
 
@@ -78,12 +78,13 @@ export function createGateway(options: GatewayOptions): Gateway {
   const limits = new SessionLimits(config.maxSessions, config.maxSessionsPerUser);
   const preAuth = new PreAuthLimits(config);
   const proxyTrust = { proxies: cidrList(config.trustedProxies), proxiesConfigured: config.trustedProxies.length > 0, hops: config.trustedProxyHops };
-  const context: SessionContext = { config, backend, authorizer, metrics, audit, logger, limits };
+  const recordings = recordingSink(config, logger, metrics);
+  const context: SessionContext = { config, backend, authorizer, metrics, audit, logger, limits, recordings };
   const sessions = new Set<Session>();
   let draining = false;
-  let stopCleanup: (() => void) | undefined;
+  let stopUpkeep: (() => void) | undefined;
   const clientOf = (request: IncomingMessage) => clientAddress(request.socket.remoteAddress ?? "", request.headers["x-forwarded-for"], proxyTrust);
-  const routes = [...(config.recordDir ? [recordingsRoute({ config, authorizer, audit, logger, preAuth, clientOf, tokenOf: tokenFromRequest })] : []), ...(options.routes ?? [])];
+  const routes = [...(recordings ? [recordingsRoute({ config, sink: recordings, authorizer, audit, logger, preAuth, clientOf, tokenOf: tokenFromRequest })] : []), ...(options.routes ?? [])];
 
   const wss = new WebSocketServer({
     noServer: true,
@@ -241,14 +242,15 @@ export function createGateway(options: GatewayOptions): Gateway {
     metrics,
     sessions,
     async listen() {
-      if (config.recordDir && config.recordRetentionDays > 0) stopCleanup ??= startRecordingCleanup(config.recordDir, config.recordRetentionDays, logger);
+      // The sink's upkeep: the directory's retention cleanup, or the bucket's uploads of stopped gateways.
+      if (recordings) stopUpkeep ??= recordings.maintain();
       // An ephemeral public port (port 0: tests, benchmarks) makes the monitoring port ephemeral too.
       await listenOn(monitoringServer, config.port === 0 ? 0 : config.metricsPort, config.metricsHost);
       return listenOn(server, config.port, config.host);
     },
     async shutdown(reason = "the gateway is shutting down") {
       draining = true;
-      stopCleanup?.();
+      stopUpkeep?.();
       server.close(); // stop accepting; open sessions are ended below
       monitoringServer.close();
       const open = [...sessions];

@@ -2,7 +2,7 @@
 import { isUtf8 } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import type { WebSocket } from "ws";
-import { AsciicastRecorder, type AuditEvent, type AuditSink } from "./audit.js";
+import type { AuditEvent, AuditSink } from "./audit.js";
 import type { Authorizer, DebugAccess, Recheck } from "./auth/authorizer.js";
 import { DebugContainerError, NotFoundError, type Backend, type ExecControl, type OutputStream, type ResolvedTarget } from "./backends/backend.js";
 import type { GatewayConfig } from "./config.js";
@@ -10,6 +10,7 @@ import type { DebugRequest } from "./debug.js";
 import type { SessionLimits } from "./limits.js";
 import { errorMessage, type Logger } from "./log.js";
 import type { Metrics } from "./metrics.js";
+import type { Recording, RecordingSink } from "./recording-sink.js";
 import { decodeRequest, encodeOutput, encodeResponse, parseWinch, RequestType, ResponseType, type CloseCode, type Request } from "./protocol.js";
 import { padCursorReports } from "./cursor-report.js";
 import { PidMarkerFilter, reapCommand, ReapResult, START_SIGNAL, wrapCommand } from "./shell.js";
@@ -24,6 +25,8 @@ export interface SessionContext {
   audit: AuditSink;
   logger: Logger;
   limits: SessionLimits;
+  /** Where sessions are recorded; null: they are not. */
+  recordings: RecordingSink | null;
 }
 
 export interface SessionRequest {
@@ -61,6 +64,8 @@ export class Session {
   private exec: ExecControl | undefined;
   private execEnded = false;
   private closing = false;
+  /** Why the session ended, once it did. */
+  private closeCode: CloseCode | undefined;
   private admitted = false;
   private readonly startedAt = new Date();
   private size = { ...DEFAULT_SIZE };
@@ -81,14 +86,15 @@ export class Session {
   private bytesOut = 0;
   private lastActivity = Date.now();
   private inFlight = 0;
-  private paused = false;
+  /** Why the shell's output is paused: the client's socket is behind, or the recording holds too much. */
+  private readonly outputHolds = new Set<"client" | "recording">();
   private peerAlive = true;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly pid = new PidMarkerFilter();
   private pidSettledNow!: () => void;
   private readonly pidSettled = new Promise<void>((resolve) => (this.pidSettledNow = resolve));
   private readonly utf8 = new Utf8Carry();
-  private recorder: AsciicastRecorder | undefined;
+  private recording: Recording | undefined;
   private recordedSize = { ...DEFAULT_SIZE };
   private pendingAuth: ((message: Request) => void) | undefined;
   /** Aborted when the session ends: setup steps still waiting (a debug container starting) stop. */
@@ -155,6 +161,7 @@ export class Session {
         if (!debugTarget || this.closing) return;
         this.resolved = debugTarget;
       }
+      if (this.ctx.recordings && !(await this.startRecording(decision.user, this.resolved))) return;
       const command = wrapCommand(this.request.command.length > 0 ? this.request.command : this.ctx.config.shell, { waitForStart: this.request.tty });
       const started = setup.startTimer({ step: "exec" });
       const exec = await this.ctx.backend.exec(
@@ -176,10 +183,6 @@ export class Session {
       }
       this.ctx.metrics.active.inc();
       this.audit("session.start");
-      if (this.ctx.config.recordDir) {
-        this.recorder = new AsciicastRecorder(this.ctx.config.recordDir, { session: this.id, user: decision.user, target: this.resolved.label }, this.size);
-        this.recordedSize = { ...this.size };
-      }
       this.startTimers();
       this.becomeReady();
     } catch (error) {
@@ -224,6 +227,35 @@ export class Session {
     });
     await containers!.waitUntilRunning(debugTarget, this.ctx.config.debugStartTimeoutMs, this.ended.signal);
     return debugTarget;
+  }
+
+  /**
+   * Starts the recording before the shell exists: the header is stored (awaited), so a sink that
+   * is full, refuses writes or cannot be reached refuses the session, and no shell is started that
+   * would not be recorded. A write that fails later ends the session (recording-failed). Returns
+   * false when the session ended meanwhile.
+   */
+  private async startRecording(user: string, target: ResolvedTarget): Promise<boolean> {
+    const stored = this.ctx.metrics.setupSeconds.startTimer({ step: "record" });
+    let recording: Recording;
+    try {
+      recording = await this.ctx.recordings!.start({ session: this.id, user, target: target.label }, this.size);
+    } catch {
+      // The sink logged the cause (it may name the bucket or path): the client gets the policy.
+      await this.end("recording-failed", `the session's recording cannot be written, so the session is refused (session ${this.id}; the gateway's log has the cause)`);
+      return false;
+    }
+    stored();
+    if (this.closing) {
+      // The session ended while the header was stored (the client left): store the recording's end too.
+      void recording.finish(this.closeCode ?? "client-gone").catch(() => {});
+      return false;
+    }
+    this.recording = recording;
+    this.recordedSize = { ...this.size };
+    recording.onFailure(() => void this.end("recording-failed", `the session's recording could not be written, so the session is ended (session ${this.id}; the gateway's log has the cause)`));
+    recording.onDrain(() => this.releaseOutput("recording"));
+    return true;
   }
 
   /** Ends the session from outside (gateway shutdown): CLOSE with the reason, then end the shell. */
@@ -386,8 +418,8 @@ export class Session {
       const { cols, rows } = this.size;
       await this.exec.resize(cols, rows);
       // The recording gets the sizes the shell got, each change once.
-      if (this.recorder && (cols !== this.recordedSize.cols || rows !== this.recordedSize.rows)) {
-        this.recorder.resize(cols, rows);
+      if (this.recording && (cols !== this.recordedSize.cols || rows !== this.recordedSize.rows)) {
+        this.recording.resize(cols, rows);
         this.recordedSize = { cols, rows };
       }
     }
@@ -398,7 +430,7 @@ export class Session {
     if (data.length === 0) return;
     this.bytesOut += data.length;
     this.ctx.metrics.bytesOut.inc(data.length);
-    this.recorder?.output(data.toString("utf8"));
+    if (this.recording && !this.recording.output(data)) this.holdOutput("recording");
     for (const piece of splitOnCharBoundaries(data, this.ctx.config.outputFrameBytes)) {
       this.send(msgType, piece, true);
     }
@@ -412,15 +444,21 @@ export class Session {
     this.inFlight += frame.length;
     this.ws.send(frame, () => {
       this.inFlight -= frame.length;
-      if (this.paused && this.inFlight <= this.ctx.config.bufferLowBytes) {
-        this.paused = false;
-        this.exec?.resume();
-      }
+      if (this.inFlight <= this.ctx.config.bufferLowBytes) this.releaseOutput("client");
     });
-    if (!this.paused && this.inFlight > this.ctx.config.bufferHighBytes) {
-      this.paused = true;
-      this.exec?.pause();
-    }
+    if (this.inFlight > this.ctx.config.bufferHighBytes) this.holdOutput("client");
+  }
+
+  /** Output backpressure: the shell's output is paused while anything holds it. */
+  private holdOutput(reason: "client" | "recording"): void {
+    if (this.outputHolds.has(reason)) return;
+    if (this.outputHolds.size === 0) this.exec?.pause();
+    this.outputHolds.add(reason);
+  }
+
+  private releaseOutput(reason: "client" | "recording"): void {
+    if (!this.outputHolds.delete(reason)) return;
+    if (this.outputHolds.size === 0) this.exec?.resume();
   }
 
   private startTimers(): void {
@@ -542,6 +580,7 @@ export class Session {
   private async end(closeCode: CloseCode, reason: string, exitCode: number | null = null): Promise<void> {
     if (this.closing) return this.finished;
     this.closing = true;
+    this.closeCode = closeCode;
     this.ended.abort();
     for (const timer of this.timers) clearInterval(timer);
     this.settleAuth();
@@ -555,12 +594,18 @@ export class Session {
     await this.abandonExec();
     if (started) this.ctx.metrics.active.dec();
     this.ctx.metrics.sessions.inc({ outcome: closeCode });
+    // The audit record first: it never waits for the storage (a hung bucket cannot hold it back).
     this.audit(started ? "session.end" : "session.refused", { closeCode, reason, exitCode });
-    await this.recorder?.close();
+    try {
+      await this.recording?.finish(closeCode);
+    } catch (error) {
+      // A session ended by its recording's failure says so in its close code; any other gets a record of its own.
+      if (closeCode !== "recording-failed") this.audit("recording.failed", { reason: `the recording could not be stored to its end: ${errorMessage(error)}` });
+    }
     this.resolveFinished();
   }
 
-  private audit(event: AuditEvent["event"], end?: { closeCode: CloseCode; reason: string; exitCode: number | null }): void {
+  private audit(event: AuditEvent["event"], end?: { closeCode?: CloseCode; reason: string; exitCode?: number | null }): void {
     const record: AuditEvent = {
       event,
       session: this.id,
@@ -568,10 +613,12 @@ export class Session {
       target: this.label,
       ...(this.request.command.length > 0 ? { command: this.request.command } : {}),
       ...(this.resolved ? { container: this.resolved.label } : {}),
+      ...(this.recording ? { recording: this.recording.id } : {}),
       client: this.request.clientAddress,
       startedAt: this.startedAt.toISOString(),
     };
-    if (end) {
+    if (event === "recording.failed") record.reason = end!.reason;
+    else if (end) {
       const endedAt = new Date();
       Object.assign(record, {
         endedAt: endedAt.toISOString(),

@@ -7,8 +7,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { AsciicastRecorder } from "../src/audit.js";
-import { listRecordings, pruneRecordings, recordingFile, startRecordingCleanup } from "../src/recordings.js";
+import { defaultConfig } from "../src/config.js";
+import { createMetrics } from "../src/metrics.js";
+import { listRecordings, pruneRecordings, recordingFile, startRecordingCleanup, volumeSink } from "../src/recordings.js";
+import { outputBytes, parseCast } from "../src/asciicast.js";
 import { EntryClient } from "./helpers/client.js";
 import { fakeBackend } from "./helpers/fake-backend.js";
 import { startGateway, tokenAuthorizer } from "./helpers/gateway.js";
@@ -25,7 +27,7 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-/** A recording file as AsciicastRecorder names it, last written `ageDays` ago. */
+/** A recording file as the directory sink names it, last written `ageDays` ago. */
 function castFile(dir: string, start: Date, session: string, ageDays: number, now = Date.now()): string {
   const id = `${start.toISOString().replace(/[:.]/g, "-")}-${session}`;
   const file = join(dir, `${id}.cast`);
@@ -36,20 +38,33 @@ function castFile(dir: string, start: Date, session: string, ageDays: number, no
 }
 
 describe("recordings", () => {
-  it("writes a header naming the session, its user and target, and lists it", async () => {
+  it("writes a header naming the session, its user and target, every output byte and an end event, and lists it", async () => {
     const dir = tempDir();
     const session = "0b7d5a1e-2c3f-4d5e-8f90-123456789abc";
-    const recorder = new AsciicastRecorder(dir, { session, user: "alice", target: "shop/web-0/app" }, { cols: 100, rows: 30 });
-    recorder.output("hello\r\n");
-    recorder.resize(120, 40);
-    await recorder.close();
+    const sink = volumeSink({ ...defaultConfig, recordDir: dir }, { log: () => {} }, createMetrics());
+    const recording = await sink.start({ session, user: "alice", target: "shop/web-0/app" }, { cols: 100, rows: 30 });
+    const binary = Buffer.from([0x61, 0xff, 0xfe, 0x00, 0x62]);
+    recording.output(Buffer.from("hello\r\n"));
+    const [live] = await listRecordings(dir);
+    expect(live).toMatchObject({ user: "alice", complete: false });
+    recording.output(binary);
+    recording.resize(120, 40);
+    await recording.finish("exit");
     const [name] = readdirSync(dir);
+    expect(name).toBe(`${recording.id}.cast`);
     const lines = readFileSync(join(dir, name!), "utf8").trim().split("\n").map((line) => JSON.parse(line));
     expect(lines[0]).toMatchObject({ version: 2, width: 100, height: 30, title: "shop/web-0/app", entryway: { session, user: "alice", target: "shop/web-0/app" } });
-    expect(lines.slice(1).map((event) => event.slice(1))).toEqual([["o", "hello\r\n"], ["r", "120x40"]]);
+    expect(lines.slice(1).map((event) => event.slice(1))).toEqual([
+      ["o", "hello\r\n"],
+      ["o", "a\ufffd\ufffd\u0000b"],
+      ["entryway.bytes", binary.toString("base64")],
+      ["r", "120x40"],
+      ["entryway.end", "exit"],
+    ]);
+    expect(Buffer.from(outputBytes(parseCast(readFileSync(join(dir, name!), "utf8")).events))).toEqual(Buffer.concat([Buffer.from("hello\r\n"), binary]));
     const [summary] = await listRecordings(dir);
-    expect(summary).toMatchObject({ id: name!.replace(/\.cast$/, ""), user: "alice", target: "shop/web-0/app", size: readFileSync(join(dir, name!)).length });
-    expect(summary!.duration).toBeGreaterThanOrEqual(0);
+    expect(summary).toMatchObject({ id: recording.id, user: "alice", target: "shop/web-0/app", size: readFileSync(join(dir, name!)).length, complete: true });
+    expect(summary!.duration).toBe(lines.at(-1)[0]);
   });
 
   it.each([

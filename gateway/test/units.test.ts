@@ -5,7 +5,9 @@ import { join } from "node:path";
 import { existsSync } from "node:fs";
 import pty from "node-pty";
 import { describe, expect, it } from "vitest";
+import { auditSink } from "../src/audit.js";
 import { cidrList, envName, loadConfig } from "../src/config.js";
+import { lineWriter } from "../src/log.js";
 import { StreamDemuxer } from "../src/backends/docker.js";
 import { PreAuthLimits } from "../src/limits.js";
 import { clientAddress, limitKey } from "../src/net.js";
@@ -306,6 +308,74 @@ describe("config", () => {
     expect(loadConfig({})).toMatchObject({ authTimeoutMs: 3000, trustedProxyHops: 0 });
     expect(loadConfig({ ENTRYWAY_TRUSTED_PROXY_HOPS: "1" }).trustedProxyHops).toBe(1);
     expect(() => loadConfig({ ENTRYWAY_TRUSTED_PROXY_HOPS: "1.5" })).toThrow(/trustedProxyHops/);
+  });
+});
+
+describe("recording settings", () => {
+  const s3 = { ENTRYWAY_RECORD_S3_BUCKET: "exec-recordings", ENTRYWAY_RECORD_S3_ENDPOINT: "https://objects.example.com:9000", ENTRYWAY_RECORD_S3_FORCE_PATH_STYLE: "true", ENTRYWAY_RECORD_S3_PREFIX: "gw/" };
+  it("takes an S3 sink with an https endpoint, path style and a prefix", () => {
+    expect(loadConfig(s3)).toMatchObject({ recordS3Bucket: "exec-recordings", recordS3ForcePathStyle: true, recordS3Prefix: "gw/", recordFlushSeconds: 10, recordPartBytes: 5 * 1024 * 1024 });
+    expect(loadConfig({ ...s3, ENTRYWAY_RECORD_S3_ENDPOINT: "http://127.0.0.1:8333" }).recordS3Endpoint).toBe("http://127.0.0.1:8333");
+  });
+  it.each([
+    [{ ...s3, ENTRYWAY_RECORD_DIR: "/recordings" }, /recordDir and recordS3Bucket are both set/],
+    [{ ENTRYWAY_RECORD_S3_PREFIX: "gw/" }, /recordS3Prefix set but recordS3Bucket is empty/],
+    [{ ENTRYWAY_RECORD_S3_FORCE_PATH_STYLE: "true" }, /recordS3ForcePathStyle set but recordS3Bucket is empty/],
+    [{ ...s3, ENTRYWAY_RECORD_RETENTION_DAYS: "30" }, /bucket lifecycle rule/],
+    [{ ...s3, ENTRYWAY_RECORD_S3_ENDPOINT: "http://objects.example.com" }, /must be https/],
+    [{ ...s3, ENTRYWAY_RECORD_S3_ENDPOINT: "https://key:secret@objects.example.com" }, /must not carry credentials/],
+    [{ ...s3, ENTRYWAY_RECORD_S3_BUCKET: "Exec_Recordings" }, /not a bucket name/],
+    [{ ...s3, ENTRYWAY_RECORD_S3_PREFIX: "/abs/" }, /not a key prefix/],
+    [{ ...s3, ENTRYWAY_RECORD_S3_PREFIX: "a/../b/" }, /not a key prefix/],
+    [{ ...s3, ENTRYWAY_RECORD_PART_BYTES: "1048576" }, /recordPartBytes must be between 5242880/],
+    [{ ENTRYWAY_RECORD_FLUSH_SECONDS: "0" }, /recordFlushSeconds/],
+  ])("refuses %j", (env, message) => {
+    expect(() => loadConfig(env as NodeJS.ProcessEnv)).toThrow(message);
+  });
+});
+
+describe("audit and logs never stop the gateway", () => {
+  it("drops and counts lines when stdout's reader is gone (EPIPE), without throwing", async () => {
+    const reader = spawn("true", [], { stdio: ["pipe", "ignore", "ignore"] });
+    await new Promise((resolve) => reader.once("exit", resolve));
+    const write = lineWriter(reader.stdin, 1024);
+    // The first write may still be taken by the stream; the pipe's EPIPE comes as an 'error' event,
+    // which would end the process were it not caught.
+    for (let i = 0; i < 100; i++) {
+      write(`line ${i}\n`);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(reader.stdin.destroyed).toBe(true);
+    expect(write.dropped()).toBeGreaterThanOrEqual(99);
+  });
+
+  it("never holds more than the backlog for a reader that stops reading, and never blocks", async () => {
+    const reader = spawn("sleep", ["60"], { stdio: ["pipe", "ignore", "ignore"] });
+    try {
+      const write = lineWriter(reader.stdin, 1024 * 1024);
+      const line = `${"x".repeat(1023)}\n`;
+      // 20 MiB to a reader that reads nothing: a blocking write would hang here for ever.
+      for (let i = 0; i < 20 * 1024; i++) write(line);
+      expect(reader.stdin.writableLength).toBeLessThanOrEqual(1024 * 1024 + line.length);
+      expect(write.dropped()).toBeGreaterThan(18 * 1024);
+    } finally {
+      reader.kill("SIGKILL");
+    }
+  });
+
+  it("sends the records of an audit file that cannot be written (ENOSPC: /dev/full) to stdout, with the cause once", async () => {
+    const lines: string[] = [];
+    const sink = auditSink("/dev/full", (line) => lines.push(line));
+    const record = { event: "session.end" as const, session: "s1", target: "t", client: "127.0.0.1", startedAt: new Date().toISOString() };
+    sink.write(record);
+    sink.write({ ...record, session: "s2" });
+    await expect.poll(() => lines.length).toBe(3);
+    const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(parsed.filter((l) => l.msg === "the audit file cannot be written: audit records go to stdout")).toEqual([expect.objectContaining({ error: expect.stringMatching(/ENOSPC/) })]);
+    expect(parsed.filter((l) => l.type === "audit").map((l) => l.session).sort()).toEqual(["s1", "s2"]);
+    sink.write({ ...record, session: "s3" });
+    expect(JSON.parse(lines.at(-1)!)).toMatchObject({ type: "audit", session: "s3" });
+    await sink.close();
   });
 });
 

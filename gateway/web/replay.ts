@@ -3,7 +3,7 @@
 // output at its pace, play/pause, speed, and a seek bar. /replay?id=<id> opens one recording.
 import type { Terminal } from "@xterm/xterm";
 import { parseCast, parseResize, type Cast } from "../src/asciicast.js";
-import type { RecordingSummary } from "../src/recordings.js";
+import type { RecordingSummary } from "../src/asciicast.js";
 import { openTerminal, styleElementsWithNonce } from "./xterm-setup.js";
 import "./replay.css";
 
@@ -169,7 +169,9 @@ async function main(): Promise<void> {
     rows.replaceChildren();
     for (const recording of recordings) {
       const row = document.createElement("tr");
-      const cells = [new Date(recording.start).toLocaleString(), recording.user, recording.target, clock(recording.duration), `${Math.ceil(recording.size / 1024)} KiB`];
+      // A recording without its end event is still running, or its gateway stopped before the end.
+      const duration = recording.complete ? clock(recording.duration) : `${clock(recording.duration)} (incomplete)`;
+      const cells = [new Date(recording.start).toLocaleString(), recording.user, recording.target, duration, `${Math.ceil(recording.size / 1024)} KiB`];
       for (const [index, text] of cells.entries()) {
         const cell = document.createElement("td");
         cell.textContent = text;

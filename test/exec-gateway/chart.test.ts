@@ -69,6 +69,31 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("exec 
     expect(env).toEqual(expect.arrayContaining([{ name: "ENTRYWAY_AUTHORIZER", value: "oidc" }, { name: "ENTRYWAY_OIDC_ISSUER", value: "https://id.example.com" }]));
   });
 
+  it("recordings-s3 scenario: three replicas rolled as usual, no volume, the bucket in env, credentials from the Secret, the endpoint's port open; replicas > 1 refused only for a ReadWriteOnce volume", async () => {
+    const objects = helmTemplate(helm, chart, { valuesFiles: [scenario("exec-gateway-recordings-s3.yaml")] });
+    await assertValidObjects(objects);
+    expect(find(objects, "PersistentVolumeClaim")).toEqual([]);
+    const deployment = find(objects, "Deployment")[0];
+    expect(deployment.spec).toMatchObject({ replicas: 3, strategy: { type: "RollingUpdate" } });
+    const env = deployment.spec.template.spec.containers[0].env as Obj[];
+    expect(env.filter((e) => /RECORD|AWS_/.test(e.name)).map((e) => [e.name, e.value ?? e.valueFrom.secretKeyRef.name])).toEqual([
+      ["ENTRYWAY_RECORD_S3_BUCKET", "exec-recordings"],
+      ["ENTRYWAY_RECORD_S3_ENDPOINT", "https://objects.storage.svc.cluster.local:8333"],
+      ["ENTRYWAY_RECORD_S3_REGION", "eu-west-1"],
+      ["ENTRYWAY_RECORD_S3_PREFIX", "gateway/"],
+      ["ENTRYWAY_RECORD_S3_FORCE_PATH_STYLE", "true"],
+      ["AWS_ACCESS_KEY_ID", "exec-recordings-s3"],
+      ["AWS_SECRET_ACCESS_KEY", "exec-recordings-s3"],
+    ]);
+    expect(find(objects, "NetworkPolicy")[0].spec.egress.at(-1).ports).toContainEqual({ port: 8333, protocol: "TCP" });
+    expect(find(objects, "VirtualService")[0].spec.http[0].match).toContainEqual({ uri: { prefix: "/v1/recordings" } });
+    // The same values with a volume instead of the bucket are refused: one node mounts it.
+    const volume = valuesFile({ targetNamespaces: ["a"], replicas: 3, recordings: { enabled: true } });
+    expect(() => helmTemplate(helm, chart, { valuesFiles: [volume] })).toThrow(/ReadWriteOnce volume need replicas: 1/);
+    const autoscaled = valuesFile({ targetNamespaces: ["a"], autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 5 }, recordings: { enabled: true, s3: { bucket: "b-1" } } });
+    expect(find(helmTemplate(helm, chart, { valuesFiles: [autoscaled] }), "HorizontalPodAutoscaler")[0].spec).toMatchObject({ minReplicas: 2, maxReplicas: 5 });
+  });
+
   it("debug scenario: patch on pods/ephemeralcontainers in the Role and the ClusterRole, and the allow-list in env; none without it", async () => {
     const objects = helmTemplate(helm, chart, { valuesFiles: [scenario("exec-gateway-debug.yaml")] });
     await assertValidObjects(objects);
@@ -160,6 +185,9 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("exec 
     [{ targetNamespaces: ["a"], recordings: { enabled: true } }, /execGateway.recordings on a ReadWriteOnce volume need replicas: 1/, false],
     [{ targetNamespaces: ["a"], replicas: 1, recordings: { enabled: true, accessMode: "ReadWriteSometimes" } }, /accessMode/, true],
     [{ targetNamespaces: ["a"], replicas: 1, recordings: { enabled: true, retentionDays: -1 } }, /retentionDays/, true],
+    [{ targetNamespaces: ["a"], recordings: { enabled: true, s3: { bucket: "Bad_Bucket" } } }, /bucket/, true],
+    [{ targetNamespaces: ["a"], recordings: { enabled: true, s3: { bucket: "b-1", endpoint: "http://objects.example.com" } } }, /endpoint/, true],
+    [{ targetNamespaces: ["a"], recordings: { enabled: true, s3: { bucket: "b-1", prefix: "/abs" } } }, /prefix/, true],
     [{ targetNamespaces: ["a"], debugContainers: { images: ["busybox:1.36"], defaultImage: "alpine" } }, /execGateway.debugContainers.defaultImage "alpine" is not one of/, false],
     [{ targetNamespaces: ["a"], debugContainers: { defaultImage: "alpine" } }, /defaultImage is set but execGateway.debugContainers.images is empty/, false],
     [{ targetNamespaces: ["a"], debugContainers: { images: ["busybox:1.36"] }, settings: { maxSessionSeconds: 0 } }, /maxSessionSeconds > 0/, false],

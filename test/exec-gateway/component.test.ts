@@ -220,6 +220,46 @@ describe("ExecGateway", () => {
     expect((findManifest(shared.manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.strategy.type).toBe("RollingUpdate");
   });
 
+  it("records to an S3 bucket with any number of replicas: no volume, the bucket in env, credentials from the Secret only, the endpoint's port opened", async () => {
+    const s3 = { bucket: "exec-recordings", endpoint: "https://objects.example.com:9000", region: "eu-west-1", prefix: "gw/", forcePathStyle: true, credentialsSecret: "s3-creds" };
+    const { manifests } = await renderGateway({ autoscaling: { minReplicas: 2, maxReplicas: 6 }, recordings: { s3 }, serviceAccountAnnotations: { "eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/x" } });
+    expect(manifests.filter((m) => m.kind === "PersistentVolumeClaim")).toEqual([]);
+    const deployment = findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj;
+    expect(deployment.spec.strategy.type).toBe("RollingUpdate");
+    const pod = deployment.spec.template.spec;
+    expect(pod.volumes).toEqual([{ name: "tmp", emptyDir: { sizeLimit: "64Mi" } }]);
+    const env = pod.containers[0].env as Obj[];
+    expect(env.filter((e) => /RECORD|AWS_/.test(e.name))).toEqual([
+      { name: "ENTRYWAY_RECORD_S3_BUCKET", value: "exec-recordings" },
+      { name: "ENTRYWAY_RECORD_S3_ENDPOINT", value: "https://objects.example.com:9000" },
+      { name: "ENTRYWAY_RECORD_S3_REGION", value: "eu-west-1" },
+      { name: "ENTRYWAY_RECORD_S3_PREFIX", value: "gw/" },
+      { name: "ENTRYWAY_RECORD_S3_FORCE_PATH_STYLE", value: "true" },
+      { name: "AWS_ACCESS_KEY_ID", valueFrom: { secretKeyRef: { name: "s3-creds", key: "AWS_ACCESS_KEY_ID" } } },
+      { name: "AWS_SECRET_ACCESS_KEY", valueFrom: { secretKeyRef: { name: "s3-creds", key: "AWS_SECRET_ACCESS_KEY" } } },
+    ]);
+    const policy = findManifest(manifests, "NetworkPolicy", "entryway-exec-gateway") as Obj;
+    expect(policy.spec.egress.at(-1).ports).toEqual([{ port: 443, protocol: "TCP" }, { port: 6443, protocol: "TCP" }, { port: 9000, protocol: "TCP" }]);
+    expect((findManifest(manifests, "ServiceAccount", "entryway-exec-gateway") as Obj).metadata.annotations).toEqual({ "eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/x" });
+
+    // Without a Secret the pod's identity provides the credentials: no AWS_* variable at all; Amazon S3 on 443 opens no port.
+    const identity = await renderGateway({ replicas: 3, recordings: { s3: { bucket: "exec-recordings" } } });
+    const identityDeployment = findManifest(identity.manifests, "Deployment", "entryway-exec-gateway") as Obj;
+    expect(identityDeployment.spec.replicas).toBe(3);
+    expect((identityDeployment.spec.template.spec.containers[0].env as Obj[]).filter((e) => /RECORD|AWS_/.test(e.name))).toEqual([{ name: "ENTRYWAY_RECORD_S3_BUCKET", value: "exec-recordings" }]);
+    expect((findManifest(identity.manifests, "NetworkPolicy", "entryway-exec-gateway") as Obj).spec.egress.at(-1).ports).toHaveLength(2);
+  });
+
+  it.each([
+    [{ recordings: { s3: { bucket: "Bad_Bucket" } } }, /recordings.s3.bucket "Bad_Bucket" is not a bucket name/],
+    [{ recordings: { s3: { bucket: "b-1", endpoint: "http://objects.example.com" } } }, /is not https:\/\/host\[:port\]/],
+    [{ recordings: { s3: { bucket: "b-1", prefix: "/abs" } } }, /recordings.s3.prefix "\/abs" is not a key prefix/],
+    [{ recordings: { s3: { bucket: "b-1" }, retentionDays: 7 } }, /recordings.retentionDays are for the recordings volume/],
+    [{ recordings: { s3: { bucket: "b-1" }, size: "1Gi", accessMode: "ReadWriteOnce" as const } }, /recordings.size, recordings.accessMode are for the recordings volume/],
+  ])("rejects S3 recording args with a clear error (%j)", async (args, message) => {
+    await expect(renderGateway(args as Partial<ExecGatewayArgs>)).rejects.toThrow(message);
+  });
+
   it.each([
     [{ targetNamespaces: [] }, /targetNamespaces is empty/],
     [{ targetNamespaces: ["Bad_NS"] }, /"Bad_NS" is not a namespace name/],

@@ -6,7 +6,7 @@ import http from "node:http";
 import https from "node:https";
 import { rootCertificates } from "node:tls";
 import { parseArgs } from "node:util";
-import { onlyAllowedSequences, parseCast, playbackTimes, recordingStart, withoutTerminalQueries, type Cast } from "../asciicast.js";
+import { onlyAllowedSequences, outputBytes, parseCast, playbackTimes, recordingStart, withoutTerminalQueries, type Cast } from "../asciicast.js";
 import { isLoopbackHost } from "../net.js";
 import { classifyConnectError, EnterError, ExitCode, resolveSettings } from "./enter-options.js";
 
@@ -24,6 +24,8 @@ dropped, unless --raw.
 
 options:
   -s, --speed <factor>   play this many times faster (default 1; 0.5 is half speed)
+      --bytes            write the recorded output byte for byte at once (no timing, terminal
+                         queries kept, bytes that are not UTF-8 as they were): for a file or a pipe
       --max-idle <sec>   cut every pause longer than this to it
       --raw              write every escape sequence as recorded (but terminal queries): only for
                          recordings you trust; a recorded user can then set your clipboard or title
@@ -146,6 +148,7 @@ export async function run(argv: string[]): Promise<number> {
         config: { type: "string" },
         insecure: { type: "boolean" },
         raw: { type: "boolean" },
+        bytes: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -179,6 +182,13 @@ export async function run(argv: string[]): Promise<number> {
     const raw = values.raw === true;
     if (raw) process.stderr.write("entryway: warning: --raw writes the recording's escape sequences as recorded: a recorded session can set your clipboard and title, and use your terminal's other features\n");
     try {
+      if (values.bytes) {
+        // The recorded output byte for byte, for a file or a pipe: on a terminal it is --raw's risk.
+        if (process.stdout.isTTY) process.stderr.write("entryway: warning: --bytes writes the recorded output as it was, escape sequences included, to your terminal\n");
+        const bytes = outputBytes(parseCast(text).events);
+        await new Promise<void>((resolve, reject) => process.stdout.write(bytes, (error) => (error ? reject(error) : resolve())));
+        return 0;
+      }
       await play(text, speed, maxIdle, raw, process.stdout);
     } catch (error) {
       if (error instanceof EnterError) throw error;

@@ -53,6 +53,22 @@ key: webhook-url
 {{- end }}
 {{- end -}}
 
+{{/* Where recordings go: "s3" (recordings.s3.bucket set), "volume", or "" (not recorded). */}}
+{{- define "entryway.execGateway.recordingsSink" -}}
+{{- $r := .Values.execGateway.recordings -}}
+{{- if $r.enabled -}}{{- if $r.s3.bucket -}}s3{{- else -}}volume{{- end -}}{{- end -}}
+{{- end -}}
+
+{{/* The S3 endpoint's port when it is not 443 (the NetworkPolicy lets the gateway reach it), else nothing. */}}
+{{- define "entryway.execGateway.s3EndpointPort" -}}
+{{- if eq (include "entryway.execGateway.recordingsSink" .) "s3" -}}
+{{- with .Values.execGateway.recordings.s3.endpoint -}}
+{{- $port := regexFind "[0-9]+$" (regexFind ":[0-9]+/?$" .) -}}
+{{- if and $port (ne $port "443") (ne $port "6443") -}}{{ $port }}{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
 {{/* Cross-field checks the schema cannot express; each fails with a clear message. */}}
 {{- define "entryway.execGateway.validate" -}}
 {{- $g := .Values.execGateway -}}
@@ -81,8 +97,8 @@ key: webhook-url
 {{- fail "execGateway.autoscaling needs 1 <= minReplicas <= maxReplicas" -}}
 {{- end -}}
 {{- /* A ReadWriteOnce volume attaches to one node: one replica, replaced with Recreate. */ -}}
-{{- if and $g.recordings.enabled (eq $g.recordings.accessMode "ReadWriteOnce") (or $g.autoscaling.enabled (ne (int $g.replicas) 1)) -}}
-{{- fail "execGateway.recordings on a ReadWriteOnce volume need replicas: 1 and no autoscaling (one node mounts it); use accessMode ReadWriteMany for more replicas" -}}
+{{- if and (eq (include "entryway.execGateway.recordingsSink" .) "volume") (eq $g.recordings.accessMode "ReadWriteOnce") (or $g.autoscaling.enabled (ne (int $g.replicas) 1)) -}}
+{{- fail "execGateway.recordings on a ReadWriteOnce volume need replicas: 1 and no autoscaling (one node mounts it); use accessMode ReadWriteMany or recordings.s3 for more replicas" -}}
 {{- end -}}
 {{- with $g.debugContainers -}}
 {{- if .images -}}
