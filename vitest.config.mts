@@ -18,7 +18,9 @@ export default defineConfig({
       },
       {
         // The real Kubernetes control plane, Pulumi engine and Helm, built from their Go modules
-        // (scripts/realcp) and started once for these suites, which take turns on it.
+        // (scripts/realcp) and started once for these suites, which take turns on it. `npm test`
+        // runs this project after the other two, so that their terminal tests, which wait on
+        // screens, do not share two cores with a control plane and an engine.
         test: {
           name: "real",
           include: ["test/real/**/*.test.ts"],
