@@ -831,9 +831,11 @@ export class ExecGateway extends pulumi.ComponentResource {
                 name: "exec-gateway",
                 match: publicPaths.map(({ path, match }) => ({ uri: { [match]: path } })),
                 route: [{ destination: { host: namespace.apply((ns) => serviceFqdn(fullName, ns)), port: { number: 80 } } }],
-                // Shell sessions are long-lived WebSockets: no route timeout, which is what an absent
-                // timeout gives (istio pilot/pkg/networking/core/route/route.go, setTimeout: Notimeout,
-                // 0). "0s" itself is refused by Istio's CRD ("must be a valid duration greater than 1ms").
+                // Shell sessions are long-lived WebSockets: no route timeout, which is istiod's default
+                // when `timeout` is absent (pilot/pkg/networking/core/route/route.go, setTimeout:
+                // Notimeout, 0s). `timeout: 0s` itself is refused by Istio's validation
+                // (pkg/config/validation/virtualservice.go with agent.ValidateDuration: "duration
+                // must be greater than 1ms"), so the webhook would reject the VirtualService.
               },
             ],
           },

@@ -27,6 +27,19 @@ export function restrictedPodSecurityContext(runAs: RunAs): PodSecurityContext {
   };
 }
 
+/**
+ * The pod-level context of a pod whose one container is Istio's proxy (a gateway with
+ * `image: auto`): restricted, with the proxy's uid and gid left to the istio-proxy container, where
+ * Istio's gateway injection template sets them (istio-discovery/files/gateway-injection-template.yaml).
+ * A pod-level runAsUser 1337 is what `istioctl analyze` reports as IST0144 (istio
+ * pkg/config/analysis/analyzers/deployment/pod.go exempts only the container named istio-proxy):
+ * an application running as the proxy's uid escapes the sidecar's traffic capture.
+ */
+export function proxyPodSecurityContext(proxyUid: number): PodSecurityContext {
+  const { runAsUser: _user, runAsGroup: _group, ...context } = restrictedPodSecurityContext({ user: proxyUid });
+  return context;
+}
+
 export interface ContainerSecurityOptions {
   /** Defaults to true; turn off only for programs that write outside their volumes. */
   readonly readOnlyRootFilesystem?: boolean;

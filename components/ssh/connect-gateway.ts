@@ -14,7 +14,7 @@ import type { GlobalSettings } from "../shared/image";
 import { objectName, serviceFqdn } from "../shared/names";
 import { podMetadata, podPlacement, type PodSettings } from "../shared/pod";
 import { DEFAULT_DNS, DEFAULT_ISTIOD, dnsEgressRule, ISTIO_HEALTH_PORT, ISTIO_METRICS_PORT, ISTIOD_XDS_PORT, peerIn, type InClusterPeer } from "../shared/network";
-import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
+import { proxyPodSecurityContext, restrictedContainerSecurityContext } from "../shared/security";
 import { WORKSPACE_SSHD_PORT } from "./ssh-workspace";
 
 /** Ports the gateway never takes for SSH: the usual web ports and Istio's own. */
@@ -165,6 +165,12 @@ export function validateConnectGatewayArgs(name: string, args: ConnectGatewayArg
   if (args.tls && !/^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/.test(args.tls.credentialName ?? "")) {
     throw new Error(`${where}: tls.credentialName must name a Secret in namespace ${args.namespace}`);
   }
+  // With TLS the hostname is the Gateway server's host, and Istio's validation refuses a host
+  // without a dot (pkg/config/validation/agent/validation.go, validateSidecarOrGatewayHostnamePart:
+  // "short names (non FQDN) are not allowed"), so the webhook would reject the Gateway.
+  if (args.tls && args.hostname !== undefined && !args.hostname.includes(".")) {
+    throw new Error(`${where}: with tls, hostname ${JSON.stringify(args.hostname)} must be a fully qualified name (Istio refuses a Gateway host without a dot)`);
+  }
   if (args.replicas !== undefined && (!Number.isInteger(args.replicas) || args.replicas < 1)) {
     throw new Error(`${where}: replicas must be at least 1`);
   }
@@ -273,7 +279,8 @@ export class ConnectGateway extends pulumi.ComponentResource {
             // but the automounted one under first-party-jwt (pilot/cmd/pilot-agent options getJwtPath:
             // /var/run/secrets/kubernetes.io/serviceaccount/token), and istio/istio#22193 shows
             // proxies failing without it. The token can do no more than the SDS Role above.
-            securityContext: restrictedPodSecurityContext({ user: ISTIO_PROXY_UID }),
+            // The proxy's uid on its container only (istioctl analyze IST0144).
+            securityContext: proxyPodSecurityContext(ISTIO_PROXY_UID),
             containers: [{
               // "auto": Istio's gateway injection replaces the image with its proxy.
               name: "istio-proxy",

@@ -40,7 +40,7 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("exec 
     const env = find(objects, "Deployment")[0].spec.template.spec.containers[0].env;
     expect(env).toEqual(expect.arrayContaining([{ name: "ENTRYWAY_IDLE_TIMEOUT_MS", value: "1800000" }, { name: "ENTRYWAY_REAUTHORIZE_INTERVAL_MS", value: "120000" }]));
     expect(find(objects, "Gateway")[0].spec.servers[0].tls).toMatchObject({ mode: "SIMPLE", credentialName: "exec-gateway-tls" });
-    // No timeout: Istio leaves the route without one (an explicit "0s" is refused by its CRD).
+    // No timeout: istiod's default is none, and Istio's validation refuses `timeout: 0s` (test/ssh/istiod.test.ts).
     expect(find(objects, "VirtualService")[0].spec.http[0]).not.toHaveProperty("timeout");
   });
 

@@ -164,7 +164,7 @@ describe("ExecGateway", () => {
     expect(gw.spec.servers[0]).toMatchObject({ port: { number: 443, protocol: "HTTPS" }, tls: { mode: "SIMPLE", credentialName: "exec-tls" } });
     const vs = findManifest(manifests, "VirtualService", "entryway-exec-gateway") as Obj;
     expect(vs.spec.gateways).toEqual(["entryway-exec-gateway"]);
-    // No timeout: Istio leaves the route without one (an explicit "0s" is refused by its CRD).
+    // No timeout: istiod's default is none, and Istio's validation refuses `timeout: 0s` (test/ssh/istiod.test.ts).
     expect(vs.spec.http[0]).not.toHaveProperty("timeout");
     // Only the endpoint and the web terminal go out: not /metrics, /readyz or anything else.
     expect(vs.spec.http[0].match).toEqual([{ uri: { exact: "/v1/enter" } }, { uri: { exact: "/" } }, { uri: { prefix: "/web/" } }]);

@@ -142,6 +142,8 @@ describe("ConnectGateway", () => {
     [{ serviceType: "ClusterIP" as const, nodePort: 30001 }, /nodePort must be 30000-32767 and needs serviceType/],
     [{ allowedSourceRanges: ["10.0.0.0"] }, /"10.0.0.0" is not a CIDR/],
     [{ hostname: "SSH Example" }, /hostname "SSH Example" is not a lower-case DNS name/],
+    // Istio's validation refuses a TLS Gateway host without a dot (test/ssh/istiod.test.ts shows istiod refusing it).
+    [{ hostname: "localhost", tls: { credentialName: "cert" } }, /with tls, hostname "localhost" must be a fully qualified name/],
     [{ autoscaling: { minReplicas: 5, maxReplicas: 2 } }, /minReplicas <= maxReplicas/],
     [{ namespace: "Dev_Connect" }, /namespace "Dev_Connect" is not a namespace name/],
   ])("refuses %j at preview", async (bad, message) => {

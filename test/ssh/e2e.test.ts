@@ -1,10 +1,11 @@
 /**
- * SSH through the CONNECT gateway, end to end on loopback with real parts and a model of Istio's
- * gateway: Debian's sshd (started by the image's own entrypoint and sshd_config), the Istio gateway
- * model (istio-gateway-model.ts: the route configuration, listener and clusters istiod would build
- * from the RENDERED manifests, and Envoy's matching) tunnelling to that sshd, the ssh config the
- * stack outputs (gateway pointed at loopback), and both ProxyCommands: the built-in
- * `entryway connect-proxy` (the default) and Debian's proxytunnel.
+ * SSH through the CONNECT gateway, end to end on loopback with real parts and a model of Envoy:
+ * Debian's sshd (started by the image's own entrypoint and sshd_config); the listener, route
+ * configuration and clusters REAL istiod code generates for the gateway from the RENDERED manifests
+ * (istiod.ts, scripts/realcp/istio), served by the Envoy half of istio-gateway-model.ts (Envoy's
+ * matching) tunnelling to that sshd; the ssh config the stack outputs (gateway pointed at
+ * loopback); and both ProxyCommands: the built-in `entryway connect-proxy` (the default) and
+ * Debian's proxytunnel.
  *
  * Front ends: the dev stack (Pulumi.dev.yaml through the Stack under the offline runtime) and every
  * `ssh-*` chart scenario (helm template; its ssh config from the parity stack file, which the
@@ -16,9 +17,11 @@
  * The image's sshd settings are checked on the real sshd: no port, socket or agent forwarding by
  * default, local forwarding with ENTRYWAY_TCP_FORWARDING=local, never remote forwarding.
  *
- * Needs ssh, sshd, ssh-keygen, ssh-agent, openssl and proxytunnel (and, as root, setpriv and nss_wrapper for
- * the unprivileged sshd). Under CI=true a missing tool fails the suite; elsewhere the parts that
- * need it are skipped and the missing tools are named.
+ * Needs ssh, sshd, ssh-keygen, ssh-agent, openssl, proxytunnel and nss_wrapper (its hosts file gives
+ * the clients the gateway's name; as root it also gives the unprivileged sshd its user, with
+ * setpriv). Under CI=true a missing tool fails the suite; elsewhere the parts that need it are
+ * skipped and the missing tools are named. The istio tool is built on first use
+ * (scripts/realcp/build.sh); a build that fails fails the suite, never skips it.
  *
  * Everything listens on 127.0.0.1 only and is stopped by PID afterwards.
  */
@@ -30,14 +33,15 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { parseStackConfig, Stack } from "../../components/stack";
 import { parseHostPort, sshConfigBlock, type SshConfigEntry } from "@entryway/ssh-config";
-import { chartScenarios, helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
+import { helmBinaries, repoRoot } from "../harness/helm";
 import { freePort, waitForPort } from "../harness/net";
 import { runBytes } from "../harness/process";
-import { outputOf, render } from "../harness/pulumi";
+import { realTool } from "../harness/realcp";
 import type { ObjectLike } from "../harness/validate";
-import { buildGatewayEnvoy, startGatewayModel, type RunningGatewayModel } from "./istio-gateway-model";
+import { devStackConfig, renderScenario, renderStack, sshScenarios } from "./front-ends";
+import { startGatewayModel, type GatewayEnvoy, type RunningGatewayModel } from "./istio-gateway-model";
+import { gatewayEnvoyFromIstiod, istiodGatewayConfig } from "./istiod";
 
 const user = os.userInfo().username;
 const isRoot = process.getuid?.() === 0;
@@ -49,7 +53,7 @@ const onPath = (tool: string) => spawnSync("sh", ["-c", `command -v ${tool}`]).s
 const missingTools = [
   ...["ssh", "ssh-keygen", "ssh-agent", "openssl", "proxytunnel", "/usr/sbin/sshd"].filter((tool) => !onPath(tool)),
   ...(isRoot && !onPath("setpriv") ? ["setpriv"] : []),
-  ...(isRoot && !existsSync(NSS_WRAPPER) ? [NSS_WRAPPER] : []),
+  ...(!existsSync(NSS_WRAPPER) ? [NSS_WRAPPER] : []),
 ];
 const inCi = process.env.CI === "true";
 const canRun = missingTools.length === 0;
@@ -95,9 +99,14 @@ const knownHosts = path.join(dir, "known_hosts");
 const caFile = path.join(dir, "ca.pem");
 const binDir = path.join(dir, "bin");
 const tlsMaterial = () => ({ cert: readFileSync(path.join(dir, "gw.pem")), key: readFileSync(path.join(dir, "gw.key")) });
-const env = () => ({ ...process.env, PATH: `${binDir}:${process.env.PATH}` });
-// The gateway as the test's clients reach it: its hostname is set to this, and the port is the model's.
-const GATEWAY_HOST = "localhost";
+/**
+ * The gateway as the test's clients reach it: its hostname is set to this, and the port is the
+ * model's. A name with a dot: Istio refuses a TLS Gateway host without one (istiod.test.ts). The
+ * clients resolve it to 127.0.0.1 through nss_wrapper's hosts file (RFC 2606 keeps `.test` free).
+ */
+const GATEWAY_HOST = "ssh-gateway.test";
+const hostsFile = path.join(dir, "hosts");
+const env = () => ({ ...process.env, PATH: `${binDir}:${process.env.PATH}`, LD_PRELOAD: NSS_WRAPPER, NSS_WRAPPER_HOSTS: hostsFile });
 
 /** One front end's rendering: its objects, and the ssh config its stack outputs. */
 interface FrontEnd {
@@ -108,25 +117,17 @@ interface FrontEnd {
   readonly bulk: boolean;
 }
 
-async function stackOutputs(config: Record<string, unknown>, where: string) {
-  const withLoopbackGateway = { ...config, connectGateway: { ...(config.connectGateway as object), hostname: GATEWAY_HOST } };
-  let stack: Stack | undefined;
-  const { manifests } = await render(() => {
-    stack = new Stack("dev", parseStackConfig(withLoopbackGateway, where));
-  });
-  return { manifests: manifests as ObjectLike[], sshConfig: await outputOf(stack!.sshConfig!) };
-}
+const stackOutputs = (config: Record<string, unknown>, where: string) =>
+  renderStack({ ...config, connectGateway: { ...(config.connectGateway as object), hostname: GATEWAY_HOST } }, where);
 
 async function frontEnds(): Promise<FrontEnd[]> {
-  const dev = parse(readFileSync(path.join(repoRoot, "Pulumi.dev.yaml"), "utf8")) as { config: Record<string, Record<string, unknown>> };
-  const pulumiDev = await stackOutputs(dev.config["entryway:stack"], "Pulumi.dev.yaml");
-  const chart = path.join(repoRoot, "charts/entryway");
-  const scenarios = chartScenarios().find((c) => c.chart === chart)!.scenarios.filter((s) => path.basename(s).startsWith("ssh-"));
+  const pulumiDev = await stackOutputs(devStackConfig(), "Pulumi.dev.yaml");
+  const scenarios = sshScenarios();
   expect(scenarios.length).toBeGreaterThanOrEqual(3);
   // One program at a time: the offline runtime records one.
   const fromChart: FrontEnd[] = [];
   for (const scenario of scenarios) {
-    const objects = helmTemplate(helmBinaries()[0], chart, { valuesFiles: [scenario], set: [`connectGateway.hostname=${GATEWAY_HOST}`] });
+    const objects = renderScenario(helmBinaries()[0], scenario, [`connectGateway.hostname=${GATEWAY_HOST}`]);
     // The chart has no ssh config output: its parity stack file (equal objects, test/parity) has.
     const stackFile = path.join(repoRoot, "test/parity", `${path.basename(scenario, ".yaml")}.stack.yaml`);
     const { sshConfig } = await stackOutputs(parse(readFileSync(stackFile, "utf8")) as Record<string, unknown>, stackFile);
@@ -172,6 +173,7 @@ let fronts: FrontEnd[] = [];
 beforeAll(async () => {
   if (!canRun) return;
   sshPort = await freePort();
+  writeFileSync(hostsFile, `127.0.0.1 ${GATEWAY_HOST}\n`);
 
   // Keys made for this test: the workspace's host key (by its entrypoint) and the user's key.
   expect(run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "e2e", "-f", key]).status).toBe(0);
@@ -214,12 +216,14 @@ beforeAll(async () => {
   const tsx = path.join(repoRoot, "node_modules/tsx/dist/cli.mjs");
   writeFileSync(path.join(binDir, "entryway"), `#!/bin/sh\nexec "${process.execPath}" "${tsx}" "${path.join(repoRoot, "gateway/src/cli/main.ts")}" "$@"\n`, { mode: 0o755 });
 
+  // The istio tool (istiod's config generation) is built on first use: about 35 minutes cold.
+  realTool("istio");
   fronts = await frontEnds();
   // Every workspace's host key is the one sshd (ssh looks HostName up; port 22 is written bare).
   const hostKey = readFileSync(path.join(hostKeyDir, "ssh_host_ed25519_key.pub"), "utf8");
   const hostNames = new Set(fronts.flatMap((f) => hostBlocks(f.sshConfig).map((b) => b.fields.HostName)));
   writeFileSync(knownHosts, [...hostNames].map((h) => `${h} ${hostKey}`).join(""));
-}, 120_000);
+}, 60 * 60_000);
 
 afterAll(async () => {
   stopping = true;
@@ -228,9 +232,24 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** The model of the front end's gateway, every workspace cluster tunnelling to the test's sshd. */
+/** What real istiod sends the front end's gateway (generated once per front end). */
+const istiodOutputs = new WeakMap<FrontEnd, Promise<GatewayEnvoy>>();
+function istiodEnvoyFor(front: FrontEnd): Promise<GatewayEnvoy> {
+  let envoy = istiodOutputs.get(front);
+  if (!envoy) {
+    const gatewayName = "entryway-connect-gateway";
+    envoy = istiodGatewayConfig(front.objects, { gatewayName }).then((config) => gatewayEnvoyFromIstiod(config, front.objects, gatewayName));
+    istiodOutputs.set(front, envoy);
+  }
+  return envoy;
+}
+
+/**
+ * The front end's gateway: istiod's real output for it served by the Envoy model, every
+ * workspace cluster tunnelling to the test's sshd.
+ */
 async function gatewayFor(front: FrontEnd, endpointPort = sshPort): Promise<RunningGatewayModel> {
-  const envoy = buildGatewayEnvoy({ objects: front.objects, gatewayName: "entryway-connect-gateway" });
+  const envoy = await istiodEnvoyFor(front);
   expect(envoy.rejected).toBeUndefined();
   const endpoints = Object.fromEntries([...envoy.clusters].filter((c) => c.startsWith("outbound|22||")).map((c) => [c, endpointPort]));
   const model = await startGatewayModel(envoy, endpoints, envoy.sniHosts ? tlsMaterial() : undefined);
@@ -243,7 +262,7 @@ const CLIENTS = [
   { proxy: "proxytunnel" as const, name: "proxytunnel" },
 ];
 
-describe.runIf(canRun)("ssh through the modelled Istio gateway, with the ssh config the stack outputs", () => {
+describe.runIf(canRun)("ssh through the gateway (istiod's real config, Envoy modelled), with the ssh config the stack outputs", () => {
   it("covers the dev stack and every ssh-* chart scenario", () => {
     expect(fronts.map((f) => f.name)).toEqual(["Pulumi.dev.yaml", "chart ssh-one-workspace.yaml", "chart ssh-several-workspaces.yaml", "chart ssh-tls.yaml"]);
     // The stack's blocks use the default client.
@@ -310,7 +329,7 @@ describe.runIf(canRun)("ssh through the modelled Istio gateway, with the ssh con
     }
   }, 300_000);
 
-  it("the previous route form (domain <fqdn>:22) fails through the modelled gateway: 404, named in one line", async () => {
+  it("the previous route form (domain <fqdn>:22), through istiod and the modelled Envoy, fails: 404, named in one line", async () => {
     const front = fronts[0];
     const objects = structuredClone(front.objects) as (ObjectLike & { spec?: { configPatches?: { applyTo: string; patch: { value: { domains: string[]; routes: { match: unknown }[] } } }[] } })[];
     for (const filter of objects.filter((o) => o.kind === "EnvoyFilter")) {
@@ -360,7 +379,7 @@ describe.runIf(canRun)("ssh through the modelled Istio gateway, with the ssh con
     const result = await runBytes("entryway", ["connect-proxy", "--tls", `${GATEWAY_HOST}:${model.port}`, "entryway-ws-alice.entryway.svc.cluster.local", "22"], { input: "", env: env() });
     expect(result.status).toBe(1);
     expect(result.stderr.trim().split("\n")).toHaveLength(1);
-    expect(result.stderr).toMatch(/^entryway connect-proxy: cannot reach the gateway localhost:\d+: .*(certificate|issuer)/);
+    expect(result.stderr).toMatch(new RegExp(`^entryway connect-proxy: cannot reach the gateway ${GATEWAY_HOST.replace(/\./g, "\\.")}:\\d+: .*(certificate|issuer)`));
   });
 });
 

@@ -11,11 +11,14 @@
  *   `https.<port>.<portName>.<gateway>.<namespace>`; GetSNIHostsForServer: a TLS server's filter
  *   chain matches the SNI of its hosts.
  * - istio pilot/pkg/networking/core/gateway.go, buildGatewayConnectionManager, and
- *   listener_builder.go: the HCM (RDS, websocket upgrade, accept_http_10 only when asked).
+ *   listener_builder.go: the HCM (RDS, websocket upgrade, stream_idle_timeout 0s on every HCM,
+ *   accept_http_10 only when asked).
  * - istio pilot/pkg/networking/core/envoyfilter/rc_patch.go (patchVirtualHosts: VIRTUAL_HOST ADD
  *   appends after Istio's own virtual hosts; routeConfigurationMatch: name and port) and
  *   listener_patch.go (patchNetworkFilter: MERGE of typed_config through util.MergeAnyWithAny,
- *   a proto merge: repeated fields append, a scalar's default value (false, 0, "") changes nothing).
+ *   a proto merge, istio pkg/proto/merge: repeated fields append, a scalar's default value (false,
+ *   0, "") changes nothing, a Duration is replaced whole, so `0s` does replace `300s`; in JSON a
+ *   Duration is a string, which protoMerge below sets).
  * - istio pilot/pkg/model/push_context.go (GatewayServices, extraServicesForProxy) and
  *   envoyfilter.go: with PILOT_FILTER_GATEWAY_CLUSTER_CONFIG only referenced services get clusters
  *   (VirtualService destinations, and EnvoyFilter annotation envoyfilter.istio.io/referenced-services);
@@ -165,6 +168,9 @@ export function buildGatewayEnvoy(options: GatewayModelOptions): GatewayEnvoy {
     rds: { route_config_name: routeName },
     http_protocol_options: {},
     upgrade_configs: [{ upgrade_type: "websocket" }],
+    // Found missing by comparing with istiod's real output (istiod.test.ts): istiod sets it on every
+    // connection manager (listener_builder.go, buildHTTPConnectionManager).
+    stream_idle_timeout: "0s",
   };
 
   const filters = objects.filter((o) => o.kind === "EnvoyFilter"
@@ -217,7 +223,7 @@ export function buildGatewayEnvoy(options: GatewayModelOptions): GatewayEnvoy {
 }
 
 /** Envoy's RouteMatcher constructor checks: a message when the whole configuration is rejected. */
-function validateRouteConfiguration(rc: RouteConfiguration): string | undefined {
+export function validateRouteConfiguration(rc: RouteConfiguration): string | undefined {
   const seen = new Set<string>();
   let wildcard = false;
   for (const vhost of rc.virtual_hosts) {

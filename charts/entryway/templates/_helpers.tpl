@@ -63,11 +63,17 @@ app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
 helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace "+" "_" }}
 {{- end -}}
 
-{{/* Pod Security "restricted" pod context. (dict "user" 1000 "group" 1000 "fsGroup" 1000) */}}
+{{/*
+Pod Security "restricted" pod context. (dict "user" 1000 "group" 1000 "fsGroup" 1000)
+"userOnContainersOnly" true leaves the user and group to the containers (a gateway pod, whose one
+container is Istio's proxy; see proxyPodSecurityContext in components/shared/security.ts).
+*/}}
 {{- define "entryway.podSecurityContext" -}}
 runAsNonRoot: true
+{{- if not .userOnContainersOnly }}
 runAsUser: {{ .user }}
 runAsGroup: {{ default .user .group }}
+{{- end }}
 fsGroup: {{ default (default .user .group) .fsGroup }}
 fsGroupChangePolicy: OnRootMismatch
 seccompProfile:
