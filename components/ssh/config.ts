@@ -7,7 +7,7 @@
 import type { GlobalSettings, ImagePullPolicy, ImageSettings } from "../shared/image";
 import type { InClusterPeer } from "../shared/network";
 import type { ContainerResources, PodSettings } from "../shared/pod";
-import type { ConnectGatewayArgs, ConnectGatewayAutoscaling, ConnectGatewayRegistration, ConnectGatewayServiceType, ConnectGatewayTls } from "./connect-gateway";
+import type { ConnectGatewayArgs, ConnectGatewayAutoscaling, ConnectGatewayRegistration, ConnectGatewayServiceType, ConnectGatewayTls, ConnectGatewayWorkspace } from "./connect-gateway";
 import type { NetworkPolicyEgressRuleConfig, SecretKeyReference, SshWorkspaceArgs, SshWorkspaceDisruption, SshWorkspaceStorage, SshWorkspaceTcpForwarding } from "./ssh-workspace";
 
 /** The dedicated Istio CONNECT gateway for SSH workspaces. */
@@ -142,15 +142,17 @@ export function connectNamespace(config: ConnectGatewayConfig, stackNamespace: s
   return namespace;
 }
 
+/** ConnectGatewayArgs from the stack config; `workspaces` are the ones the stack declares (the only ones its egress admits). */
 export function connectGatewayArgs(
   config: ConnectGatewayConfig,
   namespace: string,
   network: NetworkPeersConfig,
   labels?: Record<string, string>,
   global?: GlobalSettings,
+  workspaces: ConnectGatewayWorkspace[] = [],
 ): ConnectGatewayArgs {
   const { createNamespace: _createNamespace, ...rest } = config;
-  return { ...rest, namespace, dns: network.dns, istiod: network.istiod, labels, global };
+  return { ...rest, namespace, dns: network.dns, istiod: network.istiod, labels, global, workspaces };
 }
 
 /** What every workspace gets unless its item says otherwise (the chart's `workspaceDefaults`). */

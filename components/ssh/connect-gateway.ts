@@ -104,10 +104,25 @@ export interface ConnectGatewayArgs extends PodSettings {
   dns?: InClusterPeer;
   /** istiod, which the gateway's proxy reaches on 15012 (default: app=istiod in istio-system). */
   istiod?: InClusterPeer;
+  /**
+   * The workspaces the gateway may reach, by namespace and name (SshWorkspaces whose instance is
+   * this gateway's name, as the Stack makes them): its NetworkPolicy admits sshd on exactly those
+   * pods. Without it, any pod labelled app.kubernetes.io/name=ssh-workspace in any namespace (for
+   * workspaces declared elsewhere). The Stack passes the workspaces it declares. Plain.
+   */
+  workspaces?: ConnectGatewayWorkspace[];
   /** Labels added to every object. */
   labels?: Record<string, string>;
   /** The global pull secrets (the proxy's image is Istio's injection, so no registry applies). */
   global?: GlobalSettings;
+}
+
+/** A workspace the CONNECT gateway may reach. */
+export interface ConnectGatewayWorkspace {
+  /** The workspace's namespace. */
+  namespace: string;
+  /** The SshWorkspace's name, which is its app.kubernetes.io/component label (the Stack's: objectName(<stack name>, "ws", <name>)). */
+  name: string;
 }
 
 /**
@@ -227,6 +242,9 @@ export class ConnectGateway extends pulumi.ComponentResource {
     const gw = objectName(name, "connect-gateway");
     const identity = { name: "connect-gateway", instance: name };
     const selector = selectorLabels(identity);
+    const workspacePeers = args.workspaces
+      ? args.workspaces.map((ws) => peerIn({ namespace: ws.namespace, podSelector: selectorLabels({ name: "ssh-workspace", instance: name, component: ws.name }) }))
+      : [{ namespaceSelector: {}, podSelector: { matchLabels: { "app.kubernetes.io/name": "ssh-workspace" } } }];
     const labels = standardLabels(identity, args.labels);
     const meta = (objName: string) => ({ name: objName, namespace: ns, labels });
     const tls = args.tls !== undefined;
@@ -350,7 +368,8 @@ export class ConnectGateway extends pulumi.ComponentResource {
         egress: [
           dnsEgressRule(dns),
           { to: [peerIn(args.istiod ?? DEFAULT_ISTIOD)], ports: [{ port: ISTIOD_XDS_PORT, protocol: "TCP" }] },
-          { to: [{ namespaceSelector: {}, podSelector: { matchLabels: { "app.kubernetes.io/name": "ssh-workspace" } } }], ports: [{ port: WORKSPACE_SSHD_PORT, protocol: "TCP" }] },
+          // sshd on the declared workspaces only (an empty `to` would be every destination: no rule then).
+          ...(workspacePeers.length > 0 ? [{ to: workspacePeers, ports: [{ port: WORKSPACE_SSHD_PORT, protocol: "TCP" }] }] : []),
         ],
       },
     }, child);

@@ -75,9 +75,11 @@ export class Stack extends pulumi.ComponentResource {
       const connectReady = this.ownNamespace(`${name}-connect`, connect, args.connectGateway.createNamespace ?? true, base, labels, dns);
       // After both namespaces, when the stack makes them.
       const ssh = { parent: this, dependsOn: pulumi.all([this.namespace, connectReady]).apply((): pulumi.Resource[] => []) };
-      const gateway = new ConnectGateway(base, connectGatewayArgs(args.connectGateway, connect, args.networkPolicy ?? {}, args.labels, args.global), ssh);
+      const workspaceName = (ws: { name: string }) => objectName(base, "ws", ws.name);
+      const declared = (args.workspaces ?? []).map((ws) => ({ namespace: ws.namespace ?? args.namespace, name: workspaceName(ws) }));
+      const gateway = new ConnectGateway(base, connectGatewayArgs(args.connectGateway, connect, args.networkPolicy ?? {}, args.labels, args.global, declared), ssh);
       const workspaces = (args.workspaces ?? []).map(
-        (ws) => new SshWorkspace(objectName(base, "ws", ws.name), sshWorkspaceArgs(ws, gateway.registration, args.namespace, base, args.labels, args.workspaceDefaults, args.global), ssh),
+        (ws) => new SshWorkspace(workspaceName(ws), sshWorkspaceArgs(ws, gateway.registration, args.namespace, base, args.labels, args.workspaceDefaults, args.global), ssh),
       );
       if (workspaces.length > 0) {
         this.sshConfig = pulumi.all(workspaces.map((ws) => ws.sshConfig)).apply((blocks) => blocks.join("\n"));

@@ -44,11 +44,18 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("%s", 
     const listener = (objects: ObjectLike[]) => find(objects, "EnvoyFilter", "entryway-connect-gateway-connect");
     expect(listener(one)).toEqual(listener(none));
     expect(listener(two)).toEqual(listener(one));
-    // Nothing that existed changes; bob brings only his own objects.
+    // Nothing that existed changes but the gateway's egress, which now admits bob's sshd too (a
+    // NetworkPolicy: no pod restarts, no listener drains); bob brings only his own objects.
     const key = (o: ObjectLike) => `${o.kind}/${o.metadata?.namespace}/${o.metadata?.name}`;
     const before = new Map(one.map((o) => [key(o), o]));
+    const gatewayPolicy = "NetworkPolicy/entryway-connect/entryway-connect-gateway";
+    const sshdPeers = (policy: ObjectLike) => (policy as unknown as { spec: { egress: { to?: unknown[]; ports: { port: number }[] }[] } }).spec.egress.find((rule) => rule.ports.some((p) => p.port === 2222))?.to;
+    const withoutSshd = (policy: ObjectLike) => JSON.parse(JSON.stringify(policy, (k, v) => (k === "egress" ? (v as { ports: { port: number }[] }[]).filter((rule) => !rule.ports.some((p) => p.port === 2222)) : v)));
     for (const object of two) {
-      if (before.has(key(object))) expect(object).toEqual(before.get(key(object)));
+      if (key(object) === gatewayPolicy) {
+        expect(withoutSshd(object)).toEqual(withoutSshd(before.get(gatewayPolicy)!));
+        expect(sshdPeers(object)).toEqual([...sshdPeers(before.get(gatewayPolicy)!)!, expect.objectContaining({ podSelector: { matchLabels: expect.objectContaining({ "app.kubernetes.io/component": "entryway-ws-bob" }) } })]);
+      } else if (before.has(key(object))) expect(object).toEqual(before.get(key(object)));
       else expect(object.metadata?.name).toMatch(/^entryway-ws-bob/);
     }
     await assertValidObjects(two);

@@ -146,6 +146,13 @@ describe("the stack's NetworkPolicies", async () => {
       const others = pods.filter((p) => p !== gateway && !workspaces.includes(p));
       for (const other of others) for (const port of other.ports ?? []) expect(allows(policies, gateway!, other, port.containerPort)).toBe(false);
       const stranger: PodEndpoint = { namespace: front.owned[0], labels: { app: "stranger" } };
+      // A pod someone labelled as a workspace, declared nowhere: in another namespace, or beside a real one.
+      for (const impostor of [
+        { namespace: "elsewhere", labels: { "app.kubernetes.io/name": "ssh-workspace", "app.kubernetes.io/instance": "entryway", "app.kubernetes.io/component": "alice" } },
+        ...workspaces.map((ws) => ({ namespace: ws.namespace, labels: { ...ws.labels, "app.kubernetes.io/component": "mallory" } })),
+      ]) {
+        expect(allows(policies, gateway!, impostor, 2222), JSON.stringify(impostor)).toBe(false);
+      }
       for (const workspace of workspaces) {
         expect(allows(policies, gateway!, workspace, 2222)).toBe(true);
         expect(allows(policies, INTERNET, workspace, 2222)).toBe(false);
