@@ -18,7 +18,7 @@ import { describe, expect, inject, it } from "vitest";
 import { fakeNode } from "../harness/control-plane";
 import { chartScenarios, helmBinaries, helmTemplate, repoRoot, type Helm } from "../harness/helm";
 import { run } from "../harness/process";
-import { rbacMatrix } from "./rbac-matrix";
+import { expectRbacAsDeployed } from "./rbac-matrix";
 
 const { kubeconfig } = inject("controlPlane");
 const chart = path.join(repoRoot, "charts", "entryway");
@@ -214,7 +214,7 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("the c
     await helm(h, ["install", release, chart, "-n", namespace, ...valuesFiles.flatMap((f) => ["-f", f]), ...set.flatMap((s) => ["--set", s]), "--wait", "--timeout", "3m"]);
     const roleNamespaces = rendered.filter((o) => o.kind === "Role" && o.metadata?.name?.includes("exec-gateway")).map((o) => o.metadata!.namespace!);
     const connectNamespace = rendered.find((o) => o.kind === "ServiceAccount" && o.metadata?.labels?.["app.kubernetes.io/name"] === "connect-gateway")!.metadata!.namespace!;
-    const { table, wrong, asked } = await rbacMatrix(kubeconfig, {
+    await expectRbacAsDeployed(kubeconfig, {
       frontEnd: `Helm ${h.major}, ${valuesFiles.map((f) => path.basename(f)).join(" + ")}`,
       gatewayNamespace: namespace,
       targetNamespaces: roleNamespaces,
@@ -224,9 +224,6 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("the c
       kubernetesAuthorizer: true,
       connectTls: true,
     });
-    console.log(table);
-    expect(asked).toBeGreaterThan(20);
-    expect(wrong).toEqual([]);
     await helm(h, ["uninstall", release, "-n", namespace, "--wait"]);
   });
 });

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { objectApi } from "../harness/control-plane";
 import { PulumiStack, type EngineResult } from "../harness/pulumi-engine";
 import { objectKey, renderOffline, type OfflineRendering } from "./offline-render";
-import { rbacMatrix } from "./rbac-matrix";
+import { expectRbacAsDeployed } from "./rbac-matrix";
 import { shippedStack, stackConfig, withoutAddressWaits, type StackDocument } from "./stack-config";
 
 const { kubeconfig } = inject("controlPlane");
@@ -90,7 +90,7 @@ describe("the dev stack on the real engine and API server", () => {
   });
 
   it("RBAC: what the real authorizer lets the stack's ServiceAccounts do", async () => {
-    const { table, wrong, asked } = await rbacMatrix(kubeconfig, {
+    await expectRbacAsDeployed(kubeconfig, {
       frontEnd: "Pulumi, Pulumi.dev.yaml",
       gatewayNamespace: dev.namespace!,
       targetNamespaces: dev.execGateway!.targetNamespaces!,
@@ -100,9 +100,6 @@ describe("the dev stack on the real engine and API server", () => {
       kubernetesAuthorizer: true,
       connectTls: false,
     });
-    console.log(table);
-    expect(asked).toBeGreaterThan(20);
-    expect(wrong).toEqual([]);
   });
 
   it("the stack outputs are the ones the offline renderer printed", () => {

@@ -4,6 +4,7 @@
  * front end deployed. The same matrix serves both front ends; each run prints its table.
  */
 import { AuthorizationV1Api, CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import { expect } from "vitest";
 
 export interface Deployed {
   /** Which front end deployed it (for the table's title). */
@@ -41,7 +42,7 @@ async function serviceAccountsIn(core: CoreV1Api, namespace: string, labelSelect
 }
 
 /** Asks every question; returns the printed table and the answers that were not the expected ones. */
-export async function rbacMatrix(kubeconfig: string, deployed: Deployed): Promise<{ table: string; wrong: string[]; asked: number }> {
+async function rbacMatrix(kubeconfig: string, deployed: Deployed): Promise<{ table: string; wrong: string[]; asked: number }> {
   const { authz, core } = clients(kubeconfig);
   const questions: Question[] = [];
   const ask: Ask = (who, namespace, verb, group, resource, subresource, expected) =>
@@ -127,4 +128,12 @@ async function answer(authz: AuthorizationV1Api, frontEnd: string, questions: Qu
   }
   const table = [`RBAC decided by the real authorizer (${frontEnd}): ${questions.length} SubjectAccessReviews`, ...rows].join("\n");
   return { table, wrong, asked: questions.length };
+}
+
+/** Asks the matrix, prints its table, and expects every answer to be the expected one. */
+export async function expectRbacAsDeployed(kubeconfig: string, deployed: Deployed): Promise<void> {
+  const { table, wrong, asked } = await rbacMatrix(kubeconfig, deployed);
+  console.log(table);
+  expect(asked).toBeGreaterThan(20);
+  expect(wrong).toEqual([]);
 }
