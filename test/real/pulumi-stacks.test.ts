@@ -116,24 +116,36 @@ describe("the dev stack on the real engine and API server", () => {
     expect(Object.keys(refresh.summary).filter((kind) => kind !== "same")).toEqual([]);
   });
 
-  it("preview of one more workspace shows only that workspace's objects created; removing it, only deletes", async () => {
+  it("preview of one more workspace shows that workspace's objects created and only the objects naming it updated; removing it undoes both", async () => {
     const bob = { ...dev.workspaces![0]!, name: "bob" };
-    stack.setConfig(stackConfig({ ...dev, workspaces: [...dev.workspaces!, bob] }));
-    const withBob = await renderOffline("dev", stackConfig({ ...dev, workspaces: [...dev.workspaces!, bob] }));
+    const withBobConfig = stackConfig({ ...dev, workspaces: [...dev.workspaces!, bob] });
+    stack.setConfig(withBobConfig);
+    const withBob = await renderOffline("dev", withBobConfig);
+    // What the offline renderer says must change: the new objects, and the existing ones whose
+    // content names the workspace (the CONNECT gateway's egress policy lists every workspace).
+    const before = new Map(offline.objects.map((object) => [objectKey(object), JSON.stringify(object)]));
+    const offlineAdded = withBob.objects.filter((object) => !before.has(objectKey(object)));
+    const offlineUpdatedKinds = withBob.objects
+      .filter((object) => before.has(objectKey(object)) && before.get(objectKey(object)) !== JSON.stringify(object))
+      .map((object) => object.kind)
+      .sort();
+    expect(offlineAdded.length).toBeGreaterThan(0);
+
     const preview = await stack.expect("preview");
     const changed = preview.steps.filter((step) => step.op !== "same");
-    // Only creates, none of them an object that exists (the listener EnvoyFilter is untouched).
-    expect(changed.filter((step) => step.op !== "create").map((s) => `${s.op} ${s.urn}`)).toEqual([]);
-    const offlineAdded = withBob.objects.map(objectKey).filter((key) => !offline.objects.map(objectKey).includes(key));
+    expect(changed.filter((step) => step.op !== "create" && step.op !== "update").map((s) => `${s.op} ${s.urn}`)).toEqual([]);
     expect(kubernetesSteps(preview, ["create"]).length).toBe(offlineAdded.length);
-    expect(changed.every((step) => step.urn.includes("bob"))).toBe(true);
+    expect(changed.filter((step) => step.op === "create").every((step) => step.urn.includes("bob"))).toBe(true);
+    const updatedKinds = kubernetesSteps(preview, ["update"]).map((step) => step.split(" ")[1]!.split(":").pop()!).sort();
+    expect(updatedKinds).toEqual(offlineUpdatedKinds);
 
     await stack.expect("up");
     stack.setConfig(stackConfig(dev));
     const removal = await stack.expect("preview");
     const removed = removal.steps.filter((step) => step.op !== "same");
-    expect(removed.filter((step) => step.op !== "delete").map((s) => `${s.op} ${s.urn}`)).toEqual([]);
+    expect(removed.filter((step) => step.op !== "delete" && step.op !== "update").map((s) => `${s.op} ${s.urn}`)).toEqual([]);
     expect(kubernetesSteps(removal, ["delete"]).length).toBe(offlineAdded.length);
+    expect(kubernetesSteps(removal, ["update"]).length).toBe(offlineUpdatedKinds.length);
     await stack.expect("up");
   });
 
