@@ -13,6 +13,9 @@
 // - when the socket is idle, output goes at once, unless it is bulk (over 6 MiB/s lately): then the
 //   frame waits up to 1 ms for the output behind it, or until it is full. A key's echo, a prompt, a
 //   screen redrawn are never bulk; `cat` of a large file is, and gets frames several times larger.
+// Small output on an idle socket (up to 1 KiB: an echo, a prompt) is encoded in a buffer of its own
+// size instead, so that idle sessions hold no frame buffer at all.
+import { encodeOutput } from "./protocol.js";
 import { incompleteTailLength } from "./utf8.js";
 
 /** Room kept in front of a frame's content for its header: msgType (2 bytes), the content's tag (1) and length (a varint, up to 5). */
@@ -30,6 +33,8 @@ const POOL_KEEP = 256;
 const BULK_BYTES = 64 * 1024;
 const BULK_WINDOW_MS = 10;
 const GATHER_MS = 1;
+/** Output up to this size, on an idle socket and not bulk, is encoded in a buffer of its own size (below). */
+const SMALL_BYTES = 1024;
 
 class FramePool {
   private readonly free: Buffer[] = [];
@@ -102,6 +107,20 @@ export class OutputFramer {
 
   push(chunk: Uint8Array, msgType: number): void {
     if (chunk.length === 0) return;
+    const now = Date.now();
+    if (now - this.windowStart >= BULK_WINDOW_MS) {
+      this.bulkBefore = this.windowBytes >= BULK_BYTES && now - this.windowStart < 2 * BULK_WINDOW_MS;
+      this.windowStart = now;
+      this.windowBytes = 0;
+    }
+    this.windowBytes += chunk.length;
+    const bulk = this.bulkBefore || this.windowBytes >= BULK_BYTES;
+    // Small output on an idle socket (an echo, a prompt) goes at once in a buffer of its size, from
+    // Node's shared pool: a frame buffer is for output that fills one, and idle sessions keep none.
+    if (!this.current && this.inFlight === 0 && !bulk && chunk.length <= Math.min(SMALL_BYTES, this.options.frameBytes) && !(this.options.text && incompleteTailLength(chunk) > 0)) {
+      this.sendFrame(encodeOutput(msgType, chunk), null);
+      return;
+    }
     if (this.current && this.currentType !== msgType) this.sendCurrent(true);
     let offset = 0;
     while (offset < chunk.length) {
@@ -117,16 +136,9 @@ export class OutputFramer {
       offset += take;
       if (this.filled === this.options.frameBytes) this.sendCurrent(false);
     }
-    const now = Date.now();
-    if (now - this.windowStart >= BULK_WINDOW_MS) {
-      this.bulkBefore = this.windowBytes >= BULK_BYTES && now - this.windowStart < 2 * BULK_WINDOW_MS;
-      this.windowStart = now;
-      this.windowBytes = 0;
-    }
-    this.windowBytes += chunk.length;
     if (this.inFlight > 0) return; // sent when the frame before it is written
     // The socket is idle: output goes at once, unless it is bulk, which waits a moment to fill the frame.
-    if (!this.bulkBefore && this.windowBytes < BULK_BYTES) this.sendCurrent(false);
+    if (!bulk) this.sendCurrent(false);
     else
       this.gatherTimer ??= setTimeout(() => {
         this.gatherTimer = undefined;
@@ -167,13 +179,18 @@ export class OutputFramer {
       frame.copy(this.current, HEADROOM, contentEnd - carry, contentEnd);
       this.filled = carry;
     }
-    const size = HEADROOM + length - start;
+    this.sendFrame(frame.subarray(start, HEADROOM + length), frame);
+  }
+
+  /** Hands a frame to the socket, counted in the window; `pooled`, the frame buffer to give back once written. */
+  private sendFrame(frame: Buffer, pooled: Buffer | null): void {
+    const size = frame.length;
     this.inFlight++;
     this.queuedBytes += size;
-    this.send(frame.subarray(start, HEADROOM + length), () => {
+    this.send(frame, () => {
       this.inFlight--;
       this.queuedBytes -= size;
-      this.pool.give(frame);
+      if (pooled) this.pool.give(pooled);
       if (this.paused && this.queuedBytes <= this.options.lowBytes) {
         this.paused = false;
         this.options.onResume();

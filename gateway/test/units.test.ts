@@ -177,8 +177,8 @@ describe("output frames (OutputFramer)", () => {
     expect(framer.queued).toBeGreaterThan(250);
     s.writeAll();
     expect(calls).toEqual(["pause", "resume"]);
-    framer.push(Buffer.alloc(10, "y"), ResponseType.STDOUT);
-    expect(sent.slice(0, 4).map((f) => f.buffer)).toContain(sent.at(-1)!.buffer); // a buffer back from the pool
+    framer.push(Buffer.alloc(150, "y"), ResponseType.STDOUT); // more than a frame: frame buffers again
+    expect(sent.slice(0, 4).map((f) => f.buffer)).toContain(sent.at(-1)!.buffer); // one back from the pool
   });
 });
 
