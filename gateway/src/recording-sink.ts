@@ -28,7 +28,11 @@ export interface TerminalSize {
 export interface Recording {
   /** `<start time>-<session>`: the id the listing and GET /v1/recordings/<id> use. */
   readonly id: string;
-  /** Records output; false when the recording holds more than it may: pause the output until a drain listener is called. */
+  /**
+   * Records output; false when the recording holds more than it may: pause the output until a drain
+   * listener is called. `data` is only valid during the call (the Docker backend reads every stream
+   * into one shared buffer): what is kept must be copied or encoded.
+   */
   output(data: Buffer): boolean;
   resize(cols: number, rows: number): void;
   /** Called once when a write fails mid-session; the recording takes nothing more after that. */

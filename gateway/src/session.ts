@@ -11,11 +11,12 @@ import type { SessionLimits } from "./limits.js";
 import { errorMessage, type Logger } from "./log.js";
 import type { Metrics } from "./metrics.js";
 import type { Recording, RecordingSink } from "./recording-sink.js";
+import { OutputFramer } from "./output.js";
 import { decodeRequest, encodeOutput, encodeResponse, parseWinch, RequestType, ResponseType, type CloseCode, type Request } from "./protocol.js";
 import { padCursorReports } from "./cursor-report.js";
 import { PidMarkerFilter, reapCommand, ReapResult, START_SIGNAL, wrapCommand } from "./shell.js";
 import { describeTarget, type Target } from "./target.js";
-import { splitOnCharBoundaries, Utf8Carry } from "./utf8.js";
+import { Utf8Carry } from "./utf8.js";
 
 export interface SessionContext {
   config: GatewayConfig;
@@ -85,9 +86,10 @@ export class Session {
   private bytesIn = 0;
   private bytesOut = 0;
   private lastActivity = Date.now();
-  private inFlight = 0;
   /** Why the shell's output is paused: the client's socket is behind, or the recording holds too much. */
   private readonly outputHolds = new Set<"client" | "recording">();
+  /** Output frames on their way to the client (output.ts). */
+  private readonly output: OutputFramer;
   private peerAlive = true;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly pid = new PidMarkerFilter();
@@ -113,6 +115,16 @@ export class Session {
     private readonly ctx: SessionContext,
   ) {
     this.finished = new Promise((resolve) => (this.resolveFinished = resolve));
+    const { outputFrameBytes, bufferHighBytes, bufferLowBytes } = ctx.config;
+    this.output = new OutputFramer((frame, written) => ws.send(frame, written), {
+      frameBytes: outputFrameBytes,
+      text: request.tty,
+      highBytes: bufferHighBytes,
+      lowBytes: bufferLowBytes,
+      // Backpressure: a client that reads slowly stops the exec's output, as a terminal stops its program.
+      onPause: () => this.holdOutput("client"),
+      onResume: () => this.releaseOutput("client"),
+    });
     this.authSettled = new Promise((resolve) => (this.settleAuth = resolve));
     ws.on("message", (data: Buffer, isBinary: boolean) => this.onMessage(data, isBinary));
     ws.on("pong", () => (this.peerAlive = true));
@@ -371,23 +383,23 @@ export class Session {
   }
 
   /**
-   * The wrapper's PID marker proves the process runs. Only then is the size applied (a resize sent
-   * earlier can be lost: podman ignores it), then, on a terminal, the wrapper told to start the
-   * command (START_SIGNAL, shell.ts: the command must not start before the runtime has set the
-   * terminal's modes), and then the input typed so far written, so that a command typed right after
-   * connecting (or piped in) already sees the client's terminal size.
+   * The wrapper's PID marker proves the process runs and, on a terminal, that the runtime is done
+   * with the terminal's modes: the wrapper is told to start the command (START_SIGNAL, shell.ts) at
+   * once, so the first prompt is not delayed by the resize. Then the size is applied (a resize sent
+   * earlier can be lost: podman ignores it) and only then the input typed so far written, so that a
+   * command typed right after connecting (or piped in) already sees the client's terminal size.
    */
   private becomeReady(): void {
     const exec = this.exec;
     if (this.ready || this.readying || !exec || !this.pid.settled) return;
     this.readying = true;
+    // Only our wrapper waits for the signal: without its marker (ruled out, not found) the signal
+    // would be an end of input for whatever runs there instead.
+    if (this.request.tty && this.pid.shell) exec.write(START_SIGNAL);
     const resized = this.request.tty ? this.ctx.metrics.setupSeconds.startTimer({ step: "resize" }) : undefined;
     void (resized ? this.applySize().then(() => void resized()) : Promise.resolve()).then(() => {
       if (this.closing) return;
       this.ready = true;
-      // Only our wrapper waits for the signal: without its marker (ruled out, not found) the
-      // signal would be an end of input for whatever runs there instead.
-      if (this.request.tty && this.pid.shell) exec.write(START_SIGNAL);
       const early = this.earlyInput;
       this.earlyInput = [];
       this.earlyInputBytes = 0;
@@ -426,27 +438,19 @@ export class Session {
     this.sizing = undefined;
   }
 
+  /** Output for the client: `data` is only valid during the call (output.ts copies it). */
   private sendOutput(data: Buffer, msgType: number = ResponseType.STDOUT): void {
     if (data.length === 0) return;
     this.bytesOut += data.length;
     this.ctx.metrics.bytesOut.inc(data.length);
     if (this.recording && !this.recording.output(data)) this.holdOutput("recording");
-    for (const piece of splitOnCharBoundaries(data, this.ctx.config.outputFrameBytes)) {
-      this.send(msgType, piece, true);
-    }
+    this.output.push(data, msgType);
   }
 
-  /** Sends a frame; output frames count towards the backpressure window. */
-  private send(msgType: number, content: Buffer, counted = false, extra: { exitCode?: number; closeCode?: string } = {}): void {
+  /** Sends a message that is not output (PING, CLOSE). */
+  private send(msgType: number, content: Buffer, extra: { exitCode?: number; closeCode?: string } = {}): void {
     if (this.ws.readyState !== this.ws.OPEN) return;
-    const frame = extra.closeCode === undefined && extra.exitCode === undefined ? encodeOutput(msgType, content) : encodeResponse({ msgType, content, ...extra });
-    if (!counted) return this.ws.send(frame);
-    this.inFlight += frame.length;
-    this.ws.send(frame, () => {
-      this.inFlight -= frame.length;
-      if (this.inFlight <= this.ctx.config.bufferLowBytes) this.releaseOutput("client");
-    });
-    if (this.inFlight > this.ctx.config.bufferHighBytes) this.holdOutput("client");
+    this.ws.send(extra.closeCode === undefined && extra.exitCode === undefined ? encodeOutput(msgType, content) : encodeResponse({ msgType, content, ...extra }));
   }
 
   /** Output backpressure: the shell's output is paused while anything holds it. */
@@ -527,6 +531,7 @@ export class Session {
   private async onExecEnd(exitCode: number | null, error?: string): Promise<void> {
     this.sendOutput(this.utf8.push(this.pid.flush()));
     this.sendOutput(this.utf8.flush());
+    this.output.flush();
     if (exitCode === null) {
       // The stream ended without an exit status: the connection to the container was lost (an API
       // server restart, a dropped engine connection) and the shell may still run. end() reaps it.
@@ -586,7 +591,8 @@ export class Session {
     this.settleAuth();
     if (this.pendingAuth) this.pendingAuth({ msgType: -1, content: Buffer.alloc(0) });
     const extra = exitCode === null ? { closeCode } : { closeCode, exitCode };
-    this.send(ResponseType.CLOSE, Buffer.from(reason), false, extra);
+    this.output.flush(); // output held for a frame in flight goes before CLOSE
+    this.send(ResponseType.CLOSE, Buffer.from(reason), extra);
     if (this.ws.readyState === this.ws.OPEN) this.ws.close(1000);
     const started = this.exec !== undefined;
     // The slots first: ending the shell can take long (or never end), and must not hold them.

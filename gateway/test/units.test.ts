@@ -1,18 +1,20 @@
 import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
+import net from "node:net";
 import { join } from "node:path";
 import { existsSync } from "node:fs";
 import pty from "node-pty";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { auditSink } from "../src/audit.js";
 import { cidrList, envName, loadConfig } from "../src/config.js";
 import { lineWriter } from "../src/log.js";
-import { StreamDemuxer } from "../src/backends/docker.js";
+import { dockerBackend, StreamDemuxer } from "../src/backends/docker.js";
 import { PreAuthLimits } from "../src/limits.js";
 import { clientAddress, limitKey } from "../src/net.js";
 import { itNeeding, missingTools, toolPlan } from "./helpers/tools.js";
 import { padCursorReports } from "../src/cursor-report.js";
+import { OutputFramer, type FrameSend } from "../src/output.js";
 import { decodeRequest, decodeResponse, encodeOutput, encodeRequest, encodeResponse, parseWinch, RequestType, ResponseType } from "../src/protocol.js";
 import { PidMarkerFilter, reapCommand, START_SIGNAL, wrapCommand } from "../src/shell.js";
 import { parseTarget, TargetError } from "../src/target.js";
@@ -57,6 +59,126 @@ describe("UTF-8 framing", () => {
         expect(Buffer.concat(pieces).equals(data)).toBe(true);
       }
     }
+  });
+});
+
+describe("output frames (OutputFramer)", () => {
+  /** A socket that records each frame (copied: the framer reuses its buffers) and completes writes when told. */
+  function socket() {
+    const frames: Buffer[] = [];
+    const pending: (() => void)[] = [];
+    const send: FrameSend = (frame, written) => {
+      frames.push(Buffer.from(frame));
+      pending.push(() => written());
+    };
+    const writeAll = () => pending.splice(0).forEach((done) => done());
+    return { frames, send, writeAll, contents: () => frames.map((f) => decodeResponse(f).content.toString("latin1")) };
+  }
+  const options = { frameBytes: 32, text: true, highBytes: 1 << 20, lowBytes: 1 << 18, onPause: () => {}, onResume: () => {} };
+
+  it("sends output at once when the socket is idle, as protobuf.js encodes the message, at every length-varint size", () => {
+    for (const length of [1, 127, 128, 16383, 16384, 65000]) {
+      for (const msgType of [ResponseType.STDOUT, ResponseType.STDERR]) {
+        const s = socket();
+        const content = Buffer.alloc(length, "x");
+        new OutputFramer(s.send, { ...options, frameBytes: 1 << 20 }).push(content, msgType);
+        expect(s.frames).toEqual([encodeResponse({ msgType, content })]);
+      }
+    }
+  });
+
+  it("gathers output behind a frame the socket is still writing, and sends it as one frame when that write is done", () => {
+    const s = socket();
+    const framer = new OutputFramer(s.send, options);
+    framer.push(Buffer.from("a"), ResponseType.STDOUT);
+    framer.push(Buffer.from("b"), ResponseType.STDOUT);
+    framer.push(Buffer.from("c"), ResponseType.STDOUT);
+    expect(s.contents()).toEqual(["a"]);
+    s.writeAll();
+    expect(s.contents()).toEqual(["a", "bc"]);
+  });
+
+  it.each(samples)("cuts frames at frameBytes on character boundaries (%s at every offset); pipe mode cuts bytes", (char) => {
+    for (let lead = 0; lead < 8; lead++) {
+      const text = "x".repeat(lead) + char.repeat(12);
+      const s = socket();
+      const framer = new OutputFramer(s.send, { ...options, frameBytes: 8 });
+      framer.push(Buffer.from(text), ResponseType.STDOUT);
+      s.writeAll();
+      framer.flush();
+      for (const frame of s.frames) {
+        const content = decodeResponse(frame).content;
+        expect(content.length).toBeLessThanOrEqual(8);
+        expect(() => fatal.decode(content)).not.toThrow();
+      }
+      expect(Buffer.concat(s.frames.map((f) => decodeResponse(f).content)).toString()).toBe(text);
+    }
+    const s = socket();
+    const bytes = 1 + 4 * Buffer.byteLength(char);
+    new OutputFramer(s.send, { ...options, frameBytes: 8, text: false }).push(Buffer.from("x" + char.repeat(4)), ResponseType.STDOUT);
+    s.writeAll(); // full frames go at once, the rest when the socket has written them
+    expect(s.frames.map((f) => decodeResponse(f).content.length)).toEqual([...Array(Math.floor(bytes / 8)).fill(8), bytes % 8]);
+  });
+
+  it("holds the first bytes of a character until the rest comes, and sends them at the end (flush)", () => {
+    const s = socket();
+    const framer = new OutputFramer(s.send, options);
+    const bytes = Buffer.from("你");
+    framer.push(bytes.subarray(0, 2), ResponseType.STDOUT);
+    expect(s.frames).toEqual([]);
+    framer.push(bytes.subarray(2), ResponseType.STDOUT);
+    expect(s.contents()).toEqual([bytes.toString("latin1")]);
+    framer.push(bytes.subarray(0, 1), ResponseType.STDOUT);
+    framer.flush();
+    expect(s.frames.at(-1)).toEqual(encodeResponse({ msgType: ResponseType.STDOUT, content: bytes.subarray(0, 1) }));
+  });
+
+  it("waits up to 1 ms to fill a frame when output is bulk, never for output at a person's pace", async () => {
+    vi.useFakeTimers();
+    try {
+      const s = socket();
+      const framer = new OutputFramer(s.send, { ...options, frameBytes: 32 * 1024 });
+      framer.push(Buffer.from("prompt$ "), ResponseType.STDOUT);
+      s.writeAll();
+      expect(s.frames).toHaveLength(1); // not bulk: at once
+      for (let i = 0; i < 16; i++) {
+        framer.push(Buffer.alloc(4096, "y"), ResponseType.STDOUT); // 64 KiB within the same millisecond
+        s.writeAll();
+      }
+      const before = s.frames.length;
+      framer.push(Buffer.alloc(100, "z"), ResponseType.STDOUT);
+      expect(s.frames).toHaveLength(before); // bulk: the frame waits for more
+      framer.push(Buffer.alloc(100, "z"), ResponseType.STDOUT);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(s.frames).toHaveLength(before + 1);
+      expect(decodeResponse(s.frames.at(-1)!).content.length).toBeGreaterThanOrEqual(200);
+      s.writeAll();
+      await vi.advanceTimersByTimeAsync(100); // a pause: the output is no longer bulk
+      framer.push(Buffer.from("k"), ResponseType.STDOUT);
+      expect(s.frames).toHaveLength(before + 2);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("pauses the exec above highBytes queued and resumes at lowBytes, and reuses its frame buffers", () => {
+    const s = socket();
+    const calls: string[] = [];
+    const sent: Buffer[] = [];
+    const framer = new OutputFramer(
+      (frame, written) => {
+        sent.push(frame);
+        s.send(frame, written);
+      },
+      { ...options, frameBytes: 100, text: false, highBytes: 250, lowBytes: 100, onPause: () => calls.push("pause"), onResume: () => calls.push("resume") },
+    );
+    framer.push(Buffer.alloc(400, "x"), ResponseType.STDOUT);
+    expect(calls).toEqual(["pause"]);
+    expect(framer.queued).toBeGreaterThan(250);
+    s.writeAll();
+    expect(calls).toEqual(["pause", "resume"]);
+    framer.push(Buffer.alloc(150, "y"), ResponseType.STDOUT); // more than a frame: frame buffers again
+    expect(sent.slice(0, 4).map((f) => f.buffer)).toContain(sent.at(-1)!.buffer); // one back from the pool
   });
 });
 
@@ -376,6 +498,58 @@ describe("audit and logs never stop the gateway", () => {
     sink.write({ ...record, session: "s3" });
     expect(JSON.parse(lines.at(-1)!)).toMatchObject({ type: "audit", session: "s3" });
     await sink.close();
+  });
+});
+
+describe("Docker exec start, read by hand (no engine: a socket that answers as one)", () => {
+  /** An engine on a unix socket: exec create answers an id; exec start answers `start` (head, stream and all, in one write). */
+  async function fakeEngine(start: string) {
+    const dir = mkdtempSync(join(tmpdir(), "entryway-engine-"));
+    const path = join(dir, "engine.sock");
+    const server = net.createServer((socket) => {
+      let request = "";
+      socket.on("data", (data: Buffer) => {
+        request += data.toString("latin1");
+        const body = /\r\n\r\n([\s\S]*)$/.exec(request)?.[1];
+        const length = Number(/content-length: (\d+)/i.exec(request)?.[1] ?? 0);
+        if (body === undefined || body.length < length) return;
+        const json = (status: string, value: unknown) => {
+          const text = JSON.stringify(value);
+          return `HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: ${text.length}\r\n\r\n${text}`;
+        };
+        if (request.startsWith("POST /v1.41/containers/")) socket.end(json("201 Created", { Id: "e1234" }));
+        else if (request.startsWith("GET /v1.41/exec/e1234/json")) socket.end(json("200 OK", { Running: false, ExitCode: 7 }));
+        else socket.end(start);
+        request = "";
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(path, resolve));
+    return { url: `unix://${path}`, stop: () => new Promise<void>((resolve) => server.close(() => (rmSync(dir, { recursive: true, force: true }), resolve()))) };
+  }
+  const target = { container: "c", label: "docker/c" };
+
+  it("takes the stream that follows a 101 in the same read, demultiplexed without a TTY, and the exit code", async () => {
+    const frame = (stream: number, payload: string) => Buffer.concat([Buffer.from([stream, 0, 0, 0, 0, 0, 0, payload.length]), Buffer.from(payload)]).toString("latin1");
+    const engine = await fakeEngine("HTTP/1.1 101 UPGRADED\r\nContent-Type: application/vnd.docker.raw-stream\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n" + frame(1, "out") + frame(2, "err"));
+    try {
+      const seen: string[] = [];
+      const ended = new Promise<number | null>((resolve) =>
+        void dockerBackend(engine.url).exec(target, ["sh"], { cols: 80, rows: 24 }, { onOutput: (chunk, which) => void seen.push(`${which}:${chunk.toString()}`), onEnd: (r) => resolve(r.exitCode) }, { tty: false }),
+      );
+      expect(await ended).toBe(7);
+      expect(seen).toEqual(["stdout:out", "stderr:err"]);
+    } finally {
+      await engine.stop();
+    }
+  });
+
+  it("refuses an answer that is not an upgrade", async () => {
+    const engine = await fakeEngine('HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: 26\r\n\r\n{"message":"no such exec"}');
+    try {
+      await expect(dockerBackend(engine.url).exec(target, ["sh"], { cols: 80, rows: 24 }, { onOutput: () => {}, onEnd: () => {} })).rejects.toThrow(/HTTP 404 instead of an upgrade/);
+    } finally {
+      await engine.stop();
+    }
   });
 });
 

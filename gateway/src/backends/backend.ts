@@ -14,6 +14,7 @@ export interface ResolvedTarget {
 export type OutputStream = "stdout" | "stderr";
 
 export interface ExecHandlers {
+  /** `chunk` is only valid during the call: a backend may read every stream into one reused buffer. */
   onOutput(chunk: Buffer, stream: OutputStream): void;
   /** Called exactly once, when the exec stream ends. exitCode is null when the backend did not report one. */
   onEnd(result: { exitCode: number | null; error?: string }): void;

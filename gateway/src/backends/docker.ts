@@ -1,7 +1,7 @@
 // Docker Engine API (also served by podman): exec create, exec start with a hijacked stream
 // (HTTP upgrade), exec resize, exec inspect for the exit code. Entry's original backend.
 import http from "node:http";
-import type { Socket } from "node:net";
+import net, { type Socket } from "node:net";
 import type { Target } from "../target.js";
 import { NotFoundError, type Backend, type ExecControl, type ExecHandlers, type OutputStream, type ResolvedTarget } from "./backend.js";
 
@@ -27,25 +27,49 @@ const FRAME_HEADER_BYTES = 8;
  * multiplexes it as frames of an 8-byte header [STREAM_TYPE, 0, 0, 0, SIZE1..SIZE4] (1 stdout,
  * 2 stderr, size big-endian) and the payload: "Stream format" in
  * https://docs.docker.com/reference/api/engine/version/v1.41/#tag/Container/operation/ContainerAttach
- * and moby's client/container_attach.go. Frames arrive cut anywhere, so a partial one is held.
+ * and moby's client/container_attach.go. Frames arrive cut anywhere: a payload is passed on in the
+ * pieces it arrives in (views of the chunk, nothing copied); only a cut header is held (8 bytes).
  */
 export class StreamDemuxer {
-  private held: Buffer = Buffer.alloc(0);
+  private readonly header = Buffer.alloc(FRAME_HEADER_BYTES);
+  private headerBytes = 0;
+  /** Payload bytes of the current frame still to come, and its stream. */
+  private remaining = 0;
+  private stream: OutputStream = "stdout";
 
   constructor(private readonly emit: (chunk: Buffer, stream: OutputStream) => void) {}
 
   push(chunk: Buffer): void {
-    let data = this.held.length > 0 ? Buffer.concat([this.held, chunk]) : chunk;
-    while (data.length >= FRAME_HEADER_BYTES) {
-      const size = data.readUInt32BE(4);
-      if (data.length < FRAME_HEADER_BYTES + size) break;
-      const payload = data.subarray(FRAME_HEADER_BYTES, FRAME_HEADER_BYTES + size);
-      if (payload.length > 0) this.emit(payload, data[0] === 2 ? "stderr" : "stdout");
-      data = data.subarray(FRAME_HEADER_BYTES + size);
+    let offset = 0;
+    while (offset < chunk.length) {
+      if (this.remaining > 0) {
+        const take = Math.min(this.remaining, chunk.length - offset);
+        this.remaining -= take;
+        this.emit(chunk.subarray(offset, offset + take), this.stream);
+        offset += take;
+        continue;
+      }
+      const take = Math.min(FRAME_HEADER_BYTES - this.headerBytes, chunk.length - offset);
+      chunk.copy(this.header, this.headerBytes, offset, offset + take);
+      this.headerBytes += take;
+      offset += take;
+      if (this.headerBytes < FRAME_HEADER_BYTES) return;
+      this.headerBytes = 0;
+      this.stream = this.header[0] === 2 ? "stderr" : "stdout";
+      this.remaining = this.header.readUInt32BE(4);
     }
-    this.held = Buffer.from(data);
   }
 }
+
+/**
+ * The buffer every exec stream of this process is read into (net.Socket's onread option): a chunk
+ * is consumed, or copied where it is kept, before the next read, so reading allocates nothing (a
+ * buffer per read was, with the frames, most of the gateway's garbage-collection time on bulk output).
+ */
+const READ_BUFFER = Buffer.allocUnsafeSlow(64 * 1024);
+
+/** Longest response head taken from the engine before the stream begins. */
+const MAX_HEAD_BYTES = 16 * 1024;
 
 class DockerApiError extends Error {
   constructor(
@@ -92,26 +116,60 @@ export function dockerBackend(dockerHost: string): Backend {
     });
   }
 
-  /** POST /exec/{id}/start with an upgrade: the connection becomes the raw exec stream. */
-  function startExec(execId: string, tty: boolean): Promise<Socket> {
+  /**
+   * POST /exec/{id}/start with an upgrade: the connection becomes the raw exec stream, whose bytes go
+   * to `onData` (valid only during the call). Written and read here rather than through node:http,
+   * so that the socket reads into READ_BUFFER from the start. The engine answers 101 and the stream
+   * follows the response head at once, possibly in the same read (moby's and podman's hijack
+   * header: libpod/api/handlers/compat/exec.go, writeHijackHeader).
+   */
+  function startExec(execId: string, tty: boolean, onData: (chunk: Buffer) => void): Promise<Socket> {
     return new Promise((resolve, reject) => {
-      const request = http.request({
-        ...endpoint,
-        agent: false,
-        method: "POST",
-        path: `${API}/exec/${execId}/start`,
-        headers: { "content-type": "application/json", connection: "Upgrade", upgrade: "tcp" },
+      const body = JSON.stringify({ Detach: false, Tty: tty });
+      let head: Buffer | null = Buffer.alloc(0); // the response head while it is incomplete; null once the stream runs
+      const fail = (error: Error) => {
+        head = null;
+        socket.destroy();
+        reject(error);
+      };
+      const socket = net.connect({
+        ...(endpoint.socketPath ? { path: endpoint.socketPath } : { host: endpoint.host!, port: endpoint.port! }),
+        onread: {
+          buffer: READ_BUFFER,
+          // Returns true: go on reading (pausing is the socket's pause()).
+          callback: (bytes: number, buffer: Uint8Array): boolean => {
+            const chunk = Buffer.from(buffer.buffer, buffer.byteOffset, bytes);
+            if (head === null) {
+              onData(chunk);
+              return true;
+            }
+            head = Buffer.concat([head, chunk]);
+            const end = head.indexOf("\r\n\r\n");
+            if (end < 0) {
+              if (head.length > MAX_HEAD_BYTES) fail(new Error("Docker API exec start: no end to the response head"));
+              return true;
+            }
+            const status = /^HTTP\/1\.[01] (\d{3})/.exec(head.toString("latin1", 0, Math.min(end, 64)))?.[1];
+            if (status !== "101") {
+              fail(new Error(`Docker API exec start: HTTP ${status ?? "(unreadable)"} instead of an upgrade`));
+              return true;
+            }
+            const rest = head.subarray(end + 4);
+            head = null;
+            resolve(socket);
+            if (rest.length > 0) onData(rest);
+            return true;
+          },
+        },
       });
-      request.on("upgrade", (_response, socket: Socket, head) => {
-        if (head.length > 0) socket.unshift(head);
-        resolve(socket);
-      });
-      request.on("response", (response) => {
-        response.resume();
-        reject(new Error(`Docker API exec start: HTTP ${response.statusCode} instead of an upgrade`));
-      });
-      request.on("error", reject);
-      request.end(JSON.stringify({ Detach: false, Tty: tty }));
+      socket.once("connect", () =>
+        socket.write(
+          `POST ${API}/exec/${execId}/start HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n` +
+            `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n${body}`,
+        ),
+      );
+      socket.once("error", (error) => head !== null && fail(error));
+      socket.once("end", () => head !== null && fail(new Error("Docker API exec start: the engine closed the connection")));
     });
   }
 
@@ -161,7 +219,8 @@ export function dockerBackend(dockerHost: string): Backend {
 
     async exec(target, command, size, handlers: ExecHandlers, { tty } = { tty: true }): Promise<ExecControl> {
       const execId = await createExec(target.container, command, tty, true);
-      const stream = await startExec(execId, tty);
+      const demuxer = tty ? null : new StreamDemuxer((chunk, which) => handlers.onOutput(chunk, which));
+      const stream = await startExec(execId, tty, demuxer ? (chunk) => demuxer.push(chunk) : (chunk) => handlers.onOutput(chunk, "stdout"));
       let ended = false;
       const end = (error?: string) => {
         if (ended) return;
@@ -171,11 +230,6 @@ export function dockerBackend(dockerHost: string): Backend {
           (inspectError: Error) => handlers.onEnd({ exitCode: null, error: error ?? inspectError.message }),
         );
       };
-      if (tty) stream.on("data", (chunk: Buffer) => handlers.onOutput(chunk, "stdout"));
-      else {
-        const demuxer = new StreamDemuxer((chunk, which) => handlers.onOutput(chunk, which));
-        stream.on("data", (chunk: Buffer) => demuxer.push(chunk));
-      }
       stream.on("end", () => end());
       stream.on("close", () => end());
       stream.on("error", (error) => end(error.message));
@@ -200,8 +254,7 @@ export function dockerBackend(dockerHost: string): Backend {
     async run(target, command, { signal } = {}) {
       signal?.throwIfAborted();
       const execId = await createExec(target.container, command, false, false);
-      const stream = await startExec(execId, false);
-      stream.resume(); // output is not needed, only the end
+      const stream = await startExec(execId, false, () => {}); // output is not needed, only the end
       const abort = () => stream.destroy();
       signal?.addEventListener("abort", abort, { once: true });
       try {

@@ -14,6 +14,10 @@ const APPLETS = ["sh", "stty", "ps", "sleep", "cat", "head", "seq", "kill", "ech
 export interface Podman {
   socketPath: string;
   dir: string;
+  /** The `podman system service` process (the Docker API), e.g. to read its CPU time. */
+  servicePid: number;
+  /** The podman CLI's arguments and environment for this private store (to run it as a process of one's own). */
+  cli: { args: string[]; env: NodeJS.ProcessEnv };
   /** Runs the podman CLI against this private store. */
   podman(...args: string[]): Promise<string>;
   /** Starts a container that just sleeps; returns its name. */
@@ -62,6 +66,8 @@ export async function startPodman(options: PodmanOptions = {}): Promise<Podman> 
   return {
     socketPath,
     dir,
+    servicePid: service.pid!,
+    cli: { args: global, env },
     podman,
     async startContainer(name) {
       await podman("run", "-d", "--name", name, "--network", "none", IMAGE, "/bin/sleep", "1000000");
