@@ -105,10 +105,13 @@ export interface ConnectGatewayArgs extends PodSettings {
   /** istiod, which the gateway's proxy reaches on 15012 (default: app=istiod in istio-system). */
   istiod?: InClusterPeer;
   /**
-   * The workspaces the gateway may reach, by namespace and name (SshWorkspaces whose instance is
-   * this gateway's name, as the Stack makes them): its NetworkPolicy admits sshd on exactly those
-   * pods. Without it, any pod labelled app.kubernetes.io/name=ssh-workspace in any namespace (for
-   * workspaces declared elsewhere). The Stack passes the workspaces it declares. Plain.
+   * The workspaces the gateway may reach (SshWorkspaces whose instance is this gateway's name, as
+   * the Stack makes them): its NetworkPolicy admits sshd on the pods of this instance's workspaces,
+   * in those workspaces' namespaces only. It selects by namespace and instance, not by workspace, so
+   * that adding a workspace in a namespace already listed changes no existing object (a CI preview
+   * shows only the new workspace's creates). Without it, any pod labelled
+   * app.kubernetes.io/name=ssh-workspace in any namespace (for workspaces declared elsewhere). The
+   * Stack passes the workspaces it declares. Plain.
    */
   workspaces?: ConnectGatewayWorkspace[];
   /** Labels added to every object. */
@@ -243,7 +246,8 @@ export class ConnectGateway extends pulumi.ComponentResource {
     const identity = { name: "connect-gateway", instance: name };
     const selector = selectorLabels(identity);
     const workspacePeers = args.workspaces
-      ? args.workspaces.map((ws) => peerIn({ namespace: ws.namespace, podSelector: selectorLabels({ name: "ssh-workspace", instance: name, component: ws.name }) }))
+      ? [...new Set(args.workspaces.map((ws) => ws.namespace))].sort()
+        .map((namespace) => peerIn({ namespace, podSelector: selectorLabels({ name: "ssh-workspace", instance: name }) }))
       : [{ namespaceSelector: {}, podSelector: { matchLabels: { "app.kubernetes.io/name": "ssh-workspace" } } }];
     const labels = standardLabels(identity, args.labels);
     const meta = (objName: string) => ({ name: objName, namespace: ns, labels });

@@ -146,10 +146,14 @@ describe("the stack's NetworkPolicies", async () => {
       const others = pods.filter((p) => p !== gateway && !workspaces.includes(p));
       for (const other of others) for (const port of other.ports ?? []) expect(allows(policies, gateway!, other, port.containerPort)).toBe(false);
       const stranger: PodEndpoint = { namespace: front.owned[0], labels: { app: "stranger" } };
-      // A pod someone labelled as a workspace, declared nowhere: in another namespace, or beside a real one.
+      // A workspace of this instance in a namespace the stack declares none in, and another
+      // instance's workspace beside a real one. (A pod in a declared namespace carrying this
+      // instance's labels is admitted whatever its component label says: whoever may create it
+      // could copy a real workspace's component label too, so selecting by component would add
+      // nothing but an update of the policy for every workspace added.)
       for (const impostor of [
         { namespace: "elsewhere", labels: { "app.kubernetes.io/name": "ssh-workspace", "app.kubernetes.io/instance": "entryway", "app.kubernetes.io/component": "alice" } },
-        ...workspaces.map((ws) => ({ namespace: ws.namespace, labels: { ...ws.labels, "app.kubernetes.io/component": "mallory" } })),
+        ...workspaces.map((ws) => ({ namespace: ws.namespace, labels: { ...ws.labels, "app.kubernetes.io/instance": "another-release" } })),
       ]) {
         expect(allows(policies, gateway!, impostor, 2222), JSON.stringify(impostor)).toBe(false);
       }
