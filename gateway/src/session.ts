@@ -383,23 +383,27 @@ export class Session {
   }
 
   /**
-   * The wrapper's PID marker proves the process runs and, on a terminal, that the runtime is done
-   * with the terminal's modes: the wrapper is told to start the command (START_SIGNAL, shell.ts) at
-   * once, so the first prompt is not delayed by the resize. Then the size is applied (a resize sent
-   * earlier can be lost: podman ignores it) and only then the input typed so far written, so that a
-   * command typed right after connecting (or piped in) already sees the client's terminal size.
+   * The wrapper's PID marker proves the process runs. Only then is the size applied (a resize sent
+   * earlier can be lost: podman ignores it), then, on a terminal, the wrapper told to start the
+   * command (START_SIGNAL, shell.ts: the command must not start before the runtime has set the
+   * terminal's modes), and then the input typed so far written, so that a command typed right after
+   * connecting (or piped in) already sees the client's terminal size. The signal waits for the
+   * resize's answer although that costs the first prompt a round trip: podman answers the resize
+   * before conmon applies it (conmon reads sizes from its control FIFO, containers/conmon
+   * src/ctrl.c), and a shell started at once ran `stty size` at 24x80 under load (docker.test.ts,
+   * "resize is seen by stty size").
    */
   private becomeReady(): void {
     const exec = this.exec;
     if (this.ready || this.readying || !exec || !this.pid.settled) return;
     this.readying = true;
-    // Only our wrapper waits for the signal: without its marker (ruled out, not found) the signal
-    // would be an end of input for whatever runs there instead.
-    if (this.request.tty && this.pid.shell) exec.write(START_SIGNAL);
     const resized = this.request.tty ? this.ctx.metrics.setupSeconds.startTimer({ step: "resize" }) : undefined;
     void (resized ? this.applySize().then(() => void resized()) : Promise.resolve()).then(() => {
       if (this.closing) return;
       this.ready = true;
+      // Only our wrapper waits for the signal: without its marker (ruled out, not found) the
+      // signal would be an end of input for whatever runs there instead.
+      if (this.request.tty && this.pid.shell) exec.write(START_SIGNAL);
       const early = this.earlyInput;
       this.earlyInput = [];
       this.earlyInputBytes = 0;

@@ -36,7 +36,8 @@ const START_TIME = `start_time() { read -r stat < "/proc/$1/stat" 2>/dev/null ||
 // then), and runc copies the terminal's output only once recvtty's ClearONLCR is done. (Podman answers the
 // exec start's upgrade before it even tells conmon to start the runtime, libpod
 // oci_conmon_exec_common.go attachExecHTTP, so the upgrade proves nothing.) So the gateway sends the
-// signal as soon as it has read the PID marker, and the command starts after it. The signal is the terminal's end-of-file character, ^D: on a fresh terminal (canonical mode)
+// signal once it has read the PID marker (and applied the client's size), and the command starts after
+// it. The signal is the terminal's end-of-file character, ^D: on a fresh terminal (canonical mode)
 // the line discipline ends the wrapper's `read` with it at once and does not echo it (Linux
 // drivers/tty/n_tty.c, n_tty_receive_char_canon: EOF_CHAR ends the line unechoed), so nothing of the
 // handshake reaches the output, and input typed after it stays queued for the command.
