@@ -5,6 +5,10 @@ import { defineConfig } from "vitest/config";
 // service (no Pulumi at all).
 export default defineConfig({
   test: {
+    // Two test files at a time on a 2-core machine (Vitest's default is one fewer than the cores):
+    // the infra and gateway suites spend most of their time waiting on child processes (helm,
+    // podman, istiod, image builds), so a second file uses the core the first leaves idle.
+    maxWorkers: 2,
     projects: [
       {
         test: {

@@ -14,22 +14,23 @@
  *   Ubuntu's are not; the workspace Dockerfile installs the same package names from either, and
  *   removes Ubuntu's uid-1000 user only where it exists.
  *
- * The debootstrap rootfs (a tar) and the Node and npm packages are cached under .ci/cache/images,
- * named by a hash of what makes them, so a CI run repeats neither debootstrap nor the download; an
- * empty cache makes them again. The images themselves are imported and built into the test's own
+ * The debootstrap rootfs (a tar), the Node and npm packages and the image builds' npm cache are kept
+ * in a cache outside the repository (~/.cache/entryway-images, or $ENTRYWAY_IMAGES_CACHE), named by a
+ * hash of what makes them, so that a CI run on a clean clone repeats neither debootstrap (about three
+ * minutes) nor the downloads; an empty cache makes them again. The images themselves are imported and built into the test's own
  * podman store on every run (a few seconds).
  */
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { Podman } from "../../gateway/test/helpers/podman";
-import { repoRoot } from "../harness/helm";
 
 const run = promisify(execFile);
 
-export const CACHE_DIR = join(repoRoot, ".ci/cache/images");
+export const CACHE_DIR = process.env.ENTRYWAY_IMAGES_CACHE ?? join(homedir(), ".cache", "entryway-images");
 export const DEBIAN_BASE = "localhost/entryway-base/debian:bookworm";
 export const NODE_BASE = "localhost/entryway-base/node:24-bookworm-slim";
 /** npm's download cache for image builds (a build's RUN steps run as root): kept between runs. */
