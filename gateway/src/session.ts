@@ -539,8 +539,11 @@ export class Session {
     if (exitCode === null) {
       // The stream ended without an exit status: the connection to the container was lost (an API
       // server restart, a dropped engine connection) and the shell may still run. end() reaps it.
+      // The backend's words stay in the log, as for a failed setup: the API server's name the
+      // node's kubelet address and the exec request's URL (the wrapper command).
       this.ctx.metrics.backendErrors.inc({ operation: "stream" });
-      return this.end("backend-error", `lost the connection to the shell${error ? `: ${error}` : ""}`);
+      this.ctx.logger.log("error", "lost the connection to the shell", { session: this.id, target: this.label, ...(error ? { error } : {}) });
+      return this.end("backend-error", `lost the connection to the shell (session ${this.id}; the gateway's log has the cause)`);
     }
     this.execEnded = true;
     await this.end("exit", `shell exited with code ${exitCode}`, exitCode);

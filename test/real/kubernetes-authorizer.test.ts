@@ -7,8 +7,9 @@
  * instance) are resolved from the real API.
  *
  * There is no kubelet (kwok's node is a record only, at 127.0.0.1): an allowed session reaches the
- * API server's exec endpoint, which cannot dial the node, and the session ends with that backend
- * error, named. The API server's audit log shows a denied session never asked for an exec.
+ * API server's exec endpoint, which cannot dial the node, and the session ends with a backend
+ * error whose cause (the API server's words) is in the gateway's log only. The API server's audit
+ * log shows a denied session never asked for an exec.
  */
 import { readFileSync } from "node:fs";
 import { AppsV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from "@kubernetes/client-node";
@@ -78,6 +79,7 @@ describe("the kubernetes authorizer and backend on the real API server", () => {
   let gateway: Gateway;
   let url: string;
   let pods: { pod: string; deployment: string; statefulSet: string };
+  const logged: { level: string; message: string; [field: string]: unknown }[] = [];
 
   beforeAll(async () => {
     for (const name of [GATEWAY_NS, TEAM_A, TEAM_B]) await core.createNamespace({ body: { metadata: { name } } });
@@ -112,7 +114,7 @@ describe("the kubernetes authorizer and backend on the real API server", () => {
       config,
       backend: kubernetesBackend(gatewayConfig),
       authorizer: kubernetesAuthorizer(gatewayConfig, defaultConfig.tokenAudiences),
-      logger: { log: () => {} },
+      logger: { log: (level, message, fields) => logged.push({ level, message, ...fields }) },
       audit: { write: () => {}, close: async () => {} },
     });
     url = `ws://127.0.0.1:${(await gateway.listen()).port}/v1/enter`;
@@ -130,15 +132,20 @@ describe("the kubernetes authorizer and backend on the real API server", () => {
     return client.closed;
   }
 
-  it("allowed sessions reach the kubelet dial of the API server's exec, which finds no kubelet: the session ends naming that", async () => {
+  it("allowed sessions reach the kubelet dial of the API server's exec, which finds no kubelet: the session ends as a backend error, its cause in the gateway's log only", async () => {
     const alice = await token(TEAM_A, "alice", [AUDIENCE]);
     for (const query of [`namespace=${TEAM_A}&pod=${pods.pod}`, `namespace=${TEAM_A}&workload=deployment/api&instance=0`, `namespace=${TEAM_A}&workload=statefulset/db&instance=0`]) {
       const closed = await session(alice, query);
       // Authorized (RBAC let the gateway's WebSocket exec through: get and create pods/exec), then
       // the API server could not reach the node's kubelet (kwok's node, at 127.0.0.1, has none), and
-      // the session ends with the API server's own words for it.
-      expect(closed.reason, query).toMatch(/^lost the connection to the shell: .*dial tcp 127\.0\.0\.1:10250: connect: connection refused/);
+      // the session ends with a backend error; the API server's own words for it (the node's
+      // kubelet address, the exec URL) go to the gateway's log, never to the client.
+      expect(closed.reason, query).toMatch(/^lost the connection to the shell \(session [^;]+; the gateway's log has the cause\)$/);
+      expect(closed.closeCode, query).toBe("backend-error");
     }
+    const causes = logged.filter((entry) => entry.message === "lost the connection to the shell").map((entry) => String(entry.error));
+    expect(causes).toHaveLength(3);
+    for (const cause of causes) expect(cause).toMatch(/dial tcp 127\.0\.0\.1:10250: connect: connection refused/);
     const execs = execAuditEvents(TEAM_A).filter((e) => e.user === `system:serviceaccount:${GATEWAY_NS}:exec-gateway`);
     expect(execs.map((e) => e.pod).sort()).toEqual([pods.deployment, pods.pod, pods.statefulSet].sort());
   });
