@@ -174,7 +174,7 @@ export class Session {
         this.resolved = debugTarget;
       }
       if (this.ctx.recordings && !(await this.startRecording(decision.user, this.resolved))) return;
-      const command = wrapCommand(this.request.command.length > 0 ? this.request.command : this.ctx.config.shell, { waitForStart: this.request.tty });
+      const command = wrapCommand(this.request.command.length > 0 ? this.request.command : this.ctx.config.shell, { terminal: this.request.tty ? this.size : undefined });
       const started = setup.startTimer({ step: "exec" });
       const exec = await this.ctx.backend.exec(
         this.resolved,

@@ -41,11 +41,21 @@ const START_TIME = `start_time() { read -r stat < "/proc/$1/stat" 2>/dev/null ||
 // the line discipline ends the wrapper's `read` with it at once and does not echo it (Linux
 // drivers/tty/n_tty.c, n_tty_receive_char_canon: EOF_CHAR ends the line unechoed), so nothing of the
 // handshake reaches the output, and input typed after it stays queued for the command.
+//
+// On a terminal the wrapper also sets the terminal's size itself, from the size the gateway knew when
+// it made the exec, before it prints its PID. The runtime's own resize is not enough for the first
+// command: podman answers the Engine API's resize before conmon applies it (conmon reads sizes from
+// its control FIFO in its main loop, containers/conmon src/ctrl.c), so under load a shell started
+// after that answer still ran `stty size` at 24x80. A window size is not a terminal mode (TIOCSWINSZ,
+// not tcsetattr: Linux drivers/tty/tty_io.c tiocswinsz), so the runtime's read-modify-write of the
+// modes above cannot undo it; the gateway's later resizes go through the runtime as before. Without
+// an `stty` in the image the size comes from the runtime's resize alone.
 const WRAPPER = [
   START_TIME,
+  `if [ "$1" = wait ]; then stty rows "$2" cols "$3" 2>/dev/null; fi`,
   `printf '\\033]7337;entryway-pid=%s,%s\\007' "$$" "$(start_time $$)"`,
   `if [ "$1" = wait ]; then read -r _; fi`,
-  "shift",
+  "shift 3",
   `[ "$#" -gt 0 ] && exec "$@"`,
   "command -v bash >/dev/null 2>&1 && exec bash",
   "exec sh",
@@ -56,10 +66,12 @@ export const START_SIGNAL = Buffer.from([0x04]);
 
 /**
  * The command that runs `command` (or bash, else sh, when empty) after reporting the shell's PID;
- * with `waitForStart` (a terminal), only once START_SIGNAL arrived on its stdin.
+ * on a terminal (`terminal`: the size the client asked for so far), only once START_SIGNAL arrived
+ * on its stdin, at that size.
  */
-export function wrapCommand(command: string[], { waitForStart }: { waitForStart: boolean }): string[] {
-  return ["/bin/sh", "-c", WRAPPER, "entryway-shell", waitForStart ? "wait" : "go", ...command];
+export function wrapCommand(command: string[], { terminal }: { terminal?: { cols: number; rows: number } }): string[] {
+  const [mode, rows, cols] = terminal ? ["wait", terminal.rows, terminal.cols] : ["go", 0, 0];
+  return ["/bin/sh", "-c", WRAPPER, "entryway-shell", mode, String(Math.trunc(rows)), String(Math.trunc(cols)), ...command];
 }
 
 const REAPER = [

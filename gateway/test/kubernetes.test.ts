@@ -88,7 +88,7 @@ describe("Kubernetes backend: a runtime that sets the terminal's modes late, as 
     let ended!: () => void;
     const done = new Promise<void>((resolve) => (ended = resolve));
     const onOutput = (chunk: Buffer) => void (output += chunk.toString("latin1"));
-    const exec = await backend.exec(await backend.resolve({ kind: "pod", ...target }), wrapCommand(RAW_FIRST, { waitForStart: false }), { cols: 80, rows: 24 }, { onOutput, onEnd: () => ended() });
+    const exec = await backend.exec(await backend.resolve({ kind: "pod", ...target }), wrapCommand(RAW_FIRST, {}), { cols: 80, rows: 24 }, { onOutput, onEnd: () => ended() });
     await expect.poll(() => output.includes("ready")).toBe(true);
     exec.write(Buffer.from(RAW_FIRST_ANSWER));
     await done;

@@ -233,7 +233,7 @@ describe("shell wrapper", () => {
   });
 
   it("wraps the command and builds the reaper", () => {
-    expect(wrapCommand(["top", "-b"], { waitForStart: false }).slice(-2)).toEqual(["top", "-b"]);
+    expect(wrapCommand(["top", "-b"], {}).slice(-2)).toEqual(["top", "-b"]);
     expect(reapCommand({ pid: 17, startTime: "4711" }, 2).slice(-3)).toEqual(["17", "4711", "20"]);
   });
 
@@ -249,7 +249,7 @@ describe("shell wrapper", () => {
       expect(stat).toContain("(a) (b c)");
       const startTime = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]!;
       // The wrapper's own report, parsed by the same shell function, for a shell that then execs sleep.
-      const wrapper = wrapCommand(["true"], { waitForStart: false });
+      const wrapper = wrapCommand(["true"], {});
       const wrapped = execFileSync(wrapper[0]!, wrapper.slice(1)).toString("latin1");
       const marker = new PidMarkerFilter();
       expect(Buffer.concat([marker.push(Buffer.from(wrapped, "latin1")), marker.flush()]).length).toBe(0); // the marker, and nothing else
@@ -286,7 +286,7 @@ function onTerminal(file: string, args: string[], env: Record<string, string> = 
 
 describe("the wrapper's start handshake, on a real terminal", () => {
   it.each([["/bin/sh"], ["/bin/busybox", "sh"]].filter(([file]) => existsSync(file!)))("%s: the command starts only on START_SIGNAL, which leaves no trace in the output", async (...shell) => {
-    const [, ...wrapper] = wrapCommand(["/bin/sh", "-c", "stty -a | grep -o -e ' -icanon' -e ' icanon'; echo started"], { waitForStart: true });
+    const [, ...wrapper] = wrapCommand(["/bin/sh", "-c", "stty -a | grep -o -e ' -icanon' -e ' icanon'; echo started"], { terminal: { cols: 80, rows: 24 } });
     const run = onTerminal(shell[0]!, [...shell.slice(1), ...wrapper]);
     await run.until(() => /entryway-pid=\d+,\d*/.test(run.output) && run.output.endsWith("\x07"), "the PID marker");
     await new Promise((r) => setTimeout(r, 300));
@@ -301,8 +301,17 @@ describe("the wrapper's start handshake, on a real terminal", () => {
     expect(withoutMarker()).toBe(" icanon\r\nstarted\r\n");
   });
 
-  it("without waitForStart (pipe mode) the command starts at once", async () => {
-    const run = onTerminal("/bin/sh", wrapCommand(["/bin/sh", "-c", "echo started"], { waitForStart: false }).slice(1));
+  it.each([["/bin/sh"], ["/bin/busybox", "sh"]].filter(([file]) => existsSync(file!)))("%s: the command starts at the size the gateway knew, with no resize from the runtime", async (...shell) => {
+    const [, ...wrapper] = wrapCommand(["/bin/sh", "-c", "stty size"], { terminal: { cols: 123, rows: 45 } });
+    const run = onTerminal(shell[0]!, [...shell.slice(1), ...wrapper]);
+    await run.until(() => run.output.endsWith("\x07"), "the PID marker");
+    run.terminal.write(START_SIGNAL.toString("latin1"));
+    expect(await run.exited).toBe(0);
+    expect(run.output.endsWith("\x0745 123\r\n")).toBe(true);
+  });
+
+  it("without a terminal (pipe mode) the command starts at once", async () => {
+    const run = onTerminal("/bin/sh", wrapCommand(["/bin/sh", "-c", "echo started"], {}).slice(1));
     expect(await run.exited).toBe(0);
     expect(run.output.endsWith("\x07started\r\n")).toBe(true);
   });

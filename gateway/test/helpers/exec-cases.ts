@@ -202,7 +202,7 @@ export function execBackendCases(name: string, createBed: () => Promise<RealBed>
       const resolved = await bed.backend.resolve(parseTarget(new URL(g.url(bed.target)), {}, bed.backend.name));
       const before = await bed.shells();
       const marker = new PidMarkerFilter();
-      const exec = await bed.backend.exec(resolved, wrapCommand(["/bin/sh"], { waitForStart: false }), { cols: 80, rows: 24 }, { onOutput: (c) => void marker.push(c), onEnd: () => {} });
+      const exec = await bed.backend.exec(resolved, wrapCommand(["/bin/sh"], {}), { cols: 80, rows: 24 }, { onOutput: (c) => void marker.push(c), onEnd: () => {} });
       await expect.poll(() => marker.shell !== null && bed.shells(), { timeout: 10_000 }).toBe(before + 1);
       exec.close();
       await new Promise((r) => setTimeout(r, 1500));
