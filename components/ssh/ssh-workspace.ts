@@ -205,15 +205,34 @@ export function validateSshWorkspaceArgs(name: string, args: SshWorkspaceArgs): 
   if (args.disruption !== undefined && args.disruption !== "never" && args.disruption !== "allowed") {
     throw new Error(`${where}: disruption must be "never" or "allowed", not ${JSON.stringify(args.disruption)}`);
   }
-  if (args.namespace === args.gateway.namespace) {
-    throw new Error(`${where}: namespace ${args.namespace} is the connect gateway's; a workspace (and its keys Secret) runs in another namespace, since the internet-facing gateway may read every Secret in its own`);
-  }
+  // Through the provider the gateway may be an Output: checked by the constructor once known.
+  if (!pulumi.Output.isInstance(args.gateway)) checkGatewayNamespace(where, args.namespace, args.gateway);
   if (args.tcpForwarding !== undefined && args.tcpForwarding !== "none" && args.tcpForwarding !== "local") {
     throw new Error(`${where}: tcpForwarding must be "none" or "local", not ${JSON.stringify(args.tcpForwarding)}`);
   }
   if (args.idleTimeout !== undefined && !DURATION.test(args.idleTimeout)) {
     throw new Error(`${where}: idleTimeout must be seconds like "3600s", not ${JSON.stringify(args.idleTimeout)}`);
   }
+}
+
+function checkGatewayNamespace(where: string, namespace: string, gateway: ConnectGatewayRegistration): void {
+  if (namespace === gateway.namespace) {
+    throw new Error(`${where}: namespace ${namespace} is the connect gateway's; a workspace (and its keys Secret) runs in another namespace, since the internet-facing gateway may read every Secret in its own`);
+  }
+}
+
+/**
+ * `use(gateway)` now when the registration is a plain value (a TypeScript program, the Stack), or
+ * once it is known when it is an Output. Through the component provider it is one whenever the
+ * program took it from another resource (`gateway: ${connect.registration}` in YAML,
+ * `gateway=connect.registration` in Python): the engine sends that input's dependencies
+ * (pulumi/pulumi sdk/go/common/resource/plugin/provider_plugin.go `Construct`,
+ * inputDependencies) and @pulumi/pulumi's provider host wraps every input with dependencies in an
+ * Output (provider/server.js `deserializeInputs`). Found by the real engine
+ * (test/real/languages.test.ts); test/provider/host.test.ts sends the same dependencies.
+ */
+function fromGateway<T>(gateway: ConnectGatewayRegistration | pulumi.Output<ConnectGatewayRegistration>, use: (gateway: ConnectGatewayRegistration) => T): T | pulumi.Output<T> {
+  return pulumi.Output.isInstance(gateway) ? gateway.apply((known) => use(known as ConnectGatewayRegistration)) : use(gateway);
 }
 
 export class SshWorkspace extends pulumi.ComponentResource {
@@ -238,7 +257,8 @@ export class SshWorkspace extends pulumi.ComponentResource {
     const child: pulumi.CustomResourceOptions = { parent: this, ...(opts?.dependsOn ? { dependsOn: opts.dependsOn } : {}) };
     validateSshWorkspaceArgs(name, args);
 
-    const gateway = args.gateway;
+    // The declared type is a plain registration (what TypeScript passes); see fromGateway.
+    const gateway = args.gateway as ConnectGatewayRegistration | pulumi.Output<ConnectGatewayRegistration>;
     const ns = args.namespace;
     const user = args.user ?? "dev";
     const uid = args.uid ?? 1000;
@@ -246,7 +266,7 @@ export class SshWorkspace extends pulumi.ComponentResource {
     const identity = { name: "ssh-workspace", instance: args.instance ?? ws, component: ws };
     const selector = selectorLabels(identity);
     const labels = standardLabels(identity, args.labels);
-    const meta = (objName: string, namespace = ns) => ({ name: objName, namespace, labels });
+    const meta = (objName: string, namespace: pulumi.Input<string> = ns) => ({ name: objName, namespace, labels });
 
     this.serviceName = ws;
     this.namespace = ns;
@@ -254,22 +274,25 @@ export class SshWorkspace extends pulumi.ComponentResource {
     this.domain = this.fqdn;
     this.authority = `${this.fqdn}:${WORKSPACE_SERVICE_PORT}`;
     this.routeFilterName = objectName(name, "route");
-    claimGatewayDomain(gateway, this.domain, ws);
-
-    let sshConfig: string;
-    try {
-      sshConfig = sshConfigBlock({
-        alias: args.sshAlias ?? ws,
-        hostName: this.fqdn,
-        port: WORKSPACE_SERVICE_PORT,
-        user,
-        gateway: gateway.address,
-        tls: gateway.tls,
-        serverAliveInterval: args.serverAliveInterval,
-      });
-    } catch (error) {
-      throw new Error(`SshWorkspace ${name}: ${(error as Error).message}`, { cause: error });
-    }
+    const sshConfig = fromGateway(gateway, (known) => {
+      if (pulumi.Output.isInstance(gateway)) checkGatewayNamespace(`SshWorkspace ${name}`, ns, known);
+      // Keyed by the registration object: through the provider each Construct has its own copy, so
+      // there the claim sees this workspace only (as it did before the gateway became an Output).
+      claimGatewayDomain(known, this.domain, ws);
+      try {
+        return sshConfigBlock({
+          alias: args.sshAlias ?? ws,
+          hostName: this.fqdn,
+          port: WORKSPACE_SERVICE_PORT,
+          user,
+          gateway: known.address,
+          tls: known.tls,
+          serverAliveInterval: args.serverAliveInterval,
+        });
+      } catch (error) {
+        throw new Error(`SshWorkspace ${name}: ${(error as Error).message}`, { cause: error });
+      }
+    });
     this.sshConfig = pulumi.output(sshConfig);
 
     let keysSecret: SecretKeyReference;
@@ -289,7 +312,7 @@ export class SshWorkspace extends pulumi.ComponentResource {
     // defaultServiceExportTo ["."] would hide it from the gateway (503, no cluster). Istio reads a
     // comma-separated list of namespaces here (pilot/pkg/serviceregistry/kube/conversion.go).
     new k8s.core.v1.Service(ws, {
-      metadata: { ...meta(ws), annotations: { "networking.istio.io/exportTo": gateway.namespace } },
+      metadata: { ...meta(ws), annotations: fromGateway(gateway, (known) => ({ "networking.istio.io/exportTo": known.namespace })) },
       spec: {
         type: "ClusterIP",
         selector,
@@ -364,26 +387,28 @@ export class SshWorkspace extends pulumi.ComponentResource {
       spec: {
         podSelector: { matchLabels: selector },
         policyTypes: ["Ingress", "Egress"],
-        ingress: [{
-          from: [peerIn({ namespace: gateway.namespace, podSelector: gateway.selector })],
+        ingress: fromGateway(gateway, (known) => [{
+          from: [peerIn({ namespace: known.namespace, podSelector: known.selector })],
           ports: [{ port: WORKSPACE_SSHD_PORT, protocol: "TCP" }],
-        }],
-        egress: [dnsEgressRule(gateway.dns), ...(args.egress ?? [])],
+        }]),
+        egress: fromGateway(gateway, (known) => [dnsEgressRule(known.dns), ...(args.egress ?? [])]),
       },
     }, child);
 
     new k8s.apiextensions.CustomResource(this.routeFilterName, {
       apiVersion: "networking.istio.io/v1alpha3",
       kind: "EnvoyFilter",
-      metadata: { ...meta(this.routeFilterName, gateway.namespace), annotations: workspaceRouteFilterAnnotations(ns, this.fqdn) },
-      spec: workspaceRouteFilterSpec({
-        selector: gateway.selector,
-        port: gateway.port,
-        routeConfigurationName: gateway.routeConfigurationName,
-        virtualHostName: `${ws}.${ns}`,
-        fqdn: this.fqdn,
-        idleTimeout: args.idleTimeout ?? "3600s",
-      }),
+      metadata: { ...meta(this.routeFilterName, fromGateway(gateway, (known) => known.namespace)), annotations: workspaceRouteFilterAnnotations(ns, this.fqdn) },
+      spec: fromGateway(gateway, (known) =>
+        workspaceRouteFilterSpec({
+          selector: known.selector,
+          port: known.port,
+          routeConfigurationName: known.routeConfigurationName,
+          virtualHostName: `${ws}.${ns}`,
+          fqdn: this.fqdn,
+          idleTimeout: args.idleTimeout ?? "3600s",
+        }),
+      ),
     }, child);
 
     this.registerOutputs({

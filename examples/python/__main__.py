@@ -1,4 +1,5 @@
-"""An SSH workspace behind its CONNECT gateway, and the exec gateway, from the Entryway package.
+"""An SSH workspace behind its CONNECT gateway, the exec gateway, and AnsibleForms with a remote
+RTE, from the Entryway package.
 
 `pulumi package add ../..` generates the `pulumi_entryway` SDK this imports (there is no
 checked-in copy: the CLI makes it from the package's schema). Nested settings are plain dicts
@@ -40,5 +41,19 @@ exec_gateway = entryway.ExecGateway(
     },
 )
 
+# AnsibleForms whose runner (RTE) runs elsewhere, and that RTE: it dials the app with the token
+# the app generated (a secret output; it stays one in the RTE's Secret).
+forms = entryway.AnsibleForms("forms", namespace="ansibleforms", rte={"mode": "remote"})
+dc2 = entryway.RemoteRte(
+    "dc2",
+    namespace="ansibleforms-rte",
+    app_url=forms.url,
+    # The app's in-cluster Service is plain http: allowed here, explicitly.
+    allow_insecure_app_url=True,
+    token=forms.rte_token,
+)
+
 pulumi.export("ssh_config", alice.ssh_config)
 pulumi.export("exec_url", exec_gateway.url)
+pulumi.export("forms_url", forms.url)
+pulumi.export("forms_admin_password", forms.admin_password)

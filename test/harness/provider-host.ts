@@ -210,11 +210,16 @@ export interface Constructed {
 /**
  * Construct, as the engine sends it for a component of a remote package (an update, not a
  * preview), the children registering with `monitor`. `inputs` are wire values (see secretInput).
+ * `dependencies`: per input, the URNs of the resources its value came from, which the engine
+ * sends as inputDependencies (pulumi/pulumi sdk/go/common/resource/plugin/provider_plugin.go
+ * `Construct`, from the program's propertyDependencies): an input with any is handed to the
+ * component as an Output (@pulumi/pulumi provider/server.js `deserializeInputs`), as
+ * `gateway: ${connect.registration}` is in a YAML program.
  */
 export async function construct(
   host: ComponentProviderHost,
   monitor: ResourceMonitor,
-  component: { type: string; name: string; inputs: Record<string, unknown>; parent?: string },
+  component: { type: string; name: string; inputs: Record<string, unknown>; parent?: string; dependencies?: Record<string, string[]> },
 ): Promise<Constructed> {
   const request = new providerPb.ConstructRequest();
   request.setProject(monitor.project);
@@ -227,6 +232,11 @@ export async function construct(
   request.setName(component.name);
   request.setParent(component.parent ?? monitor.stackUrn);
   request.setInputs(Struct.fromJavaScript(component.inputs));
+  for (const [input, urns] of Object.entries(component.dependencies ?? {})) {
+    const dependencies = new providerPb.ConstructRequest.PropertyDependencies();
+    dependencies.setUrnsList(urns);
+    request.getInputdependenciesMap().set(input, dependencies);
+  }
   const before = monitor.registrations.length;
   const response = await unary<any>(host.client, "construct", request);
   const state = withoutOutputValues(response.getState()?.toJavaScript() ?? {});

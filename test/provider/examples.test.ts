@@ -50,10 +50,12 @@ describe.each(["yaml", "python"])("examples/%s/Pulumi.yaml", (language) => {
 });
 
 describe("the YAML example against schema.json", () => {
-  it("deploys an SSH workspace (behind its CONNECT gateway) and the exec gateway", () => {
+  it("deploys an SSH workspace (behind its CONNECT gateway), the exec gateway, and AnsibleForms with a remote RTE", () => {
     expect(Object.values(yamlProgram().resources).map((r: any) => r.type).sort()).toEqual([
+      "entryway:index:AnsibleForms",
       "entryway:index:ConnectGateway",
       "entryway:index:ExecGateway",
+      "entryway:index:RemoteRte",
       "entryway:index:SshWorkspace",
     ]);
   });
@@ -81,8 +83,8 @@ describe("the YAML example against schema.json", () => {
 describe("the Python example against schema.json's names", () => {
   const source = readFileSync(pythonProgramFile, "utf8");
 
-  it("deploys an SSH workspace (behind its CONNECT gateway) and the exec gateway", () => {
-    expect(pythonUse(pythonProgramFile).calls.map((c) => c.className).sort()).toEqual(["ConnectGateway", "ExecGateway", "SshWorkspace"]);
+  it("deploys an SSH workspace (behind its CONNECT gateway), the exec gateway, and AnsibleForms with a remote RTE", () => {
+    expect(pythonUse(pythonProgramFile).calls.map((c) => c.className).sort()).toEqual(["AnsibleForms", "ConnectGateway", "ExecGateway", "RemoteRte", "SshWorkspace"]);
   });
 
   it("uses only the generated SDK's classes, keywords and outputs, with literals of the right types", () => {

@@ -59,8 +59,14 @@ function descendants(resources: readonly RecordedResource[], type: string, name:
     .sort((a, b) => `${a.parent} ${a.type}::${a.name}`.localeCompare(`${b.parent} ${b.type}::${b.name}`));
 }
 
-async function expectSameChildren(type: string, name: string, wireInputs: Record<string, unknown>, constructor: () => unknown): Promise<Record<string, unknown>> {
-  const constructed = await construct(host, monitor, { type, name, inputs: wireInputs });
+async function expectSameChildren(
+  type: string,
+  name: string,
+  wireInputs: Record<string, unknown>,
+  constructor: () => unknown,
+  dependencies?: Record<string, string[]>,
+): Promise<Record<string, unknown>> {
+  const constructed = await construct(host, monitor, { type, name, inputs: wireInputs, dependencies });
   const offline = await render(constructor);
   expect(constructed.urn).toBe(`urn:pulumi:test::entryway::${type}::${name}`);
   const hosted = descendants(constructed.registrations, type, name);
@@ -85,6 +91,9 @@ describe("the Entryway package served by Pulumi's component provider host", () =
       "entryway-ws-alice",
       { gateway: gateway.registration, namespace: "dev", authorizedKeys: [KEY] },
       () => new SshWorkspace("entryway-ws-alice", { gateway: offlineGateway!.registration, namespace: "dev", authorizedKeys: [KEY] }),
+      // The engine names the gateway the registration came from, so the component gets an Output
+      // (found by the real engine: test/real/languages.test.ts).
+      { gateway: ["urn:pulumi:test::entryway::entryway:index:ConnectGateway::entryway"] },
     );
     expect(workspace.sshConfig).toContain("ssh.example.com");
   });

@@ -6,8 +6,9 @@
  *
  * Python and YAML platform repos (examples/python, examples/yaml) reach the components through the
  * component provider, which Pulumi starts with the nodejs language host's RunPlugin: that host
- * cannot be had here (scripts/realcp/pulumi/recipe.sh), so those two are checked against
- * schema.json (test/provider/examples.test.ts) and not deployed.
+ * cannot be had here (scripts/realcp/pulumi/recipe.sh). examples/yaml is deployed by
+ * languages.test.ts with a stand-in for RunPlugin; examples/python also needs the python host, also
+ * refused, and is checked against schema.json only (test/provider/examples.test.ts).
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
