@@ -370,7 +370,8 @@ async function main(): Promise<void> {
       } finally {
         pulumi.remove();
       }
-      console.log(table(rows.filter((r) => r.label.endsWith(`(${count})`)), (row) => rows.find((r) => r.label === label("pulumi up") && row.label.endsWith(`(${count})`))));
+      console.log(`\n${count} workspaces; ratios against pulumi up (${count}):`);
+      console.log(table(rows.filter((r) => r.label.endsWith(`(${count})`)), () => rows.find((r) => r.label === label("pulumi up"))));
     }
   } finally {
     rmSync(scratch, { recursive: true, force: true });
