@@ -20,7 +20,8 @@
  * How it measures: every measured command is a process tree (the engine runner with its inline
  * program, the `pulumi` CLI it starts and the providers the CLI starts; or `helm`), run under GNU
  * time, and a poller reads /proc every 200 ms: the tree's RSS is the sum of VmRSS over the root
- * and all its descendants (found through /proc/<pid>/task/<pid>/children), and the peak is the
+ * and all its descendants (found through /proc/<pid>/task/<every thread>/children: `pulumi` starts
+ * its providers from any of its threads), and the peak is the
  * largest sum seen (a peak shorter than the interval can be missed; shared pages count once per
  * process). CPU time is user plus system time of the whole reaped tree (GNU time's rusage). Wall
  * time is the command's.
@@ -29,7 +30,7 @@
  * objects) takes far longer than the 100; give the sizes to run with --workspaces.
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parse, stringify } from "yaml";
@@ -76,9 +77,16 @@ interface Measurement {
   stderr: string;
 }
 
+/** The children of every thread of a process: Go programs (pulumi) start processes from any thread. */
 function childrenOf(pid: number): number[] {
   try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+    return readdirSync(`/proc/${pid}/task`).flatMap((task) => {
+      try {
+        return readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+      } catch {
+        return [];
+      }
+    });
   } catch {
     return [];
   }
