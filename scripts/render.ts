@@ -81,7 +81,7 @@ async function main(): Promise<void> {
   const { config, secretKeys } = readStackConfig(stack, project);
   const outDir = path.resolve(root, outArg ?? path.join("rendered", stack));
 
-  await installOfflineRuntime({ project, stack, config, secretConfigKeys: secretKeys, stackTraces: false });
+  await installOfflineRuntime({ project, stack, config, secretConfigKeys: secretKeys, stackTraces: false, oneShot: true });
   let exports: Record<string, unknown> = {};
   const resources = await runProgram(async () => {
     exports = (await import(path.join(root, "index.ts"))) as Record<string, unknown>;

@@ -23,7 +23,7 @@ import https from "node:https";
 import { KubeConfig, KubernetesObjectApi, type KubernetesObject } from "@kubernetes/client-node";
 import { parseAllDocuments } from "yaml";
 import { freePort, waitForPort } from "./net";
-import { realTool } from "./realcp";
+import { realTool } from "./realcp-tool";
 
 export interface ControlPlane {
   /** Folder of its certificates, kubeconfigs, data and one log file per process. */

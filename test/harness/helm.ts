@@ -8,7 +8,7 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, wri
 import os from "node:os";
 import path from "node:path";
 import { parseAllDocuments } from "yaml";
-import { realTool } from "./realcp";
+import { realTool } from "./realcp-tool";
 import type { ObjectLike } from "./validate";
 
 export const repoRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../..");

@@ -14,7 +14,7 @@ import os from "node:os";
 import path from "node:path";
 import { stringify } from "yaml";
 import { run } from "./process";
-import { realTool } from "./realcp";
+import { realTool } from "./realcp-tool";
 
 export type EngineOperation = "up" | "preview" | "refresh" | "destroy";
 

@@ -1,0 +1,418 @@
+/**
+ * npm run bench:scale -- [--workspaces 100,1000] [--helm 4|3]
+ *
+ * Benchmark (not a test, never run by `npm test`): the dev stack grown to N workspaces (its first
+ * workspace copied as user0..userN-1, as bench:render grows it) on the REAL control plane and the
+ * REAL engine (scripts/realcp: Kubernetes v1.37.2 with kwok's fake node, the Pulumi CLI v3.276.0,
+ * the Kubernetes provider, the random provider's stand-in), started once for the whole run. For
+ * each N, one after another:
+ *   - `pulumi preview` and `pulumi up` of a fresh stack (test/harness/pulumi-engine.ts: an
+ *     Automation API inline program of index.ts, a local file backend);
+ *   - `helm template` and `helm install` of the chart with the same workspaces (values as
+ *     bench:render gives them, plus the NodePort the control plane without a load balancer needs),
+ *     into a namespace of its own;
+ *   - one more workspace: `pulumi preview` of N+1, whose steps must touch only the new workspace's
+ *     objects (printed: its creates, and every other object the preview would change);
+ *   - cleanup: `helm uninstall`, `pulumi destroy`, the stack's folder removed; the control plane is
+ *     stopped at the end (also on failure).
+ * Then one table: wall time, CPU time and peak RSS of each, with the ratios beside it.
+ *
+ * How it measures: every measured command is a process tree (the engine runner with its inline
+ * program, the `pulumi` CLI it starts and the providers the CLI starts; or `helm`), run under GNU
+ * time, and a poller reads /proc every 200 ms: the tree's RSS is the sum of VmRSS over the root
+ * and all its descendants (found through /proc/<pid>/task/<every thread>/children: `pulumi` starts
+ * its providers from any of its threads), and the peak is the
+ * largest sum seen (a peak shorter than the interval can be missed; shared pages count once per
+ * process). CPU time is user plus system time of the whole reaped tree (GNU time's rusage). Wall
+ * time is the command's.
+ *
+ * On this repository's CI machine (2 shared cores) `pulumi up` of 1,000 workspaces (6,000
+ * objects) takes far longer than the 100; give the sizes to run with --workspaces.
+ */
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parse, stringify } from "yaml";
+import { installUpstreamCrds, startControlPlane, type ControlPlane } from "../test/harness/control-plane";
+import { helmBinaries, type Helm } from "../test/harness/helm";
+import { engineTools, type EngineRequest, type EngineResult } from "../test/harness/pulumi-engine";
+import { stackConfig, withoutAddressWaits, type StackDocument } from "../test/real/stack-config";
+
+const repoRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
+const PASSPHRASE = "entryway-bench-passphrase";
+const POLL_MS = 200;
+
+interface Options {
+  workspaces: number[];
+  helmMajor: 3 | 4;
+}
+
+function parseOptions(argv: string[]): Options {
+  const options: Options = { workspaces: [100, 1000], helmMajor: 4 };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === "--workspaces") {
+      options.workspaces = (argv[++i] ?? "").split(",").map(Number);
+      if (options.workspaces.length === 0 || options.workspaces.some((n) => !Number.isInteger(n) || n < 1)) throw new Error("--workspaces takes whole numbers, e.g. 100,1000");
+    } else if (arg === "--helm") {
+      const major = Number(argv[++i]);
+      if (major !== 3 && major !== 4) throw new Error("--helm takes 3 or 4");
+      options.helmMajor = major;
+    } else {
+      throw new Error("usage: npm run bench:scale -- [--workspaces 100,1000] [--helm 4|3]");
+    }
+  }
+  return options;
+}
+
+interface Measurement {
+  ok: boolean;
+  wallSeconds: number;
+  cpuSeconds: number;
+  peakRssBytes: number;
+  /** The largest number of processes seen in the tree at once. */
+  processes: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** The children of every thread of a process: Go programs (pulumi) start processes from any thread. */
+function childrenOf(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((task) => {
+      try {
+        return readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+      } catch {
+        return [];
+      }
+    });
+  } catch {
+    return [];
+  }
+}
+
+function treeOf(root: number): number[] {
+  const all: number[] = [];
+  const todo = [root];
+  while (todo.length > 0) {
+    const pid = todo.pop()!;
+    all.push(pid);
+    todo.push(...childrenOf(pid));
+  }
+  return all;
+}
+
+function rssKiB(pid: number): number {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return match ? Number(match[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Runs a command to its end, polling its process tree's RSS and CPU time (see the header). */
+function measured(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<Measurement> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(command, args, { env: options.env ?? process.env, cwd: options.cwd, stdio: ["ignore", "pipe", "pipe"] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
+    child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
+    let peak = 0;
+    let processes = 0;
+    const poll = () => {
+      if (!child.pid) return;
+      const tree = treeOf(child.pid);
+      processes = Math.max(processes, tree.length);
+      peak = Math.max(peak, tree.reduce((sum, pid) => sum + rssKiB(pid), 0) * 1024);
+    };
+    const timer = setInterval(poll, POLL_MS);
+    poll();
+    child.on("error", (error) => {
+      clearInterval(timer);
+      reject(error);
+    });
+    child.on("close", (status) => {
+      clearInterval(timer);
+      resolve({
+        ok: status === 0,
+        wallSeconds: (performance.now() - started) / 1000,
+        cpuSeconds: Number.NaN, // filled in from GNU time by measuredTree
+        peakRssBytes: peak,
+        processes,
+        stdout: Buffer.concat(out).toString(),
+        stderr: Buffer.concat(err).toString(),
+      });
+    });
+  });
+}
+
+/**
+ * CPU time from GNU time (Debian package "time"): the user and system time of the command and of
+ * every descendant reaped in its tree (the engine runner waits for `pulumi`, which waits for its
+ * providers), from the kernel's rusage.
+ */
+const GNU_TIME = "/usr/bin/time";
+
+async function measuredTree(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<Measurement> {
+  const report = path.join(os.tmpdir(), `entryway-bench-scale-time-${process.pid}-${Date.now()}.txt`);
+  const result = await measured(GNU_TIME, ["-f", "%e %U %S", "-o", report, command, ...args], options);
+  try {
+    const [, user, system] = readFileSync(report, "utf8").trim().split("\n").pop()!.split(" ").map(Number);
+    return { ...result, cpuSeconds: user + system };
+  } catch {
+    return result;
+  } finally {
+    rmSync(report, { force: true });
+  }
+}
+
+/** The dev stack with its workspaces replaced by `count` copies of the first (as bench:render makes them). */
+function grownStack(count: number): StackDocument {
+  const document = parse(readFileSync(path.join(repoRoot, "Pulumi.dev.yaml"), "utf8")) as { config: Record<string, StackDocument> };
+  const stack = structuredClone(document.config["entryway:stack"]);
+  const template = stack.workspaces?.[0];
+  if (!template) throw new Error("Pulumi.dev.yaml has no workspace to copy");
+  const keys = template.authorizedKeys as string[];
+  stack.workspaces = Array.from({ length: count }, (_, i) => ({
+    ...template,
+    name: `user${i}`,
+    authorizedKeys: keys.map((key) => key.replace(/\S+$/, `u${i}@laptop`)),
+  }));
+  return withoutAddressWaits(stack);
+}
+
+/** A stack the engine runs (one process tree per operation, measured), as test/harness/pulumi-engine.ts runs it. */
+class MeasuredStack {
+  readonly dir = mkdtempSync(path.join(os.tmpdir(), "entryway-bench-scale-"));
+  private readonly workDir = path.join(this.dir, "project");
+  private readonly stateDir = path.join(this.dir, "state");
+  private readonly tools = engineTools();
+
+  constructor(
+    private readonly stackName: string,
+    private readonly kubeconfig: string,
+  ) {
+    for (const dir of [this.workDir, this.stateDir, path.join(this.dir, "home")]) mkdirSync(dir, { recursive: true });
+  }
+
+  setStack(stack: StackDocument): void {
+    writeFileSync(path.join(this.workDir, `Pulumi.${this.stackName}.yaml`), stringify({ config: stackConfig(stack) }, { aliasDuplicateObjects: false }));
+  }
+
+  async run(op: EngineRequest["op"]): Promise<{ measurement: Measurement; result: EngineResult }> {
+    const resultFile = path.join(this.dir, `${op}-${Date.now()}.json`);
+    const env: Record<string, string> = {
+      PATH: [...this.tools.providerDirs, path.join(this.tools.pulumiRoot, "bin"), path.dirname(process.execPath), process.env.PATH ?? ""].join(path.delimiter),
+      HOME: process.env.HOME ?? this.dir,
+      PULUMI_HOME: path.join(this.dir, "home"),
+      PULUMI_CONFIG_PASSPHRASE: PASSPHRASE,
+      PULUMI_SKIP_UPDATE_CHECK: "true",
+      PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+      PULUMI_SKIP_CONFIRMATIONS: "true",
+      KUBECONFIG: this.kubeconfig,
+    };
+    const request: EngineRequest = {
+      op,
+      projectName: "entryway",
+      stackName: this.stackName,
+      program: path.join(repoRoot, "index.ts"),
+      workDir: this.workDir,
+      stateDir: this.stateDir,
+      pulumiRoot: this.tools.pulumiRoot,
+      env,
+      resultFile,
+    };
+    writeFileSync(`${resultFile}.request`, JSON.stringify(request));
+    const runner = path.join(repoRoot, "test", "harness", "pulumi-engine-run.ts");
+    const measurement = await measuredTree(path.join(repoRoot, "node_modules", ".bin", "tsx"), [runner, `${resultFile}.request`], {
+      cwd: repoRoot,
+      env: { ...env, NODE_OPTIONS: "" },
+    });
+    let result: EngineResult;
+    try {
+      result = JSON.parse(readFileSync(resultFile, "utf8")) as EngineResult;
+    } catch {
+      throw new Error(`pulumi ${op} wrote no result:\n${measurement.stderr.slice(-4000)}`);
+    }
+    if (!result.ok) throw new Error(`pulumi ${op} failed: ${result.error}\n${result.diagnostics.slice(0, 20).join("\n")}`);
+    return { measurement: { ...measurement, ok: result.ok }, result };
+  }
+
+  remove(): void {
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+function helmEnv(kubeconfig: string): NodeJS.ProcessEnv {
+  const home = path.join(repoRoot, ".ci", "cache", "helm", "home");
+  return { ...process.env, KUBECONFIG: kubeconfig, HELM_CACHE_HOME: home, HELM_CONFIG_HOME: home, HELM_DATA_HOME: home };
+}
+
+/** The chart's values for the same workspaces: the CONNECT gateway and the workspaces, a NodePort (no load balancer here). */
+function helmValues(stack: StackDocument, file: string): void {
+  const values = {
+    connectGateway: { enabled: true, hostname: stack.connectGateway?.hostname, serviceType: "NodePort" },
+    workspaces: stack.workspaces,
+  };
+  writeFileSync(file, stringify(values, { aliasDuplicateObjects: false }));
+}
+
+async function createNamespaces(controlPlane: ControlPlane, names: string[]): Promise<void> {
+  for (const name of names) {
+    const made = await controlPlane.request("POST", "/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name } });
+    if (made.status !== 201 && made.status !== 409) throw new Error(`namespace ${name}: ${made.status} ${made.body}`);
+  }
+}
+
+const K8S = "kubernetes:";
+/** What a preview of one more workspace touches: the new workspace's objects, and anything else it would change. */
+function oneMore(result: EngineResult, name: string): { own: number; ownCreates: number; others: string[] } {
+  const changed = result.steps.filter((step) => step.op !== "same");
+  const own = changed.filter((step) => step.urn.includes(name));
+  const others = changed.filter((step) => !step.urn.includes(name)).map((step) => `${step.op} ${step.type} ${step.urn.split("::").pop()}`);
+  return { own: own.length, ownCreates: own.filter((step) => step.op === "create" && step.type.startsWith(K8S)).length, others };
+}
+
+interface Row {
+  label: string;
+  m: Measurement;
+  objects?: number;
+  note?: string;
+}
+
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
+
+function table(rows: Row[], baseline: (row: Row) => Row | undefined): string {
+  const header = ["", "objects", "wall", "CPU", "peak RSS", "procs", "wall vs", "CPU vs", "RSS vs", "note"];
+  const lines = rows.map((row) => {
+    const base = baseline(row);
+    const ratio = (key: "wallSeconds" | "cpuSeconds" | "peakRssBytes") => (base && base !== row ? `${(row.m[key] / base.m[key]).toFixed(1)}x` : "");
+    return [
+      row.label,
+      row.objects === undefined ? "" : String(row.objects),
+      `${row.m.wallSeconds.toFixed(1)} s`,
+      `${row.m.cpuSeconds.toFixed(1)} s`,
+      mib(row.m.peakRssBytes),
+      String(row.m.processes),
+      ratio("wallSeconds"),
+      ratio("cpuSeconds"),
+      ratio("peakRssBytes"),
+      row.note ?? "",
+    ];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  const format = (cells: string[]) => cells.map((c, i) => (i === 0 || i === cells.length - 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ").trimEnd();
+  return [format(header), ...lines.map(format)].join("\n");
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  const helm: Helm = helmBinaries().find((h) => h.major === options.helmMajor)!;
+  console.log(
+    `bench:scale: the dev stack with ${options.workspaces.join(", ")} workspaces on the real control plane; ` +
+      `pulumi (engine runner + CLI + providers) vs helm ${helm.version}; ${os.cpus().length} CPUs, load ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`,
+  );
+  console.log(`peak RSS: the process tree's summed VmRSS, polled every ${POLL_MS} ms from /proc; CPU: user+system of the reaped tree (GNU time)`);
+  const controlPlane = await startControlPlane();
+  const rows: Row[] = [];
+  const scratch = mkdtempSync(path.join(os.tmpdir(), "entryway-bench-scale-helm-"));
+  try {
+    await installUpstreamCrds(controlPlane);
+    for (const count of options.workspaces) {
+      const stack = grownStack(count);
+      // Its own namespaces per size, so nothing of one size meets the next.
+      stack.namespace = `scale${count}`;
+      stack.connectGateway = { ...stack.connectGateway, namespace: `scale${count}-connect` };
+      stack.execGateway = stack.execGateway ? { ...stack.execGateway, targetNamespaces: (stack.execGateway.targetNamespaces ?? []).map((ns) => `${ns}-${count}`) } : undefined;
+      if (stack.ansibleForms?.expose) stack.ansibleForms = { ...stack.ansibleForms, expose: { ...stack.ansibleForms.expose, host: `forms-${count}.example.test` } };
+      await createNamespaces(controlPlane, stack.execGateway?.targetNamespaces ?? []);
+      const pulumi = new MeasuredStack(`scale${count}`, controlPlane.kubeconfig);
+      const label = (what: string) => `${what} (${count})`;
+      try {
+        pulumi.setStack(stack);
+        console.log(`[${count}] pulumi preview ...`);
+        const preview = await pulumi.run("preview");
+        const objects = preview.result.steps.filter((s) => s.type.startsWith(K8S) && s.op === "create").length;
+        rows.push({ label: label("pulumi preview"), m: preview.measurement, objects });
+        console.log(`[${count}] pulumi up ...`);
+        const up = await pulumi.run("up");
+        rows.push({ label: label("pulumi up"), m: up.measurement, objects: up.result.steps.filter((s) => s.type.startsWith(K8S) && s.op === "create").length });
+
+        const valuesFile = path.join(scratch, `values-${count}.yaml`);
+        helmValues(stack, valuesFile);
+        const helmNamespace = `helm${count}`;
+        console.log(`[${count}] helm template ...`);
+        const template = await measuredTree(helm.path, ["template", "entryway", path.join(repoRoot, "charts", "entryway"), "--namespace", helmNamespace, "-f", valuesFile], { env: helmEnv(controlPlane.kubeconfig) });
+        if (!template.ok) throw new Error(`helm template failed: ${template.stderr}`);
+        rows.push({ label: label(`helm ${helm.major} template`), m: template, objects: (template.stdout.match(/^kind: /gm) ?? []).length });
+        console.log(`[${count}] helm install ...`);
+        const install = await measuredTree(
+          helm.path,
+          ["install", `scale${count}`, path.join(repoRoot, "charts", "entryway"), "--namespace", helmNamespace, "--create-namespace", "-f", valuesFile, "--timeout", "30m"],
+          { env: helmEnv(controlPlane.kubeconfig) },
+        );
+        if (!install.ok) throw new Error(`helm install failed: ${install.stderr}${install.stdout}`);
+        rows.push({ label: label(`helm ${helm.major} install`), m: install, objects: rows.at(-1)!.objects, note: "no --wait (pulumi up waits for rollouts)" });
+
+        const extra = `user${count}`;
+        pulumi.setStack(grownWith(stack, extra));
+        console.log(`[${count}] pulumi preview of one more workspace ...`);
+        const more = await pulumi.run("preview");
+        const touched = oneMore(more.result, extra);
+        rows.push({
+          label: label("pulumi preview +1"),
+          m: more.measurement,
+          objects: touched.ownCreates,
+          note: `${touched.own} steps of ${extra}, ${touched.others.length} other${touched.others.length === 1 ? "" : "s"}${touched.others.length ? `: ${touched.others.slice(0, 5).join("; ")}` : ""}`,
+        });
+
+        console.log(`[${count}] cleanup: helm uninstall, pulumi destroy ...`);
+        const uninstall = await measuredTree(helm.path, ["uninstall", `scale${count}`, "--namespace", helmNamespace, "--timeout", "30m"], { env: helmEnv(controlPlane.kubeconfig) });
+        if (!uninstall.ok) console.log(`  helm uninstall failed: ${uninstall.stderr}`);
+        pulumi.setStack(stack);
+        await pulumi.run("destroy");
+      } finally {
+        pulumi.remove();
+      }
+      console.log(`\n${count} workspaces; ratios against pulumi up (${count}):`);
+      console.log(table(rows.filter((r) => r.label.endsWith(`(${count})`)), () => rows.find((r) => r.label === label("pulumi up"))));
+    }
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+    await controlPlane.stop();
+  }
+  console.log("\nall sizes; ratios against the first size's row of the same command, and pulumi vs helm:");
+  const first = options.workspaces[0];
+  const sameCommand = (row: Row) => rows.find((r) => r.label === row.label.replace(/\(\d+\)$/, `(${first})`));
+  console.log(table(rows, sameCommand));
+  for (const count of options.workspaces) {
+    const find = (what: string) => rows.find((r) => r.label === `${what} (${count})`);
+    const [preview, up, template, install] = [find("pulumi preview"), find("pulumi up"), find(`helm ${helm.major} template`), find(`helm ${helm.major} install`)];
+    if (preview && up && template && install) {
+      const r = (a: Row, b: Row, key: "wallSeconds" | "cpuSeconds" | "peakRssBytes") => `${(a.m[key] / b.m[key]).toFixed(1)}x`;
+      console.log(
+        `${count} workspaces: preview/template ${r(preview, template, "wallSeconds")} wall, ${r(preview, template, "cpuSeconds")} CPU, ${r(preview, template, "peakRssBytes")} RSS; ` +
+          `up/install ${r(up, install, "wallSeconds")} wall, ${r(up, install, "cpuSeconds")} CPU, ${r(up, install, "peakRssBytes")} RSS`,
+      );
+    }
+  }
+}
+
+/** The stack with one more workspace, a copy of the first. */
+function grownWith(stack: StackDocument, name: string): StackDocument {
+  const template = stack.workspaces![0]!;
+  const keys = template.authorizedKeys as string[];
+  return { ...stack, workspaces: [...stack.workspaces!, { ...template, name, authorizedKeys: keys.map((key) => key.replace(/\S+$/, `${name}@laptop`)) }] };
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(`bench:scale: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  },
+);
