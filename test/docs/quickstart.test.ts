@@ -31,7 +31,9 @@ const [[renderCommand, testCommand, ...extra] = [], [gatewayCommand, ...extraGat
 const NEWCOMER_PATH = "/usr/bin:/bin";
 const REGISTRY_DOWN = "http://127.0.0.1:9/";
 const scratch = mkdtempSync(path.join(os.tmpdir(), "entryway-quickstart-"));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+// Clean-up removes fresh clones with their node_modules and a podman store: minutes on a loaded machine.
+const CLEANUP_TIMEOUT = 600_000;
+afterAll(() => rmSync(scratch, { recursive: true, force: true }), CLEANUP_TIMEOUT);
 
 function newcomerEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   // HOME keeps the machine's npm cache and user config; TMPDIR keeps the set-up's logs in the scratch folder.
@@ -144,7 +146,7 @@ describe("README quick start", () => {
       afterAll(async () => {
         if (gateway && gateway.exitCode === null && gateway.signalCode === null) process.kill(-gateway.pid!, "SIGKILL");
         await podman?.stop();
-      });
+      }, CLEANUP_TIMEOUT);
 
       it("is one command, listening on 127.0.0.1 only, healthy and ready against the socket", async () => {
         expect(gatewayCommand).toBe("npm run gateway:local");

@@ -80,7 +80,7 @@ describe.skipIf(!toolsPresent)("images built with podman and run as users run th
   afterAll(async () => {
     await podman?.podman("rm", "-af", "-t", "0").catch(() => {});
     await podman?.stop();
-  }, 120_000);
+  }, 600_000); // the store holds the built images: removing it takes minutes on a loaded machine
 
   it.each([
     [GATEWAY_IMAGE, "Entryway exec gateway"],
