@@ -44,11 +44,18 @@ export interface RemoteRteBaseSettings extends RteSettings, PodSettings {
    * Replicas, each with its own spool (default 1).
    * @minimum 1
    * @maximum 50
+   * @asType integer
    */
   replicas?: number;
-  /** An existing Secret (key "token") holding the app's RTE token. */
+  /**
+   * An existing Secret (key "token") holding the app's RTE token.
+   * @pattern ^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)?$
+   */
   existingTokenSecret?: string;
-  /** An existing ConfigMap with key ca.crt, instead of caBundle. */
+  /**
+   * An existing ConfigMap with key ca.crt, instead of caBundle.
+   * @pattern ^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)?$
+   */
   existingCaConfigMap?: string;
   /**
    * The variable the outbound RTE reads the app's URL from (default RTE_APP_URL, an assumption:

@@ -33,11 +33,18 @@ export interface ExecGatewaySecretKeyConfig {
 
 /** Webhook authorizer: `url` (set it with `pulumi config set --secret --path`) or `urlSecret`. */
 export interface ExecGatewayWebhookConfig {
-  /** The webhook URL (secret config). */
+  /**
+   * The webhook URL (secret config).
+   * @pattern ^(https?://.+)?$
+   */
   url?: string;
   /** An existing Secret key holding the webhook URL, instead of `url`. */
   urlSecret?: ExecGatewaySecretKeyConfig;
-  /** How long to wait for the webhook before denying (default 3000). */
+  /**
+   * How long to wait for the webhook before denying (default 3000).
+   * @asType integer
+   * @minimum 1
+   */
   timeoutMs?: number;
 }
 
@@ -83,9 +90,15 @@ export interface ExecGatewayConfig extends PodSettings {
   autoscaling?: ExecGatewayAutoscalingArgs;
   /** NetworkPolicy peers allowed to connect (default: the ingressNamespace). */
   allowFrom?: KubernetesFields[];
-  /** The namespace of the ingress gateway or controller (default istio-system). */
+  /**
+   * The namespace of the ingress gateway or controller (default istio-system).
+   * @pattern ^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$
+   */
   ingressNamespace?: string;
-  /** The namespace whose pods (Prometheus) may reach the metrics port (default monitoring). */
+  /**
+   * The namespace whose pods (Prometheus) may reach the metrics port (default monitoring).
+   * @pattern ^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$
+   */
   monitoringNamespace?: string;
   /** Exposure outside the cluster, always with TLS. */
   exposure?: ExecGatewayExposureArgs;

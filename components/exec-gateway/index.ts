@@ -126,9 +126,16 @@ export interface ExecGatewayOidcArgs {
   namespacesClaim?: string;
   /** The claim listing the user's groups, matched against settings.reviewerGroups (default "groups"). */
   groupsClaim?: string;
-  /** Tokens issued (iat) longer ago than this are refused, whatever their exp (default 86400). */
+  /**
+   * Tokens issued (iat) longer ago than this are refused, whatever their exp (default 86400).
+   * @asType integer
+   * @minimum 1
+   */
   maxTokenAgeSeconds?: number;
-  /** Accepted signature algorithms (default all RS*, PS*, ES* and EdDSA); "none" and HS* are refused. */
+  /**
+   * Accepted signature algorithms (default all RS*, PS*, ES* and EdDSA); "none" and HS* are refused.
+   * @uniqueItems true
+   */
   algorithms?: string[];
 }
 
@@ -136,7 +143,10 @@ export interface ExecGatewayOidcArgs {
 export interface ExecGatewayExposureArgs {
   /** "istio": an Istio Gateway (HTTPS) and a VirtualService; "ingress": a networking.k8s.io Ingress. */
   kind: ExecGatewayExposureKind;
-  /** The public host name, e.g. "exec.example.com". */
+  /**
+   * The public host name, e.g. "exec.example.com".
+   * @pattern ^((\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+)?$
+   */
   host: string;
   /**
    * The TLS certificate Secret (kubernetes.io/tls). For Istio it is the Gateway's credentialName
@@ -153,11 +163,24 @@ export interface ExecGatewayExposureArgs {
 
 /** Optional horizontal autoscaling on CPU. */
 export interface ExecGatewayAutoscalingArgs {
-  /** The fewest replicas. */
+  /**
+   * The fewest replicas.
+   * @asType integer
+   * @minimum 1
+   */
   minReplicas: number;
-  /** The most replicas. */
+  /**
+   * The most replicas.
+   * @asType integer
+   * @minimum 1
+   */
   maxReplicas: number;
-  /** Target average CPU utilisation in percent (default 70). */
+  /**
+   * Target average CPU utilisation in percent (default 70).
+   * @asType integer
+   * @minimum 1
+   * @maximum 100
+   */
   targetCPUUtilizationPercentage?: number;
 }
 
@@ -214,7 +237,10 @@ export interface ExecGatewayRecordingsArgs {
 export interface ExecGatewayDebugContainersArgs {
   /** The images a client may ask for, matched exactly (e.g. "registry.example.com/debug/busybox:1.36"). */
   images: string[];
-  /** The image for `--debug` without one (default: the first of images). */
+  /**
+   * The image for `--debug` without one (default: the first of images).
+   * @pattern ^\S*$
+   */
   defaultImage?: string;
 }
 
@@ -228,23 +254,59 @@ export const EXEC_GATEWAY_RECORD_DIR = "/var/lib/entryway/recordings";
 export interface ExecGatewaySettings {
   /** Let clients choose the command (default true). */
   allowCommand?: boolean;
-  /** Close a session idle this long (default 1800000 ms). */
+  /**
+   * Close a session idle this long (default 1800000 ms).
+   * @asType integer
+   * @minimum 0
+   */
   idleTimeoutMs?: number;
-  /** Sessions per replica (default 500). */
+  /**
+   * Sessions per replica (default 500).
+   * @asType integer
+   * @minimum 0
+   */
   maxSessions?: number;
-  /** Sessions per user per replica (default 10). */
+  /**
+   * Sessions per user per replica (default 10).
+   * @asType integer
+   * @minimum 0
+   */
   maxSessionsPerUser?: number;
-  /** Application PING interval (default 10000 ms, as Entry). */
+  /**
+   * Application PING interval (default 10000 ms, as Entry).
+   * @asType integer
+   * @minimum 0
+   */
   pingIntervalMs?: number;
-  /** End a session after this long whatever it does; 0 for no limit (default 43200). It also ends when its token expires. */
+  /**
+   * End a session after this long whatever it does; 0 for no limit (default 43200). It also ends when its token expires.
+   * @asType integer
+   * @minimum 0
+   */
   maxSessionSeconds?: number;
-  /** How often a running session's grant is asked again (kubernetes and webhook authorizers); a no ends it; 0: never (default 300000 ms). */
+  /**
+   * How often a running session's grant is asked again (kubernetes and webhook authorizers); a no ends it; 0: never (default 300000 ms).
+   * @asType integer
+   * @minimum 0
+   */
   reauthorizeIntervalMs?: number;
-  /** Connections waiting for authorization per replica; more are answered 503 (default 256). */
+  /**
+   * Connections waiting for authorization per replica; more are answered 503 (default 256).
+   * @asType integer
+   * @minimum 1
+   */
   maxPendingConnections?: number;
-  /** Connections waiting for authorization per client address; more are answered 429 (default 64). */
+  /**
+   * Connections waiting for authorization per client address; more are answered 429 (default 64).
+   * @asType integer
+   * @minimum 1
+   */
   maxPendingPerSource?: number;
-  /** Upgrades (each can cost an authorizer call) per client address per minute; more are answered 429 (default 600). */
+  /**
+   * Upgrades (each can cost an authorizer call) per client address per minute; more are answered 429 (default 600).
+   * @asType integer
+   * @minimum 1
+   */
   authAttemptsPerMinute?: number;
   /** Proxies (CIDRs) whose X-Forwarded-For names the client: the ingress gateway's pod network (default none). */
   trustedProxies?: string[];
@@ -252,11 +314,16 @@ export interface ExecGatewaySettings {
    * Proxies in front of the gateway that each append the address they saw to X-Forwarded-For; the
    * client is that many addresses from the right (default 1 when exposed and trustedProxies is
    * unset: the Istio ingress gateway or ingress controller exposure routes through; else 0).
+   * @asType integer
+   * @minimum 0
    */
   trustedProxyHops?: number;
   /** Origins a browser may open a session from (default: https://<exposure.host> when exposed, else the gateway's own origin when reached by IP address or localhost). */
   allowedOrigins?: string[];
-  /** The kubernetes authorizer's TokenReview audiences (default ["entryway"]: `kubectl create token --audience entryway`). */
+  /**
+   * The kubernetes authorizer's TokenReview audiences (default ["entryway"]: `kubectl create token --audience entryway`).
+   * @minItems 1
+   */
   tokenAudiences?: string[];
   /** Log level (default "info"). */
   logLevel?: ExecGatewayLogLevel;

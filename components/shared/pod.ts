@@ -41,7 +41,10 @@ export interface PodSettings {
   podAnnotations?: Record<string, string>;
   /** More labels on the pods; never over a label the component sets, so selectors stay intact. */
   podLabels?: Record<string, string>;
-  /** The pods' PriorityClass. */
+  /**
+   * The pods' PriorityClass.
+   * @pattern ^([a-z0-9]([-.a-z0-9]*[a-z0-9])?)?$
+   */
   priorityClassName?: string;
 }
 

@@ -24,6 +24,7 @@ export interface ConnectGatewayConfig extends PodSettings {
    * The CONNECT port (default 2222); 80, 443 and Istio's 150xx ports are refused.
    * @minimum 1
    * @maximum 65535
+   * @asType integer
    */
   port?: number;
   /**
@@ -40,6 +41,7 @@ export interface ConnectGatewayConfig extends PodSettings {
    * A fixed node port (NodePort and LoadBalancer).
    * @minimum 30000
    * @maximum 32767
+   * @asType integer
    */
   nodePort?: number;
   /** Admit CONNECT only from these client CIDRs (default: from anywhere). */
@@ -49,6 +51,7 @@ export interface ConnectGatewayConfig extends PodSettings {
   /**
    * Replicas when not autoscaled (default 2).
    * @minimum 1
+   * @asType integer
    */
   replicas?: number;
   /** A HorizontalPodAutoscaler instead of fixed replicas. */
@@ -82,6 +85,7 @@ export interface SshWorkspaceConfig extends PodSettings {
   /**
    * The user's numeric, non-root id (default 1000); sshd runs as it.
    * @minimum 1
+   * @asType integer
    */
   uid?: number;
   /** The image: images/ssh-workspace or one that extends it, over workspaceDefaults.image field by field (a digest wins over the tag). */

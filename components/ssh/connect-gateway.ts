@@ -46,17 +46,20 @@ export interface ConnectGatewayAutoscaling {
   /**
    * Lowest replica count (default 2).
    * @minimum 1
+   * @asType integer
    */
   minReplicas?: number;
   /**
    * Highest replica count (default 5).
    * @minimum 1
+   * @asType integer
    */
   maxReplicas?: number;
   /**
    * Average CPU utilisation to aim for, in percent of the request (default 80).
    * @minimum 1
    * @maximum 100
+   * @asType integer
    */
   targetCPUUtilizationPercentage?: number;
 }

@@ -58,7 +58,10 @@ export type SshWorkspaceDisruption = (typeof SshWorkspaceDisruption)[keyof typeo
 
 /** The workspace's persistent home volume. */
 export interface SshWorkspaceStorage {
-  /** Size of the home volume (default 10Gi). */
+  /**
+   * Size of the home volume (default 10Gi).
+   * @pattern ^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?$
+   */
   size?: string;
   /** StorageClass of the home volume (default: the cluster's default). */
   storageClassName?: string;
@@ -66,9 +69,15 @@ export interface SshWorkspaceStorage {
 
 /** A key in an existing Secret. */
 export interface SecretKeyReference {
-  /** A Secret in the workspace's namespace. */
+  /**
+   * A Secret in the workspace's namespace.
+   * @pattern ^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$
+   */
   name: string;
-  /** The key holding the authorized_keys file (default `authorized_keys`). */
+  /**
+   * The key holding the authorized_keys file (default `authorized_keys`).
+   * @minLength 1
+   */
   key?: string;
 }
 
@@ -110,12 +119,14 @@ export interface EgressPortConfig {
    * The port.
    * @minimum 1
    * @maximum 65535
+   * @asType integer
    */
   port?: number;
   /**
    * The end of a port range from `port`.
    * @minimum 1
    * @maximum 65535
+   * @asType integer
    */
   endPort?: number;
   /** The protocol (default TCP). */
