@@ -212,7 +212,10 @@ export interface MatchLabels {
   matchLabels: Record<string, string>;
 }
 
-/** Who may connect: pods by labels, namespaces by labels, or an IP block. */
+/**
+ * Who may connect: pods by labels, namespaces by labels, or an IP block.
+ * @minProperties 1
+ */
 export interface NetworkPolicyPeer {
   /** Namespaces by their labels (e.g. kubernetes.io/metadata.name). */
   namespaceSelector?: MatchLabels;

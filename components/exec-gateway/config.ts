@@ -31,6 +31,18 @@ export interface ExecGatewaySecretKeyConfig {
   key: string;
 }
 
+/**
+ * A namespace's name (DNS-1123 label).
+ * @pattern ^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$
+ */
+export type NamespaceName = string;
+
+/**
+ * An image reference, matched as written.
+ * @pattern ^\S+$
+ */
+export type ImageName = string;
+
 /** Webhook authorizer: `url` (set it with `pulumi config set --secret --path`) or `urlSecret`. */
 export interface ExecGatewayWebhookConfig {
   /**
@@ -70,7 +82,7 @@ export interface ExecGatewayConfig extends PodSettings {
    * The namespaces the gateway may enter (a Role and RoleBinding in each). Required unless clusterWide.
    * @uniqueItems true
    */
-  targetNamespaces?: string[];
+  targetNamespaces?: NamespaceName[];
   /** Grant exec in every namespace through a ClusterRole (default false). Only when explicitly wanted. */
   clusterWide?: boolean;
   /**
@@ -117,7 +129,7 @@ export interface ExecGatewayDebugContainersConfig extends ExecGatewayDebugContai
    * @minItems 1
    * @uniqueItems true
    */
-  images: string[];
+  images: ImageName[];
 }
 
 /** Recordings in an S3 bucket (ExecGatewayRecordingsS3Args). */

@@ -85,6 +85,30 @@ export type RecordingsAccessMode = (typeof RecordingsAccessMode)[keyof typeof Re
 export const ExecGatewayLogLevel = { Debug: "debug", Info: "info", Warn: "warn", Error: "error" } as const;
 export type ExecGatewayLogLevel = (typeof ExecGatewayLogLevel)[keyof typeof ExecGatewayLogLevel];
 
+/**
+ * A group or an audience: never empty.
+ * @minLength 1
+ */
+export type ExecGatewayName = string;
+
+/**
+ * A browser origin, scheme and host (and port) only.
+ * @pattern ^https?://[^/\s]+$
+ */
+export type ExecGatewayOrigin = string;
+
+/**
+ * A JWT signature algorithm the gateway verifies (its default list, gateway/src/config.ts).
+ * @pattern ^(RS256|RS384|RS512|PS256|PS384|PS512|ES256|ES384|ES512|EdDSA)$
+ */
+export type ExecGatewayOidcAlgorithm = string;
+
+/**
+ * A proxy's address or CIDR.
+ * @pattern ^[0-9a-fA-F:.]+(/[0-9]{1,3})?$
+ */
+export type ExecGatewayProxyAddress = string;
+
 /** A key in an existing Secret. */
 export interface ExecGatewaySecretKeyRef {
   /** The Secret's name (in the gateway's namespace). */
@@ -136,7 +160,7 @@ export interface ExecGatewayOidcArgs {
    * Accepted signature algorithms (default all RS*, PS*, ES* and EdDSA); "none" and HS* are refused.
    * @uniqueItems true
    */
-  algorithms?: string[];
+  algorithms?: ExecGatewayOidcAlgorithm[];
 }
 
 /** Exposure of the WebSocket endpoint outside the cluster, always with TLS. */
@@ -309,7 +333,7 @@ export interface ExecGatewaySettings {
    */
   authAttemptsPerMinute?: number;
   /** Proxies (CIDRs) whose X-Forwarded-For names the client: the ingress gateway's pod network (default none). */
-  trustedProxies?: string[];
+  trustedProxies?: ExecGatewayProxyAddress[];
   /**
    * Proxies in front of the gateway that each append the address they saw to X-Forwarded-For; the
    * client is that many addresses from the right (default 1 when exposed and trustedProxies is
@@ -319,16 +343,16 @@ export interface ExecGatewaySettings {
    */
   trustedProxyHops?: number;
   /** Origins a browser may open a session from (default: https://<exposure.host> when exposed, else the gateway's own origin when reached by IP address or localhost). */
-  allowedOrigins?: string[];
+  allowedOrigins?: ExecGatewayOrigin[];
   /**
    * The kubernetes authorizer's TokenReview audiences (default ["entryway"]: `kubectl create token --audience entryway`).
    * @minItems 1
    */
-  tokenAudiences?: string[];
+  tokenAudiences?: ExecGatewayName[];
   /** Log level (default "info"). */
   logLevel?: ExecGatewayLogLevel;
   /** Groups (as the authorizer names them) whose members may list and download recordings (default none). */
-  reviewerGroups?: string[];
+  reviewerGroups?: ExecGatewayName[];
 }
 
 /** The arguments of an ExecGateway. */

@@ -38,6 +38,12 @@ export interface ImageSettings {
 export const ImagePullPolicy = { Always: "Always", IfNotPresent: "IfNotPresent", Never: "Never" } as const;
 export type ImagePullPolicy = (typeof ImagePullPolicy)[keyof typeof ImagePullPolicy];
 
+/**
+ * A Secret's name (DNS-1123 subdomain).
+ * @pattern ^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$
+ */
+export type SecretName = string;
+
 /** What applies to every image and pod (the chart's `global`). */
 export interface GlobalSettings {
   /**
@@ -49,7 +55,7 @@ export interface GlobalSettings {
    * Names of Secrets (kubernetes.io/dockerconfigjson) in each pod's namespace, used to pull every image.
    * @uniqueItems true
    */
-  imagePullSecrets?: string[];
+  imagePullSecrets?: SecretName[];
 }
 
 /** The reference of an image: its settings over the defaults, the global registry over both. */

@@ -45,7 +45,7 @@ export interface ConnectGatewayConfig extends PodSettings {
    */
   nodePort?: number;
   /** Admit CONNECT only from these client CIDRs (default: from anywhere). */
-  allowedSourceRanges?: string[];
+  allowedSourceRanges?: SourceRange[];
   /** TLS on the CONNECT hop, terminated by the gateway. */
   tls?: ConnectGatewayTls;
   /**
@@ -64,6 +64,18 @@ export interface ConnectGatewayConfig extends PodSettings {
   /** The proxy container's resources. */
   resources?: ContainerResources;
 }
+
+/**
+ * A client CIDR, IPv4 or IPv6 (the pattern says {0,} where "*" and "/" would end this comment).
+ * @pattern ^(\d{1,3}(\.\d{1,3}){3}/(3[0-2]|[12]?\d)|[0-9a-fA-F:]+:[0-9a-fA-F:]{0,}/(12[0-8]|1[01]\d|[1-9]?\d))$
+ */
+export type SourceRange = string;
+
+/**
+ * One OpenSSH public key line: type, key and an optional comment.
+ * @pattern ^\s*(ssh-(ed25519|rsa|dss)|ecdsa-sha2-nistp(256|384|521)|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com) [A-Za-z0-9+/]+=*( [^\n]*)?\s*$
+ */
+export type AuthorizedKey = string;
 
 /** One SSH workspace; its objects are named `<name>-ws-<workspace name>`. */
 export interface SshWorkspaceConfig extends PodSettings {
@@ -96,7 +108,7 @@ export interface SshWorkspaceConfig extends PodSettings {
    * OpenSSH public keys allowed to log in. Give this or authorizedKeysSecret.
    * @minItems 1
    */
-  authorizedKeys?: string[];
+  authorizedKeys?: AuthorizedKey[];
   /** An existing Secret in the workspace's namespace holding the authorized_keys file. */
   authorizedKeysSecret?: SecretKeyReference;
   /** The persistent home volume (default 10Gi, the default StorageClass). */
