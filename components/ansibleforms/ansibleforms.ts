@@ -10,6 +10,7 @@ import * as random from "@pulumi/random";
 import { standardLabels, selectorLabels } from "../shared/labels";
 import { imageReference, type GlobalSettings, type ImageSettings } from "../shared/image";
 import { objectName, statefulSetName } from "../shared/names";
+import { dnsEgressRule, type InClusterPeer } from "../shared/network";
 import { podMetadata, podPlacement, type PodSettings } from "../shared/pod";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 import {
@@ -22,7 +23,6 @@ import {
   DATABASE_SCHEMA,
   DEFAULT_TAG,
   bearerFrom,
-  DNS_EGRESS,
   hostPortEgress,
   monitoringPeer,
   KEYS,
@@ -271,6 +271,8 @@ export interface AnsibleFormsArgs extends AnsibleFormsBaseSettings {
   labels?: Record<string, string>;
   /** The global image registry (a mirror) and pull secrets. */
   global?: GlobalSettings;
+  /** The cluster DNS its pods may ask (default: kube-dns in kube-system; the Stack passes networkPolicy.dns). */
+  dns?: InClusterPeer;
 }
 
 const RESERVED_ENV = new Set<string>(COMPONENT_APP_ENV);
@@ -614,7 +616,7 @@ export class AnsibleForms extends pulumi.ComponentResource {
               ? [{ from: [monitoringPeer(metrics)], ports: [{ port: APP_PORT, protocol: "TCP" }, ...(rteMetricsSecret ? [{ port: rtePort, protocol: "TCP" }] : [])] }]
               : []),
           ],
-          egress: [DNS_EGRESS, databaseEgress, ...(args.allowEgressTo ?? [])],
+          egress: [dnsEgressRule(args.dns), databaseEgress, ...(args.allowEgressTo ?? [])],
         },
       },
       child,

@@ -254,18 +254,6 @@ export interface NetworkPolicyEgressRule {
   ports?: NetworkPolicyPort[];
 }
 
-/**
- * DNS: every egress policy allows it first, to the cluster DNS pods (label k8s-app=kube-dns, which
- * CoreDNS keeps for compatibility) in any namespace, as the exec gateway's policy does.
- */
-export const DNS_EGRESS: k8s.types.input.networking.v1.NetworkPolicyEgressRule = {
-  to: [{ namespaceSelector: {}, podSelector: { matchLabels: { "k8s-app": "kube-dns" } } }],
-  ports: [
-    { port: 53, protocol: "UDP" },
-    { port: 53, protocol: "TCP" },
-  ],
-};
-
 const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
 
 /**

@@ -15,6 +15,7 @@ import type {
   ExecGatewaySettings,
 } from "./index";
 import type { GlobalSettings, ImageSettings } from "../shared/image";
+import type { InClusterPeer } from "../shared/network";
 import type { ContainerResources, KubernetesFields, PodSettings } from "../shared/pod";
 
 /** A key in an existing Secret. */
@@ -180,6 +181,7 @@ export function execGatewayArgs(
   labels?: Record<string, string>,
   global?: GlobalSettings,
   ownedNamespaces: string[] = [],
+  dns?: InClusterPeer,
 ): ExecGatewayArgs {
   const { allowOwnedNamespaces, ...rest } = config;
   const refused = allowOwnedNamespaces ? [] : ownedNamespaces;
@@ -188,6 +190,7 @@ export function execGatewayArgs(
     namespace,
     labels,
     global,
+    dns,
     ...(refused.length > 0 ? { refusedNamespaces: refused } : {}),
   };
 }

@@ -13,6 +13,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { standardLabels, selectorLabels } from "../shared/labels";
 import { imageReference, type GlobalSettings, type ImageSettings } from "../shared/image";
 import { objectName, serviceFqdn } from "../shared/names";
+import { dnsEgressRule, type InClusterPeer } from "../shared/network";
 import { podMetadata, podPlacement, type KubernetesFields, type PodSettings } from "../shared/pod";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 
@@ -386,6 +387,8 @@ export interface ExecGatewayArgs extends PodSettings {
   image?: ImageSettings;
   /** The global image registry (a mirror) and pull secrets. */
   global?: GlobalSettings;
+  /** The cluster DNS its pods may ask (default: kube-dns in kube-system; the Stack passes networkPolicy.dns). */
+  dns?: InClusterPeer;
   /** Replicas when not autoscaled (default 2). */
   replicas?: number;
   /** The numeric user the gateway runs as (default 1000, the image's `node` user). */
@@ -872,13 +875,7 @@ export class ExecGateway extends pulumi.ComponentResource {
             },
           ],
           egress: [
-            {
-              to: [{ namespaceSelector: {}, podSelector: { matchLabels: { "k8s-app": "kube-dns" } } }],
-              ports: [
-                { port: 53, protocol: "UDP" },
-                { port: 53, protocol: "TCP" },
-              ],
-            },
+            dnsEgressRule(args.dns),
             { ports: [{ port: 443, protocol: "TCP" }, { port: 6443, protocol: "TCP" }, ...recordingsEgress(args.recordings?.s3)] },
           ],
         },

@@ -39,20 +39,6 @@ ends make the same objects. Secrets are never generated here: see docs/ansiblefo
 {{- toJson (include "entryway.contract" . | fromJson).ansibleForms.componentAppEnv -}}
 {{- end -}}
 
-{{/* DNS egress to the cluster DNS pods, a YAML list item (common.ts DNS_EGRESS). */}}
-{{- define "entryway.af.dnsEgress" -}}
-- to:
-    - namespaceSelector: {}
-      podSelector:
-        matchLabels:
-          k8s-app: kube-dns
-  ports:
-    - port: 53
-      protocol: UDP
-    - port: 53
-      protocol: TCP
-{{- end -}}
-
 {{/*
 Egress to host:port, a YAML list item: an IPv4 literal as a /32, a name by port only (a
 NetworkPolicy matches no names; common.ts hostPortEgress). (dict "host" h "port" p)
