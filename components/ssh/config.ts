@@ -7,7 +7,8 @@
 import type { GlobalSettings, ImagePullPolicy, ImageSettings } from "../shared/image";
 import type { InClusterPeer } from "../shared/network";
 import type { ContainerResources, PodSettings } from "../shared/pod";
-import type { ConnectGatewayArgs, ConnectGatewayAutoscaling, ConnectGatewayRegistration, ConnectGatewayServiceType, ConnectGatewayTls, ConnectGatewayWorkspace } from "./connect-gateway";
+import type { ConnectGatewayArgs, ConnectGatewayAutoscaling, ConnectGatewayServiceType, ConnectGatewayTls, ConnectGatewayWorkspace } from "./connect-gateway";
+import type { ConnectGatewayRegistration } from "./contract";
 import type { NetworkPolicyEgressRuleConfig, SecretKeyReference, SshWorkspaceArgs, SshWorkspaceDisruption, SshWorkspaceStorage, SshWorkspaceTcpForwarding } from "./ssh-workspace";
 
 /** The dedicated Istio CONNECT gateway for SSH workspaces. */

@@ -20,14 +20,12 @@ import { dnsEgressRule, peerIn } from "../shared/network";
 import { podMetadata, podPlacement, type PodSettings } from "../shared/pod";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 import type { ImagePullPolicy } from "../shared/image";
-import { claimGatewayDomain, type ConnectGatewayRegistration } from "./connect-gateway";
+import { claimGatewayDomain, WORKSPACE_SSHD_PORT, type ConnectGatewayRegistration } from "./contract";
 
 /** The image built from images/ssh-workspace (Ubuntu, OpenSSH, user `dev` uid 1000). */
 export const DEFAULT_WORKSPACE_IMAGE: ImageSettings = { registry: "ghcr.io", repository: "entryway/ssh-workspace", tag: "0.1.0" };
 /** The Service port the gateway dials (named tcp-ssh). */
 export const WORKSPACE_SERVICE_PORT = 22;
-/** The port sshd listens on inside the pod: non-root processes cannot bind 22. */
-export const WORKSPACE_SSHD_PORT = 2222;
 /** Where the image's entrypoint reads authorized keys (file `authorized_keys`). */
 export const AUTHORIZED_KEYS_DIR = "/etc/entryway/keys";
 
