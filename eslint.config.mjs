@@ -1,4 +1,5 @@
 import js from "@eslint/js";
+import { createNodeResolver, importX } from "eslint-plugin-import-x";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
@@ -9,5 +10,18 @@ export default tseslint.config(
     rules: {
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
     },
+  },
+  {
+    // No import cycles between modules' values (a type-only import is no cycle at run time): what
+    // two modules both need goes in a module of its own, as components/ssh/contract.ts is for the
+    // connect gateway and its workspaces. The rule parses the imported TypeScript itself, hence the
+    // parser setting; the gateway's ESM sources import ./x.js for ./x.ts, hence the alias.
+    plugins: { "import-x": importX },
+    settings: {
+      "import-x/extensions": [".ts", ".mts", ".js", ".mjs"],
+      "import-x/parsers": { "@typescript-eslint/parser": [".ts", ".mts"] },
+      "import-x/resolver-next": [createNodeResolver({ extensions: [".ts", ".mts", ".js", ".mjs", ".json"], extensionAlias: { ".js": [".ts", ".js"] } })],
+    },
+    rules: { "import-x/no-cycle": "error" },
   },
 );

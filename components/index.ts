@@ -9,4 +9,5 @@ export * from "./shared/network";
 export * from "./shared/pod";
 export * from "./shared/security";
 export * from "./ssh/connect-gateway";
+export * from "./ssh/contract";
 export * from "./ssh/ssh-workspace";

@@ -31,6 +31,7 @@ type Schema = {
   items?: Schema;
   $ref?: string;
   enum?: unknown[];
+  const?: unknown;
   anyOf?: Schema[];
   required?: string[];
   additionalProperties?: boolean | Schema;
@@ -184,6 +185,7 @@ function helmDescription(comment: string | undefined): string {
 function helmType(schema: Schema | undefined): string {
   if (!schema) return "";
   if (schema.enum) return schema.enum.map((v) => JSON.stringify(v)).join(" | ");
+  if (schema.const !== undefined) return JSON.stringify(schema.const);
   if (schema.type === "array") return `${schema.items?.type ?? "object"}[]`;
   return Array.isArray(schema.type) ? schema.type.join(" | ") : (schema.type ?? "");
 }

@@ -10,6 +10,7 @@ import * as random from "@pulumi/random";
 import { standardLabels, selectorLabels } from "../shared/labels";
 import { imageReference, type GlobalSettings, type ImageSettings } from "../shared/image";
 import { objectName, statefulSetName } from "../shared/names";
+import { dnsEgressRule, type InClusterPeer } from "../shared/network";
 import { podMetadata, podPlacement, type PodSettings } from "../shared/pod";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 import {
@@ -22,7 +23,6 @@ import {
   DATABASE_SCHEMA,
   DEFAULT_TAG,
   bearerFrom,
-  DNS_EGRESS,
   hostPortEgress,
   monitoringPeer,
   KEYS,
@@ -86,6 +86,7 @@ export interface ExternalDatabase {
    * Port (default 3306).
    * @minimum 1
    * @maximum 65535
+   * @asType integer
    */
   port?: number;
   /** User name. */
@@ -96,17 +97,29 @@ export interface ExternalDatabase {
 
 /** Metrics of the app and its sidecar RTE: each with a token of its own. */
 export interface AnsibleFormsMetricsSettings extends MetricsSettings {
-  /** An existing Secret (key token) with the sidecar RTE's own METRICS_TOKEN, never the app's Secret (default: generated). */
+  /**
+   * An existing Secret (key token) with the sidecar RTE's own METRICS_TOKEN, never the app's Secret (default: generated).
+   * @pattern ^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)?$
+   */
   rteExistingSecret?: string;
 }
 
 /** An app environment variable from a Secret. */
 export interface SecretEnvVar {
-  /** The variable's name, e.g. AWX_TOKEN. */
+  /**
+   * The variable's name, e.g. AWX_TOKEN.
+   * @pattern ^[A-Za-z_][A-Za-z0-9_]*$
+   */
   name: string;
-  /** The Secret holding it. */
+  /**
+   * The Secret holding it.
+   * @minLength 1
+   */
   secretName: string;
-  /** Its key in the Secret. */
+  /**
+   * Its key in the Secret.
+   * @minLength 1
+   */
   key: string;
 }
 
@@ -123,11 +136,20 @@ export interface MysqlSettings extends PodSettings {
 
 /** Existing Secrets instead of generated ones (their keys: docs/ansibleforms.md, "Secrets"). */
 export interface AnsibleFormsExistingSecrets {
-  /** Keys encryption-secret (32 characters), access-token-secret, admin-password. */
+  /**
+   * Keys encryption-secret (32 characters), access-token-secret, admin-password.
+   * @pattern ^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)?$
+   */
   keys?: string;
-  /** Keys password and root-password, for the built-in MySQL. */
+  /**
+   * Keys password and root-password, for the built-in MySQL.
+   * @pattern ^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)?$
+   */
   database?: string;
-  /** Key token (at least 16 characters): the RTE token shared by the app and its RTEs. */
+  /**
+   * Key token (at least 16 characters): the RTE token shared by the app and its RTEs.
+   * @pattern ^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)?$
+   */
   rteToken?: string;
 }
 
@@ -170,7 +192,10 @@ export interface AnsibleFormsBaseSettings extends PodSettings {
    * RTE uses the same tag unless told otherwise); a digest wins over the tag.
    */
   image?: ImageSettings;
-  /** ADMIN_USERNAME (default "admin"); its password is generated, never the default one. */
+  /**
+   * ADMIN_USERNAME (default "admin"); its password is generated, never the default one.
+   * @minLength 1
+   */
   adminUsername?: string;
   /**
    * Size of the app's volume for /app/dist/persistent (default 5Gi).
@@ -182,11 +207,13 @@ export interface AnsibleFormsBaseSettings extends PodSettings {
   /**
    * CONFIG_SEED_RELOAD_SECONDS (default 60).
    * @minimum 0
+   * @asType integer
    */
   seedReloadSeconds?: number;
   /**
    * RTE_QUEUE_MINUTES: how long a job waits for a full or absent RTE (default 60).
    * @minimum 1
+   * @asType integer
    */
   queueMinutes?: number;
   /** Existing Secrets instead of generated ones (their keys: docs/ansibleforms.md, "Secrets"). */
@@ -244,6 +271,8 @@ export interface AnsibleFormsArgs extends AnsibleFormsBaseSettings {
   labels?: Record<string, string>;
   /** The global image registry (a mirror) and pull secrets. */
   global?: GlobalSettings;
+  /** The cluster DNS its pods may ask (default: kube-dns in kube-system; the Stack passes networkPolicy.dns). */
+  dns?: InClusterPeer;
 }
 
 const RESERVED_ENV = new Set<string>(COMPONENT_APP_ENV);
@@ -587,7 +616,7 @@ export class AnsibleForms extends pulumi.ComponentResource {
               ? [{ from: [monitoringPeer(metrics)], ports: [{ port: APP_PORT, protocol: "TCP" }, ...(rteMetricsSecret ? [{ port: rtePort, protocol: "TCP" }] : [])] }]
               : []),
           ],
-          egress: [DNS_EGRESS, databaseEgress, ...(args.allowEgressTo ?? [])],
+          egress: [dnsEgressRule(args.dns), databaseEgress, ...(args.allowEgressTo ?? [])],
         },
       },
       child,

@@ -135,6 +135,7 @@ export interface RteSettings {
    * Playbooks run at once (RTE_MAX_JOBS, default 10); the container's resources are sized from it.
    * @minimum 1
    * @maximum 100
+   * @asType integer
    */
   maxJobs?: number;
   /** How the RTE gets a job's files: "transfer" (default) or "local" (the app's playbook folders, read-write; sidecar only). */
@@ -150,20 +151,31 @@ export interface RteSettings {
    * Seconds a stopping RTE waits for its playbooks (RTE_DRAIN_SECONDS, default 25).
    * @minimum 0
    * @maximum 3600
+   * @asType integer
    */
   drainSeconds?: number;
   /**
    * Bytes of output kept per stream (PROCESS_MAX_BUFFER; upstream default 50 MB).
    * @minimum 1
+   * @asType integer
    */
   processMaxBuffer?: number;
-  /** An existing Secret with the ssh files (private keys, known_hosts, config) for /home/node/.ssh. */
+  /**
+   * An existing Secret with the ssh files (private keys, known_hosts, config) for /home/node/.ssh.
+   * @pattern ^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)?$
+   */
   sshSecret?: string;
   /** The content of /etc/ansible/ansible.cfg (a ConfigMap is made). */
   ansibleCfg?: string;
-  /** An existing PersistentVolumeClaim mounted read-only at /etc/ansible/collections. */
+  /**
+   * An existing PersistentVolumeClaim mounted read-only at /etc/ansible/collections.
+   * @pattern ^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)?$
+   */
   collectionsClaim?: string;
-  /** An existing PersistentVolumeClaim mounted read-only at /etc/ansible/roles. */
+  /**
+   * An existing PersistentVolumeClaim mounted read-only at /etc/ansible/roles.
+   * @pattern ^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)?$
+   */
   rolesClaim?: string;
   /** Overrides the resources sized from maxJobs. */
   resources?: RteResources;
@@ -177,7 +189,10 @@ export interface RteSettings {
 
 /** A plain environment variable. */
 export interface PlainEnvVar {
-  /** The name. */
+  /**
+   * The name.
+   * @pattern ^[A-Za-z_][A-Za-z0-9_]*$
+   */
   name: string;
   /** The value. */
   value: string;
@@ -197,7 +212,10 @@ export interface MatchLabels {
   matchLabels: Record<string, string>;
 }
 
-/** Who may connect: pods by labels, namespaces by labels, or an IP block. */
+/**
+ * Who may connect: pods by labels, namespaces by labels, or an IP block.
+ * @minProperties 1
+ */
 export interface NetworkPolicyPeer {
   /** Namespaces by their labels (e.g. kubernetes.io/metadata.name). */
   namespaceSelector?: MatchLabels;
@@ -221,6 +239,7 @@ export interface NetworkPolicyPort {
    * The port.
    * @minimum 1
    * @maximum 65535
+   * @asType integer
    */
   port: number;
   /** TCP (default) or UDP. */
@@ -234,18 +253,6 @@ export interface NetworkPolicyEgressRule {
   /** The ports; none: every port. */
   ports?: NetworkPolicyPort[];
 }
-
-/**
- * DNS: every egress policy allows it first, to the cluster DNS pods (label k8s-app=kube-dns, which
- * CoreDNS keeps for compatibility) in any namespace, as the exec gateway's policy does.
- */
-export const DNS_EGRESS: k8s.types.input.networking.v1.NetworkPolicyEgressRule = {
-  to: [{ namespaceSelector: {}, podSelector: { matchLabels: { "k8s-app": "kube-dns" } } }],
-  ports: [
-    { port: 53, protocol: "UDP" },
-    { port: 53, protocol: "TCP" },
-  ],
-};
 
 const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
 
@@ -283,7 +290,10 @@ export interface MetricsSettings {
   podSelector?: MatchLabels;
   /** A prometheus-operator ServiceMonitor for the app and a PodMonitor for each RTE (default false; needs the operator's CRDs). */
   serviceMonitor?: boolean;
-  /** An existing Secret (key token) with the METRICS_TOKEN (default: generated). */
+  /**
+   * An existing Secret (key token) with the METRICS_TOKEN (default: generated).
+   * @pattern ^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)?$
+   */
   existingSecret?: string;
 }
 
@@ -305,7 +315,10 @@ export function bearerFrom(secret: string): { type: string; credentials: { name:
 }
 
 export interface SecretKeyRef {
-  /** The Secret's name. */
+  /**
+   * The Secret's name.
+   * @pattern ^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)?$
+   */
   name: string;
   /** The key in it. */
   key: string;

@@ -7,6 +7,7 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import type { GlobalSettings } from "../shared/image";
+import type { InClusterPeer } from "../shared/network";
 import type { AnsibleFormsArgs, AnsibleFormsSettings } from "./ansibleforms";
 import type { RemoteRteArgs, RemoteRteSettings } from "./remote-rte";
 
@@ -16,8 +17,8 @@ export type AnsibleFormsConfig = AnsibleFormsSettings;
 /** An outbound RTE dialing an AnsibleForms app (here or in another cluster). */
 export type RemoteRteConfig = RemoteRteSettings;
 
-export function ansibleFormsArgs(config: AnsibleFormsConfig, namespace: pulumi.Input<string>, labels?: Record<string, string>, global?: GlobalSettings): AnsibleFormsArgs {
-  return { ...config, namespace, labels, global };
+export function ansibleFormsArgs(config: AnsibleFormsConfig, namespace: pulumi.Input<string>, labels?: Record<string, string>, global?: GlobalSettings, dns?: InClusterPeer): AnsibleFormsArgs {
+  return { ...config, namespace, labels, global, dns };
 }
 
 /** `appTag`: the app's image tag in the same stack; the RTE follows it unless its own tag is set (as the chart's remoteRte.image.tag ""). */
@@ -27,6 +28,7 @@ export function remoteRteArgs(
   labels?: Record<string, string>,
   appTag?: string,
   global?: GlobalSettings,
+  dns?: InClusterPeer,
 ): RemoteRteArgs {
-  return { ...config, image: { ...config.image, tag: config.image?.tag || appTag }, namespace, labels, global };
+  return { ...config, image: { ...config.image, tag: config.image?.tag || appTag }, namespace, labels, global, dns };
 }

@@ -11,6 +11,7 @@ import * as random from "@pulumi/random";
 import { selectorLabels, standardLabels } from "../shared/labels";
 import type { GlobalSettings } from "../shared/image";
 import { objectName, statefulSetName } from "../shared/names";
+import { dnsEgressRule, type InClusterPeer } from "../shared/network";
 import { podMetadata, podPlacement, type PodSettings } from "../shared/pod";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 import {
@@ -21,7 +22,6 @@ import {
   configChecksums,
   DEFAULT_TAG,
   bearerFrom,
-  DNS_EGRESS,
   KEYS,
   monitoringPeer,
   NODE_UID,
@@ -44,11 +44,18 @@ export interface RemoteRteBaseSettings extends RteSettings, PodSettings {
    * Replicas, each with its own spool (default 1).
    * @minimum 1
    * @maximum 50
+   * @asType integer
    */
   replicas?: number;
-  /** An existing Secret (key "token") holding the app's RTE token. */
+  /**
+   * An existing Secret (key "token") holding the app's RTE token.
+   * @pattern ^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)?$
+   */
   existingTokenSecret?: string;
-  /** An existing ConfigMap with key ca.crt, instead of caBundle. */
+  /**
+   * An existing ConfigMap with key ca.crt, instead of caBundle.
+   * @pattern ^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)?$
+   */
   existingCaConfigMap?: string;
   /**
    * The variable the outbound RTE reads the app's URL from (default RTE_APP_URL, an assumption:
@@ -94,6 +101,8 @@ export interface RemoteRteArgs extends RemoteRteBaseSettings {
   labels?: Record<string, string>;
   /** The global image registry (a mirror) and pull secrets. */
   global?: GlobalSettings;
+  /** The cluster DNS its pods may ask (default: kube-dns in kube-system; the Stack passes networkPolicy.dns). */
+  dns?: InClusterPeer;
 }
 
 /** Why `appUrl` may not be used: plain http:// or ws:// would send the RTE token in clear, unless allowed. */
@@ -244,7 +253,7 @@ export class RemoteRte extends pulumi.ComponentResource {
     this.statefulSetName = statefulSet.metadata.name;
 
     // In: nothing (it only dials out; probes come from the kubelet). Out: DNS, the app's URL, allowEgressTo.
-    const egress = pulumi.output(args.appUrl).apply((url) => [DNS_EGRESS, urlEgress(url), ...(args.allowEgressTo ?? [])]);
+    const egress = pulumi.output(args.appUrl).apply((url) => [dnsEgressRule(args.dns), urlEgress(url), ...(args.allowEgressTo ?? [])]);
     new k8s.networking.v1.NetworkPolicy(
       `${name}-netpol`,
       {

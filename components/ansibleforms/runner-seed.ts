@@ -41,7 +41,10 @@ export type RteRunnerMode = (typeof RteRunnerMode)[keyof typeof RteRunnerMode];
  * RteRunner and AwxRunner (the union Runner), which fit here.
  */
 export interface SeedRunner {
-  /** The runner's name; forms select it with `runner: <name>`. */
+  /**
+   * The runner's name; forms select it with `runner: <name>`.
+   * @minLength 1
+   */
   name: string;
   /** The kind: rte or awx. */
   type: RunnerType;

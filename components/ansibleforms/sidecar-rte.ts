@@ -14,6 +14,7 @@ export interface SidecarRteSettings extends RteSettings {
    * The sidecar's port (PORT), different from the app's (default 8001).
    * @minimum 1024
    * @maximum 65535
+   * @asType integer
    */
   port?: number;
   /**

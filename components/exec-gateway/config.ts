@@ -15,6 +15,7 @@ import type {
   ExecGatewaySettings,
 } from "./index";
 import type { GlobalSettings, ImageSettings } from "../shared/image";
+import type { InClusterPeer } from "../shared/network";
 import type { ContainerResources, KubernetesFields, PodSettings } from "../shared/pod";
 
 /** A key in an existing Secret. */
@@ -31,13 +32,32 @@ export interface ExecGatewaySecretKeyConfig {
   key: string;
 }
 
+/**
+ * A namespace's name (DNS-1123 label).
+ * @pattern ^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$
+ */
+export type NamespaceName = string;
+
+/**
+ * An image reference, matched as written.
+ * @pattern ^\S+$
+ */
+export type ImageName = string;
+
 /** Webhook authorizer: `url` (set it with `pulumi config set --secret --path`) or `urlSecret`. */
 export interface ExecGatewayWebhookConfig {
-  /** The webhook URL (secret config). */
+  /**
+   * The webhook URL (secret config).
+   * @pattern ^(https?://.+)?$
+   */
   url?: string;
   /** An existing Secret key holding the webhook URL, instead of `url`. */
   urlSecret?: ExecGatewaySecretKeyConfig;
-  /** How long to wait for the webhook before denying (default 3000). */
+  /**
+   * How long to wait for the webhook before denying (default 3000).
+   * @asType integer
+   * @minimum 1
+   */
   timeoutMs?: number;
 }
 
@@ -63,7 +83,7 @@ export interface ExecGatewayConfig extends PodSettings {
    * The namespaces the gateway may enter (a Role and RoleBinding in each). Required unless clusterWide.
    * @uniqueItems true
    */
-  targetNamespaces?: string[];
+  targetNamespaces?: NamespaceName[];
   /** Grant exec in every namespace through a ClusterRole (default false). Only when explicitly wanted. */
   clusterWide?: boolean;
   /**
@@ -83,9 +103,15 @@ export interface ExecGatewayConfig extends PodSettings {
   autoscaling?: ExecGatewayAutoscalingArgs;
   /** NetworkPolicy peers allowed to connect (default: the ingressNamespace). */
   allowFrom?: KubernetesFields[];
-  /** The namespace of the ingress gateway or controller (default istio-system). */
+  /**
+   * The namespace of the ingress gateway or controller (default istio-system).
+   * @pattern ^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$
+   */
   ingressNamespace?: string;
-  /** The namespace whose pods (Prometheus) may reach the metrics port (default monitoring). */
+  /**
+   * The namespace whose pods (Prometheus) may reach the metrics port (default monitoring).
+   * @pattern ^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$
+   */
   monitoringNamespace?: string;
   /** Exposure outside the cluster, always with TLS. */
   exposure?: ExecGatewayExposureArgs;
@@ -104,7 +130,7 @@ export interface ExecGatewayDebugContainersConfig extends ExecGatewayDebugContai
    * @minItems 1
    * @uniqueItems true
    */
-  images: string[];
+  images: ImageName[];
 }
 
 /** Recordings in an S3 bucket (ExecGatewayRecordingsS3Args). */
@@ -155,6 +181,7 @@ export function execGatewayArgs(
   labels?: Record<string, string>,
   global?: GlobalSettings,
   ownedNamespaces: string[] = [],
+  dns?: InClusterPeer,
 ): ExecGatewayArgs {
   const { allowOwnedNamespaces, ...rest } = config;
   const refused = allowOwnedNamespaces ? [] : ownedNamespaces;
@@ -163,6 +190,7 @@ export function execGatewayArgs(
     namespace,
     labels,
     global,
+    dns,
     ...(refused.length > 0 ? { refusedNamespaces: refused } : {}),
   };
 }

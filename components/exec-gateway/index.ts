@@ -13,6 +13,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { standardLabels, selectorLabels } from "../shared/labels";
 import { imageReference, type GlobalSettings, type ImageSettings } from "../shared/image";
 import { objectName, serviceFqdn } from "../shared/names";
+import { dnsEgressRule, type InClusterPeer } from "../shared/network";
 import { podMetadata, podPlacement, type KubernetesFields, type PodSettings } from "../shared/pod";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 
@@ -85,6 +86,30 @@ export type RecordingsAccessMode = (typeof RecordingsAccessMode)[keyof typeof Re
 export const ExecGatewayLogLevel = { Debug: "debug", Info: "info", Warn: "warn", Error: "error" } as const;
 export type ExecGatewayLogLevel = (typeof ExecGatewayLogLevel)[keyof typeof ExecGatewayLogLevel];
 
+/**
+ * A group or an audience: never empty.
+ * @minLength 1
+ */
+export type ExecGatewayName = string;
+
+/**
+ * A browser origin, scheme and host (and port) only.
+ * @pattern ^https?://[^/\s]+$
+ */
+export type ExecGatewayOrigin = string;
+
+/**
+ * A JWT signature algorithm the gateway verifies (its default list, gateway/src/config.ts).
+ * @pattern ^(RS256|RS384|RS512|PS256|PS384|PS512|ES256|ES384|ES512|EdDSA)$
+ */
+export type ExecGatewayOidcAlgorithm = string;
+
+/**
+ * A proxy's address or CIDR.
+ * @pattern ^[0-9a-fA-F:.]+(/[0-9]{1,3})?$
+ */
+export type ExecGatewayProxyAddress = string;
+
 /** A key in an existing Secret. */
 export interface ExecGatewaySecretKeyRef {
   /** The Secret's name (in the gateway's namespace). */
@@ -126,17 +151,27 @@ export interface ExecGatewayOidcArgs {
   namespacesClaim?: string;
   /** The claim listing the user's groups, matched against settings.reviewerGroups (default "groups"). */
   groupsClaim?: string;
-  /** Tokens issued (iat) longer ago than this are refused, whatever their exp (default 86400). */
+  /**
+   * Tokens issued (iat) longer ago than this are refused, whatever their exp (default 86400).
+   * @asType integer
+   * @minimum 1
+   */
   maxTokenAgeSeconds?: number;
-  /** Accepted signature algorithms (default all RS*, PS*, ES* and EdDSA); "none" and HS* are refused. */
-  algorithms?: string[];
+  /**
+   * Accepted signature algorithms (default all RS*, PS*, ES* and EdDSA); "none" and HS* are refused.
+   * @uniqueItems true
+   */
+  algorithms?: ExecGatewayOidcAlgorithm[];
 }
 
 /** Exposure of the WebSocket endpoint outside the cluster, always with TLS. */
 export interface ExecGatewayExposureArgs {
   /** "istio": an Istio Gateway (HTTPS) and a VirtualService; "ingress": a networking.k8s.io Ingress. */
   kind: ExecGatewayExposureKind;
-  /** The public host name, e.g. "exec.example.com". */
+  /**
+   * The public host name, e.g. "exec.example.com".
+   * @pattern ^((\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+)?$
+   */
   host: string;
   /**
    * The TLS certificate Secret (kubernetes.io/tls). For Istio it is the Gateway's credentialName
@@ -153,11 +188,24 @@ export interface ExecGatewayExposureArgs {
 
 /** Optional horizontal autoscaling on CPU. */
 export interface ExecGatewayAutoscalingArgs {
-  /** The fewest replicas. */
+  /**
+   * The fewest replicas.
+   * @asType integer
+   * @minimum 1
+   */
   minReplicas: number;
-  /** The most replicas. */
+  /**
+   * The most replicas.
+   * @asType integer
+   * @minimum 1
+   */
   maxReplicas: number;
-  /** Target average CPU utilisation in percent (default 70). */
+  /**
+   * Target average CPU utilisation in percent (default 70).
+   * @asType integer
+   * @minimum 1
+   * @maximum 100
+   */
   targetCPUUtilizationPercentage?: number;
 }
 
@@ -214,7 +262,10 @@ export interface ExecGatewayRecordingsArgs {
 export interface ExecGatewayDebugContainersArgs {
   /** The images a client may ask for, matched exactly (e.g. "registry.example.com/debug/busybox:1.36"). */
   images: string[];
-  /** The image for `--debug` without one (default: the first of images). */
+  /**
+   * The image for `--debug` without one (default: the first of images).
+   * @pattern ^\S*$
+   */
   defaultImage?: string;
 }
 
@@ -228,40 +279,81 @@ export const EXEC_GATEWAY_RECORD_DIR = "/var/lib/entryway/recordings";
 export interface ExecGatewaySettings {
   /** Let clients choose the command (default true). */
   allowCommand?: boolean;
-  /** Close a session idle this long (default 1800000 ms). */
+  /**
+   * Close a session idle this long (default 1800000 ms).
+   * @asType integer
+   * @minimum 0
+   */
   idleTimeoutMs?: number;
-  /** Sessions per replica (default 500). */
+  /**
+   * Sessions per replica (default 500).
+   * @asType integer
+   * @minimum 0
+   */
   maxSessions?: number;
-  /** Sessions per user per replica (default 10). */
+  /**
+   * Sessions per user per replica (default 10).
+   * @asType integer
+   * @minimum 0
+   */
   maxSessionsPerUser?: number;
-  /** Application PING interval (default 10000 ms, as Entry). */
+  /**
+   * Application PING interval (default 10000 ms, as Entry).
+   * @asType integer
+   * @minimum 0
+   */
   pingIntervalMs?: number;
-  /** End a session after this long whatever it does; 0 for no limit (default 43200). It also ends when its token expires. */
+  /**
+   * End a session after this long whatever it does; 0 for no limit (default 43200). It also ends when its token expires.
+   * @asType integer
+   * @minimum 0
+   */
   maxSessionSeconds?: number;
-  /** How often a running session's grant is asked again (kubernetes and webhook authorizers); a no ends it; 0: never (default 300000 ms). */
+  /**
+   * How often a running session's grant is asked again (kubernetes and webhook authorizers); a no ends it; 0: never (default 300000 ms).
+   * @asType integer
+   * @minimum 0
+   */
   reauthorizeIntervalMs?: number;
-  /** Connections waiting for authorization per replica; more are answered 503 (default 256). */
+  /**
+   * Connections waiting for authorization per replica; more are answered 503 (default 256).
+   * @asType integer
+   * @minimum 1
+   */
   maxPendingConnections?: number;
-  /** Connections waiting for authorization per client address; more are answered 429 (default 64). */
+  /**
+   * Connections waiting for authorization per client address; more are answered 429 (default 64).
+   * @asType integer
+   * @minimum 1
+   */
   maxPendingPerSource?: number;
-  /** Upgrades (each can cost an authorizer call) per client address per minute; more are answered 429 (default 600). */
+  /**
+   * Upgrades (each can cost an authorizer call) per client address per minute; more are answered 429 (default 600).
+   * @asType integer
+   * @minimum 1
+   */
   authAttemptsPerMinute?: number;
   /** Proxies (CIDRs) whose X-Forwarded-For names the client: the ingress gateway's pod network (default none). */
-  trustedProxies?: string[];
+  trustedProxies?: ExecGatewayProxyAddress[];
   /**
    * Proxies in front of the gateway that each append the address they saw to X-Forwarded-For; the
    * client is that many addresses from the right (default 1 when exposed and trustedProxies is
    * unset: the Istio ingress gateway or ingress controller exposure routes through; else 0).
+   * @asType integer
+   * @minimum 0
    */
   trustedProxyHops?: number;
   /** Origins a browser may open a session from (default: https://<exposure.host> when exposed, else the gateway's own origin when reached by IP address or localhost). */
-  allowedOrigins?: string[];
-  /** The kubernetes authorizer's TokenReview audiences (default ["entryway"]: `kubectl create token --audience entryway`). */
-  tokenAudiences?: string[];
+  allowedOrigins?: ExecGatewayOrigin[];
+  /**
+   * The kubernetes authorizer's TokenReview audiences (default ["entryway"]: `kubectl create token --audience entryway`).
+   * @minItems 1
+   */
+  tokenAudiences?: ExecGatewayName[];
   /** Log level (default "info"). */
   logLevel?: ExecGatewayLogLevel;
   /** Groups (as the authorizer names them) whose members may list and download recordings (default none). */
-  reviewerGroups?: string[];
+  reviewerGroups?: ExecGatewayName[];
 }
 
 /** The arguments of an ExecGateway. */
@@ -295,6 +387,8 @@ export interface ExecGatewayArgs extends PodSettings {
   image?: ImageSettings;
   /** The global image registry (a mirror) and pull secrets. */
   global?: GlobalSettings;
+  /** The cluster DNS its pods may ask (default: kube-dns in kube-system; the Stack passes networkPolicy.dns). */
+  dns?: InClusterPeer;
   /** Replicas when not autoscaled (default 2). */
   replicas?: number;
   /** The numeric user the gateway runs as (default 1000, the image's `node` user). */
@@ -781,13 +875,7 @@ export class ExecGateway extends pulumi.ComponentResource {
             },
           ],
           egress: [
-            {
-              to: [{ namespaceSelector: {}, podSelector: { matchLabels: { "k8s-app": "kube-dns" } } }],
-              ports: [
-                { port: 53, protocol: "UDP" },
-                { port: 53, protocol: "TCP" },
-              ],
-            },
+            dnsEgressRule(args.dns),
             { ports: [{ port: 443, protocol: "TCP" }, { port: 6443, protocol: "TCP" }, ...recordingsEgress(args.recordings?.s3)] },
           ],
         },

@@ -8,11 +8,20 @@
 
 /** One image, in the chart's layout (`image: {registry, repository, tag, digest}`). */
 export interface ImageSettings {
-  /** The registry host, e.g. ghcr.io ("" = none: the repository is a full name). */
+  /**
+   * The registry host, e.g. ghcr.io ("" = none: the repository is a full name).
+   * @pattern ^([A-Za-z0-9.-]+(:[0-9]+)?(/[a-z0-9._-]+)*)?$
+   */
   registry?: string;
-  /** The repository within the registry, e.g. entryway/exec-gateway. */
+  /**
+   * The repository within the registry, e.g. entryway/exec-gateway.
+   * @pattern ^([a-z0-9]+([._-]+[a-z0-9]+)*(/[a-z0-9]+([._-]+[a-z0-9]+)*)*)?$
+   */
   repository?: string;
-  /** The tag. */
+  /**
+   * The tag.
+   * @pattern ^([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$
+   */
   tag?: string;
   /**
    * A digest, which wins over the tag (the reference becomes repository@digest).
@@ -29,6 +38,12 @@ export interface ImageSettings {
 export const ImagePullPolicy = { Always: "Always", IfNotPresent: "IfNotPresent", Never: "Never" } as const;
 export type ImagePullPolicy = (typeof ImagePullPolicy)[keyof typeof ImagePullPolicy];
 
+/**
+ * A Secret's name (DNS-1123 subdomain).
+ * @pattern ^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$
+ */
+export type SecretName = string;
+
 /** What applies to every image and pod (the chart's `global`). */
 export interface GlobalSettings {
   /**
@@ -36,8 +51,11 @@ export interface GlobalSettings {
    * @pattern ^([A-Za-z0-9.-]+(:[0-9]+)?(/[a-z0-9._-]+)*)?$
    */
   imageRegistry?: string;
-  /** Names of Secrets (kubernetes.io/dockerconfigjson) in each pod's namespace, used to pull every image. */
-  imagePullSecrets?: string[];
+  /**
+   * Names of Secrets (kubernetes.io/dockerconfigjson) in each pod's namespace, used to pull every image.
+   * @uniqueItems true
+   */
+  imagePullSecrets?: SecretName[];
 }
 
 /** The reference of an image: its settings over the defaults, the global registry over both. */

@@ -19,6 +19,12 @@ type PodSpec = k8s.types.input.core.v1.PodSpec;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type KubernetesFields = Record<string, any>;
 
+/**
+ * A TopologySpreadConstraint, taken as is but for the keys Kubernetes requires.
+ * @required ["maxSkew", "topologyKey", "whenUnsatisfiable"]
+ */
+export type TopologySpreadConstraint = KubernetesFields;
+
 /** A container's resources (Kubernetes quantities, e.g. {cpu: "500m", memory: "1Gi"}). */
 export interface ContainerResources {
   /** Requests, e.g. {cpu: "500m", memory: "1Gi"}. */
@@ -36,12 +42,15 @@ export interface PodSettings {
   /** Node and pod (anti-)affinity (PodSpec affinity). */
   affinity?: KubernetesFields;
   /** Replaces the workload's own spread constraints, if it has any (PodSpec topologySpreadConstraints). */
-  topologySpreadConstraints?: KubernetesFields[];
+  topologySpreadConstraints?: TopologySpreadConstraint[];
   /** More annotations on the pods (the component's own win on a clash). */
   podAnnotations?: Record<string, string>;
   /** More labels on the pods; never over a label the component sets, so selectors stay intact. */
   podLabels?: Record<string, string>;
-  /** The pods' PriorityClass. */
+  /**
+   * The pods' PriorityClass.
+   * @pattern ^([a-z0-9]([-.a-z0-9]*[a-z0-9])?)?$
+   */
   priorityClassName?: string;
 }
 

@@ -7,7 +7,8 @@
 import type { GlobalSettings, ImagePullPolicy, ImageSettings } from "../shared/image";
 import type { InClusterPeer } from "../shared/network";
 import type { ContainerResources, PodSettings } from "../shared/pod";
-import type { ConnectGatewayArgs, ConnectGatewayAutoscaling, ConnectGatewayRegistration, ConnectGatewayServiceType, ConnectGatewayTls, ConnectGatewayWorkspace } from "./connect-gateway";
+import type { ConnectGatewayArgs, ConnectGatewayAutoscaling, ConnectGatewayServiceType, ConnectGatewayTls, ConnectGatewayWorkspace } from "./connect-gateway";
+import type { ConnectGatewayRegistration } from "./contract";
 import type { NetworkPolicyEgressRuleConfig, SecretKeyReference, SshWorkspaceArgs, SshWorkspaceDisruption, SshWorkspaceStorage, SshWorkspaceTcpForwarding } from "./ssh-workspace";
 
 /** The dedicated Istio CONNECT gateway for SSH workspaces. */
@@ -24,6 +25,7 @@ export interface ConnectGatewayConfig extends PodSettings {
    * The CONNECT port (default 2222); 80, 443 and Istio's 150xx ports are refused.
    * @minimum 1
    * @maximum 65535
+   * @asType integer
    */
   port?: number;
   /**
@@ -40,15 +42,17 @@ export interface ConnectGatewayConfig extends PodSettings {
    * A fixed node port (NodePort and LoadBalancer).
    * @minimum 30000
    * @maximum 32767
+   * @asType integer
    */
   nodePort?: number;
   /** Admit CONNECT only from these client CIDRs (default: from anywhere). */
-  allowedSourceRanges?: string[];
+  allowedSourceRanges?: SourceRange[];
   /** TLS on the CONNECT hop, terminated by the gateway. */
   tls?: ConnectGatewayTls;
   /**
    * Replicas when not autoscaled (default 2).
    * @minimum 1
+   * @asType integer
    */
   replicas?: number;
   /** A HorizontalPodAutoscaler instead of fixed replicas. */
@@ -61,6 +65,18 @@ export interface ConnectGatewayConfig extends PodSettings {
   /** The proxy container's resources. */
   resources?: ContainerResources;
 }
+
+/**
+ * A client CIDR, IPv4 or IPv6 (the pattern says {0,} where "*" and "/" would end this comment).
+ * @pattern ^(\d{1,3}(\.\d{1,3}){3}/(3[0-2]|[12]?\d)|[0-9a-fA-F:]+:[0-9a-fA-F:]{0,}/(12[0-8]|1[01]\d|[1-9]?\d))$
+ */
+export type SourceRange = string;
+
+/**
+ * One OpenSSH public key line: type, key and an optional comment.
+ * @pattern ^\s*(ssh-(ed25519|rsa|dss)|ecdsa-sha2-nistp(256|384|521)|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com) [A-Za-z0-9+/]+=*( [^\n]*)?\s*$
+ */
+export type AuthorizedKey = string;
 
 /** One SSH workspace; its objects are named `<name>-ws-<workspace name>`. */
 export interface SshWorkspaceConfig extends PodSettings {
@@ -82,6 +98,7 @@ export interface SshWorkspaceConfig extends PodSettings {
   /**
    * The user's numeric, non-root id (default 1000); sshd runs as it.
    * @minimum 1
+   * @asType integer
    */
   uid?: number;
   /** The image: images/ssh-workspace or one that extends it, over workspaceDefaults.image field by field (a digest wins over the tag). */
@@ -92,7 +109,7 @@ export interface SshWorkspaceConfig extends PodSettings {
    * OpenSSH public keys allowed to log in. Give this or authorizedKeysSecret.
    * @minItems 1
    */
-  authorizedKeys?: string[];
+  authorizedKeys?: AuthorizedKey[];
   /** An existing Secret in the workspace's namespace holding the authorized_keys file. */
   authorizedKeysSecret?: SecretKeyReference;
   /** The persistent home volume (default 10Gi, the default StorageClass). */

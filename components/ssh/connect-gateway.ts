@@ -15,7 +15,7 @@ import { objectName, serviceFqdn } from "../shared/names";
 import { podMetadata, podPlacement, type PodSettings } from "../shared/pod";
 import { DEFAULT_DNS, DEFAULT_ISTIOD, dnsEgressRule, ISTIO_HEALTH_PORT, ISTIO_METRICS_PORT, ISTIOD_XDS_PORT, peerIn, type InClusterPeer } from "../shared/network";
 import { proxyPodSecurityContext, restrictedContainerSecurityContext } from "../shared/security";
-import { WORKSPACE_SSHD_PORT } from "./ssh-workspace";
+import { WORKSPACE_SSHD_PORT, type ConnectGatewayRegistration } from "./contract";
 
 /** Ports the gateway never takes for SSH: the usual web ports and Istio's own. */
 export const RESERVED_CONNECT_PORTS: readonly number[] = [80, 443, 15000, 15001, 15004, 15006, 15008, 15009, 15020, 15021, 15053, 15090];
@@ -46,17 +46,20 @@ export interface ConnectGatewayAutoscaling {
   /**
    * Lowest replica count (default 2).
    * @minimum 1
+   * @asType integer
    */
   minReplicas?: number;
   /**
    * Highest replica count (default 5).
    * @minimum 1
+   * @asType integer
    */
   maxReplicas?: number;
   /**
    * Average CPU utilisation to aim for, in percent of the request (default 80).
    * @minimum 1
    * @maximum 100
+   * @asType integer
    */
   targetCPUUtilizationPercentage?: number;
 }
@@ -126,32 +129,6 @@ export interface ConnectGatewayWorkspace {
   namespace: string;
   /** The SshWorkspace's name, which is its app.kubernetes.io/component label (the Stack's: objectName(<stack name>, "ws", <name>)). */
   name: string;
-}
-
-/**
- * What a workspace needs to register its route on a gateway: the ConnectGateway's `registration`
- * output. Workspaces take this, not the gateway object, since Pulumi's component analyzer accepts
- * resource references only to @pulumi/* packages (pulumi/pulumi
- * sdk/nodejs/provider/experimental/analyzer.ts, getResourceType): a workspace in another language
- * or another stack passes the gateway's outputs.
- */
-export interface ConnectGatewayRegistration {
-  /** The gateway's object name (Deployment, Service, Gateway, ...). */
-  readonly gatewayName: string;
-  /** The gateway's namespace, where the workspaces' route patches go. */
-  readonly namespace: string;
-  /** The CONNECT port. */
-  readonly port: number;
-  /** The gateway pods' labels (EnvoyFilter workloadSelector, NetworkPolicy peers). */
-  readonly selector: Record<string, string>;
-  /** The Envoy route configuration the port's virtual hosts live in. */
-  readonly routeConfigurationName: string;
-  /** `host:port` as users reach it. */
-  readonly address: string;
-  /** Whether the CONNECT hop has TLS. */
-  readonly tls: boolean;
-  /** The cluster DNS (workspaces' NetworkPolicies allow it). */
-  readonly dns: InClusterPeer;
 }
 
 /** Checks the arguments; throws one clear message. Exported for tests and the Stack. */
@@ -434,28 +411,6 @@ export class ConnectGateway extends pulumi.ComponentResource {
     });
   }
 
-}
-
-/**
- * The virtual-host domains claimed on each gateway, and by which workspace: keyed by the
- * registration object, so workspaces given one gateway's `registration` in one program share it.
- */
-const claimedDomains = new WeakMap<ConnectGatewayRegistration, Map<string, string>>();
-
-/**
- * Claims a virtual-host domain (the workspace's `<fqdn>`, no port) on a gateway for a workspace.
- * Two virtual hosts with one domain make Envoy reject the whole route configuration ("Only unique
- * values for domains are permitted": envoy source/common/router/config_impl.cc, RouteMatcher), so
- * every route on the port would stop; the second claim is an error at preview.
- */
-export function claimGatewayDomain(gateway: ConnectGatewayRegistration, domain: string, workspace: string): void {
-  const claims = claimedDomains.get(gateway) ?? new Map<string, string>();
-  claimedDomains.set(gateway, claims);
-  const owner = claims.get(domain);
-  if (owner !== undefined) {
-    throw new Error(`SshWorkspace ${workspace}: domain ${domain} is already routed by workspace ${owner} on ConnectGateway ${gateway.gatewayName}; Envoy would reject every route on port ${gateway.port}`);
-  }
-  claims.set(domain, workspace);
 }
 
 /** The spec of the one listener-level EnvoyFilter: CONNECT on the port, and nothing per workspace. */

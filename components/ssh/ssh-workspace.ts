@@ -20,14 +20,12 @@ import { dnsEgressRule, peerIn } from "../shared/network";
 import { podMetadata, podPlacement, type PodSettings } from "../shared/pod";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 import type { ImagePullPolicy } from "../shared/image";
-import { claimGatewayDomain, type ConnectGatewayRegistration } from "./connect-gateway";
+import { claimGatewayDomain, WORKSPACE_SSHD_PORT, type ConnectGatewayRegistration } from "./contract";
 
 /** The image built from images/ssh-workspace (Ubuntu, OpenSSH, user `dev` uid 1000). */
 export const DEFAULT_WORKSPACE_IMAGE: ImageSettings = { registry: "ghcr.io", repository: "entryway/ssh-workspace", tag: "0.1.0" };
 /** The Service port the gateway dials (named tcp-ssh). */
 export const WORKSPACE_SERVICE_PORT = 22;
-/** The port sshd listens on inside the pod: non-root processes cannot bind 22. */
-export const WORKSPACE_SSHD_PORT = 2222;
 /** Where the image's entrypoint reads authorized keys (file `authorized_keys`). */
 export const AUTHORIZED_KEYS_DIR = "/etc/entryway/keys";
 
@@ -58,7 +56,10 @@ export type SshWorkspaceDisruption = (typeof SshWorkspaceDisruption)[keyof typeo
 
 /** The workspace's persistent home volume. */
 export interface SshWorkspaceStorage {
-  /** Size of the home volume (default 10Gi). */
+  /**
+   * Size of the home volume (default 10Gi).
+   * @pattern ^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?$
+   */
   size?: string;
   /** StorageClass of the home volume (default: the cluster's default). */
   storageClassName?: string;
@@ -66,9 +67,15 @@ export interface SshWorkspaceStorage {
 
 /** A key in an existing Secret. */
 export interface SecretKeyReference {
-  /** A Secret in the workspace's namespace. */
+  /**
+   * A Secret in the workspace's namespace.
+   * @pattern ^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$
+   */
   name: string;
-  /** The key holding the authorized_keys file (default `authorized_keys`). */
+  /**
+   * The key holding the authorized_keys file (default `authorized_keys`).
+   * @minLength 1
+   */
   key?: string;
 }
 
@@ -110,12 +117,14 @@ export interface EgressPortConfig {
    * The port.
    * @minimum 1
    * @maximum 65535
+   * @asType integer
    */
   port?: number;
   /**
    * The end of a port range from `port`.
    * @minimum 1
    * @maximum 65535
+   * @asType integer
    */
   endPort?: number;
   /** The protocol (default TCP). */

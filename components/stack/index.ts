@@ -63,7 +63,7 @@ export class Stack extends pulumi.ComponentResource {
       const owned = args.connectGateway ? [connectNamespace(args.connectGateway, args.namespace)] : [];
       // The namespace is plain here: a target list naming it fails now, not at deployment.
       validateExecGatewayArgs(base, execGatewayArgs(args.execGateway, args.namespace, undefined, undefined, owned));
-      this.execGatewayUrl = new ExecGateway(base, execGatewayArgs(args.execGateway, this.namespace, args.labels, args.global, owned), { parent: this }).url;
+      this.execGatewayUrl = new ExecGateway(base, execGatewayArgs(args.execGateway, this.namespace, args.labels, args.global, owned, dns), { parent: this }).url;
     }
 
     if (args.workspaces?.length && !args.connectGateway) {
@@ -87,7 +87,7 @@ export class Stack extends pulumi.ComponentResource {
     }
 
     if (args.ansibleForms) {
-      const ansibleForms = new AnsibleForms(base, ansibleFormsArgs(args.ansibleForms, this.namespace, args.labels, args.global), { parent: this });
+      const ansibleForms = new AnsibleForms(base, ansibleFormsArgs(args.ansibleForms, this.namespace, args.labels, args.global, dns), { parent: this });
       // The public URL when the app is exposed, else the in-cluster one.
       const expose = args.ansibleForms.expose;
       this.ansibleFormsUrl = expose ? pulumi.output(`${expose.tlsSecretName ? "https" : "http"}://${expose.host}`) : ansibleForms.url;
@@ -96,7 +96,7 @@ export class Stack extends pulumi.ComponentResource {
       this.ansibleFormsCaBundle = ansibleForms.caBundle === undefined ? undefined : pulumi.output(ansibleForms.caBundle);
     }
     if (args.remoteRte) {
-      new RemoteRte(base, remoteRteArgs(args.remoteRte, this.namespace, args.labels, args.ansibleForms?.image?.tag, args.global), { parent: this });
+      new RemoteRte(base, remoteRteArgs(args.remoteRte, this.namespace, args.labels, args.ansibleForms?.image?.tag, args.global, dns), { parent: this });
     }
 
     this.registerOutputs({

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { generateConfigSchema, SCHEMA_FILE } from "../../scripts/generate-config-schema";
+import { generateConfigSchema, generateValuesSchema, SCHEMA_FILE, VALUES_SCHEMA_FILE } from "../../scripts/generate-config-schema";
 import { REDACTED } from "../../scripts/offline/manifests";
 import { repoRoot } from "../harness/helm";
 import { assertValidObjects, type ObjectLike } from "../harness/validate";
@@ -103,5 +103,8 @@ describe("npm run diff", () => {
 describe("stack config schema", () => {
   it("is in step with the StackConfig interface (npm run generate:schema)", () => {
     expect(readFileSync(SCHEMA_FILE, "utf8")).toBe(generateConfigSchema());
+  });
+  it("and the chart's values.schema.json is in step with the ChartValues interface (npm run generate:schema)", () => {
+    expect(readFileSync(VALUES_SCHEMA_FILE, "utf8")).toBe(generateValuesSchema());
   });
 });

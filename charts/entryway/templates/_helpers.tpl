@@ -113,6 +113,30 @@ podSelector:
     {{- toYaml .podSelector | nindent 4 }}
 {{- end -}}
 
+{{/*
+The facts the chart shares with the components (ports, paths, RBAC rules, env names), as a dict:
+files/contract.json, generated from their TypeScript constants (npm run generate:contract).
+Call with the root: (include "entryway.contract" . | fromJson).
+*/}}
+{{- define "entryway.contract" -}}
+{{- .Files.Get "files/contract.json" -}}
+{{- end -}}
+
+{{/* A list of strings in flow style, ["a", "b"], as the chart's RBAC rules are written. */}}
+{{- define "entryway.flowList" -}}
+{{- toJson . | replace "\",\"" "\", \"" -}}
+{{- end -}}
+
+{{/* RBAC rules (a list of {apiGroups, resources, verbs}), one YAML list item each. */}}
+{{- define "entryway.rbacRules" -}}
+{{- range $i, $rule := . }}
+{{- if $i }}{{ "\n" }}{{ end -}}
+- apiGroups: {{ include "entryway.flowList" $rule.apiGroups }}
+  resources: {{ include "entryway.flowList" $rule.resources }}
+  verbs: {{ include "entryway.flowList" $rule.verbs }}
+{{- end }}
+{{- end -}}
+
 {{/* Egress to the cluster DNS (networkPolicy.dns) on 53, UDP and TCP. Call with the root. */}}
 {{- define "entryway.dnsEgressRule" -}}
 to:

@@ -29,26 +29,14 @@ ends make the same objects. Secrets are never generated here: see docs/ansiblefo
 {{ include "entryway.labels" (dict "root" . "name" "ansibleforms-rte" "component" "rte") }}
 {{- end -}}
 
-{{/* The app folders RTE_FILES=local mounts, as a JSON list (components/ansibleforms/common.ts LOCAL_FILES_FOLDERS). */}}
-{{- define "entryway.af.localFilesFolders" -}}["playbooks","repositories"]{{- end -}}
-
-{{/* The variables the chart sets in the app container, as a JSON list (common.ts COMPONENT_APP_ENV). */}}
-{{- define "entryway.af.componentEnvNames" -}}
-["PORT","DB_HOST","DB_PORT","DB_USER","DB_PASSWORD","ENCRYPTION_SECRET","ACCESS_TOKEN_SECRET","ADMIN_USERNAME","ADMIN_PASSWORD","RTE_TOKEN","RTE_QUEUE_MINUTES","CONFIG_SEED_PATH","CONFIG_SEED_RELOAD_SECONDS","METRICS_TOKEN"]
+{{/* The app folders RTE_FILES=local mounts, as a JSON list (LOCAL_FILES_FOLDERS, from files/contract.json). */}}
+{{- define "entryway.af.localFilesFolders" -}}
+{{- toJson (include "entryway.contract" . | fromJson).ansibleForms.localFilesFolders -}}
 {{- end -}}
 
-{{/* DNS egress to the cluster DNS pods, a YAML list item (common.ts DNS_EGRESS). */}}
-{{- define "entryway.af.dnsEgress" -}}
-- to:
-    - namespaceSelector: {}
-      podSelector:
-        matchLabels:
-          k8s-app: kube-dns
-  ports:
-    - port: 53
-      protocol: UDP
-    - port: 53
-      protocol: TCP
+{{/* The variables the chart sets in the app container, as a JSON list (COMPONENT_APP_ENV, from files/contract.json). */}}
+{{- define "entryway.af.componentEnvNames" -}}
+{{- toJson (include "entryway.contract" . | fromJson).ansibleForms.componentAppEnv -}}
 {{- end -}}
 
 {{/*

@@ -33,24 +33,9 @@ key: webhook-url
 
 {{/* The RBAC rules for entering pods (EXEC_RULES in the component), and DEBUG_RULE only with debug containers. */}}
 {{- define "entryway.execGateway.execRules" -}}
-- apiGroups: [""]
-  resources: ["pods"]
-  verbs: ["get", "list"]
-- apiGroups: [""]
-  resources: ["pods/exec"]
-  {{- /* get: the WebSocket upgrade is a GET; create: checked too since Kubernetes 1.35 (see EXEC_RULES). */}}
-  verbs: ["get", "create"]
-- apiGroups: ["apps"]
-  resources: ["deployments", "statefulsets"]
-  verbs: ["get"]
-- apiGroups: ["apps"]
-  resources: ["replicasets"]
-  verbs: ["list"]
-{{- if .Values.execGateway.debugContainers.images }}
-- apiGroups: [""]
-  resources: ["pods/ephemeralcontainers"]
-  verbs: ["patch"]
-{{- end }}
+{{- $rules := (include "entryway.contract" . | fromJson).execGateway.rules -}}
+{{- /* EXEC_RULES says why pods/exec needs both get and create. */ -}}
+{{- include "entryway.rbacRules" (ternary (concat $rules.exec $rules.debug) $rules.exec (not (empty .Values.execGateway.debugContainers.images))) }}
 {{- end -}}
 
 {{/* Where recordings go: "s3" (recordings.s3.bucket set), "volume", or "" (not recorded). */}}
@@ -135,10 +120,11 @@ key: webhook-url
 
 Exec gateway ({{ $g.authorizer }} authorizer):
 {{- $fullname := include "entryway.execGateway.fullname" . }}
+{{- $path := (include "entryway.contract" . | fromJson).execGateway.path }}
 {{- if $g.exposure.kind }}
-  URL: wss://{{ $g.exposure.host }}/v1/enter (TLS from Secret {{ $g.exposure.tlsSecretName }})
+  URL: wss://{{ $g.exposure.host }}{{ $path }} (TLS from Secret {{ $g.exposure.tlsSecretName }})
 {{- end }}
-  In-cluster: ws://{{ $fullname }}.{{ .Release.Namespace }}.svc.cluster.local/v1/enter
+  In-cluster: ws://{{ $fullname }}.{{ .Release.Namespace }}.svc.cluster.local{{ $path }}
 {{- if $g.clusterWide }}
   It may enter every namespace (clusterWide: true).
 {{- else }}

@@ -1,0 +1,30 @@
+/**
+ * Generates charts/entryway/files/contract.json: the facts the chart shares with the components
+ * (ports, paths, RBAC rules, the app's env names), emitted from the TypeScript constants so the
+ * templates read them (`.Files.Get "files/contract.json" | fromJson`, entryway.contract) instead of
+ * repeating them. A test keeps the file in step (`npm run generate:contract`).
+ */
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { COMPONENT_APP_ENV, LOCAL_FILES_FOLDERS } from "../components/ansibleforms/common";
+import { DEBUG_RULE, EXEC_GATEWAY_METRICS_PORT, EXEC_GATEWAY_PATH, EXEC_GATEWAY_PORT, EXEC_RULES, REVIEW_RULES } from "../components/exec-gateway/index";
+
+export const CONTRACT_FILE = path.resolve(__dirname, "../charts/entryway/files/contract.json");
+
+export function generateContract(): string {
+  const contract = {
+    execGateway: {
+      port: EXEC_GATEWAY_PORT,
+      metricsPort: EXEC_GATEWAY_METRICS_PORT,
+      path: EXEC_GATEWAY_PATH,
+      rules: { exec: EXEC_RULES, debug: [DEBUG_RULE], review: REVIEW_RULES },
+    },
+    ansibleForms: { componentAppEnv: COMPONENT_APP_ENV, localFilesFolders: LOCAL_FILES_FOLDERS },
+  };
+  return `${JSON.stringify(contract, null, 2)}\n`;
+}
+
+if (require.main === module) {
+  writeFileSync(CONTRACT_FILE, generateContract());
+  console.log(`wrote ${path.relative(process.cwd(), CONTRACT_FILE)}`);
+}
