@@ -81,7 +81,8 @@ export interface RealNode {
   importImages(archives: string[]): Promise<void>;
   /** The last lines of a process's log (containerd, kubelet, kube-proxy). */
   tail(name: string, lines?: number): string;
-  stop(): Promise<void>;
+  /** Removes everything the node made; returns each step's time (ms). */
+  stop(): Promise<Record<string, number>>;
 }
 
 interface Started {
@@ -157,7 +158,8 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
   const dir = mkdtempSync(path.join(os.tmpdir(), "entryway-node-"));
   const sock = path.join(dir, "containerd.sock");
   const started: Started[] = [];
-  const cleanups: (() => Promise<void> | void)[] = [];
+  const cleanups: { name: string; run: () => Promise<void> | void }[] = [];
+  const atStop = (name: string, run: () => Promise<void> | void) => cleanups.push({ name, run });
   const logOf = (processName: string) => path.join(dir, `${processName}.log`);
   const tail = (processName: string, lines = 20) => {
     try {
@@ -197,26 +199,32 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
     });
   };
 
-  async function stop(): Promise<void> {
+  /** Runs every cleanup, last registered first; returns how long each took (ms). */
+  async function stop(): Promise<Record<string, number>> {
     const errors: string[] = [];
-    for (const cleanup of cleanups.reverse()) {
+    const times: Record<string, number> = {};
+    for (const { name: step, run: cleanup } of cleanups.reverse()) {
+      const begun = performance.now();
       try {
         await cleanup();
       } catch (error) {
-        errors.push((error as Error).message);
+        errors.push(`${step}: ${(error as Error).message}`);
       }
+      times[step] = Math.round(performance.now() - begun);
     }
+    cleanups.length = 0;
     if (errors.length) throw new Error(`the node's cleanup left something behind:\n${errors.join("\n")}`);
+    return times;
   }
 
   try {
     // Cleanups run last-pushed first: the folder goes last of all.
-    cleanups.push(() => {
+    atStop("folder", () => {
       if (!process.env.ENTRYWAY_KEEP_NODE) rmSync(dir, { recursive: true, force: true });
     });
     // --- the network namespace and its link to this machine
     await must("ip", ["netns", "add", netns]);
-    cleanups.push(async () => {
+    atStop("network namespace", async () => {
       await must("ip", ["netns", "delete", netns]);
       // The veth goes with the namespace its other end is in; make sure.
       if (existsSync(`/sys/class/net/${hostLink}`)) await must("ip", ["link", "delete", hostLink]);
@@ -260,7 +268,7 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
       relay.once("error", reject);
       relay.listen(apiPort, hostIp, resolve);
     });
-    cleanups.push(
+    atStop("API relay", 
       () =>
         new Promise<void>((resolve) => {
           relay.close(() => resolve());
@@ -286,7 +294,7 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
       ports: [{ name: "https", port: apiPort, protocol: "TCP" }],
     });
     if (slice.status !== 201) throw new Error(`the API server refused the kubernetes EndpointSlice: ${slice.body}`);
-    cleanups.push(async () => {
+    atStop("kubernetes EndpointSlice", async () => {
       await controlPlane.request("DELETE", `/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/kubernetes-${name}`);
     });
 
@@ -303,7 +311,7 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
         for (const file of ["cpuset.cpus", "cpuset.mems"]) writeFileSync(path.join(mine, file), readFileSync(path.join(base, file)));
       }
     }
-    cleanups.push(async () => {
+    atStop("cgroups", async () => {
       for (const hierarchy of CGROUP_HIERARCHIES) {
         const mine = `/sys/fs/cgroup/${hierarchy}${cgroupRoot}`;
         for (let attempt = 0; ; attempt++) {
@@ -365,16 +373,26 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
         ],
       }),
     );
-    cleanups.push(async () => {
+    atStop("mounts and CNI cache", async () => {
       for (const point of mountsUnder(dir)) {
         const result = await run("umount", [point]);
         if (result.status !== 0 && mountsUnder(point).includes(point)) await must("umount", ["--lazy", point]);
+      }
+      // containerd 1.6 keeps runc's state and the shims' sockets under /run/containerd whatever
+      // its own state folder is; each container's entries went with it, the empty folders go now
+      // (rmdir leaves a folder another node still uses).
+      for (const folder of ["/run/containerd/runc/k8s.io", "/run/containerd/runc", "/run/containerd/s", "/run/containerd/fifo", "/run/containerd"]) {
+        try {
+          rmdirSync(folder);
+        } catch {
+          // not empty, or absent
+        }
       }
       const results = "/var/lib/cni/results";
       if (existsSync(results)) for (const file of readdirSync(results)) if (file.startsWith(`${cniNetwork}-`)) rmSync(path.join(results, file), { force: true });
     });
     startInNode("containerd", "containerd", ["--config", path.join(dir, "containerd.toml")]);
-    cleanups.push(async () => {
+    atStop("containers and containerd", async () => {
       await removeContainers();
       await stopProcess("containerd");
       killShims();
@@ -383,16 +401,20 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
 
     // Containers first (all tasks killed), then their mounts, CNI's cache of this network.
     async function removeContainers(): Promise<void> {
-      const tasks = (await run("ctr", ["--address", sock, "--namespace", "k8s.io", "tasks", "ls", "-q"])).stdout.split("\n").filter(Boolean);
-      for (const task of tasks) await run("ctr", ["--address", sock, "--namespace", "k8s.io", "tasks", "kill", "-s", "SIGKILL", task]);
-      for (const task of tasks) {
-        for (let attempt = 0; attempt < 20; attempt++) {
-          if ((await run("ctr", ["--address", sock, "--namespace", "k8s.io", "tasks", "delete", task])).status === 0) break;
-          await new Promise((r) => setTimeout(r, 250));
-        }
-      }
-      const containers = (await run("ctr", ["--address", sock, "--namespace", "k8s.io", "containers", "ls", "-q"])).stdout.split("\n").filter(Boolean);
-      if (containers.length) await run("ctr", ["--address", sock, "--namespace", "k8s.io", "containers", "delete", ...containers]);
+      const k8s = ["--address", sock, "--namespace", "k8s.io"];
+      const tasks = (await run("ctr", [...k8s, "tasks", "ls", "-q"])).stdout.split("\n").filter(Boolean);
+      // All at once: `tasks delete --force` kills the task (SIGKILL) and deletes it once it stopped.
+      await Promise.all(
+        tasks.map(async (task) => {
+          for (let attempt = 0; attempt < 40; attempt++) {
+            if ((await run("ctr", [...k8s, "tasks", "delete", "--force", task])).status === 0) return;
+            if (!(await run("ctr", [...k8s, "tasks", "ls", "-q"])).stdout.split("\n").includes(task)) return;
+            await new Promise((r) => setTimeout(r, 250));
+          }
+        }),
+      );
+      const containers = (await run("ctr", [...k8s, "containers", "ls", "-q"])).stdout.split("\n").filter(Boolean);
+      if (containers.length) await run("ctr", [...k8s, "containers", "delete", ...containers]);
     }
     // A shim outlives containerd when its task was not deleted; these are the ones started for
     // this node's socket, found by it.
@@ -468,7 +490,7 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
     writeFileSync(path.join(dir, "kubelet.json"), JSON.stringify(kubeletConfig, null, 2));
     const kubeletRoot = path.join(dir, "kubelet");
     mkdirSync(kubeletRoot);
-    cleanups.push(async () => {
+    atStop("Node object", async () => {
       await controlPlane.request("DELETE", `/api/v1/nodes/${name}`);
     });
     startInNode("kubelet", path.join(kubeBin, "kubelet"), [
@@ -480,7 +502,7 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
       `--node-ip=${ip}`,
       "--v=1",
     ]);
-    cleanups.push(() => stopProcess("kubelet"));
+    atStop("kubelet", () => stopProcess("kubelet"));
     await waitUntil(
       `node ${name} Ready`,
       async () => {
@@ -512,7 +534,7 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
       }),
     );
     startInNode("kube-proxy", path.join(kubeBin, "kube-proxy"), [`--config=${path.join(dir, "kube-proxy.json")}`]);
-    cleanups.push(() => stopProcess("kube-proxy"));
+    atStop("kube-proxy", () => stopProcess("kube-proxy"));
     await waitUntil("kube-proxy's rules for the kubernetes Service", async () => (await inNode("iptables", ["-t", "nat", "-S", "KUBE-SERVICES"])).stdout.includes("10.96.0.1/32"), started, tail);
 
     return { name, ip, hostIp, podCidr, netns, dir, ctr, inNode, importImages, tail, stop };

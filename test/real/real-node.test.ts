@@ -15,7 +15,7 @@
  *   denied in another with no exec request in the audit log.
  * When the node cannot start here, the suite fails naming what refused (never a skip under CI).
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { AppsV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api, type V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXEC_RULES, REVIEW_RULES } from "../../components/exec-gateway";
@@ -149,7 +149,26 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       if (core) {
         for (const name of [GATEWAY_NS, TEAM_A, TEAM_B]) await core.deleteNamespace({ name, gracePeriodSeconds: 0 }).catch(() => undefined);
       }
-      await node?.stop();
+      if (node) {
+        const times = await node.stop();
+        console.log(`real-node: node stop ${Object.entries(times).map(([step, ms]) => `${step} ${ms} ms`).join(", ")}`);
+        // The machine as found: no namespace, cgroup, mount or process of the node is left.
+        const n = node.name.replace("entryway-node-", "");
+        expect(existsSync(`/run/netns/${node.netns}`), "the node's network namespace").toBe(false);
+        expect(existsSync(`/sys/fs/cgroup/pids/entryway-node-${n}`), "the node's cgroup root").toBe(false);
+        expect(readFileSync("/proc/self/mountinfo", "utf8").includes(node.dir), "mounts under the node's folder").toBe(false);
+        expect(existsSync(node.dir), "the node's folder").toBe(false);
+        const leftovers = readdirSync("/proc")
+          .filter((pid) => /^\d+$/.test(pid))
+          .filter((pid) => {
+            try {
+              return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(node.dir);
+            } catch {
+              return false;
+            }
+          });
+        expect(leftovers, "processes of the node").toEqual([]);
+      }
     } finally {
       await controlPlane?.stop();
       console.log(`real-node: teardown ${((performance.now() - stopping) / 1000).toFixed(1)} s; suite ${((performance.now() - suiteStarted) / 1000).toFixed(1)} s`);
@@ -182,15 +201,22 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     const service = await core.readNamespacedService({ namespace: TEAM_A, name: "web" });
     const clusterIp = service.spec!.clusterIP!;
     // A client pod fetches the page through the Service IP (kube-proxy's DNAT in the node), and
-    // opens a TCP connection to the API server through 10.96.0.1:443.
-    await core.createNamespacedPod({
-      namespace: TEAM_A,
-      body: restrictedPod("client", ["sh", "-c", `for i in $(seq 60); do wget -q -T 2 -O /tmp/page http://${clusterIp}/ && nc -w 2 10.96.0.1 443 </dev/null && touch /tmp/ready && break; sleep 1; done; exec sleep 86400`]),
-    });
+    // opens a TCP connection to the API server through 10.96.0.1:443; kube-proxy may take a moment
+    // to write a new Service's rules, so each is tried for up to 20 s.
+    await core.createNamespacedPod({ namespace: TEAM_A, body: restrictedPod("client", ["sh", "-c", "touch /tmp/ready && exec sleep 86400"]) });
     await waitReady(TEAM_A, "client");
-    const client = await EntryClient.connect(`${url}?namespace=${TEAM_A}&pod=client&tty=false&command=cat&command=/tmp/page`, { token: await token(TEAM_A, "alice", [AUDIENCE]) });
-    expect(await client.closed).toMatchObject({ closeCode: "exit", exitCode: 0 });
-    expect(client.text).toBe("hello-through-a-service\n");
+    const alice = await token(TEAM_A, "alice", [AUDIENCE]);
+    const inClient = async (script: string) => {
+      const client = await EntryClient.connect(`${url}?namespace=${TEAM_A}&pod=client&tty=false&command=sh&command=-c&command=${encodeURIComponent(script)}`, { token: alice });
+      const closed = await client.closed;
+      return { ...closed, out: client.text, err: client.errorOutput.toString() };
+    };
+    const retry = (command: string) => `for i in $(seq 20); do ${command} && exit 0; sleep 1; done; exit 1`;
+    // HTTP by hand with nc: Debian's busybox-static wget crashes (SIGSEGV) even on an IP address.
+    const page = await inClient(retry(`printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 2 ${clusterIp} 80 | grep -x hello-through-a-service`));
+    expect(page, `\n--- kube-proxy\n${node.tail("kube-proxy")}`).toMatchObject({ exitCode: 0, out: "hello-through-a-service\n" });
+    const api = await inClient(retry("nc -w 2 10.96.0.1 443 </dev/null"));
+    expect(api).toMatchObject({ exitCode: 0 });
   });
 
   it("the exec gateway's kubernetes backend reaches a real shell through the kubelet: echo, resize, exit code", async () => {
