@@ -18,7 +18,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { AppsV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api, type V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EXEC_RULES, REVIEW_RULES } from "../../components/exec-gateway";
+import { DEBUG_RULE, EXEC_RULES, REVIEW_RULES } from "../../components/exec-gateway";
 import { kubernetesAuthorizer } from "../../gateway/src/auth/kubernetes";
 import { kubernetesBackend } from "../../gateway/src/backends/kubernetes";
 import { defaultConfig, type GatewayConfig } from "../../gateway/src/config";
@@ -26,7 +26,7 @@ import { createGateway, type Gateway } from "../../gateway/src/server";
 import { EntryClient } from "../../gateway/test/helpers/client";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane";
 import { missingNodeTools, startNode, type RealNode } from "../harness/node";
-import { BUSYBOX_IMAGE } from "../harness/node-images";
+import { BUSYBOX_IMAGE, PAUSE_IMAGE } from "../harness/node-images";
 
 const inCI = !["", "0", "false"].includes((process.env.CI ?? "").toLowerCase());
 const missing = missingNodeTools();
@@ -111,18 +111,32 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     rbac = admin.makeApiClient(RbacAuthorizationV1Api);
 
     for (const name of [GATEWAY_NS, TEAM_A, TEAM_B]) await core.createNamespace({ body: { metadata: { name } } });
-    for (const [namespace, name] of [[GATEWAY_NS, "exec-gateway"], [TEAM_A, "alice"]] as const) {
+    for (const [namespace, name] of [[GATEWAY_NS, "exec-gateway"], [TEAM_A, "alice"], [TEAM_A, "bob"]] as const) {
       await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
     }
     const gatewaySubject = [{ kind: "ServiceAccount", name: "exec-gateway", namespace: GATEWAY_NS }];
     for (const namespace of [TEAM_A, TEAM_B]) {
-      await rbac.createNamespacedRole({ namespace, body: { metadata: { name: "exec-gateway" }, rules: EXEC_RULES } });
+      // As the ExecGateway component grants them with debugContainers on.
+      await rbac.createNamespacedRole({ namespace, body: { metadata: { name: "exec-gateway" }, rules: [...EXEC_RULES, DEBUG_RULE] } });
       await rbac.createNamespacedRoleBinding({ namespace, body: { metadata: { name: "exec-gateway" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "exec-gateway" }, subjects: gatewaySubject } });
     }
     await rbac.createClusterRole({ body: { metadata: { name: "node-exec-gateway-review" }, rules: REVIEW_RULES } });
     await rbac.createClusterRoleBinding({ body: { metadata: { name: "node-exec-gateway-review" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "node-exec-gateway-review" }, subjects: gatewaySubject } });
     await rbac.createNamespacedRole({ namespace: TEAM_A, body: { metadata: { name: "exec" }, rules: [{ apiGroups: [""], resources: ["pods/exec"], verbs: ["create"] }] } });
-    await rbac.createNamespacedRoleBinding({ namespace: TEAM_A, body: { metadata: { name: "alice-exec" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "exec" }, subjects: [{ kind: "ServiceAccount", name: "alice", namespace: TEAM_A }] } });
+    // alice may exec and add debug containers in team-a; bob may only exec there.
+    await rbac.createNamespacedRoleBinding({
+      namespace: TEAM_A,
+      body: {
+        metadata: { name: "exec" },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "exec" },
+        subjects: [
+          { kind: "ServiceAccount", name: "alice", namespace: TEAM_A },
+          { kind: "ServiceAccount", name: "bob", namespace: TEAM_A },
+        ],
+      },
+    });
+    await rbac.createNamespacedRole({ namespace: TEAM_A, body: { metadata: { name: "debug" }, rules: [{ apiGroups: [""], resources: ["pods/ephemeralcontainers"], verbs: ["patch"] }] } });
+    await rbac.createNamespacedRoleBinding({ namespace: TEAM_A, body: { metadata: { name: "alice-debug" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "debug" }, subjects: [{ kind: "ServiceAccount", name: "alice", namespace: TEAM_A }] } });
 
     const gatewayConfig = new KubeConfig();
     gatewayConfig.loadFromOptions({
@@ -131,7 +145,7 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       contexts: [{ name: "real", cluster: "real", user: "exec-gateway" }],
       currentContext: "real",
     });
-    const config: GatewayConfig = { ...defaultConfig, host: "127.0.0.1", port: 0, backend: "kubernetes", authorizer: "kubernetes", logLevel: "warn" };
+    const config: GatewayConfig = { ...defaultConfig, host: "127.0.0.1", port: 0, backend: "kubernetes", authorizer: "kubernetes", logLevel: "warn", debugImages: [BUSYBOX_IMAGE] };
     gateway = createGateway({
       config,
       backend: kubernetesBackend(gatewayConfig),
@@ -236,15 +250,15 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     expect(execAuditEvents(TEAM_A).filter((e) => e.user === `system:serviceaccount:${GATEWAY_NS}:exec-gateway` && e.pod === "target").length).toBeGreaterThan(0);
   });
 
-  it("pipe mode through the kubelet: stdin to the command, stdout and stderr apart, 4 MiB of output identical, the exit code", async () => {
+  it("pipe mode through the kubelet: stdin to the command, stdout and stderr apart, 20 MiB of output identical, the exit code", async () => {
     const alice = await token(TEAM_A, "alice", [AUDIENCE]);
-    const command = ["sh", "-c", "read a; echo \"got $a\" >&2; dd if=/dev/zero bs=65536 count=64 2>/dev/null | tr '\\0' x; exit 4"];
+    const command = ["sh", "-c", "read a; echo \"got $a\" >&2; dd if=/dev/zero bs=65536 count=320 2>/dev/null | tr '\\0' x; exit 4"];
     const client = await EntryClient.connect(`${url}?namespace=${TEAM_A}&pod=target&tty=false&${command.map((c) => `command=${encodeURIComponent(c)}`).join("&")}`, { token: alice, keepFrames: false });
     client.type("x\n");
     expect(await client.closed).toMatchObject({ closeCode: "exit", exitCode: 4 });
     expect(client.errorOutput.toString()).toBe("got x\n");
-    expect(client.outputBytes).toBe(4 * 1024 * 1024);
-    expect(client.output.equals(Buffer.alloc(4 * 1024 * 1024, "x"))).toBe(true);
+    expect(client.outputBytes).toBe(20 * 1024 * 1024);
+    expect(client.output.equals(Buffer.alloc(20 * 1024 * 1024, "x"))).toBe(true);
   });
 
   it("a client that vanishes leaves no shell behind in the target (the gateway's reaper, through a second real exec)", async () => {
@@ -278,6 +292,44 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     expect(await allowed.closed).toMatchObject({ exitCode: 0 });
     expect(allowed.text).toBe("1000\n");
     void apps;
+  });
+
+  it("debug containers on a distroless target: the API server adds the ephemeral container, the kubelet starts it in the target's process namespace; the allow-list and the second review hold", async () => {
+    // The target runs the pause image: one static binary, no shell.
+    await core.createNamespacedPod({
+      namespace: TEAM_A,
+      body: {
+        metadata: { name: "distroless", labels: { app: "distroless" } },
+        spec: {
+          securityContext: { runAsNonRoot: true, runAsUser: 65535, runAsGroup: 65535, seccompProfile: { type: "RuntimeDefault" } },
+          containers: [{ name: "app", image: PAUSE_IMAGE, imagePullPolicy: "IfNotPresent", securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } } }],
+          terminationGracePeriodSeconds: 1,
+        },
+      },
+    });
+    await waitReady(TEAM_A, "distroless");
+    const alice = await token(TEAM_A, "alice", [AUDIENCE]);
+    const bob = await token(TEAM_A, "bob", [AUDIENCE]);
+    const open = (bearer: string, debug?: string) => EntryClient.connect(`${url}?namespace=${TEAM_A}&pod=distroless${debug ? `&debug=${encodeURIComponent(debug)}` : ""}`, { token: bearer });
+    const ephemeral = async () => (await core.readNamespacedPod({ namespace: TEAM_A, name: "distroless" })).spec?.ephemeralContainers ?? [];
+
+    // Control: without the option there is no shell to run (the runtime's own words).
+    expect(await (await open(alice)).closed).toMatchObject({ closeCode: "backend-error" });
+    // Off the allow-list, and bob (exec allowed, ephemeral containers not): refused, nothing added.
+    expect(await (await open(alice, "busybox:latest")).closed).toMatchObject({ closeCode: "bad-request", reason: expect.stringMatching(/is not allowed on this gateway/) });
+    expect(await (await open(bob, "true")).closed).toMatchObject({ closeCode: "denied", reason: expect.stringMatching(/bob may not add debug containers to pod node-team-a\/distroless/) });
+    expect(await ephemeral()).toEqual([]);
+
+    const client = await open(alice, "auto");
+    client.type("echo in-$((1+1)); cat /proc/1/cmdline; echo; id -u\n");
+    // PID 1 of the target's process namespace is the target's /pause (cmdline ends with its NUL).
+    await client.waitFor(/in-2\r\n\/pause\0\r\n65535\r\n/, 60_000);
+    client.type("exit 0\n");
+    expect(await client.closed).toMatchObject({ exitCode: 0 });
+    const added = await ephemeral();
+    expect(added).toMatchObject([{ image: BUSYBOX_IMAGE, targetContainerName: "app" }]);
+    const statuses = (await core.readNamespacedPod({ namespace: TEAM_A, name: "distroless" })).status?.ephemeralContainerStatuses ?? [];
+    expect(statuses.find((st) => st.name === added[0]!.name)?.containerID).toMatch(/^containerd:\/\//);
   });
 });
 
