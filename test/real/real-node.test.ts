@@ -15,7 +15,7 @@
  *   denied in another with no exec request in the audit log.
  * When the node cannot start here, the suite fails naming what refused (never a skip under CI).
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { AppsV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api, type V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEBUG_RULE, EXEC_RULES, REVIEW_RULES } from "../../components/exec-gateway";
@@ -24,7 +24,12 @@ import { kubernetesBackend } from "../../gateway/src/backends/kubernetes";
 import { defaultConfig, type GatewayConfig } from "../../gateway/src/config";
 import { createGateway, type Gateway } from "../../gateway/src/server";
 import { EntryClient } from "../../gateway/test/helpers/client";
-import { startControlPlane, type ControlPlane } from "../harness/control-plane";
+import path from "node:path";
+import { startPodman } from "../../gateway/test/helpers/podman";
+import { DEBIAN_BASE, makeBases } from "../images/bases";
+import { installUpstreamCrds, startControlPlane, type ControlPlane } from "../harness/control-plane";
+import { helmBinaries, repoRoot } from "../harness/helm";
+import { run } from "../harness/process";
 import { missingNodeTools, startNode, type RealNode } from "../harness/node";
 import { BUSYBOX_IMAGE, PAUSE_IMAGE } from "../harness/node-images";
 
@@ -331,6 +336,64 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     const statuses = (await core.readNamespacedPod({ namespace: TEAM_A, name: "distroless" })).status?.ephemeralContainerStatuses ?? [];
     expect(statuses.find((st) => st.name === added[0]!.name)?.containerID).toMatch(/^containerd:\/\//);
   });
+
+  it("the chart's SSH workspace (ci/ssh-one-workspace.yaml) runs as the StatefulSet it renders: Running and Ready with its home on a volume; the CONNECT gateway's proxy (image: auto, injected by Istio) is the expected exception", async () => {
+    // The workspace image from its Dockerfile with podman, as test/images builds it, into containerd.
+    const image = "localhost/entryway-node/ssh-workspace:1";
+    const archive = path.join(node.dir, "ssh-workspace.tar");
+    const podman = await startPodman({ storageDriver: "overlay" });
+    const building = performance.now();
+    try {
+      await makeBases(podman);
+      await podman.podman("build", "--network", "host", "--build-arg", `BASE=${DEBIAN_BASE}`, "--build-arg", "VERSION=0.0.0-node", "-t", image, path.join(repoRoot, "images/ssh-workspace"));
+      await podman.podman("save", "--format", "oci-archive", "-o", archive, image);
+    } finally {
+      await podman.stop();
+    }
+    await node.importImages([archive]);
+    console.log(`real-node: ssh-workspace image built and imported in ${((performance.now() - building) / 1000).toFixed(1)} s`);
+
+    await installUpstreamCrds(controlPlane);
+    // The home: a hostPath volume under the node's folder for the StatefulSet's claim (no
+    // provisioner here; the claim has no storage class, so it binds to a volume without one).
+    // Made as rancher/local-path-provisioner's setup script makes a volume (`mkdir -m 0777`): a
+    // hostPath volume gets no fsGroup ownership, and a root-owned home stopped the workspace
+    // ("mkdir: cannot create directory '/home/dev/.entryway': Permission denied").
+    const homeDir = path.join(node.dir, "workspace-home");
+    mkdirSync(homeDir);
+    chmodSync(homeDir, 0o777);
+    await core.createPersistentVolume({
+      body: { metadata: { name: "node-workspace-home" }, spec: { storageClassName: "", capacity: { storage: "10Gi" }, accessModes: ["ReadWriteOnce"], hostPath: { path: homeDir, type: "Directory" } } },
+    });
+    const helm = helmBinaries()[0]!;
+    const home = path.join(repoRoot, ".ci", "cache", "helm", "home");
+    const install = await run(
+      helm.path,
+      ["install", "entryway", path.join(repoRoot, "charts", "entryway"), "-n", "node-entryway", "--create-namespace", "-f", path.join(repoRoot, "charts", "entryway", "ci", "ssh-one-workspace.yaml"), "--set", "connectGateway.serviceType=NodePort", "--set", "workspaceDefaults.image.registry=localhost", "--set", "workspaceDefaults.image.repository=entryway-node/ssh-workspace", "--set-string", "workspaceDefaults.image.tag=1"],
+      { env: { ...process.env, KUBECONFIG: controlPlane.kubeconfig, HELM_CACHE_HOME: home, HELM_CONFIG_HOME: home, HELM_DATA_HOME: home } },
+    );
+    expect(install.status, install.stderr).toBe(0);
+    const deadline = Date.now() + 180_000;
+    let pods: V1Pod[];
+    for (;;) {
+      pods = (await core.listPodForAllNamespaces({ labelSelector: "app.kubernetes.io/instance=entryway" })).items;
+      const workspace = pods.filter((p) => p.metadata?.ownerReferences?.some((o) => o.kind === "StatefulSet"));
+      if (workspace.length && workspace.every((p) => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"))) break;
+      if (Date.now() > deadline) {
+        // The container's own output, read through the API server from the kubelet.
+        const logs = await Promise.all(
+          workspace.map((p) => core.readNamespacedPodLog({ namespace: p.metadata!.namespace!, name: p.metadata!.name!, container: "sshd", previous: true }).catch((error: unknown) => String(error))),
+        );
+        throw new Error(`workspace pods not Ready: ${JSON.stringify(workspace.map((p) => p.status?.containerStatuses))}\n--- sshd's log\n${logs.join("\n---\n")}`);
+      }
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    const notReady = pods.filter((p) => !p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"));
+    // The CONNECT gateway's pod has `image: auto`: only Istio's injection makes it runnable.
+    expect(notReady.map((p) => p.spec?.containers.map((c) => c.image))).toEqual(notReady.map(() => ["auto"]));
+    const claims = (await core.listPersistentVolumeClaimForAllNamespaces()).items.filter((c) => c.metadata?.labels?.["app.kubernetes.io/instance"] === "entryway" || c.spec?.volumeName === "node-workspace-home");
+    expect(claims.map((c) => c.status?.phase)).toContain("Bound");
+  }, 900_000);
 });
 
 /** The innermost PID of a process (its PID in the container's PID namespace), from /proc/<pid>/status NSpid. */
