@@ -12,7 +12,9 @@
  *   ServiceAccount, as the kubernetes-authorizer suite runs them) reach a real shell in the pod
  *   through the API server and the kubelet: echo, resize (`stty size` follows), exit code, pipe
  *   mode, a client that vanishes leaves no shell behind; a user allowed in one namespace is
- *   denied in another with no exec request in the audit log.
+ *   denied in another with no exec request in the audit log;
+ * - debug containers on a distroless target (the pause image) are really added and started;
+ * - the chart's SSH workspace runs as the StatefulSet it renders, from its own image built here.
  * When the node cannot start here, the suite fails naming what refused (never a skip under CI).
  */
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
