@@ -46,6 +46,11 @@ export interface ControlPlane {
 export interface ControlPlaneOptions {
   /** Write every request's metadata to an audit log. */
   readonly auditLog?: boolean;
+  /**
+   * Start kwok and its fake node (the default). Without it no node exists until one registers
+   * (test/harness/node.ts: a real kubelet), so the scheduler places pods on real nodes only.
+   */
+  readonly kwok?: boolean;
 }
 
 const SERVICE_CIDR = "10.96.0.0/16";
@@ -57,8 +62,8 @@ function openssl(dir: string, args: string[]): void {
   if (result.status !== 0) throw new Error(`openssl ${args.join(" ")}: ${result.stderr || result.error}`);
 }
 
-/** A key and a certificate signed by the CA, with the given subject and extensions. */
-function issue(dir: string, name: string, subject: string, extensions: string): void {
+/** A key and a certificate signed by the CA (`ca.crt`, `ca.key` in `dir`), with the given subject and extensions. */
+export function issue(dir: string, name: string, subject: string, extensions: string): void {
   writeFileSync(path.join(dir, `${name}.ext`), extensions);
   openssl(dir, ["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", subject]);
   openssl(dir, ["x509", "-req", "-in", `${name}.csr`, "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2", "-out", `${name}.crt`, "-extfile", `${name}.ext`]);
@@ -72,19 +77,23 @@ function makeCertificates(dir: string): void {
   issue(dir, "admin", "/O=system:masters/CN=entryway-test-admin", client);
   issue(dir, "controller-manager", "/CN=system:kube-controller-manager", client);
   issue(dir, "scheduler", "/CN=system:kube-scheduler", client);
+  // The API server's client certificate towards kubelets (exec, attach, port-forward, logs): a
+  // kubelet that authenticates by x509 and authorizes by webhook lets `system:masters` in.
+  issue(dir, "apiserver-kubelet-client", "/O=system:masters/CN=kube-apiserver-kubelet-client", client);
   // Service-account tokens are signed with this key and checked with its public half.
   openssl(dir, ["genrsa", "-out", "sa.key", "2048"]);
   openssl(dir, ["rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"]);
 }
 
-function writeKubeconfig(dir: string, user: string, server: string): string {
+/** A kubeconfig for the client certificate `<user>.crt` in `dir`; `tlsServerName` when the server is dialled by another address than its certificate names. */
+export function writeKubeconfig(dir: string, user: string, server: string, tlsServerName?: string): string {
   const file = path.join(dir, `${user}.kubeconfig`);
   writeFileSync(
     file,
     [
       "apiVersion: v1",
       "kind: Config",
-      "clusters: [{name: test, cluster: {server: '" + server + "', certificate-authority: " + path.join(dir, "ca.crt") + "}}]",
+      "clusters: [{name: test, cluster: {server: '" + server + "', certificate-authority: " + path.join(dir, "ca.crt") + (tlsServerName ? ", tls-server-name: " + tlsServerName : "") + "}}]",
       "users: [{name: " + user + ", user: {client-certificate: " + path.join(dir, `${user}.crt`) + ", client-key: " + path.join(dir, `${user}.key`) + "}}]",
       "contexts: [{name: test, context: {cluster: test, user: " + user + "}}]",
       "current-context: test",
@@ -223,7 +232,7 @@ export function fakeNode(name = NODE_NAME, labels: Record<string, string> = {}):
 
 export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const kubeBin = realTool("kube");
-  const kwokDir = path.dirname(realTool("kwok"));
+  const kwokDir = options.kwok === false ? "" : path.dirname(realTool("kwok"));
   const dir = mkdtempSync(path.join(os.tmpdir(), "entryway-cp-"));
   const started: Started[] = [];
   try {
@@ -274,6 +283,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         "--endpoint-reconciler-type=none",
         // Dial a node's kubelet at its InternalIP (127.0.0.1 here), never by a host name to look up.
         "--kubelet-preferred-address-types=InternalIP",
+        `--kubelet-client-certificate=${path.join(dir, "apiserver-kubelet-client.crt")}`,
+        `--kubelet-client-key=${path.join(dir, "apiserver-kubelet-client.key")}`,
         ...auditArgs,
       ]),
     );
@@ -299,30 +310,34 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         "--bind-address=127.0.0.1",
         "--secure-port=0",
       ]),
-      startProcess(dir, "kwok", path.join(kwokDir, "bin", "kwok"), [
-        `--kubeconfig=${admin}`,
-        `--config=${path.join(kwokDir, "share", "stages.yaml")}`,
-        "--manage-all-nodes=false",
-        "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
-        `--cidr=${POD_CIDR}`,
-        // The node's address is loopback: whatever asks for its "kubelet" (an exec) reaches this
-        // machine only, and is refused, as a node without a kubelet refuses.
-        "--node-ip=127.0.0.1",
-        "--node-lease-duration-seconds=40",
-      ]),
     );
+    if (options.kwok !== false) {
+      started.push(
+        startProcess(dir, "kwok", path.join(kwokDir, "bin", "kwok"), [
+          `--kubeconfig=${admin}`,
+          `--config=${path.join(kwokDir, "share", "stages.yaml")}`,
+          "--manage-all-nodes=false",
+          "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+          `--cidr=${POD_CIDR}`,
+          // The node's address is loopback: whatever asks for its "kubelet" (an exec) reaches this
+          // machine only, and is refused, as a node without a kubelet refuses.
+          "--node-ip=127.0.0.1",
+          "--node-lease-duration-seconds=40",
+        ]),
+      );
 
-    await createObjects(admin, [...parseAllDocuments(readFileSync(path.join(kwokDir, "share", "objects.yaml"), "utf8")).map((doc) => doc.toJS() as KubernetesObject), fakeNode()]);
-    await waitFor(
-      `node ${NODE_NAME} Ready`,
-      async () => {
-        const node = await get(`/api/v1/nodes/${NODE_NAME}`);
-        const conditions = (JSON.parse(node.body).status?.conditions ?? []) as { type: string; status: string }[];
-        return conditions.some((c) => c.type === "Ready" && c.status === "True");
-      },
-      started,
-      dir,
-    );
+      await createObjects(admin, [...parseAllDocuments(readFileSync(path.join(kwokDir, "share", "objects.yaml"), "utf8")).map((doc) => doc.toJS() as KubernetesObject), fakeNode()]);
+      await waitFor(
+        `node ${NODE_NAME} Ready`,
+        async () => {
+          const node = await get(`/api/v1/nodes/${NODE_NAME}`);
+          const conditions = (JSON.parse(node.body).status?.conditions ?? []) as { type: string; status: string }[];
+          return conditions.some((c) => c.type === "Ready" && c.status === "True");
+        },
+        started,
+        dir,
+      );
+    }
     // The `default` ServiceAccount of a namespace (the controller manager's job) shows its
     // controllers run: a pod cannot be created before it exists.
     await waitFor("the default ServiceAccount", async () => (await get("/api/v1/namespaces/default/serviceaccounts/default")).status === 200, started, dir);

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,7 +10,9 @@ import (
 	"k8s.io/component-base/cli"
 	apiserver "k8s.io/kubernetes/cmd/kube-apiserver/app"
 	controllermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
+	proxy "k8s.io/kubernetes/cmd/kube-proxy/app"
 	scheduler "k8s.io/kubernetes/cmd/kube-scheduler/app"
+	kubelet "k8s.io/kubernetes/cmd/kubelet/app"
 )
 
 func main() {
@@ -32,6 +35,14 @@ func main() {
 	case "kube-scheduler":
 		os.Args = args
 		os.Exit(cli.Run(scheduler.NewSchedulerCommand()))
+	case "kubelet":
+		// As k8s.io/kubernetes/cmd/kubelet/kubelet.go's main.
+		os.Args = args
+		os.Exit(cli.Run(kubelet.NewKubeletCommand(context.Background())))
+	case "kube-proxy":
+		// As k8s.io/kubernetes/cmd/kube-proxy/proxy.go's main.
+		os.Args = args
+		os.Exit(cli.Run(proxy.NewProxyCommand()))
 	}
 	fmt.Fprintf(os.Stderr, "kube: unknown command %q\n", name)
 	os.Exit(2)

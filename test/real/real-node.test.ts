@@ -1,0 +1,409 @@
+/**
+ * Real pods on this machine (issue 21): a real node (test/harness/node.ts: kubelet and kube-proxy
+ * v1.37.2 from scripts/realcp/kube, containerd and runc and the CNI plugins from Debian) joins a
+ * real control plane of its own (no kwok, so every pod lands on the real node; the API server's
+ * audit log on), and:
+ * - a target pod under Pod Security `restricted` (non-root, read-only root, no capabilities,
+ *   RuntimeDefault seccomp) is Running and Ready through the kubelet, its container in containerd,
+ *   its process a real one of uid 1000 in the node's cgroup root, its IP on the node's bridge;
+ * - a ClusterIP Service works through kube-proxy's rules (a pod fetches another pod's page through
+ *   the Service IP), and pods reach the API server through the `kubernetes` Service;
+ * - the exec gateway's `kubernetes` backend and authorizer (in this process, as its own
+ *   ServiceAccount, as the kubernetes-authorizer suite runs them) reach a real shell in the pod
+ *   through the API server and the kubelet: echo, resize (`stty size` follows), exit code, pipe
+ *   mode, a client that vanishes leaves no shell behind; a user allowed in one namespace is
+ *   denied in another with no exec request in the audit log;
+ * - debug containers on a distroless target (the pause image) are really added and started;
+ * - the chart's SSH workspace runs as the StatefulSet it renders, from its own image built here.
+ * When the node cannot start here, the suite fails naming what refused (never a skip under CI).
+ */
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { AppsV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api, type V1Pod } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEBUG_RULE, EXEC_RULES, REVIEW_RULES } from "../../components/exec-gateway";
+import { kubernetesAuthorizer } from "../../gateway/src/auth/kubernetes";
+import { kubernetesBackend } from "../../gateway/src/backends/kubernetes";
+import { defaultConfig, type GatewayConfig } from "../../gateway/src/config";
+import { createGateway, type Gateway } from "../../gateway/src/server";
+import { EntryClient } from "../../gateway/test/helpers/client";
+import path from "node:path";
+import { startPodman } from "../../gateway/test/helpers/podman";
+import { DEBIAN_BASE, makeBases } from "../images/bases";
+import { installUpstreamCrds, startControlPlane, type ControlPlane } from "../harness/control-plane";
+import { helmBinaries, repoRoot } from "../harness/helm";
+import { run } from "../harness/process";
+import { missingNodeTools, startNode, type RealNode } from "../harness/node";
+import { BUSYBOX_IMAGE, PAUSE_IMAGE } from "../harness/node-images";
+
+const inCI = !["", "0", "false"].includes((process.env.CI ?? "").toLowerCase());
+const missing = missingNodeTools();
+if (missing.length && !inCI) process.stderr.write(`real-node: [SKIPPED outside CI: missing ${missing.join(", ")}]\n`);
+
+const GATEWAY_NS = "node-gateway";
+const TEAM_A = "node-team-a";
+const TEAM_B = "node-team-b";
+const AUDIENCE = defaultConfig.tokenAudiences[0]!;
+
+/** A pod spec that passes Pod Security `restricted`, as the stack's own targets are. */
+function restrictedPod(name: string, command: string[], extra: Partial<V1Pod["spec"]> = {}, labels: Record<string, string> = { app: name }): V1Pod {
+  return {
+    metadata: { name, labels },
+    spec: {
+      securityContext: { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, seccompProfile: { type: "RuntimeDefault" } },
+      containers: [
+        {
+          name: "app",
+          image: BUSYBOX_IMAGE,
+          imagePullPolicy: "IfNotPresent",
+          command,
+          securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } },
+          readinessProbe: { exec: { command: ["cat", "/tmp/ready"] }, periodSeconds: 1 },
+          volumeMounts: [{ name: "tmp", mountPath: "/tmp" }],
+        },
+      ],
+      volumes: [{ name: "tmp", emptyDir: {} }],
+      terminationGracePeriodSeconds: 1,
+      ...extra,
+    },
+  };
+}
+
+describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and containerd on the real control plane", () => {
+  let controlPlane: ControlPlane;
+  let node: RealNode;
+  let core: CoreV1Api;
+  let apps: AppsV1Api;
+  let rbac: RbacAuthorizationV1Api;
+  let gateway: Gateway;
+  let url: string;
+  const suiteStarted = performance.now();
+
+  async function waitReady(namespace: string, name: string, timeoutMs = 90_000): Promise<V1Pod> {
+    const deadline = Date.now() + timeoutMs;
+    let pod: V1Pod | undefined;
+    while (Date.now() < deadline) {
+      pod = await core.readNamespacedPod({ namespace, name });
+      if (pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")) return pod;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    throw new Error(`pod ${namespace}/${name} not Ready in ${timeoutMs} ms: ${JSON.stringify(pod?.status)}\n--- kubelet\n${node.tail("kubelet", 30)}`);
+  }
+
+  async function token(namespace: string, name: string, audiences: string[]): Promise<string> {
+    const request = await core.createNamespacedServiceAccountToken({ namespace, name, body: { spec: { audiences, expirationSeconds: 600 } } });
+    if (!request.status?.token) throw new Error(`no token for ${namespace}/${name}`);
+    return request.status.token;
+  }
+
+  function execAuditEvents(namespace: string): { user: string; pod: string; code: number }[] {
+    return readFileSync(controlPlane.auditLog!, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { stage: string; objectRef?: { namespace?: string; resource?: string; subresource?: string; name?: string }; user: { username: string }; responseStatus?: { code: number } })
+      .filter((e) => e.stage === "ResponseComplete" && e.objectRef?.resource === "pods" && e.objectRef.subresource === "exec" && e.objectRef.namespace === namespace)
+      .map((e) => ({ user: e.user.username, pod: e.objectRef!.name!, code: e.responseStatus?.code ?? 0 }));
+  }
+
+  beforeAll(async () => {
+    if (missing.length) throw new Error(`the real node cannot be tried: missing ${missing.join(", ")}`);
+    const started = performance.now();
+    controlPlane = await startControlPlane({ auditLog: true, kwok: false });
+    const cpReady = performance.now();
+    node = await startNode(controlPlane);
+    console.log(`real-node: control plane ${((cpReady - started) / 1000).toFixed(1)} s, node ${node.name} Ready ${((performance.now() - cpReady) / 1000).toFixed(1)} s`);
+    const admin = new KubeConfig();
+    admin.loadFromFile(controlPlane.kubeconfig);
+    core = admin.makeApiClient(CoreV1Api);
+    apps = admin.makeApiClient(AppsV1Api);
+    rbac = admin.makeApiClient(RbacAuthorizationV1Api);
+
+    for (const name of [GATEWAY_NS, TEAM_A, TEAM_B]) await core.createNamespace({ body: { metadata: { name } } });
+    for (const [namespace, name] of [[GATEWAY_NS, "exec-gateway"], [TEAM_A, "alice"], [TEAM_A, "bob"]] as const) {
+      await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
+    }
+    const gatewaySubject = [{ kind: "ServiceAccount", name: "exec-gateway", namespace: GATEWAY_NS }];
+    for (const namespace of [TEAM_A, TEAM_B]) {
+      // As the ExecGateway component grants them with debugContainers on.
+      await rbac.createNamespacedRole({ namespace, body: { metadata: { name: "exec-gateway" }, rules: [...EXEC_RULES, DEBUG_RULE] } });
+      await rbac.createNamespacedRoleBinding({ namespace, body: { metadata: { name: "exec-gateway" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "exec-gateway" }, subjects: gatewaySubject } });
+    }
+    await rbac.createClusterRole({ body: { metadata: { name: "node-exec-gateway-review" }, rules: REVIEW_RULES } });
+    await rbac.createClusterRoleBinding({ body: { metadata: { name: "node-exec-gateway-review" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "node-exec-gateway-review" }, subjects: gatewaySubject } });
+    await rbac.createNamespacedRole({ namespace: TEAM_A, body: { metadata: { name: "exec" }, rules: [{ apiGroups: [""], resources: ["pods/exec"], verbs: ["create"] }] } });
+    // alice may exec and add debug containers in team-a; bob may only exec there.
+    await rbac.createNamespacedRoleBinding({
+      namespace: TEAM_A,
+      body: {
+        metadata: { name: "exec" },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "exec" },
+        subjects: [
+          { kind: "ServiceAccount", name: "alice", namespace: TEAM_A },
+          { kind: "ServiceAccount", name: "bob", namespace: TEAM_A },
+        ],
+      },
+    });
+    await rbac.createNamespacedRole({ namespace: TEAM_A, body: { metadata: { name: "debug" }, rules: [{ apiGroups: [""], resources: ["pods/ephemeralcontainers"], verbs: ["patch"] }] } });
+    await rbac.createNamespacedRoleBinding({ namespace: TEAM_A, body: { metadata: { name: "alice-debug" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "debug" }, subjects: [{ kind: "ServiceAccount", name: "alice", namespace: TEAM_A }] } });
+
+    const gatewayConfig = new KubeConfig();
+    gatewayConfig.loadFromOptions({
+      clusters: [{ name: "real", server: controlPlane.server, caData: readFileSync(controlPlane.caFile).toString("base64") }],
+      users: [{ name: "exec-gateway", token: await token(GATEWAY_NS, "exec-gateway", ["https://kubernetes.default.svc.cluster.local"]) }],
+      contexts: [{ name: "real", cluster: "real", user: "exec-gateway" }],
+      currentContext: "real",
+    });
+    const config: GatewayConfig = { ...defaultConfig, host: "127.0.0.1", port: 0, backend: "kubernetes", authorizer: "kubernetes", logLevel: "warn", debugImages: [BUSYBOX_IMAGE] };
+    gateway = createGateway({
+      config,
+      backend: kubernetesBackend(gatewayConfig),
+      authorizer: kubernetesAuthorizer(gatewayConfig, defaultConfig.tokenAudiences),
+      logger: { log: () => {} },
+      audit: { write: () => {}, close: async () => {} },
+    });
+    url = `ws://127.0.0.1:${(await gateway.listen()).port}/v1/enter`;
+  }, 600_000);
+
+  afterAll(async () => {
+    const stopping = performance.now();
+    try {
+      await gateway?.shutdown("test over");
+      if (core) {
+        for (const name of [GATEWAY_NS, TEAM_A, TEAM_B]) await core.deleteNamespace({ name, gracePeriodSeconds: 0 }).catch(() => undefined);
+      }
+      if (node) {
+        const times = await node.stop();
+        console.log(`real-node: node stop ${Object.entries(times).map(([step, ms]) => `${step} ${ms} ms`).join(", ")}`);
+        // The machine as found: no namespace, cgroup, mount or process of the node is left.
+        const n = node.name.replace("entryway-node-", "");
+        expect(existsSync(`/run/netns/${node.netns}`), "the node's network namespace").toBe(false);
+        expect(existsSync(`/sys/fs/cgroup/pids/entryway-node-${n}`), "the node's cgroup root").toBe(false);
+        expect(readFileSync("/proc/self/mountinfo", "utf8").includes(node.dir), "mounts under the node's folder").toBe(false);
+        expect(existsSync(node.dir), "the node's folder").toBe(false);
+        const leftovers = readdirSync("/proc")
+          .filter((pid) => /^\d+$/.test(pid))
+          .filter((pid) => {
+            try {
+              return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(node.dir);
+            } catch {
+              return false;
+            }
+          });
+        expect(leftovers, "processes of the node").toEqual([]);
+      }
+    } finally {
+      await controlPlane?.stop();
+      console.log(`real-node: teardown ${((performance.now() - stopping) / 1000).toFixed(1)} s; suite ${((performance.now() - suiteStarted) / 1000).toFixed(1)} s`);
+    }
+  }, 180_000);
+
+  it("a restricted target pod is Running and Ready through the kubelet: its container in containerd, a real process of uid 1000, an IP on the node's bridge", async () => {
+    await core.createNamespacedPod({ namespace: TEAM_A, body: restrictedPod("target", ["sh", "-c", "touch /tmp/ready && exec sleep 86400"]) });
+    const pod = await waitReady(TEAM_A, "target");
+    expect(pod.status?.phase).toBe("Running");
+    expect(pod.spec?.nodeName).toBe(node.name);
+    expect(pod.status?.podIP).toMatch(new RegExp(`^${node.podCidr.split(".").slice(0, 3).join("\\.")}\\.`));
+    const containerId = pod.status!.containerStatuses![0]!.containerID!.replace("containerd://", "");
+    const tasks = await node.ctr("tasks", "ls");
+    const line = tasks.split("\n").find((l) => l.startsWith(containerId));
+    expect(line, tasks).toMatch(/RUNNING/);
+    const pid = Number(line!.trim().split(/\s+/)[1]);
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    expect(status).toMatch(/^Uid:\s+1000\s+1000\s+1000\s+1000$/m);
+    expect(status).toMatch(/^CapEff:\s+0+$/m);
+    expect(readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")).toEqual(["sleep", "86400", ""]);
+    // Its cgroup is under the node's cgroup root (kubepods, the QoS class, the pod).
+    expect(readFileSync(`/proc/${pid}/cgroup`, "utf8")).toMatch(new RegExp(`:pids:/entryway-node-\\d+/kubepods/`));
+  });
+
+  it("a ClusterIP Service works through kube-proxy, and pods reach the API server through the kubernetes Service", async () => {
+    await core.createNamespacedPod({ namespace: TEAM_A, body: restrictedPod("web", ["sh", "-c", "mkdir -p /tmp/www && echo hello-through-a-service > /tmp/www/index.html && touch /tmp/ready && exec httpd -f -p 8080 -h /tmp/www"]) });
+    await core.createNamespacedService({ namespace: TEAM_A, body: { metadata: { name: "web" }, spec: { selector: { app: "web" }, ports: [{ port: 80, targetPort: 8080 }] } } });
+    await waitReady(TEAM_A, "web");
+    const service = await core.readNamespacedService({ namespace: TEAM_A, name: "web" });
+    const clusterIp = service.spec!.clusterIP!;
+    // A client pod fetches the page through the Service IP (kube-proxy's DNAT in the node), and
+    // opens a TCP connection to the API server through 10.96.0.1:443; kube-proxy may take a moment
+    // to write a new Service's rules, so each is tried for up to 20 s.
+    await core.createNamespacedPod({ namespace: TEAM_A, body: restrictedPod("client", ["sh", "-c", "touch /tmp/ready && exec sleep 86400"]) });
+    await waitReady(TEAM_A, "client");
+    const alice = await token(TEAM_A, "alice", [AUDIENCE]);
+    const inClient = async (script: string) => {
+      const client = await EntryClient.connect(`${url}?namespace=${TEAM_A}&pod=client&tty=false&command=sh&command=-c&command=${encodeURIComponent(script)}`, { token: alice });
+      const closed = await client.closed;
+      return { ...closed, out: client.text, err: client.errorOutput.toString() };
+    };
+    const retry = (command: string) => `for i in $(seq 20); do ${command} && exit 0; sleep 1; done; exit 1`;
+    // HTTP by hand with nc: Debian's busybox-static wget crashes (SIGSEGV) even on an IP address.
+    const page = await inClient(retry(`printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 2 ${clusterIp} 80 | grep -x hello-through-a-service`));
+    expect(page, `\n--- kube-proxy\n${node.tail("kube-proxy")}`).toMatchObject({ exitCode: 0, out: "hello-through-a-service\n" });
+    const api = await inClient(retry("nc -w 2 10.96.0.1 443 </dev/null"));
+    expect(api).toMatchObject({ exitCode: 0 });
+  });
+
+  it("the exec gateway's kubernetes backend reaches a real shell through the kubelet: echo, resize, exit code", async () => {
+    await waitReady(TEAM_A, "target");
+    const alice = await token(TEAM_A, "alice", [AUDIENCE]);
+    const client = await EntryClient.connect(`${url}?namespace=${TEAM_A}&pod=target`, { token: alice });
+    client.winch(123, 45);
+    client.type("stty size; echo $((6*7)); id -u\n");
+    await client.waitFor(/[\r\n]45 123\r\n42\r\n1000\r\n/, 30_000);
+    client.winch(100, 30);
+    client.type("stty size\n");
+    await client.waitFor(/[\r\n]30 100\r\n/);
+    client.type("echo 'äöü 你好 🙂'\n");
+    await client.waitFor(/\r\näöü 你好 🙂\r\n/);
+    client.type("exit 3\n");
+    expect(await client.closed).toMatchObject({ closeCode: "exit", exitCode: 3 });
+    expect(execAuditEvents(TEAM_A).filter((e) => e.user === `system:serviceaccount:${GATEWAY_NS}:exec-gateway` && e.pod === "target").length).toBeGreaterThan(0);
+  });
+
+  it("pipe mode through the kubelet: stdin to the command, stdout and stderr apart, 20 MiB of output identical, the exit code", async () => {
+    const alice = await token(TEAM_A, "alice", [AUDIENCE]);
+    const command = ["sh", "-c", "read a; echo \"got $a\" >&2; dd if=/dev/zero bs=65536 count=320 2>/dev/null | tr '\\0' x; exit 4"];
+    const client = await EntryClient.connect(`${url}?namespace=${TEAM_A}&pod=target&tty=false&${command.map((c) => `command=${encodeURIComponent(c)}`).join("&")}`, { token: alice, keepFrames: false });
+    client.type("x\n");
+    expect(await client.closed).toMatchObject({ closeCode: "exit", exitCode: 4 });
+    expect(client.errorOutput.toString()).toBe("got x\n");
+    expect(client.outputBytes).toBe(20 * 1024 * 1024);
+    expect(client.output.equals(Buffer.alloc(20 * 1024 * 1024, "x"))).toBe(true);
+  });
+
+  it("a client that vanishes leaves no shell behind in the target (the gateway's reaper, through a second real exec)", async () => {
+    const alice = await token(TEAM_A, "alice", [AUDIENCE]);
+    const client = await EntryClient.connect(`${url}?namespace=${TEAM_A}&pod=target`, { token: alice });
+    client.type("echo shell-pid=$$\n");
+    await client.waitFor(/shell-pid=(\d+)\r\n/, 30_000);
+    // The shell's PID in the pod's PID namespace; find it on this machine among the container's
+    // processes (NSpid: the last field is the PID inside).
+    const inner = Number(/shell-pid=(\d+)\r\n/.exec(client.text)![1]);
+    const pod = await core.readNamespacedPod({ namespace: TEAM_A, name: "target" });
+    const containerId = pod.status!.containerStatuses![0]!.containerID!.replace("containerd://", "");
+    const shells = async () => (await node.ctr("tasks", "ps", containerId)).split("\n").slice(1).map((l) => Number(l.trim().split(/\s+/)[0])).filter((pid) => pid > 0 && readNsPid(pid) === inner);
+    expect(await shells()).toHaveLength(1);
+    client.ws.terminate();
+    await expect.poll(shells, { timeout: defaultConfig.reapTimeoutMs + 10_000, interval: 500 }).toHaveLength(0);
+  });
+
+  it("access boundary: allowed in team-a, denied in team-b and in the gateway's namespace, with no exec request reaching the API server", async () => {
+    await core.createNamespacedPod({ namespace: TEAM_B, body: restrictedPod("target", ["sh", "-c", "touch /tmp/ready && exec sleep 86400"]) });
+    await waitReady(TEAM_B, "target");
+    const before = execAuditEvents(TEAM_B).length + execAuditEvents(GATEWAY_NS).length;
+    const alice = await token(TEAM_A, "alice", [AUDIENCE]);
+    const denied = await EntryClient.connect(`${url}?namespace=${TEAM_B}&pod=target`, { token: alice });
+    expect((await denied.closed).reason).toMatch(/may not exec in namespace node-team-b/);
+    const own = await EntryClient.connect(`${url}?namespace=${GATEWAY_NS}&pod=exec-gateway-0`, { token: alice });
+    expect((await own.closed).reason).toMatch(/may not exec in namespace node-gateway|not found|refused/);
+    expect(execAuditEvents(TEAM_B).length + execAuditEvents(GATEWAY_NS).length).toBe(before);
+    // The same user still gets a shell in team-a.
+    const allowed = await EntryClient.connect(`${url}?namespace=${TEAM_A}&pod=target&tty=false&command=id&command=-u`, { token: alice });
+    expect(await allowed.closed).toMatchObject({ exitCode: 0 });
+    expect(allowed.text).toBe("1000\n");
+    void apps;
+  });
+
+  it("debug containers on a distroless target: the API server adds the ephemeral container, the kubelet starts it in the target's process namespace; the allow-list and the second review hold", async () => {
+    // The target runs the pause image: one static binary, no shell.
+    await core.createNamespacedPod({
+      namespace: TEAM_A,
+      body: {
+        metadata: { name: "distroless", labels: { app: "distroless" } },
+        spec: {
+          securityContext: { runAsNonRoot: true, runAsUser: 65535, runAsGroup: 65535, seccompProfile: { type: "RuntimeDefault" } },
+          containers: [{ name: "app", image: PAUSE_IMAGE, imagePullPolicy: "IfNotPresent", securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } } }],
+          terminationGracePeriodSeconds: 1,
+        },
+      },
+    });
+    await waitReady(TEAM_A, "distroless");
+    const alice = await token(TEAM_A, "alice", [AUDIENCE]);
+    const bob = await token(TEAM_A, "bob", [AUDIENCE]);
+    const open = (bearer: string, debug?: string) => EntryClient.connect(`${url}?namespace=${TEAM_A}&pod=distroless${debug ? `&debug=${encodeURIComponent(debug)}` : ""}`, { token: bearer });
+    const ephemeral = async () => (await core.readNamespacedPod({ namespace: TEAM_A, name: "distroless" })).spec?.ephemeralContainers ?? [];
+
+    // Control: without the option there is no shell to run (the runtime's own words).
+    expect(await (await open(alice)).closed).toMatchObject({ closeCode: "backend-error" });
+    // Off the allow-list, and bob (exec allowed, ephemeral containers not): refused, nothing added.
+    expect(await (await open(alice, "busybox:latest")).closed).toMatchObject({ closeCode: "bad-request", reason: expect.stringMatching(/is not allowed on this gateway/) });
+    expect(await (await open(bob, "true")).closed).toMatchObject({ closeCode: "denied", reason: expect.stringMatching(/bob may not add debug containers to pod node-team-a\/distroless/) });
+    expect(await ephemeral()).toEqual([]);
+
+    const client = await open(alice, "auto");
+    client.type("echo in-$((1+1)); cat /proc/1/cmdline; echo; id -u\n");
+    // PID 1 of the target's process namespace is the target's /pause (cmdline ends with its NUL).
+    await client.waitFor(/in-2\r\n\/pause\0\r\n65535\r\n/, 60_000);
+    client.type("exit 0\n");
+    expect(await client.closed).toMatchObject({ exitCode: 0 });
+    const added = await ephemeral();
+    expect(added).toMatchObject([{ image: BUSYBOX_IMAGE, targetContainerName: "app" }]);
+    const statuses = (await core.readNamespacedPod({ namespace: TEAM_A, name: "distroless" })).status?.ephemeralContainerStatuses ?? [];
+    expect(statuses.find((st) => st.name === added[0]!.name)?.containerID).toMatch(/^containerd:\/\//);
+  });
+
+  it("the chart's SSH workspace (ci/ssh-one-workspace.yaml) runs as the StatefulSet it renders: Running and Ready with its home on a volume; the CONNECT gateway's proxy (image: auto, injected by Istio) is the expected exception", async () => {
+    // The workspace image from its Dockerfile with podman, as test/images builds it, into containerd.
+    const image = "localhost/entryway-node/ssh-workspace:1";
+    const archive = path.join(node.dir, "ssh-workspace.tar");
+    const podman = await startPodman({ storageDriver: "overlay" });
+    const building = performance.now();
+    try {
+      await makeBases(podman);
+      await podman.podman("build", "--network", "host", "--build-arg", `BASE=${DEBIAN_BASE}`, "--build-arg", "VERSION=0.0.0-node", "-t", image, path.join(repoRoot, "images/ssh-workspace"));
+      await podman.podman("save", "--format", "oci-archive", "-o", archive, image);
+    } finally {
+      await podman.stop();
+    }
+    await node.importImages([archive]);
+    console.log(`real-node: ssh-workspace image built and imported in ${((performance.now() - building) / 1000).toFixed(1)} s`);
+
+    await installUpstreamCrds(controlPlane);
+    // The home: a hostPath volume under the node's folder for the StatefulSet's claim (no
+    // provisioner here; the claim has no storage class, so it binds to a volume without one).
+    // Made as rancher/local-path-provisioner's setup script makes a volume (`mkdir -m 0777`): a
+    // hostPath volume gets no fsGroup ownership, and a root-owned home stopped the workspace
+    // ("mkdir: cannot create directory '/home/dev/.entryway': Permission denied").
+    const homeDir = path.join(node.dir, "workspace-home");
+    mkdirSync(homeDir);
+    chmodSync(homeDir, 0o777);
+    await core.createPersistentVolume({
+      body: { metadata: { name: "node-workspace-home" }, spec: { storageClassName: "", capacity: { storage: "10Gi" }, accessModes: ["ReadWriteOnce"], hostPath: { path: homeDir, type: "Directory" } } },
+    });
+    const helm = helmBinaries()[0]!;
+    const home = path.join(repoRoot, ".ci", "cache", "helm", "home");
+    const install = await run(
+      helm.path,
+      ["install", "entryway", path.join(repoRoot, "charts", "entryway"), "-n", "node-entryway", "--create-namespace", "-f", path.join(repoRoot, "charts", "entryway", "ci", "ssh-one-workspace.yaml"), "--set", "connectGateway.serviceType=NodePort", "--set", "workspaceDefaults.image.registry=localhost", "--set", "workspaceDefaults.image.repository=entryway-node/ssh-workspace", "--set-string", "workspaceDefaults.image.tag=1"],
+      { env: { ...process.env, KUBECONFIG: controlPlane.kubeconfig, HELM_CACHE_HOME: home, HELM_CONFIG_HOME: home, HELM_DATA_HOME: home } },
+    );
+    expect(install.status, install.stderr).toBe(0);
+    const deadline = Date.now() + 180_000;
+    let pods: V1Pod[];
+    for (;;) {
+      pods = (await core.listPodForAllNamespaces({ labelSelector: "app.kubernetes.io/instance=entryway" })).items;
+      const workspace = pods.filter((p) => p.metadata?.ownerReferences?.some((o) => o.kind === "StatefulSet"));
+      if (workspace.length && workspace.every((p) => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"))) break;
+      if (Date.now() > deadline) {
+        // The container's own output, read through the API server from the kubelet.
+        const logs = await Promise.all(
+          workspace.map((p) => core.readNamespacedPodLog({ namespace: p.metadata!.namespace!, name: p.metadata!.name!, container: "sshd", previous: true }).catch((error: unknown) => String(error))),
+        );
+        throw new Error(`workspace pods not Ready: ${JSON.stringify(workspace.map((p) => p.status?.containerStatuses))}\n--- sshd's log\n${logs.join("\n---\n")}`);
+      }
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    const notReady = pods.filter((p) => !p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"));
+    // The CONNECT gateway's pod has `image: auto`: only Istio's injection makes it runnable.
+    expect(notReady.map((p) => p.spec?.containers.map((c) => c.image))).toEqual(notReady.map(() => ["auto"]));
+    const claims = (await core.listPersistentVolumeClaimForAllNamespaces()).items.filter((c) => c.metadata?.labels?.["app.kubernetes.io/instance"] === "entryway" || c.spec?.volumeName === "node-workspace-home");
+    expect(claims.map((c) => c.status?.phase)).toContain("Bound");
+  }, 900_000);
+});
+
+/** The innermost PID of a process (its PID in the container's PID namespace), from /proc/<pid>/status NSpid. */
+function readNsPid(pid: number): number | undefined {
+  try {
+    const line = /^NSpid:\s+(.*)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+    return line ? Number(line.trim().split(/\s+/).at(-1)) : undefined;
+  } catch {
+    return undefined;
+  }
+}
