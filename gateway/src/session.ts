@@ -48,6 +48,9 @@ const SHELL_PROBE = ["/bin/sh", "-c", "exit 0"];
 const DEFAULT_SIZE = { cols: 80, rows: 24 };
 /** Input that arrives before the shell is ready is kept: on a TTY up to this much; pipe mode keeps all, under input backpressure. */
 const MAX_EARLY_INPUT = 64 * 1024;
+/** How runtimes say that the command to exec does not exist (runc: "exec: \"/bin/sh\": stat /bin/sh: no such file or directory"). */
+const MISSING_EXECUTABLE = /no such file or directory|executable file not found/i;
+
 /** How long an abandoned exec is kept open for its PID report. */
 const PID_WAIT_MS = 5000;
 
@@ -540,9 +543,13 @@ export class Session {
       // The stream ended without an exit status: the connection to the container was lost (an API
       // server restart, a dropped engine connection) and the shell may still run. end() reaps it.
       // The backend's words stay in the log, as for a failed setup: the API server's name the
-      // node's kubelet address and the exec request's URL (the wrapper command).
+      // node's kubelet address and the exec request's URL (the wrapper command). Only a missing
+      // executable (a target image with no shell) is named to the client, who can act on it.
       this.ctx.metrics.backendErrors.inc({ operation: "stream" });
       this.ctx.logger.log("error", "lost the connection to the shell", { session: this.id, target: this.label, ...(error ? { error } : {}) });
+      if (error && MISSING_EXECUTABLE.test(error)) {
+        return this.end("backend-error", "the shell could not start in the target: no such file or directory (an image without a shell: a debug container can help where this gateway allows them)");
+      }
       return this.end("backend-error", `lost the connection to the shell (session ${this.id}; the gateway's log has the cause)`);
     }
     this.execEnded = true;
