@@ -36,7 +36,7 @@ import path from "node:path";
 import { parse, stringify } from "yaml";
 import { installUpstreamCrds, startControlPlane, type ControlPlane } from "../test/harness/control-plane";
 import { helmBinaries, type Helm } from "../test/harness/helm";
-import { engineTools, type EngineRequest, type EngineResult } from "../test/harness/pulumi-engine";
+import { engineEnv, engineTools, type EngineRequest, type EngineResult } from "../test/harness/pulumi-engine";
 import { stackConfig, withoutAddressWaits, type StackDocument } from "../test/real/stack-config";
 
 const repoRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
@@ -205,16 +205,7 @@ class MeasuredStack {
 
   async run(op: EngineRequest["op"]): Promise<{ measurement: Measurement; result: EngineResult }> {
     const resultFile = path.join(this.dir, `${op}-${Date.now()}.json`);
-    const env: Record<string, string> = {
-      PATH: [...this.tools.providerDirs, path.join(this.tools.pulumiRoot, "bin"), path.dirname(process.execPath), process.env.PATH ?? ""].join(path.delimiter),
-      HOME: process.env.HOME ?? this.dir,
-      PULUMI_HOME: path.join(this.dir, "home"),
-      PULUMI_CONFIG_PASSPHRASE: PASSPHRASE,
-      PULUMI_SKIP_UPDATE_CHECK: "true",
-      PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
-      PULUMI_SKIP_CONFIRMATIONS: "true",
-      KUBECONFIG: this.kubeconfig,
-    };
+    const env = engineEnv(this.tools, this.dir, this.kubeconfig, PASSPHRASE);
     const request: EngineRequest = {
       op,
       projectName: "entryway",

@@ -143,21 +143,21 @@ function tail(dir: string, name: string): string {
   }
 }
 
+/** Stops a child process: SIGTERM, then SIGKILL after 10 s; resolves once it exited. */
+export function stopChild(child: ChildProcess): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const kill = setTimeout(() => child.kill("SIGKILL"), 10_000);
+    child.once("exit", () => {
+      clearTimeout(kill);
+      resolve();
+    });
+    child.kill("SIGTERM");
+  });
+}
+
 async function stopAll(started: Started[]): Promise<void> {
-  await Promise.all(
-    [...started].reverse().map(
-      ({ child }) =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          const kill = setTimeout(() => child.kill("SIGKILL"), 10_000);
-          child.once("exit", () => {
-            clearTimeout(kill);
-            resolve();
-          });
-          child.kill("SIGTERM");
-        }),
-    ),
-  );
+  await Promise.all([...started].reverse().map(({ child }) => stopChild(child)));
 }
 
 /** Polls `ready` until it is true, failing with the process logs when a process died or time ran out. */
@@ -205,6 +205,17 @@ export function objectApi(kubeconfig: string): KubernetesObjectApi {
   const config = new KubeConfig();
   config.loadFromFile(kubeconfig);
   return KubernetesObjectApi.makeApiClient(config);
+}
+
+/** Whether the API server has the object (a 404 is false; any other error is thrown). */
+export async function objectExists(api: KubernetesObjectApi, object: KubernetesObject): Promise<boolean> {
+  try {
+    await api.read({ apiVersion: object.apiVersion, kind: object.kind, metadata: { name: object.metadata!.name!, namespace: object.metadata?.namespace } });
+    return true;
+  } catch (error) {
+    if ((error as { code?: number }).code === 404) return false;
+    throw error;
+  }
 }
 
 async function createObjects(kubeconfig: string, objects: KubernetesObject[]): Promise<void> {

@@ -30,7 +30,7 @@ import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, rea
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { issue, writeKubeconfig } from "./control-plane";
+import { issue, stopChild, writeKubeconfig } from "./control-plane";
 import { run } from "./process";
 import { realTool } from "./realcp";
 import { PAUSE_IMAGE, smallImages } from "./node-images";
@@ -186,18 +186,9 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
 
   const stopProcess = (processName: string) => {
     const entry = started.find((s) => s.name === processName);
-    if (!entry) return Promise.resolve();
-    const { child } = entry;
-    return new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      const kill = setTimeout(() => child.kill("SIGKILL"), 10_000);
-      child.once("exit", () => {
-        clearTimeout(kill);
-        resolve();
-      });
-      child.kill("SIGTERM");
-    });
+    return entry ? stopChild(entry.child) : Promise.resolve();
   };
+
 
   /** Runs every cleanup, last registered first; returns how long each took (ms). */
   async function stop(): Promise<Record<string, number>> {

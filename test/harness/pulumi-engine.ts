@@ -54,6 +54,23 @@ export interface EngineRequest {
 const repoRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../..");
 const PASSPHRASE = "entryway-test-passphrase";
 
+/**
+ * The environment an engine operation runs in: the built CLI and providers first on PATH, its own
+ * PULUMI_HOME, a passphrase for the secrets provider, and nothing that may download or prompt.
+ */
+export function engineEnv(tools: { pulumiRoot: string; providerDirs: string[] }, dir: string, kubeconfig: string, passphrase = PASSPHRASE): Record<string, string> {
+  return {
+    PATH: [...tools.providerDirs, path.join(tools.pulumiRoot, "bin"), path.dirname(process.execPath), process.env.PATH ?? ""].join(path.delimiter),
+    HOME: process.env.HOME ?? dir,
+    PULUMI_HOME: path.join(dir, "home"),
+    PULUMI_CONFIG_PASSPHRASE: passphrase,
+    PULUMI_SKIP_UPDATE_CHECK: "true",
+    PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+    PULUMI_SKIP_CONFIRMATIONS: "true",
+    KUBECONFIG: kubeconfig,
+  };
+}
+
 /** The engine and the providers it runs, built first when the cache has none. */
 export function engineTools(): { pulumiRoot: string; providerDirs: string[] } {
   return {
@@ -111,16 +128,7 @@ export class PulumiStack {
 
   async run(op: EngineOperation): Promise<EngineResult> {
     const resultFile = path.join(this.dir, `${op}-${Date.now()}.json`);
-    const env: Record<string, string> = {
-      PATH: [...this.tools.providerDirs, path.join(this.tools.pulumiRoot, "bin"), path.dirname(process.execPath), process.env.PATH ?? ""].join(path.delimiter),
-      HOME: process.env.HOME ?? this.dir,
-      PULUMI_HOME: path.join(this.dir, "home"),
-      PULUMI_CONFIG_PASSPHRASE: PASSPHRASE,
-      PULUMI_SKIP_UPDATE_CHECK: "true",
-      PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
-      PULUMI_SKIP_CONFIRMATIONS: "true",
-      KUBECONFIG: this.options.kubeconfig,
-    };
+    const env = engineEnv(this.tools, this.dir, this.options.kubeconfig);
     const request: EngineRequest = {
       op,
       projectName: this.projectName,

@@ -26,7 +26,7 @@ import path from "node:path";
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { parse, stringify } from "yaml";
-import { objectApi } from "../harness/control-plane";
+import { objectApi, objectExists } from "../harness/control-plane";
 import { repoRoot } from "../harness/helm";
 import { run as runSync } from "../harness/npm";
 import { run } from "../harness/process";
@@ -128,15 +128,7 @@ function project(cli: Cli, name: string, program: Program): string {
   return dir;
 }
 
-async function exists(object: KubernetesObject): Promise<boolean> {
-  try {
-    await api.read({ apiVersion: object.apiVersion, kind: object.kind, metadata: { name: object.metadata!.name!, namespace: object.metadata?.namespace } });
-    return true;
-  } catch (error) {
-    if ((error as { code?: number }).code === 404) return false;
-    throw error;
-  }
-}
+const exists = (object: KubernetesObject) => objectExists(api, object);
 
 interface StateResource {
   type: string;

@@ -12,7 +12,7 @@
  */
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { objectApi } from "../harness/control-plane";
+import { objectApi, objectExists } from "../harness/control-plane";
 import { PulumiStack, type EngineResult } from "../harness/pulumi-engine";
 import { objectKey, renderOffline, type OfflineRendering } from "./offline-render";
 import { expectRbacAsDeployed } from "./rbac-matrix";
@@ -42,15 +42,7 @@ function kubernetesSteps(result: EngineResult, ops: string[]): string[] {
     .sort();
 }
 
-async function exists(object: KubernetesObject): Promise<boolean> {
-  try {
-    await api.read({ apiVersion: object.apiVersion, kind: object.kind, metadata: { name: object.metadata!.name!, namespace: object.metadata?.namespace } });
-    return true;
-  } catch (error) {
-    if ((error as { code?: number }).code === 404) return false;
-    throw error;
-  }
-}
+const exists = (object: KubernetesObject) => objectExists(api, object);
 
 describe("the dev stack on the real engine and API server", () => {
   let stack: PulumiStack;
