@@ -56,7 +56,8 @@ export class Stack extends pulumi.ComponentResource {
     const labels = standardLabels({ name: "entryway", instance: base }, args.labels);
 
     const dns = args.networkPolicy?.dns ?? DEFAULT_DNS;
-    this.namespace = this.ownNamespace(name, args.namespace, args.createNamespace ?? true, base, labels, dns);
+    const own = this.ownNamespace(name, args.namespace, args.createNamespace ?? true, base, labels, dns);
+    this.namespace = own.name;
 
     if (args.execGateway) {
       // The stack's other namespace (the CONNECT gateway's) is refused as a target, as its own is.
@@ -72,9 +73,11 @@ export class Stack extends pulumi.ComponentResource {
     if (args.connectGateway) {
       const connect = connectNamespace(args.connectGateway, args.namespace);
       this.connectNamespace = connect;
-      const connectReady = this.ownNamespace(`${name}-connect`, connect, args.connectGateway.createNamespace ?? true, base, labels, dns);
-      // After both namespaces, when the stack makes them.
-      const ssh = { parent: this, dependsOn: pulumi.all([this.namespace, connectReady]).apply((): pulumi.Resource[] => []) };
+      const connectOwn = this.ownNamespace(`${name}-connect`, connect, args.connectGateway.createNamespace ?? true, base, labels, dns);
+      // After both namespaces, when the stack makes them: the Namespace resources themselves, not
+      // an Output of their names, so that every workspace's options do not carry (and gather) one
+      // more Output: 83 MiB of the offline render's peak at 1,000 workspaces (docs/testing.md).
+      const ssh = { parent: this, dependsOn: [...own.made, ...connectOwn.made] };
       const workspaceName = (ws: { name: string }) => objectName(base, "ws", ws.name);
       const declared = (args.workspaces ?? []).map((ws) => ({ namespace: ws.namespace ?? args.namespace, name: workspaceName(ws) }));
       const gateway = new ConnectGateway(base, connectGatewayArgs(args.connectGateway, connect, args.networkPolicy ?? {}, args.labels, args.global, declared), ssh);
@@ -111,10 +114,13 @@ export class Stack extends pulumi.ComponentResource {
     });
   }
 
-  /** A namespace the stack owns: made when asked, with its default deny and DNS for every pod. */
-  private ownNamespace(resourceName: string, namespace: string, create: boolean, base: string, labels: Record<string, string>, dns: InClusterPeer): pulumi.Output<string> {
-    const made = create ? new k8s.core.v1.Namespace(`${resourceName}-namespace`, { metadata: { name: namespace, labels } }, { parent: this }) : undefined;
-    namespaceNetworkPolicies(`${resourceName}-${namespace}`, base, namespace, labels, dns, { parent: this, ...(made ? { dependsOn: [made] } : {}) });
-    return made ? made.metadata.name : pulumi.output(namespace);
+  /**
+   * A namespace the stack owns: made when asked, with its default deny and DNS for every pod. Its
+   * name (an Output of the Namespace when made) and the Namespace resource, if any, for `dependsOn`.
+   */
+  private ownNamespace(resourceName: string, namespace: string, create: boolean, base: string, labels: Record<string, string>, dns: InClusterPeer): { name: pulumi.Output<string>; made: k8s.core.v1.Namespace[] } {
+    const made = create ? [new k8s.core.v1.Namespace(`${resourceName}-namespace`, { metadata: { name: namespace, labels } }, { parent: this })] : [];
+    namespaceNetworkPolicies(`${resourceName}-${namespace}`, base, namespace, labels, dns, { parent: this, dependsOn: made });
+    return { name: made[0]?.metadata.name ?? pulumi.output(namespace), made };
   }
 }
