@@ -49,8 +49,10 @@ afterAll(() => {
 });
 
 describe("the policy pack published on its own (npm pack of policies/)", () => {
-  it("ships the pack's manifest, sources and compiler settings, nothing else", () => {
-    expect(packed.files.map((f) => f.path).sort()).toEqual(["PulumiPolicy.yaml", "index.ts", "package.json", "rules.ts", "tsconfig.json"]);
+  it("ships the pack's manifest, sources (one file per rule, its tests left out) and compiler settings, nothing else", () => {
+    const rules = entrywayPolicies.map((policy) => `rules/${policy.name.replace(/^entryway-/, "")}.ts`);
+    const expected = ["PulumiPolicy.yaml", "index.ts", "package.json", "rules/helpers.ts", "rules/index.ts", ...rules, "tsconfig.json"];
+    expect(packed.files.map((f) => f.path).sort()).toEqual(expected.sort());
   });
 
   it("serves every policy from the tarball with only its declared dependencies", async () => {
