@@ -22,14 +22,19 @@ export default defineConfig({
       },
       {
         // The real Kubernetes control plane, Pulumi engine and Helm, built from their Go modules
-        // (scripts/realcp) and started once for these suites, which take turns on it. `npm test`
-        // runs this project after the other two, so that their terminal tests, which wait on
-        // screens, do not share two cores with a control plane and an engine.
+        // (scripts/realcp) and started once for these suites, each of which works in namespaces,
+        // stacks and releases of its own on it (real-node.test.ts starts a control plane of its
+        // own). Two files at a time: much of their time is waiting (rollouts, and a namespace's
+        // deletion, which the namespace controller retries after the longest grace period of the
+        // pods it still holds: k8s.io/kubernetes pkg/controller/namespace/deletion/
+        // namespaced_resources_deleter.go, estimateGracefulTermination), so the second file fills
+        // it: 445 s against 790 s one after the other in one run here. `npm test` runs this project after the other two, so that their
+        // terminal tests, which wait on screens, do not share two cores with control planes.
         test: {
           name: "real",
           include: ["test/real/**/*.test.ts"],
           globalSetup: ["test/real/global-setup.ts"],
-          fileParallelism: false,
+          fileParallelism: true,
           testTimeout: 1_200_000,
           hookTimeout: 3_600_000,
         },
