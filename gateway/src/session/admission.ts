@@ -34,15 +34,12 @@ export class Admission {
     private readonly signal: AbortSignal,
   ) {
     this.settled = new Promise((resolve) => (this.settle = resolve));
-    // The session's end settles the decision, and stops the wait for an AUTH message.
-    signal.addEventListener(
-      "abort",
-      () => {
-        this.settle();
-        this.pendingAuth?.(null);
-      },
-      { once: true },
-    );
+  }
+
+  /** The session ended (its signal aborted): the decision is settled, and an AUTH message no longer awaited. */
+  end(): void {
+    this.settle();
+    this.pendingAuth?.(null);
   }
 
   /**

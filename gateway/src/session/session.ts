@@ -38,6 +38,8 @@ export class Session {
   private readonly admission: Admission;
   private readonly opening: Opening;
   private readonly pump: Pump;
+  /** Stops the watch's timers, once it runs. */
+  private stopWatch: (() => void) | undefined;
   /** The exec's stream ended, or was abandoned: nothing more to end. */
   private execEnded = false;
 
@@ -77,7 +79,7 @@ export class Session {
       this.ctx.metrics.active.inc();
       this.audit("session.start");
       const session = { id: this.id, label: this.label, ws: this.ws, pump: this.pump, startedAt: this.startedAt, ping: () => this.send(ResponseType.PING, Buffer.alloc(0)), end: (closeCode: CloseCode, reason: string) => this.end(closeCode, reason) };
-      watch(this.ctx, session, grant, signal);
+      this.stopWatch = watch(this.ctx, session, grant, signal);
       this.pump.start();
     } catch (error) {
       // The session ended meanwhile: an exec created since is one nobody will use, whose shell is ended.
@@ -152,9 +154,13 @@ export class Session {
 
   private async end(closeCode: CloseCode, reason: string, exitCode: number | null = null): Promise<void> {
     if (this.ended.signal.aborted) return this.finished;
-    // The phases stop: the wait for AUTH and the decision settle (admission), a debug container's
-    // start is no longer waited for (opening), the pump writes nothing more, the watch's timers stop.
+    // The phases stop: a step still at work throws the signal's reason after its await (admission,
+    // opening), a debug container's start is no longer waited for, the pump writes nothing more. What
+    // waits for no await is stopped here (AbortSignal listeners cost a session more memory): the
+    // watch's timers, and admission's wait for an AUTH message and its decision (authSettled).
     this.ended.abort(new SessionEnded(closeCode));
+    this.stopWatch?.();
+    this.admission.end();
     const extra = exitCode === null ? { closeCode } : { closeCode, exitCode };
     this.pump.flushOutput(); // output held for a frame in flight goes before CLOSE
     this.send(ResponseType.CLOSE, Buffer.from(reason), extra);

@@ -1,7 +1,7 @@
 // The watch over a running session: what ends it from outside its data (the deadline, the token's
 // expiry or maxSessionSeconds; a grant the authorizer revoked; a peer that stopped answering
-// WebSocket pings; idleness), and Entry's application PINGs. Its timers stop when the session's
-// signal aborts.
+// WebSocket pings; idleness), and Entry's application PINGs. watch() returns what stops its timers
+// (the session calls it as it ends).
 import type { WebSocket } from "ws";
 import type { CloseCode } from "../protocol.js";
 import type { Grant } from "./admission.js";
@@ -18,17 +18,13 @@ export interface WatchedSession extends SessionRef {
   end(closeCode: CloseCode, reason: string): Promise<void>;
 }
 
-export function watch(ctx: SessionContext, session: WatchedSession, grant: Grant, signal: AbortSignal): void {
+export function watch(ctx: SessionContext, session: WatchedSession, grant: Grant, signal: AbortSignal): () => void {
   const { pingIntervalMs, wsPingIntervalMs, idleTimeoutMs, maxSessionSeconds, reauthorizeIntervalMs } = ctx.config;
   const { ws, pump } = session;
   const timers: NodeJS.Timeout[] = [];
-  signal.addEventListener(
-    "abort",
-    () => {
-      for (const timer of timers) clearInterval(timer);
-    },
-    { once: true },
-  );
+  const stop = () => {
+    for (const timer of timers) clearInterval(timer);
+  };
   // An absolute end: the token's expiry, or maxSessionSeconds after the start, whichever comes first.
   const limits = [grant.expiresAt, maxSessionSeconds > 0 ? session.startedAt.getTime() + maxSessionSeconds * 1000 : undefined].filter((t): t is number => t !== undefined);
   if (limits.length > 0) {
@@ -41,7 +37,7 @@ export function watch(ctx: SessionContext, session: WatchedSession, grant: Grant
       timers.push(setTimeout(arm, Math.min(left, 2 ** 31 - 1)));
     };
     arm();
-    if (signal.aborted) return; // past its deadline already: nothing more to watch
+    if (signal.aborted) return stop; // past its deadline already: nothing more to watch
   }
   const { recheck } = grant;
   if (recheck && reauthorizeIntervalMs > 0) {
@@ -90,4 +86,5 @@ export function watch(ctx: SessionContext, session: WatchedSession, grant: Grant
       }, check),
     );
   }
+  return stop;
 }
