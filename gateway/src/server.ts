@@ -17,7 +17,7 @@ import { createMetrics, type Metrics } from "./metrics.js";
 import { clientAddress } from "./net.js";
 import { encodeResponse, ResponseType } from "./protocol.js";
 import { recordingSink, recordingsRoute } from "./recordings.js";
-import { Session, type SessionContext } from "./session.js";
+import { Session, type SessionContext } from "./session/session.js";
 import { describeTarget, parseTarget, TargetError, type Target } from "./target.js";
 
 /** Browsers offer this subprotocol (the server selects it) next to `entryway.token.<base64url token>`. */

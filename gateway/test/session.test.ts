@@ -273,6 +273,55 @@ describe("session lifetime", () => {
   });
 });
 
+describe("ending during setup (the session's signal)", () => {
+  /** A step that waits until the test lets it go on. */
+  function gate() {
+    let open!: () => void;
+    const opened = new Promise<void>((resolve) => (open = resolve));
+    return { opened, open, calls: 0 };
+  }
+
+  it("a client that leaves while the target is resolved: no exec is started, the slot comes back, the refusal is audited", async () => {
+    const { open, backend, g } = await setup({ maxSessionsPerUser: 1 });
+    const resolving = gate();
+    const resolve = backend.resolve.bind(backend);
+    backend.resolve = async (target) => {
+      resolving.calls++;
+      await resolving.opened;
+      return resolve(target);
+    };
+    const client = await open();
+    await expect.poll(() => resolving.calls).toBe(1);
+    client.ws.terminate();
+    await expect.poll(() => g.gateway.sessions.size).toBe(0);
+    resolving.open(); // the backend answers after the session ended
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(backend.execs).toBe(0);
+    expect(backend.reaped).toEqual([]);
+    expect(g.audit).toEqual([expect.objectContaining({ event: "session.refused", user: "alice", closeCode: "client-gone" })]);
+    await echo(await open(), "the-slot-came-back");
+  });
+
+  it("an exec created after the client left is ended, never counted as active, and the session audited as refused", async () => {
+    const { open, backend, g } = await setup();
+    const creating = gate();
+    const exec = backend.exec.bind(backend);
+    backend.exec = async (...args) => {
+      creating.calls++;
+      await creating.opened;
+      return exec(...args);
+    };
+    const client = await open();
+    await expect.poll(() => creating.calls).toBe(1);
+    client.ws.terminate();
+    await expect.poll(() => g.audit.length).toBe(1);
+    creating.open();
+    await expect.poll(() => backend.reaped).toEqual([100]);
+    expect(g.audit).toEqual([expect.objectContaining({ event: "session.refused", closeCode: "client-gone", container: "fake/box" })]);
+    expect(await (await fetch(`${g.monitoring}/metrics`)).text()).toMatch(/entryway_sessions_active 0/);
+  });
+});
+
 describe("sessions that end with their grant", () => {
   it("asks the authorizer again every reauthorizeIntervalMs: a revoked grant ends the session, an authorizer that cannot answer does not", async () => {
     let answer: Recheck = { outcome: "allowed" };

@@ -274,5 +274,5 @@ export function dockerBackend(dockerHost: string): Backend {
     async check() {
       await call("GET", "/version");
     },
-  };
+  } satisfies Backend;
 }

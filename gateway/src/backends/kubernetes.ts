@@ -168,7 +168,7 @@ export function kubernetesBackend(kubeConfig: KubeConfig): Backend {
     return writable;
   }
 
-  const debugContainers: DebugContainers = {
+  const debugContainers = {
     async create(target, image, lifetimeSeconds) {
       const namespace = target.namespace!;
       const pod = target.pod!;
@@ -215,7 +215,7 @@ export function kubernetesBackend(kubeConfig: KubeConfig): Backend {
         await sleep(Math.min(DEBUG_POLL_MS, Math.max(0, deadline - Date.now())));
       }
     },
-  };
+  } satisfies DebugContainers;
 
   return {
     name: "kubernetes",
@@ -285,5 +285,5 @@ export function kubernetesBackend(kubeConfig: KubeConfig): Backend {
     async check() {
       await version.getCode();
     },
-  };
+  } satisfies Backend;
 }
