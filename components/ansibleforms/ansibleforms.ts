@@ -46,6 +46,7 @@ import {
 import { DATABASE_MODE_WARNING, DEPRECATION_ANNOTATION, databaseModeSidecar } from "./database-rte";
 import { RunnerSeed, type Runner, type SeedRunner } from "./runner-seed";
 import { inboundRunnerUri, inboundSidecar, type SidecarRteSettings } from "./sidecar-rte";
+import type { ValueOf } from "../shared/enum";
 
 type EnvVar = k8s.types.input.core.v1.EnvVar;
 type Volume = k8s.types.input.core.v1.Volume;
@@ -63,7 +64,7 @@ export const AnsibleFormsRteMode = {
   /** The deprecated 7.0-7.2 RTE in the app pod. */
   Database: "database",
 } as const;
-export type AnsibleFormsRteMode = (typeof AnsibleFormsRteMode)[keyof typeof AnsibleFormsRteMode];
+export type AnsibleFormsRteMode = ValueOf<typeof AnsibleFormsRteMode>;
 
 /** The app's RTE. */
 export interface AnsibleFormsRteSettings extends SidecarRteSettings {

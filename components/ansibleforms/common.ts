@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import type * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { imageReference, type GlobalSettings, type ImageSettings } from "../shared/image";
+import type { ValueOf } from "../shared/enum";
 
 type Container = k8s.types.input.core.v1.Container;
 type Volume = k8s.types.input.core.v1.Volume;
@@ -39,7 +40,7 @@ export const RteFlavor = {
   /** No python, no ansible. */
   Base: "base",
 } as const;
-export type RteFlavor = (typeof RteFlavor)[keyof typeof RteFlavor];
+export type RteFlavor = ValueOf<typeof RteFlavor>;
 export const RTE_FLAVORS: readonly RteFlavor[] = Object.values(RteFlavor);
 export const MYSQL_IMAGE: ImageSettings = { registry: "docker.io", repository: "library/mysql", tag: "8.4" };
 
@@ -112,11 +113,11 @@ export const RteFiles = {
   /** The app's playbook folders, read-write (sidecar only). */
   Local: "local",
 } as const;
-export type RteFiles = (typeof RteFiles)[keyof typeof RteFiles];
+export type RteFiles = ValueOf<typeof RteFiles>;
 
 /** The protocol of a port an egress rule opens. */
 export const EgressProtocol = { TCP: "TCP", UDP: "UDP" } as const;
-export type EgressProtocol = (typeof EgressProtocol)[keyof typeof EgressProtocol];
+export type EgressProtocol = ValueOf<typeof EgressProtocol>;
 
 /** Settings of an RTE container, inbound sidecar or outbound RemoteRte alike. */
 export interface RteSettings {

@@ -16,6 +16,7 @@ import { objectName, serviceFqdn } from "../shared/names";
 import { dnsEgressRule, type InClusterPeer } from "../shared/network";
 import { podMetadata, podPlacement, type KubernetesFields, type PodSettings } from "../shared/pod";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
+import type { ValueOf } from "../shared/enum";
 
 /** The gateway image the chart and the component deploy unless told otherwise. */
 export const EXEC_GATEWAY_IMAGE: ImageSettings = { registry: "ghcr.io", repository: "entryway/exec-gateway", tag: "0.1.0" };
@@ -62,7 +63,7 @@ export const ExecGatewayAuthorizer = {
   /** JWTs checked against an OIDC issuer's keys. */
   Oidc: "oidc",
 } as const;
-export type ExecGatewayAuthorizer = (typeof ExecGatewayAuthorizer)[keyof typeof ExecGatewayAuthorizer];
+export type ExecGatewayAuthorizer = ValueOf<typeof ExecGatewayAuthorizer>;
 
 /** How the WebSocket endpoint is exposed outside the cluster. */
 export const ExecGatewayExposureKind = {
@@ -71,7 +72,7 @@ export const ExecGatewayExposureKind = {
   /** A networking.k8s.io Ingress. */
   Ingress: "ingress",
 } as const;
-export type ExecGatewayExposureKind = (typeof ExecGatewayExposureKind)[keyof typeof ExecGatewayExposureKind];
+export type ExecGatewayExposureKind = ValueOf<typeof ExecGatewayExposureKind>;
 
 /** The recordings volume's access mode. */
 export const RecordingsAccessMode = {
@@ -80,11 +81,11 @@ export const RecordingsAccessMode = {
   /** Every replica mounts it. */
   ReadWriteMany: "ReadWriteMany",
 } as const;
-export type RecordingsAccessMode = (typeof RecordingsAccessMode)[keyof typeof RecordingsAccessMode];
+export type RecordingsAccessMode = ValueOf<typeof RecordingsAccessMode>;
 
 /** The gateway's log level. */
 export const ExecGatewayLogLevel = { Debug: "debug", Info: "info", Warn: "warn", Error: "error" } as const;
-export type ExecGatewayLogLevel = (typeof ExecGatewayLogLevel)[keyof typeof ExecGatewayLogLevel];
+export type ExecGatewayLogLevel = ValueOf<typeof ExecGatewayLogLevel>;
 
 /**
  * A group or an audience: never empty.

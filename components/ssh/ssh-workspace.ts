@@ -21,6 +21,7 @@ import { podMetadata, podPlacement, type PodSettings } from "../shared/pod";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 import type { ImagePullPolicy } from "../shared/image";
 import { claimGatewayDomain, WORKSPACE_SSHD_PORT, type ConnectGatewayRegistration } from "./contract";
+import type { ValueOf } from "../shared/enum";
 
 /** The image built from images/ssh-workspace (Ubuntu, OpenSSH, user `dev` uid 1000). */
 export const DEFAULT_WORKSPACE_IMAGE: ImageSettings = { registry: "ghcr.io", repository: "entryway/ssh-workspace", tag: "0.1.0" };
@@ -43,7 +44,7 @@ export const SshWorkspaceTcpForwarding = {
   /** `ssh -L` ports and sockets on the workspace's side. */
   Local: "local",
 } as const;
-export type SshWorkspaceTcpForwarding = (typeof SshWorkspaceTcpForwarding)[keyof typeof SshWorkspaceTcpForwarding];
+export type SshWorkspaceTcpForwarding = ValueOf<typeof SshWorkspaceTcpForwarding>;
 
 /** Whether evictions (node drains) may move a workspace. */
 export const SshWorkspaceDisruption = {
@@ -52,7 +53,7 @@ export const SshWorkspaceDisruption = {
   /** maxUnavailable 1: a drain moves it, cutting its live SSH sessions. */
   Allowed: "allowed",
 } as const;
-export type SshWorkspaceDisruption = (typeof SshWorkspaceDisruption)[keyof typeof SshWorkspaceDisruption];
+export type SshWorkspaceDisruption = ValueOf<typeof SshWorkspaceDisruption>;
 
 /** The workspace's persistent home volume. */
 export interface SshWorkspaceStorage {
@@ -133,7 +134,7 @@ export interface EgressPortConfig {
 
 /** A NetworkPolicy port's protocol; read by Pulumi's component analyzer as an enum (pulumi/pulumi sdk/nodejs/provider/experimental/analyzer.ts, extractEnumMembers). */
 export const NetworkProtocol = { TCP: "TCP", UDP: "UDP", SCTP: "SCTP" } as const;
-export type NetworkProtocol = (typeof NetworkProtocol)[keyof typeof NetworkProtocol];
+export type NetworkProtocol = ValueOf<typeof NetworkProtocol>;
 
 export interface SshWorkspaceArgs extends PodSettings {
   /** The gateway the workspace registers on: its `registration` output (`new SshWorkspace(name, { gateway: connect.registration, ... })`). */
