@@ -10,7 +10,7 @@ import * as random from "@pulumi/random";
 import { standardLabels, selectorLabels } from "../shared/labels";
 import { imageReference, type GlobalSettings, type ImageSettings } from "../shared/image";
 import { objectName, statefulSetName } from "../shared/names";
-import { dnsEgressRule, type InClusterPeer } from "../shared/network";
+import { dnsEgressRule, type InClusterPeer, type NetworkPolicyEgressRule, type NetworkPolicyPeer } from "../shared/network";
 import { podMetadata, podPlacement, type PodSettings } from "../shared/pod";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 import {
@@ -39,8 +39,6 @@ import {
   secretEnv,
   terminationGraceSeconds,
   type MetricsSettings,
-  type NetworkPolicyEgressRule,
-  type NetworkPolicyPeer,
   type SecretKeyRef,
 } from "./common";
 import { DATABASE_MODE_WARNING, DEPRECATION_ANNOTATION, databaseModeSidecar } from "./database-rte";

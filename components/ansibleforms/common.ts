@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import type * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { imageReference, type GlobalSettings, type ImageSettings } from "../shared/image";
+import { NetworkProtocol, type MatchLabels, type NetworkPolicyEgressRule, type NetworkPolicyPeer } from "../shared/network";
 import type { ValueOf } from "../shared/enum";
 
 type Container = k8s.types.input.core.v1.Container;
@@ -115,9 +116,13 @@ export const RteFiles = {
 } as const;
 export type RteFiles = ValueOf<typeof RteFiles>;
 
-/** The protocol of a port an egress rule opens. */
-export const EgressProtocol = { TCP: "TCP", UDP: "UDP" } as const;
-export type EgressProtocol = ValueOf<typeof EgressProtocol>;
+/**
+ * @deprecated NetworkProtocol (components/shared/network.ts), the protocol of every NetworkPolicy
+ * port the settings take; kept, with its TCP and UDP, so code that imports it still compiles.
+ */
+export const EgressProtocol = NetworkProtocol;
+/** @deprecated NetworkProtocol (components/shared/network.ts). */
+export type EgressProtocol = NetworkProtocol;
 
 /** Settings of an RTE container, inbound sidecar or outbound RemoteRte alike. */
 export interface RteSettings {
@@ -205,54 +210,6 @@ export interface RteResources {
   requests?: Record<string, string>;
   /** Limits, e.g. {memory: "2Gi"}. */
   limits?: Record<string, string>;
-}
-
-/** A label selector by labels only. */
-export interface MatchLabels {
-  /** Labels the selected objects carry. */
-  matchLabels: Record<string, string>;
-}
-
-/**
- * Who may connect: pods by labels, namespaces by labels, or an IP block.
- * @minProperties 1
- */
-export interface NetworkPolicyPeer {
-  /** Namespaces by their labels (e.g. kubernetes.io/metadata.name). */
-  namespaceSelector?: MatchLabels;
-  /** Pods by their labels (in the app's namespace, or in those namespaceSelector picks). */
-  podSelector?: MatchLabels;
-  /** Addresses. */
-  ipBlock?: IpBlock;
-}
-
-/** A block of addresses. */
-export interface IpBlock {
-  /** A CIDR. */
-  cidr: string;
-  /** CIDRs left out. */
-  except?: string[];
-}
-
-/** A port a NetworkPolicy rule opens. */
-export interface NetworkPolicyPort {
-  /**
-   * The port.
-   * @minimum 1
-   * @maximum 65535
-   * @asType integer
-   */
-  port: number;
-  /** TCP (default) or UDP. */
-  protocol?: EgressProtocol;
-}
-
-/** Where a pod may connect to: peers (none: anywhere) on ports (none: every port). */
-export interface NetworkPolicyEgressRule {
-  /** The destinations (namespaceSelector, podSelector, ipBlock); none: anywhere. */
-  to?: NetworkPolicyPeer[];
-  /** The ports; none: every port. */
-  ports?: NetworkPolicyPort[];
 }
 
 const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
