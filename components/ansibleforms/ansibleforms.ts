@@ -12,6 +12,7 @@ import { imageReference, type GlobalSettings, type ImageSettings } from "../shar
 import { objectName, statefulSetName } from "../shared/names";
 import { dnsEgressRule, type InClusterPeer, type NetworkPolicyEgressRule, type NetworkPolicyPeer } from "../shared/network";
 import { podMetadata, podPlacement, type PodSettings } from "../shared/pod";
+import type { SecretKeyRef } from "../shared/secret";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 import {
   APP_IMAGE,
@@ -39,7 +40,6 @@ import {
   secretEnv,
   terminationGraceSeconds,
   type MetricsSettings,
-  type SecretKeyRef,
 } from "./common";
 import { DATABASE_MODE_WARNING, DEPRECATION_ANNOTATION, databaseModeSidecar } from "./database-rte";
 import { RunnerSeed, type Runner, type SeedRunner } from "./runner-seed";

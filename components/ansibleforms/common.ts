@@ -272,16 +272,6 @@ export function bearerFrom(secret: string): { type: string; credentials: { name:
   return { type: "Bearer", credentials: { name: secret, key: KEYS.metricsToken } };
 }
 
-export interface SecretKeyRef {
-  /**
-   * The Secret's name.
-   * @pattern ^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)?$
-   */
-  name: string;
-  /** The key in it. */
-  key: string;
-}
-
 export function secretEnv(name: string, ref: { name: pulumi.Input<string>; key: string }): EnvVar {
   return { name, valueFrom: { secretKeyRef: { name: ref.name, key: ref.key } } };
 }

@@ -14,6 +14,7 @@ import { standardLabels, selectorLabels } from "../shared/labels";
 import { imageReference, type GlobalSettings, type ImageSettings } from "../shared/image";
 import { objectName, serviceFqdn } from "../shared/names";
 import { dnsEgressRule, type InClusterPeer } from "../shared/network";
+import type { SecretKeyRef } from "../shared/secret";
 import { podMetadata, podPlacement, type KubernetesFields, type PodSettings } from "../shared/pod";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 import type { ValueOf } from "../shared/enum";
@@ -111,13 +112,8 @@ export type ExecGatewayOidcAlgorithm = string;
  */
 export type ExecGatewayProxyAddress = string;
 
-/** A key in an existing Secret. */
-export interface ExecGatewaySecretKeyRef {
-  /** The Secret's name (in the gateway's namespace). */
-  name: string;
-  /** The key inside it. */
-  key: string;
-}
+/** @deprecated SecretKeyRef (components/shared/secret.ts), kept so code that imports this name still compiles. */
+export type ExecGatewaySecretKeyRef = SecretKeyRef;
 
 /** Webhook authorizer: the platform's console decides per request (Entry's own model). */
 export interface ExecGatewayWebhookArgs {
@@ -127,7 +123,7 @@ export interface ExecGatewayWebhookArgs {
    */
   url?: pulumi.Input<string>;
   /** An existing Secret key holding the webhook URL, instead of `url`. */
-  urlSecret?: ExecGatewaySecretKeyRef;
+  urlSecret?: SecretKeyRef;
   /** How long to wait for the webhook before denying (default 3000). */
   timeoutMs?: number;
 }
@@ -540,7 +536,7 @@ function webhookUrl(webhook: ExecGatewayWebhookArgs | pulumi.Output<ExecGatewayW
 }
 
 /** The env a gateway pod gets from the args (the chart's template makes the same list). */
-function gatewayEnv(args: ExecGatewayArgs, webhookSecret: ExecGatewaySecretKeyRef | undefined): k8s.types.input.core.v1.EnvVar[] {
+function gatewayEnv(args: ExecGatewayArgs, webhookSecret: SecretKeyRef | undefined): k8s.types.input.core.v1.EnvVar[] {
   const authorizer = args.authorizer ?? "kubernetes";
   const env: k8s.types.input.core.v1.EnvVar[] = [
     { name: "ENTRYWAY_HOST", value: "0.0.0.0" },
@@ -726,7 +722,7 @@ export class ExecGateway extends pulumi.ComponentResource {
     if (authorizer === "kubernetes") clusterRole("exec-gateway-review", REVIEW_RULES);
 
     // The webhook URL may hold a credential: it lives in a Secret, never in the pod spec.
-    let webhookSecret: ExecGatewaySecretKeyRef | undefined;
+    let webhookSecret: SecretKeyRef | undefined;
     if (authorizer === "webhook") {
       if (!pulumi.Output.isInstance(args.webhook) && args.webhook?.urlSecret) {
         webhookSecret = args.webhook.urlSecret;
