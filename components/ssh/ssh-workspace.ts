@@ -66,6 +66,8 @@ export interface SshWorkspaceStorage {
   storageClassName?: string;
 }
 
+// Not the shared SecretKeyRef (components/shared/secret.ts), whose key is required: this key has a
+// default (authorized_keys), and making it required would break the settings that leave it out.
 /** A key in an existing Secret. */
 export interface SecretKeyReference {
   /**
