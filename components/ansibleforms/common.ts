@@ -8,6 +8,7 @@ import type * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { imageReference, type GlobalSettings, type ImageSettings } from "../shared/image";
 import { NetworkProtocol, type MatchLabels, type NetworkPolicyEgressRule, type NetworkPolicyPeer } from "../shared/network";
+import type { ContainerResources } from "../shared/pod";
 import type { ValueOf } from "../shared/enum";
 
 type Container = k8s.types.input.core.v1.Container;
@@ -184,7 +185,7 @@ export interface RteSettings {
    */
   rolesClaim?: string;
   /** Overrides the resources sized from maxJobs. */
-  resources?: RteResources;
+  resources?: ContainerResources;
   /**
    * More plain environment variables for the RTE, after the ones the component sets (a name it
    * sets is refused): settings this release does not know, or names upstream renamed (docs/ansibleforms.md,
@@ -204,13 +205,8 @@ export interface PlainEnvVar {
   value: string;
 }
 
-/** A container's resources. */
-export interface RteResources {
-  /** Requests, e.g. {cpu: "500m", memory: "1Gi"}. */
-  requests?: Record<string, string>;
-  /** Limits, e.g. {memory: "2Gi"}. */
-  limits?: Record<string, string>;
-}
+/** @deprecated ContainerResources (components/shared/pod.ts), kept so code that imports this name still compiles. */
+export type RteResources = ContainerResources;
 
 const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
 
