@@ -7,6 +7,7 @@ export * from "./shared/labels";
 export * from "./shared/names";
 export * from "./shared/network";
 export * from "./shared/pod";
+export * from "./shared/secret";
 export * from "./shared/security";
 export * from "./ssh/connect-gateway";
 export * from "./ssh/contract";

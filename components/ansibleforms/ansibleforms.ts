@@ -10,8 +10,9 @@ import * as random from "@pulumi/random";
 import { standardLabels, selectorLabels } from "../shared/labels";
 import { imageReference, type GlobalSettings, type ImageSettings } from "../shared/image";
 import { objectName, statefulSetName } from "../shared/names";
-import { dnsEgressRule, type InClusterPeer } from "../shared/network";
+import { dnsEgressRule, type InClusterPeer, type NetworkPolicyEgressRule, type NetworkPolicyPeer } from "../shared/network";
 import { podMetadata, podPlacement, type PodSettings } from "../shared/pod";
+import type { SecretKeyRef } from "../shared/secret";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 import {
   APP_IMAGE,
@@ -39,13 +40,11 @@ import {
   secretEnv,
   terminationGraceSeconds,
   type MetricsSettings,
-  type NetworkPolicyEgressRule,
-  type NetworkPolicyPeer,
-  type SecretKeyRef,
 } from "./common";
 import { DATABASE_MODE_WARNING, DEPRECATION_ANNOTATION, databaseModeSidecar } from "./database-rte";
 import { RunnerSeed, type Runner, type SeedRunner } from "./runner-seed";
 import { inboundRunnerUri, inboundSidecar, type SidecarRteSettings } from "./sidecar-rte";
+import type { ValueOf } from "../shared/enum";
 
 type EnvVar = k8s.types.input.core.v1.EnvVar;
 type Volume = k8s.types.input.core.v1.Volume;
@@ -63,7 +62,7 @@ export const AnsibleFormsRteMode = {
   /** The deprecated 7.0-7.2 RTE in the app pod. */
   Database: "database",
 } as const;
-export type AnsibleFormsRteMode = (typeof AnsibleFormsRteMode)[keyof typeof AnsibleFormsRteMode];
+export type AnsibleFormsRteMode = ValueOf<typeof AnsibleFormsRteMode>;
 
 /** The app's RTE. */
 export interface AnsibleFormsRteSettings extends SidecarRteSettings {

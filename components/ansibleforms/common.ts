@@ -7,6 +7,9 @@ import { createHash } from "node:crypto";
 import type * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { imageReference, type GlobalSettings, type ImageSettings } from "../shared/image";
+import { NetworkProtocol, type MatchLabels, type NetworkPolicyEgressRule, type NetworkPolicyPeer } from "../shared/network";
+import type { ContainerResources } from "../shared/pod";
+import type { ValueOf } from "../shared/enum";
 
 type Container = k8s.types.input.core.v1.Container;
 type Volume = k8s.types.input.core.v1.Volume;
@@ -39,7 +42,7 @@ export const RteFlavor = {
   /** No python, no ansible. */
   Base: "base",
 } as const;
-export type RteFlavor = (typeof RteFlavor)[keyof typeof RteFlavor];
+export type RteFlavor = ValueOf<typeof RteFlavor>;
 export const RTE_FLAVORS: readonly RteFlavor[] = Object.values(RteFlavor);
 export const MYSQL_IMAGE: ImageSettings = { registry: "docker.io", repository: "library/mysql", tag: "8.4" };
 
@@ -112,11 +115,15 @@ export const RteFiles = {
   /** The app's playbook folders, read-write (sidecar only). */
   Local: "local",
 } as const;
-export type RteFiles = (typeof RteFiles)[keyof typeof RteFiles];
+export type RteFiles = ValueOf<typeof RteFiles>;
 
-/** The protocol of a port an egress rule opens. */
-export const EgressProtocol = { TCP: "TCP", UDP: "UDP" } as const;
-export type EgressProtocol = (typeof EgressProtocol)[keyof typeof EgressProtocol];
+/**
+ * @deprecated NetworkProtocol (components/shared/network.ts), the protocol of every NetworkPolicy
+ * port the settings take; kept, with its TCP and UDP, so code that imports it still compiles.
+ */
+export const EgressProtocol = NetworkProtocol;
+/** @deprecated NetworkProtocol (components/shared/network.ts). */
+export type EgressProtocol = NetworkProtocol;
 
 /** Settings of an RTE container, inbound sidecar or outbound RemoteRte alike. */
 export interface RteSettings {
@@ -178,7 +185,7 @@ export interface RteSettings {
    */
   rolesClaim?: string;
   /** Overrides the resources sized from maxJobs. */
-  resources?: RteResources;
+  resources?: ContainerResources;
   /**
    * More plain environment variables for the RTE, after the ones the component sets (a name it
    * sets is refused): settings this release does not know, or names upstream renamed (docs/ansibleforms.md,
@@ -198,61 +205,8 @@ export interface PlainEnvVar {
   value: string;
 }
 
-/** A container's resources. */
-export interface RteResources {
-  /** Requests, e.g. {cpu: "500m", memory: "1Gi"}. */
-  requests?: Record<string, string>;
-  /** Limits, e.g. {memory: "2Gi"}. */
-  limits?: Record<string, string>;
-}
-
-/** A label selector by labels only. */
-export interface MatchLabels {
-  /** Labels the selected objects carry. */
-  matchLabels: Record<string, string>;
-}
-
-/**
- * Who may connect: pods by labels, namespaces by labels, or an IP block.
- * @minProperties 1
- */
-export interface NetworkPolicyPeer {
-  /** Namespaces by their labels (e.g. kubernetes.io/metadata.name). */
-  namespaceSelector?: MatchLabels;
-  /** Pods by their labels (in the app's namespace, or in those namespaceSelector picks). */
-  podSelector?: MatchLabels;
-  /** Addresses. */
-  ipBlock?: IpBlock;
-}
-
-/** A block of addresses. */
-export interface IpBlock {
-  /** A CIDR. */
-  cidr: string;
-  /** CIDRs left out. */
-  except?: string[];
-}
-
-/** A port a NetworkPolicy rule opens. */
-export interface NetworkPolicyPort {
-  /**
-   * The port.
-   * @minimum 1
-   * @maximum 65535
-   * @asType integer
-   */
-  port: number;
-  /** TCP (default) or UDP. */
-  protocol?: EgressProtocol;
-}
-
-/** Where a pod may connect to: peers (none: anywhere) on ports (none: every port). */
-export interface NetworkPolicyEgressRule {
-  /** The destinations (namespaceSelector, podSelector, ipBlock); none: anywhere. */
-  to?: NetworkPolicyPeer[];
-  /** The ports; none: every port. */
-  ports?: NetworkPolicyPort[];
-}
+/** @deprecated ContainerResources (components/shared/pod.ts), kept so code that imports this name still compiles. */
+export type RteResources = ContainerResources;
 
 const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
 
@@ -312,16 +266,6 @@ export function monitoringPeer(metrics: MetricsSettings): NetworkPolicyPeer {
  */
 export function bearerFrom(secret: string): { type: string; credentials: { name: string; key: string } } {
   return { type: "Bearer", credentials: { name: secret, key: KEYS.metricsToken } };
-}
-
-export interface SecretKeyRef {
-  /**
-   * The Secret's name.
-   * @pattern ^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)?$
-   */
-  name: string;
-  /** The key in it. */
-  key: string;
 }
 
 export function secretEnv(name: string, ref: { name: pulumi.Input<string>; key: string }): EnvVar {

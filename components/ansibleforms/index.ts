@@ -1,9 +1,14 @@
 // AnsibleForms with its RTE: the app, the inbound sidecar, the outbound RemoteRte, the
 // deprecated database mode and the runner seed.
+import type { SecretKeyRef } from "../shared/secret";
+
 export * from "./ansibleforms";
 export * from "./remote-rte";
 export * from "./runner-seed";
 export { DATABASE_MODE_WARNING } from "./database-rte";
 export { inboundRunnerUri, type SidecarRteSettings } from "./sidecar-rte";
-export { KEYS as ANSIBLEFORMS_SECRET_KEYS, MIN_TOKEN_LENGTH, SEED_PATH, type RteSettings, type RteResources, type PlainEnvVar, RteFlavor, RteFiles, EgressProtocol, type SecretKeyRef as AnsibleFormsSecretKeyRef } from "./common";
+export { KEYS as ANSIBLEFORMS_SECRET_KEYS, MIN_TOKEN_LENGTH, SEED_PATH, type RteSettings, type RteResources, type PlainEnvVar, RteFlavor, RteFiles, EgressProtocol } from "./common";
 export * from "./config";
+
+/** @deprecated SecretKeyRef (components/shared/secret.ts), kept so code that imports this name still compiles. */
+export type AnsibleFormsSecretKeyRef = SecretKeyRef;

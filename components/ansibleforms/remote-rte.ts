@@ -11,7 +11,7 @@ import * as random from "@pulumi/random";
 import { selectorLabels, standardLabels } from "../shared/labels";
 import type { GlobalSettings } from "../shared/image";
 import { objectName, statefulSetName } from "../shared/names";
-import { dnsEgressRule, type InClusterPeer } from "../shared/network";
+import { dnsEgressRule, type InClusterPeer, type NetworkPolicyEgressRule } from "../shared/network";
 import { podMetadata, podPlacement, type PodSettings } from "../shared/pod";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 import {
@@ -30,7 +30,6 @@ import {
   terminationGraceSeconds,
   urlEgress,
   type MetricsSettings,
-  type NetworkPolicyEgressRule,
   type RteSettings,
 } from "./common";
 

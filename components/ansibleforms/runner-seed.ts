@@ -8,6 +8,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { stringify } from "yaml";
 import { COMPONENT_APP_ENV, SEED_FILE, SEED_PATH, SEED_TOKEN_ENV } from "./common";
+import type { ValueOf } from "../shared/enum";
 
 /**
  * A runner's kind. The kinds' string unions are `as const` objects with a type of the same name:
@@ -20,7 +21,7 @@ export const RunnerType = {
   /** An AWX or AAP instance. */
   Awx: "awx",
 } as const;
-export type RunnerType = (typeof RunnerType)[keyof typeof RunnerType];
+export type RunnerType = ValueOf<typeof RunnerType>;
 
 /** Who opens an RTE runner's socket. */
 export const RteRunnerMode = {
@@ -29,7 +30,7 @@ export const RteRunnerMode = {
   /** The RTE dials the app. */
   Outbound: "outbound",
 } as const;
-export type RteRunnerMode = (typeof RteRunnerMode)[keyof typeof RteRunnerMode];
+export type RteRunnerMode = ValueOf<typeof RteRunnerMode>;
 
 /**
  * One runner of the seed, as AnsibleForms' seed file writes it: `type` says which fields apply

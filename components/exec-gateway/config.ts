@@ -17,20 +17,7 @@ import type {
 import type { GlobalSettings, ImageSettings } from "../shared/image";
 import type { InClusterPeer } from "../shared/network";
 import type { ContainerResources, KubernetesFields, PodSettings } from "../shared/pod";
-
-/** A key in an existing Secret. */
-export interface ExecGatewaySecretKeyConfig {
-  /**
-   * The Secret's name (in the gateway's namespace).
-   * @pattern ^[a-z0-9]([-.a-z0-9]{0,251}[a-z0-9])?$
-   */
-  name: string;
-  /**
-   * The key inside it.
-   * @minLength 1
-   */
-  key: string;
-}
+import type { SecretKeyRef } from "../shared/secret";
 
 /**
  * A namespace's name (DNS-1123 label).
@@ -52,7 +39,7 @@ export interface ExecGatewayWebhookConfig {
    */
   url?: string;
   /** An existing Secret key holding the webhook URL, instead of `url`. */
-  urlSecret?: ExecGatewaySecretKeyConfig;
+  urlSecret?: SecretKeyRef;
   /**
    * How long to wait for the webhook before denying (default 3000).
    * @asType integer

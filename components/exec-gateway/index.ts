@@ -14,8 +14,10 @@ import { standardLabels, selectorLabels } from "../shared/labels";
 import { imageReference, type GlobalSettings, type ImageSettings } from "../shared/image";
 import { objectName, serviceFqdn } from "../shared/names";
 import { dnsEgressRule, type InClusterPeer } from "../shared/network";
+import type { SecretKeyRef } from "../shared/secret";
 import { podMetadata, podPlacement, type KubernetesFields, type PodSettings } from "../shared/pod";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
+import type { ValueOf } from "../shared/enum";
 
 /** The gateway image the chart and the component deploy unless told otherwise. */
 export const EXEC_GATEWAY_IMAGE: ImageSettings = { registry: "ghcr.io", repository: "entryway/exec-gateway", tag: "0.1.0" };
@@ -62,7 +64,7 @@ export const ExecGatewayAuthorizer = {
   /** JWTs checked against an OIDC issuer's keys. */
   Oidc: "oidc",
 } as const;
-export type ExecGatewayAuthorizer = (typeof ExecGatewayAuthorizer)[keyof typeof ExecGatewayAuthorizer];
+export type ExecGatewayAuthorizer = ValueOf<typeof ExecGatewayAuthorizer>;
 
 /** How the WebSocket endpoint is exposed outside the cluster. */
 export const ExecGatewayExposureKind = {
@@ -71,7 +73,7 @@ export const ExecGatewayExposureKind = {
   /** A networking.k8s.io Ingress. */
   Ingress: "ingress",
 } as const;
-export type ExecGatewayExposureKind = (typeof ExecGatewayExposureKind)[keyof typeof ExecGatewayExposureKind];
+export type ExecGatewayExposureKind = ValueOf<typeof ExecGatewayExposureKind>;
 
 /** The recordings volume's access mode. */
 export const RecordingsAccessMode = {
@@ -80,11 +82,11 @@ export const RecordingsAccessMode = {
   /** Every replica mounts it. */
   ReadWriteMany: "ReadWriteMany",
 } as const;
-export type RecordingsAccessMode = (typeof RecordingsAccessMode)[keyof typeof RecordingsAccessMode];
+export type RecordingsAccessMode = ValueOf<typeof RecordingsAccessMode>;
 
 /** The gateway's log level. */
 export const ExecGatewayLogLevel = { Debug: "debug", Info: "info", Warn: "warn", Error: "error" } as const;
-export type ExecGatewayLogLevel = (typeof ExecGatewayLogLevel)[keyof typeof ExecGatewayLogLevel];
+export type ExecGatewayLogLevel = ValueOf<typeof ExecGatewayLogLevel>;
 
 /**
  * A group or an audience: never empty.
@@ -110,13 +112,8 @@ export type ExecGatewayOidcAlgorithm = string;
  */
 export type ExecGatewayProxyAddress = string;
 
-/** A key in an existing Secret. */
-export interface ExecGatewaySecretKeyRef {
-  /** The Secret's name (in the gateway's namespace). */
-  name: string;
-  /** The key inside it. */
-  key: string;
-}
+/** @deprecated SecretKeyRef (components/shared/secret.ts), kept so code that imports this name still compiles. */
+export type ExecGatewaySecretKeyRef = SecretKeyRef;
 
 /** Webhook authorizer: the platform's console decides per request (Entry's own model). */
 export interface ExecGatewayWebhookArgs {
@@ -126,7 +123,7 @@ export interface ExecGatewayWebhookArgs {
    */
   url?: pulumi.Input<string>;
   /** An existing Secret key holding the webhook URL, instead of `url`. */
-  urlSecret?: ExecGatewaySecretKeyRef;
+  urlSecret?: SecretKeyRef;
   /** How long to wait for the webhook before denying (default 3000). */
   timeoutMs?: number;
 }
@@ -539,7 +536,7 @@ function webhookUrl(webhook: ExecGatewayWebhookArgs | pulumi.Output<ExecGatewayW
 }
 
 /** The env a gateway pod gets from the args (the chart's template makes the same list). */
-function gatewayEnv(args: ExecGatewayArgs, webhookSecret: ExecGatewaySecretKeyRef | undefined): k8s.types.input.core.v1.EnvVar[] {
+function gatewayEnv(args: ExecGatewayArgs, webhookSecret: SecretKeyRef | undefined): k8s.types.input.core.v1.EnvVar[] {
   const authorizer = args.authorizer ?? "kubernetes";
   const env: k8s.types.input.core.v1.EnvVar[] = [
     { name: "ENTRYWAY_HOST", value: "0.0.0.0" },
@@ -725,7 +722,7 @@ export class ExecGateway extends pulumi.ComponentResource {
     if (authorizer === "kubernetes") clusterRole("exec-gateway-review", REVIEW_RULES);
 
     // The webhook URL may hold a credential: it lives in a Secret, never in the pod spec.
-    let webhookSecret: ExecGatewaySecretKeyRef | undefined;
+    let webhookSecret: SecretKeyRef | undefined;
     if (authorizer === "webhook") {
       if (!pulumi.Output.isInstance(args.webhook) && args.webhook?.urlSecret) {
         webhookSecret = args.webhook.urlSecret;

@@ -5,6 +5,7 @@
  * of every image's own. The chart's `entryway.image` (charts/entryway/templates/_helpers.tpl) does
  * the same, so both front ends render equal references.
  */
+import type { ValueOf } from "./enum";
 
 /** One image, in the chart's layout (`image: {registry, repository, tag, digest}`). */
 export interface ImageSettings {
@@ -36,7 +37,7 @@ export interface ImageSettings {
  * sdk/nodejs/provider/experimental/analyzer.ts, extractEnumMembers).
  */
 export const ImagePullPolicy = { Always: "Always", IfNotPresent: "IfNotPresent", Never: "Never" } as const;
-export type ImagePullPolicy = (typeof ImagePullPolicy)[keyof typeof ImagePullPolicy];
+export type ImagePullPolicy = ValueOf<typeof ImagePullPolicy>;
 
 /**
  * A Secret's name (DNS-1123 subdomain).

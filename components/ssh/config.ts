@@ -5,11 +5,11 @@
  * section is on.
  */
 import type { GlobalSettings, ImagePullPolicy, ImageSettings } from "../shared/image";
-import type { InClusterPeer } from "../shared/network";
+import type { InClusterPeer, NetworkPolicyEgressRule } from "../shared/network";
 import type { ContainerResources, PodSettings } from "../shared/pod";
 import type { ConnectGatewayArgs, ConnectGatewayAutoscaling, ConnectGatewayServiceType, ConnectGatewayTls, ConnectGatewayWorkspace } from "./connect-gateway";
 import type { ConnectGatewayRegistration } from "./contract";
-import type { NetworkPolicyEgressRuleConfig, SecretKeyReference, SshWorkspaceArgs, SshWorkspaceDisruption, SshWorkspaceStorage, SshWorkspaceTcpForwarding } from "./ssh-workspace";
+import type { SecretKeyReference, SshWorkspaceArgs, SshWorkspaceDisruption, SshWorkspaceStorage, SshWorkspaceTcpForwarding } from "./ssh-workspace";
 
 /** The dedicated Istio CONNECT gateway for SSH workspaces. */
 export interface ConnectGatewayConfig extends PodSettings {
@@ -126,7 +126,7 @@ export interface SshWorkspaceConfig extends PodSettings {
    */
   tcpForwarding?: SshWorkspaceTcpForwarding;
   /** Egress beyond the cluster DNS, as NetworkPolicy egress rules (default: none). */
-  egress?: NetworkPolicyEgressRuleConfig[];
+  egress?: NetworkPolicyEgressRule[];
   /**
    * Whether node drains may move the workspace: never (default; its PDB allows no eviction, so an
    * operator deletes the pod before a node upgrade) or allowed (a drain moves it, cutting sessions).

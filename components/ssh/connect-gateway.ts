@@ -16,6 +16,7 @@ import { podMetadata, podPlacement, type PodSettings } from "../shared/pod";
 import { DEFAULT_DNS, DEFAULT_ISTIOD, dnsEgressRule, ISTIO_HEALTH_PORT, ISTIO_METRICS_PORT, ISTIOD_XDS_PORT, peerIn, type InClusterPeer } from "../shared/network";
 import { proxyPodSecurityContext, restrictedContainerSecurityContext } from "../shared/security";
 import { WORKSPACE_SSHD_PORT, type ConnectGatewayRegistration } from "./contract";
+import type { ValueOf } from "../shared/enum";
 
 /** Ports the gateway never takes for SSH: the usual web ports and Istio's own. */
 export const RESERVED_CONNECT_PORTS: readonly number[] = [80, 443, 15000, 15001, 15004, 15006, 15008, 15009, 15020, 15021, 15053, 15090];
@@ -39,7 +40,7 @@ export const ConnectGatewayServiceType = {
   /** In-cluster only. */
   ClusterIP: "ClusterIP",
 } as const;
-export type ConnectGatewayServiceType = (typeof ConnectGatewayServiceType)[keyof typeof ConnectGatewayServiceType];
+export type ConnectGatewayServiceType = ValueOf<typeof ConnectGatewayServiceType>;
 
 /** A HorizontalPodAutoscaler for the gateway. */
 export interface ConnectGatewayAutoscaling {

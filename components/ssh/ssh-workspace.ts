@@ -16,11 +16,12 @@ import * as pulumi from "@pulumi/pulumi";
 import { selectorLabels, standardLabels } from "../shared/labels";
 import { imageReference, type GlobalSettings, type ImageSettings } from "../shared/image";
 import { objectName, serviceFqdn, statefulSetName } from "../shared/names";
-import { dnsEgressRule, peerIn } from "../shared/network";
+import { dnsEgressRule, peerIn, type IpBlock, type MatchLabels, type NetworkPolicyEgressRule, type NetworkPolicyPeer, type NetworkPolicyPort } from "../shared/network";
 import { podMetadata, podPlacement, type PodSettings } from "../shared/pod";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 import type { ImagePullPolicy } from "../shared/image";
 import { claimGatewayDomain, WORKSPACE_SSHD_PORT, type ConnectGatewayRegistration } from "./contract";
+import type { ValueOf } from "../shared/enum";
 
 /** The image built from images/ssh-workspace (Ubuntu, OpenSSH, user `dev` uid 1000). */
 export const DEFAULT_WORKSPACE_IMAGE: ImageSettings = { registry: "ghcr.io", repository: "entryway/ssh-workspace", tag: "0.1.0" };
@@ -43,7 +44,7 @@ export const SshWorkspaceTcpForwarding = {
   /** `ssh -L` ports and sockets on the workspace's side. */
   Local: "local",
 } as const;
-export type SshWorkspaceTcpForwarding = (typeof SshWorkspaceTcpForwarding)[keyof typeof SshWorkspaceTcpForwarding];
+export type SshWorkspaceTcpForwarding = ValueOf<typeof SshWorkspaceTcpForwarding>;
 
 /** Whether evictions (node drains) may move a workspace. */
 export const SshWorkspaceDisruption = {
@@ -52,7 +53,7 @@ export const SshWorkspaceDisruption = {
   /** maxUnavailable 1: a drain moves it, cutting its live SSH sessions. */
   Allowed: "allowed",
 } as const;
-export type SshWorkspaceDisruption = (typeof SshWorkspaceDisruption)[keyof typeof SshWorkspaceDisruption];
+export type SshWorkspaceDisruption = ValueOf<typeof SshWorkspaceDisruption>;
 
 /** The workspace's persistent home volume. */
 export interface SshWorkspaceStorage {
@@ -65,6 +66,8 @@ export interface SshWorkspaceStorage {
   storageClassName?: string;
 }
 
+// Not the shared SecretKeyRef (components/shared/secret.ts), whose key is required: this key has a
+// default (authorized_keys), and making it required would break the settings that leave it out.
 /** A key in an existing Secret. */
 export interface SecretKeyReference {
   /**
@@ -79,61 +82,21 @@ export interface SecretKeyReference {
   key?: string;
 }
 
-/** A NetworkPolicy egress rule: where to (peers) and on which ports; an empty field means any. */
-export interface NetworkPolicyEgressRuleConfig {
-  /** The destinations; none: anywhere. */
-  to?: EgressPeerConfig[];
-  /** The ports; none: every port. */
-  ports?: EgressPortConfig[];
-}
-
-/** A destination of an egress rule: addresses, namespaces or pods. */
-export interface EgressPeerConfig {
-  /** Addresses: a CIDR and the CIDRs left out. */
-  ipBlock?: EgressIpBlockConfig;
-  /** Namespaces by their labels. */
-  namespaceSelector?: LabelSelectorConfig;
-  /** Pods by their labels. */
-  podSelector?: LabelSelectorConfig;
-}
-
-/** A block of addresses. */
-export interface EgressIpBlockConfig {
-  /** A CIDR. */
-  cidr: string;
-  /** CIDRs left out. */
-  except?: string[];
-}
-
-/** Objects by their labels. */
-export interface LabelSelectorConfig {
-  /** Labels the selected objects carry. */
-  matchLabels?: Record<string, string>;
-}
-
-/** A port or port range of an egress rule. */
-export interface EgressPortConfig {
-  /**
-   * The port.
-   * @minimum 1
-   * @maximum 65535
-   * @asType integer
-   */
-  port?: number;
-  /**
-   * The end of a port range from `port`.
-   * @minimum 1
-   * @maximum 65535
-   * @asType integer
-   */
-  endPort?: number;
-  /** The protocol (default TCP). */
-  protocol?: NetworkProtocol;
-}
-
-/** A NetworkPolicy port's protocol; read by Pulumi's component analyzer as an enum (pulumi/pulumi sdk/nodejs/provider/experimental/analyzer.ts, extractEnumMembers). */
-export const NetworkProtocol = { TCP: "TCP", UDP: "UDP", SCTP: "SCTP" } as const;
-export type NetworkProtocol = (typeof NetworkProtocol)[keyof typeof NetworkProtocol];
+/*
+ * The egress rules' shapes are the shared ones (components/shared/network.ts); the names below are
+ * the ones this module exported before, kept so code that imports them still compiles.
+ */
+/** @deprecated NetworkPolicyEgressRule (components/shared/network.ts). */
+export type NetworkPolicyEgressRuleConfig = NetworkPolicyEgressRule;
+/** @deprecated NetworkPolicyPeer (components/shared/network.ts). */
+export type EgressPeerConfig = NetworkPolicyPeer;
+/** @deprecated IpBlock (components/shared/network.ts). */
+export type EgressIpBlockConfig = IpBlock;
+/** @deprecated MatchLabels (components/shared/network.ts). */
+export type LabelSelectorConfig = MatchLabels;
+/** @deprecated NetworkPolicyPort (components/shared/network.ts). */
+export type EgressPortConfig = NetworkPolicyPort;
+export { NetworkProtocol } from "../shared/network";
 
 export interface SshWorkspaceArgs extends PodSettings {
   /** The gateway the workspace registers on: its `registration` output (`new SshWorkspace(name, { gateway: connect.registration, ... })`). */
@@ -183,7 +146,7 @@ export interface SshWorkspaceArgs extends PodSettings {
    * reaches nothing; e.g. `[{ to: [{ ipBlock: { cidr: "0.0.0.0/0", except: ["10.0.0.0/8"] } }] }]`
    * for the internet but not the cluster's range).
    */
-  egress?: NetworkPolicyEgressRuleConfig[];
+  egress?: NetworkPolicyEgressRule[];
   /** Labels added to every object. */
   labels?: Record<string, string>;
   /**

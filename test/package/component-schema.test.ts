@@ -85,7 +85,8 @@ describe("the package schema Pulumi's analyzer infers", () => {
 
   it("makes every string union an enum with the TypeScript values", () => {
     const enums = Object.entries(schema.types).filter(([, t]) => t.enum);
-    expect(enums.length).toBe(15);
+    // 15 `as const` unions, one of them (EgressProtocol) an alias of the shared NetworkProtocol.
+    expect(enums.length).toBe(14);
     for (const [token, type] of enums) {
       const name = token.split(":")[2];
       const exported = (entryway as unknown as Record<string, Record<string, string> | undefined>)[name];

@@ -1,0 +1,16 @@
+/**
+ * The settings' string unions are `as const` objects with a type of the same name: TypeScript
+ * takes the plain strings, and Pulumi's component analyzer reads them as enums (pulumi/pulumi
+ * sdk/nodejs/provider/experimental/analyzer.ts, analyzeType and extractEnumMembers), which it
+ * takes in place of a bare string union. Each type is written `export type X = ValueOf<typeof X>`;
+ * the analyzer still names the enum X, as it finds the name on the property's type reference
+ * (test/package/component-schema.test.ts checks every enum).
+ */
+
+/**
+ * The values of an object, as a union: `ValueOf<typeof X>` is `(typeof X)[keyof typeof X]`.
+ * Internal to the schema generator (ts-json-schema-generator exposes no `@internal` type as a
+ * definition), so each enum keeps its own definition, as before.
+ * @internal
+ */
+export type ValueOf<T> = T[keyof T];
