@@ -127,7 +127,7 @@ export async function smallImages(dir: string): Promise<string[]> {
     chmodSync(path.join(busyboxRoot, "tmp"), 0o1777);
     copyFileSync("/bin/busybox", path.join(busyboxRoot, "bin", "busybox"));
     chmodSync(path.join(busyboxRoot, "bin", "busybox"), 0o755);
-    for (const applet of ["sh", "sleep", "cat", "echo", "ls", "stty", "id", "head", "kill", "ps", "wc", "sha256sum", "nc", "wget", "printf", "env", "true", "false", "dd", "tr", "seq", "httpd", "touch", "mkdir", "grep", "rm"]) {
+    for (const applet of ["sh", "sleep", "cat", "echo", "ls", "stty", "id", "head", "kill", "ps", "wc", "sha256sum", "nc", "wget", "printf", "env", "true", "false", "dd", "tr", "seq", "httpd", "touch", "mkdir", "grep", "rm", "tar"]) {
       symlinkSync("busybox", path.join(busyboxRoot, "bin", applet));
     }
     writeFileSync(path.join(busyboxRoot, "etc", "passwd"), "root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/tmp:/bin/sh\n");

@@ -77,6 +77,12 @@ export interface RealNode {
   ctr(...args: string[]): Promise<string>;
   /** Runs a command in the node's network namespace (only). */
   inNode(command: string, args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }>;
+  /**
+   * A port on this machine's loopback whose every connection is carried into the node's network
+   * namespace to host:port (busybox nc under nsenter): a ClusterIP works there, through
+   * kube-proxy's rules. Closed by stop() at the latest.
+   */
+  forward(host: string, port: number): Promise<{ port: number; close(): Promise<void> }>;
   /** Imports image archives (OCI or docker archive) into containerd's `k8s.io` namespace. */
   importImages(archives: string[]): Promise<void>;
   /** The last lines of a process's log (containerd, kubelet, kube-proxy). */
@@ -528,7 +534,38 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
     atStop("kube-proxy", () => stopProcess("kube-proxy"));
     await waitUntil("kube-proxy's rules for the kubernetes Service", async () => (await inNode("iptables", ["-t", "nat", "-S", "KUBE-SERVICES"])).stdout.includes("10.96.0.1/32"), started, tail);
 
-    return { name, ip, hostIp, podCidr, netns, dir, ctr, inNode, importImages, tail, stop };
+    const forward = async (host: string, port: number) => {
+      const children = new Set<ChildProcess>();
+      const sockets = new Set<net.Socket>();
+      const server = net.createServer((socket) => {
+        sockets.add(socket);
+        socket.on("close", () => sockets.delete(socket));
+        const child = spawn("nsenter", [`--net=/run/netns/${netns}`, "--", "/bin/busybox", "nc", host, String(port)], { stdio: ["pipe", "pipe", "ignore"] });
+        children.add(child);
+        socket.pipe(child.stdin!);
+        child.stdout!.pipe(socket);
+        child.stdin!.on("error", () => socket.destroy());
+        // nc's stdout ends the socket (pipe) when nc ends.
+        child.on("exit", () => children.delete(child));
+        socket.on("error", () => socket.destroy());
+        socket.on("close", () => child.kill("SIGKILL"));
+      });
+      await new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(0, "127.0.0.1", resolve);
+      });
+      let closed: Promise<void> | undefined;
+      const close = () =>
+        (closed ??= new Promise<void>((resolve) => {
+          for (const child of children) child.kill("SIGKILL");
+          for (const socket of sockets) socket.destroy();
+          server.close(() => resolve());
+        }));
+      atStop(`forward to ${host}:${port}`, close);
+      return { port: (server.address() as net.AddressInfo).port, close };
+    };
+
+    return { name, ip, hostIp, podCidr, netns, dir, ctr, inNode, forward, importImages, tail, stop };
   } catch (error) {
     const logs = ["containerd", "kubelet", "kube-proxy"].filter((p) => started.some((s) => s.name === p)).map((p) => `--- ${p}\n${tail(p)}`).join("\n");
     const cleanupProblem = await stop().then(

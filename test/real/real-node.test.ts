@@ -14,10 +14,25 @@
  *   mode, a client that vanishes leaves no shell behind; a user allowed in one namespace is
  *   denied in another with no exec request in the audit log;
  * - debug containers on a distroless target (the pause image) are really added and started;
- * - the chart's SSH workspace runs as the StatefulSet it renders, from its own image built here.
- * When the node cannot start here, the suite fails naming what refused (never a skip under CI).
+ * - the exec gateway AS A POD, as the chart renders it (`helm install` of ci/exec-gateway-kubernetes.yaml,
+ *   its image built from gateway/Dockerfile with podman and imported into containerd), and the real
+ *   CLI, run IN THE NODE'S NETWORK NAMESPACE (nsenter; the gateway's Service ClusterIP works there,
+ *   through kube-proxy): `entryway enter` on a terminal (tmux) with echo, resize and the exit code,
+ *   the gateway's own namespace refused, pipe mode, and `entryway cp` both ways;
+ * - the gateway's pod deleted during a session: the CLI gets the gateway's CLOSE (one line, exit
+ *   75), the shell in the target is gone within the reaper's bound, the next session works on the
+ *   Deployment's new pod;
+ * - the chart's SSH workspace runs as the StatefulSet it renders, from its own image built here, and
+ *   `ssh <alias>` with the block `entryway ssh-config` writes reaches its pod's sshd through
+ *   `entryway connect-proxy` and the Istio gateway model (test/ssh/istio-gateway-model.ts) pointed at
+ *   its Service; 4 MiB each way identical; its home and host key survive the pod's deletion.
+ * The project's images are built once per change of their sources (test/harness/project-images.ts:
+ * the archives are kept in the image cache). When the node cannot start here, the suite fails
+ * naming what refused (never a skip under CI).
  */
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { createHash, randomBytes } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import { AppsV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api, type V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEBUG_RULE, EXEC_RULES, REVIEW_RULES } from "../../components/exec-gateway";
@@ -25,13 +40,17 @@ import { kubernetesAuthorizer } from "../../gateway/src/auth/kubernetes";
 import { kubernetesBackend } from "../../gateway/src/backends/kubernetes";
 import { defaultConfig, type GatewayConfig } from "../../gateway/src/config";
 import { createGateway, type Gateway } from "../../gateway/src/server";
+import { ExitCode } from "../../gateway/src/cli/enter-options";
+import { cleanEnv, cliCommand, startTmux, tmuxAvailable, type Tmux } from "../../gateway/test/clients/cli-harness";
 import { EntryClient } from "../../gateway/test/helpers/client";
 import path from "node:path";
-import { startPodman } from "../../gateway/test/helpers/podman";
-import { DEBIAN_BASE, makeBases } from "../images/bases";
 import { installUpstreamCrds, startControlPlane, type ControlPlane } from "../harness/control-plane";
+import { parseAllDocuments } from "yaml";
 import { helmBinaries, repoRoot } from "../harness/helm";
-import { run } from "../harness/process";
+import type { ObjectLike } from "../harness/validate";
+import { buildGatewayEnvoy, startGatewayModel } from "../ssh/istio-gateway-model";
+import { run, runBytes } from "../harness/process";
+import { projectImages, type ProjectImage } from "../harness/project-images";
 import { missingNodeTools, startNode, type RealNode } from "../harness/node";
 import { BUSYBOX_IMAGE, PAUSE_IMAGE } from "../harness/node-images";
 
@@ -40,6 +59,12 @@ const missing = missingNodeTools();
 if (missing.length && !inCI) process.stderr.write(`real-node: [SKIPPED outside CI: missing ${missing.join(", ")}]\n`);
 
 const GATEWAY_NS = "node-gateway";
+/** The chart's exec gateway, as a pod (release `exec`). */
+const EXEC_NS = "node-exec";
+/** The chart's SSH workspace (release `entryway`, ci/ssh-one-workspace.yaml): alice's. */
+const WORKSPACE_NS = "node-entryway";
+const WORKSPACE_HOST = `entryway-ws-alice.${WORKSPACE_NS}.svc.cluster.local`;
+const EXEC_SELECTOR = "app.kubernetes.io/name=exec-gateway,app.kubernetes.io/instance=exec";
 const TEAM_A = "node-team-a";
 const TEAM_B = "node-team-b";
 const AUDIENCE = defaultConfig.tokenAudiences[0]!;
@@ -104,6 +129,123 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       .map((e) => ({ user: e.user.username, pod: e.objectRef!.name!, code: e.responseStatus?.code ?? 0 }));
   }
 
+
+  let images: Promise<{ gateway: ProjectImage; workspace: ProjectImage }> | undefined;
+  /** The project's two images (test/harness/project-images.ts: built with podman, or from the image cache), imported once. */
+  const projectImagesImported = () =>
+    (images ??= (async () => {
+      const started = performance.now();
+      const { gateway: gatewayImage, workspace, built } = await projectImages();
+      await node.importImages([gatewayImage.archive, workspace.archive]);
+      console.log(`real-node: exec-gateway and ssh-workspace images ${built.length ? `built (${built.join(", ")})` : "from the image cache"} and imported in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+      return { gateway: gatewayImage, workspace };
+    })());
+  let crds: Promise<void> | undefined;
+  const upstreamCrds = () => (crds ??= installUpstreamCrds(controlPlane));
+
+  async function helmInstall(release: string, namespace: string, args: string[]): Promise<void> {
+    const helm = helmBinaries()[0]!;
+    const home = path.join(repoRoot, ".ci", "cache", "helm", "home");
+    const install = await run(helm.path, ["install", release, path.join(repoRoot, "charts", "entryway"), "-n", namespace, "--create-namespace", ...args], {
+      env: { ...process.env, KUBECONFIG: controlPlane.kubeconfig, HELM_CACHE_HOME: home, HELM_CONFIG_HOME: home, HELM_DATA_HOME: home },
+    });
+    expect(install.status, install.stderr).toBe(0);
+  }
+
+  /** The exec gateway's one Ready pod (not `except`, a pod deleted before), with its gateway's log when it does not come. */
+  async function gatewayPod(except?: string, timeoutMs = 120_000): Promise<V1Pod> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const pods = (await core.listNamespacedPod({ namespace: EXEC_NS, labelSelector: EXEC_SELECTOR })).items.filter((p) => p.metadata?.name !== except && !p.metadata?.deletionTimestamp);
+      const ready = pods.find((p) => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"));
+      if (ready) return ready;
+      if (Date.now() > deadline) {
+        const logs = await Promise.all(pods.map((p) => core.readNamespacedPodLog({ namespace: EXEC_NS, name: p.metadata!.name!, container: "gateway" }).catch((error: unknown) => String(error))));
+        throw new Error(`no Ready exec gateway pod in ${timeoutMs} ms: ${JSON.stringify(pods.map((p) => p.status))}\n--- the gateway's log\n${logs.join("\n---\n")}\n--- kubelet\n${node.tail("kubelet", 30)}`);
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+
+  let execGateway: Promise<string> | undefined;
+  /**
+   * The chart's exec gateway installed as ci/exec-gateway-kubernetes.yaml renders it (the
+   * `kubernetes` backend and authorizer, exposed through Istio, which is not here), with only what
+   * the test must change: its image (built here, imported into containerd), the namespace it may
+   * enter (the test's team-a), one replica (one node; the restart test deletes it). Resolves to
+   * the URL of its Service, a ClusterIP reached from the node's network namespace.
+   */
+  const execGatewayInstalled = () =>
+    (execGateway ??= (async () => {
+      const { gateway: image } = await projectImagesImported();
+      // The scenario's exposure renders Istio's Gateway and VirtualService: their CRDs must exist.
+      await upstreamCrds();
+      await helmInstall("exec", EXEC_NS, [
+        "-f", path.join(repoRoot, "charts", "entryway", "ci", "exec-gateway-kubernetes.yaml"),
+        "--set", "execGateway.replicas=1",
+        "--set", `execGateway.targetNamespaces={${TEAM_A}}`,
+        "--set", `execGateway.image.registry=${image.registry}`,
+        "--set", `execGateway.image.repository=${image.repository}`,
+        "--set-string", `execGateway.image.tag=${image.tag}`,
+      ]);
+      await gatewayPod();
+      const service = await core.readNamespacedService({ namespace: EXEC_NS, name: "exec-exec-gateway" });
+      return `ws://${service.spec!.clusterIP!}:${service.spec!.ports!.find((p) => p.name === "http")!.port}`;
+    })());
+
+  let cliHome: string;
+  /**
+   * The real CLI as `entryway` on PATH: a script that runs gateway/src/cli/main.ts from source (as
+   * gateway/test/clients does) IN THE NODE'S NETWORK NAMESPACE (nsenter --net), the only place
+   * where kube-proxy's rules make the gateway's ClusterIP reachable (kubernetes
+   * pkg/proxy/iptables/proxier.go, iptablesJumpChains: the nat table's KUBE-SERVICES is jumped to
+   * from OUTPUT as well as PREROUTING, so the node's own connections are translated too). The gateway and the token come
+   * from ENTRYWAY_GATEWAY and ENTRYWAY_TOKEN_FILE; plain ws:// to an address that is not loopback
+   * needs --insecure (the chart leaves TLS to the Istio gateway in front of its Service).
+   */
+  function cliEnv(gatewayUrl: string): NodeJS.ProcessEnv {
+    const bin = path.join(cliHome, "bin");
+    if (!existsSync(bin)) {
+      mkdirSync(bin);
+      const [command, ...args] = cliCommand();
+      writeFileSync(path.join(bin, "entryway"), `#!/bin/sh\nexec nsenter --net=/run/netns/${node.netns} -- ${command} ${args.join(" ")} "$@"\n`, { mode: 0o755 });
+    }
+    return cleanEnv(cliHome, { PATH: `${bin}:${process.env.PATH}`, ENTRYWAY_GATEWAY: gatewayUrl, ENTRYWAY_TOKEN_FILE: path.join(cliHome, "token") });
+  }
+  async function entryway(gatewayUrl: string, args: string[], input = ""): Promise<{ status: number | null; stdout: Buffer; stderr: string }> {
+    return runBytes("entryway", args, { env: cliEnv(gatewayUrl), cwd: repoRoot, input });
+  }
+  /** `entryway enter --insecure <target>` on a terminal (tmux, 100x30), once the remote shell's prompt shows. */
+  async function tmuxEnter(gatewayUrl: string, target: string): Promise<Tmux> {
+    if (!tmuxAvailable()) throw new Error("tmux is needed for the CLI on a terminal (Debian package tmux)");
+    const tmux = await startTmux(cliEnv(gatewayUrl));
+    try {
+      await tmux.waitFor(/^local\$/m);
+      await tmux.type(`entryway enter --insecure ${target}; echo cli-exit=$?`);
+      await tmux.enter();
+      // The remote shell's prompt (busybox ash: "<dir> $ ") on a line after the command's.
+      await tmux.waitFor(/cli-exit=\$\?\n[\s\S]*\$$/m, 60_000);
+      return tmux;
+    } catch (error) {
+      await tmux.stop();
+      throw error;
+    }
+  }
+  /** alice's token in the file the CLI reads. */
+  async function aliceTokenFile(): Promise<void> {
+    writeFileSync(path.join(cliHome, "token"), await token(TEAM_A, "alice", [AUDIENCE]), { mode: 0o600 });
+  }
+  /** The shells with this PID (inside the pod) among the target container's processes on the node. */
+  async function shellsInTarget(inner: number): Promise<number[]> {
+    const pod = await core.readNamespacedPod({ namespace: TEAM_A, name: "target" });
+    const containerId = pod.status!.containerStatuses![0]!.containerID!.replace("containerd://", "");
+    return (await node.ctr("tasks", "ps", containerId))
+      .split("\n")
+      .slice(1)
+      .map((l) => Number(l.trim().split(/\s+/)[0]))
+      .filter((pid) => pid > 0 && readNsPid(pid) === inner);
+  }
+
   beforeAll(async () => {
     if (missing.length) throw new Error(`the real node cannot be tried: missing ${missing.join(", ")}`);
     const started = performance.now();
@@ -161,6 +303,7 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       audit: { write: () => {}, close: async () => {} },
     });
     url = `ws://127.0.0.1:${(await gateway.listen()).port}/v1/enter`;
+    cliHome = mkdtempSync(path.join(os.tmpdir(), "entryway-node-cli-"));
   }, 600_000);
 
   afterAll(async () => {
@@ -168,7 +311,7 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     try {
       await gateway?.shutdown("test over");
       if (core) {
-        for (const name of [GATEWAY_NS, TEAM_A, TEAM_B]) await core.deleteNamespace({ name, gracePeriodSeconds: 0 }).catch(() => undefined);
+        for (const name of [GATEWAY_NS, TEAM_A, TEAM_B, EXEC_NS]) await core.deleteNamespace({ name, gracePeriodSeconds: 0 }).catch(() => undefined);
       }
       if (node) {
         const times = await node.stop();
@@ -191,6 +334,7 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
         expect(leftovers, "processes of the node").toEqual([]);
       }
     } finally {
+      if (cliHome) rmSync(cliHome, { recursive: true, force: true });
       await controlPlane?.stop();
       console.log(`real-node: teardown ${((performance.now() - stopping) / 1000).toFixed(1)} s; suite ${((performance.now() - suiteStarted) / 1000).toFixed(1)} s`);
     }
@@ -339,23 +483,106 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     expect(statuses.find((st) => st.name === added[0]!.name)?.containerID).toMatch(/^containerd:\/\//);
   });
 
+
+  it("the exec gateway AS A POD (the chart's ci/exec-gateway-kubernetes.yaml, its image built here) and the real `entryway enter` on a terminal: echo, resize (stty size follows), the exit code; its own namespace refused", async () => {
+    await waitReady(TEAM_A, "target");
+    const gatewayUrl = await execGatewayInstalled();
+    await aliceTokenFile();
+    // Its container runs the image the project's podman build made, as the chart's user.
+    const pod = await gatewayPod();
+    expect(pod.spec?.nodeName).toBe(node.name);
+    expect(pod.status?.containerStatuses?.[0]?.image).toMatch(/^localhost\/entryway-node\/exec-gateway:/);
+
+    // tmux gives the CLI a real terminal of 100x30 (gateway/test/clients/cli-harness.ts).
+    const tmux = await tmuxEnter(gatewayUrl, `${TEAM_A}/target`);
+    try {
+      await tmux.type("echo in-$((40+2)); stty size; id -u");
+      await tmux.enter();
+      await tmux.waitFor(/^in-42\n30 100\n1000$/m, 60_000);
+      await tmux.resize(120, 40);
+      await tmux.type("stty size");
+      await tmux.enter();
+      await tmux.waitFor(/^40 120$/m);
+      await tmux.type("exit 7");
+      await tmux.enter();
+      await tmux.waitFor(/^cli-exit=7$/m);
+    } finally {
+      await tmux.stop();
+    }
+    // The session went through the pod: its audit record is in the pod's log (stdout).
+    const log = await core.readNamespacedPodLog({ namespace: EXEC_NS, name: pod.metadata!.name!, container: "gateway" });
+    expect(log).toMatch(new RegExp(`"event":"session.start".*"user":"system:serviceaccount:${TEAM_A}:alice"`));
+
+    // The downward API gave the pod its namespace: a target there is refused (one line, exit 77).
+    const own = await entryway(gatewayUrl, ["enter", "--insecure", `${EXEC_NS}/${pod.metadata!.name!}`, "--", "true"]);
+    expect({ status: own.status, stderr: own.stderr }).toEqual({ status: ExitCode.denied, stderr: `entryway: permission denied: namespace ${EXEC_NS} is the gateway's own\n` });
+  }, 900_000);
+
+  it("through the gateway pod: pipe mode (stdin in, stdout out, the exit code) and `entryway cp` into the target and back, identical", async () => {
+    const gatewayUrl = await execGatewayInstalled();
+    await aliceTokenFile();
+    const piped = await entryway(gatewayUrl, ["enter", "--insecure", `${TEAM_A}/target`, "--", "sh", "-c", "wc -c; exit 5"], "x".repeat(100_000));
+    expect({ status: piped.status, stdout: piped.stdout.toString().trim(), stderr: piped.stderr }).toEqual({ status: 5, stdout: "100000", stderr: "" });
+
+    const local = mkdtempSync(path.join(cliHome, "cp-"));
+    const payload = randomBytes(3 * 1024 * 1024);
+    writeFileSync(path.join(local, "payload.bin"), payload);
+    const up = await entryway(gatewayUrl, ["cp", "--insecure", path.join(local, "payload.bin"), `${TEAM_A}/target:/tmp/payload.bin`]);
+    expect({ status: up.status, stderr: up.stderr }).toEqual({ status: 0, stderr: "" });
+    // In the target, read by the target's own tools.
+    const sum = await entryway(gatewayUrl, ["enter", "--insecure", `${TEAM_A}/target`, "--", "sha256sum", "/tmp/payload.bin"]);
+    expect(sum.stdout.toString().split(" ")[0]).toBe(createHash("sha256").update(payload).digest("hex"));
+    const down = await entryway(gatewayUrl, ["cp", "--insecure", `${TEAM_A}/target:/tmp/payload.bin`, path.join(local, "back.bin")]);
+    expect({ status: down.status, stderr: down.stderr }).toEqual({ status: 0, stderr: "" });
+    expect(readFileSync(path.join(local, "back.bin")).equals(payload)).toBe(true);
+  }, 900_000);
+
+  it("deleting the exec gateway's pod during a session: the CLI gets the gateway's CLOSE (one line, exit 75), the shell in the target is gone within the reaper's bound, the next session works on the new pod", async () => {
+    const gatewayUrl = await execGatewayInstalled();
+    await aliceTokenFile();
+    const old = await gatewayPod();
+    const tmux = await tmuxEnter(gatewayUrl, `${TEAM_A}/target`);
+    let inner: number;
+    try {
+      await tmux.type("echo shell-pid=$$");
+      await tmux.enter();
+      inner = Number((await tmux.waitFor(/^shell-pid=(\d+)$/m, 60_000))[1]);
+      expect(await shellsInTarget(inner)).toHaveLength(1);
+      // A plain delete: the API server sets the pod's deletionGracePeriodSeconds from its
+      // terminationGracePeriodSeconds (30 s), and the kubelet's killContainer
+      // (pkg/kubelet/kuberuntime/kuberuntime_container.go) takes that grace period and calls the
+      // runtime's StopContainer with it: SIGTERM, SIGKILL only when it runs out. `entryway serve`
+      // drains on SIGTERM (gateway/src/cli/serve.ts): each session ends with CLOSE `shutdown`
+      // and its shell is reaped through a second exec while the pod still runs.
+      const deleted = performance.now();
+      await core.deleteNamespacedPod({ namespace: EXEC_NS, name: old.metadata!.name! });
+      await tmux.waitFor(/^cli-exit=\d+$/m, 60_000);
+      const screen = await tmux.screen();
+      expect(screen).toMatch(new RegExp(`^cli-exit=${ExitCode.ended}$`, "m"));
+      expect(screen.split("\n").filter((line) => line.startsWith("entryway:"))).toEqual(["entryway: the gateway is shutting down"]);
+      await expect.poll(() => shellsInTarget(inner), { timeout: defaultConfig.reapTimeoutMs + 5_000, interval: 250 }).toHaveLength(0);
+      console.log(`real-node: gateway pod deleted; the CLI told and the shell gone ${((performance.now() - deleted) / 1000).toFixed(1)} s later`);
+    } finally {
+      await tmux.stop();
+    }
+
+    // The Deployment's new pod; a session through the Service reaches it once kube-proxy has its
+    // endpoint (retried while the CLI cannot connect, exit 69).
+    const fresh = await gatewayPod(old.metadata!.name!);
+    let next = await entryway(gatewayUrl, ["enter", "--insecure", `${TEAM_A}/target`, "--", "id", "-u"]);
+    for (let attempt = 0; next.status === ExitCode.network && attempt < 30; attempt++) {
+      await new Promise((r) => setTimeout(r, 1000));
+      next = await entryway(gatewayUrl, ["enter", "--insecure", `${TEAM_A}/target`, "--", "id", "-u"]);
+    }
+    expect({ status: next.status, stdout: next.stdout.toString(), stderr: next.stderr }).toEqual({ status: 0, stdout: "1000\n", stderr: "" });
+    const log = await core.readNamespacedPodLog({ namespace: EXEC_NS, name: fresh.metadata!.name!, container: "gateway" });
+    expect(log).toMatch(new RegExp(`"event":"session.start".*"user":"system:serviceaccount:${TEAM_A}:alice"`));
+  }, 900_000);
+
   it("the chart's SSH workspace (ci/ssh-one-workspace.yaml) runs as the StatefulSet it renders: Running and Ready with its home on a volume; the CONNECT gateway's proxy (image: auto, injected by Istio) is the expected exception", async () => {
     // The workspace image from its Dockerfile with podman, as test/images builds it, into containerd.
-    const image = "localhost/entryway-node/ssh-workspace:1";
-    const archive = path.join(node.dir, "ssh-workspace.tar");
-    const podman = await startPodman({ storageDriver: "overlay" });
-    const building = performance.now();
-    try {
-      await makeBases(podman);
-      await podman.podman("build", "--network", "host", "--build-arg", `BASE=${DEBIAN_BASE}`, "--build-arg", "VERSION=0.0.0-node", "-t", image, path.join(repoRoot, "images/ssh-workspace"));
-      await podman.podman("save", "--format", "oci-archive", "-o", archive, image);
-    } finally {
-      await podman.stop();
-    }
-    await node.importImages([archive]);
-    console.log(`real-node: ssh-workspace image built and imported in ${((performance.now() - building) / 1000).toFixed(1)} s`);
-
-    await installUpstreamCrds(controlPlane);
+    const { workspace: image } = await projectImagesImported();
+    await upstreamCrds();
     // The home: a hostPath volume under the node's folder for the StatefulSet's claim (no
     // provisioner here; the claim has no storage class, so it binds to a volume without one).
     // Made as rancher/local-path-provisioner's setup script makes a volume (`mkdir -m 0777`): a
@@ -367,14 +594,19 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     await core.createPersistentVolume({
       body: { metadata: { name: "node-workspace-home" }, spec: { storageClassName: "", capacity: { storage: "10Gi" }, accessModes: ["ReadWriteOnce"], hostPath: { path: homeDir, type: "Directory" } } },
     });
-    const helm = helmBinaries()[0]!;
-    const home = path.join(repoRoot, ".ci", "cache", "helm", "home");
-    const install = await run(
-      helm.path,
-      ["install", "entryway", path.join(repoRoot, "charts", "entryway"), "-n", "node-entryway", "--create-namespace", "-f", path.join(repoRoot, "charts", "entryway", "ci", "ssh-one-workspace.yaml"), "--set", "connectGateway.serviceType=NodePort", "--set", "workspaceDefaults.image.registry=localhost", "--set", "workspaceDefaults.image.repository=entryway-node/ssh-workspace", "--set-string", "workspaceDefaults.image.tag=1"],
-      { env: { ...process.env, KUBECONFIG: controlPlane.kubeconfig, HELM_CACHE_HOME: home, HELM_CONFIG_HOME: home, HELM_DATA_HOME: home } },
-    );
-    expect(install.status, install.stderr).toBe(0);
+    // The user's key: the test's own (the scenario's is alice's, whose private half is not here);
+    // a values file, since a list is replaced whole.
+    await run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "node-test", "-f", path.join(cliHome, "id_ed25519")]);
+    const keyValues = path.join(cliHome, "workspace-key.yaml");
+    writeFileSync(keyValues, JSON.stringify({ workspaces: [{ name: "alice", authorizedKeys: [readFileSync(path.join(cliHome, "id_ed25519.pub"), "utf8").trim()] }] }));
+    await helmInstall("entryway", WORKSPACE_NS, [
+      "-f", path.join(repoRoot, "charts", "entryway", "ci", "ssh-one-workspace.yaml"),
+      "-f", keyValues,
+      "--set", "connectGateway.serviceType=NodePort",
+      "--set", `workspaceDefaults.image.registry=${image.registry}`,
+      "--set", `workspaceDefaults.image.repository=${image.repository}`,
+      "--set-string", `workspaceDefaults.image.tag=${image.tag}`,
+    ]);
     const deadline = Date.now() + 180_000;
     let pods: V1Pod[];
     for (;;) {
@@ -396,6 +628,75 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     const claims = (await core.listPersistentVolumeClaimForAllNamespaces()).items.filter((c) => c.metadata?.labels?.["app.kubernetes.io/instance"] === "entryway" || c.spec?.volumeName === "node-workspace-home");
     expect(claims.map((c) => c.status?.phase)).toContain("Bound");
   }, 900_000);
+
+  it("ssh <alias> with the block `entryway ssh-config` writes reaches the workspace POD's sshd through `entryway connect-proxy` and the chart's CONNECT gateway as istiod would program Envoy (the model), pointed at the workspace's Service; 4 MiB each way identical; the home (and the host key on it) survives the pod's deletion", async () => {
+    const helm = helmBinaries()[0]!;
+    const home = path.join(repoRoot, ".ci", "cache", "helm", "home");
+    // The objects the release applied, as istiod would read them.
+    const manifest = await run(helm.path, ["get", "manifest", "entryway", "-n", WORKSPACE_NS], { env: { ...process.env, KUBECONFIG: controlPlane.kubeconfig, HELM_CACHE_HOME: home, HELM_CONFIG_HOME: home, HELM_DATA_HOME: home } });
+    expect(manifest.status, manifest.stderr).toBe(0);
+    const objects = parseAllDocuments(manifest.stdout).map((doc) => doc.toJS() as ObjectLike | null).filter((o): o is ObjectLike => o !== null);
+    const envoy = buildGatewayEnvoy({ objects, gatewayName: "entryway-connect-gateway" });
+    expect(envoy.rejected).toBeUndefined();
+    const cluster = `outbound|22||${WORKSPACE_HOST}`;
+    expect([...envoy.clusters]).toContain(cluster);
+    // The cluster's endpoint: the workspace Service's ClusterIP, reached in the node's network
+    // namespace (there is no Envoy here, so the model's upstream is a loopback port carried there).
+    const service = await core.readNamespacedService({ namespace: WORKSPACE_NS, name: "entryway-ws-alice" });
+    const relay = await node.forward(service.spec!.clusterIP!, 22);
+    const model = await startGatewayModel(envoy, { [cluster]: relay.port });
+    try {
+      // `entryway` on this machine's PATH (not the node's: connect-proxy dials the model on loopback).
+      const bin = path.join(cliHome, "host-bin");
+      mkdirSync(bin, { recursive: true });
+      const [command, ...args] = cliCommand();
+      writeFileSync(path.join(bin, "entryway"), `#!/bin/sh\nexec ${command} ${args.join(" ")} "$@"\n`, { mode: 0o755 });
+      const env = { ...cleanEnv(cliHome), PATH: `${bin}:${process.env.PATH}` };
+      const block = await run("entryway", ["ssh-config", "--gateway", `127.0.0.1:${model.port}`, "--identity-file", path.join(cliHome, "id_ed25519"), `alice=${WORKSPACE_HOST}`], { env, cwd: repoRoot });
+      expect(block.status, block.stderr).toBe(0);
+      expect(block.stdout).toMatch(/^ {2}ProxyCommand entryway connect-proxy /m);
+      const knownHosts = path.join(cliHome, "known_hosts");
+      const config = path.join(cliHome, "ssh_config");
+      const writeConfig = (checking: "accept-new" | "yes") =>
+        writeFileSync(config, `${block.stdout}\nHost *\n  UserKnownHostsFile ${knownHosts}\n  StrictHostKeyChecking ${checking}\n  BatchMode yes\n  ConnectTimeout 20\n`);
+      const ssh = (remote: string, input: Buffer | string = "") => runBytes("ssh", ["-F", config, "alice", remote], { env, cwd: repoRoot, input });
+      writeConfig("accept-new");
+      const hello = await ssh("echo $((6*7)) $(id -un) $HOME");
+      expect({ status: hello.status, stdout: hello.stdout.toString(), stderr: hello.stderr }).toMatchObject({ status: 0, stdout: "42 dev /home/dev\n" });
+
+      const payload = randomBytes(4 * 1024 * 1024);
+      const digest = createHash("sha256").update(payload).digest("hex");
+      const up = await ssh("cat > ~/payload.bin && sha256sum ~/payload.bin", payload);
+      expect({ status: up.status, stdout: up.stdout.toString().split(" ")[0] }).toEqual({ status: 0, stdout: digest });
+      const down = await ssh("cat ~/payload.bin");
+      expect(down.status).toBe(0);
+      expect(down.stdout.equals(payload)).toBe(true);
+
+      // The pod goes; the StatefulSet makes it again on the same claim. The host key learned above
+      // must still be the workspace's (StrictHostKeyChecking yes): it lives on the home volume.
+      const before = await core.readNamespacedPod({ namespace: WORKSPACE_NS, name: "entryway-ws-alice-0" });
+      await core.deleteNamespacedPod({ namespace: WORKSPACE_NS, name: "entryway-ws-alice-0" });
+      const deadline = Date.now() + 120_000;
+      for (;;) {
+        const pod = await core.readNamespacedPod({ namespace: WORKSPACE_NS, name: "entryway-ws-alice-0" }).catch(() => undefined);
+        if (pod && pod.metadata?.uid !== before.metadata?.uid && pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")) break;
+        if (Date.now() > deadline) throw new Error(`the workspace pod did not come back Ready: ${JSON.stringify(pod?.status)}`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      writeConfig("yes");
+      // kube-proxy may take a moment to have the new pod's endpoint.
+      let again = await ssh("sha256sum ~/payload.bin");
+      for (let attempt = 0; again.status === 255 && !/Host key verification failed|REMOTE HOST IDENTIFICATION/.test(again.stderr) && attempt < 20; attempt++) {
+        await new Promise((r) => setTimeout(r, 1000));
+        again = await ssh("sha256sum ~/payload.bin");
+      }
+      expect({ status: again.status, stdout: again.stdout.toString().split(" ")[0], stderr: again.stderr }).toMatchObject({ status: 0, stdout: digest });
+      expect(model.log.filter((d) => d.authority === `${WORKSPACE_HOST}:22`).every((d) => d.status === 200)).toBe(true);
+    } finally {
+      await model.close();
+      await relay.close();
+    }
+  }, 600_000);
 });
 
 /** The innermost PID of a process (its PID in the container's PID namespace), from /proc/<pid>/status NSpid. */
