@@ -57,13 +57,25 @@ describeWithRealTool("seaweedfs", "two gateway replicas sharing one bucket", (bi
     ((await (await fetch(`${serve.base}/v1/recordings`, { headers: { authorization: `Bearer ${REVIEWER}` } })).json()) as { recordings: RecordingSummary[] }).recordings;
   const download = async (serve: ServeProcess, id: string) => Buffer.from(await (await fetch(`${serve.base}/v1/recordings/${id}`, { headers: { authorization: `Bearer ${REVIEWER}` } })).arrayBuffer());
 
-  /** When the client first saw each tick-<n> (ms since the epoch), polled every 20 ms. */
+  /**
+   * When the client first saw each tick-<n> (ms since the epoch), polled every 20 ms; `scan` looks
+   * once more at once (before the kill: a tick that came in since the last poll, as the one the
+   * test waited for can, is counted as seen by then, not missed).
+   */
   const watchTicks = (client: EntryClient) => {
     const seen = new Map<number, number>();
-    const timer = setInterval(() => {
+    const scan = () => {
       for (const match of client.text.matchAll(/tick-(\d+)\r?\n/g)) if (!seen.has(Number(match[1]))) seen.set(Number(match[1]), Date.now());
-    }, 20);
-    return { seen, stop: () => clearInterval(timer) };
+    };
+    const timer = setInterval(scan, 20);
+    return {
+      seen,
+      scan,
+      stop: () => {
+        clearInterval(timer);
+        scan();
+      },
+    };
   };
   const lastTick = (text: string) => Math.max(-1, ...[...text.matchAll(/tick-(\d+)\r?\n/g)].map((m) => Number(m[1])));
 
@@ -113,6 +125,7 @@ describeWithRealTool("seaweedfs", "two gateway replicas sharing one bucket", (bi
     client.type(`${before}${TICKS}\n`);
     const ticks = watchTicks(client);
     await client.waitFor(/tick-25\r\n/, 120_000);
+    ticks.scan();
     a.process.kill("SIGKILL");
     const killedAt = Date.now();
     await client.closed;
