@@ -195,7 +195,6 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
     return entry ? stopChild(entry.child) : Promise.resolve();
   };
 
-
   /** Runs every cleanup, last registered first; returns how long each took (ms). */
   async function stop(): Promise<Record<string, number>> {
     const errors: string[] = [];
