@@ -1,5 +1,5 @@
 /**
- * npm run bench:scale -- [--workspaces 100,1000] [--helm 4|3]
+ * npm run bench:scale -- [--workspaces 100,1000] [--helm 4|3] [--skip-checkpoints]
  *
  * Benchmark (not a test, never run by `npm test`): the dev stack grown to N workspaces (its first
  * workspace copied as user0..userN-1, as bench:render grows it) on the REAL control plane and the
@@ -28,6 +28,13 @@
  *
  * On this repository's CI machine (2 shared cores) `pulumi up` of 1,000 workspaces (6,000
  * objects) takes far longer than the 100; give the sizes to run with --workspaces.
+ *
+ * --skip-checkpoints runs the engine with PULUMI_SKIP_CHECKPOINTS=true: by default the engine saves
+ * the whole state after every step (a cost that grows with steps x resources), with it only the
+ * final deployment ("Skip saving state checkpoints and only save the final deployment",
+ * sdk/go/common/env/env.go; honoured by pkg/backend/snapshot.go and journal.go in v3.276.0). A
+ * crash mid-update then loses what the update did, so it is a choice for large stacks, printed
+ * with every row it applies to.
  */
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -46,10 +53,11 @@ const POLL_MS = 200;
 interface Options {
   workspaces: number[];
   helmMajor: 3 | 4;
+  skipCheckpoints: boolean;
 }
 
 function parseOptions(argv: string[]): Options {
-  const options: Options = { workspaces: [100, 1000], helmMajor: 4 };
+  const options: Options = { workspaces: [100, 1000], helmMajor: 4, skipCheckpoints: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--workspaces") {
@@ -59,8 +67,10 @@ function parseOptions(argv: string[]): Options {
       const major = Number(argv[++i]);
       if (major !== 3 && major !== 4) throw new Error("--helm takes 3 or 4");
       options.helmMajor = major;
+    } else if (arg === "--skip-checkpoints") {
+      options.skipCheckpoints = true;
     } else {
-      throw new Error("usage: npm run bench:scale -- [--workspaces 100,1000] [--helm 4|3]");
+      throw new Error("usage: npm run bench:scale -- [--workspaces 100,1000] [--helm 4|3] [--skip-checkpoints]");
     }
   }
   return options;
@@ -195,6 +205,7 @@ class MeasuredStack {
   constructor(
     private readonly stackName: string,
     private readonly kubeconfig: string,
+    private readonly skipCheckpoints: boolean,
   ) {
     for (const dir of [this.workDir, this.stateDir, path.join(this.dir, "home")]) mkdirSync(dir, { recursive: true });
   }
@@ -205,7 +216,7 @@ class MeasuredStack {
 
   async run(op: EngineRequest["op"]): Promise<{ measurement: Measurement; result: EngineResult }> {
     const resultFile = path.join(this.dir, `${op}-${Date.now()}.json`);
-    const env = engineEnv(this.tools, this.dir, this.kubeconfig, PASSPHRASE);
+    const env = { ...engineEnv(this.tools, this.dir, this.kubeconfig, PASSPHRASE), ...(this.skipCheckpoints ? { PULUMI_SKIP_CHECKPOINTS: "true" } : {}) };
     const request: EngineRequest = {
       op,
       projectName: "entryway",
@@ -307,6 +318,7 @@ async function main(): Promise<void> {
     `bench:scale: the dev stack with ${options.workspaces.join(", ")} workspaces on the real control plane; ` +
       `pulumi (engine runner + CLI + providers) vs helm ${helm.version}; ${os.cpus().length} CPUs, load ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`,
   );
+  console.log(`pulumi state: ${options.skipCheckpoints ? "the final deployment only (PULUMI_SKIP_CHECKPOINTS=true)" : "a checkpoint after every step (the engine's default)"}`);
   console.log(`peak RSS: the process tree's summed VmRSS, polled every ${POLL_MS} ms from /proc; CPU: user+system of the reaped tree (GNU time)`);
   const controlPlane = await startControlPlane();
   const rows: Row[] = [];
@@ -321,7 +333,7 @@ async function main(): Promise<void> {
       stack.execGateway = stack.execGateway ? { ...stack.execGateway, targetNamespaces: (stack.execGateway.targetNamespaces ?? []).map((ns) => `${ns}-${count}`) } : undefined;
       if (stack.ansibleForms?.expose) stack.ansibleForms = { ...stack.ansibleForms, expose: { ...stack.ansibleForms.expose, host: `forms-${count}.example.test` } };
       await createNamespaces(controlPlane, stack.execGateway?.targetNamespaces ?? []);
-      const pulumi = new MeasuredStack(`scale${count}`, controlPlane.kubeconfig);
+      const pulumi = new MeasuredStack(`scale${count}`, controlPlane.kubeconfig, options.skipCheckpoints);
       const label = (what: string) => `${what} (${count})`;
       try {
         pulumi.setStack(stack);
