@@ -450,12 +450,10 @@ function plan(name: string, args: AnsibleFormsArgs): Plan {
   };
 }
 
-/**
- * AnsibleForms, made in the steps the chart's templates/ansibleforms/ files are: config (the
- * Secrets), mysql, seed-configmap, storage, the RTE in the pod, deployment, service (Service and
- * NetworkPolicy), monitoring and the Ingress. Every problem in the settings is reported at once,
- * before any object is made.
- */
+// AnsibleForms, made in the steps the chart's templates/ansibleforms/ files are: config (the
+// Secrets), mysql, seed-configmap, storage, the RTE in the pod, deployment, service (Service and
+// NetworkPolicy), monitoring and the Ingress. Every problem in the settings is reported at once,
+// before any object is made.
 export class AnsibleForms extends pulumi.ComponentResource {
   /** The app's Service. */
   public readonly serviceName: pulumi.Output<string>;

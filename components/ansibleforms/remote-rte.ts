@@ -187,11 +187,9 @@ function plan(name: string, args: RemoteRteArgs): Plan {
   };
 }
 
-/**
- * RemoteRte, made in the order of the chart's templates/ansibleforms/remote-rte.yaml: its Secrets
- * and ConfigMaps (config), the StatefulSet, the NetworkPolicy and the PodMonitor. Every problem
- * known at preview is reported at once, before any object is made.
- */
+// RemoteRte, made in the order of the chart's templates/ansibleforms/remote-rte.yaml: its Secrets
+// and ConfigMaps (config), the StatefulSet, the NetworkPolicy and the PodMonitor. Every problem
+// known at preview is reported at once, before any object is made.
 export class RemoteRte extends pulumi.ComponentResource {
   /** The StatefulSet's name. */
   public readonly statefulSetName: pulumi.Output<string>;

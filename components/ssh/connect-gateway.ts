@@ -241,12 +241,10 @@ function plan(name: string, args: ConnectGatewayArgs, parent: pulumi.Resource, o
   };
 }
 
-/**
- * ConnectGateway, made in the order of the chart's templates/ssh/connect-gateway.yaml:
- * ServiceAccount and RBAC, Deployment, Service, PodDisruptionBudget, HorizontalPodAutoscaler,
- * NetworkPolicy, Gateway, EnvoyFilter, AuthorizationPolicy. Every problem in the arguments is
- * reported at once, before any object is made.
- */
+// ConnectGateway, made in the order of the chart's templates/ssh/connect-gateway.yaml:
+// ServiceAccount and RBAC, Deployment, Service, PodDisruptionBudget, HorizontalPodAutoscaler,
+// NetworkPolicy, Gateway, EnvoyFilter, AuthorizationPolicy. Every problem in the arguments is
+// reported at once, before any object is made.
 export class ConnectGateway extends pulumi.ComponentResource {
   /** The gateway's object name (Deployment, Service, Gateway, ...). */
   public readonly gatewayName: string;

@@ -255,11 +255,9 @@ function plan(name: string, args: SshWorkspaceArgs, parent: pulumi.Resource, opt
   };
 }
 
-/**
- * SshWorkspace, made in the order of the chart's templates/ssh/workspaces.yaml: the
- * authorized_keys Secret, Service, StatefulSet, PodDisruptionBudget, NetworkPolicy and the
- * route's EnvoyFilter. Every problem known at preview is reported at once, before any object.
- */
+// SshWorkspace, made in the order of the chart's templates/ssh/workspaces.yaml: the
+// authorized_keys Secret, Service, StatefulSet, PodDisruptionBudget, NetworkPolicy and the
+// route's EnvoyFilter. Every problem known at preview is reported at once, before any object.
 export class SshWorkspace extends pulumi.ComponentResource {
   /** The Service's name (also the StatefulSet's). */
   public readonly serviceName: string;
