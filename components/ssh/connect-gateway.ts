@@ -133,7 +133,7 @@ export interface ConnectGatewayWorkspace {
 }
 
 /** Every mistake in the arguments, one line each naming the gateway. */
-export function connectGatewayProblems(name: string, args: ConnectGatewayArgs): string[] {
+function connectGatewayProblems(name: string, args: ConnectGatewayArgs): string[] {
   const problems: string[] = [];
   const port = args.port ?? 2222;
   if (!NAMESPACE.test(args.namespace ?? "")) {

@@ -157,7 +157,7 @@ export interface SshWorkspaceArgs extends PodSettings {
 }
 
 /** Every mistake in the arguments known at preview, one line each naming the workspace. */
-export function sshWorkspaceProblems(name: string, args: SshWorkspaceArgs): string[] {
+function sshWorkspaceProblems(name: string, args: SshWorkspaceArgs): string[] {
   const problems: string[] = [];
   if (!LOGIN.test(args.user ?? "dev")) problems.push(`user ${JSON.stringify(args.user)} is not a valid login name`);
   const uid = args.uid ?? 1000;
