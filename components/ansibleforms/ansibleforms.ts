@@ -17,7 +17,6 @@ import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from
 import {
   APP_IMAGE,
   APP_PORT,
-  checkRteSettings,
   checkedToken,
   COMPONENT_APP_ENV,
   configChecksums,
@@ -37,12 +36,15 @@ import {
   SIDECAR_RTE_PORT,
   SSH_PATH,
   APP_SSH_SUBPATH,
+  rteSettingsProblems,
   secretEnv,
   terminationGraceSeconds,
+  tokenProblems,
   type MetricsSettings,
+  type RteContainerSpec,
 } from "./common";
 import { DATABASE_MODE_WARNING, DEPRECATION_ANNOTATION, databaseModeSidecar } from "./database-rte";
-import { RunnerSeed, type Runner, type SeedRunner } from "./runner-seed";
+import { RunnerSeed, seedProblemLines, type Runner, type SeedRunner, type SeedSpec } from "./runner-seed";
 import { inboundRunnerUri, inboundSidecar, type SidecarRteSettings } from "./sidecar-rte";
 import type { ValueOf } from "../shared/enum";
 
@@ -276,8 +278,8 @@ export interface AnsibleFormsArgs extends AnsibleFormsBaseSettings {
 
 const RESERVED_ENV = new Set<string>(COMPONENT_APP_ENV);
 
-/** Every input mistake in the settings; thrown together. */
-function settingsProblems(args: AnsibleFormsArgs): string[] {
+/** Every input mistake in the settings alone, one line each naming `where`. */
+function settingsProblems(args: AnsibleFormsArgs, where: string): string[] {
   const problems: string[] = [];
   const mode = args.rte?.mode ?? "sidecar";
   if (!["sidecar", "remote", "database"].includes(mode)) {
@@ -306,9 +308,152 @@ function settingsProblems(args: AnsibleFormsArgs): string[] {
   if (args.externalDatabase && args.existingSecrets?.database) {
     problems.push(`existingSecrets.database is for the built-in MySQL; an external database names its passwordSecret`);
   }
-  return problems;
+  return [
+    ...problems.map((problem) => `${where}: ${problem}`),
+    ...rteSettingsProblems(args.rte ?? {}, where),
+    ...(args.existingSecrets?.rteToken ? [] : tokenProblems(args.rteToken, where)),
+  ];
 }
 
+type Identity = { name: string; instance: string; component: string };
+
+/**
+ * What every step shares, worked out before any object is made: the names and labels the chart's
+ * templates/ansibleforms/_helpers.tpl defines, the database, the app's environment and the seed,
+ * and the RTE container in the pod. Pure, so that every problem is known before the first object.
+ */
+interface Plan {
+  readonly name: string;
+  readonly args: AnsibleFormsArgs;
+  readonly rte: AnsibleFormsRteSettings;
+  readonly mode: AnsibleFormsRteMode;
+  readonly ns: pulumi.Input<string>;
+  readonly tag: string;
+  readonly appName: string;
+  readonly mysqlName: string;
+  readonly appIdentity: Identity;
+  readonly mysqlIdentity: Identity;
+  readonly labels: Record<string, string>;
+  readonly mysqlLabels: Record<string, string>;
+  /** The Secrets: existing ones by name, else the ones config() generates. */
+  readonly keysSecret: string;
+  readonly tokenSecret: string;
+  readonly dbSecret?: string;
+  /** Metrics when on, with the app's METRICS_TOKEN Secret and the sidecar RTE's own. */
+  readonly metrics?: AnsibleFormsMetricsSettings;
+  readonly appMetricsSecret?: string;
+  readonly rteMetricsSecret?: string;
+  readonly db: { host: string; port: number; user: string; password: SecretKeyRef };
+  readonly databaseEnv: EnvVar[];
+  readonly appEnv: EnvVar[];
+  readonly seed: SeedSpec;
+  readonly rtePort: number;
+  readonly ansibleCfgConfigMap?: string;
+  /** The RTE container in the app pod (sidecar or database mode). */
+  readonly sidecar?: RteContainerSpec;
+}
+
+function plan(name: string, args: AnsibleFormsArgs): Plan {
+  const rte = args.rte ?? {};
+  const mode: AnsibleFormsRteMode = rte.mode ?? "sidecar";
+  const tag = args.image?.tag || DEFAULT_TAG;
+  const mysqlName = statefulSetName(name, "ansibleforms-mysql");
+  const appIdentity = { name: "ansibleforms", instance: name, component: "server" };
+  const mysqlIdentity = { name: "ansibleforms", instance: name, component: "database" };
+  const keysSecret = args.existingSecrets?.keys || objectName(name, "ansibleforms-keys");
+  const tokenSecret = args.existingSecrets?.rteToken || objectName(name, "ansibleforms-rte-token");
+  // Metrics: the app's token, and the sidecar RTE's own (never the app's: docs/ansibleforms.md, "Metrics").
+  const metrics = args.metrics?.enabled ? args.metrics : undefined;
+  const appMetricsSecret = metrics && (metrics.existingSecret || objectName(name, "ansibleforms-metrics"));
+  const rteMetricsSecret = metrics && mode === "sidecar" ? metrics.rteExistingSecret || objectName(name, "ansibleforms-rte-metrics") : undefined;
+
+  // The database: external, or MySQL 8.4 that only the app may reach.
+  const external = args.externalDatabase;
+  const dbSecret = external ? undefined : (args.existingSecrets?.database ?? objectName(name, "ansibleforms-db"));
+  const db = external
+    ? { host: external.host, port: external.port ?? MYSQL_PORT, user: external.user, password: external.passwordSecret }
+    : { host: mysqlName, port: MYSQL_PORT, user: "ansibleforms", password: { name: dbSecret!, key: KEYS.dbPassword } };
+
+  // The app's environment; the seed may reference exactly these names.
+  const databaseEnv: EnvVar[] = [
+    { name: "DB_HOST", value: db.host },
+    { name: "DB_PORT", value: String(db.port) },
+    { name: "DB_USER", value: db.user },
+    secretEnv("DB_PASSWORD", db.password),
+  ];
+  const appEnv: EnvVar[] = [
+    { name: "PORT", value: String(APP_PORT) },
+    ...databaseEnv,
+    secretEnv("ENCRYPTION_SECRET", { name: keysSecret, key: KEYS.encryptionSecret }),
+    secretEnv("ACCESS_TOKEN_SECRET", { name: keysSecret, key: KEYS.accessTokenSecret }),
+    { name: "ADMIN_USERNAME", value: args.adminUsername ?? "admin" },
+    secretEnv("ADMIN_PASSWORD", { name: keysSecret, key: KEYS.adminPassword }),
+    secretEnv("RTE_TOKEN", { name: tokenSecret, key: KEYS.rteToken }),
+    { name: "RTE_QUEUE_MINUTES", value: String(args.queueMinutes ?? 60) },
+    { name: "CONFIG_SEED_PATH", value: SEED_PATH },
+    { name: "CONFIG_SEED_RELOAD_SECONDS", value: String(args.seedReloadSeconds ?? 60) },
+    ...(appMetricsSecret ? [secretEnv("METRICS_TOKEN", { name: appMetricsSecret, key: KEYS.metricsToken })] : []),
+    ...(args.secretEnv ?? []).map((e) => secretEnv(e.name, { name: e.secretName, key: e.key })),
+  ];
+
+  // The seed: the RTE's own runner first, then the others.
+  const rtePort = rte.port ?? SIDECAR_RTE_PORT;
+  const ownRunner: Runner =
+    mode === "remote"
+      ? { name: rte.runnerName ?? "remote", type: "rte", mode: "outbound", token: "${RTE_TOKEN}", is_default: rte.isDefault ?? true }
+      : {
+          name: rte.runnerName ?? "rte",
+          type: "rte",
+          ...(mode === "sidecar" ? { mode: "inbound" as const } : {}),
+          uri: inboundRunnerUri(rtePort),
+          token: "${RTE_TOKEN}",
+          is_default: rte.isDefault ?? true,
+        };
+  const seed: SeedSpec = { prune: args.runners?.prune, runners: [ownRunner, ...(args.runners?.items ?? [])] };
+
+  // The RTE in the app pod, with its ansible.cfg when given (none with an outbound RTE elsewhere).
+  const ansibleCfgConfigMap = mode !== "remote" && rte.ansibleCfg ? objectName(name, "ansibleforms-rte-ansible-cfg") : undefined;
+  const token = { name: tokenSecret, key: KEYS.rteToken };
+  const sidecar =
+    mode === "sidecar"
+      ? inboundSidecar({ settings: rte, port: rtePort, defaultTag: tag, global: args.global, token, metricsSecret: rteMetricsSecret, ansibleCfgConfigMap, persistentVolume: "persistent" })
+      : mode === "database"
+        ? databaseModeSidecar({ settings: rte, port: rtePort, defaultTag: tag, global: args.global, token, ansibleCfgConfigMap, persistentVolume: "persistent", databaseEnv })
+        : undefined;
+
+  return {
+    name,
+    args,
+    rte,
+    mode,
+    ns: args.namespace,
+    tag,
+    appName: objectName(name, "ansibleforms"),
+    mysqlName,
+    appIdentity,
+    mysqlIdentity,
+    labels: standardLabels({ ...appIdentity, version: tag }, args.labels),
+    mysqlLabels: standardLabels({ ...mysqlIdentity, version: "8.4" }, args.labels),
+    keysSecret,
+    tokenSecret,
+    dbSecret,
+    metrics,
+    appMetricsSecret,
+    rteMetricsSecret,
+    db,
+    databaseEnv,
+    appEnv,
+    seed,
+    rtePort,
+    ansibleCfgConfigMap,
+    sidecar,
+  };
+}
+
+// AnsibleForms, made in the steps the chart's templates/ansibleforms/ files are: config (the
+// Secrets), mysql, seed-configmap, storage, the RTE in the pod, deployment, service (Service and
+// NetworkPolicy), monitoring and the Ingress. Every problem in the settings is reported at once,
+// before any object is made.
 export class AnsibleForms extends pulumi.ComponentResource {
   /** The app's Service. */
   public readonly serviceName: pulumi.Output<string>;
@@ -330,173 +475,172 @@ export class AnsibleForms extends pulumi.ComponentResource {
   constructor(name: string, args: AnsibleFormsArgs, opts?: pulumi.ComponentResourceOptions) {
     super("entryway:index:AnsibleForms", name, {}, opts);
     const where = `AnsibleForms ${name}`;
-    const problems = settingsProblems(args);
-    if (problems.length > 0) throw new Error(`${where}: ${problems.join("; ")}`);
-    const rte = args.rte ?? {};
-    checkRteSettings(rte, where);
-    const mode: AnsibleFormsRteMode = rte.mode ?? "sidecar";
-    this.rteMode = mode;
-    if (mode === "database") pulumi.log.warn(DATABASE_MODE_WARNING, this);
+    const p = plan(name, args);
+    const problems = [
+      ...settingsProblems(args, where),
+      ...(p.sidecar?.problems ?? []).map((problem) => `${where}: ${problem}`),
+      ...seedProblemLines(p.seed, p.appEnv.map((e) => e.name as string), where),
+    ];
+    if (problems.length > 0) throw new pulumi.ResourceError(problems.join("\n"), this);
+    this.rteMode = p.mode;
+    if (p.mode === "database") pulumi.log.warn(DATABASE_MODE_WARNING, this);
 
-    const ns = args.namespace;
-    const tag = args.image?.tag || DEFAULT_TAG;
-    const appName = objectName(name, "ansibleforms");
-    const mysqlName = statefulSetName(name, "ansibleforms-mysql");
-    const appIdentity = { name: "ansibleforms", instance: name, component: "server" };
-    const mysqlIdentity = { name: "ansibleforms", instance: name, component: "database" };
-    const labels = standardLabels({ ...appIdentity, version: tag }, args.labels);
-    const mysqlLabels = standardLabels({ ...mysqlIdentity, version: "8.4" }, args.labels);
+    const secrets = this.config(p, where);
+    this.adminPassword = secrets.adminPassword;
+    this.rteToken = secrets.rteToken;
+    this.rteTokenSecretName = pulumi.output(p.tokenSecret);
+    if (p.dbSecret !== undefined) this.mysql(p);
+    const seed = this.seedConfigMap(p);
+    this.seed = seed.content;
+    this.storage(p);
+    this.rteInPod(p);
+    this.deployment(p, seed.configMapName);
+    this.serviceName = this.service(p);
+    this.url = pulumi.interpolate`http://${p.appName}.${p.ns}.svc.cluster.local:${APP_PORT}`;
+    this.monitoring(p);
+    this.caBundle = args.expose?.caBundle;
+    this.ingress(p);
+
+    this.registerOutputs({
+      serviceName: this.serviceName,
+      url: this.url,
+      rteTokenSecretName: this.rteTokenSecretName,
+      rteToken: this.rteToken,
+      adminPassword: this.adminPassword,
+      caBundle: this.caBundle,
+      seed: this.seed,
+    });
+  }
+
+  /** A generated password (a secret output, never in plain config). */
+  private password(name: string, part: string, length: number): pulumi.Output<string> {
+    return new random.RandomPassword(`${name}-${part}`, { length, special: false }, { parent: this }).result;
+  }
+
+  /**
+   * config.yaml: the Secrets not named in existingSecrets, generated here: the app's keys, the RTE
+   * token, the METRICS_TOKENs and the built-in MySQL's passwords.
+   */
+  private config(p: Plan, where: string): { adminPassword?: pulumi.Output<string>; rteToken?: pulumi.Output<string> } {
+    const { name, args, ns, labels } = p;
     const child = { parent: this };
-
-    // Secrets: existing ones by name, else generated here (secret outputs, never in plain config).
-    const password = (part: string, length: number) =>
-      new random.RandomPassword(`${name}-${part}`, { length, special: false }, child).result;
-    let keysSecret: string;
-    if (args.existingSecrets?.keys) {
-      keysSecret = args.existingSecrets.keys;
-    } else {
-      keysSecret = objectName(name, "ansibleforms-keys");
-      this.adminPassword = password("admin-password", 24);
+    let adminPassword: pulumi.Output<string> | undefined;
+    if (!args.existingSecrets?.keys) {
+      adminPassword = this.password(name, "admin-password", 24);
       new k8s.core.v1.Secret(
         `${name}-keys`,
         {
-          metadata: { name: keysSecret, namespace: ns, labels },
+          metadata: { name: p.keysSecret, namespace: ns, labels },
           type: "Opaque",
           stringData: {
-            [KEYS.encryptionSecret]: password("encryption-secret", 32),
-            [KEYS.accessTokenSecret]: password("access-token-secret", 64),
-            [KEYS.adminPassword]: this.adminPassword,
+            [KEYS.encryptionSecret]: this.password(name, "encryption-secret", 32),
+            [KEYS.accessTokenSecret]: this.password(name, "access-token-secret", 64),
+            [KEYS.adminPassword]: adminPassword,
           },
         },
         child,
       );
     }
-    let tokenSecret: string;
-    if (args.existingSecrets?.rteToken) {
-      tokenSecret = args.existingSecrets.rteToken;
-    } else {
-      tokenSecret = objectName(name, "ansibleforms-rte-token");
-      this.rteToken = args.rteToken !== undefined ? checkedToken(args.rteToken, where) : password("rte-token", 32);
+    let rteToken: pulumi.Output<string> | undefined;
+    if (!args.existingSecrets?.rteToken) {
+      rteToken = args.rteToken !== undefined ? checkedToken(args.rteToken, where, this) : this.password(name, "rte-token", 32);
       new k8s.core.v1.Secret(
         `${name}-rte-token`,
-        { metadata: { name: tokenSecret, namespace: ns, labels }, type: "Opaque", stringData: { [KEYS.rteToken]: this.rteToken } },
+        { metadata: { name: p.tokenSecret, namespace: ns, labels }, type: "Opaque", stringData: { [KEYS.rteToken]: rteToken } },
         child,
       );
     }
-    this.rteTokenSecretName = pulumi.output(tokenSecret);
-
-    // Metrics: the app's token, and the sidecar RTE's own (never the app's: docs/ansibleforms.md, "Metrics").
-    const metrics = args.metrics?.enabled ? args.metrics : undefined;
-    const metricsSecret = (existing: string | undefined, part: string, labelsOf: Record<string, string>) => {
-      if (existing) return existing;
-      const secretName = objectName(name, part);
+    const metricsSecret = (existing: string | undefined, part: string) => {
+      if (existing) return;
       new k8s.core.v1.Secret(
         `${name}-${part}`,
-        { metadata: { name: secretName, namespace: ns, labels: labelsOf }, type: "Opaque", stringData: { [KEYS.metricsToken]: password(part, 32) } },
+        { metadata: { name: objectName(name, part), namespace: ns, labels }, type: "Opaque", stringData: { [KEYS.metricsToken]: this.password(name, part, 32) } },
         child,
       );
-      return secretName;
     };
-    const appMetricsSecret = metrics && metricsSecret(metrics.existingSecret, "ansibleforms-metrics", labels);
-    const rteMetricsSecret = metrics && mode === "sidecar" ? metricsSecret(metrics.rteExistingSecret, "ansibleforms-rte-metrics", labels) : undefined;
-
-    // The database: external, or MySQL 8.4 that only the app may reach.
-    let db: { host: string; port: number; user: string; password: SecretKeyRef };
-    if (args.externalDatabase) {
-      const external = args.externalDatabase;
-      db = { host: external.host, port: external.port ?? MYSQL_PORT, user: external.user, password: external.passwordSecret };
-    } else {
-      const dbSecret = args.existingSecrets?.database ?? objectName(name, "ansibleforms-db");
-      if (!args.existingSecrets?.database) {
-        new k8s.core.v1.Secret(
-          `${name}-db`,
-          {
-            metadata: { name: dbSecret, namespace: ns, labels: mysqlLabels },
-            type: "Opaque",
-            stringData: { [KEYS.dbPassword]: password("db-password", 32), [KEYS.dbRootPassword]: password("db-root-password", 32) },
-          },
-          child,
-        );
-      }
-      db = { host: mysqlName, port: MYSQL_PORT, user: "ansibleforms", password: { name: dbSecret, key: KEYS.dbPassword } };
-      this.mysql(name, { ns, mysqlName, labels: mysqlLabels, identity: mysqlIdentity, appIdentity, dbSecret, args });
+    if (p.metrics) metricsSecret(p.metrics.existingSecret, "ansibleforms-metrics");
+    if (p.rteMetricsSecret) metricsSecret(p.metrics!.rteExistingSecret, "ansibleforms-rte-metrics");
+    if (p.dbSecret !== undefined && !args.existingSecrets?.database) {
+      new k8s.core.v1.Secret(
+        `${name}-db`,
+        {
+          metadata: { name: p.dbSecret, namespace: ns, labels: p.mysqlLabels },
+          type: "Opaque",
+          stringData: { [KEYS.dbPassword]: this.password(name, "db-password", 32), [KEYS.dbRootPassword]: this.password(name, "db-root-password", 32) },
+        },
+        child,
+      );
     }
+    return { adminPassword, rteToken };
+  }
 
-    // The app's environment; the seed may reference exactly these names.
-    const databaseEnv: EnvVar[] = [
-      { name: "DB_HOST", value: db.host },
-      { name: "DB_PORT", value: String(db.port) },
-      { name: "DB_USER", value: db.user },
-      secretEnv("DB_PASSWORD", db.password),
-    ];
-    const appEnv: EnvVar[] = [
-      { name: "PORT", value: String(APP_PORT) },
-      ...databaseEnv,
-      secretEnv("ENCRYPTION_SECRET", { name: keysSecret, key: KEYS.encryptionSecret }),
-      secretEnv("ACCESS_TOKEN_SECRET", { name: keysSecret, key: KEYS.accessTokenSecret }),
-      { name: "ADMIN_USERNAME", value: args.adminUsername ?? "admin" },
-      secretEnv("ADMIN_PASSWORD", { name: keysSecret, key: KEYS.adminPassword }),
-      secretEnv("RTE_TOKEN", { name: tokenSecret, key: KEYS.rteToken }),
-      { name: "RTE_QUEUE_MINUTES", value: String(args.queueMinutes ?? 60) },
-      { name: "CONFIG_SEED_PATH", value: SEED_PATH },
-      { name: "CONFIG_SEED_RELOAD_SECONDS", value: String(args.seedReloadSeconds ?? 60) },
-      ...(appMetricsSecret ? [secretEnv("METRICS_TOKEN", { name: appMetricsSecret, key: KEYS.metricsToken })] : []),
-      ...(args.secretEnv ?? []).map((e) => secretEnv(e.name, { name: e.secretName, key: e.key })),
-    ];
-
-    // The seed: the RTE's own runner first, then the others.
-    const rtePort = rte.port ?? SIDECAR_RTE_PORT;
-    const ownRunner: Runner =
-      mode === "remote"
-        ? { name: rte.runnerName ?? "remote", type: "rte", mode: "outbound", token: "${RTE_TOKEN}", is_default: rte.isDefault ?? true }
-        : {
-            name: rte.runnerName ?? "rte",
-            type: "rte",
-            ...(mode === "sidecar" ? { mode: "inbound" as const } : {}),
-            uri: inboundRunnerUri(rtePort),
-            token: "${RTE_TOKEN}",
-            is_default: rte.isDefault ?? true,
-          };
-    const seed = new RunnerSeed(
-      `${name}-seed`,
+  /** seed-configmap.yaml: the runner seed, the RTE's own runner first. */
+  private seedConfigMap(p: Plan): RunnerSeed {
+    return new RunnerSeed(
+      `${p.name}-seed`,
       {
-        namespace: ns,
-        configMapName: objectName(name, "ansibleforms-seed"),
-        seed: { prune: args.runners?.prune, runners: [ownRunner, ...(args.runners?.items ?? [])] },
-        appEnv: appEnv.map((e) => e.name as string),
-        labels,
+        namespace: p.ns,
+        configMapName: objectName(p.name, "ansibleforms-seed"),
+        seed: p.seed,
+        appEnv: p.appEnv.map((e) => e.name as string),
+        labels: p.labels,
       },
-      child,
+      { parent: this },
     );
-    this.seed = seed.content;
+  }
 
-    // Volumes: the app's persistent disk, and the sidecar's spool.
-    const persistentClaim = objectName(name, "ansibleforms-persistent");
+  /** storage.yaml: the app's persistent disk (the sidecar's spool is made with the RTE, rteInPod). */
+  private storage(p: Plan): void {
     new k8s.core.v1.PersistentVolumeClaim(
-      `${name}-persistent`,
+      `${p.name}-persistent`,
       {
-        metadata: { name: persistentClaim, namespace: ns, labels },
+        metadata: { name: objectName(p.name, "ansibleforms-persistent"), namespace: p.ns, labels: p.labels },
         spec: {
           accessModes: ["ReadWriteOnce"],
-          ...(args.storageClassName ? { storageClassName: args.storageClassName } : {}),
-          resources: { requests: { storage: args.persistentSize ?? "5Gi" } },
+          ...(p.args.storageClassName ? { storageClassName: p.args.storageClassName } : {}),
+          resources: { requests: { storage: p.args.persistentSize ?? "5Gi" } },
         },
       },
-      child,
+      { parent: this },
     );
-    let ansibleCfgConfigMap: string | undefined;
-    if (mode !== "remote" && rte.ansibleCfg) {
-      ansibleCfgConfigMap = objectName(name, "ansibleforms-rte-ansible-cfg");
+  }
+
+  /** The RTE in the app pod: its ansible.cfg ConfigMap (config.yaml) and the sidecar's spool (storage.yaml). */
+  private rteInPod(p: Plan): void {
+    const { name, ns, labels, rte } = p;
+    if (p.ansibleCfgConfigMap) {
       new k8s.core.v1.ConfigMap(
         `${name}-rte-ansible-cfg`,
-        { metadata: { name: ansibleCfgConfigMap, namespace: ns, labels }, data: { "ansible.cfg": rte.ansibleCfg } },
-        child,
+        { metadata: { name: p.ansibleCfgConfigMap, namespace: ns, labels }, data: { "ansible.cfg": rte.ansibleCfg! } },
+        { parent: this },
       );
     }
+    if (p.mode === "sidecar") {
+      const storageClassName = rte.storageClassName ?? p.args.storageClassName;
+      new k8s.core.v1.PersistentVolumeClaim(
+        `${name}-rte-spool`,
+        {
+          metadata: { name: objectName(name, "ansibleforms-rte-spool"), namespace: ns, labels },
+          spec: {
+            accessModes: ["ReadWriteOnce"],
+            ...(storageClassName ? { storageClassName } : {}),
+            resources: { requests: { storage: rte.spoolSize ?? "1Gi" } },
+          },
+        },
+        { parent: this },
+      );
+    }
+  }
+
+  /** deployment.yaml: the app, one writer (Recreate), with the RTE container of its mode. */
+  private deployment(p: Plan, seedConfigMap: pulumi.Output<string>): void {
+    const { name, args, ns, labels, mode } = p;
     const volumes: Volume[] = [
-      { name: "persistent", persistentVolumeClaim: { claimName: persistentClaim } },
-      { name: "seed", configMap: { name: seed.configMapName } },
+      { name: "persistent", persistentVolumeClaim: { claimName: objectName(name, "ansibleforms-persistent") } },
+      { name: "seed", configMap: { name: seedConfigMap } },
       { name: "tmp", emptyDir: {} },
+      ...(p.sidecar?.volumes ?? []),
+      ...(mode === "sidecar" ? [{ name: "rte-spool", persistentVolumeClaim: { claimName: objectName(name, "ansibleforms-rte-spool") } }] : []),
     ];
     const containers: k8s.types.input.core.v1.Container[] = [
       {
@@ -504,7 +648,7 @@ export class AnsibleForms extends pulumi.ComponentResource {
         image: imageReference(APP_IMAGE, args.image, args.global),
         imagePullPolicy: "IfNotPresent",
         ports: [{ name: "http", containerPort: APP_PORT, protocol: "TCP" }],
-        env: appEnv,
+        env: p.appEnv,
         volumeMounts: [
           { name: "persistent", mountPath: PERSISTENT_PATH },
           // The ssh keys the app manages on its settings page, kept on its volume.
@@ -518,38 +662,13 @@ export class AnsibleForms extends pulumi.ComponentResource {
         readinessProbe: { httpGet: { path: "/api/v2/ready", port: "http" }, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 3 },
         securityContext: restrictedContainerSecurityContext({ runAs: { user: NODE_UID } }),
       },
+      ...(p.sidecar ? [p.sidecar.container] : []),
     ];
-    if (mode !== "remote") {
-      const token = { name: tokenSecret, key: KEYS.rteToken };
-      const sidecar =
-        mode === "sidecar"
-          ? inboundSidecar({ settings: rte, port: rtePort, defaultTag: tag, global: args.global, token, metricsSecret: rteMetricsSecret, ansibleCfgConfigMap, persistentVolume: "persistent" })
-          : databaseModeSidecar({ settings: rte, port: rtePort, defaultTag: tag, global: args.global, token, ansibleCfgConfigMap, persistentVolume: "persistent", databaseEnv });
-      containers.push(sidecar.container);
-      volumes.push(...sidecar.volumes);
-      if (mode === "sidecar") {
-        const spoolClaim = objectName(name, "ansibleforms-rte-spool");
-        new k8s.core.v1.PersistentVolumeClaim(
-          `${name}-rte-spool`,
-          {
-            metadata: { name: spoolClaim, namespace: ns, labels },
-            spec: {
-              accessModes: ["ReadWriteOnce"],
-              ...((rte.storageClassName ?? args.storageClassName) ? { storageClassName: rte.storageClassName ?? args.storageClassName } : {}),
-              resources: { requests: { storage: rte.spoolSize ?? "1Gi" } },
-            },
-          },
-          child,
-        );
-        volumes.push({ name: "rte-spool", persistentVolumeClaim: { claimName: spoolClaim } });
-      }
-    }
-
     new k8s.apps.v1.Deployment(
       `${name}-deployment`,
       {
         metadata: {
-          name: appName,
+          name: p.appName,
           namespace: ns,
           labels,
           // helm template has no warning channel: both front ends record the deprecation on the object.
@@ -559,51 +678,55 @@ export class AnsibleForms extends pulumi.ComponentResource {
           replicas: 1,
           // One writer of the volume and the schema: never two app pods at once.
           strategy: { type: "Recreate" },
-          selector: { matchLabels: selectorLabels(appIdentity) },
+          selector: { matchLabels: selectorLabels(p.appIdentity) },
           template: {
-            metadata: podMetadata(labels, args, configChecksums({ "ansible-cfg": ansibleCfgConfigMap && rte.ansibleCfg }).annotations),
+            metadata: podMetadata(labels, args, configChecksums({ "ansible-cfg": p.ansibleCfgConfigMap && p.rte.ansibleCfg }).annotations),
             spec: {
               automountServiceAccountToken: false,
               enableServiceLinks: false,
               ...podPlacement(args, args.global),
               securityContext: restrictedPodSecurityContext({ user: NODE_UID }),
-              ...(mode !== "remote" ? { terminationGracePeriodSeconds: terminationGraceSeconds(rte) } : {}),
+              ...(mode !== "remote" ? { terminationGracePeriodSeconds: terminationGraceSeconds(p.rte) } : {}),
               containers,
               volumes,
             },
           },
         },
       },
-      child,
+      { parent: this },
     );
+  }
 
+  /**
+   * service.yaml: the app's Service and its NetworkPolicy. In: only the app's port (the sidecar's
+   * is not admitted from outside the pod), from the ingress controller unless allowFrom says
+   * otherwise. Out: DNS, the database, allowEgressTo.
+   */
+  private service(p: Plan): pulumi.Output<string> {
+    const { name, args, ns, labels, metrics } = p;
+    const child = { parent: this };
     const service = new k8s.core.v1.Service(
       `${name}-service`,
       {
-        metadata: { name: appName, namespace: ns, labels },
+        metadata: { name: p.appName, namespace: ns, labels },
         spec: {
           type: "ClusterIP",
-          selector: selectorLabels(appIdentity),
+          selector: selectorLabels(p.appIdentity),
           // Only the app's port: an inbound sidecar is reached on 127.0.0.1, never through a Service.
           ports: [{ name: "http", port: APP_PORT, targetPort: "http", protocol: "TCP" }],
         },
       },
       child,
     );
-    this.serviceName = service.metadata.name;
-    this.url = pulumi.interpolate`http://${appName}.${ns}.svc.cluster.local:${APP_PORT}`;
-
-    // In: only the app's port (the sidecar's is not admitted from outside the pod), from the
-    // ingress controller unless allowFrom says otherwise. Out: DNS, the database, allowEgressTo.
     const databaseEgress = args.externalDatabase
-      ? hostPortEgress(db.host, db.port)
-      : { to: [{ podSelector: { matchLabels: selectorLabels(mysqlIdentity) } }], ports: [{ port: MYSQL_PORT, protocol: "TCP" }] };
+      ? hostPortEgress(p.db.host, p.db.port)
+      : { to: [{ podSelector: { matchLabels: selectorLabels(p.mysqlIdentity) } }], ports: [{ port: MYSQL_PORT, protocol: "TCP" }] };
     new k8s.networking.v1.NetworkPolicy(
       `${name}-app-netpol`,
       {
-        metadata: { name: appName, namespace: ns, labels },
+        metadata: { name: p.appName, namespace: ns, labels },
         spec: {
-          podSelector: { matchLabels: selectorLabels(appIdentity) },
+          podSelector: { matchLabels: selectorLabels(p.appIdentity) },
           policyTypes: ["Ingress", "Egress"],
           ingress: [
             {
@@ -612,7 +735,7 @@ export class AnsibleForms extends pulumi.ComponentResource {
             },
             // Prometheus scrapes the app's port and the sidecar RTE's (both need their token).
             ...(metrics
-              ? [{ from: [monitoringPeer(metrics)], ports: [{ port: APP_PORT, protocol: "TCP" }, ...(rteMetricsSecret ? [{ port: rtePort, protocol: "TCP" }] : [])] }]
+              ? [{ from: [monitoringPeer(metrics)], ports: [{ port: APP_PORT, protocol: "TCP" }, ...(p.rteMetricsSecret ? [{ port: p.rtePort, protocol: "TCP" }] : [])] }]
               : []),
           ],
           egress: [dnsEgressRule(args.dns), databaseEgress, ...(args.allowEgressTo ?? [])],
@@ -620,96 +743,82 @@ export class AnsibleForms extends pulumi.ComponentResource {
       },
       child,
     );
-
-    if (metrics?.serviceMonitor) {
-      new k8s.apiextensions.CustomResource(
-        `${name}-servicemonitor`,
-        {
-          apiVersion: "monitoring.coreos.com/v1",
-          kind: "ServiceMonitor",
-          metadata: { name: appName, namespace: ns, labels },
-          spec: {
-            selector: { matchLabels: selectorLabels(appIdentity) },
-            endpoints: [{ port: "http", path: "/api/v2/metrics", authorization: bearerFrom(appMetricsSecret!) }],
-          },
-        },
-        child,
-      );
-      // The sidecar's port is behind no Service (the app reaches it on 127.0.0.1), so a PodMonitor
-      // scrapes it by the pod's port name: "port defines the Pod port name which exposes the
-      // endpoint" (prometheus-operator monitoring.coreos.com/v1 PodMetricsEndpoint).
-      if (rteMetricsSecret) {
-        new k8s.apiextensions.CustomResource(
-          `${name}-rte-podmonitor`,
-          {
-            apiVersion: "monitoring.coreos.com/v1",
-            kind: "PodMonitor",
-            metadata: { name: objectName(name, "ansibleforms-rte"), namespace: ns, labels },
-            spec: {
-              selector: { matchLabels: selectorLabels(appIdentity) },
-              podMetricsEndpoints: [{ port: "rte", path: "/metrics", authorization: bearerFrom(rteMetricsSecret) }],
-            },
-          },
-          child,
-        );
-      }
-    }
-
-    this.caBundle = args.expose?.caBundle;
-    if (args.expose) {
-      const expose = args.expose;
-      new k8s.networking.v1.Ingress(
-        `${name}-ingress`,
-        {
-          metadata: { name: appName, namespace: ns, labels, ...(expose.annotations ? { annotations: expose.annotations } : {}) },
-          spec: {
-            ...(expose.ingressClassName ? { ingressClassName: expose.ingressClassName } : {}),
-            ...(expose.tlsSecretName ? { tls: [{ hosts: [expose.host], secretName: expose.tlsSecretName }] } : {}),
-            rules: [
-              {
-                host: expose.host,
-                http: { paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: appName, port: { name: "http" } } } }] },
-              },
-            ],
-          },
-        },
-        child,
-      );
-    }
-
-    this.registerOutputs({
-      serviceName: this.serviceName,
-      url: this.url,
-      rteTokenSecretName: this.rteTokenSecretName,
-      rteToken: this.rteToken,
-      adminPassword: this.adminPassword,
-      caBundle: this.caBundle,
-      seed: this.seed,
-    });
+    return service.metadata.name;
   }
 
-  /** MySQL 8.4: a StatefulSet with its own volume, a Service, and a NetworkPolicy admitting only the app. */
-  private mysql(
-    name: string,
-    o: {
-      ns: pulumi.Input<string>;
-      mysqlName: string;
-      labels: Record<string, string>;
-      identity: { name: string; instance: string; component: string };
-      appIdentity: { name: string; instance: string; component: string };
-      dbSecret: string;
-      args: AnsibleFormsArgs;
-    },
-  ): void {
+  /** monitoring.yaml: a ServiceMonitor for the app and a PodMonitor for the sidecar RTE. */
+  private monitoring(p: Plan): void {
+    if (!p.metrics?.serviceMonitor) return;
+    const { name, ns, labels } = p;
+    new k8s.apiextensions.CustomResource(
+      `${name}-servicemonitor`,
+      {
+        apiVersion: "monitoring.coreos.com/v1",
+        kind: "ServiceMonitor",
+        metadata: { name: p.appName, namespace: ns, labels },
+        spec: {
+          selector: { matchLabels: selectorLabels(p.appIdentity) },
+          endpoints: [{ port: "http", path: "/api/v2/metrics", authorization: bearerFrom(p.appMetricsSecret!) }],
+        },
+      },
+      { parent: this },
+    );
+    // The sidecar's port is behind no Service (the app reaches it on 127.0.0.1), so a PodMonitor
+    // scrapes it by the pod's port name: "port defines the Pod port name which exposes the
+    // endpoint" (prometheus-operator monitoring.coreos.com/v1 PodMetricsEndpoint).
+    if (p.rteMetricsSecret) {
+      new k8s.apiextensions.CustomResource(
+        `${name}-rte-podmonitor`,
+        {
+          apiVersion: "monitoring.coreos.com/v1",
+          kind: "PodMonitor",
+          metadata: { name: objectName(name, "ansibleforms-rte"), namespace: ns, labels },
+          spec: {
+            selector: { matchLabels: selectorLabels(p.appIdentity) },
+            podMetricsEndpoints: [{ port: "rte", path: "/metrics", authorization: bearerFrom(p.rteMetricsSecret) }],
+          },
+        },
+        { parent: this },
+      );
+    }
+  }
+
+  /** service.yaml's Ingress (expose): the app's public name, which an outbound RTE elsewhere dials. */
+  private ingress(p: Plan): void {
+    const expose = p.args.expose;
+    if (!expose) return;
+    new k8s.networking.v1.Ingress(
+      `${p.name}-ingress`,
+      {
+        metadata: { name: p.appName, namespace: p.ns, labels: p.labels, ...(expose.annotations ? { annotations: expose.annotations } : {}) },
+        spec: {
+          ...(expose.ingressClassName ? { ingressClassName: expose.ingressClassName } : {}),
+          ...(expose.tlsSecretName ? { tls: [{ hosts: [expose.host], secretName: expose.tlsSecretName }] } : {}),
+          rules: [
+            {
+              host: expose.host,
+              http: { paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: p.appName, port: { name: "http" } } } }] },
+            },
+          ],
+        },
+      },
+      { parent: this },
+    );
+  }
+
+  /** mysql.yaml: MySQL 8.4, a StatefulSet with its own volume, a Service, and a NetworkPolicy admitting only the app. */
+  private mysql(p: Plan): void {
     const child = { parent: this };
-    const { ns, mysqlName, labels } = o;
+    const { name, ns, mysqlName, args } = p;
+    const labels = p.mysqlLabels;
+    const dbSecret = p.dbSecret!;
     new k8s.core.v1.Service(
       `${name}-mysql-service`,
       {
         metadata: { name: mysqlName, namespace: ns, labels },
         spec: {
           type: "ClusterIP",
-          selector: selectorLabels(o.identity),
+          selector: selectorLabels(p.mysqlIdentity),
           ports: [{ name: "mysql", port: MYSQL_PORT, targetPort: "mysql", protocol: "TCP" }],
         },
       },
@@ -722,25 +831,25 @@ export class AnsibleForms extends pulumi.ComponentResource {
         spec: {
           serviceName: mysqlName,
           replicas: 1,
-          selector: { matchLabels: selectorLabels(o.identity) },
+          selector: { matchLabels: selectorLabels(p.mysqlIdentity) },
           template: {
-            metadata: podMetadata(labels, o.args.mysql),
+            metadata: podMetadata(labels, args.mysql),
             spec: {
               automountServiceAccountToken: false,
               enableServiceLinks: false,
-              ...podPlacement(o.args.mysql, o.args.global),
+              ...podPlacement(args.mysql, args.global),
               securityContext: restrictedPodSecurityContext({ user: MYSQL_UID }),
               containers: [
                 {
                   name: "mysql",
-                  image: imageReference(MYSQL_IMAGE, o.args.mysql?.image, o.args.global),
+                  image: imageReference(MYSQL_IMAGE, args.mysql?.image, args.global),
                   imagePullPolicy: "IfNotPresent",
                   ports: [{ name: "mysql", containerPort: MYSQL_PORT, protocol: "TCP" }],
                   env: [
-                    secretEnv("MYSQL_ROOT_PASSWORD", { name: o.dbSecret, key: KEYS.dbRootPassword }),
+                    secretEnv("MYSQL_ROOT_PASSWORD", { name: dbSecret, key: KEYS.dbRootPassword }),
                     { name: "MYSQL_DATABASE", value: DATABASE_SCHEMA },
                     { name: "MYSQL_USER", value: "ansibleforms" },
-                    secretEnv("MYSQL_PASSWORD", { name: o.dbSecret, key: KEYS.dbPassword }),
+                    secretEnv("MYSQL_PASSWORD", { name: dbSecret, key: KEYS.dbPassword }),
                   ],
                   volumeMounts: [
                     { name: "data", mountPath: "/var/lib/mysql" },
@@ -764,8 +873,8 @@ export class AnsibleForms extends pulumi.ComponentResource {
               metadata: { name: "data", labels },
               spec: {
                 accessModes: ["ReadWriteOnce"],
-                ...(o.args.storageClassName ? { storageClassName: o.args.storageClassName } : {}),
-                resources: { requests: { storage: o.args.mysql?.size ?? "8Gi" } },
+                ...(args.storageClassName ? { storageClassName: args.storageClassName } : {}),
+                resources: { requests: { storage: args.mysql?.size ?? "8Gi" } },
               },
             },
           ],
@@ -778,10 +887,10 @@ export class AnsibleForms extends pulumi.ComponentResource {
       {
         metadata: { name: mysqlName, namespace: ns, labels },
         spec: {
-          podSelector: { matchLabels: selectorLabels(o.identity) },
+          podSelector: { matchLabels: selectorLabels(p.mysqlIdentity) },
           // In: only the app. Out: nothing (MySQL dials nowhere).
           policyTypes: ["Ingress", "Egress"],
-          ingress: [{ from: [{ podSelector: { matchLabels: selectorLabels(o.appIdentity) } }], ports: [{ port: MYSQL_PORT, protocol: "TCP" }] }],
+          ingress: [{ from: [{ podSelector: { matchLabels: selectorLabels(p.appIdentity) } }], ports: [{ port: MYSQL_PORT, protocol: "TCP" }] }],
           egress: [],
         },
       },

@@ -280,44 +280,45 @@ export function rteResources(maxJobs: number): { requests: Record<string, string
   };
 }
 
-function tokenProblem(token: string, where: string): Error | undefined {
-  return token.length < MIN_TOKEN_LENGTH
-    ? new Error(`${where}: the RTE token must be at least ${MIN_TOKEN_LENGTH} characters (got ${token.length})`)
-    : undefined;
+function tokenProblem(token: string, where: string): string | undefined {
+  return token.length < MIN_TOKEN_LENGTH ? `${where}: the RTE token must be at least ${MIN_TOKEN_LENGTH} characters (got ${token.length})` : undefined;
 }
 
-/** Throws when a token known at build time is too short. */
-export function checkToken(token: pulumi.Input<string> | undefined, where: string): void {
+/** The problem with a token known at build time (a plain string) that is too short; an Output is checked by checkedToken. */
+export function tokenProblems(token: pulumi.Input<string> | undefined, where: string): string[] {
   const problem = typeof token === "string" ? tokenProblem(token, where) : undefined;
-  if (problem) throw problem;
+  return problem ? [problem] : [];
 }
 
 /**
- * The token as a secret output that fails when too short: a plain string is checked at once
- * (checkToken), an Output when its value is known, which fails the Secret that carries it.
+ * The token as a secret output. A plain string was checked with the other settings
+ * (tokenProblems); an Output is checked when its value is known, which fails the Secret that
+ * carries it with an error on `resource`.
  */
-export function checkedToken(token: pulumi.Input<string>, where: string): pulumi.Output<string> {
-  checkToken(token, where);
+export function checkedToken(token: pulumi.Input<string>, where: string, resource: pulumi.Resource): pulumi.Output<string> {
   return pulumi.secret(
     pulumi.output(token).apply((value) => {
       const problem = tokenProblem(value, where);
-      if (problem) throw problem;
+      if (problem) throw new pulumi.ResourceError(problem, resource);
       return value;
     }),
   );
 }
 
-export function checkRteSettings(settings: RteSettings, where: string): void {
+/** The problems of an RTE's settings, inbound sidecar or outbound RemoteRte alike. */
+export function rteSettingsProblems(settings: RteSettings, where: string): string[] {
+  const problems: string[] = [];
   const maxJobs = settings.maxJobs ?? 10;
   if (!Number.isInteger(maxJobs) || maxJobs < 1) {
-    throw new Error(`${where}: maxJobs must be a positive integer (got ${maxJobs})`);
+    problems.push(`${where}: maxJobs must be a positive integer (got ${maxJobs})`);
   }
   if (settings.files !== undefined && settings.files !== "transfer" && settings.files !== "local") {
-    throw new Error(`${where}: files must be "transfer" or "local" (got ${JSON.stringify(settings.files)})`);
+    problems.push(`${where}: files must be "transfer" or "local" (got ${JSON.stringify(settings.files)})`);
   }
   if (settings.flavor !== undefined && !RTE_FLAVORS.includes(settings.flavor)) {
-    throw new Error(`${where}: flavor must be full, core or base (got ${JSON.stringify(settings.flavor)})`);
+    problems.push(`${where}: flavor must be full, core or base (got ${JSON.stringify(settings.flavor)})`);
   }
+  return problems;
 }
 
 /** The RTE image: the custom repository or the flavour's layer, at the given tag or the app's. */
@@ -329,6 +330,8 @@ export interface RteContainerSpec {
   readonly container: Container;
   /** Pod volumes the container needs (the spool is not one of them: its owner decides). */
   readonly volumes: Volume[];
+  /** Settings the container cannot be built from (an extraEnv the component sets): its owner reports them with its own. */
+  readonly problems: string[];
 }
 
 /**
@@ -371,7 +374,7 @@ export function rteContainer(options: {
     ...(options.extraEnv ?? []),
   ];
   const taken = settings.extraEnv?.filter((extra) => env.some((e) => e.name === extra.name)) ?? [];
-  if (taken.length > 0) throw new Error(`extraEnv ${taken.map((e) => e.name).join(", ")}: set by the component (change the setting that sets it)`);
+  const problems = taken.length > 0 ? [`extraEnv ${taken.map((e) => e.name).join(", ")}: set by the component (change the setting that sets it)`] : [];
   env.push(...(settings.extraEnv ?? []));
   const mounts: VolumeMount[] = [
     ...(socket ? [{ name: "rte-spool", mountPath: SPOOL_PATH }] : []),
@@ -420,6 +423,7 @@ export function rteContainer(options: {
       securityContext: options.securityContext,
     },
     volumes,
+    problems,
   };
 }
 

@@ -17,7 +17,6 @@ import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from
 import {
   CA_DIR,
   CA_FILE,
-  checkRteSettings,
   checkedToken,
   configChecksums,
   DEFAULT_TAG,
@@ -27,9 +26,12 @@ import {
   NODE_UID,
   RTE_PORT,
   rteContainer,
+  rteSettingsProblems,
   terminationGraceSeconds,
+  tokenProblems,
   urlEgress,
   type MetricsSettings,
+  type RteContainerSpec,
   type RteSettings,
 } from "./common";
 
@@ -110,6 +112,84 @@ function insecureAppUrl(appUrl: string, allowed: boolean | undefined): string[] 
   return [`appUrl ${JSON.stringify(appUrl)} is plain ${appUrl.split(":")[0]}: the RTE token would cross the network unencrypted; use https (or set allowInsecureAppUrl: true for an app in the same trusted network)`];
 }
 
+/** Every input mistake known at preview, one line each naming `where` (an appUrl Output is checked once known). */
+function settingsProblems(args: RemoteRteArgs, where: string): string[] {
+  const problems: string[] = [];
+  if (args.appUrl === undefined || args.appUrl === "") problems.push("appUrl is required: an outbound RTE dials the app");
+  if (typeof args.appUrl === "string" && args.appUrl !== "" && !/^(https?|wss?):\/\/[^/\s]+/.test(args.appUrl)) {
+    problems.push(`appUrl ${JSON.stringify(args.appUrl)} is not an http(s) URL`);
+  }
+  if (typeof args.appUrl === "string") problems.push(...insecureAppUrl(args.appUrl, args.allowInsecureAppUrl));
+  if (args.files === "local") problems.push('files "local" needs the app\'s disk; an outbound RTE cannot share it (use "transfer")');
+  if (!args.existingTokenSecret && args.token === undefined) problems.push("a token or an existingTokenSecret is required");
+  if (args.existingTokenSecret && args.token !== undefined) problems.push("give a token or an existingTokenSecret, not both");
+  if (args.caBundle && args.existingCaConfigMap) problems.push("give a caBundle or an existingCaConfigMap, not both");
+  const mode = (args as { mode?: unknown }).mode;
+  if (mode !== undefined && mode !== "outbound") problems.push(`mode ${JSON.stringify(mode)} is unknown: a RemoteRte is outbound`);
+  return [...problems.map((problem) => `${where}: ${problem}`), ...rteSettingsProblems(args, where), ...tokenProblems(args.token, where)];
+}
+
+/** The names and labels every step shares (the chart's remote-rte.yaml head), and the RTE container. Pure. */
+interface Plan {
+  readonly name: string;
+  readonly args: RemoteRteArgs;
+  readonly ns: pulumi.Input<string>;
+  readonly base: string;
+  readonly identity: { name: string; instance: string; component: string };
+  readonly labels: Record<string, string>;
+  readonly tokenSecret: string;
+  readonly metrics?: MetricsSettings;
+  readonly metricsSecret?: string;
+  readonly caConfigMap?: string;
+  readonly ansibleCfgConfigMap?: string;
+  readonly spec: RteContainerSpec;
+}
+
+function plan(name: string, args: RemoteRteArgs): Plan {
+  const tag = args.image?.tag || DEFAULT_TAG;
+  const base = statefulSetName(name, "remote-rte");
+  const identity = { name: "ansibleforms-rte", instance: name, component: "rte" };
+  const tokenSecret = args.existingTokenSecret || objectName(base, "token");
+  // Metrics: a token of the RTE's own (never the app's: docs/ansibleforms.md, "Metrics").
+  const metrics = args.metrics?.enabled ? args.metrics : undefined;
+  const metricsSecret = metrics && (metrics.existingSecret || objectName(base, "metrics"));
+  const caConfigMap = args.caBundle ? objectName(base, "ca") : args.existingCaConfigMap;
+  const ansibleCfgConfigMap = args.ansibleCfg ? objectName(base, "ansible-cfg") : undefined;
+  const spec = rteContainer({
+    settings: args,
+    defaultTag: tag,
+    global: args.global,
+    port: RTE_PORT,
+    mode: "outbound",
+    token: { name: tokenSecret, key: KEYS.rteToken },
+    metricsSecret,
+    ansibleCfgConfigMap,
+    extraEnv: [
+      { name: args.appUrlEnv || "RTE_APP_URL", value: args.appUrl },
+      ...(caConfigMap ? [{ name: "NODE_EXTRA_CA_CERTS", value: `${CA_DIR}/${CA_FILE}` }] : []),
+    ],
+    extraMounts: caConfigMap ? [{ name: "rte-ca", mountPath: CA_DIR, readOnly: true }] : [],
+    securityContext: restrictedContainerSecurityContext({ runAs: { user: NODE_UID } }),
+  });
+  return {
+    name,
+    args,
+    ns: args.namespace,
+    base,
+    identity,
+    labels: standardLabels({ ...identity, version: tag }, args.labels),
+    tokenSecret,
+    metrics,
+    metricsSecret,
+    caConfigMap,
+    ansibleCfgConfigMap,
+    spec,
+  };
+}
+
+// RemoteRte, made in the order of the chart's templates/ansibleforms/remote-rte.yaml: its Secrets
+// and ConfigMaps (config), the StatefulSet, the NetworkPolicy and the PodMonitor. Every problem
+// known at preview is reported at once, before any object is made.
 export class RemoteRte extends pulumi.ComponentResource {
   /** The StatefulSet's name. */
   public readonly statefulSetName: pulumi.Output<string>;
@@ -121,90 +201,55 @@ export class RemoteRte extends pulumi.ComponentResource {
   constructor(name: string, args: RemoteRteArgs, opts?: pulumi.ComponentResourceOptions) {
     super("entryway:index:RemoteRte", name, {}, opts);
     const where = `RemoteRte ${name}`;
-    const problems: string[] = [];
-    if (args.appUrl === undefined || args.appUrl === "") problems.push("appUrl is required: an outbound RTE dials the app");
-    if (typeof args.appUrl === "string" && args.appUrl !== "" && !/^(https?|wss?):\/\/[^/\s]+/.test(args.appUrl)) {
-      problems.push(`appUrl ${JSON.stringify(args.appUrl)} is not an http(s) URL`);
-    }
-    if (typeof args.appUrl === "string") problems.push(...insecureAppUrl(args.appUrl, args.allowInsecureAppUrl));
+    const p = plan(name, args);
+    const problems = [...settingsProblems(args, where), ...p.spec.problems.map((problem) => `${where}: ${problem}`)];
+    if (problems.length > 0) throw new pulumi.ResourceError(problems.join("\n"), this);
     // An appUrl known only at deployment is checked once it is known.
-    else if (args.appUrl !== undefined) {
+    if (args.appUrl !== undefined && typeof args.appUrl !== "string") {
       pulumi.output(args.appUrl).apply((url) => {
         const insecure = insecureAppUrl(url, args.allowInsecureAppUrl);
-        if (insecure.length > 0) throw new Error(`${where}: ${insecure.join("; ")}`);
+        if (insecure.length > 0) throw new pulumi.ResourceError(insecure.map((problem) => `${where}: ${problem}`).join("\n"), this);
       });
     }
-    if (args.files === "local") problems.push('files "local" needs the app\'s disk; an outbound RTE cannot share it (use "transfer")');
-    if (!args.existingTokenSecret && args.token === undefined) problems.push("a token or an existingTokenSecret is required");
-    if (args.existingTokenSecret && args.token !== undefined) problems.push("give a token or an existingTokenSecret, not both");
-    if (args.caBundle && args.existingCaConfigMap) problems.push("give a caBundle or an existingCaConfigMap, not both");
-    const mode = (args as { mode?: unknown }).mode;
-    if (mode !== undefined && mode !== "outbound") problems.push(`mode ${JSON.stringify(mode)} is unknown: a RemoteRte is outbound`);
-    if (problems.length > 0) throw new Error(`${where}: ${problems.join("; ")}`);
-    checkRteSettings(args, where);
-    const token = args.token !== undefined ? checkedToken(args.token, where) : undefined;
-
-    const ns = args.namespace;
-    const tag = args.image?.tag || DEFAULT_TAG;
-    const base = statefulSetName(name, "remote-rte");
-    const identity = { name: "ansibleforms-rte", instance: name, component: "rte" };
-    const labels = standardLabels({ ...identity, version: tag }, args.labels);
-    const child = { parent: this };
+    const token = args.token !== undefined ? checkedToken(args.token, where, this) : undefined;
     this.replicas = args.replicas ?? 1;
 
-    let tokenSecret: string;
-    if (args.existingTokenSecret) {
-      tokenSecret = args.existingTokenSecret;
-    } else {
-      tokenSecret = objectName(base, "token");
+    this.config(p, token);
+    this.tokenSecretName = pulumi.output(p.tokenSecret);
+    this.statefulSetName = this.statefulSet(p);
+    this.networkPolicy(p);
+    this.monitoring(p);
+
+    this.registerOutputs({ statefulSetName: this.statefulSetName, tokenSecretName: this.tokenSecretName, replicas: this.replicas });
+  }
+
+  /** The token and METRICS_TOKEN Secrets unless existing ones are named, the CA bundle's and ansible.cfg's ConfigMaps. */
+  private config(p: Plan, token: pulumi.Output<string> | undefined): void {
+    const { name, args, ns, labels } = p;
+    const child = { parent: this };
+    if (!args.existingTokenSecret) {
       new k8s.core.v1.Secret(
         `${name}-token`,
-        { metadata: { name: tokenSecret, namespace: ns, labels }, type: "Opaque", stringData: { [KEYS.rteToken]: token! } },
+        { metadata: { name: p.tokenSecret, namespace: ns, labels }, type: "Opaque", stringData: { [KEYS.rteToken]: token! } },
         child,
       );
     }
-    this.tokenSecretName = pulumi.output(tokenSecret);
-
-    // Metrics: a token of the RTE's own (never the app's: docs/ansibleforms.md, "Metrics").
-    const metrics = args.metrics?.enabled ? args.metrics : undefined;
-    let metricsSecret: string | undefined;
-    if (metrics) {
-      metricsSecret = metrics.existingSecret || objectName(base, "metrics");
-      if (!metrics.existingSecret) {
-        const value = new random.RandomPassword(`${name}-metrics-token`, { length: 32, special: false }, child).result;
-        new k8s.core.v1.Secret(`${name}-metrics`, { metadata: { name: metricsSecret, namespace: ns, labels }, type: "Opaque", stringData: { [KEYS.metricsToken]: value } }, child);
-      }
+    if (p.metrics && !p.metrics.existingSecret) {
+      const value = new random.RandomPassword(`${name}-metrics-token`, { length: 32, special: false }, child).result;
+      new k8s.core.v1.Secret(`${name}-metrics`, { metadata: { name: p.metricsSecret, namespace: ns, labels }, type: "Opaque", stringData: { [KEYS.metricsToken]: value } }, child);
     }
-
-    let caConfigMap = args.existingCaConfigMap;
     if (args.caBundle) {
-      caConfigMap = objectName(base, "ca");
-      new k8s.core.v1.ConfigMap(`${name}-ca`, { metadata: { name: caConfigMap, namespace: ns, labels }, data: { [CA_FILE]: args.caBundle } }, child);
+      new k8s.core.v1.ConfigMap(`${name}-ca`, { metadata: { name: p.caConfigMap, namespace: ns, labels }, data: { [CA_FILE]: args.caBundle } }, child);
     }
-    let ansibleCfgConfigMap: string | undefined;
     if (args.ansibleCfg) {
-      ansibleCfgConfigMap = objectName(base, "ansible-cfg");
-      new k8s.core.v1.ConfigMap(`${name}-ansible-cfg`, { metadata: { name: ansibleCfgConfigMap, namespace: ns, labels }, data: { "ansible.cfg": args.ansibleCfg } }, child);
+      new k8s.core.v1.ConfigMap(`${name}-ansible-cfg`, { metadata: { name: p.ansibleCfgConfigMap, namespace: ns, labels }, data: { "ansible.cfg": args.ansibleCfg } }, child);
     }
+  }
 
-    const spec = rteContainer({
-      settings: args,
-      defaultTag: tag,
-      global: args.global,
-      port: RTE_PORT,
-      mode: "outbound",
-      token: { name: tokenSecret, key: KEYS.rteToken },
-      metricsSecret,
-      ansibleCfgConfigMap,
-      extraEnv: [
-        { name: args.appUrlEnv || "RTE_APP_URL", value: args.appUrl },
-        ...(caConfigMap ? [{ name: "NODE_EXTRA_CA_CERTS", value: `${CA_DIR}/${CA_FILE}` }] : []),
-      ],
-      extraMounts: caConfigMap ? [{ name: "rte-ca", mountPath: CA_DIR, readOnly: true }] : [],
-      securityContext: restrictedContainerSecurityContext({ runAs: { user: NODE_UID } }),
-    });
-    const volumes = [...spec.volumes, ...(caConfigMap ? [{ name: "rte-ca", configMap: { name: caConfigMap } }] : [])];
-
+  /** The replicas, each with its own spool. */
+  private statefulSet(p: Plan): pulumi.Output<string> {
+    const { name, args, ns, labels, base } = p;
+    const volumes = [...p.spec.volumes, ...(p.caConfigMap ? [{ name: "rte-ca", configMap: { name: p.caConfigMap } }] : [])];
     // A caBundle from another stack is an Output: its checksum is known once the value is.
     const caBundle = args.caBundle;
     const checksums =
@@ -220,7 +265,7 @@ export class RemoteRte extends pulumi.ComponentResource {
           replicas: this.replicas,
           // Replicas are independent runners: start and stop them together, not one by one.
           podManagementPolicy: "Parallel",
-          selector: { matchLabels: selectorLabels(identity) },
+          selector: { matchLabels: selectorLabels(p.identity) },
           template: {
             // An existing CA ConfigMap is not ours to read: only a caBundle given here is hashed.
             metadata: podMetadata(labels, args, checksums),
@@ -230,7 +275,7 @@ export class RemoteRte extends pulumi.ComponentResource {
               ...podPlacement(args, args.global),
               securityContext: restrictedPodSecurityContext({ user: NODE_UID }),
               terminationGracePeriodSeconds: terminationGraceSeconds(args),
-              containers: [spec.container],
+              containers: [p.spec.container],
               volumes,
             },
           },
@@ -247,41 +292,43 @@ export class RemoteRte extends pulumi.ComponentResource {
           ],
         },
       },
-      child,
+      { parent: this },
     );
-    this.statefulSetName = statefulSet.metadata.name;
+    return statefulSet.metadata.name;
+  }
 
-    // In: nothing (it only dials out; probes come from the kubelet). Out: DNS, the app's URL, allowEgressTo.
+  /** In: nothing (it only dials out; probes come from the kubelet). Out: DNS, the app's URL, allowEgressTo. */
+  private networkPolicy(p: Plan): void {
+    const { args, metrics } = p;
     const egress = pulumi.output(args.appUrl).apply((url) => [dnsEgressRule(args.dns), urlEgress(url), ...(args.allowEgressTo ?? [])]);
     new k8s.networking.v1.NetworkPolicy(
-      `${name}-netpol`,
+      `${p.name}-netpol`,
       {
-        metadata: { name: base, namespace: ns, labels },
+        metadata: { name: p.base, namespace: p.ns, labels: p.labels },
         spec: {
-          podSelector: { matchLabels: selectorLabels(identity) },
+          podSelector: { matchLabels: selectorLabels(p.identity) },
           policyTypes: ["Ingress", "Egress"],
           // Only Prometheus, when metrics are on, on the RTE's port.
           ingress: metrics ? [{ from: [monitoringPeer(metrics)], ports: [{ port: RTE_PORT, protocol: "TCP" }] }] : [],
           egress,
         },
       },
-      child,
+      { parent: this },
     );
+  }
 
-    // No Service fronts the replicas: a PodMonitor scrapes each pod by its port name (as the sidecar's).
-    if (metrics?.serviceMonitor) {
-      new k8s.apiextensions.CustomResource(
-        `${name}-podmonitor`,
-        {
-          apiVersion: "monitoring.coreos.com/v1",
-          kind: "PodMonitor",
-          metadata: { name: base, namespace: ns, labels },
-          spec: { selector: { matchLabels: selectorLabels(identity) }, podMetricsEndpoints: [{ port: "rte", path: "/metrics", authorization: bearerFrom(metricsSecret!) }] },
-        },
-        child,
-      );
-    }
-
-    this.registerOutputs({ statefulSetName: this.statefulSetName, tokenSecretName: this.tokenSecretName, replicas: this.replicas });
+  /** No Service fronts the replicas: a PodMonitor scrapes each pod by its port name (as the sidecar's). */
+  private monitoring(p: Plan): void {
+    if (!p.metrics?.serviceMonitor) return;
+    new k8s.apiextensions.CustomResource(
+      `${p.name}-podmonitor`,
+      {
+        apiVersion: "monitoring.coreos.com/v1",
+        kind: "PodMonitor",
+        metadata: { name: p.base, namespace: p.ns, labels: p.labels },
+        spec: { selector: { matchLabels: selectorLabels(p.identity) }, podMetricsEndpoints: [{ port: "rte", path: "/metrics", authorization: bearerFrom(p.metricsSecret!) }] },
+      },
+      { parent: this },
+    );
   }
 }

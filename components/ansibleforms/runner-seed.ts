@@ -195,18 +195,26 @@ export function seedProblems(spec: SeedSpec, appEnv: readonly string[]): string[
   return problems;
 }
 
-/** The seed file's text; throws with every problem when the seed breaks AnsibleForms' rules. */
-export function renderSeed(spec: SeedSpec, appEnv: readonly string[], where = "RunnerSeed"): string {
-  const problems = seedProblems(spec, appEnv);
-  if (problems.length > 0) {
-    throw new Error(`${where}: the runner seed is invalid: ${problems.join("; ")}`);
-  }
+/** The seed's problems, one line each, naming `where` (the component that reports them). */
+export function seedProblemLines(spec: SeedSpec, appEnv: readonly string[], where: string): string[] {
+  return seedProblems(spec, appEnv).map((problem) => `${where}: the runner seed is invalid: ${problem}`);
+}
+
+/** The seed file's text, for a seed already checked. */
+function seedText(spec: SeedSpec): string {
   const runners = spec.runners.map((runner) => Object.fromEntries(Object.entries(runner).filter(([, v]) => v !== undefined)));
   return stringify(
     { version: 1, runners: { ...(spec.prune !== undefined ? { prune: spec.prune } : {}), items: runners } },
     // The chart renders the same seed with Helm's toYaml: sorted keys, lists not indented.
     { sortMapEntries: true, indentSeq: false, lineWidth: 0 },
   );
+}
+
+/** The seed file's text; throws with every problem (one a line) when the seed breaks AnsibleForms' rules. */
+export function renderSeed(spec: SeedSpec, appEnv: readonly string[], where = "RunnerSeed"): string {
+  const problems = seedProblemLines(spec, appEnv, where);
+  if (problems.length > 0) throw new Error(problems.join("\n"));
+  return seedText(spec);
 }
 
 export interface RunnerSeedArgs {
@@ -234,7 +242,9 @@ export class RunnerSeed extends pulumi.ComponentResource {
 
   constructor(name: string, args: RunnerSeedArgs, opts?: pulumi.ComponentResourceOptions) {
     super("entryway:index:RunnerSeed", name, {}, opts);
-    this.content = renderSeed(args.seed, args.appEnv, `RunnerSeed ${name}`);
+    const problems = seedProblemLines(args.seed, args.appEnv, `RunnerSeed ${name}`);
+    if (problems.length > 0) throw new pulumi.ResourceError(problems.join("\n"), this);
+    this.content = seedText(args.seed);
     const configMap = new k8s.core.v1.ConfigMap(
       `${name}-configmap`,
       {

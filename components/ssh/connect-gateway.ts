@@ -132,52 +132,62 @@ export interface ConnectGatewayWorkspace {
   name: string;
 }
 
-/** Checks the arguments; throws one clear message. Exported for tests and the Stack. */
-export function validateConnectGatewayArgs(name: string, args: ConnectGatewayArgs): void {
-  const where = `ConnectGateway ${name}`;
+/** Every mistake in the arguments, one line each naming the gateway. */
+function connectGatewayProblems(name: string, args: ConnectGatewayArgs): string[] {
+  const problems: string[] = [];
   const port = args.port ?? 2222;
   if (!NAMESPACE.test(args.namespace ?? "")) {
-    throw new Error(`${where}: namespace ${JSON.stringify(args.namespace)} is not a namespace name (a DNS label of at most 63 characters)`);
+    problems.push(`namespace ${JSON.stringify(args.namespace)} is not a namespace name (a DNS label of at most 63 characters)`);
   }
   if (!Number.isInteger(port) || port < 1 || port > 65535) {
-    throw new Error(`${where}: port must be 1-65535, not ${port}`);
+    problems.push(`port must be 1-65535, not ${port}`);
   }
   if (RESERVED_CONNECT_PORTS.includes(port)) {
-    throw new Error(`${where}: port ${port} is reserved (80/443 carry web traffic; 150xx are Istio's); pick a dedicated port such as 2222`);
+    problems.push(`port ${port} is reserved (80/443 carry web traffic; 150xx are Istio's); pick a dedicated port such as 2222`);
   }
   if (args.hostname !== undefined && !DNS_NAME.test(args.hostname)) {
-    throw new Error(`${where}: hostname ${JSON.stringify(args.hostname)} is not a lower-case DNS name`);
+    problems.push(`hostname ${JSON.stringify(args.hostname)} is not a lower-case DNS name`);
   }
   const type = args.serviceType ?? "LoadBalancer";
   if (!["LoadBalancer", "NodePort", "ClusterIP"].includes(type)) {
-    throw new Error(`${where}: serviceType must be LoadBalancer, NodePort or ClusterIP, not ${type}`);
+    problems.push(`serviceType must be LoadBalancer, NodePort or ClusterIP, not ${type}`);
   }
   if (args.nodePort !== undefined && (type === "ClusterIP" || !Number.isInteger(args.nodePort) || args.nodePort < 30000 || args.nodePort > 32767)) {
-    throw new Error(`${where}: nodePort must be 30000-32767 and needs serviceType NodePort or LoadBalancer`);
+    problems.push(`nodePort must be 30000-32767 and needs serviceType NodePort or LoadBalancer`);
   }
   for (const cidr of args.allowedSourceRanges ?? []) {
-    if (!CIDR.test(cidr)) throw new Error(`${where}: allowedSourceRanges entry ${JSON.stringify(cidr)} is not a CIDR`);
+    if (!CIDR.test(cidr)) problems.push(`allowedSourceRanges entry ${JSON.stringify(cidr)} is not a CIDR`);
   }
   if (args.tls && !/^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/.test(args.tls.credentialName ?? "")) {
-    throw new Error(`${where}: tls.credentialName must name a Secret in namespace ${args.namespace}`);
+    problems.push(`tls.credentialName must name a Secret in namespace ${args.namespace}`);
   }
   // With TLS the hostname is the Gateway server's host, and Istio's validation refuses a host
   // without a dot (pkg/config/validation/agent/validation.go, validateSidecarOrGatewayHostnamePart:
   // "short names (non FQDN) are not allowed"), so the webhook would reject the Gateway.
   if (args.tls && args.hostname !== undefined && !args.hostname.includes(".")) {
-    throw new Error(`${where}: with tls, hostname ${JSON.stringify(args.hostname)} must be a fully qualified name (Istio refuses a Gateway host without a dot)`);
+    problems.push(`with tls, hostname ${JSON.stringify(args.hostname)} must be a fully qualified name (Istio refuses a Gateway host without a dot)`);
   }
   if (args.replicas !== undefined && (!Number.isInteger(args.replicas) || args.replicas < 1)) {
-    throw new Error(`${where}: replicas must be at least 1`);
+    problems.push(`replicas must be at least 1`);
   }
   const a = args.autoscaling;
   if (a) {
     const min = a.minReplicas ?? 2;
     const max = a.maxReplicas ?? 5;
     if (!Number.isInteger(min) || !Number.isInteger(max) || min < 1 || max < min) {
-      throw new Error(`${where}: autoscaling needs 1 <= minReplicas <= maxReplicas`);
+      problems.push(`autoscaling needs 1 <= minReplicas <= maxReplicas`);
     }
   }
+  return problems.map((problem) => `ConnectGateway ${name}: ${problem}`);
+}
+
+/**
+ * Checks the arguments without making the component (which reports the same problems as a
+ * ResourceError of its own); throws every problem at once, one a line.
+ */
+export function validateConnectGatewayArgs(name: string, args: ConnectGatewayArgs): void {
+  const problems = connectGatewayProblems(name, args);
+  if (problems.length > 0) throw new Error(problems.join("\n"));
 }
 
 /**
@@ -192,6 +202,49 @@ export function gatewayRouteConfigurationName(port: number, tls: { portName: str
 /** The port name of the Gateway server (part of the TLS route configuration name). */
 export const CONNECT_PORT_NAME = "connect";
 
+/** The names, labels and peers every step shares (the chart's templates/ssh/_helpers.tpl). */
+interface Plan {
+  readonly name: string;
+  readonly args: ConnectGatewayArgs;
+  readonly port: number;
+  readonly ns: string;
+  readonly gw: string;
+  readonly selector: Record<string, string>;
+  readonly labels: Record<string, string>;
+  readonly meta: (objName: string) => { name: string; namespace: string; labels: Record<string, string> };
+  readonly tls: boolean;
+  readonly workspacePeers: k8s.types.input.networking.v1.NetworkPolicyPeer[];
+  /** The options of every child: `parent` and the component's own dependsOn. */
+  readonly child: pulumi.CustomResourceOptions;
+}
+
+function plan(name: string, args: ConnectGatewayArgs, parent: pulumi.Resource, opts: pulumi.ComponentResourceOptions | undefined): Plan {
+  const ns = args.namespace;
+  const identity = { name: "connect-gateway", instance: name };
+  const labels = standardLabels(identity, args.labels);
+  return {
+    name,
+    args,
+    port: args.port ?? 2222,
+    ns,
+    gw: objectName(name, "connect-gateway"),
+    selector: selectorLabels(identity),
+    labels,
+    meta: (objName) => ({ name: objName, namespace: ns, labels }),
+    tls: args.tls !== undefined,
+    workspacePeers: args.workspaces
+      ? [...new Set(args.workspaces.map((ws) => ws.namespace))].sort()
+        .map((namespace) => peerIn({ namespace, podSelector: selectorLabels({ name: "ssh-workspace", instance: name }) }))
+      : [{ namespaceSelector: {}, podSelector: { matchLabels: { "app.kubernetes.io/name": "ssh-workspace" } } }],
+    // Children wait for what the component waits for (e.g. the Stack's namespace).
+    child: { parent, ...(opts?.dependsOn ? { dependsOn: opts.dependsOn } : {}) },
+  };
+}
+
+// ConnectGateway, made in the order of the chart's templates/ssh/connect-gateway.yaml:
+// ServiceAccount and RBAC, Deployment, Service, PodDisruptionBudget, HorizontalPodAutoscaler,
+// NetworkPolicy, Gateway, EnvoyFilter, AuthorizationPolicy. Every problem in the arguments is
+// reported at once, before any object is made.
 export class ConnectGateway extends pulumi.ComponentResource {
   /** The gateway's object name (Deployment, Service, Gateway, ...). */
   public readonly gatewayName: string;
@@ -214,189 +267,29 @@ export class ConnectGateway extends pulumi.ComponentResource {
 
   constructor(name: string, args: ConnectGatewayArgs, opts?: pulumi.ComponentResourceOptions) {
     super("entryway:index:ConnectGateway", name, {}, opts);
-    // Children wait for what the component waits for (e.g. the Stack\'s namespace).
-    const child: pulumi.CustomResourceOptions = { parent: this, ...(opts?.dependsOn ? { dependsOn: opts.dependsOn } : {}) };
-    validateConnectGatewayArgs(name, args);
+    const problems = connectGatewayProblems(name, args);
+    if (problems.length > 0) throw new pulumi.ResourceError(problems.join("\n"), this);
+    const p = plan(name, args, this, opts);
 
-    const port = args.port ?? 2222;
-    const ns = args.namespace;
-    const gw = objectName(name, "connect-gateway");
-    const identity = { name: "connect-gateway", instance: name };
-    const selector = selectorLabels(identity);
-    const workspacePeers = args.workspaces
-      ? [...new Set(args.workspaces.map((ws) => ws.namespace))].sort()
-        .map((namespace) => peerIn({ namespace, podSelector: selectorLabels({ name: "ssh-workspace", instance: name }) }))
-      : [{ namespaceSelector: {}, podSelector: { matchLabels: { "app.kubernetes.io/name": "ssh-workspace" } } }];
-    const labels = standardLabels(identity, args.labels);
-    const meta = (objName: string) => ({ name: objName, namespace: ns, labels });
-    const tls = args.tls !== undefined;
-    const serviceType = args.serviceType ?? "LoadBalancer";
-
-    this.gatewayName = gw;
-    this.namespace = ns;
-    this.port = port;
-    this.serviceFqdn = serviceFqdn(gw, ns);
-    this.address = `${args.hostname ?? this.serviceFqdn}:${port}`;
-    this.routeConfigurationName = gatewayRouteConfigurationName(port, tls ? { portName: CONNECT_PORT_NAME, gatewayName: gw, namespace: ns } : undefined);
+    this.gatewayName = p.gw;
+    this.namespace = p.ns;
+    this.port = p.port;
+    this.serviceFqdn = serviceFqdn(p.gw, p.ns);
+    this.address = `${args.hostname ?? this.serviceFqdn}:${p.port}`;
+    this.routeConfigurationName = gatewayRouteConfigurationName(p.port, p.tls ? { portName: CONNECT_PORT_NAME, gatewayName: p.gw, namespace: p.ns } : undefined);
     this.connectFilterName = objectName(name, "connect-gateway", "connect");
     const dns = args.dns ?? DEFAULT_DNS;
-    this.registration = { gatewayName: gw, namespace: ns, port, selector, routeConfigurationName: this.routeConfigurationName, address: this.address, tls, dns };
+    this.registration = { gatewayName: p.gw, namespace: p.ns, port: p.port, selector: p.selector, routeConfigurationName: this.routeConfigurationName, address: this.address, tls: p.tls, dns };
 
-    const serviceAccount = new k8s.core.v1.ServiceAccount(gw, { metadata: meta(gw) }, child);
-
-    if (tls) {
-      // istiod serves the credentialName Secret only to a gateway whose ServiceAccount may list
-      // Secrets in its namespace: a SubjectAccessReview for verb list, resource secrets, the whole
-      // namespace (istio pilot/pkg/credentials/kube/secrets.go, CredentialsController.Authorize), so
-      // resourceNames cannot narrow it. Istio's gateway chart grants the same
-      // (manifests/charts/gateway/templates/role.yaml). Hence the namespace of its own.
-      const sds = objectName(name, "connect-gateway-sds");
-      new k8s.rbac.v1.Role(sds, {
-        metadata: meta(sds),
-        rules: [{ apiGroups: [""], resources: ["secrets"], verbs: ["get", "watch", "list"] }],
-      }, child);
-      new k8s.rbac.v1.RoleBinding(sds, {
-        metadata: meta(sds),
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: sds },
-        subjects: [{ kind: "ServiceAccount", name: gw, namespace: ns }],
-      }, child);
-    }
-
-    const injectionLabels: Record<string, string> = args.revision ? { "istio.io/rev": args.revision } : { "sidecar.istio.io/inject": "true" };
-    new k8s.apps.v1.Deployment(gw, {
-      metadata: meta(gw),
-      spec: {
-        ...(args.autoscaling ? {} : { replicas: args.replicas ?? 2 }),
-        selector: { matchLabels: selector },
-        template: {
-          metadata: podMetadata({ ...labels, ...injectionLabels }, args, { "inject.istio.io/templates": "gateway" }),
-          spec: {
-            serviceAccountName: serviceAccount.metadata.name,
-            ...podPlacement(args, args.global),
-            // The service-account token stays mounted: the proxy authenticates to istiod with a
-            // token, the projected istio-token under Istio's default jwtPolicy third-party-jwt
-            // (istio manifests/charts/istio-control/istio-discovery/files/gateway-injection-template.yaml),
-            // but the automounted one under first-party-jwt (pilot/cmd/pilot-agent options getJwtPath:
-            // /var/run/secrets/kubernetes.io/serviceaccount/token), and istio/istio#22193 shows
-            // proxies failing without it. The token can do no more than the SDS Role above.
-            // The proxy's uid on its container only (istioctl analyze IST0144).
-            securityContext: proxyPodSecurityContext(ISTIO_PROXY_UID),
-            containers: [{
-              // "auto": Istio's gateway injection replaces the image with its proxy.
-              name: "istio-proxy",
-              image: "auto",
-              ports: [
-                { name: CONNECT_PORT_NAME, containerPort: port, protocol: "TCP" },
-                { name: "http-envoy-prom", containerPort: ISTIO_METRICS_PORT, protocol: "TCP" },
-              ],
-              resources: args.resources ?? { requests: { cpu: "100m", memory: "128Mi" }, limits: { memory: "512Mi" } },
-              securityContext: restrictedContainerSecurityContext({ runAs: { user: ISTIO_PROXY_UID } }),
-            }],
-          },
-        },
-      },
-    }, child);
-
-    const service = new k8s.core.v1.Service(gw, {
-      metadata: { ...meta(gw), ...(args.serviceAnnotations ? { annotations: args.serviceAnnotations } : {}) },
-      spec: {
-        type: serviceType,
-        selector,
-        // Keep the client's address (the AuthorizationPolicy's remoteIpBlocks judge it), and let a
-        // cloud load balancer drop other sources before they reach the cluster.
-        ...(serviceType === "ClusterIP" ? {} : { externalTrafficPolicy: "Local" }),
-        ...(serviceType === "LoadBalancer" && (args.allowedSourceRanges ?? []).length > 0 ? { loadBalancerSourceRanges: args.allowedSourceRanges } : {}),
-        ports: [{
-          name: "tcp-connect",
-          port,
-          targetPort: port,
-          protocol: "TCP",
-          ...(args.nodePort !== undefined ? { nodePort: args.nodePort } : {}),
-        }],
-      },
-    }, child);
-
-    new k8s.policy.v1.PodDisruptionBudget(gw, {
-      metadata: meta(gw),
-      spec: { maxUnavailable: 1, selector: { matchLabels: selector } },
-    }, child);
-
-    if (args.autoscaling) {
-      new k8s.autoscaling.v2.HorizontalPodAutoscaler(gw, {
-        metadata: meta(gw),
-        spec: {
-          scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: gw },
-          minReplicas: args.autoscaling.minReplicas ?? 2,
-          maxReplicas: args.autoscaling.maxReplicas ?? 5,
-          metrics: [{
-            type: "Resource",
-            resource: { name: "cpu", target: { type: "Utilization", averageUtilization: args.autoscaling.targetCPUUtilizationPercentage ?? 80 } },
-          }],
-        },
-      }, child);
-    }
-
-    // In: the CONNECT port from anywhere (the AuthorizationPolicy narrows by client address), the
-    // proxy's readiness port (kubelet, load balancer health checks) and its metrics port, as Istio's
-    // gateway chart admits (manifests/charts/gateway/templates/networkpolicy.yaml).
-    // Out: DNS, istiod (xDS and certificates on 15012, the injected CA_ADDR) and the sshd port of
-    // workspace pods (Envoy dials the endpoints, so the pod port, not the Service's 22).
-    new k8s.networking.v1.NetworkPolicy(gw, {
-      metadata: meta(gw),
-      spec: {
-        podSelector: { matchLabels: selector },
-        policyTypes: ["Ingress", "Egress"],
-        ingress: [{ ports: [port, ISTIO_HEALTH_PORT, ISTIO_METRICS_PORT].map((p) => ({ port: p, protocol: "TCP" })) }],
-        egress: [
-          dnsEgressRule(dns),
-          { to: [peerIn(args.istiod ?? DEFAULT_ISTIOD)], ports: [{ port: ISTIOD_XDS_PORT, protocol: "TCP" }] },
-          // sshd on the declared workspaces only (an empty `to` would be every destination: no rule then).
-          ...(workspacePeers.length > 0 ? [{ to: workspacePeers, ports: [{ port: WORKSPACE_SSHD_PORT, protocol: "TCP" }] }] : []),
-        ],
-      },
-    }, child);
-
-    new k8s.apiextensions.CustomResource(gw, {
-      apiVersion: "networking.istio.io/v1",
-      kind: "Gateway",
-      metadata: meta(gw),
-      spec: {
-        selector,
-        servers: [tls
-          ? {
-              port: { number: port, name: CONNECT_PORT_NAME, protocol: "HTTPS" },
-              hosts: [args.hostname ?? "*"],
-              tls: { mode: "SIMPLE", credentialName: args.tls!.credentialName, minProtocolVersion: "TLSV1_2" },
-            }
-          : {
-              // A host no VirtualService binds: the server exists only so Istio opens the port.
-              port: { number: port, name: CONNECT_PORT_NAME, protocol: "HTTP" },
-              hosts: [`${ns}/${gw}.connect.invalid`],
-            }],
-      },
-    }, child);
-
-    new k8s.apiextensions.CustomResource(this.connectFilterName, {
-      apiVersion: "networking.istio.io/v1alpha3",
-      kind: "EnvoyFilter",
-      metadata: meta(this.connectFilterName),
-      spec: connectFilterSpec(selector, port),
-    }, child);
-
-    const cidrs = args.allowedSourceRanges ?? [];
-    new k8s.apiextensions.CustomResource(gw, {
-      apiVersion: "security.istio.io/v1",
-      kind: "AuthorizationPolicy",
-      metadata: meta(gw),
-      spec: {
-        selector: { matchLabels: selector },
-        action: "ALLOW",
-        rules: [{
-          ...(cidrs.length > 0 ? { from: [{ source: { remoteIpBlocks: cidrs } }] } : {}),
-          to: [{ operation: { methods: ["CONNECT"], ports: [String(port)] } }],
-        }],
-      },
-    }, child);
+    const serviceAccount = this.rbac(p);
+    this.deployment(p, serviceAccount);
+    const service = this.service(p);
+    this.disruptionBudget(p);
+    this.autoscaler(p);
+    this.networkPolicy(p, dns);
+    this.gateway(p);
+    this.connectFilter(p, this.connectFilterName);
+    this.authorizationPolicy(p);
 
     this.loadBalancerAddress = service.status.apply((status) => {
       const ingress = status?.loadBalancer?.ingress?.[0];
@@ -412,6 +305,198 @@ export class ConnectGateway extends pulumi.ComponentResource {
     });
   }
 
+  /**
+   * The ServiceAccount, and with TLS the Role and RoleBinding that let istiod serve the
+   * credentialName Secret to it: a SubjectAccessReview for verb list, resource secrets, the whole
+   * namespace (istio pilot/pkg/credentials/kube/secrets.go, CredentialsController.Authorize), so
+   * resourceNames cannot narrow it. Istio's gateway chart grants the same
+   * (manifests/charts/gateway/templates/role.yaml). Hence the namespace of its own.
+   */
+  private rbac(p: Plan): k8s.core.v1.ServiceAccount {
+    const serviceAccount = new k8s.core.v1.ServiceAccount(p.gw, { metadata: p.meta(p.gw) }, p.child);
+    if (p.tls) {
+      const sds = objectName(p.name, "connect-gateway-sds");
+      new k8s.rbac.v1.Role(sds, {
+        metadata: p.meta(sds),
+        rules: [{ apiGroups: [""], resources: ["secrets"], verbs: ["get", "watch", "list"] }],
+      }, p.child);
+      new k8s.rbac.v1.RoleBinding(sds, {
+        metadata: p.meta(sds),
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: sds },
+        subjects: [{ kind: "ServiceAccount", name: p.gw, namespace: p.ns }],
+      }, p.child);
+    }
+    return serviceAccount;
+  }
+
+  /** The gateway's pods: Istio's gateway injection fills in the proxy. */
+  private deployment(p: Plan, serviceAccount: k8s.core.v1.ServiceAccount): void {
+    const { args } = p;
+    const injectionLabels: Record<string, string> = args.revision ? { "istio.io/rev": args.revision } : { "sidecar.istio.io/inject": "true" };
+    new k8s.apps.v1.Deployment(p.gw, {
+      metadata: p.meta(p.gw),
+      spec: {
+        ...(args.autoscaling ? {} : { replicas: args.replicas ?? 2 }),
+        selector: { matchLabels: p.selector },
+        template: {
+          metadata: podMetadata({ ...p.labels, ...injectionLabels }, args, { "inject.istio.io/templates": "gateway" }),
+          spec: {
+            serviceAccountName: serviceAccount.metadata.name,
+            ...podPlacement(args, args.global),
+            // The service-account token stays mounted: the proxy authenticates to istiod with a
+            // token, the projected istio-token under Istio's default jwtPolicy third-party-jwt
+            // (istio manifests/charts/istio-control/istio-discovery/files/gateway-injection-template.yaml),
+            // but the automounted one under first-party-jwt (pilot/cmd/pilot-agent options getJwtPath:
+            // /var/run/secrets/kubernetes.io/serviceaccount/token), and istio/istio#22193 shows
+            // proxies failing without it. The token can do no more than the SDS Role (rbac).
+            // The proxy's uid on its container only (istioctl analyze IST0144).
+            securityContext: proxyPodSecurityContext(ISTIO_PROXY_UID),
+            containers: [{
+              // "auto": Istio's gateway injection replaces the image with its proxy.
+              name: "istio-proxy",
+              image: "auto",
+              ports: [
+                { name: CONNECT_PORT_NAME, containerPort: p.port, protocol: "TCP" },
+                { name: "http-envoy-prom", containerPort: ISTIO_METRICS_PORT, protocol: "TCP" },
+              ],
+              resources: args.resources ?? { requests: { cpu: "100m", memory: "128Mi" }, limits: { memory: "512Mi" } },
+              securityContext: restrictedContainerSecurityContext({ runAs: { user: ISTIO_PROXY_UID } }),
+            }],
+          },
+        },
+      },
+    }, p.child);
+  }
+
+  /** The Service users reach, with the one CONNECT port. */
+  private service(p: Plan): k8s.core.v1.Service {
+    const { args, port } = p;
+    const serviceType = args.serviceType ?? "LoadBalancer";
+    const service = new k8s.core.v1.Service(p.gw, {
+      metadata: { ...p.meta(p.gw), ...(args.serviceAnnotations ? { annotations: args.serviceAnnotations } : {}) },
+      spec: {
+        type: serviceType,
+        selector: p.selector,
+        // Keep the client's address (the AuthorizationPolicy's remoteIpBlocks judge it), and let a
+        // cloud load balancer drop other sources before they reach the cluster.
+        ...(serviceType === "ClusterIP" ? {} : { externalTrafficPolicy: "Local" }),
+        ...(serviceType === "LoadBalancer" && (args.allowedSourceRanges ?? []).length > 0 ? { loadBalancerSourceRanges: args.allowedSourceRanges } : {}),
+        ports: [{
+          name: "tcp-connect",
+          port,
+          targetPort: port,
+          protocol: "TCP",
+          ...(args.nodePort !== undefined ? { nodePort: args.nodePort } : {}),
+        }],
+      },
+    }, p.child);
+    return service;
+  }
+
+  /** One gateway pod at a time may be evicted. */
+  private disruptionBudget(p: Plan): void {
+    new k8s.policy.v1.PodDisruptionBudget(p.gw, {
+      metadata: p.meta(p.gw),
+      spec: { maxUnavailable: 1, selector: { matchLabels: p.selector } },
+    }, p.child);
+  }
+
+  /** A HorizontalPodAutoscaler, when autoscaling is on. */
+  private autoscaler(p: Plan): void {
+    const { gw } = p;
+    const autoscaling = p.args.autoscaling;
+    if (!autoscaling) return;
+    new k8s.autoscaling.v2.HorizontalPodAutoscaler(gw, {
+      metadata: p.meta(gw),
+      spec: {
+        scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: gw },
+        minReplicas: autoscaling.minReplicas ?? 2,
+        maxReplicas: autoscaling.maxReplicas ?? 5,
+        metrics: [{
+          type: "Resource",
+          resource: { name: "cpu", target: { type: "Utilization", averageUtilization: autoscaling.targetCPUUtilizationPercentage ?? 80 } },
+        }],
+      },
+    }, p.child);
+  }
+
+  /**
+   * In: the CONNECT port from anywhere (the AuthorizationPolicy narrows by client address), the
+   * proxy's readiness port (kubelet, load balancer health checks) and its metrics port, as Istio's
+   * gateway chart admits (manifests/charts/gateway/templates/networkpolicy.yaml).
+   * Out: DNS, istiod (xDS and certificates on 15012, the injected CA_ADDR) and the sshd port of
+   * workspace pods (Envoy dials the endpoints, so the pod port, not the Service's 22).
+   */
+  private networkPolicy(p: Plan, dns: InClusterPeer): void {
+    const { args, port } = p;
+    new k8s.networking.v1.NetworkPolicy(p.gw, {
+      metadata: p.meta(p.gw),
+      spec: {
+        podSelector: { matchLabels: p.selector },
+        policyTypes: ["Ingress", "Egress"],
+        ingress: [{ ports: [port, ISTIO_HEALTH_PORT, ISTIO_METRICS_PORT].map((n) => ({ port: n, protocol: "TCP" })) }],
+        egress: [
+          dnsEgressRule(dns),
+          { to: [peerIn(args.istiod ?? DEFAULT_ISTIOD)], ports: [{ port: ISTIOD_XDS_PORT, protocol: "TCP" }] },
+          // sshd on the declared workspaces only (an empty `to` would be every destination: no rule then).
+          ...(p.workspacePeers.length > 0 ? [{ to: p.workspacePeers, ports: [{ port: WORKSPACE_SSHD_PORT, protocol: "TCP" }] }] : []),
+        ],
+      },
+    }, p.child);
+  }
+
+  /** The Istio Gateway: the server that makes Istio open the port, HTTPS with TLS. */
+  private gateway(p: Plan): void {
+    const { args, port, ns, gw, tls } = p;
+    new k8s.apiextensions.CustomResource(gw, {
+      apiVersion: "networking.istio.io/v1",
+      kind: "Gateway",
+      metadata: p.meta(gw),
+      spec: {
+        selector: p.selector,
+        servers: [tls
+          ? {
+              port: { number: port, name: CONNECT_PORT_NAME, protocol: "HTTPS" },
+              hosts: [args.hostname ?? "*"],
+              tls: { mode: "SIMPLE", credentialName: args.tls!.credentialName, minProtocolVersion: "TLSV1_2" },
+            }
+          : {
+              // A host no VirtualService binds: the server exists only so Istio opens the port.
+              port: { number: port, name: CONNECT_PORT_NAME, protocol: "HTTP" },
+              hosts: [`${ns}/${gw}.connect.invalid`],
+            }],
+      },
+    }, p.child);
+  }
+
+  /** The listener-level EnvoyFilter (connectFilterSpec): made once, never changed by a workspace. */
+  private connectFilter(p: Plan, filterName: string): void {
+    new k8s.apiextensions.CustomResource(filterName, {
+      apiVersion: "networking.istio.io/v1alpha3",
+      kind: "EnvoyFilter",
+      metadata: p.meta(filterName),
+      spec: connectFilterSpec(p.selector, p.port),
+    }, p.child);
+  }
+
+  /** Admit CONNECT on the port only, from allowedSourceRanges when given. */
+  private authorizationPolicy(p: Plan): void {
+    const { args, port } = p;
+    const cidrs = args.allowedSourceRanges ?? [];
+    new k8s.apiextensions.CustomResource(p.gw, {
+      apiVersion: "security.istio.io/v1",
+      kind: "AuthorizationPolicy",
+      metadata: p.meta(p.gw),
+      spec: {
+        selector: { matchLabels: p.selector },
+        action: "ALLOW",
+        rules: [{
+          ...(cidrs.length > 0 ? { from: [{ source: { remoteIpBlocks: cidrs } }] } : {}),
+          to: [{ operation: { methods: ["CONNECT"], ports: [String(port)] } }],
+        }],
+      },
+    }, p.child);
+  }
 }
 
 /** The spec of the one listener-level EnvoyFilter: CONNECT on the port, and nothing per workspace. */

@@ -156,41 +156,51 @@ export interface SshWorkspaceArgs extends PodSettings {
   instance?: string;
 }
 
-/** Checks the arguments; throws one clear message. */
-export function validateSshWorkspaceArgs(name: string, args: SshWorkspaceArgs): void {
-  const where = `SshWorkspace ${name}`;
-  if (!LOGIN.test(args.user ?? "dev")) throw new Error(`${where}: user ${JSON.stringify(args.user)} is not a valid login name`);
+/** Every mistake in the arguments known at preview, one line each naming the workspace. */
+function sshWorkspaceProblems(name: string, args: SshWorkspaceArgs): string[] {
+  const problems: string[] = [];
+  if (!LOGIN.test(args.user ?? "dev")) problems.push(`user ${JSON.stringify(args.user)} is not a valid login name`);
   const uid = args.uid ?? 1000;
-  if (!Number.isInteger(uid) || uid < 1 || uid > 2147483647) throw new Error(`${where}: uid must be a non-root user id (>= 1), not ${uid}`);
+  if (!Number.isInteger(uid) || uid < 1 || uid > 2147483647) problems.push(`uid must be a non-root user id (>= 1), not ${uid}`);
   const hasKeys = args.authorizedKeys !== undefined;
   if (hasKeys === (args.authorizedKeysSecret !== undefined)) {
-    throw new Error(`${where}: give exactly one of authorizedKeys and authorizedKeysSecret`);
+    problems.push(`give exactly one of authorizedKeys and authorizedKeysSecret`);
   }
   if (hasKeys) {
-    if (args.authorizedKeys!.length === 0) throw new Error(`${where}: authorizedKeys is empty: nobody could log in`);
+    if (args.authorizedKeys!.length === 0) problems.push(`authorizedKeys is empty: nobody could log in`);
     for (const key of args.authorizedKeys!) {
       if (!PUBLIC_KEY.test(key.trim())) {
-        throw new Error(`${where}: authorizedKeys entry ${JSON.stringify(key.slice(0, 40))}... is not an OpenSSH public key (never put a private key here)`);
+        problems.push(`authorizedKeys entry ${JSON.stringify(key.slice(0, 40))}... is not an OpenSSH public key (never put a private key here)`);
       }
     }
   }
   if (args.disruption !== undefined && args.disruption !== "never" && args.disruption !== "allowed") {
-    throw new Error(`${where}: disruption must be "never" or "allowed", not ${JSON.stringify(args.disruption)}`);
+    problems.push(`disruption must be "never" or "allowed", not ${JSON.stringify(args.disruption)}`);
   }
   // Through the provider the gateway may be an Output: checked by the constructor once known.
-  if (!pulumi.Output.isInstance(args.gateway)) checkGatewayNamespace(where, args.namespace, args.gateway);
+  if (!pulumi.Output.isInstance(args.gateway)) problems.push(...gatewayNamespaceProblems(args.namespace, args.gateway));
   if (args.tcpForwarding !== undefined && args.tcpForwarding !== "none" && args.tcpForwarding !== "local") {
-    throw new Error(`${where}: tcpForwarding must be "none" or "local", not ${JSON.stringify(args.tcpForwarding)}`);
+    problems.push(`tcpForwarding must be "none" or "local", not ${JSON.stringify(args.tcpForwarding)}`);
   }
   if (args.idleTimeout !== undefined && !DURATION.test(args.idleTimeout)) {
-    throw new Error(`${where}: idleTimeout must be seconds like "3600s", not ${JSON.stringify(args.idleTimeout)}`);
+    problems.push(`idleTimeout must be seconds like "3600s", not ${JSON.stringify(args.idleTimeout)}`);
   }
+  return problems.map((problem) => `SshWorkspace ${name}: ${problem}`);
 }
 
-function checkGatewayNamespace(where: string, namespace: string, gateway: ConnectGatewayRegistration): void {
-  if (namespace === gateway.namespace) {
-    throw new Error(`${where}: namespace ${namespace} is the connect gateway's; a workspace (and its keys Secret) runs in another namespace, since the internet-facing gateway may read every Secret in its own`);
-  }
+/**
+ * Checks the arguments without making the component (which reports the same problems as a
+ * ResourceError of its own); throws every problem at once, one a line.
+ */
+export function validateSshWorkspaceArgs(name: string, args: SshWorkspaceArgs): void {
+  const problems = sshWorkspaceProblems(name, args);
+  if (problems.length > 0) throw new Error(problems.join("\n"));
+}
+
+function gatewayNamespaceProblems(namespace: string, gateway: ConnectGatewayRegistration): string[] {
+  return namespace === gateway.namespace
+    ? [`namespace ${namespace} is the connect gateway's; a workspace (and its keys Secret) runs in another namespace, since the internet-facing gateway may read every Secret in its own`]
+    : [];
 }
 
 /**
@@ -207,6 +217,47 @@ function fromGateway<T>(gateway: ConnectGatewayRegistration | pulumi.Output<Conn
   return pulumi.Output.isInstance(gateway) ? gateway.apply((known) => use(known as ConnectGatewayRegistration)) : use(gateway);
 }
 
+/** The names and labels every step shares (the chart's templates/ssh/_helpers.tpl). */
+interface Plan {
+  readonly name: string;
+  readonly args: SshWorkspaceArgs;
+  /** The declared type is a plain registration (what TypeScript passes); see fromGateway. */
+  readonly gateway: ConnectGatewayRegistration | pulumi.Output<ConnectGatewayRegistration>;
+  readonly ns: string;
+  readonly user: string;
+  readonly uid: number;
+  readonly ws: string;
+  readonly selector: Record<string, string>;
+  readonly labels: Record<string, string>;
+  readonly meta: (objName: string, namespace?: pulumi.Input<string>) => { name: string; namespace: pulumi.Input<string>; labels: Record<string, string> };
+  /** The options of every child: `parent` and the component's own dependsOn. */
+  readonly child: pulumi.CustomResourceOptions;
+}
+
+function plan(name: string, args: SshWorkspaceArgs, parent: pulumi.Resource, opts: pulumi.ComponentResourceOptions | undefined): Plan {
+  const ns = args.namespace;
+  const ws = statefulSetName(name);
+  const identity = { name: "ssh-workspace", instance: args.instance ?? ws, component: ws };
+  const labels = standardLabels(identity, args.labels);
+  return {
+    name,
+    args,
+    gateway: args.gateway as ConnectGatewayRegistration | pulumi.Output<ConnectGatewayRegistration>,
+    ns,
+    user: args.user ?? "dev",
+    uid: args.uid ?? 1000,
+    ws,
+    selector: selectorLabels(identity),
+    labels,
+    meta: (objName, namespace = ns) => ({ name: objName, namespace, labels }),
+    // Children wait for what the component waits for (e.g. the Stack's namespace).
+    child: { parent, ...(opts?.dependsOn ? { dependsOn: opts.dependsOn } : {}) },
+  };
+}
+
+// SshWorkspace, made in the order of the chart's templates/ssh/workspaces.yaml: the
+// authorized_keys Secret, Service, StatefulSet, PodDisruptionBudget, NetworkPolicy and the
+// route's EnvoyFilter. Every problem known at preview is reported at once, before any object.
 export class SshWorkspace extends pulumi.ComponentResource {
   /** The Service's name (also the StatefulSet's). */
   public readonly serviceName: string;
@@ -225,29 +276,45 @@ export class SshWorkspace extends pulumi.ComponentResource {
 
   constructor(name: string, args: SshWorkspaceArgs, opts?: pulumi.ComponentResourceOptions) {
     super("entryway:index:SshWorkspace", name, {}, opts);
-    // Children wait for what the component waits for (e.g. the Stack\'s namespace).
-    const child: pulumi.CustomResourceOptions = { parent: this, ...(opts?.dependsOn ? { dependsOn: opts.dependsOn } : {}) };
-    validateSshWorkspaceArgs(name, args);
+    const problems = sshWorkspaceProblems(name, args);
+    if (problems.length > 0) throw new pulumi.ResourceError(problems.join("\n"), this);
+    const p = plan(name, args, this, opts);
 
-    // The declared type is a plain registration (what TypeScript passes); see fromGateway.
-    const gateway = args.gateway as ConnectGatewayRegistration | pulumi.Output<ConnectGatewayRegistration>;
-    const ns = args.namespace;
-    const user = args.user ?? "dev";
-    const uid = args.uid ?? 1000;
-    const ws = statefulSetName(name);
-    const identity = { name: "ssh-workspace", instance: args.instance ?? ws, component: ws };
-    const selector = selectorLabels(identity);
-    const labels = standardLabels(identity, args.labels);
-    const meta = (objName: string, namespace: pulumi.Input<string> = ns) => ({ name: objName, namespace, labels });
-
-    this.serviceName = ws;
-    this.namespace = ns;
-    this.fqdn = serviceFqdn(ws, ns);
+    this.serviceName = p.ws;
+    this.namespace = p.ns;
+    this.fqdn = serviceFqdn(p.ws, p.ns);
     this.domain = this.fqdn;
     this.authority = `${this.fqdn}:${WORKSPACE_SERVICE_PORT}`;
     this.routeFilterName = objectName(name, "route");
-    const sshConfig = fromGateway(gateway, (known) => {
-      if (pulumi.Output.isInstance(gateway)) checkGatewayNamespace(`SshWorkspace ${name}`, ns, known);
+    this.sshConfig = this.registration(p);
+
+    const keysSecret = this.authorizedKeys(p);
+    this.service(p);
+    this.statefulSet(p, keysSecret);
+    this.disruptionBudget(p);
+    this.networkPolicy(p);
+    this.route(p);
+
+    this.registerOutputs({
+      serviceName: this.serviceName,
+      namespace: this.namespace,
+      fqdn: this.fqdn,
+      domain: this.domain,
+      authority: this.authority,
+      sshConfig: this.sshConfig,
+    });
+  }
+
+  /**
+   * The workspace's claim of its domain on the gateway, and the ~/.ssh/config block that reaches
+   * it there; a gateway known only at deployment is checked here once known.
+   */
+  private registration(p: Plan): pulumi.Output<string> {
+    const { name, args, gateway, ns, ws } = p;
+    const where = `SshWorkspace ${name}`;
+    return pulumi.output(fromGateway(gateway, (known) => {
+      const problems = pulumi.Output.isInstance(gateway) ? gatewayNamespaceProblems(ns, known) : [];
+      if (problems.length > 0) throw new pulumi.ResourceError(problems.map((problem) => `${where}: ${problem}`).join("\n"), this);
       // Keyed by the registration object: through the provider each Construct has its own copy, so
       // there the claim sees this workspace only (as it did before the gateway became an Output).
       claimGatewayDomain(known, this.domain, ws);
@@ -256,49 +323,58 @@ export class SshWorkspace extends pulumi.ComponentResource {
           alias: args.sshAlias ?? ws,
           hostName: this.fqdn,
           port: WORKSPACE_SERVICE_PORT,
-          user,
+          user: p.user,
           gateway: known.address,
           tls: known.tls,
           serverAliveInterval: args.serverAliveInterval,
         });
       } catch (error) {
-        throw new Error(`SshWorkspace ${name}: ${(error as Error).message}`, { cause: error });
+        throw new pulumi.ResourceError(`${where}: ${(error as Error).message}`, this);
       }
-    });
-    this.sshConfig = pulumi.output(sshConfig);
+    }));
+  }
 
-    let keysSecret: SecretKeyReference;
-    if (args.authorizedKeys) {
-      const secretName = objectName(name, "authorized-keys");
-      new k8s.core.v1.Secret(secretName, {
-        metadata: meta(secretName),
-        type: "Opaque",
-        stringData: { authorized_keys: args.authorizedKeys.map((k) => k.trim()).join("\n") + "\n" },
-      }, child);
-      keysSecret = { name: secretName, key: "authorized_keys" };
-    } else {
-      keysSecret = args.authorizedKeysSecret!;
-    }
+  /** The authorized_keys Secret when keys are given; else the existing Secret named. */
+  private authorizedKeys(p: Plan): SecretKeyReference {
+    const { name, args } = p;
+    if (!args.authorizedKeys) return args.authorizedKeysSecret!;
+    const secretName = objectName(name, "authorized-keys");
+    new k8s.core.v1.Secret(secretName, {
+      metadata: p.meta(secretName),
+      type: "Opaque",
+      stringData: { authorized_keys: args.authorizedKeys.map((k) => k.trim()).join("\n") + "\n" },
+    }, p.child);
+    return { name: secretName, key: "authorized_keys" };
+  }
 
-    // Visible in the mesh only to the gateway, which lives in another namespace: a mesh with
-    // defaultServiceExportTo ["."] would hide it from the gateway (503, no cluster). Istio reads a
-    // comma-separated list of namespaces here (pilot/pkg/serviceregistry/kube/conversion.go).
+  /**
+   * The Service the gateway dials (port 22, tcp-ssh), visible in the mesh only to the gateway,
+   * which lives in another namespace: a mesh with defaultServiceExportTo ["."] would hide it from
+   * the gateway (503, no cluster). Istio reads a comma-separated list of namespaces here
+   * (pilot/pkg/serviceregistry/kube/conversion.go).
+   */
+  private service(p: Plan): void {
+    const { gateway, ws } = p;
     new k8s.core.v1.Service(ws, {
-      metadata: { ...meta(ws), annotations: fromGateway(gateway, (known) => ({ "networking.istio.io/exportTo": known.namespace })) },
+      metadata: { ...p.meta(ws), annotations: fromGateway(gateway, (known) => ({ "networking.istio.io/exportTo": known.namespace })) },
       spec: {
         type: "ClusterIP",
-        selector,
+        selector: p.selector,
         ports: [{ name: "tcp-ssh", port: WORKSPACE_SERVICE_PORT, targetPort: WORKSPACE_SSHD_PORT, protocol: "TCP" }],
       },
-    }, child);
+    }, p.child);
+  }
 
+  /** sshd as the workspace user, with its home on a volume of its own. */
+  private statefulSet(p: Plan, keysSecret: SecretKeyReference): void {
+    const { args, ws, user, uid, labels } = p;
     const home = `/home/${user}`;
     new k8s.apps.v1.StatefulSet(ws, {
-      metadata: meta(ws),
+      metadata: p.meta(ws),
       spec: {
         replicas: 1,
         serviceName: ws,
-        selector: { matchLabels: selector },
+        selector: { matchLabels: p.selector },
         persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
         template: {
           metadata: podMetadata(labels, args),
@@ -344,20 +420,28 @@ export class SshWorkspace extends pulumi.ComponentResource {
           },
         }],
       },
-    }, child);
+    }, p.child);
+  }
 
-    // `never`: evictions (drains) wait until someone deletes the pod; `allowed`: a drain moves it.
+  /** `never`: evictions (drains) wait until someone deletes the pod; `allowed`: a drain moves it. */
+  private disruptionBudget(p: Plan): void {
+    const { args, ws } = p;
     new k8s.policy.v1.PodDisruptionBudget(ws, {
-      metadata: meta(ws),
-      spec: { maxUnavailable: args.disruption === "allowed" ? 1 : 0, selector: { matchLabels: selector } },
-    }, child);
+      metadata: p.meta(ws),
+      spec: { maxUnavailable: args.disruption === "allowed" ? 1 : 0, selector: { matchLabels: p.selector } },
+    }, p.child);
+  }
 
-    // In: sshd's port from the gateway's pods only. Out: DNS and the egress allow-list; the pod is
-    // isolated by this policy itself, in whatever namespace it runs.
+  /**
+   * In: sshd's port from the gateway's pods only. Out: DNS and the egress allow-list; the pod is
+   * isolated by this policy itself, in whatever namespace it runs.
+   */
+  private networkPolicy(p: Plan): void {
+    const { args, gateway, ws } = p;
     new k8s.networking.v1.NetworkPolicy(ws, {
-      metadata: meta(ws),
+      metadata: p.meta(ws),
       spec: {
-        podSelector: { matchLabels: selector },
+        podSelector: { matchLabels: p.selector },
         policyTypes: ["Ingress", "Egress"],
         ingress: fromGateway(gateway, (known) => [{
           from: [peerIn({ namespace: known.namespace, podSelector: known.selector })],
@@ -365,12 +449,16 @@ export class SshWorkspace extends pulumi.ComponentResource {
         }]),
         egress: fromGateway(gateway, (known) => [dnsEgressRule(known.dns), ...(args.egress ?? [])]),
       },
-    }, child);
+    }, p.child);
+  }
 
+  /** The workspace's route on the gateway: its EnvoyFilter in the gateway's namespace (workspaceRouteFilterSpec). */
+  private route(p: Plan): void {
+    const { args, gateway, ns, ws } = p;
     new k8s.apiextensions.CustomResource(this.routeFilterName, {
       apiVersion: "networking.istio.io/v1alpha3",
       kind: "EnvoyFilter",
-      metadata: { ...meta(this.routeFilterName, fromGateway(gateway, (known) => known.namespace)), annotations: workspaceRouteFilterAnnotations(ns, this.fqdn) },
+      metadata: { ...p.meta(this.routeFilterName, fromGateway(gateway, (known) => known.namespace)), annotations: workspaceRouteFilterAnnotations(ns, this.fqdn) },
       spec: fromGateway(gateway, (known) =>
         workspaceRouteFilterSpec({
           selector: known.selector,
@@ -381,16 +469,7 @@ export class SshWorkspace extends pulumi.ComponentResource {
           idleTimeout: args.idleTimeout ?? "3600s",
         }),
       ),
-    }, child);
-
-    this.registerOutputs({
-      serviceName: this.serviceName,
-      namespace: this.namespace,
-      fqdn: this.fqdn,
-      domain: this.domain,
-      authority: this.authority,
-      sshConfig: this.sshConfig,
-    });
+    }, p.child);
   }
 }
 

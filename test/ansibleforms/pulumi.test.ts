@@ -31,6 +31,16 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
+/** The error a render fails with. */
+async function failure(run: () => Promise<unknown>): Promise<Error> {
+  try {
+    await run();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error("the render did not fail");
+}
+
 describe("AnsibleForms with an inbound sidecar RTE", async () => {
   const { objects, resources, forms } = await renderForms();
   const deployment = find(objects, "Deployment", "entryway-ansibleforms");
@@ -397,6 +407,36 @@ describe("bad input fails at preview with a clear message", () => {
   it.each(cases)("%s", async (_label, run, message) => {
     await expect(run()).rejects.toThrow(message);
   });
+
+  it("AnsibleForms reports every problem at once, one a line, as an error of the component", async () => {
+    const error = await failure(() =>
+      renderForms({
+        rteToken: "short",
+        rte: { port: 8000, maxJobs: 0, extraEnv: [{ name: "RTE_MODE", value: "outbound" }] },
+        runners: { items: [{ name: "x", type: "rte", mode: "outbound" } as never] },
+      }),
+    );
+    expect(pulumi.ResourceError.isInstance(error)).toBe(true);
+    expect(error.message.split("\n")).toEqual([
+      "AnsibleForms entryway: rte.port 8000 is the app's port: the sidecar shares the pod's network, its port must differ",
+      "AnsibleForms entryway: maxJobs must be a positive integer (got 0)",
+      "AnsibleForms entryway: the RTE token must be at least 16 characters (got 5)",
+      "AnsibleForms entryway: extraEnv RTE_MODE: set by the component (change the setting that sets it)",
+      'AnsibleForms entryway: the runner seed is invalid: runner "x" is an rte runner without a token',
+    ]);
+  });
+
+  it("RemoteRte reports every problem at once, one a line, as an error of the component", async () => {
+    const error = await failure(() => renderRemote({ appUrl: "ftp://forms.example.com", files: "local", token: "short", extraEnv: [{ name: "RTE_APP_URL", value: "x" }] }));
+    expect(pulumi.ResourceError.isInstance(error)).toBe(true);
+    expect(error.message.split("\n")).toEqual([
+      'RemoteRte entryway: appUrl "ftp://forms.example.com" is not an http(s) URL',
+      'RemoteRte entryway: files "local" needs the app\'s disk; an outbound RTE cannot share it (use "transfer")',
+      "RemoteRte entryway: give a token or an existingTokenSecret, not both",
+      "RemoteRte entryway: the RTE token must be at least 16 characters (got 5)",
+      "RemoteRte entryway: extraEnv RTE_APP_URL: set by the component (change the setting that sets it)",
+    ]);
+  });
 });
 
 describe("RunnerSeed on its own", () => {
@@ -425,9 +465,11 @@ describe("RunnerSeed on its own", () => {
     expect(seed!.content).toContain("password: ${AWX_PASSWORD}");
   });
 
-  it("fails on an awx runner without a uri and an unknown type", async () => {
-    await expect(
+  it("fails on an awx runner without a uri and an unknown type, both at once, one a line", async () => {
+    const error = await failure(() =>
       render(() => new RunnerSeed("bad", { namespace: "x", configMapName: "x", appEnv: [], seed: { runners: [{ name: "a", type: "awx" } as never, { name: "b", type: "ssh" } as never] } })),
-    ).rejects.toThrow(/runner "a" is an awx runner without a uri; runner "b" has unknown type "ssh"/);
+    );
+    expect(pulumi.ResourceError.isInstance(error)).toBe(true);
+    expect(error.message).toMatch(/^RunnerSeed bad: the runner seed is invalid: runner "a" is an awx runner without a uri\nRunnerSeed bad: the runner seed is invalid: runner "b" has unknown type "ssh"/);
   });
 });

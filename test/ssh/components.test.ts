@@ -1,3 +1,4 @@
+import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
 import { ConnectGateway, type ConnectGatewayArgs } from "../../components/ssh/connect-gateway";
 import { NetworkProtocol, SshWorkspace, type SshWorkspaceArgs } from "../../components/ssh/ssh-workspace";
@@ -23,6 +24,16 @@ async function expectValid(manifests: Manifest[]) {
   await assertValidObjects(manifests);
   const envoyErrors = (await Promise.all(manifests.filter((m) => m.kind === "EnvoyFilter").map(checkEnvoyFilter))).flat();
   expect(envoyErrors).toEqual([]);
+}
+
+/** The error a render fails with. */
+async function failure(rendering: Promise<unknown>): Promise<Error> {
+  try {
+    await rendering;
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error("the render did not fail");
 }
 
 const specOf = (m: Manifest) => m.spec as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -148,6 +159,16 @@ describe("ConnectGateway", () => {
     [{ namespace: "Dev_Connect" }, /namespace "Dev_Connect" is not a namespace name/],
   ])("refuses %j at preview", async (bad, message) => {
     await expect(render(program(bad as Partial<ConnectGatewayArgs>, []))).rejects.toThrow(message);
+  });
+
+  it("reports every problem at once, one a line, as an error of the component", async () => {
+    const error = await failure(render(program({ port: 80, hostname: "SSH Example", autoscaling: { minReplicas: 5, maxReplicas: 2 } }, [])));
+    expect(pulumi.ResourceError.isInstance(error)).toBe(true);
+    expect(error.message.split("\n")).toEqual([
+      "ConnectGateway entryway: port 80 is reserved (80/443 carry web traffic; 150xx are Istio's); pick a dedicated port such as 2222",
+      'ConnectGateway entryway: hostname "SSH Example" is not a lower-case DNS name',
+      "ConnectGateway entryway: autoscaling needs 1 <= minReplicas <= maxReplicas",
+    ]);
   });
 });
 
@@ -279,6 +300,16 @@ describe("SshWorkspace", () => {
     [{ tcpForwarding: "remote" }, /tcpForwarding must be "none" or "local"/],
   ])("refuses %j at preview", async (bad, message) => {
     await expect(render(program({}, [{ name: "carol", ...(bad as Partial<SshWorkspaceArgs>) }]))).rejects.toThrow(message);
+  });
+
+  it("reports every problem at once, one a line, as an error of the component", async () => {
+    const error = await failure(render(program({}, [{ name: "carol", uid: 0, authorizedKeys: [], idleTimeout: "1h" }])));
+    expect(pulumi.ResourceError.isInstance(error)).toBe(true);
+    expect(error.message.split("\n")).toEqual([
+      "SshWorkspace entryway-ws-carol: uid must be a non-root user id (>= 1), not 0",
+      "SshWorkspace entryway-ws-carol: authorizedKeys is empty: nobody could log in",
+      'SshWorkspace entryway-ws-carol: idleTimeout must be seconds like "3600s", not "1h"',
+    ]);
   });
 
   it("adding or removing a workspace never changes the gateway's listener-level EnvoyFilter", async () => {
