@@ -89,10 +89,10 @@ function grownStack(tree: string, count: number): { document: StackDocument; wor
 }
 
 /** Runs a command under GNU time; returns its wall and CPU time and max RSS (the largest process's). */
-function timed(command: string, args: string[], cwd: string, stdoutFile?: string): Omit<Measurement, "objects"> {
+function timed(command: string, args: string[], cwd: string, stdoutFile?: string, env?: NodeJS.ProcessEnv): Omit<Measurement, "objects"> {
   const report = path.join(cwd, `time.${process.pid}.txt`);
   const shell = stdoutFile ? ["sh", "-c", `exec "$0" "$@" > '${stdoutFile}'`, command, ...args] : [command, ...args];
-  const result = spawnSync(GNU_TIME, ["-f", "%e %U %S %M", "-o", report, ...shell], { cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  const result = spawnSync(GNU_TIME, ["-f", "%e %U %S %M", "-o", report, ...shell], { cwd, env, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
   if (result.status !== 0) {
     throw new Error(`${command} ${args.join(" ")} failed (${result.status}):\n${result.stderr}${result.stdout}`);
   }
@@ -113,10 +113,19 @@ function scratchProject(tree: string, scratch: string, document: StackDocument):
   return project;
 }
 
+/**
+ * The tree's `npm run render`, without the set-up around it: scripts/render.mjs (an executable with
+ * its own Node flags, run by the Node that runs this), or in a tree from before it, render.ts under tsx.
+ */
 function renderOnce(tree: string, project: string, out: string, profileDir?: string): Measurement {
   rmSync(out, { recursive: true, force: true });
-  const node = [...(profileDir ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : []), "--import", "tsx"];
-  const measured = timed(process.execPath, [...node, path.join(tree, "scripts/render.ts"), STACK, "--out", out], project);
+  const profile = profileDir ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : [];
+  const launcher = path.join(tree, "scripts/render.mjs");
+  const [command, ...args] = existsSync(launcher)
+    ? [launcher, STACK, "--out", out]
+    : [process.execPath, "--import", "tsx", path.join(tree, "scripts/render.ts"), STACK, "--out", out];
+  const env = { ...process.env, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH}`, NODE_OPTIONS: profile.join(" ") };
+  const measured = timed(command, args, project, undefined, env);
   const objects = readdirSync(out).filter((file) => !file.startsWith("_")).length;
   return { ...measured, objects };
 }

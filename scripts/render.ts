@@ -6,11 +6,14 @@
  * object, secrets redacted; then prints where they went, the objects by kind and the stack outputs
  * (secrets redacted). The real preview is `pulumi preview --diff` (see docs/deploying.md).
  */
+// First: it keeps @pulumi/pulumi, imported next, from loading the TypeScript compiler.
+import "./offline/lazy-typescript";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { parse, stringify } from "yaml";
 import { type Manifest, manifestFileName, REDACTED, toManifests } from "./offline/manifests";
+import { loadProgram } from "./offline/program";
 import { FAKE_RANDOM_PREFIX, installOfflineRuntime, runProgram } from "./offline/runtime";
 
 const root = process.cwd();
@@ -84,7 +87,7 @@ async function main(): Promise<void> {
   await installOfflineRuntime({ project, stack, config, secretConfigKeys: secretKeys, stackTraces: false, oneShot: true });
   let exports: Record<string, unknown> = {};
   const resources = await runProgram(async () => {
-    exports = (await import(path.join(root, "index.ts"))) as Record<string, unknown>;
+    exports = await loadProgram();
   });
   const manifests = toManifests(resources);
   const outputs = await resolveOutputs(exports);

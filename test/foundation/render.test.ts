@@ -18,10 +18,27 @@ function run(script: string, args: string[], cwd = repoRoot) {
   return spawnSync(tsx, [path.join(repoRoot, "scripts", script), ...args], { cwd, encoding: "utf8" });
 }
 
+/** What `npm run render` runs: the compiled renderer (scripts/render.mjs, an executable), with this test's Node first on PATH. */
+function render(args: string[], cwd = repoRoot, env: NodeJS.ProcessEnv = {}) {
+  const PATH = `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH}`;
+  return spawnSync(path.join(repoRoot, "scripts/render.mjs"), args, { cwd, encoding: "utf8", env: { ...process.env, PATH, ...env } });
+}
+
+/** A throwaway project: the program (index.ts, components/) copied, node_modules linked. */
+function copiedProject(prefix: string): string {
+  const tree = mkdtempSync(path.join(scratch, prefix));
+  for (const file of ["Pulumi.yaml", "Pulumi.dev.yaml", "index.ts"]) writeFileSync(path.join(tree, file), readFileSync(path.join(repoRoot, file)));
+  spawnSync("cp", ["-r", path.join(repoRoot, "components"), tree]);
+  spawnSync("ln", ["-s", path.join(repoRoot, "node_modules"), path.join(tree, "node_modules")]);
+  return tree;
+}
+
+const read = (dir: string) => readdirSync(dir).map((f) => [f, readFileSync(path.join(dir, f), "utf8")]);
+
 describe("npm run render", () => {
   it("renders the dev stack offline to valid manifests, one file per object, no secret in any file", async () => {
     const out = path.join(scratch, "dev");
-    const result = run("render.ts", ["dev", "--out", out]);
+    const result = render(["dev", "--out", out]);
     expect(result.stderr).toBe("");
     expect(result.status).toBe(0);
     const files = readdirSync(out).filter((f) => f.endsWith(".yaml") && !f.startsWith("_"));
@@ -41,30 +58,61 @@ describe("npm run render", () => {
   it("renders the same files twice in a row (stable output), and over an old render leaves exactly the new files", () => {
     const a = path.join(scratch, "a");
     const b = path.join(scratch, "b");
-    expect(run("render.ts", ["dev", "--out", a]).status).toBe(0);
-    expect(run("render.ts", ["dev", "--out", b]).status).toBe(0);
-    const read = (dir: string) => readdirSync(dir).map((f) => [f, readFileSync(path.join(dir, f), "utf8")]);
+    expect(render(["dev", "--out", a]).status).toBe(0);
+    expect(render(["dev", "--out", b]).status).toBe(0);
     expect(read(a)).toEqual(read(b));
     // An object the stack no longer makes, and a file edited since: the next render removes and restores them.
     writeFileSync(path.join(a, "entryway-dev.configmap.gone.yaml"), "kind: ConfigMap\n");
     writeFileSync(path.join(a, "_outputs.yaml"), "edited: true\n");
-    expect(run("render.ts", ["dev", "--out", a]).status).toBe(0);
+    expect(render(["dev", "--out", a]).status).toBe(0);
     expect(read(a)).toEqual(read(b));
   });
 
+  it("compiled, renders the same files as scripts/render.ts under tsx, without loading tsx or the TypeScript compiler", () => {
+    const compiled = path.join(scratch, "compiled");
+    const underTsx = path.join(scratch, "under-tsx");
+    // A module required before the renderer that writes, at exit, every module the process loaded.
+    const loaded = path.join(scratch, "loaded.json");
+    const recorder = path.join(scratch, "record-loaded.cjs");
+    writeFileSync(recorder, `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(loaded)}, JSON.stringify(Object.keys(require.cache))));\n`);
+    expect(render(["dev", "--out", compiled], repoRoot, { NODE_OPTIONS: `--require ${recorder}` }).status).toBe(0);
+    expect(run("render.ts", ["dev", "--out", underTsx]).status).toBe(0);
+    expect(read(compiled)).toEqual(read(underTsx));
+    const modules = JSON.parse(readFileSync(loaded, "utf8")) as string[];
+    expect(modules.some((m) => m.includes("/node_modules/@pulumi/pulumi/"))).toBe(true);
+    expect(modules.filter((m) => /\/node_modules\/(tsx|typescript)\//.test(m))).toEqual([]);
+  });
+
+  it("compiles the program on every run: an edit shows in the next render", () => {
+    const tree = copiedProject("edited-");
+    const index = path.join(tree, "index.ts");
+    const outputs = () => parse(readFileSync(path.join(tree, "rendered/dev/_outputs.yaml"), "utf8")) as Record<string, unknown>;
+    writeFileSync(index, `${readFileSync(index, "utf8")}export const edit = "first";\n`);
+    expect(render(["dev"], tree).status).toBe(0);
+    expect(outputs().edit).toBe("first");
+    writeFileSync(index, readFileSync(index, "utf8").replace('"first"', '"second"'));
+    expect(render(["dev"], tree).status).toBe(0);
+    expect(outputs().edit).toBe("second");
+  });
+
   it("names an unknown stack in one line, without a stack trace", () => {
-    const result = run("render.ts", ["nosuch"]);
+    const result = render(["nosuch"]);
     expect(result.status).toBe(1);
     expect(result.stderr.trim()).toMatch(/^render: unknown stack "nosuch": no Pulumi\.nosuch\.yaml \(known stacks: .*dev.*\)$/);
   });
 
+  it("names a program that does not compile in one line, with its file and line", () => {
+    const tree = copiedProject("broken-");
+    writeFileSync(path.join(tree, "components/index.ts"), `${readFileSync(path.join(tree, "components/index.ts"), "utf8")}export const broken = ;\n`);
+    const result = render(["dev"], tree);
+    expect(result.status).toBe(1);
+    expect(result.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^render: cannot compile the renderer and stack program: components\/index\.ts:\d+: Unexpected ";"$/)]);
+  });
+
   it("names a config that fails its schema in one line", () => {
-    const tree = mkdtempSync(path.join(scratch, "bad-"));
-    for (const file of ["Pulumi.yaml", "index.ts"]) writeFileSync(path.join(tree, file), readFileSync(path.join(repoRoot, file)));
-    spawnSync("cp", ["-r", path.join(repoRoot, "components"), tree]);
-    spawnSync("ln", ["-s", path.join(repoRoot, "node_modules"), path.join(tree, "node_modules")]);
+    const tree = copiedProject("bad-");
     writeFileSync(path.join(tree, "Pulumi.bad.yaml"), "config:\n  entryway:stack:\n    namespace: Not_A_Name\n    colour: blue\n");
-    const result = run("render.ts", ["bad"], tree);
+    const result = render(["bad"], tree);
     expect(result.status).toBe(1);
     const lines = result.stderr.trim().split("\n");
     expect(lines).toHaveLength(1);
