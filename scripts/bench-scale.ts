@@ -196,6 +196,16 @@ function grownStack(count: number): StackDocument {
 }
 
 /** A stack the engine runs (one process tree per operation, measured), as test/harness/pulumi-engine.ts runs it. */
+/** A failed engine run, with what it cost until it failed (printed as a row of its own). */
+class EngineFailure extends Error {
+  constructor(
+    message: string,
+    readonly measurement: Measurement,
+  ) {
+    super(message);
+  }
+}
+
 class MeasuredStack {
   readonly dir = mkdtempSync(path.join(os.tmpdir(), "entryway-bench-scale-"));
   private readonly workDir = path.join(this.dir, "project");
@@ -240,7 +250,7 @@ class MeasuredStack {
     } catch {
       throw new Error(`pulumi ${op} wrote no result:\n${measurement.stderr.slice(-4000)}`);
     }
-    if (!result.ok) throw new Error(`pulumi ${op} failed: ${result.error}\n${result.diagnostics.slice(0, 20).join("\n")}`);
+    if (!result.ok) throw new EngineFailure(`pulumi ${op} failed: ${result.error}\n${result.diagnostics.slice(0, 20).join("\n")}`, measurement);
     return { measurement: { ...measurement, ok: result.ok }, result };
   }
 
@@ -335,6 +345,7 @@ async function main(): Promise<void> {
       await createNamespaces(controlPlane, stack.execGateway?.targetNamespaces ?? []);
       const pulumi = new MeasuredStack(`scale${count}`, controlPlane.kubeconfig, options.skipCheckpoints);
       const label = (what: string) => `${what} (${count})`;
+      let step = "pulumi preview";
       try {
         pulumi.setStack(stack);
         console.log(`[${count}] pulumi preview ...`);
@@ -342,6 +353,7 @@ async function main(): Promise<void> {
         const objects = preview.result.steps.filter((s) => s.type.startsWith(K8S) && s.op === "create").length;
         rows.push({ label: label("pulumi preview"), m: preview.measurement, objects });
         console.log(`[${count}] pulumi up ...`);
+        step = "pulumi up";
         const up = await pulumi.run("up");
         rows.push({ label: label("pulumi up"), m: up.measurement, objects: up.result.steps.filter((s) => s.type.startsWith(K8S) && s.op === "create").length });
 
@@ -364,6 +376,7 @@ async function main(): Promise<void> {
         const extra = `user${count}`;
         pulumi.setStack(grownWith(stack, extra));
         console.log(`[${count}] pulumi preview of one more workspace ...`);
+        step = "pulumi preview +1";
         const more = await pulumi.run("preview");
         const touched = oneMore(more.result, extra);
         rows.push({
@@ -378,11 +391,15 @@ async function main(): Promise<void> {
         if (!uninstall.ok) console.log(`  helm uninstall failed: ${uninstall.stderr}`);
         pulumi.setStack(stack);
         await pulumi.run("destroy");
+      } catch (error) {
+        // What was measured before the failure is printed, the failed run as a row of its own.
+        if (error instanceof EngineFailure) rows.push({ label: label(step), m: error.measurement, note: "FAILED (see the error below)" });
+        throw error;
       } finally {
         pulumi.remove();
+        console.log(`\n${count} workspaces; ratios against pulumi up (${count}):`);
+        console.log(table(rows.filter((r) => r.label.endsWith(`(${count})`)), () => rows.find((r) => r.label === label("pulumi up"))));
       }
-      console.log(`\n${count} workspaces; ratios against pulumi up (${count}):`);
-      console.log(table(rows.filter((r) => r.label.endsWith(`(${count})`)), () => rows.find((r) => r.label === label("pulumi up"))));
     }
   } finally {
     rmSync(scratch, { recursive: true, force: true });
