@@ -812,11 +812,11 @@ export class ExecGateway extends pulumi.ComponentResource {
     return webhookSecret;
   }
 
-  /** configmap.yaml: the settings document (execGatewayConfig), in the chart's bytes; returns them. */
-  private configMap({ name, args, fullName, metadata }: GatewayObjects): pulumi.Output<string> {
+  /** configmap.yaml: the settings document (execGatewayConfig), in the chart's bytes. */
+  private configMap({ name, args, fullName, metadata }: GatewayObjects): { document: pulumi.Output<string>; configMap: k8s.core.v1.ConfigMap } {
     const document = pulumi.output(execGatewayConfig(args)).apply(helmToJson);
-    new k8s.core.v1.ConfigMap(`${name}-exec-gateway`, { metadata: metadata(fullName), data: { [EXEC_GATEWAY_CONFIG_FILE]: document } }, { parent: this });
-    return document;
+    const configMap = new k8s.core.v1.ConfigMap(`${name}-exec-gateway`, { metadata: metadata(fullName), data: { [EXEC_GATEWAY_CONFIG_FILE]: document } }, { parent: this });
+    return { document, configMap };
   }
 
   /** service.yaml: the public port and the metrics port, in-cluster. */
@@ -860,7 +860,11 @@ export class ExecGateway extends pulumi.ComponentResource {
    * deployment.yaml: the gateway's pods, its settings document mounted read-only (a change of it
    * rolls them: checksum/config), its secrets from Secrets.
    */
-  private deployment({ name, args, fullName, labels, selector, metadata, recordingsClaim }: GatewayObjects, config: pulumi.Output<string>, webhookSecret: SecretKeyRef | undefined): void {
+  private deployment(
+    { name, args, fullName, labels, selector, metadata, recordingsClaim }: GatewayObjects,
+    config: { document: pulumi.Output<string>; configMap: k8s.core.v1.ConfigMap },
+    webhookSecret: SecretKeyRef | undefined,
+  ): void {
     const singleNodeVolume = recordingsClaim !== undefined && (args.recordings?.accessMode ?? "ReadWriteOnce") === "ReadWriteOnce";
     new k8s.apps.v1.Deployment(
       `${name}-exec-gateway`,
@@ -873,7 +877,7 @@ export class ExecGateway extends pulumi.ComponentResource {
           strategy: singleNodeVolume ? { type: "Recreate" } : { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
           template: {
             // The gateway reads its settings once, at start.
-            metadata: podMetadata(labels, args, config.apply((document) => configChecksums({ config: document }).annotations ?? {})),
+            metadata: podMetadata(labels, args, config.document.apply((document) => configChecksums({ config: document }).annotations ?? {})),
             spec: {
               serviceAccountName: fullName,
               automountServiceAccountToken: true,
@@ -917,7 +921,8 @@ export class ExecGateway extends pulumi.ComponentResource {
           },
         },
       },
-      { parent: this },
+      // New pods read the document once, at start: it is written before the Deployment rolls them.
+      { parent: this, dependsOn: [config.configMap] },
     );
   }
 
