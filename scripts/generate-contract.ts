@@ -7,7 +7,18 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { COMPONENT_APP_ENV, LOCAL_FILES_FOLDERS } from "../components/ansibleforms/common";
-import { DEBUG_RULE, EXEC_GATEWAY_METRICS_PORT, EXEC_GATEWAY_PATH, EXEC_GATEWAY_PORT, EXEC_RULES, REVIEW_RULES } from "../components/exec-gateway/index";
+import {
+  DEBUG_RULE,
+  EXEC_GATEWAY_CONFIG_DIR,
+  EXEC_GATEWAY_CONFIG_FILE,
+  EXEC_GATEWAY_METRICS_PORT,
+  EXEC_GATEWAY_PATH,
+  EXEC_GATEWAY_PORT,
+  EXEC_GATEWAY_RECORD_DIR,
+  EXEC_RULES,
+  EXPOSURE_PROXY_HOPS,
+  REVIEW_RULES,
+} from "../components/exec-gateway/index";
 
 export const CONTRACT_FILE = path.resolve(__dirname, "../charts/entryway/files/contract.json");
 
@@ -17,6 +28,10 @@ export function generateContract(): string {
       port: EXEC_GATEWAY_PORT,
       metricsPort: EXEC_GATEWAY_METRICS_PORT,
       path: EXEC_GATEWAY_PATH,
+      configDir: EXEC_GATEWAY_CONFIG_DIR,
+      configFile: EXEC_GATEWAY_CONFIG_FILE,
+      recordDir: EXEC_GATEWAY_RECORD_DIR,
+      exposureProxyHops: EXPOSURE_PROXY_HOPS,
       rules: { exec: EXEC_RULES, debug: [DEBUG_RULE], review: REVIEW_RULES },
     },
     ansibleForms: { componentAppEnv: COMPONENT_APP_ENV, localFilesFolders: LOCAL_FILES_FOLDERS },

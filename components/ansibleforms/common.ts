@@ -3,7 +3,6 @@
  * environment and mounts (the same for the inbound sidecar and the outbound RemoteRte), the
  * resources an RTE needs for its job count, and the checks both front ends make.
  */
-import { createHash } from "node:crypto";
 import type * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { imageReference, type GlobalSettings, type ImageSettings } from "../shared/image";
@@ -427,24 +426,8 @@ export function rteContainer(options: {
   };
 }
 
-/**
- * Pod-template annotations "checksum/<file>": the sha256 (hex) of each mounted config file's
- * content, so a change rolls the pods. ansible.cfg is mounted by subPath, and "a container using
- * a ConfigMap as a subPath volume mount will not receive ConfigMap updates"
- * (kubernetes.io/docs/concepts/configuration/configmap/); a CA bundle is read once, at start
- * (NODE_EXTRA_CA_CERTS). The chart computes the same with Helm's sha256sum over the same value
- * (helm.sh/docs/howto/charts_tips_and_tricks/#automatically-roll-deployments; upstream's own
- * chart rolls on its subPath-mounted my.cnf the same way: ansibleforms/helm-charts values.yaml
- * rollOnChange), so the annotations are equal in both front ends. Files not given are left out.
- */
-export function configChecksums(files: Record<string, string | undefined>): { annotations?: Record<string, string> } {
-  const annotations = Object.fromEntries(
-    Object.entries(files)
-      .filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== "")
-      .map(([file, content]) => [`checksum/${file}`, createHash("sha256").update(content, "utf8").digest("hex")]),
-  );
-  return Object.keys(annotations).length > 0 ? { annotations } : {};
-}
+/** Moved to components/shared/config-file.ts (the exec gateway's settings roll the same way); re-exported for the AnsibleForms files. */
+export { configChecksums } from "../shared/config-file";
 
 /** Seconds the pod gets to stop: the RTE's drain time plus a margin for the server itself. */
 export function terminationGraceSeconds(settings: RteSettings): number {

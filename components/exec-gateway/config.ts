@@ -84,7 +84,7 @@ export interface ExecGatewayConfig extends PodSettings {
   webhook?: ExecGatewayWebhookConfig;
   /** OIDC authorizer. */
   oidc?: ExecGatewayOidcArgs;
-  /** Gateway settings (ENTRYWAY_* variables). */
+  /** Gateway settings, keys of its settings document (gateway/README.md, "Settings"). */
   settings?: ExecGatewaySettings;
   /** CPU autoscaling with an HPA instead of fixed replicas. */
   autoscaling?: ExecGatewayAutoscalingArgs;

@@ -18,6 +18,7 @@ import type { SecretKeyRef } from "../shared/secret";
 import { podMetadata, podPlacement, type KubernetesFields, type PodSettings } from "../shared/pod";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 import type { ValueOf } from "../shared/enum";
+import { configChecksums, helmToJson } from "../shared/config-file";
 
 /** The gateway image the chart and the component deploy unless told otherwise. */
 export const EXEC_GATEWAY_IMAGE: ImageSettings = { registry: "ghcr.io", repository: "entryway/exec-gateway", tag: "0.1.0" };
@@ -269,10 +270,17 @@ export interface ExecGatewayDebugContainersArgs {
 /** Proxies between a client and the gateway when exposure routes it: the ingress gateway or controller. */
 export const EXPOSURE_PROXY_HOPS = 1;
 
-/** Where the recordings volume is mounted in the gateway's pod (ENTRYWAY_RECORD_DIR). */
+/** Where the recordings volume is mounted in the gateway's pod (the document's recordDir). */
 export const EXEC_GATEWAY_RECORD_DIR = "/var/lib/entryway/recordings";
+/** Where the settings ConfigMap is mounted, read-only, in the gateway's pod; ENTRYWAY_CONFIG names its file. */
+export const EXEC_GATEWAY_CONFIG_DIR = "/etc/entryway";
+/** The settings document's key in the ConfigMap, and so its file name. */
+export const EXEC_GATEWAY_CONFIG_FILE = "config.json";
 
-/** Service settings passed to the gateway (see gateway/README: ENTRYWAY_* variables). */
+/**
+ * Service settings, passed as they are into the gateway's settings document (config.json of its
+ * ConfigMap): each key is the gateway's own setting of the same name (gateway/README.md, "Settings").
+ */
 export interface ExecGatewaySettings {
   /** Let clients choose the command (default true). */
   allowCommand?: boolean;
@@ -422,79 +430,97 @@ const DEFAULT_RESOURCES = {
   limits: { memory: "256Mi" },
 };
 
-/** Throws a clear error for args that cannot make a working, least-privilege gateway. */
-export function validateExecGatewayArgs(name: string, args: ExecGatewayArgs): void {
-  const fail = (message: string): never => {
-    throw new Error(`ExecGateway ${name}: ${message}`);
-  };
+/**
+ * Every reason the args cannot make a working, least-privilege gateway, one line each (empty when
+ * they can), as the chart's entryway.execGateway.validate checks its values.
+ */
+export function execGatewayProblems(args: ExecGatewayArgs): string[] {
+  const problems: string[] = [];
   const targets = args.targetNamespaces ?? [];
   if (targets.length === 0 && !args.clusterWide) {
-    fail("targetNamespaces is empty: name the namespaces the gateway may enter (or set clusterWide: true explicitly)");
+    problems.push("targetNamespaces is empty: name the namespaces the gateway may enter (or set clusterWide: true explicitly)");
   }
   for (const ns of targets) {
-    if (!DNS_LABEL.test(ns)) fail(`targetNamespaces: "${ns}" is not a namespace name`);
-    if (ns === "*") fail("targetNamespaces: no wildcards; use clusterWide: true to enter every namespace");
+    if (ns === "*") problems.push("targetNamespaces: no wildcards; use clusterWide: true to enter every namespace");
+    else if (!DNS_LABEL.test(ns)) problems.push(`targetNamespaces: "${ns}" is not a namespace name`);
   }
-  if (new Set(targets).size !== targets.length) fail("targetNamespaces has duplicates");
-  if (typeof args.namespace === "string") refuseOwnNamespace(name, args.namespace, targets);
+  if (new Set(targets).size !== targets.length) problems.push("targetNamespaces has duplicates");
+  if (typeof args.namespace === "string") problems.push(...ownNamespaceProblems(args.namespace, targets));
   for (const ns of targets) {
-    if (args.refusedNamespaces?.includes(ns)) fail(`targetNamespaces includes "${ns}", a namespace the stack owns (refusedNamespaces): exec there reaches pods whose service accounts hold the stack's keys`);
+    if (args.refusedNamespaces?.includes(ns)) problems.push(`targetNamespaces includes "${ns}", a namespace the stack owns (refusedNamespaces): exec there reaches pods whose service accounts hold the stack's keys`);
   }
   const authorizer = args.authorizer ?? "kubernetes";
-  if (!["kubernetes", "webhook", "oidc"].includes(authorizer)) fail(`authorizer "${authorizer}" is not kubernetes, webhook or oidc`);
+  if (!["kubernetes", "webhook", "oidc"].includes(authorizer)) problems.push(`authorizer "${authorizer}" is not kubernetes, webhook or oidc`);
   // A webhook that arrives as one secret Output is checked when its value is known (webhookUrl).
   if (authorizer === "webhook" && !pulumi.Output.isInstance(args.webhook)) {
-    if (!args.webhook || (args.webhook.url === undefined) === (args.webhook.urlSecret === undefined)) fail(WEBHOOK_ONE_OF);
+    if (!args.webhook || (args.webhook.url === undefined) === (args.webhook.urlSecret === undefined)) problems.push(WEBHOOK_ONE_OF);
   }
   if (authorizer === "oidc" && (!args.oidc?.issuer || !args.oidc.audience)) {
-    fail('authorizer "oidc" needs oidc.issuer and oidc.audience');
+    problems.push('authorizer "oidc" needs oidc.issuer and oidc.audience');
   }
   // Whoever can change the issuer's answers on the way can hand the gateway a signing key of their own.
   for (const [field, url] of [["oidc.issuer", args.oidc?.issuer], ["oidc.jwksUri", args.oidc?.jwksUri]] as const) {
-    if (authorizer === "oidc" && url && !isHttpsOrLoopback(url)) fail(`${field} "${url}" must be https (plain http only to a loopback address): the keys that verify tokens come from there`);
+    if (authorizer === "oidc" && url && !isHttpsOrLoopback(url)) problems.push(`${field} "${url}" must be https (plain http only to a loopback address): the keys that verify tokens come from there`);
   }
-  if (args.replicas !== undefined && (!Number.isInteger(args.replicas) || args.replicas < 1)) fail("replicas must be an integer >= 1");
+  if (args.replicas !== undefined && (!Number.isInteger(args.replicas) || args.replicas < 1)) problems.push("replicas must be an integer >= 1");
   if (args.runAsUser !== undefined && (!Number.isInteger(args.runAsUser) || args.runAsUser < 1)) {
-    fail("runAsUser must be a non-root numeric user (>= 1)");
+    problems.push("runAsUser must be a non-root numeric user (>= 1)");
   }
   const hpa = args.autoscaling;
   if (hpa && (hpa.minReplicas < 1 || hpa.maxReplicas < hpa.minReplicas)) {
-    fail("autoscaling needs 1 <= minReplicas <= maxReplicas");
+    problems.push("autoscaling needs 1 <= minReplicas <= maxReplicas");
   }
   const recordings = args.recordings;
   if (recordings?.s3) {
     const s3 = recordings.s3;
     const volumeSettings = (["size", "storageClassName", "accessMode", "retentionDays"] as const).filter((key) => recordings[key] !== undefined);
-    if (volumeSettings.length > 0) fail(`recordings.${volumeSettings.join(", recordings.")} are for the recordings volume; with recordings.s3 there is none (a bucket lifecycle rule keeps the retention)`);
-    if (!S3_BUCKET.test(s3.bucket ?? "")) fail(`recordings.s3.bucket "${s3.bucket}" is not a bucket name (3 to 63 lower-case letters, digits, dots and hyphens)`);
-    if (s3.endpoint !== undefined && !S3_ENDPOINT.test(s3.endpoint)) fail(`recordings.s3.endpoint "${s3.endpoint}" is not https://host[:port]: recordings hold what sessions showed`);
-    if (s3.prefix !== undefined && !S3_PREFIX.test(s3.prefix)) fail(`recordings.s3.prefix "${s3.prefix}" is not a key prefix (letters, digits, !_.*'()/-; no leading /)`);
-    if (s3.credentialsSecret !== undefined && !DNS_SUBDOMAIN.test(s3.credentialsSecret)) fail(`recordings.s3.credentialsSecret "${s3.credentialsSecret}" is not a Secret name`);
+    if (volumeSettings.length > 0) problems.push(`recordings.${volumeSettings.join(", recordings.")} are for the recordings volume; with recordings.s3 there is none (a bucket lifecycle rule keeps the retention)`);
+    if (!S3_BUCKET.test(s3.bucket ?? "")) problems.push(`recordings.s3.bucket "${s3.bucket}" is not a bucket name (3 to 63 lower-case letters, digits, dots and hyphens)`);
+    if (s3.endpoint !== undefined && !S3_ENDPOINT.test(s3.endpoint)) problems.push(`recordings.s3.endpoint "${s3.endpoint}" is not https://host[:port]: recordings hold what sessions showed`);
+    if (s3.prefix !== undefined && !S3_PREFIX.test(s3.prefix)) problems.push(`recordings.s3.prefix "${s3.prefix}" is not a key prefix (letters, digits, !_.*'()/-; no leading /)`);
+    if (s3.credentialsSecret !== undefined && !DNS_SUBDOMAIN.test(s3.credentialsSecret)) problems.push(`recordings.s3.credentialsSecret "${s3.credentialsSecret}" is not a Secret name`);
   } else if (recordings) {
     const accessMode = recordings.accessMode ?? "ReadWriteOnce";
-    if (accessMode !== "ReadWriteOnce" && accessMode !== "ReadWriteMany") fail(`recordings.accessMode "${String(accessMode)}" is not ReadWriteOnce or ReadWriteMany`);
+    if (accessMode !== "ReadWriteOnce" && accessMode !== "ReadWriteMany") problems.push(`recordings.accessMode "${String(accessMode)}" is not ReadWriteOnce or ReadWriteMany`);
     if (accessMode === "ReadWriteOnce" && (hpa || (args.replicas ?? 2) !== 1)) {
-      fail("recordings on a ReadWriteOnce volume need replicas: 1 and no autoscaling (one node mounts it); use accessMode ReadWriteMany for more replicas");
+      problems.push("recordings on a ReadWriteOnce volume need replicas: 1 and no autoscaling (one node mounts it); use accessMode ReadWriteMany for more replicas");
     }
-    if (recordings.retentionDays !== undefined && (!Number.isInteger(recordings.retentionDays) || recordings.retentionDays < 0)) fail("recordings.retentionDays must be an integer >= 0");
+    if (recordings.retentionDays !== undefined && (!Number.isInteger(recordings.retentionDays) || recordings.retentionDays < 0)) problems.push("recordings.retentionDays must be an integer >= 0");
   }
   const debug = args.debugContainers;
   if (debug) {
-    if (!Array.isArray(debug.images) || debug.images.length === 0) fail("debugContainers.images is empty: name the images a debug container may run");
-    for (const image of debug.images) if (!/^\S+$/.test(image)) fail(`debugContainers.images: "${image}" is not an image reference`);
-    if (new Set(debug.images).size !== debug.images.length) fail("debugContainers.images has duplicates");
-    if (debug.defaultImage !== undefined && !debug.images.includes(debug.defaultImage)) fail(`debugContainers.defaultImage "${debug.defaultImage}" is not one of debugContainers.images`);
-    if (authorizer !== "kubernetes") fail('debugContainers need authorizer "kubernetes" (a SubjectAccessReview for patch pods/ephemeralcontainers)');
-    if (args.settings?.maxSessionSeconds === 0) fail("debugContainers need settings.maxSessionSeconds > 0 (a debug container lives that long)");
+    const images = Array.isArray(debug.images) ? debug.images : [];
+    if (images.length === 0) problems.push("debugContainers.images is empty: name the images a debug container may run");
+    for (const image of images) if (!/^\S+$/.test(image)) problems.push(`debugContainers.images: "${image}" is not an image reference`);
+    if (new Set(images).size !== images.length) problems.push("debugContainers.images has duplicates");
+    if (debug.defaultImage !== undefined && !images.includes(debug.defaultImage)) problems.push(`debugContainers.defaultImage "${debug.defaultImage}" is not one of debugContainers.images`);
+    if (authorizer !== "kubernetes") problems.push('debugContainers need authorizer "kubernetes" (a SubjectAccessReview for patch pods/ephemeralcontainers)');
+    if (args.settings?.maxSessionSeconds === 0) problems.push("debugContainers need settings.maxSessionSeconds > 0 (a debug container lives that long)");
   }
   const hops = args.settings?.trustedProxyHops;
-  if (hops !== undefined && (!Number.isInteger(hops) || hops < 0)) fail("settings.trustedProxyHops must be an integer >= 0");
+  if (hops !== undefined && (!Number.isInteger(hops) || hops < 0)) problems.push("settings.trustedProxyHops must be an integer >= 0");
   const exposure = args.exposure;
   if (exposure) {
-    if (exposure.kind !== "istio" && exposure.kind !== "ingress") fail(`exposure.kind "${String(exposure.kind)}" is not istio or ingress`);
-    if (!HOSTNAME.test(exposure.host ?? "")) fail(`exposure.host "${exposure.host}" is not a host name`);
-    if (!exposure.tlsSecretName) fail("exposure.tlsSecretName is required: the gateway is exposed with TLS only");
+    if (exposure.kind !== "istio" && exposure.kind !== "ingress") problems.push(`exposure.kind "${String(exposure.kind)}" is not istio or ingress`);
+    if (!HOSTNAME.test(exposure.host ?? "")) problems.push(`exposure.host "${exposure.host}" is not a host name`);
+    if (!exposure.tlsSecretName) problems.push("exposure.tlsSecretName is required: the gateway is exposed with TLS only");
   }
+  return problems;
+}
+
+/**
+ * Throws every problem of the args at once, one line each naming the gateway: a ResourceError on
+ * `resource` (the engine reports it against that resource), else a plain Error (the Stack checks
+ * before it makes the gateway).
+ */
+export function validateExecGatewayArgs(name: string, args: ExecGatewayArgs, resource?: pulumi.Resource): void {
+  throwProblems(name, execGatewayProblems(args), resource);
+}
+
+function throwProblems(name: string, problems: string[], resource: pulumi.Resource | undefined): void {
+  if (problems.length === 0) return;
+  const message = problems.map((problem) => `ExecGateway ${name}: ${problem}`).join("\n");
+  throw resource ? new pulumi.ResourceError(message, resource) : new Error(message);
 }
 
 /** https, or plain http to a loopback address (the gateway's rule for its OIDC and webhook URLs). */
@@ -512,10 +538,8 @@ function isHttpsOrLoopback(url: string): boolean {
  * The gateway's own namespace is never a target: exec there reaches the gateway's pods and their
  * service-account token (TokenReview and SubjectAccessReview cluster-wide), past the gateway's audit.
  */
-function refuseOwnNamespace(name: string, namespace: string, targets: string[]): void {
-  if (targets.includes(namespace)) {
-    throw new Error(`ExecGateway ${name}: targetNamespaces includes "${namespace}", the gateway's own namespace; run the targets in a namespace of their own`);
-  }
+function ownNamespaceProblems(namespace: string, targets: string[]): string[] {
+  return targets.includes(namespace) ? [`targetNamespaces includes "${namespace}", the gateway's own namespace; run the targets in a namespace of their own`] : [];
 }
 
 const WEBHOOK_ONE_OF = 'authorizer "webhook" needs exactly one of webhook.url or webhook.urlSecret';
@@ -535,87 +559,80 @@ function webhookUrl(webhook: ExecGatewayWebhookArgs | pulumi.Output<ExecGatewayW
   });
 }
 
-/** The env a gateway pod gets from the args (the chart's template makes the same list). */
-function gatewayEnv(args: ExecGatewayArgs, webhookSecret: SecretKeyRef | undefined): k8s.types.input.core.v1.EnvVar[] {
+/**
+ * The gateway's settings as one document, config.json in its ConfigMap (the gateway reads the file
+ * ENTRYWAY_CONFIG names; gateway/src/config.ts refuses unknown keys and wrong types). Its keys are
+ * the gateway's own: `settings` as given (ExecGatewaySettings has the gateway's names), the rest
+ * from the args. Nothing secret goes in (the webhook URL, S3 credentials: gatewayEnv). The chart's
+ * entryway.execGateway.config makes the same document, and helmToJson the same bytes.
+ */
+export function execGatewayConfig(args: ExecGatewayArgs): Record<string, pulumi.Input<unknown>> {
   const authorizer = args.authorizer ?? "kubernetes";
-  const env: k8s.types.input.core.v1.EnvVar[] = [
-    { name: "ENTRYWAY_HOST", value: "0.0.0.0" },
-    { name: "ENTRYWAY_PORT", value: String(EXEC_GATEWAY_PORT) },
-    { name: "ENTRYWAY_METRICS_PORT", value: String(EXEC_GATEWAY_METRICS_PORT) },
-    { name: "ENTRYWAY_BACKEND", value: "kubernetes" },
-    { name: "ENTRYWAY_AUTHORIZER", value: authorizer },
-    // The downward API: targets in the gateway's own namespace are refused at request time.
-    { name: "ENTRYWAY_GATEWAY_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
-  ];
-  if (args.refusedNamespaces?.length) env.push({ name: "ENTRYWAY_REFUSED_NAMESPACES", value: JSON.stringify(args.refusedNamespaces) });
-  if (authorizer === "webhook" && webhookSecret) {
-    env.push({ name: "ENTRYWAY_WEBHOOK_URL", valueFrom: { secretKeyRef: { name: webhookSecret.name, key: webhookSecret.key } } });
+  const config: Record<string, pulumi.Input<unknown>> = {
+    host: "0.0.0.0",
+    port: EXEC_GATEWAY_PORT,
+    metricsPort: EXEC_GATEWAY_METRICS_PORT,
+    backend: "kubernetes",
+    authorizer,
+  };
+  if (args.refusedNamespaces?.length) config.refusedNamespaces = args.refusedNamespaces;
+  if (authorizer === "webhook") {
     const webhook = args.webhook as ExecGatewayWebhookArgs | pulumi.Output<ExecGatewayWebhookArgs> | undefined;
-    if (pulumi.Output.isInstance(webhook)) env.push({ name: "ENTRYWAY_WEBHOOK_TIMEOUT_MS", value: pulumi.unsecret(webhook.apply((w) => String(w.timeoutMs ?? WEBHOOK_DEFAULT_TIMEOUT_MS))) });
-    else if (webhook?.timeoutMs !== undefined) env.push({ name: "ENTRYWAY_WEBHOOK_TIMEOUT_MS", value: String(webhook.timeoutMs) });
+    // A webhook from a secret object is known only inside it; its timeout is no secret.
+    if (pulumi.Output.isInstance(webhook)) config.webhookTimeoutMs = pulumi.unsecret(webhook.apply((w) => w.timeoutMs ?? WEBHOOK_DEFAULT_TIMEOUT_MS));
+    else if (webhook?.timeoutMs !== undefined) config.webhookTimeoutMs = webhook.timeoutMs;
   }
-  if (authorizer === "oidc" && args.oidc) {
-    const oidc = args.oidc;
-    env.push({ name: "ENTRYWAY_OIDC_ISSUER", value: oidc.issuer }, { name: "ENTRYWAY_OIDC_AUDIENCE", value: oidc.audience });
-    if (oidc.jwksUri) env.push({ name: "ENTRYWAY_OIDC_JWKS_URI", value: oidc.jwksUri });
-    if (oidc.usernameClaim) env.push({ name: "ENTRYWAY_OIDC_USERNAME_CLAIM", value: oidc.usernameClaim });
-    if (oidc.namespacesClaim) env.push({ name: "ENTRYWAY_OIDC_NAMESPACES_CLAIM", value: oidc.namespacesClaim });
-    if (oidc.groupsClaim) env.push({ name: "ENTRYWAY_OIDC_GROUPS_CLAIM", value: oidc.groupsClaim });
-    if (oidc.maxTokenAgeSeconds !== undefined) env.push({ name: "ENTRYWAY_OIDC_MAX_TOKEN_AGE_SECONDS", value: String(oidc.maxTokenAgeSeconds) });
-    if (oidc.algorithms) env.push({ name: "ENTRYWAY_OIDC_ALGORITHMS", value: JSON.stringify(oidc.algorithms) });
+  const oidc = authorizer === "oidc" ? args.oidc : undefined;
+  if (oidc) {
+    Object.assign(config, { oidcIssuer: oidc.issuer, oidcAudience: oidc.audience });
+    if (oidc.jwksUri) config.oidcJwksUri = oidc.jwksUri;
+    if (oidc.usernameClaim) config.oidcUsernameClaim = oidc.usernameClaim;
+    if (oidc.namespacesClaim) config.oidcNamespacesClaim = oidc.namespacesClaim;
+    if (oidc.groupsClaim) config.oidcGroupsClaim = oidc.groupsClaim;
+    if (oidc.maxTokenAgeSeconds !== undefined) config.oidcMaxTokenAgeSeconds = oidc.maxTokenAgeSeconds;
+    if (oidc.algorithms) config.oidcAlgorithms = oidc.algorithms;
   }
   const settings = args.settings ?? {};
-  const settingEnv: [keyof ExecGatewaySettings, string][] = [
-    ["allowCommand", "ENTRYWAY_ALLOW_COMMAND"],
-    ["idleTimeoutMs", "ENTRYWAY_IDLE_TIMEOUT_MS"],
-    ["maxSessions", "ENTRYWAY_MAX_SESSIONS"],
-    ["maxSessionsPerUser", "ENTRYWAY_MAX_SESSIONS_PER_USER"],
-    ["pingIntervalMs", "ENTRYWAY_PING_INTERVAL_MS"],
-    ["logLevel", "ENTRYWAY_LOG_LEVEL"],
-    ["maxSessionSeconds", "ENTRYWAY_MAX_SESSION_SECONDS"],
-    ["reauthorizeIntervalMs", "ENTRYWAY_REAUTHORIZE_INTERVAL_MS"],
-    ["maxPendingConnections", "ENTRYWAY_MAX_PENDING_CONNECTIONS"],
-    ["maxPendingPerSource", "ENTRYWAY_MAX_PENDING_PER_SOURCE"],
-    ["authAttemptsPerMinute", "ENTRYWAY_AUTH_ATTEMPTS_PER_MINUTE"],
-    ["trustedProxies", "ENTRYWAY_TRUSTED_PROXIES"],
-    ["trustedProxyHops", "ENTRYWAY_TRUSTED_PROXY_HOPS"],
-    ["tokenAudiences", "ENTRYWAY_TOKEN_AUDIENCES"],
-    ["reviewerGroups", "ENTRYWAY_REVIEWER_GROUPS"],
-  ];
-  for (const [key, variable] of settingEnv) {
-    const value = settings[key];
-    if (value !== undefined) env.push({ name: variable, value: Array.isArray(value) ? JSON.stringify(value) : String(value) });
-  }
+  Object.assign(config, settings);
   // Behind the proxy exposure routes through, every client would otherwise have the proxy's address
   // and share one set of per-address limits. That proxy (an Istio ingress gateway, or ingress-nginx)
   // appends the address it saw to X-Forwarded-For (istio.io network-topologies; ingress-nginx
   // nginx.tmpl sets it to $remote_addr), so the client is the last address there.
-  if (args.exposure && settings.trustedProxies === undefined && settings.trustedProxyHops === undefined) {
-    env.push({ name: "ENTRYWAY_TRUSTED_PROXY_HOPS", value: String(EXPOSURE_PROXY_HOPS) });
-  }
+  if (args.exposure && settings.trustedProxies === undefined && settings.trustedProxyHops === undefined) config.trustedProxyHops = EXPOSURE_PROXY_HOPS;
   // Browsers may open sessions only from the public host's pages unless told otherwise.
-  const origins = settings.allowedOrigins ?? (args.exposure ? [`https://${args.exposure.host}`] : undefined);
-  if (origins) env.push({ name: "ENTRYWAY_ALLOWED_ORIGINS", value: JSON.stringify(origins) });
+  if (args.exposure && settings.allowedOrigins === undefined) config.allowedOrigins = [`https://${args.exposure.host}`];
   const s3 = args.recordings?.s3;
   if (s3) {
-    env.push({ name: "ENTRYWAY_RECORD_S3_BUCKET", value: s3.bucket });
-    if (s3.endpoint) env.push({ name: "ENTRYWAY_RECORD_S3_ENDPOINT", value: s3.endpoint });
-    if (s3.region) env.push({ name: "ENTRYWAY_RECORD_S3_REGION", value: s3.region });
-    if (s3.prefix) env.push({ name: "ENTRYWAY_RECORD_S3_PREFIX", value: s3.prefix });
-    if (s3.forcePathStyle) env.push({ name: "ENTRYWAY_RECORD_S3_FORCE_PATH_STYLE", value: "true" });
-    // The AWS SDK's default chain reads these; without the Secret the pod's identity takes their place.
-    if (s3.credentialsSecret) {
-      for (const key of ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"]) env.push({ name: key, valueFrom: { secretKeyRef: { name: s3.credentialsSecret, key } } });
-    }
+    config.recordS3Bucket = s3.bucket;
+    if (s3.endpoint) config.recordS3Endpoint = s3.endpoint;
+    if (s3.region) config.recordS3Region = s3.region;
+    if (s3.prefix) config.recordS3Prefix = s3.prefix;
+    if (s3.forcePathStyle) config.recordS3ForcePathStyle = true;
   } else if (args.recordings) {
-    env.push(
-      { name: "ENTRYWAY_RECORD_DIR", value: EXEC_GATEWAY_RECORD_DIR },
-      { name: "ENTRYWAY_RECORD_RETENTION_DAYS", value: String(args.recordings.retentionDays ?? 30) },
-    );
+    Object.assign(config, { recordDir: EXEC_GATEWAY_RECORD_DIR, recordRetentionDays: args.recordings.retentionDays ?? 30 });
   }
   if (args.debugContainers) {
-    env.push({ name: "ENTRYWAY_DEBUG_IMAGES", value: JSON.stringify(args.debugContainers.images) });
-    if (args.debugContainers.defaultImage) env.push({ name: "ENTRYWAY_DEBUG_DEFAULT_IMAGE", value: args.debugContainers.defaultImage });
+    config.debugImages = args.debugContainers.images;
+    if (args.debugContainers.defaultImage) config.debugDefaultImage = args.debugContainers.defaultImage;
+  }
+  return config;
+}
+
+/**
+ * The env a gateway pod gets (the chart's template makes the same list): where its settings
+ * document is, its namespace from the downward API, and what is secret, from Secrets.
+ */
+function gatewayEnv(args: ExecGatewayArgs, webhookSecret: SecretKeyRef | undefined): k8s.types.input.core.v1.EnvVar[] {
+  const env: k8s.types.input.core.v1.EnvVar[] = [
+    { name: "ENTRYWAY_CONFIG", value: `${EXEC_GATEWAY_CONFIG_DIR}/${EXEC_GATEWAY_CONFIG_FILE}` },
+    // The downward API: targets in the gateway's own namespace are refused at request time.
+    { name: "ENTRYWAY_GATEWAY_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
+  ];
+  if (webhookSecret) env.push({ name: "ENTRYWAY_WEBHOOK_URL", valueFrom: { secretKeyRef: { name: webhookSecret.name, key: webhookSecret.key } } });
+  // The AWS SDK's default chain reads these; without the Secret the pod's identity takes their place.
+  const credentials = args.recordings?.s3?.credentialsSecret;
+  if (credentials) {
+    for (const key of ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"]) env.push({ name: key, valueFrom: { secretKeyRef: { name: credentials, key } } });
   }
   return env;
 }
@@ -649,6 +666,27 @@ export const REVIEW_RULES = [
   { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },
 ];
 
+/** What every step of the constructor shares: the gateway's names, labels and namespace. */
+interface GatewayObjects {
+  /** The component's name: the prefix of every logical name. */
+  name: string;
+  args: ExecGatewayArgs;
+  /** The objects' name (entryway.execGateway.fullname in the chart). */
+  fullName: string;
+  labels: Record<string, string>;
+  selector: Record<string, string>;
+  namespace: pulumi.Output<string>;
+  metadata: (objectName: string) => { name: string; namespace: pulumi.Output<string>; labels: Record<string, string> };
+  /** Where recordings go: the volume's claim, if any (the chart's entryway.execGateway.recordingsSink). */
+  recordingsClaim: string | undefined;
+}
+
+/**
+ * The constructor reads like the chart: one step per file of charts/entryway/templates/exec-gateway/
+ * (serviceAccount, rbac, secret, configMap, service, pvc, deployment, pdb, hpa, networkPolicy,
+ * exposure), each a private method making that file's objects with the same logical names and
+ * `parent: this`, so no URN depends on how the constructor is laid out.
+ */
 export class ExecGateway extends pulumi.ComponentResource {
   /** The namespace the gateway runs in. */
   public readonly namespace: pulumi.Output<string>;
@@ -665,35 +703,74 @@ export class ExecGateway extends pulumi.ComponentResource {
 
   constructor(name: string, args: ExecGatewayArgs, opts?: pulumi.ComponentResourceOptions) {
     super("entryway:index:ExecGateway", name, {}, opts);
-    validateExecGatewayArgs(name, args);
+    validateExecGatewayArgs(name, args, this);
     // A namespace known only at deployment time is checked once it is known.
-    if (typeof args.namespace !== "string") pulumi.output(args.namespace).apply((ns) => refuseOwnNamespace(name, ns, args.targetNamespaces ?? []));
-    const parent = { parent: this };
+    if (typeof args.namespace !== "string") {
+      pulumi.output(args.namespace).apply((ns) => throwProblems(name, ownNamespaceProblems(ns, args.targetNamespaces ?? []), this));
+    }
     const fullName = objectName(name, "exec-gateway");
     const identity = { name: "exec-gateway", instance: name, component: "server" };
     const labels = standardLabels(identity, args.labels);
-    const selector = selectorLabels(identity);
     const namespace = pulumi.output(args.namespace);
-    const metadata = (objectNameValue: string) => ({ name: objectNameValue, namespace, labels });
-    const authorizer = args.authorizer ?? "kubernetes";
-    const targets = args.targetNamespaces ?? [];
+    const gateway: GatewayObjects = {
+      name,
+      args,
+      fullName,
+      labels,
+      selector: selectorLabels(identity),
+      namespace,
+      metadata: (objectNameValue) => ({ name: objectNameValue, namespace, labels }),
+      // A volume only for the volume sink; the S3 sink needs none.
+      recordingsClaim: args.recordings && !args.recordings.s3 ? objectName(name, "exec-gateway-recordings") : undefined,
+    };
 
-    const serviceAccount = new k8s.core.v1.ServiceAccount(
+    const serviceAccount = this.serviceAccount(gateway);
+    this.rbac(gateway);
+    const webhookSecret = this.secret(gateway);
+    const config = this.configMap(gateway);
+    const service = this.service(gateway);
+    this.pvc(gateway);
+    this.deployment(gateway, config, webhookSecret);
+    this.pdb(gateway);
+    this.hpa(gateway);
+    this.networkPolicy(gateway);
+    this.exposure(gateway);
+
+    this.namespace = namespace;
+    this.serviceName = service.metadata.name;
+    this.serviceAccountName = serviceAccount.metadata.name;
+    this.internalUrl = namespace.apply((ns) => `ws://${serviceFqdn(fullName, ns)}${EXEC_GATEWAY_PATH}`);
+    this.url = args.exposure ? pulumi.output(`wss://${args.exposure.host}${EXEC_GATEWAY_PATH}`) : this.internalUrl;
+    this.targetNamespaces = pulumi.output(args.targetNamespaces ?? []);
+    this.registerOutputs({
+      namespace: this.namespace,
+      serviceName: this.serviceName,
+      serviceAccountName: this.serviceAccountName,
+      internalUrl: this.internalUrl,
+      url: this.url,
+      targetNamespaces: this.targetNamespaces,
+    });
+  }
+
+  /** serviceaccount.yaml: the identity the gateway execs with. */
+  private serviceAccount({ name, args, fullName, metadata }: GatewayObjects): k8s.core.v1.ServiceAccount {
+    return new k8s.core.v1.ServiceAccount(
       `${name}-exec-gateway`,
       { metadata: { ...metadata(fullName), ...(args.serviceAccountAnnotations ? { annotations: args.serviceAccountAnnotations } : {}) } },
-      parent,
+      { parent: this },
     );
-    const subject = { kind: "ServiceAccount", name: fullName, namespace };
+  }
 
-    // Exec rights: one Role + RoleBinding per namespace it may enter; a ClusterRole only on request.
-    // Adding debug containers only when they are configured (least privilege).
+  /**
+   * rbac.yaml: exec rights as one Role + RoleBinding per namespace it may enter, a ClusterRole
+   * only on request; debug containers' rule only when they are configured (least privilege); the
+   * review rights of the kubernetes authorizer.
+   */
+  private rbac({ name, args, fullName, labels, namespace }: GatewayObjects): void {
+    const subject = { kind: "ServiceAccount", name: fullName, namespace };
     const execRules = args.debugContainers ? [...EXEC_RULES, DEBUG_RULE] : EXEC_RULES;
-    for (const target of targets) {
-      new k8s.rbac.v1.Role(
-        `${name}-exec-gateway-${target}`,
-        { metadata: { name: fullName, namespace: target, labels }, rules: execRules },
-        parent,
-      );
+    for (const target of args.targetNamespaces ?? []) {
+      new k8s.rbac.v1.Role(`${name}-exec-gateway-${target}`, { metadata: { name: fullName, namespace: target, labels }, rules: execRules }, { parent: this });
       new k8s.rbac.v1.RoleBinding(
         `${name}-exec-gateway-${target}`,
         {
@@ -701,13 +778,13 @@ export class ExecGateway extends pulumi.ComponentResource {
           roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: fullName },
           subjects: [subject],
         },
-        parent,
+        { parent: this },
       );
     }
     // A cluster-scoped role and its binding to the gateway's ServiceAccount.
     const clusterRole = (part: string, rules: k8s.types.input.rbac.v1.PolicyRule[]) => {
       const clusterName = namespace.apply((ns) => objectName(name, ns, part));
-      new k8s.rbac.v1.ClusterRole(`${name}-${part}`, { metadata: { name: clusterName, labels }, rules }, parent);
+      new k8s.rbac.v1.ClusterRole(`${name}-${part}`, { metadata: { name: clusterName, labels }, rules }, { parent: this });
       new k8s.rbac.v1.ClusterRoleBinding(
         `${name}-${part}`,
         {
@@ -715,28 +792,36 @@ export class ExecGateway extends pulumi.ComponentResource {
           roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: clusterName },
           subjects: [subject],
         },
-        parent,
+        { parent: this },
       );
     };
     if (args.clusterWide) clusterRole("exec-gateway-exec", execRules);
-    if (authorizer === "kubernetes") clusterRole("exec-gateway-review", REVIEW_RULES);
+    if ((args.authorizer ?? "kubernetes") === "kubernetes") clusterRole("exec-gateway-review", REVIEW_RULES);
+  }
 
-    // The webhook URL may hold a credential: it lives in a Secret, never in the pod spec.
-    let webhookSecret: SecretKeyRef | undefined;
-    if (authorizer === "webhook") {
-      if (!pulumi.Output.isInstance(args.webhook) && args.webhook?.urlSecret) {
-        webhookSecret = args.webhook.urlSecret;
-      } else {
-        webhookSecret = { name: objectName(name, "exec-gateway-auth"), key: "webhook-url" };
-        new k8s.core.v1.Secret(
-          `${name}-exec-gateway-auth`,
-          { metadata: metadata(webhookSecret.name), type: "Opaque", stringData: { "webhook-url": pulumi.secret(webhookUrl(args.webhook!)) } },
-          parent,
-        );
-      }
-    }
+  /** secret.yaml: the webhook URL may hold a credential, so it lives in a Secret, never in the pod spec or the ConfigMap. */
+  private secret({ name, args, metadata }: GatewayObjects): SecretKeyRef | undefined {
+    if (args.authorizer !== "webhook") return undefined;
+    if (!pulumi.Output.isInstance(args.webhook) && args.webhook?.urlSecret) return args.webhook.urlSecret;
+    const webhookSecret = { name: objectName(name, "exec-gateway-auth"), key: "webhook-url" };
+    new k8s.core.v1.Secret(
+      `${name}-exec-gateway-auth`,
+      { metadata: metadata(webhookSecret.name), type: "Opaque", stringData: { "webhook-url": pulumi.secret(webhookUrl(args.webhook!)) } },
+      { parent: this },
+    );
+    return webhookSecret;
+  }
 
-    const service = new k8s.core.v1.Service(
+  /** configmap.yaml: the settings document (execGatewayConfig), in the chart's bytes. */
+  private configMap({ name, args, fullName, metadata }: GatewayObjects): { document: pulumi.Output<string>; configMap: k8s.core.v1.ConfigMap } {
+    const document = pulumi.output(execGatewayConfig(args)).apply(helmToJson);
+    const configMap = new k8s.core.v1.ConfigMap(`${name}-exec-gateway`, { metadata: metadata(fullName), data: { [EXEC_GATEWAY_CONFIG_FILE]: document } }, { parent: this });
+    return { document, configMap };
+  }
+
+  /** service.yaml: the public port and the metrics port, in-cluster. */
+  private service({ name, fullName, selector, metadata }: GatewayObjects): k8s.core.v1.Service {
+    return new k8s.core.v1.Service(
       `${name}-exec-gateway`,
       {
         metadata: metadata(fullName),
@@ -749,28 +834,38 @@ export class ExecGateway extends pulumi.ComponentResource {
           ],
         },
       },
-      parent,
+      { parent: this },
     );
+  }
 
+  /** pvc.yaml: the recordings volume, for the volume sink only. */
+  private pvc({ name, args, metadata, recordingsClaim }: GatewayObjects): void {
     const recordings = args.recordings;
-    // A volume only for the volume sink; the S3 sink needs none.
-    const recordingsClaim = recordings && !recordings.s3 ? objectName(name, "exec-gateway-recordings") : undefined;
-    const singleNodeVolume = recordingsClaim !== undefined && (recordings?.accessMode ?? "ReadWriteOnce") === "ReadWriteOnce";
-    if (recordings && recordingsClaim) {
-      new k8s.core.v1.PersistentVolumeClaim(
-        `${name}-exec-gateway-recordings`,
-        {
-          metadata: metadata(recordingsClaim),
-          spec: {
-            accessModes: [recordings.accessMode ?? "ReadWriteOnce"],
-            ...(recordings.storageClassName ? { storageClassName: recordings.storageClassName } : {}),
-            resources: { requests: { storage: recordings.size ?? "10Gi" } },
-          },
+    if (!recordings || !recordingsClaim) return;
+    new k8s.core.v1.PersistentVolumeClaim(
+      `${name}-exec-gateway-recordings`,
+      {
+        metadata: metadata(recordingsClaim),
+        spec: {
+          accessModes: [recordings.accessMode ?? "ReadWriteOnce"],
+          ...(recordings.storageClassName ? { storageClassName: recordings.storageClassName } : {}),
+          resources: { requests: { storage: recordings.size ?? "10Gi" } },
         },
-        parent,
-      );
-    }
+      },
+      { parent: this },
+    );
+  }
 
+  /**
+   * deployment.yaml: the gateway's pods, its settings document mounted read-only (a change of it
+   * rolls them: checksum/config), its secrets from Secrets.
+   */
+  private deployment(
+    { name, args, fullName, labels, selector, metadata, recordingsClaim }: GatewayObjects,
+    config: { document: pulumi.Output<string>; configMap: k8s.core.v1.ConfigMap },
+    webhookSecret: SecretKeyRef | undefined,
+  ): void {
+    const singleNodeVolume = recordingsClaim !== undefined && (args.recordings?.accessMode ?? "ReadWriteOnce") === "ReadWriteOnce";
     new k8s.apps.v1.Deployment(
       `${name}-exec-gateway`,
       {
@@ -781,7 +876,8 @@ export class ExecGateway extends pulumi.ComponentResource {
           // One pod at a time holds a ReadWriteOnce recordings volume (see ExecGatewayRecordingsArgs).
           strategy: singleNodeVolume ? { type: "Recreate" } : { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
           template: {
-            metadata: podMetadata(labels, args),
+            // The gateway reads its settings once, at start.
+            metadata: podMetadata(labels, args, config.document.apply((document) => configChecksums({ config: document }).annotations ?? {})),
             spec: {
               serviceAccountName: fullName,
               automountServiceAccountToken: true,
@@ -809,49 +905,60 @@ export class ExecGateway extends pulumi.ComponentResource {
                   readinessProbe: { httpGet: { path: "/readyz", port: "metrics" }, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 2 },
                   resources: args.resources ?? DEFAULT_RESOURCES,
                   securityContext: restrictedContainerSecurityContext(),
-                  volumeMounts: [{ name: "tmp", mountPath: "/tmp" }, ...(recordingsClaim ? [{ name: "recordings", mountPath: EXEC_GATEWAY_RECORD_DIR }] : [])],
+                  volumeMounts: [
+                    { name: "tmp", mountPath: "/tmp" },
+                    { name: "config", mountPath: EXEC_GATEWAY_CONFIG_DIR, readOnly: true },
+                    ...(recordingsClaim ? [{ name: "recordings", mountPath: EXEC_GATEWAY_RECORD_DIR }] : []),
+                  ],
                 },
               ],
               volumes: [
                 { name: "tmp", emptyDir: { sizeLimit: "64Mi" } },
+                { name: "config", configMap: { name: fullName } },
                 ...(recordingsClaim ? [{ name: "recordings", persistentVolumeClaim: { claimName: recordingsClaim } }] : []),
               ],
             },
           },
         },
       },
-      parent,
+      // New pods read the document once, at start: it is written before the Deployment rolls them.
+      { parent: this, dependsOn: [config.configMap] },
     );
+  }
 
-    new k8s.policy.v1.PodDisruptionBudget(
+  /** pdb.yaml: one pod down at a time. */
+  private pdb({ name, fullName, selector, metadata }: GatewayObjects): void {
+    new k8s.policy.v1.PodDisruptionBudget(`${name}-exec-gateway`, { metadata: metadata(fullName), spec: { maxUnavailable: 1, selector: { matchLabels: selector } } }, { parent: this });
+  }
+
+  /** hpa.yaml: CPU autoscaling, only when asked for. */
+  private hpa({ name, args, fullName, metadata }: GatewayObjects): void {
+    if (!args.autoscaling) return;
+    new k8s.autoscaling.v2.HorizontalPodAutoscaler(
       `${name}-exec-gateway`,
-      { metadata: metadata(fullName), spec: { maxUnavailable: 1, selector: { matchLabels: selector } } },
-      parent,
-    );
-
-    if (args.autoscaling) {
-      new k8s.autoscaling.v2.HorizontalPodAutoscaler(
-        `${name}-exec-gateway`,
-        {
-          metadata: metadata(fullName),
-          spec: {
-            scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: fullName },
-            minReplicas: args.autoscaling.minReplicas,
-            maxReplicas: args.autoscaling.maxReplicas,
-            metrics: [
-              {
-                type: "Resource",
-                resource: { name: "cpu", target: { type: "Utilization", averageUtilization: args.autoscaling.targetCPUUtilizationPercentage ?? 70 } },
-              },
-            ],
-          },
+      {
+        metadata: metadata(fullName),
+        spec: {
+          scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: fullName },
+          minReplicas: args.autoscaling.minReplicas,
+          maxReplicas: args.autoscaling.maxReplicas,
+          metrics: [
+            {
+              type: "Resource",
+              resource: { name: "cpu", target: { type: "Utilization", averageUtilization: args.autoscaling.targetCPUUtilizationPercentage ?? 70 } },
+            },
+          ],
         },
-        parent,
-      );
-    }
+      },
+      { parent: this },
+    );
+  }
 
-    // In: the gateway port only from the ingress side, the metrics port only from the monitoring
-    // namespace. Out: DNS, and HTTPS to the API server / webhook / OIDC issuer.
+  /**
+   * networkpolicy.yaml. In: the gateway port only from the ingress side, the metrics port only from
+   * the monitoring namespace. Out: DNS, and HTTPS to the API server / webhook / OIDC issuer / S3.
+   */
+  private networkPolicy({ name, args, fullName, selector, metadata }: GatewayObjects): void {
     const ingressNamespace = args.ingressNamespace ?? "istio-system";
     const monitoringNamespace = args.monitoringNamespace ?? "monitoring";
     new k8s.networking.v1.NetworkPolicy(
@@ -877,9 +984,12 @@ export class ExecGateway extends pulumi.ComponentResource {
           ],
         },
       },
-      parent,
+      { parent: this },
     );
+  }
 
+  /** exposure.yaml: the public paths through an Istio Gateway and VirtualService, or an Ingress, with TLS. */
+  private exposure({ name, args, fullName, metadata, namespace }: GatewayObjects): void {
     const exposure = args.exposure;
     const publicPaths = [...EXEC_GATEWAY_PUBLIC_PATHS, ...(args.recordings ? EXEC_GATEWAY_RECORDING_PATHS : [])];
     if (exposure?.kind === "istio") {
@@ -900,7 +1010,7 @@ export class ExecGateway extends pulumi.ComponentResource {
             ],
           },
         },
-        parent,
+        { parent: this },
       );
       new k8s.apiextensions.CustomResource(
         `${name}-exec-gateway-vs`,
@@ -925,7 +1035,7 @@ export class ExecGateway extends pulumi.ComponentResource {
             ],
           },
         },
-        parent,
+        { parent: this },
       );
     } else if (exposure?.kind === "ingress") {
       new k8s.networking.v1.Ingress(
@@ -949,23 +1059,8 @@ export class ExecGateway extends pulumi.ComponentResource {
             ],
           },
         },
-        parent,
+        { parent: this },
       );
     }
-
-    this.namespace = namespace;
-    this.serviceName = service.metadata.name;
-    this.serviceAccountName = serviceAccount.metadata.name;
-    this.internalUrl = namespace.apply((ns) => `ws://${serviceFqdn(fullName, ns)}${EXEC_GATEWAY_PATH}`);
-    this.url = exposure ? pulumi.output(`wss://${exposure.host}${EXEC_GATEWAY_PATH}`) : this.internalUrl;
-    this.targetNamespaces = pulumi.output(targets);
-    this.registerOutputs({
-      namespace: this.namespace,
-      serviceName: this.serviceName,
-      serviceAccountName: this.serviceAccountName,
-      internalUrl: this.internalUrl,
-      url: this.url,
-      targetNamespaces: this.targetNamespaces,
-    });
   }
 }

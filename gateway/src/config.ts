@@ -1,5 +1,7 @@
-// Settings come from a JSON file named by ENTRYWAY_CONFIG (keys as below) and from environment
-// variables (ENTRYWAY_<UPPER_SNAKE_KEY>), which win. Every setting is documented in README.md.
+// Settings come from one JSON document named by ENTRYWAY_CONFIG (keys as below; the chart and the
+// Pulumi component write it into a ConfigMap) and from environment variables
+// (ENTRYWAY_<UPPER_SNAKE_KEY>), which win: secrets (webhookUrl) and the downward API's namespace
+// come that way. Every setting is documented in README.md.
 import { readFileSync } from "node:fs";
 import { BlockList, isIP } from "node:net";
 import { isLoopbackHost } from "./net.js";
@@ -236,11 +238,39 @@ function coerce(key: keyof GatewayConfig, raw: unknown): unknown {
   return value;
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
-  const file: Record<string, unknown> = env.ENTRYWAY_CONFIG ? JSON.parse(readFileSync(env.ENTRYWAY_CONFIG, "utf8")) : {};
-  for (const key of Object.keys(file)) {
-    if (!(key in defaultConfig)) throw new Error(`${env.ENTRYWAY_CONFIG}: unknown setting ${key}`);
+/** A value's JSON type, as a setting's default has it ("array" apart from "object"). */
+function jsonType(value: unknown): string {
+  if (value === null) return "null";
+  return Array.isArray(value) ? "array" : typeof value;
+}
+
+/**
+ * The settings document: a JSON object whose keys are settings, each value of its default's JSON
+ * type (a number, a boolean, a string, an array). The file may come from anyone who can write the
+ * ConfigMap, so everything else is refused, every problem named by its key, before a value is used;
+ * an own-key check, since "constructor" or "__proto__" are `in` every object.
+ */
+export function readConfigFile(file: string): Partial<Record<keyof GatewayConfig, unknown>> {
+  let document: unknown;
+  try {
+    document = JSON.parse(readFileSync(file, "utf8"));
+  } catch (error) {
+    throw new Error(`${file}: cannot read the settings document: ${(error as Error).message}`, { cause: error });
   }
+  if (jsonType(document) !== "object") throw new Error(`${file}: the settings document must be a JSON object of settings, got ${jsonType(document)}`);
+  const problems: string[] = [];
+  for (const [key, value] of Object.entries(document as Record<string, unknown>)) {
+    if (!Object.hasOwn(defaultConfig, key)) problems.push(`unknown setting ${key}`);
+    else if (jsonType(value) !== jsonType(defaultConfig[key as keyof GatewayConfig])) {
+      problems.push(`${key}: expected ${jsonType(defaultConfig[key as keyof GatewayConfig])}, got ${jsonType(value)} ${JSON.stringify(value).slice(0, 60)}`);
+    }
+  }
+  if (problems.length > 0) throw new Error(`${file}: ${problems.join("; ")}`);
+  return document as Partial<Record<keyof GatewayConfig, unknown>>;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  const file = env.ENTRYWAY_CONFIG ? readConfigFile(env.ENTRYWAY_CONFIG) : {};
   const config: Record<string, unknown> = { ...defaultConfig };
   for (const key of Object.keys(defaultConfig) as (keyof GatewayConfig)[]) {
     const raw = env[envName(key)] ?? file[key];

@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import net from "node:net";
 import { join } from "node:path";
@@ -433,6 +433,46 @@ describe("config", () => {
     expect(config).toMatchObject({ backend: "docker", pingIntervalMs: 5000, shell: ["/bin/bash", "-l"], allowCommand: false });
     expect(() => loadConfig({ ENTRYWAY_BACKEND: "lxc" })).toThrow(/backend/);
     expect(() => loadConfig({ ENTRYWAY_IDLE_TIMEOUT_MS: "soon" })).toThrow(/idleTimeoutMs/);
+  });
+
+  it("reads the settings document ENTRYWAY_CONFIG names, the environment winning", () => {
+    const dir = mkdtempSync(join(tmpdir(), "entryway-config-"));
+    try {
+      const file = join(dir, "config.json");
+      writeFileSync(file, JSON.stringify({ authorizer: "oidc", oidcIssuer: "https://id.example.com", maxSessions: 20, allowCommand: false, trustedProxies: ["10.0.0.0/8"] }));
+      expect(loadConfig({ ENTRYWAY_CONFIG: file })).toMatchObject({ authorizer: "oidc", oidcIssuer: "https://id.example.com", maxSessions: 20, allowCommand: false, trustedProxies: ["10.0.0.0/8"] });
+      expect(loadConfig({ ENTRYWAY_CONFIG: file, ENTRYWAY_MAX_SESSIONS: "7" }).maxSessions).toBe(7);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it.each([
+    ["{", /config\.json: cannot read the settings document: .*JSON/],
+    ["[1]", /config\.json: the settings document must be a JSON object of settings, got array/],
+    ["null", /got null/],
+    ['{"maxSession": 5}', /config\.json: unknown setting maxSession/],
+    // Own keys only: these are `in` every object.
+    ['{"constructor": 1, "__proto__": {"port": 1}}', /unknown setting constructor; unknown setting __proto__/],
+    ['{"maxSessions": "5"}', /maxSessions: expected number, got string "5"/],
+    ['{"maxSessions": null}', /maxSessions: expected number, got null/],
+    ['{"allowCommand": "false"}', /allowCommand: expected boolean, got string/],
+    ['{"trustedProxies": "10.0.0.0/8"}', /trustedProxies: expected array, got string/],
+    ['{"trustedProxies": [1]}', /trustedProxies: expected an array of strings/],
+    ['{"logLevel": {"level": "debug"}}', /logLevel: expected string, got object/],
+    ['{"logLevel": "verbose"}', /logLevel: expected one of debug, info, warn, error, got verbose/],
+    ['{"maxSessions": -1}', /maxSessions: expected a non-negative number, got -1/],
+    // Every bad key at once.
+    ['{"backend": 2, "port": "80"}', /config\.json: backend: expected string, got number 2; port: expected number, got string "80"/],
+  ])("refuses a bad settings document with a message naming the key (%s)", (text, message) => {
+    const dir = mkdtempSync(join(tmpdir(), "entryway-config-"));
+    try {
+      const file = join(dir, "config.json");
+      writeFileSync(file, text);
+      expect(() => loadConfig({ ENTRYWAY_CONFIG: file })).toThrow(message);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("waits at most 3 s for the AUTH message of a connection that came without a token, and takes trustedProxyHops", () => {

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -7,6 +7,8 @@ import { helmBinaries, helmLint, helmNotes, helmTemplate, repoRoot } from "../ha
 import { assertValidObjects, type ObjectLike } from "../harness/validate";
 import { ExecGateway } from "../../components/exec-gateway";
 import { render } from "../harness/pulumi";
+import { gatewaySettings } from "./settings-document";
+import { defaultConfig, loadConfig } from "../../gateway/src/config";
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -37,8 +39,7 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("exec 
     await assertValidObjects(objects);
     expect(find(objects, "Role").map((r) => r.metadata.namespace).sort()).toEqual(["team-a", "team-b"]);
     expect(find(objects, "ClusterRole").map((r) => r.metadata.name)).toEqual(["entryway-entryway-exec-gateway-review"]);
-    const env = find(objects, "Deployment")[0].spec.template.spec.containers[0].env;
-    expect(env).toEqual(expect.arrayContaining([{ name: "ENTRYWAY_IDLE_TIMEOUT_MS", value: "1800000" }, { name: "ENTRYWAY_REAUTHORIZE_INTERVAL_MS", value: "120000" }]));
+    expect(gatewaySettings(objects)).toMatchObject({ idleTimeoutMs: 1800000, reauthorizeIntervalMs: 120000 });
     expect(find(objects, "Gateway")[0].spec.servers[0].tls).toMatchObject({ mode: "SIMPLE", credentialName: "exec-gateway-tls" });
     // No timeout: istiod's default is none, and Istio's validation refuses `timeout: 0s` (test/ssh/istiod.test.ts).
     expect(find(objects, "VirtualService")[0].spec.http[0]).not.toHaveProperty("timeout");
@@ -65,26 +66,28 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("exec 
     expect(find(objects, "NetworkPolicy")[0].spec.ingress[0].from).toEqual([
       { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "console" } }, podSelector: { matchLabels: { "app.kubernetes.io/name": "console" } } },
     ]);
-    const env = find(objects, "Deployment")[0].spec.template.spec.containers[0].env;
-    expect(env).toEqual(expect.arrayContaining([{ name: "ENTRYWAY_AUTHORIZER", value: "oidc" }, { name: "ENTRYWAY_OIDC_ISSUER", value: "https://id.example.com" }]));
+    expect(gatewaySettings(objects)).toMatchObject({ authorizer: "oidc", oidcIssuer: "https://id.example.com" });
   });
 
-  it("recordings-s3 scenario: three replicas rolled as usual, no volume, the bucket in env, credentials from the Secret, the endpoint's port open; replicas > 1 refused only for a ReadWriteOnce volume", async () => {
+  it("recordings-s3 scenario: three replicas rolled as usual, no volume, the bucket in the settings, credentials from the Secret, the endpoint's port open; replicas > 1 refused only for a ReadWriteOnce volume", async () => {
     const objects = helmTemplate(helm, chart, { valuesFiles: [scenario("exec-gateway-recordings-s3.yaml")] });
     await assertValidObjects(objects);
     expect(find(objects, "PersistentVolumeClaim")).toEqual([]);
     const deployment = find(objects, "Deployment")[0];
     expect(deployment.spec).toMatchObject({ replicas: 3, strategy: { type: "RollingUpdate" } });
     const env = deployment.spec.template.spec.containers[0].env as Obj[];
-    expect(env.filter((e) => /RECORD|AWS_/.test(e.name)).map((e) => [e.name, e.value ?? e.valueFrom.secretKeyRef.name])).toEqual([
-      ["ENTRYWAY_RECORD_S3_BUCKET", "exec-recordings"],
-      ["ENTRYWAY_RECORD_S3_ENDPOINT", "https://objects.storage.svc.cluster.local:8333"],
-      ["ENTRYWAY_RECORD_S3_REGION", "eu-west-1"],
-      ["ENTRYWAY_RECORD_S3_PREFIX", "gateway/"],
-      ["ENTRYWAY_RECORD_S3_FORCE_PATH_STYLE", "true"],
+    expect(env.filter((e) => /AWS_/.test(e.name)).map((e) => [e.name, e.valueFrom.secretKeyRef.name])).toEqual([
       ["AWS_ACCESS_KEY_ID", "exec-recordings-s3"],
       ["AWS_SECRET_ACCESS_KEY", "exec-recordings-s3"],
     ]);
+    const settings = gatewaySettings(objects);
+    expect(Object.fromEntries(Object.entries(settings).filter(([key]) => key.startsWith("record")))).toEqual({
+      recordS3Bucket: "exec-recordings",
+      recordS3Endpoint: "https://objects.storage.svc.cluster.local:8333",
+      recordS3Region: "eu-west-1",
+      recordS3Prefix: "gateway/",
+      recordS3ForcePathStyle: true,
+    });
     expect(find(objects, "NetworkPolicy")[0].spec.egress.at(-1).ports).toContainEqual({ port: 8333, protocol: "TCP" });
     expect(find(objects, "VirtualService")[0].spec.http[0].match).toContainEqual({ uri: { prefix: "/v1/recordings" } });
     // The same values with a volume instead of the bucket are refused: one node mounts it.
@@ -94,43 +97,34 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("exec 
     expect(find(helmTemplate(helm, chart, { valuesFiles: [autoscaled] }), "HorizontalPodAutoscaler")[0].spec).toMatchObject({ minReplicas: 2, maxReplicas: 5 });
   });
 
-  it("debug scenario: patch on pods/ephemeralcontainers in the Role and the ClusterRole, and the allow-list in env; none without it", async () => {
+  it("debug scenario: patch on pods/ephemeralcontainers in the Role and the ClusterRole, and the allow-list in the settings; none without it", async () => {
     const objects = helmTemplate(helm, chart, { valuesFiles: [scenario("exec-gateway-debug.yaml")] });
     await assertValidObjects(objects);
     for (const role of [...find(objects, "Role"), ...find(objects, "ClusterRole").filter((r) => r.metadata.name.endsWith("-exec"))]) {
       expect(role.rules).toContainEqual({ apiGroups: [""], resources: ["pods/ephemeralcontainers"], verbs: ["patch"] });
     }
-    const env = find(objects, "Deployment")[0].spec.template.spec.containers[0].env;
-    expect(env).toEqual(
-      expect.arrayContaining([
-        { name: "ENTRYWAY_DEBUG_IMAGES", value: '["registry.example.com/debug/busybox:1.36","registry.example.com/debug/netshoot:v0.13"]' },
-        { name: "ENTRYWAY_DEBUG_DEFAULT_IMAGE", value: "registry.example.com/debug/busybox:1.36" },
-      ]),
-    );
+    expect(gatewaySettings(objects)).toMatchObject({
+      debugImages: ["registry.example.com/debug/busybox:1.36", "registry.example.com/debug/netshoot:v0.13"],
+      debugDefaultImage: "registry.example.com/debug/busybox:1.36",
+    });
     const plain = helmTemplate(helm, chart, { valuesFiles: [scenario("exec-gateway-oidc.yaml")] });
-    expect(JSON.stringify(plain)).not.toMatch(/ephemeralcontainers|ENTRYWAY_DEBUG/);
+    expect(JSON.stringify(plain)).not.toMatch(/ephemeralcontainers|debugImages|debugDefaultImage/);
   });
 
   it("trusts the one proxy exposure routes through for the client address (trustedProxyHops 1), unless told otherwise", () => {
-    const hops = (values: Record<string, unknown>) =>
-      (find(helmTemplate(helm, chart, { valuesFiles: [valuesFile({ targetNamespaces: ["a"], ...values })] }), "Deployment")[0].spec.template.spec.containers[0].env as Obj[]).find(
-        (e) => e.name === "ENTRYWAY_TRUSTED_PROXY_HOPS",
-      )?.value;
+    const hops = (values: Record<string, unknown>) => gatewaySettings(helmTemplate(helm, chart, { valuesFiles: [valuesFile({ targetNamespaces: ["a"], ...values })] })).trustedProxyHops;
     const exposure = { kind: "istio", host: "exec.example.com", tlsSecretName: "t" };
-    expect(hops({ exposure })).toBe("1");
-    expect(hops({ exposure: { ...exposure, kind: "ingress" } })).toBe("1");
+    expect(hops({ exposure })).toBe(1);
+    expect(hops({ exposure: { ...exposure, kind: "ingress" } })).toBe(1);
     expect(hops({})).toBeUndefined();
     expect(hops({ exposure, settings: { trustedProxies: ["10.0.0.0/8"] } })).toBeUndefined();
-    expect(hops({ exposure, settings: { trustedProxyHops: 2 } })).toBe("2");
-    expect(hops({ exposure, settings: { trustedProxyHops: 0 } })).toBe("0");
+    expect(hops({ exposure, settings: { trustedProxyHops: 2 } })).toBe(2);
+    expect(hops({ exposure, settings: { trustedProxyHops: 0 } })).toBe(0);
   });
 
   it("has the gateway refuse the CONNECT gateway's namespace at request time too (also with clusterWide), unless allowOwnedNamespaces", () => {
-    const refused = (values: Record<string, unknown>) =>
-      (find(helmTemplate(helm, chart, { valuesFiles: [valuesFile(values)] }), "Deployment").find((d) => d.metadata.name === "entryway-exec-gateway")!.spec.template.spec.containers[0].env as Obj[]).find(
-        (e) => e.name === "ENTRYWAY_REFUSED_NAMESPACES",
-      )?.value;
-    expect(refused({ clusterWide: true, connect: true })).toBe('["entryway-connect"]');
+    const refused = (values: Record<string, unknown>) => gatewaySettings(helmTemplate(helm, chart, { valuesFiles: [valuesFile(values)] })).refusedNamespaces;
+    expect(refused({ clusterWide: true, connect: true })).toEqual(["entryway-connect"]);
     expect(refused({ targetNamespaces: ["entryway-connect"], allowOwnedNamespaces: true, connect: true })).toBeUndefined();
     expect(refused({ targetNamespaces: ["a"] })).toBeUndefined();
   });
@@ -154,10 +148,25 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("exec 
     expect(names(objects)[0]).toMatch(/^entryway-a-namespace-with-a-rather-long-name-for-the-a-[0-9a-f]{8}$/);
   });
 
-  it("a webhook URL given in values goes into a Secret, referenced by secretKeyRef", () => {
+  it("a webhook URL given in values goes into a Secret, referenced by secretKeyRef, never into a ConfigMap", async () => {
+    const url = "https://console.example/auth?key=hunter2";
     const objects = helmTemplate(helm, chart, {
-      valuesFiles: [valuesFile({ authorizer: "webhook", webhook: { url: "https://console.example/auth" }, targetNamespaces: ["a"] })],
+      valuesFiles: [valuesFile({ authorizer: "webhook", webhook: { url, timeoutMs: 5000 }, targetNamespaces: ["a"], recordings: { enabled: true, s3: { bucket: "b-1", credentialsSecret: "s3-creds" } } })],
     });
+    // The settings document has the webhook's timeout but not its URL; no ConfigMap has the credential.
+    expect(gatewaySettings(objects)).toMatchObject({ authorizer: "webhook", webhookTimeoutMs: 5000 });
+    expect(gatewaySettings(objects)).not.toHaveProperty("webhookUrl");
+    const configMaps = find(objects, "ConfigMap");
+    expect(configMaps.map((c) => c.metadata.name)).toEqual(["entryway-exec-gateway"]);
+    for (const configMap of configMaps) expect(JSON.stringify(configMap)).not.toMatch(/hunter2|console\.example/);
+    // The same args through the component: the same absence (and the same document, test/parity).
+    const { manifests } = await render(() => new ExecGateway("entryway", { namespace: "entryway", targetNamespaces: ["a"], authorizer: "webhook", webhook: { url, timeoutMs: 5000 } }));
+    expect(manifests.filter((m) => m.kind === "ConfigMap")).toHaveLength(1);
+    for (const configMap of manifests.filter((m) => m.kind === "ConfigMap")) expect(JSON.stringify(configMap)).not.toMatch(/hunter2|console\.example/);
+    expect(find(objects, "Deployment")[0].spec.template.spec.containers[0].env.filter((e: Obj) => e.name.startsWith("AWS_")).map((e: Obj) => e.valueFrom.secretKeyRef)).toEqual([
+      { name: "s3-creds", key: "AWS_ACCESS_KEY_ID" },
+      { name: "s3-creds", key: "AWS_SECRET_ACCESS_KEY" },
+    ]);
     const secret = find(objects, "Secret")[0];
     expect(secret.metadata.name).toBe("entryway-exec-gateway-auth");
     const container = find(objects, "Deployment")[0].spec.template.spec.containers[0];
@@ -205,5 +214,52 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("exec 
       expect(lint.ok).toBe(false);
       expect(lint.output).toMatch(message);
     }
+  });
+});
+
+describe("the exec gateway's settings as one document", () => {
+  const helm = helmBinaries()[0];
+  const gatewayScenarios = readdirSync(path.join(chart, "ci")).filter((file) => file.startsWith("exec-gateway-"));
+
+  it.each(gatewayScenarios)("%s: the gateway takes the document, mounted read-only where ENTRYWAY_CONFIG points", (name) => {
+    const objects = helmTemplate(helm, chart, { valuesFiles: [scenario(name)] });
+    const pod = find(objects, "Deployment")[0].spec.template.spec;
+    const container = pod.containers[0];
+    const mount = container.volumeMounts.find((m: Obj) => m.name === "config");
+    expect(mount).toEqual({ name: "config", mountPath: "/etc/entryway", readOnly: true });
+    expect(pod.volumes).toContainEqual({ name: "config", configMap: { name: "entryway-exec-gateway" } });
+    const configFile = container.env.find((e: Obj) => e.name === "ENTRYWAY_CONFIG").value;
+    expect(configFile).toBe(`${mount.mountPath}/config.json`);
+    // Only what is not a setting of the document reaches the pod as env: where it is, the downward API, Secrets.
+    for (const variable of container.env as Obj[]) expect(variable.name === "ENTRYWAY_CONFIG" || variable.valueFrom !== undefined).toBe(true);
+    const file = path.join(scratch, `${name}.config.json`);
+    writeFileSync(file, JSON.stringify(gatewaySettings(objects)));
+    expect(loadConfig({ ENTRYWAY_CONFIG: file })).toMatchObject(gatewaySettings(objects));
+  });
+
+  it("has ExecGatewaySettings' keys named as the gateway's own settings (one shape, passed through as given)", () => {
+    const schema = JSON.parse(readFileSync(path.join(chart, "values.schema.json"), "utf8"));
+    const keys = Object.keys(schema.properties.execGateway.properties.settings.properties);
+    expect(keys.length).toBeGreaterThan(10);
+    expect(keys.filter((key) => !Object.hasOwn(defaultConfig, key))).toEqual([]);
+  });
+
+  it("is the same bytes and checksum from the component as from the chart, also with the characters Go escapes for HTML (& < >)", async () => {
+    const values = { targetNamespaces: ["a"], settings: { reviewerGroups: ["r&d <ops>"], idleTimeoutMs: 600000 } };
+    const objects = helmTemplate(helm, chart, { valuesFiles: [valuesFile(values)] });
+    const { manifests } = await render(() => new ExecGateway("entryway", { namespace: "entryway", ...values }));
+    const data = (list: ObjectLike[]) => (list.find((o) => o.kind === "ConfigMap") as Obj).data["config.json"];
+    expect(data(objects)).toContain("r\\u0026d \\u003cops\\u003e");
+    expect(data(manifests as ObjectLike[])).toBe(data(objects));
+    const checksum = (list: ObjectLike[]) => (list.find((o) => o.kind === "Deployment") as Obj).spec.template.metadata.annotations["checksum/config"];
+    expect(checksum(objects)).toMatch(/^[0-9a-f]{64}$/);
+    expect(checksum(manifests as ObjectLike[])).toBe(checksum(objects));
+  });
+
+  it("rolls the Deployment when a setting changes (its pod template's checksum/config), and only then", () => {
+    const checksum = (settings: Record<string, unknown>) =>
+      find(helmTemplate(helm, chart, { valuesFiles: [valuesFile({ targetNamespaces: ["a"], settings })] }), "Deployment")[0].spec.template.metadata.annotations["checksum/config"];
+    expect(checksum({ idleTimeoutMs: 600000 })).toBe(checksum({ idleTimeoutMs: 600000 }));
+    expect(checksum({ idleTimeoutMs: 600000 })).not.toBe(checksum({ idleTimeoutMs: 900000 }));
   });
 });

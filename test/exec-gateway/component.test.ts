@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { ExecGateway, type ExecGatewayArgs, type ExecGatewayWebhookArgs } from "../../components/exec-gateway";
 import { REDACTED } from "../../scripts/offline/manifests";
 import { childrenOf, findManifest, outputOf, render, type Manifest } from "../harness/pulumi";
-import { assertValidObjects } from "../harness/validate";
+import { assertValidObjects, type ObjectLike } from "../harness/validate";
+import { gatewaySettings } from "./settings-document";
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -24,6 +25,7 @@ describe("ExecGateway", () => {
     expect(kinds(manifests)).toEqual([
       "ClusterRole//entryway-entryway-exec-gateway-review",
       "ClusterRoleBinding//entryway-entryway-exec-gateway-review",
+      "ConfigMap/entryway/entryway-exec-gateway",
       "Deployment/entryway/entryway-exec-gateway",
       "NetworkPolicy/entryway/entryway-exec-gateway",
       "PodDisruptionBudget/entryway/entryway-exec-gateway",
@@ -53,7 +55,7 @@ describe("ExecGateway", () => {
     expect(await outputOf(gateway.targetNamespaces)).toEqual(["team-a", "team-b"]);
   });
 
-  it("runs non-root with restricted contexts, probes on the service's health paths, and the authorizer in env", async () => {
+  it("runs non-root with restricted contexts, probes on the service's health paths, and the authorizer in its settings document", async () => {
     const { manifests } = await renderGateway();
     const deployment = findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj;
     const pod = deployment.spec.template.spec;
@@ -70,11 +72,17 @@ describe("ExecGateway", () => {
       { name: "http", containerPort: 8080, protocol: "TCP" },
       { name: "metrics", containerPort: 9090, protocol: "TCP" },
     ]);
-    const env = Object.fromEntries(container.env.map((e: Obj) => [e.name, e.value]));
-    expect(env).toMatchObject({ ENTRYWAY_PORT: "8080", ENTRYWAY_BACKEND: "kubernetes", ENTRYWAY_AUTHORIZER: "kubernetes" });
-    // The gateway learns its own namespace from the downward API, to refuse targets there.
-    expect(container.env).toContainEqual({ name: "ENTRYWAY_GATEWAY_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } });
-    expect(env.ENTRYWAY_ALLOWED_ORIGINS).toBeUndefined(); // not exposed: the gateway's own origin only
+    // One document of settings, mounted read-only; the gateway learns its own namespace from the
+    // downward API, to refuse targets there.
+    expect(container.env).toEqual([
+      { name: "ENTRYWAY_CONFIG", value: "/etc/entryway/config.json" },
+      { name: "ENTRYWAY_GATEWAY_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
+    ]);
+    expect(container.volumeMounts).toContainEqual({ name: "config", mountPath: "/etc/entryway", readOnly: true });
+    expect(pod.volumes).toContainEqual({ name: "config", configMap: { name: "entryway-exec-gateway" } });
+    const settings = gatewaySettings(manifests as ObjectLike[]);
+    expect(settings).toEqual({ host: "0.0.0.0", port: 8080, metricsPort: 9090, backend: "kubernetes", authorizer: "kubernetes" });
+    expect(settings.allowedOrigins).toBeUndefined(); // not exposed: the gateway's own origin only
     expect(pod.serviceAccountName).toBe("entryway-exec-gateway");
     expect(pod.topologySpreadConstraints).toEqual([
       { maxSkew: 1, topologyKey: "kubernetes.io/hostname", whenUnsatisfiable: "ScheduleAnyway", labelSelector: { matchLabels: deployment.spec.selector.matchLabels } },
@@ -106,11 +114,10 @@ describe("ExecGateway", () => {
     for (const role of [findManifest(manifests, "Role", "entryway-exec-gateway"), findManifest(manifests, "ClusterRole", "entryway-entryway-exec-gateway-exec")] as Obj[]) {
       expect(role.rules).toContainEqual({ apiGroups: [""], resources: ["pods/ephemeralcontainers"], verbs: ["patch"] });
     }
-    const env = (findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.template.spec.containers[0].env;
-    expect(env).toEqual(expect.arrayContaining([{ name: "ENTRYWAY_DEBUG_IMAGES", value: JSON.stringify(images) }, { name: "ENTRYWAY_DEBUG_DEFAULT_IMAGE", value: images[1] }]));
-    // Without them: no such rule anywhere, no such env.
+    expect(gatewaySettings(manifests as ObjectLike[])).toMatchObject({ debugImages: images, debugDefaultImage: images[1] });
+    // Without them: no such rule anywhere, no such setting.
     const plain = await renderGateway({ clusterWide: true });
-    expect(JSON.stringify(plain.manifests)).not.toMatch(/ephemeralcontainers|ENTRYWAY_DEBUG/);
+    expect(JSON.stringify(plain.manifests)).not.toMatch(/ephemeralcontainers|debugImages|debugDefaultImage/);
   });
 
   it("keeps the webhook URL in a Secret referenced by secretKeyRef, and drops review rights", async () => {
@@ -124,6 +131,7 @@ describe("ExecGateway", () => {
       valueFrom: { secretKeyRef: { name: "entryway-exec-gateway-auth", key: "webhook-url" } },
     });
     expect(JSON.stringify(manifests)).not.toContain("hunter2");
+    expect(JSON.stringify(manifests.filter((m) => m.kind === "ConfigMap"))).not.toContain("console.example");
   });
 
   it("takes a webhook that arrives as one secret object (as Pulumi's provider host passes a nested secret) and keeps its URL secret", async () => {
@@ -132,7 +140,8 @@ describe("ExecGateway", () => {
     expect((findManifest(manifests, "Secret", "entryway-exec-gateway-auth") as Obj).stringData).toEqual({ "webhook-url": REDACTED });
     const env = (findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.template.spec.containers[0].env as Obj[];
     expect(env.find((e) => e.name === "ENTRYWAY_WEBHOOK_URL")?.valueFrom.secretKeyRef).toEqual({ name: "entryway-exec-gateway-auth", key: "webhook-url" });
-    expect(env.find((e) => e.name === "ENTRYWAY_WEBHOOK_TIMEOUT_MS")?.value).toBe("5000");
+    // The timeout, no secret, comes out of the secret object into the settings document; the URL does not.
+    expect(gatewaySettings(manifests as ObjectLike[])).toMatchObject({ authorizer: "webhook", webhookTimeoutMs: 5000 });
     expect(JSON.stringify(manifests)).not.toContain("hunter2");
     const noUrl = pulumi.secret({ urlSecret: { name: "console", key: "url" } }) as unknown as ExecGatewayWebhookArgs;
     await expect(renderGateway({ authorizer: "webhook", webhook: noUrl })).rejects.toThrow(/needs exactly one of webhook.url or webhook.urlSecret; from a secret object input, give url/);
@@ -145,17 +154,9 @@ describe("ExecGateway", () => {
     expect(container.env.find((e: Obj) => e.name === "ENTRYWAY_WEBHOOK_URL").valueFrom.secretKeyRef).toEqual({ name: "console", key: "url" });
   });
 
-  it("passes OIDC settings as env", async () => {
+  it("passes OIDC settings in the settings document", async () => {
     const { manifests } = await renderGateway({ authorizer: "oidc", oidc: { issuer: "https://id.example", audience: "entryway", namespacesClaim: "ns" } });
-    const env = (findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.template.spec.containers[0].env;
-    expect(env).toEqual(
-      expect.arrayContaining([
-        { name: "ENTRYWAY_AUTHORIZER", value: "oidc" },
-        { name: "ENTRYWAY_OIDC_ISSUER", value: "https://id.example" },
-        { name: "ENTRYWAY_OIDC_AUDIENCE", value: "entryway" },
-        { name: "ENTRYWAY_OIDC_NAMESPACES_CLAIM", value: "ns" },
-      ]),
-    );
+    expect(gatewaySettings(manifests as ObjectLike[])).toMatchObject({ authorizer: "oidc", oidcIssuer: "https://id.example", oidcAudience: "entryway", oidcNamespacesClaim: "ns" });
   });
 
   it("exposes the WebSocket through Istio with TLS and no route timeout", async () => {
@@ -189,7 +190,8 @@ describe("ExecGateway", () => {
 
   it("records nothing by default; with recordings, mounts a volume at the record dir with retention, and recreates a single-node volume's pod", async () => {
     const plain = findManifest((await renderGateway()).manifests, "Deployment", "entryway-exec-gateway") as Obj;
-    expect(JSON.stringify(plain)).not.toContain("RECORD");
+    expect(JSON.stringify(plain)).not.toContain("record");
+    expect(Object.keys(gatewaySettings((await renderGateway()).manifests as ObjectLike[])).filter((key) => key.startsWith("record"))).toEqual([]);
     expect(plain.spec.strategy.type).toBe("RollingUpdate");
 
     const { manifests } = await renderGateway({ replicas: 1, recordings: { size: "5Gi", retentionDays: 7 } });
@@ -200,19 +202,13 @@ describe("ExecGateway", () => {
     const pod = deployment.spec.template.spec;
     expect(pod.volumes).toContainEqual({ name: "recordings", persistentVolumeClaim: { claimName: "entryway-exec-gateway-recordings" } });
     expect(pod.containers[0].volumeMounts).toContainEqual({ name: "recordings", mountPath: "/var/lib/entryway/recordings" });
-    expect(pod.containers[0].env).toEqual(
-      expect.arrayContaining([
-        { name: "ENTRYWAY_RECORD_DIR", value: "/var/lib/entryway/recordings" },
-        { name: "ENTRYWAY_RECORD_RETENTION_DAYS", value: "7" },
-      ]),
-    );
+    expect(gatewaySettings(manifests as ObjectLike[])).toMatchObject({ recordDir: "/var/lib/entryway/recordings", recordRetentionDays: 7 });
 
     // Exposed, the recordings endpoint is routed too (and only then).
     const exposed = await renderGateway({ replicas: 1, recordings: {}, settings: { reviewerGroups: ["auditors"] }, exposure: { kind: "ingress", host: "exec.example.com", tlsSecretName: "t" } });
     const ingress = findManifest(exposed.manifests, "Ingress", "entryway-exec-gateway") as Obj;
     expect(ingress.spec.rules[0].http.paths.map((p: Obj) => `${p.pathType} ${p.path}`)).toEqual(["Exact /v1/enter", "Exact /", "Prefix /web/", "Prefix /v1/recordings", "Exact /replay"]);
-    const exposedEnv = (findManifest(exposed.manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.template.spec.containers[0].env;
-    expect(exposedEnv).toContainEqual({ name: "ENTRYWAY_REVIEWER_GROUPS", value: '["auditors"]' });
+    expect(gatewaySettings(exposed.manifests as ObjectLike[]).reviewerGroups).toEqual(["auditors"]);
 
     // A shared (ReadWriteMany) volume serves any number of replicas, rolled as usual.
     const shared = await renderGateway({ autoscaling: { minReplicas: 2, maxReplicas: 4 }, recordings: { accessMode: "ReadWriteMany", storageClassName: "nfs" } });
@@ -220,24 +216,30 @@ describe("ExecGateway", () => {
     expect((findManifest(shared.manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.strategy.type).toBe("RollingUpdate");
   });
 
-  it("records to an S3 bucket with any number of replicas: no volume, the bucket in env, credentials from the Secret only, the endpoint's port opened", async () => {
+  it("records to an S3 bucket with any number of replicas: no volume, the bucket in the settings, credentials from the Secret only, the endpoint's port opened", async () => {
     const s3 = { bucket: "exec-recordings", endpoint: "https://objects.example.com:9000", region: "eu-west-1", prefix: "gw/", forcePathStyle: true, credentialsSecret: "s3-creds" };
     const { manifests } = await renderGateway({ autoscaling: { minReplicas: 2, maxReplicas: 6 }, recordings: { s3 }, serviceAccountAnnotations: { "eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/x" } });
     expect(manifests.filter((m) => m.kind === "PersistentVolumeClaim")).toEqual([]);
     const deployment = findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj;
     expect(deployment.spec.strategy.type).toBe("RollingUpdate");
     const pod = deployment.spec.template.spec;
-    expect(pod.volumes).toEqual([{ name: "tmp", emptyDir: { sizeLimit: "64Mi" } }]);
+    expect(pod.volumes).toEqual([
+      { name: "tmp", emptyDir: { sizeLimit: "64Mi" } },
+      { name: "config", configMap: { name: "entryway-exec-gateway" } },
+    ]);
     const env = pod.containers[0].env as Obj[];
-    expect(env.filter((e) => /RECORD|AWS_/.test(e.name))).toEqual([
-      { name: "ENTRYWAY_RECORD_S3_BUCKET", value: "exec-recordings" },
-      { name: "ENTRYWAY_RECORD_S3_ENDPOINT", value: "https://objects.example.com:9000" },
-      { name: "ENTRYWAY_RECORD_S3_REGION", value: "eu-west-1" },
-      { name: "ENTRYWAY_RECORD_S3_PREFIX", value: "gw/" },
-      { name: "ENTRYWAY_RECORD_S3_FORCE_PATH_STYLE", value: "true" },
+    expect(env.filter((e) => /AWS_/.test(e.name))).toEqual([
       { name: "AWS_ACCESS_KEY_ID", valueFrom: { secretKeyRef: { name: "s3-creds", key: "AWS_ACCESS_KEY_ID" } } },
       { name: "AWS_SECRET_ACCESS_KEY", valueFrom: { secretKeyRef: { name: "s3-creds", key: "AWS_SECRET_ACCESS_KEY" } } },
     ]);
+    const recordSettings = (list: Manifest[]) => Object.fromEntries(Object.entries(gatewaySettings(list as ObjectLike[])).filter(([key]) => key.startsWith("record")));
+    expect(recordSettings(manifests)).toEqual({
+      recordS3Bucket: "exec-recordings",
+      recordS3Endpoint: "https://objects.example.com:9000",
+      recordS3Region: "eu-west-1",
+      recordS3Prefix: "gw/",
+      recordS3ForcePathStyle: true,
+    });
     const policy = findManifest(manifests, "NetworkPolicy", "entryway-exec-gateway") as Obj;
     expect(policy.spec.egress.at(-1).ports).toEqual([{ port: 443, protocol: "TCP" }, { port: 6443, protocol: "TCP" }, { port: 9000, protocol: "TCP" }]);
     expect((findManifest(manifests, "ServiceAccount", "entryway-exec-gateway") as Obj).metadata.annotations).toEqual({ "eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/x" });
@@ -246,7 +248,8 @@ describe("ExecGateway", () => {
     const identity = await renderGateway({ replicas: 3, recordings: { s3: { bucket: "exec-recordings" } } });
     const identityDeployment = findManifest(identity.manifests, "Deployment", "entryway-exec-gateway") as Obj;
     expect(identityDeployment.spec.replicas).toBe(3);
-    expect((identityDeployment.spec.template.spec.containers[0].env as Obj[]).filter((e) => /RECORD|AWS_/.test(e.name))).toEqual([{ name: "ENTRYWAY_RECORD_S3_BUCKET", value: "exec-recordings" }]);
+    expect((identityDeployment.spec.template.spec.containers[0].env as Obj[]).filter((e) => /AWS_/.test(e.name))).toEqual([]);
+    expect(recordSettings(identity.manifests)).toEqual({ recordS3Bucket: "exec-recordings" });
     expect((findManifest(identity.manifests, "NetworkPolicy", "entryway-exec-gateway") as Obj).spec.egress.at(-1).ports).toHaveLength(2);
   });
 
@@ -283,46 +286,108 @@ describe("ExecGateway", () => {
     await expect(renderGateway(args as Partial<ExecGatewayArgs>)).rejects.toThrow(message);
   });
 
+  it("reports every problem of the args at once, one line each, as a ResourceError of the component", async () => {
+    let error: unknown;
+    try {
+      await renderGateway({ targetNamespaces: ["Bad_NS", "*"], runAsUser: 0, exposure: { kind: "ingress", host: "exec.example.com", tlsSecretName: "" } });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(pulumi.ResourceError);
+    expect((error as Error).message.split("\n")).toEqual([
+      'ExecGateway entryway: targetNamespaces: "Bad_NS" is not a namespace name',
+      "ExecGateway entryway: targetNamespaces: no wildcards; use clusterWide: true to enter every namespace",
+      "ExecGateway entryway: runAsUser must be a non-root numeric user (>= 1)",
+      "ExecGateway entryway: exposure.tlsSecretName is required: the gateway is exposed with TLS only",
+    ]);
+  });
+
+  it("keeps every child's URN: the chart's objects under their logical names, parented by the component", async () => {
+    const urns = async (args: Partial<ExecGatewayArgs>) => {
+      const { resources } = await renderGateway(args);
+      const component = resources.find((r) => r.type === "entryway:index:ExecGateway")!;
+      return childrenOf(resources, component.urn).map((r) => `${r.type}::${r.name}`).sort();
+    };
+    const exposure = { host: "exec.example.com", tlsSecretName: "t" };
+    expect(await urns({ clusterWide: true, authorizer: "webhook", webhook: { url: "https://console.example/auth" }, replicas: 1, recordings: {}, exposure: { kind: "istio", ...exposure } })).toEqual([
+      "kubernetes:apps/v1:Deployment::entryway-exec-gateway",
+      "kubernetes:core/v1:ConfigMap::entryway-exec-gateway",
+      "kubernetes:core/v1:PersistentVolumeClaim::entryway-exec-gateway-recordings",
+      "kubernetes:core/v1:Secret::entryway-exec-gateway-auth",
+      "kubernetes:core/v1:Service::entryway-exec-gateway",
+      "kubernetes:core/v1:ServiceAccount::entryway-exec-gateway",
+      "kubernetes:networking.istio.io/v1:Gateway::entryway-exec-gateway-gw",
+      "kubernetes:networking.istio.io/v1:VirtualService::entryway-exec-gateway-vs",
+      "kubernetes:networking.k8s.io/v1:NetworkPolicy::entryway-exec-gateway",
+      "kubernetes:policy/v1:PodDisruptionBudget::entryway-exec-gateway",
+      "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole::entryway-exec-gateway-exec",
+      "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding::entryway-exec-gateway-exec",
+      "kubernetes:rbac.authorization.k8s.io/v1:Role::entryway-exec-gateway-team-a",
+      "kubernetes:rbac.authorization.k8s.io/v1:Role::entryway-exec-gateway-team-b",
+      "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding::entryway-exec-gateway-team-a",
+      "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding::entryway-exec-gateway-team-b",
+    ]);
+    expect(await urns({ targetNamespaces: ["team-a"], autoscaling: { minReplicas: 2, maxReplicas: 3 }, exposure: { kind: "ingress", ...exposure } })).toEqual([
+      "kubernetes:apps/v1:Deployment::entryway-exec-gateway",
+      "kubernetes:autoscaling/v2:HorizontalPodAutoscaler::entryway-exec-gateway",
+      "kubernetes:core/v1:ConfigMap::entryway-exec-gateway",
+      "kubernetes:core/v1:Service::entryway-exec-gateway",
+      "kubernetes:core/v1:ServiceAccount::entryway-exec-gateway",
+      "kubernetes:networking.k8s.io/v1:Ingress::entryway-exec-gateway",
+      "kubernetes:networking.k8s.io/v1:NetworkPolicy::entryway-exec-gateway",
+      "kubernetes:policy/v1:PodDisruptionBudget::entryway-exec-gateway",
+      "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole::entryway-exec-gateway-review",
+      "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding::entryway-exec-gateway-review",
+      "kubernetes:rbac.authorization.k8s.io/v1:Role::entryway-exec-gateway-team-a",
+      "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding::entryway-exec-gateway-team-a",
+    ]);
+  });
+
+  it("rolls the pods when a setting changes (checksum/config of the document), and only then", async () => {
+    const checksum = async (settings: ExecGatewayArgs["settings"]) =>
+      ((findManifest((await renderGateway({ settings })).manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.template.metadata.annotations as Record<string, string>)["checksum/config"];
+    expect(await checksum({ idleTimeoutMs: 600000 })).toMatch(/^[0-9a-f]{64}$/);
+    expect(await checksum({ idleTimeoutMs: 600000 })).toBe(await checksum({ idleTimeoutMs: 600000 }));
+    expect(await checksum({ idleTimeoutMs: 600000 })).not.toBe(await checksum({ idleTimeoutMs: 900000 }));
+  });
+
   it("refuses its own namespace as a target also when the namespace is only known at deployment (an Output)", async () => {
     await expect(renderGateway({ namespace: pulumi.output("entryway"), targetNamespaces: ["entryway"] })).rejects.toThrow(/the gateway's own namespace/);
   });
 
-  it("passes the hardening settings as env, and lets browsers in only from the public host when exposed", async () => {
+  it("passes the hardening settings in the settings document, and lets browsers in only from the public host when exposed", async () => {
     const { manifests } = await renderGateway({
       authorizer: "oidc",
       oidc: { issuer: "https://login.example.com", audience: "entryway", maxTokenAgeSeconds: 3600, algorithms: ["ES256"] },
       settings: { maxSessionSeconds: 28800, reauthorizeIntervalMs: 60000, maxPendingConnections: 100, maxPendingPerSource: 10, authAttemptsPerMinute: 30, trustedProxies: ["10.0.0.0/8"], tokenAudiences: ["entryway"] },
       exposure: { kind: "istio", host: "exec.example.com", tlsSecretName: "t" },
     });
-    const container = (findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.template.spec.containers[0];
-    const env = Object.fromEntries(container.env.map((e: Obj) => [e.name, e.value]));
-    expect(env).toMatchObject({
-      ENTRYWAY_OIDC_MAX_TOKEN_AGE_SECONDS: "3600",
-      ENTRYWAY_OIDC_ALGORITHMS: '["ES256"]',
-      ENTRYWAY_MAX_SESSION_SECONDS: "28800",
-      ENTRYWAY_REAUTHORIZE_INTERVAL_MS: "60000",
-      ENTRYWAY_MAX_PENDING_CONNECTIONS: "100",
-      ENTRYWAY_MAX_PENDING_PER_SOURCE: "10",
-      ENTRYWAY_AUTH_ATTEMPTS_PER_MINUTE: "30",
-      ENTRYWAY_TRUSTED_PROXIES: '["10.0.0.0/8"]',
-      ENTRYWAY_TOKEN_AUDIENCES: '["entryway"]',
-      ENTRYWAY_ALLOWED_ORIGINS: '["https://exec.example.com"]',
+    expect(gatewaySettings(manifests as ObjectLike[])).toMatchObject({
+      oidcMaxTokenAgeSeconds: 3600,
+      oidcAlgorithms: ["ES256"],
+      maxSessionSeconds: 28800,
+      reauthorizeIntervalMs: 60000,
+      maxPendingConnections: 100,
+      maxPendingPerSource: 10,
+      authAttemptsPerMinute: 30,
+      trustedProxies: ["10.0.0.0/8"],
+      tokenAudiences: ["entryway"],
+      allowedOrigins: ["https://exec.example.com"],
     });
   });
 
   it("trusts the one proxy exposure routes through for the client address (trustedProxyHops 1), unless told otherwise", async () => {
     const hops = async (args: Partial<ExecGatewayArgs>) => {
       const { manifests } = await renderGateway(args);
-      const env = (findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.template.spec.containers[0].env as Obj[];
-      return env.find((e) => e.name === "ENTRYWAY_TRUSTED_PROXY_HOPS")?.value;
+      return gatewaySettings(manifests as ObjectLike[]).trustedProxyHops;
     };
     const exposure = { kind: "istio" as const, host: "exec.example.com", tlsSecretName: "t" };
-    expect(await hops({ exposure })).toBe("1");
-    expect(await hops({ exposure: { ...exposure, kind: "ingress" } })).toBe("1");
+    expect(await hops({ exposure })).toBe(1);
+    expect(await hops({ exposure: { ...exposure, kind: "ingress" } })).toBe(1);
     expect(await hops({})).toBeUndefined();
     expect(await hops({ exposure, settings: { trustedProxies: ["10.0.0.0/8"] } })).toBeUndefined();
-    expect(await hops({ exposure, settings: { trustedProxyHops: 2 } })).toBe("2");
-    expect(await hops({ exposure, settings: { trustedProxyHops: 0 } })).toBe("0");
+    expect(await hops({ exposure, settings: { trustedProxyHops: 2 } })).toBe(2);
+    expect(await hops({ exposure, settings: { trustedProxyHops: 0 } })).toBe(0);
     await expect(renderGateway({ settings: { trustedProxyHops: -1 } })).rejects.toThrow(/trustedProxyHops must be an integer >= 0/);
   });
 });

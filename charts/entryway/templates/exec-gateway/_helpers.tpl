@@ -1,5 +1,5 @@
 {{/*
-Exec gateway helpers. They mirror components/exec-gateway/index.ts (names, RBAC rules, env).
+Exec gateway helpers. They mirror components/exec-gateway/index.ts (names, RBAC rules, the settings document).
 */}}
 
 {{- define "entryway.execGateway.fullname" -}}
@@ -36,6 +36,61 @@ key: webhook-url
 {{- $rules := (include "entryway.contract" . | fromJson).execGateway.rules -}}
 {{- /* EXEC_RULES says why pods/exec needs both get and create. */ -}}
 {{- include "entryway.rbacRules" (ternary (concat $rules.exec $rules.debug) $rules.exec (not (empty .Values.execGateway.debugContainers.images))) }}
+{{- end -}}
+
+{{/*
+The gateway's settings document, config.json in its ConfigMap (the gateway reads the file
+ENTRYWAY_CONFIG names): its keys are the gateway's own, settings as given, the rest from the values.
+Nothing secret goes in: the webhook URL and S3 credentials reach the pod from Secrets.
+execGatewayConfig() in components/exec-gateway/index.ts makes the same document.
+*/}}
+{{- define "entryway.execGateway.config" -}}
+{{- $g := .Values.execGateway -}}
+{{- $contract := (include "entryway.contract" . | fromJson).execGateway -}}
+{{- $config := dict "host" "0.0.0.0" "port" $contract.port "metricsPort" $contract.metricsPort "backend" "kubernetes" "authorizer" $g.authorizer -}}
+{{- if and .Values.connectGateway.enabled (not $g.allowOwnedNamespaces) -}}
+{{- /* The release's other namespace: the CONNECT gateway's service account reads its TLS key. */ -}}
+{{- $_ := set $config "refusedNamespaces" (list (include "entryway.ssh.namespace" .)) -}}
+{{- end -}}
+{{- if and (eq $g.authorizer "webhook") (hasKey $g.webhook "timeoutMs") -}}
+{{- $_ := set $config "webhookTimeoutMs" $g.webhook.timeoutMs -}}
+{{- end -}}
+{{- if eq $g.authorizer "oidc" -}}
+{{- $_ := set $config "oidcIssuer" $g.oidc.issuer -}}
+{{- $_ := set $config "oidcAudience" $g.oidc.audience -}}
+{{- range $key, $setting := dict "jwksUri" "oidcJwksUri" "usernameClaim" "oidcUsernameClaim" "namespacesClaim" "oidcNamespacesClaim" "groupsClaim" "oidcGroupsClaim" "algorithms" "oidcAlgorithms" -}}
+{{- with index $g.oidc $key -}}{{- $_ := set $config $setting . -}}{{- end -}}
+{{- end -}}
+{{- if hasKey $g.oidc "maxTokenAgeSeconds" -}}
+{{- $_ := set $config "oidcMaxTokenAgeSeconds" $g.oidc.maxTokenAgeSeconds -}}
+{{- end -}}
+{{- end -}}
+{{- $config = merge $config $g.settings -}}
+{{- /* Behind the one proxy exposure routes through (it appends the address it saw to X-Forwarded-For), the client is the last address there; else every client would share the proxy's limits. */ -}}
+{{- if and $g.exposure.kind (not (hasKey $g.settings "trustedProxies")) (not (hasKey $g.settings "trustedProxyHops")) -}}
+{{- $_ := set $config "trustedProxyHops" $contract.exposureProxyHops -}}
+{{- end -}}
+{{- /* Browsers may open sessions only from the public host's pages unless told otherwise. */ -}}
+{{- if and $g.exposure.kind (not (hasKey $g.settings "allowedOrigins")) -}}
+{{- $_ := set $config "allowedOrigins" (list (printf "https://%s" $g.exposure.host)) -}}
+{{- end -}}
+{{- $sink := include "entryway.execGateway.recordingsSink" . -}}
+{{- if eq $sink "s3" -}}
+{{- $s3 := $g.recordings.s3 -}}
+{{- $_ := set $config "recordS3Bucket" $s3.bucket -}}
+{{- range $key, $setting := dict "endpoint" "recordS3Endpoint" "region" "recordS3Region" "prefix" "recordS3Prefix" -}}
+{{- with index $s3 $key -}}{{- $_ := set $config $setting . -}}{{- end -}}
+{{- end -}}
+{{- if $s3.forcePathStyle -}}{{- $_ := set $config "recordS3ForcePathStyle" true -}}{{- end -}}
+{{- else if eq $sink "volume" -}}
+{{- $_ := set $config "recordDir" $contract.recordDir -}}
+{{- $_ := set $config "recordRetentionDays" $g.recordings.retentionDays -}}
+{{- end -}}
+{{- with $g.debugContainers.images -}}
+{{- $_ := set $config "debugImages" . -}}
+{{- if $g.debugContainers.defaultImage -}}{{- $_ := set $config "debugDefaultImage" $g.debugContainers.defaultImage -}}{{- end -}}
+{{- end -}}
+{{- toJson $config -}}
 {{- end -}}
 
 {{/* Where recordings go: "s3" (recordings.s3.bucket set), "volume", or "" (not recorded). */}}
