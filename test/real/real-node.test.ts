@@ -19,9 +19,14 @@
  *   CLI, run IN THE NODE'S NETWORK NAMESPACE (nsenter; the gateway's Service ClusterIP works there,
  *   through kube-proxy): `entryway enter` on a terminal (tmux) with echo, resize and the exit code,
  *   the gateway's own namespace refused, pipe mode, and `entryway cp` both ways;
+ * - through that pod: 20 MiB in pipe mode identical (sha256); a run of multi-byte characters
+ *   longer than several frames, every output frame valid UTF-8; the web terminal in Chromium (the
+ *   page from the pod, a token, a deep link, output, the exit code); kill -9 of the CLI leaves no
+ *   process of the session in the target;
  * - the gateway's pod deleted during a session: the CLI gets the gateway's CLOSE (one line, exit
  *   75), the shell in the target is gone within the reaper's bound, the next session works on the
  *   Deployment's new pod;
+ * - the control for both reaper checks: the gateway's process killed (no reaper) leaves the shell;
  * - the chart's SSH workspace runs as the StatefulSet it renders, from its own image built here, and
  *   `ssh <alias>` with the block `entryway ssh-config` writes reaches its pod's sshd through
  *   `entryway connect-proxy` and the Istio gateway model (test/ssh/istio-gateway-model.ts) pointed at
