@@ -297,19 +297,6 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       return (await node.forward(service.spec!.clusterIP!, service.spec!.ports!.find((p) => p.name === "http")!.port)).port;
     })());
 
-  /**
-   * `entryway enter` through the Service, retried while the CLI cannot connect (exit 69): after the
-   * gateway's pod or container came back, kube-proxy may not have its endpoint yet.
-   */
-  async function enterOnceReachable(gatewayUrl: string, args: string[]): Promise<{ status: number | null; stdout: Buffer; stderr: string }> {
-    let result = await entryway(gatewayUrl, ["enter", "--insecure", ...args]);
-    for (let attempt = 0; result.status === ExitCode.network && attempt < 30; attempt++) {
-      await new Promise((r) => setTimeout(r, 1000));
-      result = await entryway(gatewayUrl, ["enter", "--insecure", ...args]);
-    }
-    return result;
-  }
-
   beforeAll(async () => {
     if (missing.length) throw new Error(`the real node cannot be tried: missing ${missing.join(", ")}`);
     const started = performance.now();
@@ -714,9 +701,14 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       await tmux.stop();
     }
 
-    // The Deployment's new pod; a session through the Service reaches it once kube-proxy has its endpoint.
+    // The Deployment's new pod; a session through the Service reaches it once kube-proxy has its
+    // endpoint (retried while the CLI cannot connect, exit 69).
     const fresh = await gatewayPod(old.metadata!.name!);
-    const next = await enterOnceReachable(gatewayUrl, [`${TEAM_A}/target`, "--", "id", "-u"]);
+    let next = await entryway(gatewayUrl, ["enter", "--insecure", `${TEAM_A}/target`, "--", "id", "-u"]);
+    for (let attempt = 0; next.status === ExitCode.network && attempt < 30; attempt++) {
+      await new Promise((r) => setTimeout(r, 1000));
+      next = await entryway(gatewayUrl, ["enter", "--insecure", `${TEAM_A}/target`, "--", "id", "-u"]);
+    }
     expect({ status: next.status, stdout: next.stdout.toString(), stderr: next.stderr }).toEqual({ status: 0, stdout: "1000\n", stderr: "" });
     const log = await core.readNamespacedPodLog({ namespace: EXEC_NS, name: fresh.metadata!.name!, container: "gateway" });
     expect(log).toMatch(new RegExp(`"event":"session.start".*"user":"system:serviceaccount:${TEAM_A}:alice"`));
