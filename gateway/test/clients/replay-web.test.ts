@@ -15,7 +15,6 @@ import { describeNeeding } from "../helpers/tools.js";
 import { podmanAvailable, startClientBed, type ClientBed } from "./bed.js";
 import { CHROMIUM, launchChromium } from "./browser.js";
 
-
 interface XtermLike {
   buffer: { active: { length: number; getLine(i: number): { translateToString(trim: boolean): string } | undefined } };
 }
