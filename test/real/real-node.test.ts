@@ -19,9 +19,14 @@
  *   CLI, run IN THE NODE'S NETWORK NAMESPACE (nsenter; the gateway's Service ClusterIP works there,
  *   through kube-proxy): `entryway enter` on a terminal (tmux) with echo, resize and the exit code,
  *   the gateway's own namespace refused, pipe mode, and `entryway cp` both ways;
+ * - through that pod: 20 MiB in pipe mode identical (sha256); a run of multi-byte characters
+ *   longer than several frames, every output frame valid UTF-8; the web terminal in Chromium (the
+ *   page from the pod, a token, a deep link, output, the exit code); kill -9 of the CLI leaves no
+ *   process of the session in the target;
  * - the gateway's pod deleted during a session: the CLI gets the gateway's CLOSE (one line, exit
  *   75), the shell in the target is gone within the reaper's bound, the next session works on the
  *   Deployment's new pod;
+ * - the control for both reaper checks: the gateway's process killed (no reaper) leaves the shell;
  * - the chart's SSH workspace runs as the StatefulSet it renders, from its own image built here, and
  *   `ssh <alias>` with the block `entryway ssh-config` writes reaches its pod's sshd through
  *   `entryway connect-proxy` and the Istio gateway model (test/ssh/istio-gateway-model.ts) pointed at
@@ -30,6 +35,7 @@
  * the archives are kept in the image cache). When the node cannot start here, the suite fails
  * naming what refused (never a skip under CI).
  */
+import { isUtf8 } from "node:buffer";
 import { createHash, randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -43,6 +49,8 @@ import { createGateway, type Gateway } from "../../gateway/src/server";
 import { ExitCode } from "../../gateway/src/cli/enter-options";
 import { cleanEnv, cliCommand, startTmux, tmuxAvailable, type Tmux } from "../../gateway/test/clients/cli-harness";
 import { EntryClient } from "../../gateway/test/helpers/client";
+import { CHROMIUM, launchChromium, screenText, typeLine, waitForText } from "../../gateway/test/clients/browser";
+import { ResponseType } from "../../gateway/src/protocol";
 import path from "node:path";
 import { installUpstreamCrds, startControlPlane, type ControlPlane } from "../harness/control-plane";
 import { parseAllDocuments } from "yaml";
@@ -102,6 +110,8 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
   let gateway: Gateway;
   let url: string;
   const suiteStarted = performance.now();
+  /** The issue-21 cases through the gateway pod added last (20 MiB, UTF-8 frames, web terminal, kill -9 and its control): their share of the time. */
+  const newCases: { name: string; ms: number }[] = [];
 
   async function waitReady(namespace: string, name: string, timeoutMs = 90_000): Promise<V1Pod> {
     const deadline = Date.now() + timeoutMs;
@@ -184,6 +194,11 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
         "-f", path.join(repoRoot, "charts", "entryway", "ci", "exec-gateway-kubernetes.yaml"),
         "--set", "execGateway.replicas=1",
         "--set", `execGateway.targetNamespaces={${TEAM_A}}`,
+        // The browser reaches the Service on a loopback port, not at the scenario's public host, so
+        // the page's origin is http://127.0.0.1:<port>: with no allowedOrigins the gateway accepts
+        // exactly its own origin as the Host header names it, when that is an IP address (server.ts
+        // originAllowed). Clients that are not browsers send no Origin.
+        "--set-json", "execGateway.settings.allowedOrigins=[]",
         "--set", `execGateway.image.registry=${image.registry}`,
         "--set", `execGateway.image.repository=${image.repository}`,
         "--set-string", `execGateway.image.tag=${image.tag}`,
@@ -235,16 +250,52 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
   async function aliceTokenFile(): Promise<void> {
     writeFileSync(path.join(cliHome, "token"), await token(TEAM_A, "alice", [AUDIENCE]), { mode: 0o600 });
   }
-  /** The shells with this PID (inside the pod) among the target container's processes on the node. */
-  async function shellsInTarget(inner: number): Promise<number[]> {
+  /** The target container's processes on this machine: host PID, PID inside the pod, command line. */
+  async function targetProcesses(): Promise<{ pid: number; inner: number | undefined; cmdline: string }[]> {
     const pod = await core.readNamespacedPod({ namespace: TEAM_A, name: "target" });
     const containerId = pod.status!.containerStatuses![0]!.containerID!.replace("containerd://", "");
     return (await node.ctr("tasks", "ps", containerId))
       .split("\n")
       .slice(1)
       .map((l) => Number(l.trim().split(/\s+/)[0]))
-      .filter((pid) => pid > 0 && readNsPid(pid) === inner);
+      .filter((pid) => pid > 0)
+      .map((pid) => ({ pid, inner: readNsPid(pid), cmdline: readCmdline(pid) }));
   }
+  /** The shells with this PID (inside the pod) among the target container's processes on the node. */
+  async function shellsInTarget(inner: number): Promise<number[]> {
+    return (await targetProcesses()).filter((p) => p.inner === inner).map((p) => p.pid);
+  }
+
+  /** The target container's processes other than its own (PID 1 in the pod, its `sleep 86400`): every session's. */
+  async function sessionProcesses(): Promise<{ pid: number; inner: number | undefined; cmdline: string }[]> {
+    return (await targetProcesses()).filter((p) => p.inner !== 1);
+  }
+  /** How long the reaper took to end an abandoned session in the checks that the control test controls (ms). */
+  const reapedMs: number[] = [];
+  /** A session on a terminal whose shell runs `sleep 600` in the foreground, both seen in the target. */
+  async function busySession(gatewayUrl: string): Promise<{ tmux: Tmux; inner: number }> {
+    const tmux = await tmuxEnter(gatewayUrl, `${TEAM_A}/target`);
+    try {
+      await tmux.type("echo shell-pid=$$; sleep 600");
+      await tmux.enter();
+      const inner = Number((await tmux.waitFor(/^shell-pid=(\d+)$/m, 60_000))[1]);
+      await expect.poll(async () => (await sessionProcesses()).map((p) => p.cmdline), { timeout: 15_000, interval: 250 }).toContain("sleep 600");
+      expect((await sessionProcesses()).map((p) => p.inner)).toContain(inner);
+      return { tmux, inner };
+    } catch (error) {
+      await tmux.stop();
+      throw error;
+    }
+  }
+
+  let gatewayPort: Promise<number> | undefined;
+  /** A loopback port carried to the gateway pod's Service in the node (for clients that run in this process: the browser, a frame-level client). */
+  const gatewayForward = () =>
+    (gatewayPort ??= (async () => {
+      await execGatewayInstalled();
+      const service = await core.readNamespacedService({ namespace: EXEC_NS, name: "exec-exec-gateway" });
+      return (await node.forward(service.spec!.clusterIP!, service.spec!.ports!.find((p) => p.name === "http")!.port)).port;
+    })());
 
   beforeAll(async () => {
     if (missing.length) throw new Error(`the real node cannot be tried: missing ${missing.join(", ")}`);
@@ -336,7 +387,9 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     } finally {
       if (cliHome) rmSync(cliHome, { recursive: true, force: true });
       await controlPlane?.stop();
-      console.log(`real-node: teardown ${((performance.now() - stopping) / 1000).toFixed(1)} s; suite ${((performance.now() - suiteStarted) / 1000).toFixed(1)} s`);
+      const suite = performance.now() - suiteStarted;
+      const added = newCases.reduce((sum, c) => sum + c.ms, 0);
+      console.log(`real-node: teardown ${((performance.now() - stopping) / 1000).toFixed(1)} s; suite ${(suite / 1000).toFixed(1)} s, of which the new gateway-pod cases ${(added / 1000).toFixed(1)} s (${newCases.map((c) => `${c.name} ${(c.ms / 1000).toFixed(1)} s`).join(", ")})`);
     }
   }, 180_000);
 
@@ -420,12 +473,9 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     // The shell's PID in the pod's PID namespace; find it on this machine among the container's
     // processes (NSpid: the last field is the PID inside).
     const inner = Number(/shell-pid=(\d+)\r\n/.exec(client.text)![1]);
-    const pod = await core.readNamespacedPod({ namespace: TEAM_A, name: "target" });
-    const containerId = pod.status!.containerStatuses![0]!.containerID!.replace("containerd://", "");
-    const shells = async () => (await node.ctr("tasks", "ps", containerId)).split("\n").slice(1).map((l) => Number(l.trim().split(/\s+/)[0])).filter((pid) => pid > 0 && readNsPid(pid) === inner);
-    expect(await shells()).toHaveLength(1);
+    expect(await shellsInTarget(inner)).toHaveLength(1);
     client.ws.terminate();
-    await expect.poll(shells, { timeout: defaultConfig.reapTimeoutMs + 10_000, interval: 500 }).toHaveLength(0);
+    await expect.poll(() => shellsInTarget(inner), { timeout: defaultConfig.reapTimeoutMs + 10_000, interval: 500 }).toHaveLength(0);
   });
 
   it("access boundary: allowed in team-a, denied in team-b and in the gateway's namespace, with no exec request reaching the API server", async () => {
@@ -537,6 +587,90 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     expect(readFileSync(path.join(local, "back.bin")).equals(payload)).toBe(true);
   }, 900_000);
 
+  it("through the gateway pod: 20 MiB of output in pipe mode, identical (sha256) to what the target wrote", async () => {
+    const started = performance.now();
+    const gatewayUrl = await execGatewayInstalled();
+    await aliceTokenFile();
+    // Random bytes written to a file in the target first, their digest taken there by the target's
+    // own sha256sum (on stderr, a stream of its own in pipe mode), then the file on stdout.
+    const size = 20 * 1024 * 1024;
+    const big = await entryway(gatewayUrl, ["enter", "--insecure", `${TEAM_A}/target`, "--", "sh", "-c", `head -c ${size} /dev/urandom > /tmp/big && sha256sum /tmp/big >&2 && cat /tmp/big; status=$?; rm -f /tmp/big; exit $status`]);
+    expect({ status: big.status, bytes: big.stdout.length }, big.stderr).toEqual({ status: 0, bytes: size });
+    expect(createHash("sha256").update(big.stdout).digest("hex")).toBe(big.stderr.split(" ")[0]);
+    newCases.push({ name: "20 MiB", ms: performance.now() - started });
+  }, 300_000);
+
+  it("through the gateway pod: a run of multi-byte characters (é€😀, 2, 3 and 4 bytes) longer than several frames arrives whole, every output frame valid UTF-8 on its own", async () => {
+    const started = performance.now();
+    const port = await gatewayForward();
+    const alice = await token(TEAM_A, "alice", [AUDIENCE]);
+    // A frame-level client (the CLI writes bytes as they come and could not tell a split character).
+    const client = await EntryClient.connect(`ws://127.0.0.1:${port}/v1/enter?namespace=${TEAM_A}&pod=target`, { token: alice });
+    // 2^14 groups of 9 bytes: 144 KiB, past the gateway's output frames (outputFrameBytes, 32 KiB).
+    const run = "é€😀".repeat(2 ** 14);
+    client.type(`${utf8Run(14)}; exit 0\n`);
+    expect(await client.closed).toMatchObject({ closeCode: "exit", exitCode: 0 });
+    expect(client.text).toContain(`utf8<${run}>`);
+    const frames = client.frames.filter((f) => f.msgType === ResponseType.STDOUT).map((f) => f.content);
+    expect(frames.filter((frame) => !isUtf8(frame))).toEqual([]);
+    // The run really spans frames: several of them carry part of it.
+    expect(frames.filter((frame) => frame.includes("é€😀")).length).toBeGreaterThan(3);
+    newCases.push({ name: "UTF-8 frames", ms: performance.now() - started });
+  }, 300_000);
+
+  it("the web terminal through the gateway pod, in Chromium: the page from the pod, signed in with a token, a deep link to the target, a typed command's output, a run of multi-byte characters rendered whole, and `exit` ends the session with its code", async () => {
+    const started = performance.now();
+    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is needed for the web terminal (Debian package chromium)`);
+    const port = await gatewayForward();
+    const alice = await token(TEAM_A, "alice", [AUDIENCE]);
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage({ viewport: { width: 1000, height: 640 } });
+      await page.goto(`http://127.0.0.1:${port}/?namespace=${TEAM_A}&pod=target`);
+      await page.locator("#token").fill(alice);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      // busybox ash's prompt for a user that is not root.
+      await waitForText(page, /\$ $/m, 60_000);
+      await typeLine(page, "echo web-$((6*7)); id -u");
+      await waitForText(page, /^web-42\n1000$/m);
+      // 2^12 groups: 36 KiB, more than one frame; xterm.js wraps it over rows, so the rows are joined.
+      await typeLine(page, utf8Run(12));
+      await expect.poll(async () => (await screenText(page)).replace(/\n/g, "").includes(`utf8<${"é€😀".repeat(2 ** 12)}>`), { timeout: 45_000 }).toBe(true);
+      expect(await screenText(page)).not.toContain("\uFFFD");
+      await typeLine(page, "exit 3");
+      await expect.poll(() => page.evaluate(() => (globalThis as unknown as { entryway: { ended: unknown } }).entryway.ended), { timeout: 30_000 }).toMatchObject({ exitCode: 3, closeCode: "exit" });
+    } finally {
+      await browser.close();
+    }
+    // The session went through the pod (its audit record on the pod's stdout), opened by the browser.
+    const pod = await gatewayPod();
+    const log = await core.readNamespacedPodLog({ namespace: EXEC_NS, name: pod.metadata!.name!, container: "gateway" });
+    expect(log).toMatch(new RegExp(`"event":"session.end".*"user":"system:serviceaccount:${TEAM_A}:alice".*"exitCode":3`));
+    newCases.push({ name: "web terminal", ms: performance.now() - started });
+  }, 300_000);
+
+  it("kill -9 of the CLI during a session (a command running in its shell): no process of the session is left in the target within the reaper's bound, the gateway's reaper named in its log", async () => {
+    const started = performance.now();
+    const gatewayUrl = await execGatewayInstalled();
+    await aliceTokenFile();
+    const { tmux, inner } = await busySession(gatewayUrl);
+    try {
+      process.kill(await tmux.foregroundPid(), "SIGKILL");
+      const killed = performance.now();
+      await expect.poll(sessionProcesses, { timeout: defaultConfig.reapTimeoutMs + 5_000, interval: 250 }).toEqual([]);
+      reapedMs.push(performance.now() - killed);
+      await tmux.waitFor(/^cli-exit=137$/m);
+    } finally {
+      await tmux.stop();
+    }
+    // The gateway's reaper ended it: the pod's log names the shell by its PID inside the pod.
+    const pod = await gatewayPod();
+    const log = await core.readNamespacedPodLog({ namespace: EXEC_NS, name: pod.metadata!.name!, container: "gateway" });
+    expect(log).toMatch(new RegExp(`"msg":"ended abandoned shell".*"pid":${inner},"result":"(hangup|killed)"`));
+    console.log(`real-node: CLI killed; the session's processes gone from the target ${(reapedMs.at(-1)! / 1000).toFixed(1)} s later`);
+    newCases.push({ name: "kill -9", ms: performance.now() - started });
+  }, 300_000);
+
   it("deleting the exec gateway's pod during a session: the CLI gets the gateway's CLOSE (one line, exit 75), the shell in the target is gone within the reaper's bound, the next session works on the new pod", async () => {
     const gatewayUrl = await execGatewayInstalled();
     await aliceTokenFile();
@@ -561,7 +695,8 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       expect(screen).toMatch(new RegExp(`^cli-exit=${ExitCode.ended}$`, "m"));
       expect(screen.split("\n").filter((line) => line.startsWith("entryway:"))).toEqual(["entryway: the gateway is shutting down"]);
       await expect.poll(() => shellsInTarget(inner), { timeout: defaultConfig.reapTimeoutMs + 5_000, interval: 250 }).toHaveLength(0);
-      console.log(`real-node: gateway pod deleted; the CLI told and the shell gone ${((performance.now() - deleted) / 1000).toFixed(1)} s later`);
+      reapedMs.push(performance.now() - deleted);
+      console.log(`real-node: gateway pod deleted; the CLI told and the shell gone ${(reapedMs.at(-1)! / 1000).toFixed(1)} s later`);
     } finally {
       await tmux.stop();
     }
@@ -578,6 +713,42 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     const log = await core.readNamespacedPodLog({ namespace: EXEC_NS, name: fresh.metadata!.name!, container: "gateway" });
     expect(log).toMatch(new RegExp(`"event":"session.start".*"user":"system:serviceaccount:${TEAM_A}:alice"`));
   }, 900_000);
+
+  it("control for the two checks above (kill -9 of the CLI, the gateway pod deleted): the gateway's process killed (SIGKILL: no drain, no reaper) during the same kind of session leaves the shell and its command in the target for twice as long as the checks took", async () => {
+    const started = performance.now();
+    expect(reapedMs, "the checks this one controls ran first").toHaveLength(2);
+    const gatewayUrl = await execGatewayInstalled();
+    await aliceTokenFile();
+    const pod = await gatewayPod();
+    const { tmux, inner } = await busySession(gatewayUrl);
+    // Twice as long as the slower check needed, at least 5 s, at most the checks' own bound: the
+    // connections close as the CLI's did, and nothing else in the path ends the shell (closing an
+    // exec's stream does not: kubernetes/kubernetes#89031), so the checks measure the reaper.
+    const wait = Math.min(defaultConfig.reapTimeoutMs + 5_000, Math.max(5_000, 2 * Math.max(...reapedMs)));
+    try {
+      const container = pod.status!.containerStatuses!.find((c) => c.name === "gateway")!.containerID!.replace("containerd://", "");
+      await node.ctr("tasks", "kill", "--signal", "SIGKILL", container);
+      // The CLI tells of the lost connection (exit 69) and does not hang.
+      await tmux.waitFor(new RegExp(`^cli-exit=${ExitCode.network}$`, "m"), 60_000);
+      await new Promise((r) => setTimeout(r, wait));
+      const lingering = await sessionProcesses();
+      expect(lingering.map((p) => p.cmdline)).toContain("sleep 600");
+      expect(lingering.map((p) => p.inner)).toContain(inner);
+      console.log(`real-node: control: gateway killed; the shell and its command still in the target ${(wait / 1000).toFixed(1)} s later`);
+    } finally {
+      await tmux.stop();
+      // What the control left in the target goes (the gateway's container restarts on its own).
+      for (const p of await sessionProcesses()) {
+        try {
+          process.kill(p.pid, "SIGKILL");
+        } catch {
+          // gone already
+        }
+      }
+    }
+    await expect.poll(sessionProcesses, { timeout: 10_000, interval: 250 }).toEqual([]);
+    newCases.push({ name: "control", ms: performance.now() - started });
+  }, 300_000);
 
   it("the chart's SSH workspace (ci/ssh-one-workspace.yaml) runs as the StatefulSet it renders: Running and Ready with its home on a volume; the CONNECT gateway's proxy (image: auto, injected by Istio) is the expected exception", async () => {
     // The workspace image from its Dockerfile with podman, as test/images builds it, into containerd.
@@ -707,4 +878,18 @@ function readNsPid(pid: number): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A process's command line, its arguments joined by spaces ("" once it is gone). */
+function readCmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean).join(" ");
+  } catch {
+    return "";
+  }
+}
+
+/** Shell code printing "utf8<" + 2^doublings groups of "é€😀" + ">" (built by doubling in the target's sh). */
+function utf8Run(doublings: number): string {
+  return `s='é€😀'; for i in $(seq ${doublings}); do s=$s$s; done; printf 'utf8<%s>\\n' "$s"`;
 }

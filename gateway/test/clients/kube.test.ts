@@ -6,7 +6,6 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { kubernetesAuthorizer } from "../../src/auth/kubernetes.js";
 import { kubernetesBackend, loadKubeConfig } from "../../src/backends/kubernetes.js";
@@ -17,30 +16,10 @@ import { webAssets } from "../../src/web-assets.js";
 import { buildWebAssets } from "../../web/build.js";
 import { startKubeStandin, type KubeStandin } from "../helpers/kube-standin.js";
 import { itNeeding } from "../helpers/tools.js";
+import { CHROMIUM, launchChromium, waitForText } from "./browser.js";
 import { cleanEnv, runCli } from "./cli-harness.js";
 
-const CHROMIUM = "/usr/bin/chromium";
 const DEBUG_IMAGE = "registry.example.com/debug/busybox:1.36";
-
-interface PageGlobals {
-  entryway: { terminal?: { buffer: { active: { length: number; getLine(i: number): { translateToString(trim: boolean): string } | undefined } } } };
-}
-
-async function waitForText(page: Page, pattern: RegExp, timeoutMs = 45_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const text = await page.evaluate(() => {
-      const term = (globalThis as unknown as PageGlobals).entryway?.terminal;
-      if (!term) return "";
-      const lines: string[] = [];
-      for (let i = 0; i < term.buffer.active.length; i++) lines.push(term.buffer.active.getLine(i)?.translateToString(true) ?? "");
-      return lines.join("\n");
-    });
-    if (pattern.test(text)) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern}; terminal:\n${text.trimEnd().split("\n").slice(-10).join("\n")}`);
-    await page.waitForTimeout(100);
-  }
-}
 
 describe("Kubernetes targets in the CLI and the web page (stand-in API server + kubelet)", () => {
   let kube: KubeStandin;
@@ -126,12 +105,7 @@ describe("Kubernetes targets in the CLI and the web page (stand-in API server + 
   });
 
   itNeeding({ chromium: existsSync(CHROMIUM) }, "web: the picker opens a pod's container, then a workload instance, each as a deep link", async () => {
-    const { chromium } = await import("playwright-core");
-    const browser: Browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage({ viewport: { width: 900, height: 500 } });
       await page.goto(`${base}/`);

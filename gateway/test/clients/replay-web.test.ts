@@ -13,8 +13,7 @@ import { buildWebAssets } from "../../web/build.js";
 import { tokenAuthorizer } from "../helpers/gateway.js";
 import { describeNeeding } from "../helpers/tools.js";
 import { podmanAvailable, startClientBed, type ClientBed } from "./bed.js";
-
-const CHROMIUM = "/usr/bin/chromium";
+import { CHROMIUM, launchChromium } from "./browser.js";
 
 interface XtermLike {
   buffer: { active: { length: number; getLine(i: number): { translateToString(trim: boolean): string } | undefined } };
@@ -69,13 +68,7 @@ describeNeeding({ podman: podmanAvailable(), [CHROMIUM]: existsSync(CHROMIUM) },
       overrides: { recordDir: join(dir, "casts"), reviewerGroups: ["auditors"] },
       routes: (config) => [webAssets({ config, dir: assets })],
     });
-    const { chromium } = await import("playwright-core");
-    // As in web.test.ts: WebGL2 from SwiftShader, asked for by name (Chromium no longer falls back to it).
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ["--headless", "--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    });
+    browser = await launchChromium({ webgl: true });
     context = await browser.newContext({ viewport: { width: 1000, height: 640 } });
     await context.exposeBinding("reportCspViolation", (_source, text: string) => void observed.cspViolations.push(text));
     await context.addInitScript(() => {

@@ -21,9 +21,9 @@ import { describeNeeding } from "../helpers/tools.js";
 import { podmanAvailable, startBedGateway, startClientBed, type ClientBed } from "./bed.js";
 import { startOidcProvider } from "./oidc-provider.js";
 import { REPO } from "./cli-harness.js";
+import { CHROMIUM, launchChromium, typeLine, waitForText } from "./browser.js";
 import { digest, fileDigest, pasteBlock, printable } from "./input-samples.js";
 
-const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = join(REPO, "test-artifacts");
 
 /** What the tests read in the page (typed here: the gateway's TypeScript has no DOM library). */
@@ -58,28 +58,6 @@ async function expectCleanSession(page: Page): Promise<void> {
   expect(observed).toEqual({ cspViolations: [], consoleErrors: [], failedRequests: [] });
 }
 
-async function screenText(page: Page): Promise<string> {
-  return page.evaluate(() => {
-    const term = (globalThis as unknown as PageGlobals).entryway?.terminal;
-    if (!term) return "";
-    const buffer = term.buffer.active;
-    const lines: string[] = [];
-    for (let i = 0; i < buffer.length; i++) lines.push(buffer.getLine(i)?.translateToString(true) ?? "");
-    return lines.join("\n");
-  });
-}
-
-async function waitForText(page: Page, pattern: RegExp, timeoutMs = 45_000): Promise<RegExpMatchArray> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const text = await screenText(page);
-    const match = text.match(pattern);
-    if (match) return match;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern}; terminal:\n${text.trimEnd().split("\n").slice(-15).join("\n")}`);
-    await page.waitForTimeout(100);
-  }
-}
-
 /** Counts the cursor position reports the page's terminal sends from now on (window.cursorReports). */
 async function countCursorReports(page: Page): Promise<void> {
   await page.evaluate(() => {
@@ -108,11 +86,6 @@ async function clearThenType(page: Page, command: string, timeoutMs = 45_000): P
     await page.waitForTimeout(5);
   }
   await typeLine(page, command);
-}
-
-async function typeLine(page: Page, text: string): Promise<void> {
-  await page.keyboard.type(text);
-  await page.keyboard.press("Enter");
 }
 
 async function terminalSize(page: Page): Promise<{ cols: number; rows: number }> {
@@ -256,15 +229,8 @@ describeNeeding({ podman: podmanAvailable(), [CHROMIUM]: existsSync(CHROMIUM) },
     assets = mkdtempSync(join(tmpdir(), "entryway-web-"));
     await buildWebAssets(assets);
     bed = await startClientBed("web-box", { routes: (config) => [webAssets({ config, dir: assets })] });
-    const { chromium } = await import("playwright-core");
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      // A fresh temporary profile is playwright's default for launch(). WebGL2 from SwiftShader, asked
-      // for by name: Chromium no longer falls back to it by itself on a machine without a GPU (Chromium's
-      // SwiftShader deprecation, M139), and the page's WebGL renderer is what this test must see.
-      args: ["--headless", "--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    });
+    // The page's WebGL renderer is what this test must see.
+    browser = await launchChromium({ webgl: true });
     context = await browser.newContext({ viewport: { width: 1000, height: 640 }, permissions: ["clipboard-read", "clipboard-write"] });
     // Every page of the session reports here, before its own scripts run, on every load and reload.
     await context.exposeBinding("reportCspViolation", (_source, text: string) => void observed.cspViolations.push(text));
