@@ -22,8 +22,8 @@ import path, { join, posix, type PlatformPath } from "node:path";
 import { PassThrough, Readable, Writable } from "node:stream";
 import { parseArgs } from "node:util";
 import tar from "tar-stream";
-import { EnterError, ExitCode, parseEnterTarget, type EnterTarget } from "./enter-options.js";
-import { CONNECTION_OPTIONS, reportFailure, runSession, sessionSettings } from "./enter.js";
+import { EnterError, ExitCode, parseEnterTarget, reportFailure, type EnterTarget } from "./enter-options.js";
+import { CONNECTION_OPTIONS, runSession, sessionSettings } from "./enter.js";
 
 const HELP = `usage: entryway cp [options] <local path> <target>:<path>
        entryway cp [options] <target>:<path> <local path>

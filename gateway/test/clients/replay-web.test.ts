@@ -13,8 +13,7 @@ import { buildWebAssets } from "../../web/build.js";
 import { tokenAuthorizer } from "../helpers/gateway.js";
 import { describeNeeding } from "../helpers/tools.js";
 import { podmanAvailable, startClientBed, type ClientBed } from "./bed.js";
-
-const CHROMIUM = "/usr/bin/chromium";
+import { CHROMIUM, launchObservedBrowser, type Observed } from "./browser.js";
 
 interface XtermLike {
   buffer: { active: { length: number; getLine(i: number): { translateToString(trim: boolean): string } | undefined } };
@@ -23,8 +22,6 @@ interface XtermLike {
 interface PageGlobals {
   entryway?: { terminal?: XtermLike; ended: { text: string } | null };
   entrywayReplay?: { terminal: XtermLike; state: { position: number; duration: number; playing: boolean; done: boolean; settled: boolean } | null };
-  reportCspViolation(text: string): void;
-  document: { addEventListener(type: "securitypolicyviolation", listener: (event: { violatedDirective: string; blockedURI: string }) => void): void };
 }
 
 /** The terminal's lines (scrollback included), trailing blank lines dropped. */
@@ -58,7 +55,7 @@ describeNeeding({ podman: podmanAvailable(), [CHROMIUM]: existsSync(CHROMIUM) },
   let dir: string;
   let browser: Browser;
   let context: BrowserContext;
-  const observed = { cspViolations: [] as string[], consoleErrors: [] as string[], failedRequests: [] as string[] };
+  let observed: Observed;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "entryway-replay-web-"));
@@ -69,26 +66,7 @@ describeNeeding({ podman: podmanAvailable(), [CHROMIUM]: existsSync(CHROMIUM) },
       overrides: { recordDir: join(dir, "casts"), reviewerGroups: ["auditors"] },
       routes: (config) => [webAssets({ config, dir: assets })],
     });
-    const { chromium } = await import("playwright-core");
-    // As in web.test.ts: WebGL2 from SwiftShader, asked for by name (Chromium no longer falls back to it).
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ["--headless", "--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    });
-    context = await browser.newContext({ viewport: { width: 1000, height: 640 } });
-    await context.exposeBinding("reportCspViolation", (_source, text: string) => void observed.cspViolations.push(text));
-    await context.addInitScript(() => {
-      const page = globalThis as unknown as PageGlobals;
-      page.document.addEventListener("securitypolicyviolation", (event) => page.reportCspViolation(`${event.violatedDirective} ${event.blockedURI}`));
-    });
-    context.on("console", (message) => {
-      if (message.type() === "error") observed.consoleErrors.push(`${message.location().url}: ${message.text()}`);
-    });
-    context.on("weberror", (error) => void observed.consoleErrors.push(`uncaught: ${error.error().message}`));
-    context.on("response", (response) => {
-      if (response.status() >= 400) observed.failedRequests.push(`${new URL(response.url()).pathname}: HTTP ${response.status()}`);
-    });
+    ({ browser, context, observed } = await launchObservedBrowser({ viewport: { width: 1000, height: 640 } }));
   });
   afterAll(async () => {
     await browser?.close();
@@ -150,7 +128,7 @@ describeNeeding({ podman: podmanAvailable(), [CHROMIUM]: existsSync(CHROMIUM) },
     await replay.evaluate(() => 0); // a round trip: violation reports sent before it have arrived
     expect(observed.cspViolations).toEqual([]);
     // The outsider's refusal is the one failed request, and Chromium logs it as a console error.
-    expect(observed.failedRequests).toEqual([expect.stringMatching(/^\/v1\/recordings\/[^:]+: HTTP 403$/)]);
+    expect(observed.failedRequests).toEqual([expect.stringMatching(/^http:\/\/[^/]+\/v1\/recordings\/[^:]+: HTTP 403$/)]);
     expect(observed.consoleErrors).toEqual([expect.stringMatching(/403/)]);
   });
 });

@@ -19,11 +19,11 @@ import { oidcAuthorizer } from "../../src/auth/oidc.js";
 import { decodePng, type Pixels, type Rgb } from "../helpers/png.js";
 import { describeNeeding } from "../helpers/tools.js";
 import { podmanAvailable, startBedGateway, startClientBed, type ClientBed } from "./bed.js";
+import { CHROMIUM, launchObservedBrowser, type Observed } from "./browser.js";
 import { startOidcProvider } from "./oidc-provider.js";
 import { REPO } from "./cli-harness.js";
 import { digest, fileDigest, pasteBlock, printable } from "./input-samples.js";
 
-const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = join(REPO, "test-artifacts");
 
 /** What the tests read in the page (typed here: the gateway's TypeScript has no DOM library). */
@@ -40,18 +40,14 @@ interface PageGlobals {
     ended: { text: string; exitCode?: number; closeCode?: string } | null;
     renderer?: "webgl" | "dom";
   };
-  reportCspViolation(text: string): void;
   /** Cursor position reports the terminal sent, counted by the keystroke test. */
   cursorReports: number;
   getComputedStyle(element: unknown): { lineHeight: string };
   navigator: { clipboard: { readText(): Promise<string>; writeText(text: string): Promise<void> } };
-  document: {
-    addEventListener(type: "securitypolicyviolation", listener: (event: { violatedDirective: string; blockedURI: string; sourceFile: string; lineNumber: number; sample: string }) => void): void;
-  };
 }
 
 /** What went wrong in the browser over the whole session: never cleared, so a reload cannot hide anything. */
-const observed = { cspViolations: [] as string[], consoleErrors: [] as string[], failedRequests: [] as string[] };
+let observed: Observed;
 
 async function expectCleanSession(page: Page): Promise<void> {
   await page.evaluate(() => 0); // a round trip: violation reports sent before it have arrived
@@ -256,30 +252,7 @@ describeNeeding({ podman: podmanAvailable(), [CHROMIUM]: existsSync(CHROMIUM) },
     assets = mkdtempSync(join(tmpdir(), "entryway-web-"));
     await buildWebAssets(assets);
     bed = await startClientBed("web-box", { routes: (config) => [webAssets({ config, dir: assets })] });
-    const { chromium } = await import("playwright-core");
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      // A fresh temporary profile is playwright's default for launch(). WebGL2 from SwiftShader, asked
-      // for by name: Chromium no longer falls back to it by itself on a machine without a GPU (Chromium's
-      // SwiftShader deprecation, M139), and the page's WebGL renderer is what this test must see.
-      args: ["--headless", "--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    });
-    context = await browser.newContext({ viewport: { width: 1000, height: 640 }, permissions: ["clipboard-read", "clipboard-write"] });
-    // Every page of the session reports here, before its own scripts run, on every load and reload.
-    await context.exposeBinding("reportCspViolation", (_source, text: string) => void observed.cspViolations.push(text));
-    await context.addInitScript(() => {
-      const page = globalThis as unknown as PageGlobals;
-      page.document.addEventListener("securitypolicyviolation", (event) => page.reportCspViolation(`${event.violatedDirective} ${event.blockedURI} ${event.sourceFile}:${event.lineNumber} ${event.sample}`));
-    });
-    context.on("console", (message) => {
-      if (message.type() === "error") observed.consoleErrors.push(`${message.location().url}: ${message.text()}`);
-    });
-    context.on("weberror", (error) => void observed.consoleErrors.push(`uncaught: ${error.error().message}`));
-    context.on("requestfailed", (request) => void observed.failedRequests.push(`${request.url()}: ${request.failure()?.errorText}`));
-    context.on("response", (response) => {
-      if (response.status() >= 400) observed.failedRequests.push(`${response.url()}: HTTP ${response.status()}`);
-    });
+    ({ browser, context, observed } = await launchObservedBrowser({ viewport: { width: 1000, height: 640 }, permissions: ["clipboard-read", "clipboard-write"] }));
   });
   afterAll(async () => {
     await browser?.close();
