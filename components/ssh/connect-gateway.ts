@@ -18,7 +18,7 @@ import { proxyPodSecurityContext, restrictedContainerSecurityContext } from "../
 import { WORKSPACE_SSHD_PORT, type ConnectGatewayRegistration } from "./contract";
 import type { ValueOf } from "../shared/enum";
 
-/** Ports the gateway never takes for SSH: the usual web ports and Istio's own. */
+/** Ports the gateway never takes for SSH: the usual web ports and Istio's own. @internal */
 export const RESERVED_CONNECT_PORTS: readonly number[] = [80, 443, 15000, 15001, 15004, 15006, 15008, 15009, 15020, 15021, 15053, 15090];
 /** The Istio proxy's uid in gateway pods. */
 const ISTIO_PROXY_UID = 1337;
@@ -132,7 +132,7 @@ export interface ConnectGatewayWorkspace {
   name: string;
 }
 
-/** Checks the arguments; throws one clear message. Exported for tests and the Stack. */
+/** Checks the arguments; throws one clear message. Exported for tests and the Stack. @internal */
 export function validateConnectGatewayArgs(name: string, args: ConnectGatewayArgs): void {
   const where = `ConnectGateway ${name}`;
   const port = args.port ?? 2222;
@@ -184,12 +184,13 @@ export function validateConnectGatewayArgs(name: string, args: ConnectGatewayArg
  * The name of the Envoy route configuration Istio gives a gateway port: `http.<port>` for a plain
  * HTTP server, `https.<port>.<portName>.<gatewayName>.<namespace>` for a TLS-terminating one
  * (istio pilot/pkg/model gateway.go, gatewayRDSRouteName).
+ * @internal
  */
 export function gatewayRouteConfigurationName(port: number, tls: { portName: string; gatewayName: string; namespace: string } | undefined): string {
   return tls ? `https.${port}.${tls.portName}.${tls.gatewayName}.${tls.namespace}` : `http.${port}`;
 }
 
-/** The port name of the Gateway server (part of the TLS route configuration name). */
+/** The port name of the Gateway server (part of the TLS route configuration name). @internal */
 export const CONNECT_PORT_NAME = "connect";
 
 export class ConnectGateway extends pulumi.ComponentResource {
@@ -414,7 +415,7 @@ export class ConnectGateway extends pulumi.ComponentResource {
 
 }
 
-/** The spec of the one listener-level EnvoyFilter: CONNECT on the port, and nothing per workspace. */
+/** The spec of the one listener-level EnvoyFilter: CONNECT on the port, and nothing per workspace. @internal */
 export function connectFilterSpec(selector: Record<string, string>, port: number): Record<string, unknown> {
   return {
     workloadSelector: { labels: selector },
