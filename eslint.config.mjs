@@ -1,4 +1,5 @@
 import js from "@eslint/js";
+import pulumi from "@pulumi/eslint-plugin";
 import { createNodeResolver, importX } from "eslint-plugin-import-x";
 import tseslint from "typescript-eslint";
 
@@ -23,5 +24,15 @@ export default tseslint.config(
       "import-x/resolver-next": [createNodeResolver({ extensions: [".ts", ".mts", ".js", ".mjs", ".json"], extensionAlias: { ".js": [".ts", ".js"] } })],
     },
     rules: { "import-x/no-cycle": "error" },
+  },
+  {
+    // @pulumi/eslint-plugin's two rules, on as pulumi/pulumi-eks has them (nodejs/eks/.eslintrc.js):
+    // an Output in a plain template literal becomes a warning text, not its value; pulumi.interpolate
+    // (or apply) is the way. They read types (the project service, tsconfig.json), so they run where
+    // Outputs are made: the components and the program.
+    files: ["index.ts", "components/**/*.ts"],
+    plugins: { "@pulumi": pulumi },
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: { "@pulumi/no-output-in-template-literal": "error", "@pulumi/no-output-instance-in-template-literal": "error" },
   },
 );

@@ -25,6 +25,7 @@ import os from "node:os";
 import path from "node:path";
 import { parse, stringify } from "yaml";
 import { helmBinaries } from "../test/harness/helm";
+import { growWorkspaces } from "./bench-stack";
 
 const GNU_TIME = "/usr/bin/time";
 /** What a render needs from its tree; index.ts and its imports resolve to the tree itself. */
@@ -76,16 +77,8 @@ type StackDocument = { config: Record<string, { workspaces?: Record<string, unkn
 /** The tree's dev stack with its workspaces replaced by `count` copies of the first. */
 function grownStack(tree: string, count: number): { document: StackDocument; workspaces: Record<string, unknown>[] } {
   const document = parse(readFileSync(path.join(tree, "Pulumi.dev.yaml"), "utf8")) as StackDocument;
-  const stack = document.config["entryway:stack"];
-  const template = stack.workspaces?.[0];
-  if (!template) throw new Error(`${tree}/Pulumi.dev.yaml has no workspace to copy`);
-  const keys = template.authorizedKeys as string[];
-  stack.workspaces = Array.from({ length: count }, (_, i) => ({
-    ...template,
-    name: `user${i}`,
-    authorizedKeys: keys.map((key) => key.replace(/\S+$/, `u${i}@laptop`)),
-  }));
-  return { document, workspaces: stack.workspaces };
+  const workspaces = growWorkspaces(document.config["entryway:stack"], count, `${tree}/Pulumi.dev.yaml`);
+  return { document, workspaces };
 }
 
 /** Runs a command under GNU time; returns its wall and CPU time and max RSS (the largest process's). */

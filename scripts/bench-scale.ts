@@ -36,7 +36,7 @@
  * crash mid-update then loses what the update did, so it is a choice for large stacks, printed
  * with every row it applies to.
  */
-import { spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -44,7 +44,9 @@ import { parse, stringify } from "yaml";
 import { installUpstreamCrds, startControlPlane, type ControlPlane } from "../test/harness/control-plane";
 import { helmBinaries, type Helm } from "../test/harness/helm";
 import { engineEnv, engineTools, type EngineRequest, type EngineResult } from "../test/harness/pulumi-engine";
+import { runBytes } from "../test/harness/process";
 import { stackConfig, withoutAddressWaits, type StackDocument } from "../test/real/stack-config";
+import { growWorkspaces } from "./bench-stack";
 
 const repoRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const PASSPHRASE = "entryway-bench-passphrase";
@@ -123,41 +125,35 @@ function rssKiB(pid: number): number {
 }
 
 /** Runs a command to its end, polling its process tree's RSS and CPU time (see the header). */
-function measured(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<Measurement> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const child = spawn(command, args, { env: options.env ?? process.env, cwd: options.cwd, stdio: ["ignore", "pipe", "pipe"] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
-    child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
-    let peak = 0;
-    let processes = 0;
-    const poll = () => {
-      if (!child.pid) return;
-      const tree = treeOf(child.pid);
-      processes = Math.max(processes, tree.length);
-      peak = Math.max(peak, tree.reduce((sum, pid) => sum + rssKiB(pid), 0) * 1024);
+async function measured(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<Measurement> {
+  const started = performance.now();
+  let peak = 0;
+  let processes = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const poll = (pid: number) => {
+    const tree = treeOf(pid);
+    processes = Math.max(processes, tree.length);
+    peak = Math.max(peak, tree.reduce((sum, pid) => sum + rssKiB(pid), 0) * 1024);
+  };
+  const onSpawn = (child: ChildProcess) => {
+    if (!child.pid) return;
+    timer = setInterval(poll, POLL_MS, child.pid);
+    poll(child.pid);
+  };
+  try {
+    const result = await runBytes(command, args, { ...options, onSpawn });
+    return {
+      ok: result.status === 0,
+      wallSeconds: (performance.now() - started) / 1000,
+      cpuSeconds: Number.NaN, // filled in from GNU time by measuredTree
+      peakRssBytes: peak,
+      processes,
+      stdout: result.stdout.toString(),
+      stderr: result.stderr,
     };
-    const timer = setInterval(poll, POLL_MS);
-    poll();
-    child.on("error", (error) => {
-      clearInterval(timer);
-      reject(error);
-    });
-    child.on("close", (status) => {
-      clearInterval(timer);
-      resolve({
-        ok: status === 0,
-        wallSeconds: (performance.now() - started) / 1000,
-        cpuSeconds: Number.NaN, // filled in from GNU time by measuredTree
-        peakRssBytes: peak,
-        processes,
-        stdout: Buffer.concat(out).toString(),
-        stderr: Buffer.concat(err).toString(),
-      });
-    });
-  });
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 /**
@@ -184,14 +180,7 @@ async function measuredTree(command: string, args: string[], options: { env?: No
 function grownStack(count: number): StackDocument {
   const document = parse(readFileSync(path.join(repoRoot, "Pulumi.dev.yaml"), "utf8")) as { config: Record<string, StackDocument> };
   const stack = structuredClone(document.config["entryway:stack"]);
-  const template = stack.workspaces?.[0];
-  if (!template) throw new Error("Pulumi.dev.yaml has no workspace to copy");
-  const keys = template.authorizedKeys as string[];
-  stack.workspaces = Array.from({ length: count }, (_, i) => ({
-    ...template,
-    name: `user${i}`,
-    authorizedKeys: keys.map((key) => key.replace(/\S+$/, `u${i}@laptop`)),
-  }));
+  growWorkspaces(stack, count, "Pulumi.dev.yaml");
   return withoutAddressWaits(stack);
 }
 

@@ -17,11 +17,12 @@ export type AnsibleFormsConfig = AnsibleFormsSettings;
 /** An outbound RTE dialing an AnsibleForms app (here or in another cluster). */
 export type RemoteRteConfig = RemoteRteSettings;
 
+/** @internal */
 export function ansibleFormsArgs(config: AnsibleFormsConfig, namespace: pulumi.Input<string>, labels?: Record<string, string>, global?: GlobalSettings, dns?: InClusterPeer): AnsibleFormsArgs {
   return { ...config, namespace, labels, global, dns };
 }
 
-/** `appTag`: the app's image tag in the same stack; the RTE follows it unless its own tag is set (as the chart's remoteRte.image.tag ""). */
+/** `appTag`: the app's image tag in the same stack; the RTE follows it unless its own tag is set (as the chart's remoteRte.image.tag ""). @internal */
 export function remoteRteArgs(
   config: RemoteRteConfig,
   namespace: pulumi.Input<string>,

@@ -130,7 +130,7 @@ const WHOLE_VAR_REF = /^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/;
 /** What a credential may not reference: the app's own variables, RTE_TOKEN excepted. */
 const NOT_A_TOKEN = new Set<string>(COMPONENT_APP_ENV.filter((name) => name !== SEED_TOKEN_ENV));
 
-/** Every problem with a seed, as AnsibleForms would find them at start; empty when it is good. */
+/** Every problem with a seed, as AnsibleForms would find them at start; empty when it is good. @internal */
 export function seedProblems(spec: SeedSpec, appEnv: readonly string[]): string[] {
   const problems: string[] = [];
   const raw = spec as unknown as Record<string, unknown>;
@@ -210,7 +210,7 @@ function seedText(spec: SeedSpec): string {
   );
 }
 
-/** The seed file's text; throws with every problem (one a line) when the seed breaks AnsibleForms' rules. */
+/** The seed file's text; throws with every problem (one a line) when the seed breaks AnsibleForms' rules. @internal */
 export function renderSeed(spec: SeedSpec, appEnv: readonly string[], where = "RunnerSeed"): string {
   const problems = seedProblemLines(spec, appEnv, where);
   if (problems.length > 0) throw new Error(problems.join("\n"));

@@ -20,24 +20,25 @@ import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from
 import type { ValueOf } from "../shared/enum";
 import { configChecksums, helmToJson } from "../shared/config-file";
 
-/** The gateway image the chart and the component deploy unless told otherwise. */
+/** The gateway image the chart and the component deploy unless told otherwise. @internal */
 export const EXEC_GATEWAY_IMAGE: ImageSettings = { registry: "ghcr.io", repository: "entryway/exec-gateway", tag: "0.1.0" };
-/** The port the gateway listens on inside its pod (the service's ENTRYWAY_PORT). */
+/** The port the gateway listens on inside its pod (the service's ENTRYWAY_PORT). @internal */
 export const EXEC_GATEWAY_PORT = 8080;
-/** The port of /metrics and /readyz (the service's ENTRYWAY_METRICS_PORT), open only to the monitoring namespace. */
+/** The port of /metrics and /readyz (the service's ENTRYWAY_METRICS_PORT), open only to the monitoring namespace. @internal */
 export const EXEC_GATEWAY_METRICS_PORT = 9090;
-/** The WebSocket endpoint's path (the service's default). */
+/** The WebSocket endpoint's path (the service's default). @internal */
 export const EXEC_GATEWAY_PATH = "/v1/enter";
 /**
  * What exposure routes to the gateway: the WebSocket endpoint and the web terminal (its page at /,
  * its assets under /web/). Nothing else of the public port leaves the cluster.
+ * @internal
  */
 export const EXEC_GATEWAY_PUBLIC_PATHS = [
   { path: EXEC_GATEWAY_PATH, match: "exact" },
   { path: "/", match: "exact" },
   { path: "/web/", match: "prefix" },
 ] as const;
-/** Routed too when the gateway records: reviewers list and download recordings there, and replay them on /replay. */
+/** Routed too when the gateway records: reviewers list and download recordings there, and replay them on /replay. @internal */
 export const EXEC_GATEWAY_RECORDING_PATHS = [
   { path: "/v1/recordings", match: "prefix" },
   { path: "/replay", match: "exact" },
@@ -267,10 +268,10 @@ export interface ExecGatewayDebugContainersArgs {
   defaultImage?: string;
 }
 
-/** Proxies between a client and the gateway when exposure routes it: the ingress gateway or controller. */
+/** Proxies between a client and the gateway when exposure routes it: the ingress gateway or controller. @internal */
 export const EXPOSURE_PROXY_HOPS = 1;
 
-/** Where the recordings volume is mounted in the gateway's pod (the document's recordDir). */
+/** Where the recordings volume is mounted in the gateway's pod (the document's recordDir). @internal */
 export const EXEC_GATEWAY_RECORD_DIR = "/var/lib/entryway/recordings";
 /** Where the settings ConfigMap is mounted, read-only, in the gateway's pod; ENTRYWAY_CONFIG names its file. */
 export const EXEC_GATEWAY_CONFIG_DIR = "/etc/entryway";
@@ -512,6 +513,7 @@ export function execGatewayProblems(args: ExecGatewayArgs): string[] {
  * Throws every problem of the args at once, one line each naming the gateway: a ResourceError on
  * `resource` (the engine reports it against that resource), else a plain Error (the Stack checks
  * before it makes the gateway).
+ * @internal
  */
 export function validateExecGatewayArgs(name: string, args: ExecGatewayArgs, resource?: pulumi.Resource): void {
   throwProblems(name, execGatewayProblems(args), resource);
@@ -651,6 +653,7 @@ function recordingsEgress(s3: ExecGatewayRecordingsS3Args | undefined): { port: 
  * subresource (kubernetes pkg/registry/core/pod/rest/subresources.go, ExecREST.Connect, feature gate
  * AuthorizePodWebsocketUpgradeCreatePermission, beta and on by default from 1.35; kubernetes#133515).
  * With `create` alone the real API server answers 403 (test/real/kubernetes-authorizer.test.ts).
+ * @internal
  */
 export const EXEC_RULES = [
   { apiGroups: [""], resources: ["pods"], verbs: ["get", "list"] },
@@ -658,9 +661,9 @@ export const EXEC_RULES = [
   { apiGroups: ["apps"], resources: ["deployments", "statefulsets"], verbs: ["get"] },
   { apiGroups: ["apps"], resources: ["replicasets"], verbs: ["list"] },
 ];
-/** Added to EXEC_RULES only with debugContainers: adding an ephemeral container (what kubectl debug patches). */
+/** Added to EXEC_RULES only with debugContainers: adding an ephemeral container (what kubectl debug patches). @internal */
 export const DEBUG_RULE = { apiGroups: [""], resources: ["pods/ephemeralcontainers"], verbs: ["patch"] };
-/** The Kubernetes authorizer's rules: TokenReview and SubjectAccessReview. */
+/** The Kubernetes authorizer's rules: TokenReview and SubjectAccessReview. @internal */
 export const REVIEW_RULES = [
   { apiGroups: ["authentication.k8s.io"], resources: ["tokenreviews"], verbs: ["create"] },
   { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },

@@ -9,8 +9,10 @@
 
 /**
  * The values of an object, as a union: `ValueOf<typeof X>` is `(typeof X)[keyof typeof X]`.
- * Internal to the schema generator (ts-json-schema-generator exposes no `@internal` type as a
- * definition), so each enum keeps its own definition, as before.
- * @internal
+ * Exported by an export list, not by an `export` modifier: ts-json-schema-generator makes a
+ * definition only of a declaration that carries the modifier (ExposeNodeParser.isExportNode), so
+ * each enum keeps its own definition, inlined; and unlike the internal tag, this keeps it in the
+ * published declarations, which stripInternal would otherwise leave referring to a missing type.
  */
-export type ValueOf<T> = T[keyof T];
+type ValueOf<T> = T[keyof T];
+export type { ValueOf };

@@ -59,7 +59,7 @@ export interface GlobalSettings {
   imagePullSecrets?: SecretName[];
 }
 
-/** The reference of an image: its settings over the defaults, the global registry over both. */
+/** The reference of an image: its settings over the defaults, the global registry over both. @internal */
 export function imageReference(defaults: ImageSettings, image: ImageSettings | undefined, global: GlobalSettings | undefined): string {
   const registry = global?.imageRegistry || (image?.registry ?? defaults.registry);
   const repository = image?.repository || defaults.repository;

@@ -2,9 +2,11 @@
  * The standard app.kubernetes.io labels. Selector labels are the subset that never changes
  * over an object's life (a Deployment's selector is immutable), so versions and managed-by
  * stay out of them.
+ * @internal
  */
 export const PART_OF = "entryway";
 
+/** @internal */
 export interface LabelIdentity {
   /** The application, e.g. "exec-gateway", "ssh-workspace". */
   readonly name: string;
@@ -14,6 +16,7 @@ export interface LabelIdentity {
   readonly component?: string;
 }
 
+/** @internal */
 export function selectorLabels(identity: LabelIdentity): Record<string, string> {
   return {
     "app.kubernetes.io/name": identity.name,
@@ -22,6 +25,7 @@ export function selectorLabels(identity: LabelIdentity): Record<string, string> 
   };
 }
 
+/** @internal */
 export function standardLabels(
   identity: LabelIdentity & { readonly version?: string },
   extra: Record<string, string> = {},
@@ -35,7 +39,7 @@ export function standardLabels(
   };
 }
 
-/** Label values: at most 63 characters of [A-Za-z0-9._-], starting and ending alphanumeric. */
+/** Label values: at most 63 characters of [A-Za-z0-9._-], starting and ending alphanumeric. @internal */
 export function sanitiseLabelValue(value: string): string {
   return value
     .replace(/[^A-Za-z0-9._-]+/g, "-")

@@ -13,10 +13,11 @@ const MAX_NAME = 63;
  * being a uint32 in decimal, safe-encoded (HashControllerRevision): up to 10 characters. A label
  * value holds at most 63, so a StatefulSet name over 63 - 1 - 10 = 52 characters leaves its pods
  * uncreatable.
+ * @internal
  */
 export const MAX_STATEFULSET_NAME = 52;
 
-/** Joins name parts with '-' into a valid DNS-1123 label of at most `max` characters. Throws on an empty result. */
+/** Joins name parts with '-' into a valid DNS-1123 label of at most `max` characters. Throws on an empty result. @internal */
 export function cappedName(max: number, ...parts: string[]): string {
   const joined = parts
     .filter((part) => part.length > 0)
@@ -35,17 +36,17 @@ export function cappedName(max: number, ...parts: string[]): string {
   return `${joined.slice(0, max - hash.length - 1).replace(/-$/, "")}-${hash}`;
 }
 
-/** Joins name parts with '-' into a valid DNS-1123 label (at most 63 characters). */
+/** Joins name parts with '-' into a valid DNS-1123 label (at most 63 characters). @internal */
 export function objectName(...parts: string[]): string {
   return cappedName(MAX_NAME, ...parts);
 }
 
-/** A StatefulSet's name (and its Service's): at most 52 characters, so its pods' revision label fits. */
+/** A StatefulSet's name (and its Service's): at most 52 characters, so its pods' revision label fits. @internal */
 export function statefulSetName(...parts: string[]): string {
   return cappedName(MAX_STATEFULSET_NAME, ...parts);
 }
 
-/** The in-cluster DNS name of a Service. */
+/** The in-cluster DNS name of a Service. @internal */
 export function serviceFqdn(service: string, namespace: string): string {
   return `${service}.${namespace}.svc.cluster.local`;
 }

@@ -102,32 +102,33 @@ export interface InClusterPeer {
   podSelector: Record<string, string>;
 }
 
-/** The cluster DNS: CoreDNS/kube-dns keeps the `k8s-app: kube-dns` label in kube-system. */
+/** The cluster DNS: CoreDNS/kube-dns keeps the `k8s-app: kube-dns` label in kube-system. @internal */
 export const DEFAULT_DNS: InClusterPeer = { namespace: "kube-system", podSelector: { "k8s-app": "kube-dns" } };
-/** istiod, in Istio's default namespace (its pods carry `app: istiod`, whatever the revision). */
+/** istiod, in Istio's default namespace (its pods carry `app: istiod`, whatever the revision). @internal */
 export const DEFAULT_ISTIOD: InClusterPeer = { namespace: "istio-system", podSelector: { app: "istiod" } };
-/** istiod's port for xDS and certificates over TLS (the injected proxy's CA_ADDR and discovery address). */
+/** istiod's port for xDS and certificates over TLS (the injected proxy's CA_ADDR and discovery address). @internal */
 export const ISTIOD_XDS_PORT = 15012;
-/** An Istio proxy's readiness port (the injected readinessProbe) and its Envoy metrics port. */
+/** An Istio proxy's readiness port (the injected readinessProbe) and its Envoy metrics port. @internal */
 export const ISTIO_HEALTH_PORT = 15021;
+/** @internal */
 export const ISTIO_METRICS_PORT = 15090;
 
-/** A peer for pods in a namespace known by name. */
+/** A peer for pods in a namespace known by name. @internal */
 export function peerIn(peer: InClusterPeer): K8sNetworkPolicyPeer {
   return { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": peer.namespace } }, podSelector: { matchLabels: peer.podSelector } };
 }
 
-/** Egress to the cluster DNS on 53, UDP and TCP (TCP for answers over 512 bytes). */
+/** Egress to the cluster DNS on 53, UDP and TCP (TCP for answers over 512 bytes). @internal */
 export function dnsEgressRule(dns: InClusterPeer = DEFAULT_DNS): K8sNetworkPolicyEgressRule {
   return { to: [peerIn(dns)], ports: [{ port: 53, protocol: "UDP" }, { port: 53, protocol: "TCP" }] };
 }
 
-/** Every pod of the namespace: no ingress, no egress, unless another policy allows it. */
+/** Every pod of the namespace: no ingress, no egress, unless another policy allows it. @internal */
 export function defaultDenySpec(): NetworkPolicySpec {
   return { podSelector: {}, policyTypes: ["Ingress", "Egress"] };
 }
 
-/** Every pod of the namespace may ask the cluster DNS. */
+/** Every pod of the namespace may ask the cluster DNS. @internal */
 export function allowDnsSpec(dns: InClusterPeer = DEFAULT_DNS): NetworkPolicySpec {
   return { podSelector: {}, policyTypes: ["Egress"], egress: [dnsEgressRule(dns)] };
 }
@@ -135,6 +136,7 @@ export function allowDnsSpec(dns: InClusterPeer = DEFAULT_DNS): NetworkPolicySpe
 /**
  * The two policies of a namespace the stack owns, `<base>-default-deny` and `<base>-allow-dns`;
  * each workload's own policy allows the rest. `resourceName` keeps Pulumi names unique per namespace.
+ * @internal
  */
 export function namespaceNetworkPolicies(
   resourceName: string,

@@ -57,7 +57,7 @@ export interface PodSettings {
 const present = <T>(value: T | undefined): value is T =>
   value !== undefined && !(Array.isArray(value) && value.length === 0) && !(typeof value === "object" && value !== null && Object.keys(value).length === 0) && value !== "";
 
-/** A pod template's metadata: the component's labels and annotations over the settings' own. */
+/** A pod template's metadata: the component's labels and annotations over the settings' own. @internal */
 export function podMetadata(
   labels: Record<string, string>,
   settings: PodSettings | undefined,
@@ -71,7 +71,7 @@ export function podMetadata(
   return present(plain) ? { ...metadata, annotations: plain } : metadata;
 }
 
-/** The PodSpec fields for placement and image pulls; `spread` is the workload's own spread, replaced by the settings'. */
+/** The PodSpec fields for placement and image pulls; `spread` is the workload's own spread, replaced by the settings'. @internal */
 export function podPlacement(settings: PodSettings | undefined, global: GlobalSettings | undefined, spread?: PodSpec["topologySpreadConstraints"]): Partial<PodSpec> {
   const fields: Partial<PodSpec> = {
     imagePullSecrets: global?.imagePullSecrets?.map((name) => ({ name })),

@@ -8,6 +8,7 @@ import type * as k8s from "@pulumi/kubernetes";
 type PodSecurityContext = k8s.types.input.core.v1.PodSecurityContext;
 type SecurityContext = k8s.types.input.core.v1.SecurityContext;
 
+/** @internal */
 export interface RunAs {
   /** The numeric user; images must not rely on a user name for runAsNonRoot to hold. */
   readonly user: number;
@@ -16,6 +17,7 @@ export interface RunAs {
   readonly fsGroup?: number;
 }
 
+/** @internal */
 export function restrictedPodSecurityContext(runAs: RunAs): PodSecurityContext {
   return {
     runAsNonRoot: true,
@@ -34,12 +36,14 @@ export function restrictedPodSecurityContext(runAs: RunAs): PodSecurityContext {
  * A pod-level runAsUser 1337 is what `istioctl analyze` reports as IST0144 (istio
  * pkg/config/analysis/analyzers/deployment/pod.go exempts only the container named istio-proxy):
  * an application running as the proxy's uid escapes the sidecar's traffic capture.
+ * @internal
  */
 export function proxyPodSecurityContext(proxyUid: number): PodSecurityContext {
   const { runAsUser: _user, runAsGroup: _group, ...context } = restrictedPodSecurityContext({ user: proxyUid });
   return context;
 }
 
+/** @internal */
 export interface ContainerSecurityOptions {
   /** Defaults to true; turn off only for programs that write outside their volumes. */
   readonly readOnlyRootFilesystem?: boolean;
@@ -48,6 +52,7 @@ export interface ContainerSecurityOptions {
   readonly runAs?: RunAs;
 }
 
+/** @internal */
 export function restrictedContainerSecurityContext(options: ContainerSecurityOptions = {}): SecurityContext {
   return {
     allowPrivilegeEscalation: false,

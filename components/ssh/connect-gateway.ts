@@ -18,7 +18,7 @@ import { proxyPodSecurityContext, restrictedContainerSecurityContext } from "../
 import { WORKSPACE_SSHD_PORT, type ConnectGatewayRegistration } from "./contract";
 import type { ValueOf } from "../shared/enum";
 
-/** Ports the gateway never takes for SSH: the usual web ports and Istio's own. */
+/** Ports the gateway never takes for SSH: the usual web ports and Istio's own. @internal */
 export const RESERVED_CONNECT_PORTS: readonly number[] = [80, 443, 15000, 15001, 15004, 15006, 15008, 15009, 15020, 15021, 15053, 15090];
 /** The Istio proxy's uid in gateway pods. */
 const ISTIO_PROXY_UID = 1337;
@@ -184,6 +184,7 @@ function connectGatewayProblems(name: string, args: ConnectGatewayArgs): string[
 /**
  * Checks the arguments without making the component (which reports the same problems as a
  * ResourceError of its own); throws every problem at once, one a line.
+ * @internal
  */
 export function validateConnectGatewayArgs(name: string, args: ConnectGatewayArgs): void {
   const problems = connectGatewayProblems(name, args);
@@ -194,12 +195,13 @@ export function validateConnectGatewayArgs(name: string, args: ConnectGatewayArg
  * The name of the Envoy route configuration Istio gives a gateway port: `http.<port>` for a plain
  * HTTP server, `https.<port>.<portName>.<gatewayName>.<namespace>` for a TLS-terminating one
  * (istio pilot/pkg/model gateway.go, gatewayRDSRouteName).
+ * @internal
  */
 export function gatewayRouteConfigurationName(port: number, tls: { portName: string; gatewayName: string; namespace: string } | undefined): string {
   return tls ? `https.${port}.${tls.portName}.${tls.gatewayName}.${tls.namespace}` : `http.${port}`;
 }
 
-/** The port name of the Gateway server (part of the TLS route configuration name). */
+/** The port name of the Gateway server (part of the TLS route configuration name). @internal */
 export const CONNECT_PORT_NAME = "connect";
 
 /** The names, labels and peers every step shares (the chart's templates/ssh/_helpers.tpl). */
@@ -499,7 +501,7 @@ export class ConnectGateway extends pulumi.ComponentResource {
   }
 }
 
-/** The spec of the one listener-level EnvoyFilter: CONNECT on the port, and nothing per workspace. */
+/** The spec of the one listener-level EnvoyFilter: CONNECT on the port, and nothing per workspace. @internal */
 export function connectFilterSpec(selector: Record<string, string>, port: number): Record<string, unknown> {
   return {
     workloadSelector: { labels: selector },

@@ -6,7 +6,7 @@
  */
 import type { InClusterPeer } from "../shared/network";
 
-/** The port sshd listens on inside the pod: non-root processes cannot bind 22. */
+/** The port sshd listens on inside the pod: non-root processes cannot bind 22. @internal */
 export const WORKSPACE_SSHD_PORT = 2222;
 
 /**
@@ -46,6 +46,7 @@ const claimedDomains = new WeakMap<ConnectGatewayRegistration, Map<string, strin
  * Two virtual hosts with one domain make Envoy reject the whole route configuration ("Only unique
  * values for domains are permitted": envoy source/common/router/config_impl.cc, RouteMatcher), so
  * every route on the port would stop; the second claim is an error at preview.
+ * @internal
  */
 export function claimGatewayDomain(gateway: ConnectGatewayRegistration, domain: string, workspace: string): void {
   const claims = claimedDomains.get(gateway) ?? new Map<string, string>();

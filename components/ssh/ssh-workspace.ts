@@ -23,11 +23,11 @@ import type { ImagePullPolicy } from "../shared/image";
 import { claimGatewayDomain, WORKSPACE_SSHD_PORT, type ConnectGatewayRegistration } from "./contract";
 import type { ValueOf } from "../shared/enum";
 
-/** The image built from images/ssh-workspace (Ubuntu, OpenSSH, user `dev` uid 1000). */
+/** The image built from images/ssh-workspace (Ubuntu, OpenSSH, user `dev` uid 1000). @internal */
 export const DEFAULT_WORKSPACE_IMAGE: ImageSettings = { registry: "ghcr.io", repository: "entryway/ssh-workspace", tag: "0.1.0" };
-/** The Service port the gateway dials (named tcp-ssh). */
+/** The Service port the gateway dials (named tcp-ssh). @internal */
 export const WORKSPACE_SERVICE_PORT = 22;
-/** Where the image's entrypoint reads authorized keys (file `authorized_keys`). */
+/** Where the image's entrypoint reads authorized keys (file `authorized_keys`). @internal */
 export const AUTHORIZED_KEYS_DIR = "/etc/entryway/keys";
 
 const LOGIN = /^[a-z_][a-z0-9_-]{0,31}$/;
@@ -191,6 +191,7 @@ function sshWorkspaceProblems(name: string, args: SshWorkspaceArgs): string[] {
 /**
  * Checks the arguments without making the component (which reports the same problems as a
  * ResourceError of its own); throws every problem at once, one a line.
+ * @internal
  */
 export function validateSshWorkspaceArgs(name: string, args: SshWorkspaceArgs): void {
   const problems = sshWorkspaceProblems(name, args);
@@ -479,6 +480,7 @@ export class SshWorkspace extends pulumi.ComponentResource {
  * with 503 (NC: no cluster). Istio >= 1.26 counts the services an EnvoyFilter names in this
  * annotation (istio pilot/pkg/model/envoyfilter.go convertToEnvoyFilterWrapper, read by
  * push_context.go extraServicesForProxy; istio PR 55038). Older Istio ignores it.
+ * @internal
  */
 export function workspaceRouteFilterAnnotations(namespace: string, fqdn: string): Record<string, string> {
   return { "envoyfilter.istio.io/referenced-services": `${namespace}/${fqdn}` };
@@ -496,6 +498,7 @@ export function workspaceRouteFilterAnnotations(namespace: string, fqdn: string)
  * the route's exact `:authority` header match instead, which sees the authority as sent (for
  * CONNECT over HTTP/1 the request-target `host:port`: envoy source/common/http/http1/codec_impl.cc,
  * ServerConnectionImpl::handlePath), so CONNECT to the host on any other port gets 404.
+ * @internal
  */
 export function workspaceRouteFilterSpec(route: {
   selector: Record<string, string>;

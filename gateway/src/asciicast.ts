@@ -175,11 +175,13 @@ export function recordingStart(id: string): Date | null {
  * (CSI [?] Ps $ p), window reports (CSI 11/13-16/18-21 t), colour and clipboard queries
  * (OSC 4/5/10-19/52 ... ; ? ST) and DECRQSS/XTGETTCAP (DCS $ q / DCS + q ... ST).
  */
-// eslint-disable-next-line no-control-regex -- escape sequences are what it matches
+/* eslint-disable no-control-regex -- escape sequences are what it matches (a block: a formatter may wrap the line) */
 const TERMINAL_QUERY = /\x1b\[(?:\??\d*(?:;\d*)*n|[>=]?\d*c|>\d*q|\??\d+\$p|(?:1[1345689]|2[01])(?:;\d*)*t)|\x1b\](?:[45];\d+|1\d|52;[a-z0-9]*);\?(?:\x07|\x1b\\)|\x1bP[$+]q[^\x07\x1b]*(?:\x07|\x1b\\)/g;
+/* eslint-enable no-control-regex */
 /** A tail that may be the start of a query cut by an event boundary (a sequence still open). */
-// eslint-disable-next-line no-control-regex -- escape sequences are what it matches
+/* eslint-disable no-control-regex -- escape sequences are what it matches (a block: a formatter may wrap the line) */
 const OPEN_SEQUENCE = /\x1b(?:\[[\d;?>=$]*|\][\d;a-z?]*\x1b?|P[$+]?q?[^\x07\x1b]*\x1b?)?$/;
+/* eslint-enable no-control-regex */
 
 /**
  * The output events without terminal queries. Played back, a query makes the local terminal answer

@@ -284,7 +284,7 @@ class S3Recording extends RecordingBase {
 }
 
 /** The whole body of an object, as bytes. */
-async function bodyBytes(body: unknown): Promise<Buffer> {
+export async function bodyBytes(body: unknown): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of body as Readable) chunks.push(Buffer.from(chunk as Uint8Array));
   return Buffer.concat(chunks);

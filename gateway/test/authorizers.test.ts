@@ -312,17 +312,20 @@ describe("Kubernetes authorizer (TokenReview + SubjectAccessReview)", () => {
     expect(kube.tokenReviews.at(-1)).toEqual({ token: "apiserver-token", audiences: ["entryway"] });
   });
 
+  /** The SubjectAccessReview carol's token asks for on team-a/web-0: her whole user, and the resource. */
+  const carolReview = (verb: string, subresource: string) => ({
+    user: "carol",
+    uid: "6f1c",
+    groups: ["system:authenticated", "oncall"],
+    extra: { "authentication.kubernetes.io/credential-id": ["JTI=c1"], scopes: ["exec"] },
+    resourceAttributes: { namespace: "team-a", name: "web-0", verb, resource: "pods", subresource },
+  });
+
   it("asks a second SubjectAccessReview, patch pods/ephemeralcontainers on the pod, for a debug container", async () => {
     const carol = await authorizer().authorize(request("carol-token"));
     if (!carol.allow || !carol.mayDebug) throw new Error("carol may exec in team-a/web-0 and gets the debug question");
     expect(await carol.mayDebug({ namespace: "team-a", pod: "web-0" })).toEqual({ allow: true });
-    expect(kube.accessReviews.at(-1)).toEqual({
-      user: "carol",
-      uid: "6f1c",
-      groups: ["system:authenticated", "oncall"],
-      extra: { "authentication.kubernetes.io/credential-id": ["JTI=c1"], scopes: ["exec"] },
-      resourceAttributes: { namespace: "team-a", name: "web-0", verb: "patch", resource: "pods", subresource: "ephemeralcontainers" },
-    });
+    expect(kube.accessReviews.at(-1)).toEqual(carolReview("patch", "ephemeralcontainers"));
     expect(await carol.mayDebug({ namespace: "team-a", pod: "web-1" })).toMatchObject({ allow: false, reason: expect.stringMatching(/carol may not add debug containers to pod team-a\/web-1/) });
     // Exec rights alone (alice) are not debug rights.
     const alice = await authorizer().authorize(request("alice-token"));
@@ -331,13 +334,7 @@ describe("Kubernetes authorizer (TokenReview + SubjectAccessReview)", () => {
 
   it("passes the whole user and the whole resource to SubjectAccessReview", async () => {
     expect(await authorizer().authorize(request("carol-token"))).toEqual({ allow: true, user: "carol", mayDebug: expect.any(Function), recheck: expect.any(Function) });
-    expect(kube.accessReviews.at(-1)).toEqual({
-      user: "carol",
-      uid: "6f1c",
-      groups: ["system:authenticated", "oncall"],
-      extra: { "authentication.kubernetes.io/credential-id": ["JTI=c1"], scopes: ["exec"] },
-      resourceAttributes: { namespace: "team-a", name: "web-0", verb: "create", resource: "pods", subresource: "exec" },
-    });
+    expect(kube.accessReviews.at(-1)).toEqual(carolReview("create", "exec"));
     // carol may enter one pod only: another pod, or a workload (no pod name yet), is refused.
     expect(await authorizer().authorize(request("carol-token", { kind: "pod", namespace: "team-a", pod: "web-1" }))).toMatchObject({ allow: false });
     expect(await authorizer().authorize(request("carol-token", { kind: "workload", namespace: "team-a", workload: "web", instance: 0 }))).toMatchObject({ allow: false });

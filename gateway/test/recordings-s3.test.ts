@@ -6,14 +6,13 @@
 // incomplete; and on storage failure (a bucket that refuses writes, an endpoint that hangs, one that
 // goes away) the gateway refuses or ends the session with recording-failed, audits it, ends the
 // shell, and keeps serving.
-import { Readable } from "node:stream";
 import { GetObjectCommand, HeadObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command, ListPartsCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { describeWithRealTool } from "../../test/harness/realcp.js";
 import { castEnding, outputBytes, parseCast, type RecordingSummary } from "../src/asciicast.js";
 import { defaultConfig, type GatewayConfig } from "../src/config.js";
 import { createMetrics } from "../src/metrics.js";
-import { recoverStoppedUploads, s3Client, s3Sink, STALE_FLUSHES, TAILS } from "../src/recordings-s3.js";
+import { bodyBytes, recoverStoppedUploads, s3Client, s3Sink, STALE_FLUSHES, TAILS } from "../src/recordings-s3.js";
 import { EntryClient } from "./helpers/client.js";
 import { fakeBackend, type FakeBackend } from "./helpers/fake-backend.js";
 import { startGateway, tokenAuthorizer, type TestGateway } from "./helpers/gateway.js";
@@ -21,12 +20,6 @@ import { startSeaweedFs, type S3Identity, type SeaweedFs } from "./helpers/seawe
 
 const BUCKET = "session-casts";
 const PART = 5 * 1024 * 1024;
-
-async function text(body: unknown): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of body as Readable) chunks.push(Buffer.from(chunk as Uint8Array));
-  return Buffer.concat(chunks);
-}
 
 describeWithRealTool("seaweedfs", "recordings in an S3 bucket (SeaweedFS)", (binDir) => {
   let weed: SeaweedFs;
@@ -70,6 +63,12 @@ describeWithRealTool("seaweedfs", "recordings in an S3 bucket (SeaweedFS)", (bin
   const list = async (gw: TestGateway) => ((await (await fetch(`${gw.base}/v1/recordings`, { headers: reviewer })).json()) as { recordings: RecordingSummary[] }).recordings;
   const download = async (gw: TestGateway, id: string) => Buffer.from(await (await fetch(`${gw.base}/v1/recordings/${id}`, { headers: reviewer })).arrayBuffer());
   const admin = () => weed.client(weed.admin);
+  /** The gateway kept serving: once the bucket answers again, a session runs to its end. */
+  const expectServingAgain = async (gw: TestGateway) => {
+    const after = await EntryClient.connect(gw.url({ container: "web" }), { token: "user:alice" });
+    after.type("exit 0\n");
+    expect(await after.closed).toMatchObject({ exitCode: 0 });
+  };
 
   it("records while the session runs, with its metadata; another replica lists it and serves every byte; the end event marks it complete", async () => {
     const a = await gateway(fakeBackend(), weed.gateway);
@@ -141,7 +140,7 @@ describeWithRealTool("seaweedfs", "recordings in an S3 bucket (SeaweedFS)", (bin
     expect(figure("count", "part")).toBe(1);
     process.stderr.write(`multipart: part 1 of ${parts!.Parts![0]!.Size} bytes uploaded in ${(figure("sum", "part") * 1000).toFixed(0)} ms; ${figure("count", "checkpoint")} checkpoints took ${((figure("sum", "checkpoint") / figure("count", "checkpoint")) * 1000).toFixed(1)} ms on average\n`);
     const object = await client3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
-    const body = await text(object.Body);
+    const body = await bodyBytes(object.Body);
     expect(Buffer.from(outputBytes(parseCast(body.toString("utf8")).events))).toEqual(client.output);
     // The tail went with the end, and no upload is left open.
     expect((await client3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `big/${TAILS}` }))).KeyCount).toBe(0);
@@ -166,7 +165,7 @@ describeWithRealTool("seaweedfs", "recordings in an S3 bucket (SeaweedFS)", (bin
     expect(early).toEqual({ completed: [], removed: [] }); // still fresh: its session might live
     const swept = await recoverStoppedUploads(place as never, 0, Date.now() + 60_000);
     expect(swept).toEqual({ completed: [recording.id], removed: [] });
-    const object = await text((await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: `stopped/${recording.id}.cast` }))).Body);
+    const object = await bodyBytes((await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: `stopped/${recording.id}.cast` }))).Body);
     const cast = parseCast(object.toString("utf8"));
     expect(cast.events.at(-1)).toMatchObject({ code: "entryway.incomplete" });
     expect(castEnding(object.subarray(-4096).toString("utf8")).complete).toBe(false);
@@ -217,10 +216,7 @@ describeWithRealTool("seaweedfs", "recordings in an S3 bucket (SeaweedFS)", (bin
     } finally {
       weed.process.kill("SIGCONT");
     }
-    // The gateway kept serving: once the bucket answers, sessions are recorded again.
-    const after = await EntryClient.connect(gw.url({ container: "web" }), { token: "user:alice" });
-    after.type("exit 0\n");
-    expect(await after.closed).toMatchObject({ exitCode: 0 });
+    await expectServingAgain(gw);
   }, 60_000);
 
   it("a client that leaves while its recording's header is being stored starts no shell and leaves a finished recording", async () => {
@@ -258,8 +254,6 @@ describeWithRealTool("seaweedfs", "recordings in an S3 bucket (SeaweedFS)", (bin
     } finally {
       await weed.restart();
     }
-    const after = await EntryClient.connect(gw.url({ container: "web" }), { token: "user:alice" });
-    after.type("exit 0\n");
-    expect(await after.closed).toMatchObject({ exitCode: 0 });
+    await expectServingAgain(gw);
   }, 180_000);
 });

@@ -61,6 +61,14 @@ async function flood(serve: ServeProcess, container: string): Promise<Closed[]> 
 }
 
 /** What every overflow test checks after the flood, given the audit records and the clients' view. */
+/** bob's session, running before the flood: it must outlive it. Its shells are the container's shells with it. */
+async function startBystander(serve: ServeProcess, podman: Podman, container: string): Promise<{ bystander: EntryClient; bystanderShells: string[] }> {
+  const bystander = await EntryClient.connect(enterUrl(serve, container), { token: "user:bob" });
+  bystander.type("echo bystander-$((20+1))\n");
+  await bystander.waitFor(/bystander-21/);
+  return { bystander, bystanderShells: await podman.shells(container) };
+}
+
 async function expectSurvived(serve: ServeProcess, records: AuditRecord[], closed: Closed[]): Promise<void> {
   expect(serve.process.exitCode).toBeNull();
   expect((await fetch(`${serve.base}/healthz`)).status).toBe(200);
@@ -118,10 +126,7 @@ describeNeeding({ podman: podmanAvailable(), root: process.getuid?.() === 0 }, "
   }, 120_000);
 
   it("survives, audits every session, leaves no shell, and keeps the bystander's session", async () => {
-    const bystander = await EntryClient.connect(enterUrl(serve, container), { token: "user:bob" });
-    bystander.type("echo bystander-$((20+1))\n");
-    await bystander.waitFor(/bystander-21/);
-    const bystanderShells = await podman.shells(container);
+    const { bystander, bystanderShells } = await startBystander(serve, podman, container);
 
     const closed = await flood(serve, container);
     const records = await closingRecords(join(dir, "audit.jsonl"));
@@ -192,10 +197,7 @@ describeWithRealTool("seaweedfs", "a SeaweedFS bucket over its 1 MB quota under 
   }, 120_000);
 
   it("survives, audits every session, leaves no shell, and keeps the bystander's session until its own write is refused", async () => {
-    const bystander = await EntryClient.connect(enterUrl(serve, container), { token: "user:bob" });
-    bystander.type("echo bystander-$((20+1))\n");
-    await bystander.waitFor(/bystander-21/);
-    const bystanderShells = await podman.shells(container);
+    const { bystander, bystanderShells } = await startBystander(serve, podman, container);
 
     // SeaweedFS's own quota enforcement (its S3 server runs it each minute): the bucket turns read-only once over.
     let readOnly = false;

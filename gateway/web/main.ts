@@ -7,6 +7,7 @@ import type { Terminal } from "@xterm/xterm";
 import { INPUT_FRAME_BYTES } from "../src/wire.js";
 import { decodeResponse, encodeRequest, RequestType, ResponseType, type Response } from "./codec.js";
 import { beginOidcSignIn, completeOidcSignIn, type OidcSettings } from "./oidc.js";
+import { $, show, TOKEN_KEY } from "./page.js";
 import { openTerminal, styleElementsWithNonce } from "./xterm-setup.js";
 import "./style.css";
 
@@ -17,13 +18,9 @@ interface PageConfig {
   oidc: OidcSettings | null;
 }
 
-const TOKEN_KEY = "entryway.token";
 const TARGET_KEYS = ["namespace", "pod", "workload", "instance", "container"] as const;
 
 styleElementsWithNonce();
-
-const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
-const show = (id: string, visible = true) => ($(id).hidden = !visible);
 
 function setStatus(text: string): void {
   $("status").textContent = text;

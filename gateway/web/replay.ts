@@ -4,16 +4,14 @@
 import type { Terminal } from "@xterm/xterm";
 import { parseCast, parseResize, type Cast } from "../src/asciicast.js";
 import type { RecordingSummary } from "../src/asciicast.js";
+import { $, show, TOKEN_KEY } from "./page.js";
 import { openTerminal, styleElementsWithNonce } from "./xterm-setup.js";
 import "./replay.css";
 
-const TOKEN_KEY = "entryway.token";
 const RECORDINGS = "/v1/recordings";
 
 styleElementsWithNonce();
 
-const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
-const show = (id: string, visible = true) => ($(id).hidden = !visible);
 const setStatus = (text: string) => ($("status").textContent = text);
 const clock = (seconds: number) => `${Math.floor(seconds / 60)}:${String(Math.floor(seconds % 60)).padStart(2, "0")}`;
 

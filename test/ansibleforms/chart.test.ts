@@ -7,7 +7,7 @@ import { DATABASE_MODE_WARNING } from "../../components/ansibleforms/database-rt
 import { renderSeed, seedProblems } from "../../components/ansibleforms/runner-seed";
 import { helmBinaries, helmNotes, helmTemplate, repoRoot, runHelm } from "../harness/helm";
 import { assertValidObjects, type ObjectLike } from "../harness/validate";
-import { APP_ONLY_ENV, appVolumeMountsOf, container, DNS_RULE, envNames, envOf, find, PLAYBOOK_FOLDER_MOUNTS, podSpec, seedOf, volumeAt } from "./helpers";
+import { APP_ONLY_ENV, appVolumeMountsOf, container, DNS_RULE, envNames, envOf, expectDatabaseModeRte, find, PLAYBOOK_FOLDER_MOUNTS, podSpec, seedOf, volumeAt } from "./helpers";
 
 const chart = path.join(repoRoot, "charts/entryway");
 const scenario = (name: string) => path.join(chart, "ci", `ansibleforms-${name}.yaml`);
@@ -194,15 +194,7 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
     await assertValidObjects(objects);
     const deployment = find(objects, "Deployment", "entryway-ansibleforms");
     expect(deployment.metadata?.annotations?.["entryway/deprecated"]).toBe(DATABASE_MODE_WARNING);
-    const pod = podSpec(deployment);
-    const rte = container(pod, "rte");
-    expect(envOf(rte, "RTE_MODE")).toBeUndefined();
-    expect(envOf(rte, "DB_PASSWORD")).toEqual(envOf(container(pod, "ansibleforms"), "DB_PASSWORD"));
-    // The seed declares this runner: the RTE must not register a second one, nor hold the encryption key.
-    expect(envOf(rte, "RTE_REGISTER")?.value).toBe("0");
-    expect(envOf(rte, "RTE_URL")?.value).toBe("http://127.0.0.1:8001");
-    expect(envOf(rte, "ENCRYPTION_SECRET")).toBeUndefined();
-    expect(appVolumeMountsOf(pod, rte)).toEqual(PLAYBOOK_FOLDER_MOUNTS);
+    expectDatabaseModeRte(podSpec(deployment));
     expect(objects.find((o) => o.metadata?.name === "entryway-ansibleforms-rte-spool")).toBeUndefined();
   });
 

@@ -1,4 +1,5 @@
 /** What the AnsibleForms suites share: reading pods, containers and env out of manifests. */
+import { expect } from "vitest";
 import { parse } from "yaml";
 import type { ObjectLike } from "../harness/validate";
 
@@ -95,4 +96,21 @@ export function volumeAt(pod: PodSpec, c: Container, path: string): { name: stri
   if (!mount) return undefined;
   const volume = pod.volumes?.find((v) => v.name === mount.name);
   return { name: mount.name, claim: volume?.persistentVolumeClaim?.claimName, emptyDir: volume?.emptyDir !== undefined };
+}
+
+/**
+ * The database mode's RTE, in both front ends: no RTE_MODE, the app's DB_* settings and the
+ * playbook folders; the seed declares it as a runner, so it registers none of its own
+ * (RTE_REGISTER=0 at its RTE_URL) and needs no ENCRYPTION_SECRET nor ACCESS_TOKEN_SECRET.
+ */
+export function expectDatabaseModeRte(pod: PodSpec): void {
+  const rte = container(pod, "rte");
+  const app = container(pod, "ansibleforms");
+  expect(envOf(rte, "RTE_MODE")).toBeUndefined();
+  for (const name of ["DB_HOST", "DB_PORT", "DB_USER", "DB_PASSWORD"]) expect(envOf(rte, name), name).toEqual(envOf(app, name));
+  expect(envOf(rte, "RTE_REGISTER")?.value).toBe("0");
+  expect(envOf(rte, "RTE_URL")?.value).toBe("http://127.0.0.1:8001");
+  expect(envOf(rte, "ENCRYPTION_SECRET")).toBeUndefined();
+  expect(envOf(rte, "ACCESS_TOKEN_SECRET")).toBeUndefined();
+  expect(appVolumeMountsOf(pod, rte)).toEqual(PLAYBOOK_FOLDER_MOUNTS);
 }

@@ -8,7 +8,7 @@ import { RunnerSeed, seedProblems } from "../../components/ansibleforms/runner-s
 import { REDACTED } from "../../scripts/offline/manifests";
 import { isSecretOutput, outputOf, render } from "../harness/pulumi";
 import { assertValidObjects, type ObjectLike } from "../harness/validate";
-import { APP_ONLY_ENV, appVolumeMountsOf, container, DNS_RULE, envNames, envOf, find, PLAYBOOK_FOLDER_MOUNTS, podSpec, seedOf, volumeAt } from "./helpers";
+import { APP_ONLY_ENV, appVolumeMountsOf, container, DNS_RULE, envNames, envOf, expectDatabaseModeRte, find, PLAYBOOK_FOLDER_MOUNTS, podSpec, seedOf, volumeAt } from "./helpers";
 
 const ns = "forms";
 
@@ -348,16 +348,8 @@ describe("AnsibleForms in the deprecated database mode", () => {
     expect(warn).toHaveBeenCalledWith(DATABASE_MODE_WARNING, expect.anything());
     await assertValidObjects(objects);
     const pod = podSpec(find(objects, "Deployment", "entryway-ansibleforms"));
-    const rte = container(pod, "rte");
     const app = container(pod, "ansibleforms");
-    expect(envOf(rte, "RTE_MODE")).toBeUndefined();
-    for (const name of ["DB_HOST", "DB_PORT", "DB_USER", "DB_PASSWORD"]) expect(envOf(rte, name)).toEqual(envOf(app, name));
-    // The seed declares this runner (the item below): the RTE registers none of its own, so it needs no ENCRYPTION_SECRET.
-    expect(envOf(rte, "RTE_REGISTER")?.value).toBe("0");
-    expect(envOf(rte, "RTE_URL")?.value).toBe("http://127.0.0.1:8001");
-    expect(envOf(rte, "ENCRYPTION_SECRET")).toBeUndefined();
-    expect(envOf(rte, "ACCESS_TOKEN_SECRET")).toBeUndefined();
-    expect(appVolumeMountsOf(pod, rte)).toEqual(PLAYBOOK_FOLDER_MOUNTS);
+    expectDatabaseModeRte(pod); // the seed below declares its runner
     const { seed } = seedOf(objects, pod, app);
     expect(seed.runners.items[0]).toEqual({ name: "rte", type: "rte", uri: "http://127.0.0.1:8001", token: "${RTE_TOKEN}", is_default: true });
   });

@@ -9,6 +9,7 @@ import { ExecGateway } from "../../components/exec-gateway";
 import { render } from "../harness/pulumi";
 import { gatewaySettings } from "./settings-document";
 import { defaultConfig, loadConfig } from "../../gateway/src/config";
+import { WEBHOOK_URL_ENV } from "./expected";
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -170,10 +171,7 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("exec 
     const secret = find(objects, "Secret")[0];
     expect(secret.metadata.name).toBe("entryway-exec-gateway-auth");
     const container = find(objects, "Deployment")[0].spec.template.spec.containers[0];
-    expect(container.env.find((e: Obj) => e.name === "ENTRYWAY_WEBHOOK_URL")).toEqual({
-      name: "ENTRYWAY_WEBHOOK_URL",
-      valueFrom: { secretKeyRef: { name: "entryway-exec-gateway-auth", key: "webhook-url" } },
-    });
+    expect(container.env.find((e: Obj) => e.name === "ENTRYWAY_WEBHOOK_URL")).toEqual(WEBHOOK_URL_ENV);
   });
 
   // Schema rules fail both lint and template; the cross-field rule the schema cannot express

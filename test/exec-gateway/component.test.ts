@@ -5,6 +5,7 @@ import { REDACTED } from "../../scripts/offline/manifests";
 import { childrenOf, findManifest, outputOf, render, type Manifest } from "../harness/pulumi";
 import { assertValidObjects, type ObjectLike } from "../harness/validate";
 import { gatewaySettings } from "./settings-document";
+import { WEBHOOK_URL_ENV } from "./expected";
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -126,10 +127,7 @@ describe("ExecGateway", () => {
     const secret = findManifest(manifests, "Secret", "entryway-exec-gateway-auth") as Obj;
     expect(secret.stringData).toEqual({ "webhook-url": REDACTED });
     const container = (findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.template.spec.containers[0];
-    expect(container.env.find((e: Obj) => e.name === "ENTRYWAY_WEBHOOK_URL")).toEqual({
-      name: "ENTRYWAY_WEBHOOK_URL",
-      valueFrom: { secretKeyRef: { name: "entryway-exec-gateway-auth", key: "webhook-url" } },
-    });
+    expect(container.env.find((e: Obj) => e.name === "ENTRYWAY_WEBHOOK_URL")).toEqual(WEBHOOK_URL_ENV);
     expect(JSON.stringify(manifests)).not.toContain("hunter2");
     expect(JSON.stringify(manifests.filter((m) => m.kind === "ConfigMap"))).not.toContain("console.example");
   });

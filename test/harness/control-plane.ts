@@ -25,6 +25,12 @@ import { parseAllDocuments } from "yaml";
 import { freePort, waitForPort } from "./net";
 import { realTool } from "./realcp-tool";
 
+/** Whether a Node (its JSON) has the condition Ready=True. */
+export function nodeReady(body: string): boolean {
+  const conditions = (JSON.parse(body).status?.conditions ?? []) as { type: string; status: string }[];
+  return conditions.some((c) => c.type === "Ready" && c.status === "True");
+}
+
 export interface ControlPlane {
   /** Folder of its certificates, kubeconfigs, data and one log file per process. */
   readonly dir: string;
@@ -340,11 +346,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       await createObjects(admin, [...parseAllDocuments(readFileSync(path.join(kwokDir, "share", "objects.yaml"), "utf8")).map((doc) => doc.toJS() as KubernetesObject), fakeNode()]);
       await waitFor(
         `node ${NODE_NAME} Ready`,
-        async () => {
-          const node = await get(`/api/v1/nodes/${NODE_NAME}`);
-          const conditions = (JSON.parse(node.body).status?.conditions ?? []) as { type: string; status: string }[];
-          return conditions.some((c) => c.type === "Ready" && c.status === "True");
-        },
+        async () => nodeReady((await get(`/api/v1/nodes/${NODE_NAME}`)).body),
         started,
         dir,
       );

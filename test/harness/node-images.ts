@@ -14,19 +14,13 @@ import { createHash } from "node:crypto";
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { run } from "./process";
+import { must } from "./process";
 
 export interface ImageConfig {
   readonly entrypoint?: string[];
   readonly cmd?: string[];
   readonly user?: string;
   readonly workingDir?: string;
-}
-
-async function must(command: string, args: string[]): Promise<string> {
-  const result = await run(command, args);
-  if (result.status !== 0) throw new Error(`${command} ${args.join(" ")} exited ${result.status}: ${result.stderr.trim()}`);
-  return result.stdout;
 }
 
 function blob(layout: string, content: Buffer): { digest: string; size: number } {

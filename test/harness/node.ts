@@ -30,8 +30,8 @@ import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, rea
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { issue, stopChild, writeKubeconfig } from "./control-plane";
-import { run } from "./process";
+import { issue, nodeReady, stopChild, writeKubeconfig } from "./control-plane";
+import { must, run } from "./process";
 import { realTool } from "./realcp";
 import { PAUSE_IMAGE, smallImages } from "./node-images";
 
@@ -97,12 +97,6 @@ interface Started {
 }
 
 const CGROUP_HIERARCHIES = ["cpu", "cpuacct", "cpuset", "memory", "devices", "freezer", "blkio", "pids", "systemd"];
-
-async function must(command: string, args: string[]): Promise<string> {
-  const result = await run(command, args);
-  if (result.status !== 0) throw new Error(`${command} ${args.join(" ")} exited ${result.status}: ${result.stderr.trim()}`);
-  return result.stdout;
-}
 
 /** A node number not used by another node on this machine (its netns and veth names, its subnets). */
 function pickNumber(): number {
@@ -501,11 +495,7 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
     atStop("kubelet", () => stopProcess("kubelet"));
     await waitUntil(
       `node ${name} Ready`,
-      async () => {
-        const node = await controlPlane.request("GET", `/api/v1/nodes/${name}`);
-        const conditions = (JSON.parse(node.body).status?.conditions ?? []) as { type: string; status: string }[];
-        return conditions.some((c) => c.type === "Ready" && c.status === "True");
-      },
+      async () => nodeReady((await controlPlane.request("GET", `/api/v1/nodes/${name}`)).body),
       started,
       tail,
     );

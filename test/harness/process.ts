@@ -3,7 +3,7 @@
  * the test process, so its event loop must keep running while the client talks to them
  * (spawnSync would stall them and the client would time out).
  */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 
 export interface ProcessResult<Out = string> {
   readonly status: number | null;
@@ -16,6 +16,8 @@ export interface ProcessOptions {
   readonly cwd?: string;
   /** Written to stdin, which is then closed (closed at once when absent). */
   readonly input?: Buffer | string;
+  /** Called with the child once spawned (bench:scale polls its process tree). */
+  readonly onSpawn?: (child: ChildProcess) => void;
 }
 
 /** Runs `command` to its end; stdout as bytes (for binary or exact output), stderr as text. */
@@ -26,6 +28,7 @@ export function runBytes(command: string, args: string[], options: ProcessOption
     const err: Buffer[] = [];
     child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
     child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
+    options.onSpawn?.(child);
     child.on("error", reject);
     child.on("close", (status) => resolve({ status, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString() }));
     child.stdin.on("error", () => undefined); // a command may end without reading its input (EPIPE)
@@ -37,4 +40,11 @@ export function runBytes(command: string, args: string[], options: ProcessOption
 export async function run(command: string, args: string[], options: ProcessOptions = {}): Promise<ProcessResult> {
   const result = await runBytes(command, args, options);
   return { ...result, stdout: result.stdout.toString() };
+}
+
+/** Runs `command` to its end: its stdout, or an error with its status and stderr when it fails. */
+export async function must(command: string, args: string[]): Promise<string> {
+  const result = await run(command, args);
+  if (result.status !== 0) throw new Error(`${command} ${args.join(" ")} exited ${result.status}: ${result.stderr.trim()}`);
+  return result.stdout;
 }

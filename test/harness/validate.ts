@@ -8,6 +8,8 @@
  * are maps (labels, data) fail for any key, so their keys are all accepted. Paths that carry
  * opaque payloads are listed in OPAQUE_PATHS and checked elsewhere (Envoy payloads: envoy.ts).
  */
+import type { K8sObject } from "../../policies/rules/helpers";
+
 interface ValidationErrorLike {
   errors?: { instancePath: string; message?: string }[];
   message: string;
@@ -17,12 +19,8 @@ interface ModelInstance {
 }
 type ModelClass = new (data: unknown) => ModelInstance;
 
-export interface ObjectLike {
-  apiVersion: string;
-  kind: string;
-  metadata?: { name?: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
-  [field: string]: unknown;
-}
+/** A rendered Kubernetes object: the policy rules' K8sObject, with its apiVersion always set. */
+export type ObjectLike = K8sObject & { apiVersion: string };
 
 const OPAQUE_PATHS: Record<string, RegExp[]> = {
   EnvoyFilter: [/^spec\/configPatches\/\d+\/patch\/value$/],

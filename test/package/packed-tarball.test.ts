@@ -24,7 +24,7 @@ let sshConfigFiles: string[] = [];
 
 const CONSUMER = `
 import * as pulumi from "@pulumi/pulumi";
-import { ConnectGateway, ExecGateway, SshWorkspace, Stack, objectName, type ExecGatewayArgs } from "entryway";
+import { ConnectGateway, ExecGateway, SshWorkspace, Stack, type ExecGatewayArgs } from "entryway";
 
 const created: string[] = [];
 pulumi.runtime.setMocks(
@@ -49,7 +49,7 @@ const workspace = new SshWorkspace("alice", { gateway: connect.registration, nam
 workspace.sshConfig.apply((block) => created.push("sshConfig " + block.split("\\n").find((line) => line.includes("ProxyCommand"))!.trim()));
 process.on("beforeExit", () => {
   if (created.length === 0) return;
-  console.log(JSON.stringify({ name: objectName("platform", "exec-gateway"), created: created.splice(0).sort() }));
+  console.log(JSON.stringify({ created: created.splice(0).sort() }));
 });
 `;
 
@@ -110,8 +110,7 @@ describe("the packed package", () => {
     expect(compiled.ok).toBe(true);
     const ran = run("node", ["--no-experimental-require-module", "out/index.js"], project);
     expect(ran.ok, ran.output).toBe(true);
-    const result = JSON.parse(ran.stdout.trim().split("\n").pop()!) as { name: string; created: string[] };
-    expect(result.name).toBe("platform-exec-gateway");
+    const result = JSON.parse(ran.stdout.trim().split("\n").pop()!) as { created: string[] };
     expect(result.created).toEqual(
       expect.arrayContaining([
         "entryway:index:ExecGateway -/platform",
@@ -129,5 +128,16 @@ describe("the packed package", () => {
     const compiled = run("node", [tsc, "-p", "tsconfig.json", "--noEmit"], project);
     expect(compiled.ok).toBe(false);
     expect(compiled.output).toMatch(/targetNamespaces.*string\[\]|Type 'string' is not assignable to type 'string\[\]'/);
+  });
+
+  it("keeps the components' helpers out of its API: neither the entry nor a deep import has objectName or EXEC_RULES", () => {
+    writeFileSync(
+      path.join(project, "index.ts"),
+      `import { objectName } from "entryway";\nimport { EXEC_RULES } from "entryway/dist/components/exec-gateway";\nconsole.log(objectName("a"), EXEC_RULES);\n`,
+    );
+    const compiled = run("node", [tsc, "-p", "tsconfig.json", "--noEmit"], project);
+    expect(compiled.ok).toBe(false);
+    expect(compiled.output).toMatch(/index\.ts\(1,\d+\): error TS2305: Module '"entryway"' has no exported member 'objectName'/);
+    expect(compiled.output).toMatch(/index\.ts\(2,\d+\): error TS2305: Module '"entryway\/dist\/components\/exec-gateway"' has no exported member 'EXEC_RULES'/);
   });
 });

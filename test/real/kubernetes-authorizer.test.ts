@@ -20,6 +20,7 @@ import { kubernetesBackend } from "../../gateway/src/backends/kubernetes";
 import { defaultConfig, type GatewayConfig } from "../../gateway/src/config";
 import { createGateway, type Gateway } from "../../gateway/src/server";
 import { EntryClient } from "../../gateway/test/helpers/client";
+import { execAuditEvents, grantGatewayRights } from "./exec-access";
 
 const { kubeconfig, server, caFile, auditLog } = inject("controlPlane");
 const admin = new KubeConfig();
@@ -66,15 +67,6 @@ const restricted = {
   containers: [{ name: "app", image: "registry.example.com/app:1", securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } } }],
 };
 
-function execAuditEvents(namespace: string): { user: string; pod: string; code: number }[] {
-  return readFileSync(auditLog, "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as { stage: string; objectRef?: { namespace?: string; resource?: string; subresource?: string; name?: string }; user: { username: string }; responseStatus?: { code: number } })
-    .filter((e) => e.stage === "ResponseComplete" && e.objectRef?.resource === "pods" && e.objectRef.subresource === "exec" && e.objectRef.namespace === namespace)
-    .map((e) => ({ user: e.user.username, pod: e.objectRef!.name!, code: e.responseStatus?.code ?? 0 }));
-}
-
 describe("the kubernetes authorizer and backend on the real API server", () => {
   let gateway: Gateway;
   let url: string;
@@ -82,18 +74,8 @@ describe("the kubernetes authorizer and backend on the real API server", () => {
   const logged: { level: string; message: string; [field: string]: unknown }[] = [];
 
   beforeAll(async () => {
-    for (const name of [GATEWAY_NS, TEAM_A, TEAM_B]) await core.createNamespace({ body: { metadata: { name } } });
-    for (const [namespace, name] of [[GATEWAY_NS, "exec-gateway"], [TEAM_A, "alice"], [TEAM_A, "bob"]] as const) {
-      await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
-    }
     // The gateway's rights, as the ExecGateway component grants them.
-    const gatewaySubject = [{ kind: "ServiceAccount", name: "exec-gateway", namespace: GATEWAY_NS }];
-    for (const namespace of [TEAM_A, TEAM_B]) {
-      await rbac.createNamespacedRole({ namespace, body: { metadata: { name: "exec-gateway" }, rules: EXEC_RULES } });
-      await rbac.createNamespacedRoleBinding({ namespace, body: { metadata: { name: "exec-gateway" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "exec-gateway" }, subjects: gatewaySubject } });
-    }
-    await rbac.createClusterRole({ body: { metadata: { name: "authz-exec-gateway-review" }, rules: REVIEW_RULES } });
-    await rbac.createClusterRoleBinding({ body: { metadata: { name: "authz-exec-gateway-review" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "authz-exec-gateway-review" }, subjects: gatewaySubject } });
+    await grantGatewayRights({ core, rbac }, { gatewayNamespace: GATEWAY_NS, teamA: TEAM_A, teamB: TEAM_B, reviewRole: "authz-exec-gateway-review" }, EXEC_RULES, REVIEW_RULES);
     // alice may exec in team-a; bob may not, anywhere.
     await rbac.createNamespacedRole({ namespace: TEAM_A, body: { metadata: { name: "exec" }, rules: [{ apiGroups: [""], resources: ["pods/exec"], verbs: ["create"] }] } });
     await rbac.createNamespacedRoleBinding({ namespace: TEAM_A, body: { metadata: { name: "alice-exec" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "exec" }, subjects: [{ kind: "ServiceAccount", name: "alice", namespace: TEAM_A }] } });
@@ -146,12 +128,12 @@ describe("the kubernetes authorizer and backend on the real API server", () => {
     const causes = logged.filter((entry) => entry.message === "lost the connection to the shell").map((entry) => String(entry.error));
     expect(causes).toHaveLength(3);
     for (const cause of causes) expect(cause).toMatch(/dial tcp 127\.0\.0\.1:10250: connect: connection refused/);
-    const execs = execAuditEvents(TEAM_A).filter((e) => e.user === `system:serviceaccount:${GATEWAY_NS}:exec-gateway`);
+    const execs = execAuditEvents(auditLog, TEAM_A).filter((e) => e.user === `system:serviceaccount:${GATEWAY_NS}:exec-gateway`);
     expect(execs.map((e) => e.pod).sort()).toEqual([pods.deployment, pods.pod, pods.statefulSet].sort());
   });
 
   it("denied sessions never reach the exec endpoint: the wrong user, the wrong namespace, the wrong audience", async () => {
-    const before = execAuditEvents(TEAM_A).length + execAuditEvents(TEAM_B).length;
+    const before = execAuditEvents(auditLog, TEAM_A).length + execAuditEvents(auditLog, TEAM_B).length;
     const bob = await token(TEAM_A, "bob", [AUDIENCE]);
     expect((await session(bob, `namespace=${TEAM_A}&pod=${pods.pod}`)).reason).toMatch(/may not exec in namespace authz-team-a/);
     const alice = await token(TEAM_A, "alice", [AUDIENCE]);
@@ -159,7 +141,7 @@ describe("the kubernetes authorizer and backend on the real API server", () => {
     // A token for the API server itself is refused by the TokenReview's audience check.
     const apiToken = await token(TEAM_A, "alice", ["https://kubernetes.default.svc.cluster.local"]);
     expect((await session(apiToken, `namespace=${TEAM_A}&pod=${pods.pod}`)).reason).toMatch(/token rejected/);
-    expect(execAuditEvents(TEAM_A).length + execAuditEvents(TEAM_B).length).toBe(before);
+    expect(execAuditEvents(auditLog, TEAM_A).length + execAuditEvents(auditLog, TEAM_B).length).toBe(before);
   });
 
   it("a revoked RoleBinding denies the next session", async () => {

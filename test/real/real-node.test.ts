@@ -51,6 +51,7 @@ import { cleanEnv, cliCommand, startTmux, tmuxAvailable, type Tmux } from "../..
 import { EntryClient } from "../../gateway/test/helpers/client";
 import { CHROMIUM, launchChromium, screenText, typeLine, waitForText } from "../../gateway/test/clients/browser";
 import { ResponseType } from "../../gateway/src/protocol";
+import { execAuditEvents, grantGatewayRights } from "./exec-access";
 import path from "node:path";
 import { installUpstreamCrds, startControlPlane, type ControlPlane } from "../harness/control-plane";
 import { parseAllDocuments } from "yaml";
@@ -128,15 +129,6 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     const request = await core.createNamespacedServiceAccountToken({ namespace, name, body: { spec: { audiences, expirationSeconds: 600 } } });
     if (!request.status?.token) throw new Error(`no token for ${namespace}/${name}`);
     return request.status.token;
-  }
-
-  function execAuditEvents(namespace: string): { user: string; pod: string; code: number }[] {
-    return readFileSync(controlPlane.auditLog!, "utf8")
-      .split("\n")
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as { stage: string; objectRef?: { namespace?: string; resource?: string; subresource?: string; name?: string }; user: { username: string }; responseStatus?: { code: number } })
-      .filter((e) => e.stage === "ResponseComplete" && e.objectRef?.resource === "pods" && e.objectRef.subresource === "exec" && e.objectRef.namespace === namespace)
-      .map((e) => ({ user: e.user.username, pod: e.objectRef!.name!, code: e.responseStatus?.code ?? 0 }));
   }
 
 
@@ -310,18 +302,8 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     apps = admin.makeApiClient(AppsV1Api);
     rbac = admin.makeApiClient(RbacAuthorizationV1Api);
 
-    for (const name of [GATEWAY_NS, TEAM_A, TEAM_B]) await core.createNamespace({ body: { metadata: { name } } });
-    for (const [namespace, name] of [[GATEWAY_NS, "exec-gateway"], [TEAM_A, "alice"], [TEAM_A, "bob"]] as const) {
-      await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
-    }
-    const gatewaySubject = [{ kind: "ServiceAccount", name: "exec-gateway", namespace: GATEWAY_NS }];
-    for (const namespace of [TEAM_A, TEAM_B]) {
-      // As the ExecGateway component grants them with debugContainers on.
-      await rbac.createNamespacedRole({ namespace, body: { metadata: { name: "exec-gateway" }, rules: [...EXEC_RULES, DEBUG_RULE] } });
-      await rbac.createNamespacedRoleBinding({ namespace, body: { metadata: { name: "exec-gateway" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "exec-gateway" }, subjects: gatewaySubject } });
-    }
-    await rbac.createClusterRole({ body: { metadata: { name: "node-exec-gateway-review" }, rules: REVIEW_RULES } });
-    await rbac.createClusterRoleBinding({ body: { metadata: { name: "node-exec-gateway-review" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "node-exec-gateway-review" }, subjects: gatewaySubject } });
+    // As the ExecGateway component grants them with debugContainers on.
+    await grantGatewayRights({ core, rbac }, { gatewayNamespace: GATEWAY_NS, teamA: TEAM_A, teamB: TEAM_B, reviewRole: "node-exec-gateway-review" }, [...EXEC_RULES, DEBUG_RULE], REVIEW_RULES);
     await rbac.createNamespacedRole({ namespace: TEAM_A, body: { metadata: { name: "exec" }, rules: [{ apiGroups: [""], resources: ["pods/exec"], verbs: ["create"] }] } });
     // alice may exec and add debug containers in team-a; bob may only exec there.
     await rbac.createNamespacedRoleBinding({
@@ -451,7 +433,7 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     await client.waitFor(/\r\näöü 你好 🙂\r\n/);
     client.type("exit 3\n");
     expect(await client.closed).toMatchObject({ closeCode: "exit", exitCode: 3 });
-    expect(execAuditEvents(TEAM_A).filter((e) => e.user === `system:serviceaccount:${GATEWAY_NS}:exec-gateway` && e.pod === "target").length).toBeGreaterThan(0);
+    expect(execAuditEvents(controlPlane.auditLog!, TEAM_A).filter((e) => e.user === `system:serviceaccount:${GATEWAY_NS}:exec-gateway` && e.pod === "target").length).toBeGreaterThan(0);
   });
 
   it("pipe mode through the kubelet: stdin to the command, stdout and stderr apart, 20 MiB of output identical, the exit code", async () => {
@@ -481,13 +463,13 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
   it("access boundary: allowed in team-a, denied in team-b and in the gateway's namespace, with no exec request reaching the API server", async () => {
     await core.createNamespacedPod({ namespace: TEAM_B, body: restrictedPod("target", ["sh", "-c", "touch /tmp/ready && exec sleep 86400"]) });
     await waitReady(TEAM_B, "target");
-    const before = execAuditEvents(TEAM_B).length + execAuditEvents(GATEWAY_NS).length;
+    const before = execAuditEvents(controlPlane.auditLog!, TEAM_B).length + execAuditEvents(controlPlane.auditLog!, GATEWAY_NS).length;
     const alice = await token(TEAM_A, "alice", [AUDIENCE]);
     const denied = await EntryClient.connect(`${url}?namespace=${TEAM_B}&pod=target`, { token: alice });
     expect((await denied.closed).reason).toMatch(/may not exec in namespace node-team-b/);
     const own = await EntryClient.connect(`${url}?namespace=${GATEWAY_NS}&pod=exec-gateway-0`, { token: alice });
     expect((await own.closed).reason).toMatch(/may not exec in namespace node-gateway|not found|refused/);
-    expect(execAuditEvents(TEAM_B).length + execAuditEvents(GATEWAY_NS).length).toBe(before);
+    expect(execAuditEvents(controlPlane.auditLog!, TEAM_B).length + execAuditEvents(controlPlane.auditLog!, GATEWAY_NS).length).toBe(before);
     // The same user still gets a shell in team-a.
     const allowed = await EntryClient.connect(`${url}?namespace=${TEAM_A}&pod=target&tty=false&command=id&command=-u`, { token: alice });
     expect(await allowed.closed).toMatchObject({ exitCode: 0 });

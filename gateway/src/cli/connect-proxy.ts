@@ -116,7 +116,6 @@ export async function run(argv: string[], stdin: NodeJS.ReadableStream = process
     "ca-file": { type: "string" },
     "insecure-skip-verify": { type: "boolean", default: false },
     timeout: { type: "string", default: "30" },
-    help: { type: "boolean", short: "h", default: false },
   });
   if (typeof parsed === "number") return parsed;
   const { values, positionals } = parsed;

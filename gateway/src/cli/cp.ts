@@ -22,8 +22,8 @@ import path, { join, posix, type PlatformPath } from "node:path";
 import { PassThrough, Readable, Writable } from "node:stream";
 import { parseArgs } from "node:util";
 import tar from "tar-stream";
-import { EnterError, ExitCode, parseEnterTarget, type EnterTarget } from "./enter-options.js";
-import { CONNECTION_OPTIONS, reportFailure, runSession, sessionSettings } from "./enter.js";
+import { EnterError, ExitCode, parseEnterTarget, reportFailure, type EnterTarget } from "./enter-options.js";
+import { CONNECTION_OPTIONS, runSession, sessionSettings } from "./enter.js";
 
 const HELP = `usage: entryway cp [options] <local path> <target>:<path>
        entryway cp [options] <target>:<path> <local path>
@@ -89,12 +89,14 @@ function packLocal(source: string, name: string): Readable {
  * What no entry name may hold: "\" and ":" (a separator, a drive or a stream on Windows) and
  * control characters (C0, DEL and C1: printed, they would drive the terminal).
  */
-// eslint-disable-next-line no-control-regex -- control characters are what it matches
+/* eslint-disable no-control-regex -- control characters are what it matches (a block: a formatter may wrap the line) */
 const UNSAFE_NAME = /[\\:\x00-\x1f\x7f-\x9f]/;
+/* eslint-enable no-control-regex */
 
 /** Text from the archive as it may be printed: control characters escaped. */
-// eslint-disable-next-line no-control-regex -- control characters are what it matches
+/* eslint-disable no-control-regex -- control characters are what it matches (a block: a formatter may wrap the line) */
 const printable = (text: string) => text.replace(/[\x00-\x1f\x7f-\x9f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+/* eslint-enable no-control-regex */
 
 /**
  * The local path for an archive entry, or an error when the entry would land outside `destination`.

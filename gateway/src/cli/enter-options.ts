@@ -246,3 +246,16 @@ export function classifyHttpStatus(status: number, url: URL): EnterError {
   if (status === 404) return new EnterError(ExitCode.network, `no gateway endpoint at ${where} (HTTP 404): check the URL's path`);
   return new EnterError(ExitCode.network, `the gateway answered HTTP ${status} at ${where} instead of opening a session`);
 }
+
+/** An EnterError or a bad option as one line on stderr and its exit code; anything else is rethrown. */
+export function reportFailure(error: unknown, command: string): number {
+  if (error instanceof EnterError) {
+    process.stderr.write(`entryway: ${error.message}\n`);
+    return error.exitCode;
+  }
+  if ((error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
+    process.stderr.write(`entryway: ${(error as Error).message} (entryway ${command} --help)\n`);
+    return ExitCode.usage;
+  }
+  throw error;
+}

@@ -11,7 +11,7 @@ import WebSocket from "ws";
 import { decodeResponse, encodeRequest, RequestType, ResponseType, type Response } from "../protocol.js";
 import { INPUT_FRAME_BYTES } from "../wire.js";
 import type { Readable, Writable } from "node:stream";
-import { classifyConnectError, classifyHttpStatus, endpointUrl, EnterError, exitCodeForClose, ExitCode, parseEnterTarget, resolveSettings, type EnterTarget } from "./enter-options.js";
+import { classifyConnectError, classifyHttpStatus, endpointUrl, EnterError, exitCodeForClose, ExitCode, parseEnterTarget, reportFailure, resolveSettings, type EnterTarget } from "./enter-options.js";
 
 const HELP = `usage: entryway enter [options] <target> [-- <command> [args...]]
 
@@ -133,19 +133,6 @@ export function sessionSettings(values: ConnectionValues, target: EnterTarget, c
     }
   }
   return { url, token: settings.token, connectTimeoutMs: settings.connectTimeoutSeconds * 1000, keepaliveMs: settings.keepaliveSeconds * 1000, ...(ca ? { ca } : {}) };
-}
-
-/** An EnterError or a bad option as one line on stderr and its exit code; anything else is rethrown. */
-export function reportFailure(error: unknown, command: string): number {
-  if (error instanceof EnterError) {
-    process.stderr.write(`entryway: ${error.message}\n`);
-    return error.exitCode;
-  }
-  if ((error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
-    process.stderr.write(`entryway: ${(error as Error).message} (entryway ${command} --help)\n`);
-    return ExitCode.usage;
-  }
-  throw error;
 }
 
 export async function run(argv: string[]): Promise<number> {

@@ -8,7 +8,7 @@ import { rootCertificates } from "node:tls";
 import { parseArgs } from "node:util";
 import { onlyAllowedSequences, outputBytes, parseCast, playbackTimes, recordingStart, withoutTerminalQueries, type Cast } from "../asciicast.js";
 import { isLoopbackHost } from "../net.js";
-import { classifyConnectError, EnterError, ExitCode, resolveSettings } from "./enter-options.js";
+import { classifyConnectError, EnterError, ExitCode, reportFailure, resolveSettings } from "./enter-options.js";
 
 const HELP = `usage: entryway replay [options] <file | recording id>
 
@@ -196,14 +196,6 @@ export async function run(argv: string[]): Promise<number> {
     }
     return 0;
   } catch (error) {
-    if (error instanceof EnterError) {
-      process.stderr.write(`entryway: ${error.message}\n`);
-      return error.exitCode;
-    }
-    if ((error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
-      process.stderr.write(`entryway: ${(error as Error).message} (entryway replay --help)\n`);
-      return ExitCode.usage;
-    }
-    throw error;
+    return reportFailure(error, "replay");
   }
 }

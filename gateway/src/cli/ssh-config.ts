@@ -36,7 +36,6 @@ export async function run(argv: string[]): Promise<number> {
     "identity-file": { type: "string" },
     proxy: { type: "string", default: "entryway" },
     "server-alive-interval": { type: "string", default: "30" },
-    help: { type: "boolean", short: "h", default: false },
   });
   if (typeof parsed === "number") return parsed;
   const { values, positionals } = parsed;

@@ -1,12 +1,17 @@
 // The bed both client tests use: a private podman (the gateway engineer's helper) serving the Docker
 // Engine API, one busybox container, and a real gateway on loopback with the Docker backend, a token
 // authorizer that allows "user:<name>" tokens, and (for the web test) the web terminal's routes.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll } from "vitest";
 import type { AuditEvent } from "../../src/audit.js";
 import type { Authorizer } from "../../src/auth/authorizer.js";
 import { dockerBackend } from "../../src/backends/docker.js";
 import { defaultConfig, type GatewayConfig } from "../../src/config.js";
 import { createGateway, type Gateway, type RouteHandler } from "../../src/server.js";
 import { tokenAuthorizer } from "../helpers/gateway.js";
+import { cleanEnv } from "./cli-harness.js";
 import { podmanAvailable, startPodman, type Podman } from "../helpers/podman.js";
 
 export { podmanAvailable };
@@ -74,4 +79,22 @@ export async function startClientBed(container: string, options: BedOptions = {}
     await podman.stop();
     throw error;
   }
+}
+
+/**
+ * A client bed started before the suite's tests, and a home whose environment points the CLI at
+ * its gateway as alice; `use` gets the three. Both are removed after the suite.
+ */
+export function withCliBed(container: string, homePrefix: string, use: (bed: ClientBed, home: string, env: NodeJS.ProcessEnv) => void): void {
+  let bed: ClientBed | undefined;
+  let home: string | undefined;
+  beforeAll(async () => {
+    bed = await startClientBed(container);
+    home = mkdtempSync(join(tmpdir(), homePrefix));
+    use(bed, home, cleanEnv(home, { ENTRYWAY_GATEWAY: bed.base, ENTRYWAY_TOKEN: "user:alice" }));
+  });
+  afterAll(async () => {
+    await bed?.stop();
+    if (home) rmSync(home, { recursive: true, force: true });
+  });
 }

@@ -1,12 +1,46 @@
 // The browser the web-terminal tests drive: Debian's headless Chromium through playwright-core, and
 // reading what the page's terminal (xterm.js, exposed as window.entryway.terminal) holds.
-import type { Browser, Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 
 export const CHROMIUM = "/usr/bin/chromium";
 
 /** What these helpers read in the page (typed here: the gateway's TypeScript has no DOM library). */
 interface TerminalGlobals {
   entryway?: { terminal?: { buffer: { active: { length: number; getLine(i: number): { translateToString(trim: boolean): string } | undefined } } } };
+}
+
+/** What went wrong in the browser, collected over a context's whole life (reloads included). */
+export interface Observed {
+  cspViolations: string[];
+  consoleErrors: string[];
+  failedRequests: string[];
+}
+
+interface CspReporter {
+  reportCspViolation(text: string): void;
+  document: { addEventListener(type: "securitypolicyviolation", listener: (event: { violatedDirective: string; blockedURI: string; sourceFile: string; lineNumber: number; sample: string }) => void): void };
+}
+
+/**
+ * Every page of `context` reports into the returned record, before its own scripts run, on every
+ * load and reload: CSP violations, console errors, uncaught errors, failed requests, HTTP errors.
+ */
+export async function observePages(context: BrowserContext): Promise<Observed> {
+  const observed: Observed = { cspViolations: [], consoleErrors: [], failedRequests: [] };
+  await context.exposeBinding("reportCspViolation", (_source, text: string) => void observed.cspViolations.push(text));
+  await context.addInitScript(() => {
+    const page = globalThis as unknown as CspReporter;
+    page.document.addEventListener("securitypolicyviolation", (event) => page.reportCspViolation(`${event.violatedDirective} ${event.blockedURI} ${event.sourceFile}:${event.lineNumber} ${event.sample}`));
+  });
+  context.on("console", (message) => {
+    if (message.type() === "error") observed.consoleErrors.push(`${message.location().url}: ${message.text()}`);
+  });
+  context.on("weberror", (error) => void observed.consoleErrors.push(`uncaught: ${error.error().message}`));
+  context.on("requestfailed", (request) => void observed.failedRequests.push(`${request.url()}: ${request.failure()?.errorText}`));
+  context.on("response", (response) => {
+    if (response.status() >= 400) observed.failedRequests.push(`${response.url()}: HTTP ${response.status()}`);
+  });
+  return observed;
 }
 
 /**

@@ -6,14 +6,19 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { endpointUrl, EnterError, ExitCode, parseEnterTarget, resolveSettings } from "../../src/cli/enter-options.js";
-import { podmanAvailable, startClientBed, type ClientBed } from "./bed.js";
+import { podmanAvailable, withCliBed, type ClientBed } from "./bed.js";
 import { describeNeeding } from "../helpers/tools.js";
-import { cleanEnv, cliCommand, REPO, runCli, startTlsProxy, startTmux, tmuxAvailable } from "./cli-harness.js";
+import { cleanEnv, cliCommand, REPO, runCli, startTlsProxy, startTmux, tmuxAvailable, type Tmux } from "./cli-harness.js";
 import { digest, fileDigest, pasteBlock, printable } from "./input-samples.js";
 
 const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+/** Types `command` (after `before`) at the local shell in tmux, then `echo CLI-EXIT=$?`, and presses Enter. */
+async function runInTmux(tmux: Tmux, command: string[], before = ""): Promise<void> {
+  await tmux.type(`${before}${command.map(shellQuote).join(" ")}; echo CLI-EXIT=$?`);
+  await tmux.enter();
+}
 /** busybox's `clear`, its prompt on the top line, and its request for the cursor position (which tmux answers). */
 const TOP_PROMPT = "\x1b[H\x1b[J/ # \x1b[6n";
 /** Shows the local terminal's line discipline: "icanon echo" when sane, "-icanon -echo" when raw. */
@@ -83,15 +88,7 @@ describeNeeding({ podman: podmanAvailable(), tmux: tmuxAvailable() }, "entryway 
   let home: string;
   let env: NodeJS.ProcessEnv;
 
-  beforeAll(async () => {
-    bed = await startClientBed("cli-box");
-    home = mkdtempSync(join(tmpdir(), "entryway-cli-home-"));
-    env = cleanEnv(home, { ENTRYWAY_GATEWAY: bed.base, ENTRYWAY_TOKEN: "user:alice" });
-  });
-  afterAll(async () => {
-    await bed?.stop();
-    if (home) rmSync(home, { recursive: true, force: true });
-  });
+  withCliBed("cli-box", "entryway-cli-home-", (...started) => ([bed, home, env] = started));
 
   it("in tmux: attaches, types, follows the window size, passes CJK through, exits 3 and restores the terminal", async () => {
     const tmux = await startTmux(env, 100, 30);
@@ -100,8 +97,7 @@ describeNeeding({ podman: podmanAvailable(), tmux: tmuxAvailable() }, "entryway 
       await tmux.type(TTY_STATE);
       await tmux.enter();
       await tmux.waitFor(/TTY=icanon echo/);
-      await tmux.type(`clear; ${cliCommand("enter", bed.container).map(shellQuote).join(" ")}; echo CLI-EXIT=$?`);
-      await tmux.enter();
+      await runInTmux(tmux, cliCommand("enter", bed.container), "clear; ");
       await tmux.waitFor(/^\/ #\s*$/m); // busybox sh's prompt in the container
       await tmux.type("echo SIZE=$(stty size)");
       await tmux.enter();
@@ -129,8 +125,7 @@ describeNeeding({ podman: podmanAvailable(), tmux: tmuxAvailable() }, "entryway 
     const dir = mkdtempSync(join(tmpdir(), "entryway-cli-paste-"));
     try {
       await tmux.waitFor(/local\$ ?$/m);
-      await tmux.type(`${cliCommand("enter", bed.container).map(shellQuote).join(" ")}; echo CLI-EXIT=$?`);
-      await tmux.enter();
+      await runInTmux(tmux, cliCommand("enter", bed.container));
       await tmux.waitFor(/^\/ #\s*$/m);
       // The keys go in the moment `clear` has put the prompt on the top line, where tmux answers busybox's
       // cursor request with ESC [ 1 ; 5 R, after which busybox's line editor loses keys (src/cursor-report.ts).
@@ -173,8 +168,7 @@ describeNeeding({ podman: podmanAvailable(), tmux: tmuxAvailable() }, "entryway 
     const tmux = await startTmux(env, 90, 25);
     try {
       await tmux.waitFor(/local\$ ?$/m);
-      await tmux.type(`${cliCommand("enter", bed.container).map(shellQuote).join(" ")}; echo CLI-EXIT=$?`);
-      await tmux.enter();
+      await runInTmux(tmux, cliCommand("enter", bed.container));
       await tmux.waitFor(/^\/ #\s*$/m);
       process.kill(await tmux.foregroundPid(), "SIGTERM");
       await tmux.waitFor(/^entryway: ended by SIGTERM\nCLI-EXIT=143$/m);
@@ -184,8 +178,7 @@ describeNeeding({ podman: podmanAvailable(), tmux: tmuxAvailable() }, "entryway 
 
       // Through the TLS proxy (trusting its CA), then the connection is cut under the session.
       const viaTls = cliCommand("enter", "--gateway", `https://127.0.0.1:${proxy.port}`, "--ca-file", join(certDir, "cert.pem"), bed.container);
-      await tmux.type(`clear; ${viaTls.map(shellQuote).join(" ")}; echo CLI-EXIT=$?`);
-      await tmux.enter();
+      await runInTmux(tmux, viaTls, "clear; ");
       await tmux.waitFor(/^\/ #\s*$/m);
       await tmux.type("echo over-$((1+1))-tls");
       await tmux.enter();
@@ -233,8 +226,7 @@ describeNeeding({ podman: podmanAvailable(), tmux: tmuxAvailable() }, "entryway 
     const tmux = await startTmux(env, 80, 24);
     try {
       await tmux.waitFor(/local\$ ?$/m);
-      await tmux.type(`${cliCommand("enter", "-T", bed.container, "--", "sh", "-c", "[ -t 0 ] || [ -t 1 ] || echo NO-TTY; exit 2").map(shellQuote).join(" ")}; echo CLI-EXIT=$?`);
-      await tmux.enter();
+      await runInTmux(tmux, cliCommand("enter", "-T", bed.container, "--", "sh", "-c", "[ -t 0 ] || [ -t 1 ] || echo NO-TTY; exit 2"));
       await tmux.waitFor(/^NO-TTY\nCLI-EXIT=2$/m);
     } finally {
       await tmux.stop();

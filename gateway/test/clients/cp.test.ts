@@ -15,7 +15,7 @@ import { kubernetesBackend, loadKubeConfig } from "../../src/backends/kubernetes
 import { startGateway, tokenAuthorizer, type TestGateway } from "../helpers/gateway.js";
 import { startKubeStandin, type KubeStandin } from "../helpers/kube-standin.js";
 import { describeNeeding } from "../helpers/tools.js";
-import { podmanAvailable, startClientBed, type ClientBed } from "./bed.js";
+import { podmanAvailable, withCliBed, type ClientBed } from "./bed.js";
 import { cleanEnv, runCli } from "./cli-harness.js";
 
 const sha256 = (data: Buffer) => createHash("sha256").update(data).digest("hex");
@@ -68,15 +68,7 @@ describeNeeding({ podman: podmanAvailable() }, "entryway cp against a gateway on
   let home: string;
   let env: NodeJS.ProcessEnv;
 
-  beforeAll(async () => {
-    bed = await startClientBed("cp-box");
-    home = mkdtempSync(join(tmpdir(), "entryway-cp-"));
-    env = cleanEnv(home, { ENTRYWAY_GATEWAY: bed.base, ENTRYWAY_TOKEN: "user:alice" });
-  });
-  afterAll(async () => {
-    await bed?.stop();
-    if (home) rmSync(home, { recursive: true, force: true });
-  });
+  withCliBed("cp-box", "entryway-cp-", (...started) => ([bed, home, env] = started));
 
   it("copies a directory with 100 MB in and back out with equal checksums", async () => {
     const big = randomBytes(100 * 1024 * 1024);

@@ -13,7 +13,7 @@ import { buildWebAssets } from "../../web/build.js";
 import { tokenAuthorizer } from "../helpers/gateway.js";
 import { describeNeeding } from "../helpers/tools.js";
 import { podmanAvailable, startClientBed, type ClientBed } from "./bed.js";
-import { CHROMIUM, launchChromium } from "./browser.js";
+import { CHROMIUM, launchChromium, observePages, type Observed } from "./browser.js";
 
 interface XtermLike {
   buffer: { active: { length: number; getLine(i: number): { translateToString(trim: boolean): string } | undefined } };
@@ -22,8 +22,6 @@ interface XtermLike {
 interface PageGlobals {
   entryway?: { terminal?: XtermLike; ended: { text: string } | null };
   entrywayReplay?: { terminal: XtermLike; state: { position: number; duration: number; playing: boolean; done: boolean; settled: boolean } | null };
-  reportCspViolation(text: string): void;
-  document: { addEventListener(type: "securitypolicyviolation", listener: (event: { violatedDirective: string; blockedURI: string }) => void): void };
 }
 
 /** The terminal's lines (scrollback included), trailing blank lines dropped. */
@@ -57,7 +55,7 @@ describeNeeding({ podman: podmanAvailable(), [CHROMIUM]: existsSync(CHROMIUM) },
   let dir: string;
   let browser: Browser;
   let context: BrowserContext;
-  const observed = { cspViolations: [] as string[], consoleErrors: [] as string[], failedRequests: [] as string[] };
+  let observed: Observed;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "entryway-replay-web-"));
@@ -70,18 +68,7 @@ describeNeeding({ podman: podmanAvailable(), [CHROMIUM]: existsSync(CHROMIUM) },
     });
     browser = await launchChromium({ webgl: true });
     context = await browser.newContext({ viewport: { width: 1000, height: 640 } });
-    await context.exposeBinding("reportCspViolation", (_source, text: string) => void observed.cspViolations.push(text));
-    await context.addInitScript(() => {
-      const page = globalThis as unknown as PageGlobals;
-      page.document.addEventListener("securitypolicyviolation", (event) => page.reportCspViolation(`${event.violatedDirective} ${event.blockedURI}`));
-    });
-    context.on("console", (message) => {
-      if (message.type() === "error") observed.consoleErrors.push(`${message.location().url}: ${message.text()}`);
-    });
-    context.on("weberror", (error) => void observed.consoleErrors.push(`uncaught: ${error.error().message}`));
-    context.on("response", (response) => {
-      if (response.status() >= 400) observed.failedRequests.push(`${new URL(response.url()).pathname}: HTTP ${response.status()}`);
-    });
+    observed = await observePages(context);
   });
   afterAll(async () => {
     await browser?.close();
@@ -143,7 +130,7 @@ describeNeeding({ podman: podmanAvailable(), [CHROMIUM]: existsSync(CHROMIUM) },
     await replay.evaluate(() => 0); // a round trip: violation reports sent before it have arrived
     expect(observed.cspViolations).toEqual([]);
     // The outsider's refusal is the one failed request, and Chromium logs it as a console error.
-    expect(observed.failedRequests).toEqual([expect.stringMatching(/^\/v1\/recordings\/[^:]+: HTTP 403$/)]);
+    expect(observed.failedRequests).toEqual([expect.stringMatching(/^http:\/\/[^/]+\/v1\/recordings\/[^:]+: HTTP 403$/)]);
     expect(observed.consoleErrors).toEqual([expect.stringMatching(/403/)]);
   });
 });

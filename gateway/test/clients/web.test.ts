@@ -21,7 +21,7 @@ import { describeNeeding } from "../helpers/tools.js";
 import { podmanAvailable, startBedGateway, startClientBed, type ClientBed } from "./bed.js";
 import { startOidcProvider } from "./oidc-provider.js";
 import { REPO } from "./cli-harness.js";
-import { CHROMIUM, launchChromium, typeLine, waitForText } from "./browser.js";
+import { CHROMIUM, launchChromium, observePages, typeLine, waitForText, type Observed } from "./browser.js";
 import { digest, fileDigest, pasteBlock, printable } from "./input-samples.js";
 
 const ARTIFACTS = join(REPO, "test-artifacts");
@@ -40,18 +40,14 @@ interface PageGlobals {
     ended: { text: string; exitCode?: number; closeCode?: string } | null;
     renderer?: "webgl" | "dom";
   };
-  reportCspViolation(text: string): void;
   /** Cursor position reports the terminal sent, counted by the keystroke test. */
   cursorReports: number;
   getComputedStyle(element: unknown): { lineHeight: string };
   navigator: { clipboard: { readText(): Promise<string>; writeText(text: string): Promise<void> } };
-  document: {
-    addEventListener(type: "securitypolicyviolation", listener: (event: { violatedDirective: string; blockedURI: string; sourceFile: string; lineNumber: number; sample: string }) => void): void;
-  };
 }
 
 /** What went wrong in the browser over the whole session: never cleared, so a reload cannot hide anything. */
-const observed = { cspViolations: [] as string[], consoleErrors: [] as string[], failedRequests: [] as string[] };
+let observed: Observed;
 
 async function expectCleanSession(page: Page): Promise<void> {
   await page.evaluate(() => 0); // a round trip: violation reports sent before it have arrived
@@ -232,20 +228,7 @@ describeNeeding({ podman: podmanAvailable(), [CHROMIUM]: existsSync(CHROMIUM) },
     // The page's WebGL renderer is what this test must see.
     browser = await launchChromium({ webgl: true });
     context = await browser.newContext({ viewport: { width: 1000, height: 640 }, permissions: ["clipboard-read", "clipboard-write"] });
-    // Every page of the session reports here, before its own scripts run, on every load and reload.
-    await context.exposeBinding("reportCspViolation", (_source, text: string) => void observed.cspViolations.push(text));
-    await context.addInitScript(() => {
-      const page = globalThis as unknown as PageGlobals;
-      page.document.addEventListener("securitypolicyviolation", (event) => page.reportCspViolation(`${event.violatedDirective} ${event.blockedURI} ${event.sourceFile}:${event.lineNumber} ${event.sample}`));
-    });
-    context.on("console", (message) => {
-      if (message.type() === "error") observed.consoleErrors.push(`${message.location().url}: ${message.text()}`);
-    });
-    context.on("weberror", (error) => void observed.consoleErrors.push(`uncaught: ${error.error().message}`));
-    context.on("requestfailed", (request) => void observed.failedRequests.push(`${request.url()}: ${request.failure()?.errorText}`));
-    context.on("response", (response) => {
-      if (response.status() >= 400) observed.failedRequests.push(`${response.url()}: HTTP ${response.status()}`);
-    });
+    observed = await observePages(context);
   });
   afterAll(async () => {
     await browser?.close();
