@@ -21,7 +21,12 @@ export default tseslint.config(
     settings: {
       "import-x/extensions": [".ts", ".mts", ".js", ".mjs"],
       "import-x/parsers": { "@typescript-eslint/parser": [".ts", ".mts"] },
-      "import-x/resolver-next": [createNodeResolver({ extensions: [".ts", ".mts", ".js", ".mjs", ".json"], extensionAlias: { ".js": [".ts", ".js"] } })],
+      "import-x/resolver-next": [
+        createNodeResolver({
+          extensions: [".ts", ".mts", ".js", ".mjs", ".json"],
+          extensionAlias: { ".js": [".ts", ".js"] },
+        }),
+      ],
     },
     rules: { "import-x/no-cycle": "error" },
   },
@@ -33,6 +38,9 @@ export default tseslint.config(
     files: ["index.ts", "components/**/*.ts"],
     plugins: { "@pulumi": pulumi },
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
-    rules: { "@pulumi/no-output-in-template-literal": "error", "@pulumi/no-output-instance-in-template-literal": "error" },
+    rules: {
+      "@pulumi/no-output-in-template-literal": "error",
+      "@pulumi/no-output-instance-in-template-literal": "error",
+    },
   },
 );

@@ -20,7 +20,16 @@
  * also given as a ratio of the first tree's (before and after).
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parse, stringify } from "yaml";
@@ -29,7 +38,15 @@ import { growWorkspaces } from "./bench-stack";
 
 const GNU_TIME = "/usr/bin/time";
 /** What a render needs from its tree; index.ts and its imports resolve to the tree itself. */
-const PROJECT_FILES = ["Pulumi.yaml", "index.ts", "tsconfig.json", "package.json", "components", "gateway", "node_modules"];
+const PROJECT_FILES = [
+  "Pulumi.yaml",
+  "index.ts",
+  "tsconfig.json",
+  "package.json",
+  "components",
+  "gateway",
+  "node_modules",
+];
 const STACK = "bench";
 
 interface Options {
@@ -63,7 +80,8 @@ function parseOptions(argv: string[]): Options {
       options.trees.push(path.resolve(arg));
     }
   }
-  if (options.trees.length === 0) options.trees.push(path.resolve(path.dirname(new URL(import.meta.url).pathname), ".."));
+  if (options.trees.length === 0)
+    options.trees.push(path.resolve(path.dirname(new URL(import.meta.url).pathname), ".."));
   for (const tree of options.trees) {
     if (!existsSync(path.join(tree, "scripts/render.ts")) || !existsSync(path.join(tree, "node_modules"))) {
       throw new Error(`${tree} is not a checkout with scripts/render.ts and node_modules (npm ci)`);
@@ -72,7 +90,9 @@ function parseOptions(argv: string[]): Options {
   return options;
 }
 
-type StackDocument = { config: Record<string, { workspaces?: Record<string, unknown>[]; connectGateway?: { hostname?: string } }> };
+type StackDocument = {
+  config: Record<string, { workspaces?: Record<string, unknown>[]; connectGateway?: { hostname?: string } }>;
+};
 
 /** The tree's dev stack with its workspaces replaced by `count` copies of the first. */
 function grownStack(tree: string, count: number): { document: StackDocument; workspaces: Record<string, unknown>[] } {
@@ -82,10 +102,21 @@ function grownStack(tree: string, count: number): { document: StackDocument; wor
 }
 
 /** Runs a command under GNU time; returns its wall and CPU time and max RSS (the largest process's). */
-function timed(command: string, args: string[], cwd: string, stdoutFile?: string, env?: NodeJS.ProcessEnv): Omit<Measurement, "objects"> {
+function timed(
+  command: string,
+  args: string[],
+  cwd: string,
+  stdoutFile?: string,
+  env?: NodeJS.ProcessEnv,
+): Omit<Measurement, "objects"> {
   const report = path.join(cwd, `time.${process.pid}.txt`);
   const shell = stdoutFile ? ["sh", "-c", `exec "$0" "$@" > '${stdoutFile}'`, command, ...args] : [command, ...args];
-  const result = spawnSync(GNU_TIME, ["-f", "%e %U %S %M", "-o", report, ...shell], { cwd, env, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  const result = spawnSync(GNU_TIME, ["-f", "%e %U %S %M", "-o", report, ...shell], {
+    cwd,
+    env,
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+  });
   if (result.status !== 0) {
     throw new Error(`${command} ${args.join(" ")} failed (${result.status}):\n${result.stderr}${result.stdout}`);
   }
@@ -117,7 +148,11 @@ function renderOnce(tree: string, project: string, out: string, profileDir?: str
   const [command, ...args] = existsSync(launcher)
     ? [launcher, STACK, "--out", out]
     : [process.execPath, "--import", "tsx", path.join(tree, "scripts/render.ts"), STACK, "--out", out];
-  const env = { ...process.env, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH}`, NODE_OPTIONS: profile.join(" ") };
+  const env = {
+    ...process.env,
+    PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH}`,
+    NODE_OPTIONS: profile.join(" "),
+  };
   const measured = timed(command, args, project, undefined, env);
   const objects = readdirSync(out).filter((file) => !file.startsWith("_")).length;
   return { ...measured, objects };
@@ -128,7 +163,12 @@ function helmOnce(tree: string, scratch: string, values: Record<string, unknown>
   const valuesFile = path.join(scratch, "values.yaml");
   const manifest = path.join(scratch, "helm-out.yaml");
   writeFileSync(valuesFile, stringify(values, { aliasDuplicateObjects: false }));
-  const measured = timed(helm.path, ["template", "entryway", path.join(tree, "charts/entryway"), "--namespace", namespace, "-f", valuesFile], scratch, manifest);
+  const measured = timed(
+    helm.path,
+    ["template", "entryway", path.join(tree, "charts/entryway"), "--namespace", namespace, "-f", valuesFile],
+    scratch,
+    manifest,
+  );
   const objects = (readFileSync(manifest, "utf8").match(/^kind: /gm) ?? []).length;
   return { ...measured, objects };
 }
@@ -157,7 +197,10 @@ interface CpuProfile {
 function moduleOf(url: string, functionName: string): string {
   if (!url) return functionName; // (garbage collector), (program), (idle), (root)
   const inPackage = /node_modules\/((?:@[^/]+\/)?[^/]+)\/(?:(?:lib|bin|dist)\/)?([^/]+\/)?/.exec(url);
-  if (inPackage) return inPackage[2]?.endsWith("/") && inPackage[1].startsWith("@pulumi") ? `${inPackage[1]}/${inPackage[2].slice(0, -1)}` : inPackage[1];
+  if (inPackage)
+    return inPackage[2]?.endsWith("/") && inPackage[1].startsWith("@pulumi")
+      ? `${inPackage[1]}/${inPackage[2].slice(0, -1)}`
+      : inPackage[1];
   const internal = /^node:(?:internal\/)?([^/]+)/.exec(url);
   if (internal) return `node:${internal[1]}`;
   const local = /\/(components|scripts|gateway)\/([^/]+)/.exec(url);
@@ -170,10 +213,27 @@ function moduleOf(url: string, functionName: string): string {
  */
 const PHASES: [phase: string, test: (frame: ProfileNode["callFrame"]) => boolean][] = [
   ["stack config validation (ajv)", ({ url }) => url.includes("/node_modules/ajv/")],
-  ["YAML writing (yaml stringify)", ({ url, functionName }) => url.includes("/node_modules/yaml/") && functionName === "stringify" && url.endsWith("public-api.js")],
-  ["YAML reading (stack config)", ({ url, functionName }) => url.includes("/node_modules/yaml/") && /^parse/.test(functionName) && url.endsWith("public-api.js")],
-  ["file writes and reads", ({ url, functionName }) => /^(node:fs|)$/.test(url) && /^(writeFile|readFile|writeFileUtf8|readFileUtf8|mkdir|readdir|rm)/.test(functionName)],
-  ["Pulumi runtime and the program", ({ url }) => /\/node_modules\/(@pulumi|google-protobuf|@grpc)\/|\/(components|scripts\/offline)\/|\/index\.ts$/.test(url)],
+  [
+    "YAML writing (yaml stringify)",
+    ({ url, functionName }) =>
+      url.includes("/node_modules/yaml/") && functionName === "stringify" && url.endsWith("public-api.js"),
+  ],
+  [
+    "YAML reading (stack config)",
+    ({ url, functionName }) =>
+      url.includes("/node_modules/yaml/") && /^parse/.test(functionName) && url.endsWith("public-api.js"),
+  ],
+  [
+    "file writes and reads",
+    ({ url, functionName }) =>
+      /^(node:fs|)$/.test(url) &&
+      /^(writeFile|readFile|writeFileUtf8|readFileUtf8|mkdir|readdir|rm)/.test(functionName),
+  ],
+  [
+    "Pulumi runtime and the program",
+    ({ url }) =>
+      /\/node_modules\/(@pulumi|google-protobuf|@grpc)\/|\/(components|scripts\/offline)\/|\/index\.ts$/.test(url),
+  ],
   ["loading and compiling modules", ({ url }) => /\/node_modules\/(tsx|esbuild)\/|^node:internal\/modules\//.test(url)],
 ];
 
@@ -184,7 +244,8 @@ function phasesOf(profile: CpuProfile, selfMicros: Map<number, number>): Map<str
   for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
   const phaseOf = (id: number): string => {
     const { functionName, url } = byId.get(id)!.callFrame;
-    if (!url && /^\(/.test(functionName) && functionName !== "(anonymous)") return functionName === "(garbage collector)" ? "garbage collection" : "V8 and native code";
+    if (!url && /^\(/.test(functionName) && functionName !== "(anonymous)")
+      return functionName === "(garbage collector)" ? "garbage collection" : "V8 and native code";
     for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) {
       const found = PHASES.find(([, test]) => test(byId.get(at!)!.callFrame));
       if (found) return found[0];
@@ -209,7 +270,9 @@ function summariseProfile(file: string, top = 15): string {
   let total = 0;
   for (const [id, micros] of selfMicros) {
     const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
-    const where = url ? `${url.replace(/^file:\/\/.*?\/(node_modules|components|scripts|gateway)\//, "$1/")}:${lineNumber + 1}` : "";
+    const where = url
+      ? `${url.replace(/^file:\/\/.*?\/(node_modules|components|scripts|gateway)\//, "$1/")}:${lineNumber + 1}`
+      : "";
     const name = `${functionName || "(anonymous)"} ${where}`.trim();
     byFunction.set(name, (byFunction.get(name) ?? 0) + micros);
     const module = moduleOf(url, functionName);
@@ -222,7 +285,10 @@ function summariseProfile(file: string, top = 15): string {
       ...[...entries]
         .sort((a, b) => b[1] - a[1])
         .slice(0, top)
-        .map(([name, micros]) => `    ${(micros / 1e6).toFixed(2).padStart(7)} s ${((100 * micros) / total).toFixed(1).padStart(5)} %  ${name}`),
+        .map(
+          ([name, micros]) =>
+            `    ${(micros / 1e6).toFixed(2).padStart(7)} s ${((100 * micros) / total).toFixed(1).padStart(5)} %  ${name}`,
+        ),
     ].join("\n");
   return [
     `  profile ${file}: ${(total / 1e6).toFixed(2)} s sampled`,
@@ -243,7 +309,10 @@ function main(): void {
   const scratch = mkdtempSync(path.join(os.tmpdir(), "entryway-bench-render-"));
   console.log(
     `render of the dev stack with ${options.workspaces} workspaces vs helm ${helm.version} template of the same workspaces; ` +
-      `median of ${options.runs} run(s); ${os.cpus().length} CPUs, load ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`,
+      `median of ${options.runs} run(s); ${os.cpus().length} CPUs, load ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(" ")}`,
   );
   const rows: string[] = [];
   let firstOut: string | undefined;
@@ -257,13 +326,16 @@ function main(): void {
       const profileDir = options.profile ? path.join(scratch, `profile-${index}`) : undefined;
       const renders = Array.from({ length: options.runs }, () => renderOnce(tree, project, out, profileDir));
       const values = { connectGateway: { enabled: true, hostname: stack.connectGateway?.hostname }, workspaces };
-      const helms = Array.from({ length: options.runs }, () => helmOnce(tree, scratch, values, String((stack as { namespace?: string }).namespace)));
+      const helms = Array.from({ length: options.runs }, () =>
+        helmOnce(tree, scratch, values, String((stack as { namespace?: string }).namespace)),
+      );
       const render = median(renders, (m) => m.wallSeconds);
       const helmRun = median(helms, (m) => m.wallSeconds);
       const differs = firstOut ? outputDifferences(firstOut, out) : [];
       firstOut ??= out;
       firstRender ??= render;
-      const ratio = (key: "wallSeconds" | "cpuSeconds" | "maxRssBytes") => `${(render[key] / firstRender![key]).toFixed(2)}x`;
+      const ratio = (key: "wallSeconds" | "cpuSeconds" | "maxRssBytes") =>
+        `${(render[key] / firstRender![key]).toFixed(2)}x`;
       rows.push(
         [
           tree,
@@ -271,9 +343,21 @@ function main(): void {
           `  helm:   ${describe(helmRun)}`,
           `  render/helm: ${(render.wallSeconds / helmRun.wallSeconds).toFixed(1)}x wall, ${(render.cpuSeconds / helmRun.cpuSeconds).toFixed(1)}x CPU, ` +
             `${(render.maxRssBytes / helmRun.maxRssBytes).toFixed(1)}x memory`,
-          ...(index === 0 ? [] : [`  render/first tree's render: ${ratio("wallSeconds")} wall, ${ratio("cpuSeconds")} CPU, ${ratio("maxRssBytes")} memory`]),
-          ...(index === 0 ? [] : [`  rendered files ${differs.length === 0 ? "identical to" : `differ (${differs.slice(0, 5).join(", ")}${differs.length > 5 ? ", ..." : ""}) from`} ${options.trees[0]}'s`]),
-          ...(profileDir ? readdirSync(profileDir).slice(-1).map((f) => summariseProfile(path.join(profileDir, f))) : []),
+          ...(index === 0
+            ? []
+            : [
+                `  render/first tree's render: ${ratio("wallSeconds")} wall, ${ratio("cpuSeconds")} CPU, ${ratio("maxRssBytes")} memory`,
+              ]),
+          ...(index === 0
+            ? []
+            : [
+                `  rendered files ${differs.length === 0 ? "identical to" : `differ (${differs.slice(0, 5).join(", ")}${differs.length > 5 ? ", ..." : ""}) from`} ${options.trees[0]}'s`,
+              ]),
+          ...(profileDir
+            ? readdirSync(profileDir)
+                .slice(-1)
+                .map((f) => summariseProfile(path.join(profileDir, f)))
+            : []),
         ].join("\n"),
       );
       console.log(rows.at(-1));

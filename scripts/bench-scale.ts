@@ -64,7 +64,8 @@ function parseOptions(argv: string[]): Options {
     const arg = argv[i];
     if (arg === "--workspaces") {
       options.workspaces = (argv[++i] ?? "").split(",").map(Number);
-      if (options.workspaces.length === 0 || options.workspaces.some((n) => !Number.isInteger(n) || n < 1)) throw new Error("--workspaces takes whole numbers, e.g. 100,1000");
+      if (options.workspaces.length === 0 || options.workspaces.some((n) => !Number.isInteger(n) || n < 1))
+        throw new Error("--workspaces takes whole numbers, e.g. 100,1000");
     } else if (arg === "--helm") {
       const major = Number(argv[++i]);
       if (major !== 3 && major !== 4) throw new Error("--helm takes 3 or 4");
@@ -94,7 +95,11 @@ function childrenOf(pid: number): number[] {
   try {
     return readdirSync(`/proc/${pid}/task`).flatMap((task) => {
       try {
-        return readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+        return readFileSync(`/proc/${pid}/task/${task}/children`, "utf8")
+          .trim()
+          .split(/\s+/)
+          .filter(Boolean)
+          .map(Number);
       } catch {
         return [];
       }
@@ -125,7 +130,11 @@ function rssKiB(pid: number): number {
 }
 
 /** Runs a command to its end, polling its process tree's RSS and CPU time (see the header). */
-async function measured(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<Measurement> {
+async function measured(
+  command: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): Promise<Measurement> {
   const started = performance.now();
   let peak = 0;
   let processes = 0;
@@ -163,7 +172,11 @@ async function measured(command: string, args: string[], options: { env?: NodeJS
  */
 const GNU_TIME = "/usr/bin/time";
 
-async function measuredTree(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<Measurement> {
+async function measuredTree(
+  command: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): Promise<Measurement> {
   const report = path.join(os.tmpdir(), `entryway-bench-scale-time-${process.pid}-${Date.now()}.txt`);
   const result = await measured(GNU_TIME, ["-f", "%e %U %S", "-o", report, command, ...args], options);
   try {
@@ -178,7 +191,9 @@ async function measuredTree(command: string, args: string[], options: { env?: No
 
 /** The dev stack with its workspaces replaced by `count` copies of the first (as bench:render makes them). */
 function grownStack(count: number): StackDocument {
-  const document = parse(readFileSync(path.join(repoRoot, "Pulumi.dev.yaml"), "utf8")) as { config: Record<string, StackDocument> };
+  const document = parse(readFileSync(path.join(repoRoot, "Pulumi.dev.yaml"), "utf8")) as {
+    config: Record<string, StackDocument>;
+  };
   const stack = structuredClone(document.config["entryway:stack"]);
   growWorkspaces(stack, count, "Pulumi.dev.yaml");
   return withoutAddressWaits(stack);
@@ -210,12 +225,18 @@ class MeasuredStack {
   }
 
   setStack(stack: StackDocument): void {
-    writeFileSync(path.join(this.workDir, `Pulumi.${this.stackName}.yaml`), stringify({ config: stackConfig(stack) }, { aliasDuplicateObjects: false }));
+    writeFileSync(
+      path.join(this.workDir, `Pulumi.${this.stackName}.yaml`),
+      stringify({ config: stackConfig(stack) }, { aliasDuplicateObjects: false }),
+    );
   }
 
   async run(op: EngineRequest["op"]): Promise<{ measurement: Measurement; result: EngineResult }> {
     const resultFile = path.join(this.dir, `${op}-${Date.now()}.json`);
-    const env = { ...engineEnv(this.tools, this.dir, this.kubeconfig, PASSPHRASE), ...(this.skipCheckpoints ? { PULUMI_SKIP_CHECKPOINTS: "true" } : {}) };
+    const env = {
+      ...engineEnv(this.tools, this.dir, this.kubeconfig, PASSPHRASE),
+      ...(this.skipCheckpoints ? { PULUMI_SKIP_CHECKPOINTS: "true" } : {}),
+    };
     const request: EngineRequest = {
       op,
       projectName: "entryway",
@@ -229,17 +250,25 @@ class MeasuredStack {
     };
     writeFileSync(`${resultFile}.request`, JSON.stringify(request));
     const runner = path.join(repoRoot, "test", "harness", "pulumi-engine-run.ts");
-    const measurement = await measuredTree(path.join(repoRoot, "node_modules", ".bin", "tsx"), [runner, `${resultFile}.request`], {
-      cwd: repoRoot,
-      env: { ...env, NODE_OPTIONS: "" },
-    });
+    const measurement = await measuredTree(
+      path.join(repoRoot, "node_modules", ".bin", "tsx"),
+      [runner, `${resultFile}.request`],
+      {
+        cwd: repoRoot,
+        env: { ...env, NODE_OPTIONS: "" },
+      },
+    );
     let result: EngineResult;
     try {
       result = JSON.parse(readFileSync(resultFile, "utf8")) as EngineResult;
     } catch {
       throw new Error(`pulumi ${op} wrote no result:\n${measurement.stderr.slice(-4000)}`);
     }
-    if (!result.ok) throw new EngineFailure(`pulumi ${op} failed: ${result.error}\n${result.diagnostics.slice(0, 20).join("\n")}`, measurement);
+    if (!result.ok)
+      throw new EngineFailure(
+        `pulumi ${op} failed: ${result.error}\n${result.diagnostics.slice(0, 20).join("\n")}`,
+        measurement,
+      );
     return { measurement: { ...measurement, ok: result.ok }, result };
   }
 
@@ -250,7 +279,13 @@ class MeasuredStack {
 
 function helmEnv(kubeconfig: string): NodeJS.ProcessEnv {
   const home = path.join(repoRoot, ".ci", "cache", "helm", "home");
-  return { ...process.env, KUBECONFIG: kubeconfig, HELM_CACHE_HOME: home, HELM_CONFIG_HOME: home, HELM_DATA_HOME: home };
+  return {
+    ...process.env,
+    KUBECONFIG: kubeconfig,
+    HELM_CACHE_HOME: home,
+    HELM_CONFIG_HOME: home,
+    HELM_DATA_HOME: home,
+  };
 }
 
 /** The chart's values for the same workspaces: the CONNECT gateway and the workspaces, a NodePort (no load balancer here). */
@@ -264,7 +299,11 @@ function helmValues(stack: StackDocument, file: string): void {
 
 async function createNamespaces(controlPlane: ControlPlane, names: string[]): Promise<void> {
   for (const name of names) {
-    const made = await controlPlane.request("POST", "/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name } });
+    const made = await controlPlane.request("POST", "/api/v1/namespaces", {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name },
+    });
     if (made.status !== 201 && made.status !== 409) throw new Error(`namespace ${name}: ${made.status} ${made.body}`);
   }
 }
@@ -274,8 +313,14 @@ const K8S = "kubernetes:";
 function oneMore(result: EngineResult, name: string): { own: number; ownCreates: number; others: string[] } {
   const changed = result.steps.filter((step) => step.op !== "same");
   const own = changed.filter((step) => step.urn.includes(name));
-  const others = changed.filter((step) => !step.urn.includes(name)).map((step) => `${step.op} ${step.type} ${step.urn.split("::").pop()}`);
-  return { own: own.length, ownCreates: own.filter((step) => step.op === "create" && step.type.startsWith(K8S)).length, others };
+  const others = changed
+    .filter((step) => !step.urn.includes(name))
+    .map((step) => `${step.op} ${step.type} ${step.urn.split("::").pop()}`);
+  return {
+    own: own.length,
+    ownCreates: own.filter((step) => step.op === "create" && step.type.startsWith(K8S)).length,
+    others,
+  };
 }
 
 interface Row {
@@ -291,7 +336,8 @@ function table(rows: Row[], baseline: (row: Row) => Row | undefined): string {
   const header = ["", "objects", "wall", "CPU", "peak RSS", "procs", "wall vs", "CPU vs", "RSS vs", "note"];
   const lines = rows.map((row) => {
     const base = baseline(row);
-    const ratio = (key: "wallSeconds" | "cpuSeconds" | "peakRssBytes") => (base && base !== row ? `${(row.m[key] / base.m[key]).toFixed(1)}x` : "");
+    const ratio = (key: "wallSeconds" | "cpuSeconds" | "peakRssBytes") =>
+      base && base !== row ? `${(row.m[key] / base.m[key]).toFixed(1)}x` : "";
     return [
       row.label,
       row.objects === undefined ? "" : String(row.objects),
@@ -306,7 +352,11 @@ function table(rows: Row[], baseline: (row: Row) => Row | undefined): string {
     ];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  const format = (cells: string[]) => cells.map((c, i) => (i === 0 || i === cells.length - 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ").trimEnd();
+  const format = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === 0 || i === cells.length - 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+      .join("  ")
+      .trimEnd();
   return [format(header), ...lines.map(format)].join("\n");
 }
 
@@ -315,10 +365,17 @@ async function main(): Promise<void> {
   const helm: Helm = helmBinaries().find((h) => h.major === options.helmMajor)!;
   console.log(
     `bench:scale: the dev stack with ${options.workspaces.join(", ")} workspaces on the real control plane; ` +
-      `pulumi (engine runner + CLI + providers) vs helm ${helm.version}; ${os.cpus().length} CPUs, load ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`,
+      `pulumi (engine runner + CLI + providers) vs helm ${helm.version}; ${os.cpus().length} CPUs, load ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(" ")}`,
   );
-  console.log(`pulumi state: ${options.skipCheckpoints ? "the final deployment only (PULUMI_SKIP_CHECKPOINTS=true)" : "a checkpoint after every step (the engine's default)"}`);
-  console.log(`peak RSS: the process tree's summed VmRSS, polled every ${POLL_MS} ms from /proc; CPU: user+system of the reaped tree (GNU time)`);
+  console.log(
+    `pulumi state: ${options.skipCheckpoints ? "the final deployment only (PULUMI_SKIP_CHECKPOINTS=true)" : "a checkpoint after every step (the engine's default)"}`,
+  );
+  console.log(
+    `peak RSS: the process tree's summed VmRSS, polled every ${POLL_MS} ms from /proc; CPU: user+system of the reaped tree (GNU time)`,
+  );
   const controlPlane = await startControlPlane();
   const rows: Row[] = [];
   const scratch = mkdtempSync(path.join(os.tmpdir(), "entryway-bench-scale-helm-"));
@@ -329,8 +386,17 @@ async function main(): Promise<void> {
       // Its own namespaces per size, so nothing of one size meets the next.
       stack.namespace = `scale${count}`;
       stack.connectGateway = { ...stack.connectGateway, namespace: `scale${count}-connect` };
-      stack.execGateway = stack.execGateway ? { ...stack.execGateway, targetNamespaces: (stack.execGateway.targetNamespaces ?? []).map((ns) => `${ns}-${count}`) } : undefined;
-      if (stack.ansibleForms?.expose) stack.ansibleForms = { ...stack.ansibleForms, expose: { ...stack.ansibleForms.expose, host: `forms-${count}.example.test` } };
+      stack.execGateway = stack.execGateway
+        ? {
+            ...stack.execGateway,
+            targetNamespaces: (stack.execGateway.targetNamespaces ?? []).map((ns) => `${ns}-${count}`),
+          }
+        : undefined;
+      if (stack.ansibleForms?.expose)
+        stack.ansibleForms = {
+          ...stack.ansibleForms,
+          expose: { ...stack.ansibleForms.expose, host: `forms-${count}.example.test` },
+        };
       await createNamespaces(controlPlane, stack.execGateway?.targetNamespaces ?? []);
       const pulumi = new MeasuredStack(`scale${count}`, controlPlane.kubeconfig, options.skipCheckpoints);
       const label = (what: string) => `${what} (${count})`;
@@ -344,23 +410,59 @@ async function main(): Promise<void> {
         console.log(`[${count}] pulumi up ...`);
         step = "pulumi up";
         const up = await pulumi.run("up");
-        rows.push({ label: label("pulumi up"), m: up.measurement, objects: up.result.steps.filter((s) => s.type.startsWith(K8S) && s.op === "create").length });
+        rows.push({
+          label: label("pulumi up"),
+          m: up.measurement,
+          objects: up.result.steps.filter((s) => s.type.startsWith(K8S) && s.op === "create").length,
+        });
 
         const valuesFile = path.join(scratch, `values-${count}.yaml`);
         helmValues(stack, valuesFile);
         const helmNamespace = `helm${count}`;
         console.log(`[${count}] helm template ...`);
-        const template = await measuredTree(helm.path, ["template", "entryway", path.join(repoRoot, "charts", "entryway"), "--namespace", helmNamespace, "-f", valuesFile], { env: helmEnv(controlPlane.kubeconfig) });
+        const template = await measuredTree(
+          helm.path,
+          [
+            "template",
+            "entryway",
+            path.join(repoRoot, "charts", "entryway"),
+            "--namespace",
+            helmNamespace,
+            "-f",
+            valuesFile,
+          ],
+          { env: helmEnv(controlPlane.kubeconfig) },
+        );
         if (!template.ok) throw new Error(`helm template failed: ${template.stderr}`);
-        rows.push({ label: label(`helm ${helm.major} template`), m: template, objects: (template.stdout.match(/^kind: /gm) ?? []).length });
+        rows.push({
+          label: label(`helm ${helm.major} template`),
+          m: template,
+          objects: (template.stdout.match(/^kind: /gm) ?? []).length,
+        });
         console.log(`[${count}] helm install ...`);
         const install = await measuredTree(
           helm.path,
-          ["install", `scale${count}`, path.join(repoRoot, "charts", "entryway"), "--namespace", helmNamespace, "--create-namespace", "-f", valuesFile, "--timeout", "30m"],
+          [
+            "install",
+            `scale${count}`,
+            path.join(repoRoot, "charts", "entryway"),
+            "--namespace",
+            helmNamespace,
+            "--create-namespace",
+            "-f",
+            valuesFile,
+            "--timeout",
+            "30m",
+          ],
           { env: helmEnv(controlPlane.kubeconfig) },
         );
         if (!install.ok) throw new Error(`helm install failed: ${install.stderr}${install.stdout}`);
-        rows.push({ label: label(`helm ${helm.major} install`), m: install, objects: rows.at(-1)!.objects, note: "no --wait (pulumi up waits for rollouts)" });
+        rows.push({
+          label: label(`helm ${helm.major} install`),
+          m: install,
+          objects: rows.at(-1)!.objects,
+          note: "no --wait (pulumi up waits for rollouts)",
+        });
 
         const extra = `user${count}`;
         pulumi.setStack(grownWith(stack, extra));
@@ -376,18 +478,28 @@ async function main(): Promise<void> {
         });
 
         console.log(`[${count}] cleanup: helm uninstall, pulumi destroy ...`);
-        const uninstall = await measuredTree(helm.path, ["uninstall", `scale${count}`, "--namespace", helmNamespace, "--timeout", "30m"], { env: helmEnv(controlPlane.kubeconfig) });
+        const uninstall = await measuredTree(
+          helm.path,
+          ["uninstall", `scale${count}`, "--namespace", helmNamespace, "--timeout", "30m"],
+          { env: helmEnv(controlPlane.kubeconfig) },
+        );
         if (!uninstall.ok) console.log(`  helm uninstall failed: ${uninstall.stderr}`);
         pulumi.setStack(stack);
         await pulumi.run("destroy");
       } catch (error) {
         // What was measured before the failure is printed, the failed run as a row of its own.
-        if (error instanceof EngineFailure) rows.push({ label: label(step), m: error.measurement, note: "FAILED (see the error below)" });
+        if (error instanceof EngineFailure)
+          rows.push({ label: label(step), m: error.measurement, note: "FAILED (see the error below)" });
         throw error;
       } finally {
         pulumi.remove();
         console.log(`\n${count} workspaces; ratios against pulumi up (${count}):`);
-        console.log(table(rows.filter((r) => r.label.endsWith(`(${count})`)), () => rows.find((r) => r.label === label("pulumi up"))));
+        console.log(
+          table(
+            rows.filter((r) => r.label.endsWith(`(${count})`)),
+            () => rows.find((r) => r.label === label("pulumi up")),
+          ),
+        );
       }
     }
   } finally {
@@ -400,9 +512,15 @@ async function main(): Promise<void> {
   console.log(table(rows, sameCommand));
   for (const count of options.workspaces) {
     const find = (what: string) => rows.find((r) => r.label === `${what} (${count})`);
-    const [preview, up, template, install] = [find("pulumi preview"), find("pulumi up"), find(`helm ${helm.major} template`), find(`helm ${helm.major} install`)];
+    const [preview, up, template, install] = [
+      find("pulumi preview"),
+      find("pulumi up"),
+      find(`helm ${helm.major} template`),
+      find(`helm ${helm.major} install`),
+    ];
     if (preview && up && template && install) {
-      const r = (a: Row, b: Row, key: "wallSeconds" | "cpuSeconds" | "peakRssBytes") => `${(a.m[key] / b.m[key]).toFixed(1)}x`;
+      const r = (a: Row, b: Row, key: "wallSeconds" | "cpuSeconds" | "peakRssBytes") =>
+        `${(a.m[key] / b.m[key]).toFixed(1)}x`;
       console.log(
         `${count} workspaces: preview/template ${r(preview, template, "wallSeconds")} wall, ${r(preview, template, "cpuSeconds")} CPU, ${r(preview, template, "peakRssBytes")} RSS; ` +
           `up/install ${r(up, install, "wallSeconds")} wall, ${r(up, install, "cpuSeconds")} CPU, ${r(up, install, "peakRssBytes")} RSS`,
@@ -415,7 +533,13 @@ async function main(): Promise<void> {
 function grownWith(stack: StackDocument, name: string): StackDocument {
   const template = stack.workspaces![0]!;
   const keys = template.authorizedKeys as string[];
-  return { ...stack, workspaces: [...stack.workspaces!, { ...template, name, authorizedKeys: keys.map((key) => key.replace(/\S+$/, `${name}@laptop`)) }] };
+  return {
+    ...stack,
+    workspaces: [
+      ...stack.workspaces!,
+      { ...template, name, authorizedKeys: keys.map((key) => key.replace(/\S+$/, `${name}@laptop`)) },
+    ],
+  };
 }
 
 main().then(

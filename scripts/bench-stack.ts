@@ -5,7 +5,11 @@
  * comment renamed), and returns them. `source` names the stack file in the error for a stack
  * without workspaces.
  */
-export function growWorkspaces(stack: { workspaces?: Record<string, unknown>[] }, count: number, source: string): Record<string, unknown>[] {
+export function growWorkspaces(
+  stack: { workspaces?: Record<string, unknown>[] },
+  count: number,
+  source: string,
+): Record<string, unknown>[] {
   const template = stack.workspaces?.[0];
   if (!template) throw new Error(`${source} has no workspace to copy`);
   const keys = template.authorizedKeys as string[];

@@ -49,7 +49,16 @@ function main(): void {
     render(root, stack, path.join(scratch, "b"), "the working tree");
     const diff = spawnSync(
       "git",
-      ["diff", "--no-index", "--no-prefix", `--src-prefix=${ref}/`, "--dst-prefix=working-tree/", "--color=auto", "a", "b"],
+      [
+        "diff",
+        "--no-index",
+        "--no-prefix",
+        `--src-prefix=${ref}/`,
+        "--dst-prefix=working-tree/",
+        "--color=auto",
+        "a",
+        "b",
+      ],
       { cwd: scratch, stdio: "inherit" },
     );
     if (diff.status === 0) console.log(`no manifest changes in stack "${stack}" since ${ref}`);

@@ -26,10 +26,16 @@ function parseArgs(argv: string[]): { dockerHost?: string; port: number } {
   const options: { dockerHost?: string; port: number } = { port: 8080 };
   for (let i = 0; i < argv.length; i += 2) {
     const [flag, value] = [argv[i], argv[i + 1]];
-    if (value === undefined) throw new UsageError(`${flag} needs a value (usage: npm run gateway:local -- [--docker-host unix:///path] [--port N])`);
+    if (value === undefined)
+      throw new UsageError(
+        `${flag} needs a value (usage: npm run gateway:local -- [--docker-host unix:///path] [--port N])`,
+      );
     if (flag === "--docker-host") options.dockerHost = value;
     else if (flag === "--port" && /^\d{1,5}$/.test(value)) options.port = Number(value);
-    else throw new UsageError(`unknown option ${flag} ${value} (usage: npm run gateway:local -- [--docker-host unix:///path] [--port N])`);
+    else
+      throw new UsageError(
+        `unknown option ${flag} ${value} (usage: npm run gateway:local -- [--docker-host unix:///path] [--port N])`,
+      );
   }
   return options;
 }
@@ -43,10 +49,14 @@ function dockerHost(given: string | undefined): string {
   ];
   const host = given ?? process.env.DOCKER_HOST ?? candidates.filter(existsSync).map((socket) => `unix://${socket}`)[0];
   if (!host) {
-    throw new UsageError(`no Docker or podman socket at ${candidates.join(", ")}: start one (podman system service --time=0 unix:///tmp/podman.sock) and pass --docker-host unix:///tmp/podman.sock`);
+    throw new UsageError(
+      `no Docker or podman socket at ${candidates.join(", ")}: start one (podman system service --time=0 unix:///tmp/podman.sock) and pass --docker-host unix:///tmp/podman.sock`,
+    );
   }
-  if (!/^(unix|tcp):\/\//.test(host)) throw new UsageError(`Docker host ${host}: expected unix:///path or tcp://host:port`);
-  if (host.startsWith("unix://") && !existsSync(host.slice("unix://".length))) throw new UsageError(`no socket at ${host}`);
+  if (!/^(unix|tcp):\/\//.test(host))
+    throw new UsageError(`Docker host ${host}: expected unix:///path or tcp://host:port`);
+  if (host.startsWith("unix://") && !existsSync(host.slice("unix://".length)))
+    throw new UsageError(`no socket at ${host}`);
   return host;
 }
 
@@ -76,10 +86,18 @@ function startTokenWebhook(token: string) {
       allowed = false; // not JSON, or too large
     }
     response.writeHead(200, { "content-type": "application/json" });
-    response.end(JSON.stringify(allowed ? { allowed: true, user: "local" } : { allowed: false, reason: "not the token of this gateway:local run" }));
+    response.end(
+      JSON.stringify(
+        allowed
+          ? { allowed: true, user: "local" }
+          : { allowed: false, reason: "not the token of this gateway:local run" },
+      ),
+    );
   });
   return new Promise<{ url: string; close: () => void }>((resolve) =>
-    server.listen(0, "127.0.0.1", () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, close: () => server.close() })),
+    server.listen(0, "127.0.0.1", () =>
+      resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, close: () => server.close() }),
+    ),
   );
 }
 
@@ -129,7 +147,10 @@ async function main(): Promise<number> {
       const line = pending.slice(0, end);
       pending = pending.slice(end + 1);
       const listening = /"msg":"listening".*"port":(\d+),"metricsPort":(\d+)/.exec(line);
-      if (listening) console.log(instructions(`http://127.0.0.1:${listening[1]}`, `http://127.0.0.1:${listening[2]}`, host, tokenFile));
+      if (listening)
+        console.log(
+          instructions(`http://127.0.0.1:${listening[1]}`, `http://127.0.0.1:${listening[2]}`, host, tokenFile),
+        );
     }
   });
   // One SIGTERM however many signals arrive (npm and tsx relay the terminal's too): the gateway drains
@@ -140,13 +161,17 @@ async function main(): Promise<number> {
     stopping = true;
   };
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, stop);
-  const code = await new Promise<number>((resolve) => gateway.on("exit", (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0))));
+  const code = await new Promise<number>((resolve) =>
+    gateway.on("exit", (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0))),
+  );
   webhook.close();
   return code;
 }
 
 function instructions(url: string, monitoringUrl: string, host: string, tokenFile: string): string {
-  const node = path.relative(root, process.execPath).startsWith("..") ? process.execPath : path.relative(root, process.execPath);
+  const node = path.relative(root, process.execPath).startsWith("..")
+    ? process.execPath
+    : path.relative(root, process.execPath);
   return [
     `gateway:local: the exec gateway listens on ${url} (127.0.0.1 only), Docker backend ${host}`,
     `gateway:local: its one token is in ${tokenFile} (this user only; it stops working when this process stops)`,

@@ -80,7 +80,13 @@ function numericQuantities(schema: Schema): void {
 }
 
 export function generateValuesSchema(): string {
-  const generated = createGenerator({ ...common, path: CHART_VALUES_SOURCE, type: "ChartValues", expose: "none", topRef: false }).createSchema("ChartValues");
+  const generated = createGenerator({
+    ...common,
+    path: CHART_VALUES_SOURCE,
+    type: "ChartValues",
+    expose: "none",
+    topRef: false,
+  }).createSchema("ChartValues");
   // A tree of its own: the generator shares one object among every use of a type, and the steps below change one use.
   const schema = JSON.parse(JSON.stringify(generated)) as Schema;
   numericQuantities(schema);
@@ -94,5 +100,7 @@ export function generateValuesSchema(): string {
 if (require.main === module) {
   writeFileSync(SCHEMA_FILE, generateConfigSchema());
   writeFileSync(VALUES_SCHEMA_FILE, generateValuesSchema());
-  console.log(`wrote ${[SCHEMA_FILE, VALUES_SCHEMA_FILE].map((file) => path.relative(process.cwd(), file)).join(", ")}`);
+  console.log(
+    `wrote ${[SCHEMA_FILE, VALUES_SCHEMA_FILE].map((file) => path.relative(process.cwd(), file)).join(", ")}`,
+  );
 }

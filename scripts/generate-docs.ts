@@ -62,7 +62,9 @@ function stackConfigRows(schema: Schema, definitions: Record<string, Schema>, pr
     const property = resolve(raw, definitions);
     const name = `${prefix}${key}`;
     const description = raw.description ?? property.description ?? "";
-    rows.push(`| ${code(name)} | ${code(schemaType(raw, definitions))} | ${required.has(key) ? "yes" : ""} | ${cell(description)} |`);
+    rows.push(
+      `| ${code(name)} | ${code(schemaType(raw, definitions))} | ${required.has(key) ? "yes" : ""} | ${cell(description)} |`,
+    );
     if (property.type === "object" && property.properties) stackConfigRows(property, definitions, `${name}.`, rows);
     if (property.type === "array" && property.items) {
       const item = resolve(property.items, definitions);
@@ -84,7 +86,9 @@ export function stackConfigTable(): string {
 function docOf(node: ts.Node): string {
   const docs = ts.getJSDocCommentsAndTags(node).filter(ts.isJSDoc);
   return docs
-    .map((doc) => (typeof doc.comment === "string" ? doc.comment : (doc.comment ?? []).map((part) => part.text).join("")))
+    .map((doc) =>
+      typeof doc.comment === "string" ? doc.comment : (doc.comment ?? []).map((part) => part.text).join(""),
+    )
     .join(" ");
 }
 
@@ -102,7 +106,12 @@ function membersOf(members: readonly ts.Node[], source: ts.SourceFile, onlyPubli
     if (onlyPublicReadonly) {
       const modifiers = ts.getModifiers(member as ts.PropertyDeclaration) ?? [];
       const kinds = modifiers.map((m) => m.kind);
-      if (!kinds.includes(ts.SyntaxKind.ReadonlyKeyword) || kinds.includes(ts.SyntaxKind.PrivateKeyword) || kinds.includes(ts.SyntaxKind.ProtectedKeyword)) continue;
+      if (
+        !kinds.includes(ts.SyntaxKind.ReadonlyKeyword) ||
+        kinds.includes(ts.SyntaxKind.PrivateKeyword) ||
+        kinds.includes(ts.SyntaxKind.ProtectedKeyword)
+      )
+        continue;
     }
     found.push({
       name: member.name.getText(source),
@@ -115,16 +124,26 @@ function membersOf(members: readonly ts.Node[], source: ts.SourceFile, onlyPubli
 }
 
 function memberTable(members: Member[], withRequired: boolean): string {
-  const header = withRequired ? ["| Arg | Type | Required | Description |", "| --- | --- | --- | --- |"] : ["| Output | Type | Description |", "| --- | --- | --- |"];
+  const header = withRequired
+    ? ["| Arg | Type | Required | Description |", "| --- | --- | --- | --- |"]
+    : ["| Output | Type | Description |", "| --- | --- | --- |"];
   const rows = members.map((m) =>
-    withRequired ? `| ${code(m.name)} | ${code(m.type)} | ${m.optional ? "" : "yes"} | ${cell(m.doc)} |` : `| ${code(m.name)} | ${code(m.type)} | ${cell(m.doc)} |`,
+    withRequired
+      ? `| ${code(m.name)} | ${code(m.type)} | ${m.optional ? "" : "yes"} | ${cell(m.doc)} |`
+      : `| ${code(m.name)} | ${code(m.type)} | ${cell(m.doc)} |`,
   );
   return [...header, ...rows].join("\n");
 }
 
 export function componentsReference(): string {
   const entry = path.join(root, "components/index.ts");
-  const program = ts.createProgram([entry], { strict: true, skipLibCheck: true, resolveJsonModule: true, esModuleInterop: true, noEmit: true });
+  const program = ts.createProgram([entry], {
+    strict: true,
+    skipLibCheck: true,
+    resolveJsonModule: true,
+    esModuleInterop: true,
+    noEmit: true,
+  });
   const checker = program.getTypeChecker();
   const module = checker.getSymbolAtLocation(program.getSourceFile(entry)!)!;
   const sections: { file: string; text: string }[] = [];
@@ -134,13 +153,20 @@ export function componentsReference(): string {
       const source = declaration.getSourceFile();
       const file = path.relative(root, source.fileName);
       if (ts.isClassDeclaration(declaration) && declaration.name) {
-        const heritage = declaration.heritageClauses?.flatMap((h) => h.types.map((t) => t.expression.getText(source))) ?? [];
+        const heritage =
+          declaration.heritageClauses?.flatMap((h) => h.types.map((t) => t.expression.getText(source))) ?? [];
         if (!heritage.some((h) => /ComponentResource$/.test(h))) continue;
         const token = /super\(\s*"([^"]+)"/.exec(declaration.getText(source))?.[1] ?? "";
         const outputs = membersOf(declaration.members, source, true);
         sections.push({
           file,
-          text: [`#### \`${exported.name}\` (\`${token}\`, ${file})`, "", cell(docOf(declaration)) || cell(docOf(source.statements[0] ?? declaration)), "", memberTable(outputs, false)].join("\n"),
+          text: [
+            `#### \`${exported.name}\` (\`${token}\`, ${file})`,
+            "",
+            cell(docOf(declaration)) || cell(docOf(source.statements[0] ?? declaration)),
+            "",
+            memberTable(outputs, false),
+          ].join("\n"),
         });
       } else if (ts.isInterfaceDeclaration(declaration) && !/(^|\/)config\.ts$/.test(file)) {
         // Args and the types they use; stack config types are in the table above.
@@ -150,7 +176,13 @@ export function componentsReference(): string {
         const inherited = bases.length > 0 ? [`Also every field of ${bases.join(", ")}.`] : [];
         sections.push({
           file,
-          text: [`##### \`${exported.name}\``, ...(doc ? ["", doc] : []), ...inherited.flatMap((line) => ["", line]), "", memberTable(membersOf(declaration.members, source, false), true)].join("\n"),
+          text: [
+            `##### \`${exported.name}\``,
+            ...(doc ? ["", doc] : []),
+            ...inherited.flatMap((line) => ["", line]),
+            "",
+            memberTable(membersOf(declaration.members, source, false), true),
+          ].join("\n"),
         });
       }
     }
@@ -194,7 +226,9 @@ function helmRows(map: YAMLMap, schema: Schema | undefined, prefix: string, rows
   map.items.forEach((item, index) => {
     const pair = item as Pair;
     const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
-    const comment = (pair.key as { commentBefore?: string } | null)?.commentBefore ?? (index === 0 ? map.commentBefore ?? undefined : undefined);
+    const comment =
+      (pair.key as { commentBefore?: string } | null)?.commentBefore ??
+      (index === 0 ? (map.commentBefore ?? undefined) : undefined);
     const description = helmDescription(comment ?? undefined);
     const childSchema = schema?.properties?.[key];
     const name = `${prefix}${key}`;
@@ -202,8 +236,13 @@ function helmRows(map: YAMLMap, schema: Schema | undefined, prefix: string, rows
       helmRows(pair.value, childSchema, `${name}.`, rows);
       return;
     }
-    const value = pair.value && typeof (pair.value as { toJSON?: () => unknown }).toJSON === "function" ? (pair.value as { toJSON(): unknown }).toJSON() : (pair.value as unknown);
-    rows.push(`| ${code(name)} | ${code(helmType(childSchema))} | ${code(JSON.stringify(value ?? null))} | ${cell(description || childSchema?.description || "")} |`);
+    const value =
+      pair.value && typeof (pair.value as { toJSON?: () => unknown }).toJSON === "function"
+        ? (pair.value as { toJSON(): unknown }).toJSON()
+        : (pair.value as unknown);
+    rows.push(
+      `| ${code(name)} | ${code(helmType(childSchema))} | ${code(JSON.stringify(value ?? null))} | ${cell(description || childSchema?.description || "")} |`,
+    );
   });
 }
 
@@ -247,7 +286,8 @@ export function generatedReference(): string {
 export function withGeneratedReference(document: string): string {
   const start = document.indexOf(BEGIN);
   const end = document.indexOf(END);
-  if (start === -1 || end === -1 || end < start) throw new Error(`docs/reference.md has no "${BEGIN}" ... "${END}" markers`);
+  if (start === -1 || end === -1 || end < start)
+    throw new Error(`docs/reference.md has no "${BEGIN}" ... "${END}" markers`);
   return document.slice(0, start) + generatedReference() + document.slice(end + END.length);
 }
 
@@ -255,7 +295,12 @@ export function withGeneratedReference(document: string): string {
 
 /** charts/entryway/README.md, whole: every line comes from Chart.yaml, values.yaml and values.schema.json. */
 export function chartReadme(): string {
-  const chart = parseDocument(readFileSync(path.join(root, "charts/entryway/Chart.yaml"), "utf8")).toJS() as { name: string; description: string; version: string; home: string };
+  const chart = parseDocument(readFileSync(path.join(root, "charts/entryway/Chart.yaml"), "utf8")).toJS() as {
+    name: string;
+    description: string;
+    version: string;
+    home: string;
+  };
   return [
     "<!-- generated by npm run generate:docs from Chart.yaml, values.yaml and values.schema.json; do not edit by hand -->",
     `# ${chart.name}`,
@@ -287,5 +332,7 @@ export function chartReadme(): string {
 if (require.main === module) {
   writeFileSync(REFERENCE, withGeneratedReference(readFileSync(REFERENCE, "utf8")));
   writeFileSync(CHART_README, chartReadme());
-  console.log(`wrote the generated reference in ${path.relative(process.cwd(), REFERENCE)} and ${path.relative(process.cwd(), CHART_README)}`);
+  console.log(
+    `wrote the generated reference in ${path.relative(process.cwd(), REFERENCE)} and ${path.relative(process.cwd(), CHART_README)}`,
+  );
 }

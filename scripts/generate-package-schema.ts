@@ -25,7 +25,11 @@ export function providerName(): string {
 
 /** The package schema Pulumi's analyzer infers from the components' sources, as formatted JSON. */
 export async function generatePackageSchema(): Promise<string> {
-  const provider = new ComponentProvider({ name: providerName(), dirname: REPO_ROOT, components: getPulumiComponents(components) });
+  const provider = new ComponentProvider({
+    name: providerName(),
+    dirname: REPO_ROOT,
+    components: getPulumiComponents(components),
+  });
   return `${JSON.stringify(JSON.parse(await provider.getSchema()), null, 2)}\n`;
 }
 

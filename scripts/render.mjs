@@ -48,7 +48,11 @@ try {
         setup(build) {
           build.onLoad({ filter: /[\\/]program\.ts$/ }, (args) =>
             args.path === programModule
-              ? { contents: `export const loadProgram = () => import(${JSON.stringify(program)});`, loader: "ts", resolveDir: root }
+              ? {
+                  contents: `export const loadProgram = () => import(${JSON.stringify(program)});`,
+                  loader: "ts",
+                  resolveDir: root,
+                }
               : undefined,
           );
         },
@@ -58,8 +62,12 @@ try {
   bundle = result.outputFiles[0].text;
 } catch (error) {
   const first = error.errors?.[0];
-  const where = first?.location ? `${path.relative(process.cwd(), first.location.file) || first.location.file}:${first.location.line}: ` : "";
-  process.stderr.write(`render: cannot compile the renderer and stack program: ${where}${first?.text ?? error.message}\n`);
+  const where = first?.location
+    ? `${path.relative(process.cwd(), first.location.file) || first.location.file}:${first.location.line}: `
+    : "";
+  process.stderr.write(
+    `render: cannot compile the renderer and stack program: ${where}${first?.text ?? error.message}\n`,
+  );
   process.exit(1);
 } finally {
   await esbuild.stop();

@@ -37,7 +37,9 @@ function knownStacks(): string[] {
 function readStackConfig(stack: string, project: string): { config: Record<string, string>; secretKeys: string[] } {
   const file = path.join(root, `Pulumi.${stack}.yaml`);
   if (!existsSync(file)) {
-    throw new RenderError(`unknown stack "${stack}": no Pulumi.${stack}.yaml (known stacks: ${knownStacks().join(", ") || "none"})`);
+    throw new RenderError(
+      `unknown stack "${stack}": no Pulumi.${stack}.yaml (known stacks: ${knownStacks().join(", ") || "none"})`,
+    );
   }
   let document: { config?: Record<string, unknown> } | null;
   try {
@@ -84,7 +86,14 @@ async function main(): Promise<void> {
   const { config, secretKeys } = readStackConfig(stack, project);
   const outDir = path.resolve(root, outArg ?? path.join("rendered", stack));
 
-  await installOfflineRuntime({ project, stack, config, secretConfigKeys: secretKeys, stackTraces: false, oneShot: true });
+  await installOfflineRuntime({
+    project,
+    stack,
+    config,
+    secretConfigKeys: secretKeys,
+    stackTraces: false,
+    oneShot: true,
+  });
   let exports: Record<string, unknown> = {};
   const resources = await runProgram(async () => {
     exports = await loadProgram();
@@ -103,7 +112,9 @@ async function main(): Promise<void> {
   files.set("_outputs.yaml", stringify(outputs));
   files.set(
     "_resources.txt",
-    resources.map((r) => `${r.type} ${r.name}${r.parent ? `  (parent ${r.parent.split("::").pop()})` : ""}`).join("\n") + "\n",
+    resources
+      .map((r) => `${r.type} ${r.name}${r.parent ? `  (parent ${r.parent.split("::").pop()})` : ""}`)
+      .join("\n") + "\n",
   );
   for (const [file, text] of files) {
     if (text.includes(FAKE_RANDOM_PREFIX) || text.includes(SECRET_CONFIG_PLACEHOLDER)) {
@@ -126,8 +137,14 @@ async function main(): Promise<void> {
 function summary(stack: string, outDir: string, manifests: Manifest[], outputsYaml: string): string {
   const byKind = new Map<string, number>();
   for (const { kind } of manifests) byKind.set(kind, (byKind.get(kind) ?? 0) + 1);
-  const kinds = [...byKind].sort(([a], [b]) => a.localeCompare(b)).map(([kind, count]) => `  ${String(count).padStart(3)} ${kind}`);
-  const indent = (text: string) => text.trimEnd().split("\n").map((line) => `  ${line}`);
+  const kinds = [...byKind]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([kind, count]) => `  ${String(count).padStart(3)} ${kind}`);
+  const indent = (text: string) =>
+    text
+      .trimEnd()
+      .split("\n")
+      .map((line) => `  ${line}`);
   return [
     `rendered ${manifests.length} objects of stack "${stack}" to ${outDir}`,
     "objects by kind:",

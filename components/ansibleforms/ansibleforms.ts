@@ -10,7 +10,12 @@ import * as random from "@pulumi/random";
 import { standardLabels, selectorLabels } from "../shared/labels";
 import { imageReference, type GlobalSettings, type ImageSettings } from "../shared/image";
 import { objectName, statefulSetName } from "../shared/names";
-import { dnsEgressRule, type InClusterPeer, type NetworkPolicyEgressRule, type NetworkPolicyPeer } from "../shared/network";
+import {
+  dnsEgressRule,
+  type InClusterPeer,
+  type NetworkPolicyEgressRule,
+  type NetworkPolicyPeer,
+} from "../shared/network";
 import { podMetadata, podPlacement, type PodSettings } from "../shared/pod";
 import type { SecretKeyRef } from "../shared/secret";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
@@ -299,11 +304,15 @@ function settingsProblems(args: AnsibleFormsArgs, where: string): string[] {
     problems.push("rte: give sshFromApp or sshSecret, not both");
   }
   if (args.rte?.sshFromApp && mode === "remote") {
-    problems.push("rte.sshFromApp needs the app's disk; an outbound RTE elsewhere cannot share it (use its own sshSecret)");
+    problems.push(
+      "rte.sshFromApp needs the app's disk; an outbound RTE elsewhere cannot share it (use its own sshSecret)",
+    );
   }
   const metrics = args.metrics;
   if (metrics?.enabled && metrics.existingSecret && metrics.existingSecret === metrics.rteExistingSecret) {
-    problems.push("metrics: the RTE's METRICS_TOKEN must come from a Secret of its own (rteExistingSecret differs from existingSecret)");
+    problems.push(
+      "metrics: the RTE's METRICS_TOKEN must come from a Secret of its own (rteExistingSecret differs from existingSecret)",
+    );
   }
   if (args.externalDatabase && args.existingSecrets?.database) {
     problems.push(`existingSecrets.database is for the built-in MySQL; an external database names its passwordSecret`);
@@ -365,7 +374,10 @@ function plan(name: string, args: AnsibleFormsArgs): Plan {
   // Metrics: the app's token, and the sidecar RTE's own (never the app's: docs/ansibleforms.md, "Metrics").
   const metrics = args.metrics?.enabled ? args.metrics : undefined;
   const appMetricsSecret = metrics && (metrics.existingSecret || objectName(name, "ansibleforms-metrics"));
-  const rteMetricsSecret = metrics && mode === "sidecar" ? metrics.rteExistingSecret || objectName(name, "ansibleforms-rte-metrics") : undefined;
+  const rteMetricsSecret =
+    metrics && mode === "sidecar"
+      ? metrics.rteExistingSecret || objectName(name, "ansibleforms-rte-metrics")
+      : undefined;
 
   // The database: external, or MySQL 8.4 that only the app may reach.
   const external = args.externalDatabase;
@@ -400,7 +412,13 @@ function plan(name: string, args: AnsibleFormsArgs): Plan {
   const rtePort = rte.port ?? SIDECAR_RTE_PORT;
   const ownRunner: Runner =
     mode === "remote"
-      ? { name: rte.runnerName ?? "remote", type: "rte", mode: "outbound", token: "${RTE_TOKEN}", is_default: rte.isDefault ?? true }
+      ? {
+          name: rte.runnerName ?? "remote",
+          type: "rte",
+          mode: "outbound",
+          token: "${RTE_TOKEN}",
+          is_default: rte.isDefault ?? true,
+        }
       : {
           name: rte.runnerName ?? "rte",
           type: "rte",
@@ -412,13 +430,32 @@ function plan(name: string, args: AnsibleFormsArgs): Plan {
   const seed: SeedSpec = { prune: args.runners?.prune, runners: [ownRunner, ...(args.runners?.items ?? [])] };
 
   // The RTE in the app pod, with its ansible.cfg when given (none with an outbound RTE elsewhere).
-  const ansibleCfgConfigMap = mode !== "remote" && rte.ansibleCfg ? objectName(name, "ansibleforms-rte-ansible-cfg") : undefined;
+  const ansibleCfgConfigMap =
+    mode !== "remote" && rte.ansibleCfg ? objectName(name, "ansibleforms-rte-ansible-cfg") : undefined;
   const token = { name: tokenSecret, key: KEYS.rteToken };
   const sidecar =
     mode === "sidecar"
-      ? inboundSidecar({ settings: rte, port: rtePort, defaultTag: tag, global: args.global, token, metricsSecret: rteMetricsSecret, ansibleCfgConfigMap, persistentVolume: "persistent" })
+      ? inboundSidecar({
+          settings: rte,
+          port: rtePort,
+          defaultTag: tag,
+          global: args.global,
+          token,
+          metricsSecret: rteMetricsSecret,
+          ansibleCfgConfigMap,
+          persistentVolume: "persistent",
+        })
       : mode === "database"
-        ? databaseModeSidecar({ settings: rte, port: rtePort, defaultTag: tag, global: args.global, token, ansibleCfgConfigMap, persistentVolume: "persistent", databaseEnv })
+        ? databaseModeSidecar({
+            settings: rte,
+            port: rtePort,
+            defaultTag: tag,
+            global: args.global,
+            token,
+            ansibleCfgConfigMap,
+            persistentVolume: "persistent",
+            databaseEnv,
+          })
         : undefined;
 
   return {
@@ -479,7 +516,11 @@ export class AnsibleForms extends pulumi.ComponentResource {
     const problems = [
       ...settingsProblems(args, where),
       ...(p.sidecar?.problems ?? []).map((problem) => `${where}: ${problem}`),
-      ...seedProblemLines(p.seed, p.appEnv.map((e) => e.name as string), where),
+      ...seedProblemLines(
+        p.seed,
+        p.appEnv.map((e) => e.name as string),
+        where,
+      ),
     ];
     if (problems.length > 0) throw new pulumi.ResourceError(problems.join("\n"), this);
     this.rteMode = p.mode;
@@ -543,10 +584,15 @@ export class AnsibleForms extends pulumi.ComponentResource {
     }
     let rteToken: pulumi.Output<string> | undefined;
     if (!args.existingSecrets?.rteToken) {
-      rteToken = args.rteToken !== undefined ? checkedToken(args.rteToken, where, this) : this.password(name, "rte-token", 32);
+      rteToken =
+        args.rteToken !== undefined ? checkedToken(args.rteToken, where, this) : this.password(name, "rte-token", 32);
       new k8s.core.v1.Secret(
         `${name}-rte-token`,
-        { metadata: { name: p.tokenSecret, namespace: ns, labels }, type: "Opaque", stringData: { [KEYS.rteToken]: rteToken } },
+        {
+          metadata: { name: p.tokenSecret, namespace: ns, labels },
+          type: "Opaque",
+          stringData: { [KEYS.rteToken]: rteToken },
+        },
         child,
       );
     }
@@ -554,7 +600,11 @@ export class AnsibleForms extends pulumi.ComponentResource {
       if (existing) return;
       new k8s.core.v1.Secret(
         `${name}-${part}`,
-        { metadata: { name: objectName(name, part), namespace: ns, labels }, type: "Opaque", stringData: { [KEYS.metricsToken]: this.password(name, part, 32) } },
+        {
+          metadata: { name: objectName(name, part), namespace: ns, labels },
+          type: "Opaque",
+          stringData: { [KEYS.metricsToken]: this.password(name, part, 32) },
+        },
         child,
       );
     };
@@ -566,7 +616,10 @@ export class AnsibleForms extends pulumi.ComponentResource {
         {
           metadata: { name: p.dbSecret, namespace: ns, labels: p.mysqlLabels },
           type: "Opaque",
-          stringData: { [KEYS.dbPassword]: this.password(name, "db-password", 32), [KEYS.dbRootPassword]: this.password(name, "db-root-password", 32) },
+          stringData: {
+            [KEYS.dbPassword]: this.password(name, "db-password", 32),
+            [KEYS.dbRootPassword]: this.password(name, "db-root-password", 32),
+          },
         },
         child,
       );
@@ -640,7 +693,9 @@ export class AnsibleForms extends pulumi.ComponentResource {
       { name: "seed", configMap: { name: seedConfigMap } },
       { name: "tmp", emptyDir: {} },
       ...(p.sidecar?.volumes ?? []),
-      ...(mode === "sidecar" ? [{ name: "rte-spool", persistentVolumeClaim: { claimName: objectName(name, "ansibleforms-rte-spool") } }] : []),
+      ...(mode === "sidecar"
+        ? [{ name: "rte-spool", persistentVolumeClaim: { claimName: objectName(name, "ansibleforms-rte-spool") } }]
+        : []),
     ];
     const containers: k8s.types.input.core.v1.Container[] = [
       {
@@ -658,8 +713,18 @@ export class AnsibleForms extends pulumi.ComponentResource {
         ],
         resources: { requests: { cpu: "100m", memory: "256Mi" }, limits: { memory: "1Gi" } },
         startupProbe: { httpGet: { path: "/api/v2/live", port: "http" }, periodSeconds: 10, failureThreshold: 30 },
-        livenessProbe: { httpGet: { path: "/api/v2/live", port: "http" }, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 6 },
-        readinessProbe: { httpGet: { path: "/api/v2/ready", port: "http" }, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 3 },
+        livenessProbe: {
+          httpGet: { path: "/api/v2/live", port: "http" },
+          periodSeconds: 10,
+          timeoutSeconds: 5,
+          failureThreshold: 6,
+        },
+        readinessProbe: {
+          httpGet: { path: "/api/v2/ready", port: "http" },
+          periodSeconds: 10,
+          timeoutSeconds: 5,
+          failureThreshold: 3,
+        },
         securityContext: restrictedContainerSecurityContext({ runAs: { user: NODE_UID } }),
       },
       ...(p.sidecar ? [p.sidecar.container] : []),
@@ -680,7 +745,11 @@ export class AnsibleForms extends pulumi.ComponentResource {
           strategy: { type: "Recreate" },
           selector: { matchLabels: selectorLabels(p.appIdentity) },
           template: {
-            metadata: podMetadata(labels, args, configChecksums({ "ansible-cfg": p.ansibleCfgConfigMap && p.rte.ansibleCfg }).annotations),
+            metadata: podMetadata(
+              labels,
+              args,
+              configChecksums({ "ansible-cfg": p.ansibleCfgConfigMap && p.rte.ansibleCfg }).annotations,
+            ),
             spec: {
               automountServiceAccountToken: false,
               enableServiceLinks: false,
@@ -720,7 +789,10 @@ export class AnsibleForms extends pulumi.ComponentResource {
     );
     const databaseEgress = args.externalDatabase
       ? hostPortEgress(p.db.host, p.db.port)
-      : { to: [{ podSelector: { matchLabels: selectorLabels(p.mysqlIdentity) } }], ports: [{ port: MYSQL_PORT, protocol: "TCP" }] };
+      : {
+          to: [{ podSelector: { matchLabels: selectorLabels(p.mysqlIdentity) } }],
+          ports: [{ port: MYSQL_PORT, protocol: "TCP" }],
+        };
     new k8s.networking.v1.NetworkPolicy(
       `${name}-app-netpol`,
       {
@@ -730,12 +802,28 @@ export class AnsibleForms extends pulumi.ComponentResource {
           policyTypes: ["Ingress", "Egress"],
           ingress: [
             {
-              from: args.allowFrom?.length ? args.allowFrom : [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": args.ingressNamespace ?? "ingress-nginx" } } }],
+              from: args.allowFrom?.length
+                ? args.allowFrom
+                : [
+                    {
+                      namespaceSelector: {
+                        matchLabels: { "kubernetes.io/metadata.name": args.ingressNamespace ?? "ingress-nginx" },
+                      },
+                    },
+                  ],
               ports: [{ port: APP_PORT, protocol: "TCP" }],
             },
             // Prometheus scrapes the app's port and the sidecar RTE's (both need their token).
             ...(metrics
-              ? [{ from: [monitoringPeer(metrics)], ports: [{ port: APP_PORT, protocol: "TCP" }, ...(p.rteMetricsSecret ? [{ port: p.rtePort, protocol: "TCP" }] : [])] }]
+              ? [
+                  {
+                    from: [monitoringPeer(metrics)],
+                    ports: [
+                      { port: APP_PORT, protocol: "TCP" },
+                      ...(p.rteMetricsSecret ? [{ port: p.rtePort, protocol: "TCP" }] : []),
+                    ],
+                  },
+                ]
               : []),
           ],
           egress: [dnsEgressRule(args.dns), databaseEgress, ...(args.allowEgressTo ?? [])],
@@ -790,14 +878,23 @@ export class AnsibleForms extends pulumi.ComponentResource {
     new k8s.networking.v1.Ingress(
       `${p.name}-ingress`,
       {
-        metadata: { name: p.appName, namespace: p.ns, labels: p.labels, ...(expose.annotations ? { annotations: expose.annotations } : {}) },
+        metadata: {
+          name: p.appName,
+          namespace: p.ns,
+          labels: p.labels,
+          ...(expose.annotations ? { annotations: expose.annotations } : {}),
+        },
         spec: {
           ...(expose.ingressClassName ? { ingressClassName: expose.ingressClassName } : {}),
           ...(expose.tlsSecretName ? { tls: [{ hosts: [expose.host], secretName: expose.tlsSecretName }] } : {}),
           rules: [
             {
               host: expose.host,
-              http: { paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: p.appName, port: { name: "http" } } } }] },
+              http: {
+                paths: [
+                  { path: "/", pathType: "Prefix", backend: { service: { name: p.appName, port: { name: "http" } } } },
+                ],
+              },
             },
           ],
         },
@@ -858,7 +955,10 @@ export class AnsibleForms extends pulumi.ComponentResource {
                   ],
                   resources: { requests: { cpu: "100m", memory: "512Mi" }, limits: { memory: "1Gi" } },
                   livenessProbe: { tcpSocket: { port: "mysql" }, initialDelaySeconds: 30, periodSeconds: 10 },
-                  readinessProbe: { exec: { command: ["mysqladmin", "ping", "-h", "127.0.0.1", "--silent"] }, periodSeconds: 10 },
+                  readinessProbe: {
+                    exec: { command: ["mysqladmin", "ping", "-h", "127.0.0.1", "--silent"] },
+                    periodSeconds: 10,
+                  },
                   securityContext: restrictedContainerSecurityContext({ runAs: { user: MYSQL_UID } }),
                 },
               ],
@@ -890,7 +990,12 @@ export class AnsibleForms extends pulumi.ComponentResource {
           podSelector: { matchLabels: selectorLabels(p.mysqlIdentity) },
           // In: only the app. Out: nothing (MySQL dials nowhere).
           policyTypes: ["Ingress", "Egress"],
-          ingress: [{ from: [{ podSelector: { matchLabels: selectorLabels(p.appIdentity) } }], ports: [{ port: MYSQL_PORT, protocol: "TCP" }] }],
+          ingress: [
+            {
+              from: [{ podSelector: { matchLabels: selectorLabels(p.appIdentity) } }],
+              ports: [{ port: MYSQL_PORT, protocol: "TCP" }],
+            },
+          ],
           egress: [],
         },
       },

@@ -6,7 +6,12 @@
 import type * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { imageReference, type GlobalSettings, type ImageSettings } from "../shared/image";
-import { NetworkProtocol, type MatchLabels, type NetworkPolicyEgressRule, type NetworkPolicyPeer } from "../shared/network";
+import {
+  NetworkProtocol,
+  type MatchLabels,
+  type NetworkPolicyEgressRule,
+  type NetworkPolicyPeer,
+} from "../shared/network";
 import type { ContainerResources } from "../shared/pod";
 import type { ValueOf } from "../shared/enum";
 
@@ -17,7 +22,11 @@ type EnvVar = k8s.types.input.core.v1.EnvVar;
 type Resources = k8s.types.input.core.v1.ResourceRequirements;
 
 export const DEFAULT_TAG = "7.3.0";
-export const APP_IMAGE: ImageSettings = { registry: "ghcr.io", repository: "ansibleforms/ansibleforms", tag: DEFAULT_TAG };
+export const APP_IMAGE: ImageSettings = {
+  registry: "ghcr.io",
+  repository: "ansibleforms/ansibleforms",
+  tag: DEFAULT_TAG,
+};
 /**
  * The RTE images are three published layers, ghcr.io/ansibleforms/ansibleforms-rte-<flavour>:
  * "full" (ansible with its collections, the one to run), "core" (ansible-core, to build your own
@@ -86,8 +95,20 @@ export const LOCAL_FILES_FOLDERS = ["playbooks", "repositories"] as const;
  * whose token is ${ENCRYPTION_SECRET} would hand the app's key to whoever can read runners.
  */
 export const COMPONENT_APP_ENV = [
-  "PORT", "DB_HOST", "DB_PORT", "DB_USER", "DB_PASSWORD", "ENCRYPTION_SECRET", "ACCESS_TOKEN_SECRET", "ADMIN_USERNAME",
-  "ADMIN_PASSWORD", "RTE_TOKEN", "RTE_QUEUE_MINUTES", "CONFIG_SEED_PATH", "CONFIG_SEED_RELOAD_SECONDS", "METRICS_TOKEN",
+  "PORT",
+  "DB_HOST",
+  "DB_PORT",
+  "DB_USER",
+  "DB_PASSWORD",
+  "ENCRYPTION_SECRET",
+  "ACCESS_TOKEN_SECRET",
+  "ADMIN_USERNAME",
+  "ADMIN_PASSWORD",
+  "RTE_TOKEN",
+  "RTE_QUEUE_MINUTES",
+  "CONFIG_SEED_PATH",
+  "CONFIG_SEED_RELOAD_SECONDS",
+  "METRICS_TOKEN",
 ] as const;
 /** The one component-set variable a seed credential may reference. */
 export const SEED_TOKEN_ENV = "RTE_TOKEN";
@@ -215,7 +236,10 @@ const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
  * port to any address, the closest a NetworkPolicy can get (docs/ansibleforms.md, "The security boundary").
  */
 export function hostPortEgress(host: string, port: number): NetworkPolicyEgressRule {
-  return { ...(IPV4.test(host) ? { to: [{ ipBlock: { cidr: `${host}/32` } }] } : {}), ports: [{ port, protocol: "TCP" }] };
+  return {
+    ...(IPV4.test(host) ? { to: [{ ipBlock: { cidr: `${host}/32` } }] } : {}),
+    ports: [{ port, protocol: "TCP" }],
+  };
 }
 
 /** Egress to the host and port of a URL (the scheme's default port when it names none). */
@@ -254,7 +278,9 @@ export interface MetricsSettings {
 export function monitoringPeer(metrics: MetricsSettings): NetworkPolicyPeer {
   return {
     namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": metrics.namespace || "monitoring" } },
-    ...(metrics.podSelector && Object.keys(metrics.podSelector.matchLabels ?? {}).length > 0 ? { podSelector: metrics.podSelector } : {}),
+    ...(metrics.podSelector && Object.keys(metrics.podSelector.matchLabels ?? {}).length > 0
+      ? { podSelector: metrics.podSelector }
+      : {}),
   };
 }
 
@@ -280,7 +306,9 @@ export function rteResources(maxJobs: number): { requests: Record<string, string
 }
 
 function tokenProblem(token: string, where: string): string | undefined {
-  return token.length < MIN_TOKEN_LENGTH ? `${where}: the RTE token must be at least ${MIN_TOKEN_LENGTH} characters (got ${token.length})` : undefined;
+  return token.length < MIN_TOKEN_LENGTH
+    ? `${where}: the RTE token must be at least ${MIN_TOKEN_LENGTH} characters (got ${token.length})`
+    : undefined;
 }
 
 /** The problem with a token known at build time (a plain string) that is too short; an Output is checked by checkedToken. */
@@ -294,7 +322,11 @@ export function tokenProblems(token: pulumi.Input<string> | undefined, where: st
  * (tokenProblems); an Output is checked when its value is known, which fails the Secret that
  * carries it with an error on `resource`.
  */
-export function checkedToken(token: pulumi.Input<string>, where: string, resource: pulumi.Resource): pulumi.Output<string> {
+export function checkedToken(
+  token: pulumi.Input<string>,
+  where: string,
+  resource: pulumi.Resource,
+): pulumi.Output<string> {
   return pulumi.secret(
     pulumi.output(token).apply((value) => {
       const problem = tokenProblem(value, where);
@@ -322,7 +354,11 @@ export function rteSettingsProblems(settings: RteSettings, where: string): strin
 
 /** The RTE image: the custom repository or the flavour's layer, at the given tag or the app's. */
 export function rteImage(settings: RteSettings, defaultTag: string, global: GlobalSettings | undefined): string {
-  return imageReference({ registry: RTE_REGISTRY, repository: `${RTE_REPOSITORY_PREFIX}-${settings.flavor ?? "full"}`, tag: defaultTag }, settings.image, global);
+  return imageReference(
+    { registry: RTE_REGISTRY, repository: `${RTE_REPOSITORY_PREFIX}-${settings.flavor ?? "full"}`, tag: defaultTag },
+    settings.image,
+    global,
+  );
 }
 
 export interface RteContainerSpec {
@@ -368,12 +404,19 @@ export function rteContainer(options: {
           { name: "RTE_DRAIN_SECONDS", value: String(settings.drainSeconds ?? 25) },
         ]
       : []),
-    ...(settings.processMaxBuffer !== undefined ? [{ name: "PROCESS_MAX_BUFFER", value: String(settings.processMaxBuffer) }] : []),
-    ...(options.metricsSecret ? [secretEnv("METRICS_TOKEN", { name: options.metricsSecret, key: KEYS.metricsToken })] : []),
+    ...(settings.processMaxBuffer !== undefined
+      ? [{ name: "PROCESS_MAX_BUFFER", value: String(settings.processMaxBuffer) }]
+      : []),
+    ...(options.metricsSecret
+      ? [secretEnv("METRICS_TOKEN", { name: options.metricsSecret, key: KEYS.metricsToken })]
+      : []),
     ...(options.extraEnv ?? []),
   ];
   const taken = settings.extraEnv?.filter((extra) => env.some((e) => e.name === extra.name)) ?? [];
-  const problems = taken.length > 0 ? [`extraEnv ${taken.map((e) => e.name).join(", ")}: set by the component (change the setting that sets it)`] : [];
+  const problems =
+    taken.length > 0
+      ? [`extraEnv ${taken.map((e) => e.name).join(", ")}: set by the component (change the setting that sets it)`]
+      : [];
   env.push(...(settings.extraEnv ?? []));
   const mounts: VolumeMount[] = [
     ...(socket ? [{ name: "rte-spool", mountPath: SPOOL_PATH }] : []),
@@ -389,12 +432,20 @@ export function rteContainer(options: {
     volumes.push({ name: "rte-ssh", secret: { secretName: settings.sshSecret, defaultMode: 0o400 } });
   }
   if (options.ansibleCfgConfigMap) {
-    mounts.push({ name: "rte-ansible-cfg", mountPath: "/etc/ansible/ansible.cfg", subPath: "ansible.cfg", readOnly: true });
+    mounts.push({
+      name: "rte-ansible-cfg",
+      mountPath: "/etc/ansible/ansible.cfg",
+      subPath: "ansible.cfg",
+      readOnly: true,
+    });
     volumes.push({ name: "rte-ansible-cfg", configMap: { name: options.ansibleCfgConfigMap } });
   }
   if (settings.collectionsClaim) {
     mounts.push({ name: "rte-collections", mountPath: "/etc/ansible/collections", readOnly: true });
-    volumes.push({ name: "rte-collections", persistentVolumeClaim: { claimName: settings.collectionsClaim, readOnly: true } });
+    volumes.push({
+      name: "rte-collections",
+      persistentVolumeClaim: { claimName: settings.collectionsClaim, readOnly: true },
+    });
   }
   if (settings.rolesClaim) {
     mounts.push({ name: "rte-roles", mountPath: "/etc/ansible/roles", readOnly: true });

@@ -18,7 +18,13 @@ export type AnsibleFormsConfig = AnsibleFormsSettings;
 export type RemoteRteConfig = RemoteRteSettings;
 
 /** @internal */
-export function ansibleFormsArgs(config: AnsibleFormsConfig, namespace: pulumi.Input<string>, labels?: Record<string, string>, global?: GlobalSettings, dns?: InClusterPeer): AnsibleFormsArgs {
+export function ansibleFormsArgs(
+  config: AnsibleFormsConfig,
+  namespace: pulumi.Input<string>,
+  labels?: Record<string, string>,
+  global?: GlobalSettings,
+  dns?: InClusterPeer,
+): AnsibleFormsArgs {
   return { ...config, namespace, labels, global, dns };
 }
 

@@ -7,7 +7,17 @@ export * from "./remote-rte";
 export * from "./runner-seed";
 export { DATABASE_MODE_WARNING } from "./database-rte";
 export { inboundRunnerUri, type SidecarRteSettings } from "./sidecar-rte";
-export { KEYS as ANSIBLEFORMS_SECRET_KEYS, MIN_TOKEN_LENGTH, SEED_PATH, type RteSettings, type RteResources, type PlainEnvVar, RteFlavor, RteFiles, EgressProtocol } from "./common";
+export {
+  KEYS as ANSIBLEFORMS_SECRET_KEYS,
+  MIN_TOKEN_LENGTH,
+  SEED_PATH,
+  type RteSettings,
+  type RteResources,
+  type PlainEnvVar,
+  RteFlavor,
+  RteFiles,
+  EgressProtocol,
+} from "./common";
 export * from "./config";
 
 /** @deprecated SecretKeyRef (components/shared/secret.ts), kept so code that imports this name still compiles. */

@@ -109,24 +109,35 @@ export interface RemoteRteArgs extends RemoteRteBaseSettings {
 /** Why `appUrl` may not be used: plain http:// or ws:// would send the RTE token in clear, unless allowed. */
 function insecureAppUrl(appUrl: string, allowed: boolean | undefined): string[] {
   if (allowed || !/^(http|ws):\/\//i.test(appUrl)) return [];
-  return [`appUrl ${JSON.stringify(appUrl)} is plain ${appUrl.split(":")[0]}: the RTE token would cross the network unencrypted; use https (or set allowInsecureAppUrl: true for an app in the same trusted network)`];
+  return [
+    `appUrl ${JSON.stringify(appUrl)} is plain ${appUrl.split(":")[0]}: the RTE token would cross the network unencrypted; use https (or set allowInsecureAppUrl: true for an app in the same trusted network)`,
+  ];
 }
 
 /** Every input mistake known at preview, one line each naming `where` (an appUrl Output is checked once known). */
 function settingsProblems(args: RemoteRteArgs, where: string): string[] {
   const problems: string[] = [];
-  if (args.appUrl === undefined || args.appUrl === "") problems.push("appUrl is required: an outbound RTE dials the app");
+  if (args.appUrl === undefined || args.appUrl === "")
+    problems.push("appUrl is required: an outbound RTE dials the app");
   if (typeof args.appUrl === "string" && args.appUrl !== "" && !/^(https?|wss?):\/\/[^/\s]+/.test(args.appUrl)) {
     problems.push(`appUrl ${JSON.stringify(args.appUrl)} is not an http(s) URL`);
   }
   if (typeof args.appUrl === "string") problems.push(...insecureAppUrl(args.appUrl, args.allowInsecureAppUrl));
-  if (args.files === "local") problems.push('files "local" needs the app\'s disk; an outbound RTE cannot share it (use "transfer")');
-  if (!args.existingTokenSecret && args.token === undefined) problems.push("a token or an existingTokenSecret is required");
-  if (args.existingTokenSecret && args.token !== undefined) problems.push("give a token or an existingTokenSecret, not both");
+  if (args.files === "local")
+    problems.push('files "local" needs the app\'s disk; an outbound RTE cannot share it (use "transfer")');
+  if (!args.existingTokenSecret && args.token === undefined)
+    problems.push("a token or an existingTokenSecret is required");
+  if (args.existingTokenSecret && args.token !== undefined)
+    problems.push("give a token or an existingTokenSecret, not both");
   if (args.caBundle && args.existingCaConfigMap) problems.push("give a caBundle or an existingCaConfigMap, not both");
   const mode = (args as { mode?: unknown }).mode;
-  if (mode !== undefined && mode !== "outbound") problems.push(`mode ${JSON.stringify(mode)} is unknown: a RemoteRte is outbound`);
-  return [...problems.map((problem) => `${where}: ${problem}`), ...rteSettingsProblems(args, where), ...tokenProblems(args.token, where)];
+  if (mode !== undefined && mode !== "outbound")
+    problems.push(`mode ${JSON.stringify(mode)} is unknown: a RemoteRte is outbound`);
+  return [
+    ...problems.map((problem) => `${where}: ${problem}`),
+    ...rteSettingsProblems(args, where),
+    ...tokenProblems(args.token, where),
+  ];
 }
 
 /** The names and labels every step shares (the chart's remote-rte.yaml head), and the RTE container. Pure. */
@@ -208,7 +219,8 @@ export class RemoteRte extends pulumi.ComponentResource {
     if (args.appUrl !== undefined && typeof args.appUrl !== "string") {
       pulumi.output(args.appUrl).apply((url) => {
         const insecure = insecureAppUrl(url, args.allowInsecureAppUrl);
-        if (insecure.length > 0) throw new pulumi.ResourceError(insecure.map((problem) => `${where}: ${problem}`).join("\n"), this);
+        if (insecure.length > 0)
+          throw new pulumi.ResourceError(insecure.map((problem) => `${where}: ${problem}`).join("\n"), this);
       });
     }
     const token = args.token !== undefined ? checkedToken(args.token, where, this) : undefined;
@@ -220,7 +232,11 @@ export class RemoteRte extends pulumi.ComponentResource {
     this.networkPolicy(p);
     this.monitoring(p);
 
-    this.registerOutputs({ statefulSetName: this.statefulSetName, tokenSecretName: this.tokenSecretName, replicas: this.replicas });
+    this.registerOutputs({
+      statefulSetName: this.statefulSetName,
+      tokenSecretName: this.tokenSecretName,
+      replicas: this.replicas,
+    });
   }
 
   /** The token and METRICS_TOKEN Secrets unless existing ones are named, the CA bundle's and ansible.cfg's ConfigMaps. */
@@ -230,32 +246,57 @@ export class RemoteRte extends pulumi.ComponentResource {
     if (!args.existingTokenSecret) {
       new k8s.core.v1.Secret(
         `${name}-token`,
-        { metadata: { name: p.tokenSecret, namespace: ns, labels }, type: "Opaque", stringData: { [KEYS.rteToken]: token! } },
+        {
+          metadata: { name: p.tokenSecret, namespace: ns, labels },
+          type: "Opaque",
+          stringData: { [KEYS.rteToken]: token! },
+        },
         child,
       );
     }
     if (p.metrics && !p.metrics.existingSecret) {
       const value = new random.RandomPassword(`${name}-metrics-token`, { length: 32, special: false }, child).result;
-      new k8s.core.v1.Secret(`${name}-metrics`, { metadata: { name: p.metricsSecret, namespace: ns, labels }, type: "Opaque", stringData: { [KEYS.metricsToken]: value } }, child);
+      new k8s.core.v1.Secret(
+        `${name}-metrics`,
+        {
+          metadata: { name: p.metricsSecret, namespace: ns, labels },
+          type: "Opaque",
+          stringData: { [KEYS.metricsToken]: value },
+        },
+        child,
+      );
     }
     if (args.caBundle) {
-      new k8s.core.v1.ConfigMap(`${name}-ca`, { metadata: { name: p.caConfigMap, namespace: ns, labels }, data: { [CA_FILE]: args.caBundle } }, child);
+      new k8s.core.v1.ConfigMap(
+        `${name}-ca`,
+        { metadata: { name: p.caConfigMap, namespace: ns, labels }, data: { [CA_FILE]: args.caBundle } },
+        child,
+      );
     }
     if (args.ansibleCfg) {
-      new k8s.core.v1.ConfigMap(`${name}-ansible-cfg`, { metadata: { name: p.ansibleCfgConfigMap, namespace: ns, labels }, data: { "ansible.cfg": args.ansibleCfg } }, child);
+      new k8s.core.v1.ConfigMap(
+        `${name}-ansible-cfg`,
+        { metadata: { name: p.ansibleCfgConfigMap, namespace: ns, labels }, data: { "ansible.cfg": args.ansibleCfg } },
+        child,
+      );
     }
   }
 
   /** The replicas, each with its own spool. */
   private statefulSet(p: Plan): pulumi.Output<string> {
     const { name, args, ns, labels, base } = p;
-    const volumes = [...p.spec.volumes, ...(p.caConfigMap ? [{ name: "rte-ca", configMap: { name: p.caConfigMap } }] : [])];
+    const volumes = [
+      ...p.spec.volumes,
+      ...(p.caConfigMap ? [{ name: "rte-ca", configMap: { name: p.caConfigMap } }] : []),
+    ];
     // A caBundle from another stack is an Output: its checksum is known once the value is.
     const caBundle = args.caBundle;
     const checksums =
       caBundle === undefined || typeof caBundle === "string"
         ? configChecksums({ "ansible-cfg": args.ansibleCfg, "ca-bundle": caBundle }).annotations
-        : pulumi.output(caBundle).apply((ca) => configChecksums({ "ansible-cfg": args.ansibleCfg, "ca-bundle": ca }).annotations ?? {});
+        : pulumi
+            .output(caBundle)
+            .apply((ca) => configChecksums({ "ansible-cfg": args.ansibleCfg, "ca-bundle": ca }).annotations ?? {});
     const statefulSet = new k8s.apps.v1.StatefulSet(
       `${name}-statefulset`,
       {
@@ -300,7 +341,9 @@ export class RemoteRte extends pulumi.ComponentResource {
   /** In: nothing (it only dials out; probes come from the kubelet). Out: DNS, the app's URL, allowEgressTo. */
   private networkPolicy(p: Plan): void {
     const { args, metrics } = p;
-    const egress = pulumi.output(args.appUrl).apply((url) => [dnsEgressRule(args.dns), urlEgress(url), ...(args.allowEgressTo ?? [])]);
+    const egress = pulumi
+      .output(args.appUrl)
+      .apply((url) => [dnsEgressRule(args.dns), urlEgress(url), ...(args.allowEgressTo ?? [])]);
     new k8s.networking.v1.NetworkPolicy(
       `${p.name}-netpol`,
       {
@@ -326,7 +369,10 @@ export class RemoteRte extends pulumi.ComponentResource {
         apiVersion: "monitoring.coreos.com/v1",
         kind: "PodMonitor",
         metadata: { name: p.base, namespace: p.ns, labels: p.labels },
-        spec: { selector: { matchLabels: selectorLabels(p.identity) }, podMetricsEndpoints: [{ port: "rte", path: "/metrics", authorization: bearerFrom(p.metricsSecret!) }] },
+        spec: {
+          selector: { matchLabels: selectorLabels(p.identity) },
+          podMetricsEndpoints: [{ port: "rte", path: "/metrics", authorization: bearerFrom(p.metricsSecret!) }],
+        },
       },
       { parent: this },
     );

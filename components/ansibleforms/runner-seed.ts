@@ -161,10 +161,12 @@ export function seedProblems(spec: SeedSpec, appEnv: readonly string[]): string[
     for (const key of Object.keys(runner)) {
       if (!fields.includes(key)) problems.push(`${label} has unknown field "${key}"`);
     }
-    if (runner.is_default !== undefined && typeof runner.is_default !== "boolean") problems.push(`${label}: is_default must be true or false`);
+    if (runner.is_default !== undefined && typeof runner.is_default !== "boolean")
+      problems.push(`${label}: is_default must be true or false`);
     if (runner.is_default === true) defaults.push(String(runner.name));
     if (runner.type === "rte") {
-      if (typeof runner.token !== "string" || runner.token.length === 0) problems.push(`${label} is an rte runner without a token`);
+      if (typeof runner.token !== "string" || runner.token.length === 0)
+        problems.push(`${label} is an rte runner without a token`);
       if (runner.mode !== undefined && runner.mode !== "inbound" && runner.mode !== "outbound") {
         problems.push(`${label} has unknown mode ${JSON.stringify(runner.mode)} (inbound or outbound)`);
       }
@@ -179,14 +181,18 @@ export function seedProblems(spec: SeedSpec, appEnv: readonly string[]): string[
       if (value !== undefined && (typeof value !== "string" || !WHOLE_VAR_REF.test(value))) {
         problems.push(`${label}: ${field} must be a \${VAR} reference to the app's environment, never a literal`);
       } else if (typeof value === "string" && NOT_A_TOKEN.has(value.slice(2, -1))) {
-        problems.push(`${label}: ${field} may reference only a token variable (\${${SEED_TOKEN_ENV}} or one of secretEnv), not ${value}`);
+        problems.push(
+          `${label}: ${field} may reference only a token variable (\${${SEED_TOKEN_ENV}} or one of secretEnv), not ${value}`,
+        );
       }
     }
     for (const [key, value] of Object.entries(runner)) {
       if (typeof value !== "string") continue;
       for (const match of value.matchAll(VAR_REF)) {
         if (!env.has(match[1])) {
-          problems.push(`${label}: ${key} uses \${${match[1]}}, which the app container does not have (it has: ${[...env].sort().join(", ")})`);
+          problems.push(
+            `${label}: ${key} uses \${${match[1]}}, which the app container does not have (it has: ${[...env].sort().join(", ")})`,
+          );
         }
       }
     }
@@ -202,7 +208,9 @@ export function seedProblemLines(spec: SeedSpec, appEnv: readonly string[], wher
 
 /** The seed file's text, for a seed already checked. */
 function seedText(spec: SeedSpec): string {
-  const runners = spec.runners.map((runner) => Object.fromEntries(Object.entries(runner).filter(([, v]) => v !== undefined)));
+  const runners = spec.runners.map((runner) =>
+    Object.fromEntries(Object.entries(runner).filter(([, v]) => v !== undefined)),
+  );
   return stringify(
     { version: 1, runners: { ...(spec.prune !== undefined ? { prune: spec.prune } : {}), items: runners } },
     // The chart renders the same seed with Helm's toYaml: sorted keys, lists not indented.

@@ -6,7 +6,16 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type { GlobalSettings } from "../shared/image";
 import { restrictedContainerSecurityContext } from "../shared/security";
-import { APP_SSH_SUBPATH, LOCAL_FILES_FOLDERS, NODE_UID, PERSISTENT_PATH, rteContainer, SSH_PATH, type RteContainerSpec, type RteSettings } from "./common";
+import {
+  APP_SSH_SUBPATH,
+  LOCAL_FILES_FOLDERS,
+  NODE_UID,
+  PERSISTENT_PATH,
+  rteContainer,
+  SSH_PATH,
+  type RteContainerSpec,
+  type RteSettings,
+} from "./common";
 
 /** The sidecar's settings: an RTE's, plus the port it listens on in the app pod. */
 export interface SidecarRteSettings extends RteSettings {
@@ -28,10 +37,22 @@ export interface SidecarRteSettings extends RteSettings {
  * The sidecar's mounts of the app's volume: the playbook folders for RTE_FILES=local (and database
  * mode), never the whole volume; the ssh folder read-only for sshFromApp.
  */
-export function appVolumeMounts(settings: SidecarRteSettings, persistentVolume: string, playbookFolders: boolean): { name: string; mountPath: string; subPath?: string; readOnly?: boolean }[] {
+export function appVolumeMounts(
+  settings: SidecarRteSettings,
+  persistentVolume: string,
+  playbookFolders: boolean,
+): { name: string; mountPath: string; subPath?: string; readOnly?: boolean }[] {
   return [
-    ...(playbookFolders ? LOCAL_FILES_FOLDERS.map((folder) => ({ name: persistentVolume, mountPath: `${PERSISTENT_PATH}/${folder}`, subPath: folder })) : []),
-    ...(settings.sshFromApp ? [{ name: persistentVolume, mountPath: SSH_PATH, subPath: APP_SSH_SUBPATH, readOnly: true }] : []),
+    ...(playbookFolders
+      ? LOCAL_FILES_FOLDERS.map((folder) => ({
+          name: persistentVolume,
+          mountPath: `${PERSISTENT_PATH}/${folder}`,
+          subPath: folder,
+        }))
+      : []),
+    ...(settings.sshFromApp
+      ? [{ name: persistentVolume, mountPath: SSH_PATH, subPath: APP_SSH_SUBPATH, readOnly: true }]
+      : []),
   ];
 }
 

@@ -21,7 +21,11 @@ import type { ValueOf } from "../shared/enum";
 import { configChecksums, helmToJson } from "../shared/config-file";
 
 /** The gateway image the chart and the component deploy unless told otherwise. @internal */
-export const EXEC_GATEWAY_IMAGE: ImageSettings = { registry: "ghcr.io", repository: "entryway/exec-gateway", tag: "0.1.0" };
+export const EXEC_GATEWAY_IMAGE: ImageSettings = {
+  registry: "ghcr.io",
+  repository: "entryway/exec-gateway",
+  tag: "0.1.0",
+};
 /** The port the gateway listens on inside its pod (the service's ENTRYWAY_PORT). @internal */
 export const EXEC_GATEWAY_PORT = 8080;
 /** The port of /metrics and /readyz (the service's ENTRYWAY_METRICS_PORT), open only to the monitoring namespace. @internal */
@@ -439,7 +443,9 @@ export function execGatewayProblems(args: ExecGatewayArgs): string[] {
   const problems: string[] = [];
   const targets = args.targetNamespaces ?? [];
   if (targets.length === 0 && !args.clusterWide) {
-    problems.push("targetNamespaces is empty: name the namespaces the gateway may enter (or set clusterWide: true explicitly)");
+    problems.push(
+      "targetNamespaces is empty: name the namespaces the gateway may enter (or set clusterWide: true explicitly)",
+    );
   }
   for (const ns of targets) {
     if (ns === "*") problems.push("targetNamespaces: no wildcards; use clusterWide: true to enter every namespace");
@@ -448,22 +454,34 @@ export function execGatewayProblems(args: ExecGatewayArgs): string[] {
   if (new Set(targets).size !== targets.length) problems.push("targetNamespaces has duplicates");
   if (typeof args.namespace === "string") problems.push(...ownNamespaceProblems(args.namespace, targets));
   for (const ns of targets) {
-    if (args.refusedNamespaces?.includes(ns)) problems.push(`targetNamespaces includes "${ns}", a namespace the stack owns (refusedNamespaces): exec there reaches pods whose service accounts hold the stack's keys`);
+    if (args.refusedNamespaces?.includes(ns))
+      problems.push(
+        `targetNamespaces includes "${ns}", a namespace the stack owns (refusedNamespaces): exec there reaches pods whose service accounts hold the stack's keys`,
+      );
   }
   const authorizer = args.authorizer ?? "kubernetes";
-  if (!["kubernetes", "webhook", "oidc"].includes(authorizer)) problems.push(`authorizer "${authorizer}" is not kubernetes, webhook or oidc`);
+  if (!["kubernetes", "webhook", "oidc"].includes(authorizer))
+    problems.push(`authorizer "${authorizer}" is not kubernetes, webhook or oidc`);
   // A webhook that arrives as one secret Output is checked when its value is known (webhookUrl).
   if (authorizer === "webhook" && !pulumi.Output.isInstance(args.webhook)) {
-    if (!args.webhook || (args.webhook.url === undefined) === (args.webhook.urlSecret === undefined)) problems.push(WEBHOOK_ONE_OF);
+    if (!args.webhook || (args.webhook.url === undefined) === (args.webhook.urlSecret === undefined))
+      problems.push(WEBHOOK_ONE_OF);
   }
   if (authorizer === "oidc" && (!args.oidc?.issuer || !args.oidc.audience)) {
     problems.push('authorizer "oidc" needs oidc.issuer and oidc.audience');
   }
   // Whoever can change the issuer's answers on the way can hand the gateway a signing key of their own.
-  for (const [field, url] of [["oidc.issuer", args.oidc?.issuer], ["oidc.jwksUri", args.oidc?.jwksUri]] as const) {
-    if (authorizer === "oidc" && url && !isHttpsOrLoopback(url)) problems.push(`${field} "${url}" must be https (plain http only to a loopback address): the keys that verify tokens come from there`);
+  for (const [field, url] of [
+    ["oidc.issuer", args.oidc?.issuer],
+    ["oidc.jwksUri", args.oidc?.jwksUri],
+  ] as const) {
+    if (authorizer === "oidc" && url && !isHttpsOrLoopback(url))
+      problems.push(
+        `${field} "${url}" must be https (plain http only to a loopback address): the keys that verify tokens come from there`,
+      );
   }
-  if (args.replicas !== undefined && (!Number.isInteger(args.replicas) || args.replicas < 1)) problems.push("replicas must be an integer >= 1");
+  if (args.replicas !== undefined && (!Number.isInteger(args.replicas) || args.replicas < 1))
+    problems.push("replicas must be an integer >= 1");
   if (args.runAsUser !== undefined && (!Number.isInteger(args.runAsUser) || args.runAsUser < 1)) {
     problems.push("runAsUser must be a non-root numeric user (>= 1)");
   }
@@ -474,37 +492,69 @@ export function execGatewayProblems(args: ExecGatewayArgs): string[] {
   const recordings = args.recordings;
   if (recordings?.s3) {
     const s3 = recordings.s3;
-    const volumeSettings = (["size", "storageClassName", "accessMode", "retentionDays"] as const).filter((key) => recordings[key] !== undefined);
-    if (volumeSettings.length > 0) problems.push(`recordings.${volumeSettings.join(", recordings.")} are for the recordings volume; with recordings.s3 there is none (a bucket lifecycle rule keeps the retention)`);
-    if (!S3_BUCKET.test(s3.bucket ?? "")) problems.push(`recordings.s3.bucket "${s3.bucket}" is not a bucket name (3 to 63 lower-case letters, digits, dots and hyphens)`);
-    if (s3.endpoint !== undefined && !S3_ENDPOINT.test(s3.endpoint)) problems.push(`recordings.s3.endpoint "${s3.endpoint}" is not https://host[:port]: recordings hold what sessions showed`);
-    if (s3.prefix !== undefined && !S3_PREFIX.test(s3.prefix)) problems.push(`recordings.s3.prefix "${s3.prefix}" is not a key prefix (letters, digits, !_.*'()/-; no leading /)`);
-    if (s3.credentialsSecret !== undefined && !DNS_SUBDOMAIN.test(s3.credentialsSecret)) problems.push(`recordings.s3.credentialsSecret "${s3.credentialsSecret}" is not a Secret name`);
+    const volumeSettings = (["size", "storageClassName", "accessMode", "retentionDays"] as const).filter(
+      (key) => recordings[key] !== undefined,
+    );
+    if (volumeSettings.length > 0)
+      problems.push(
+        `recordings.${volumeSettings.join(", recordings.")} are for the recordings volume; with recordings.s3 there is none (a bucket lifecycle rule keeps the retention)`,
+      );
+    if (!S3_BUCKET.test(s3.bucket ?? ""))
+      problems.push(
+        `recordings.s3.bucket "${s3.bucket}" is not a bucket name (3 to 63 lower-case letters, digits, dots and hyphens)`,
+      );
+    if (s3.endpoint !== undefined && !S3_ENDPOINT.test(s3.endpoint))
+      problems.push(
+        `recordings.s3.endpoint "${s3.endpoint}" is not https://host[:port]: recordings hold what sessions showed`,
+      );
+    if (s3.prefix !== undefined && !S3_PREFIX.test(s3.prefix))
+      problems.push(
+        `recordings.s3.prefix "${s3.prefix}" is not a key prefix (letters, digits, !_.*'()/-; no leading /)`,
+      );
+    if (s3.credentialsSecret !== undefined && !DNS_SUBDOMAIN.test(s3.credentialsSecret))
+      problems.push(`recordings.s3.credentialsSecret "${s3.credentialsSecret}" is not a Secret name`);
   } else if (recordings) {
     const accessMode = recordings.accessMode ?? "ReadWriteOnce";
-    if (accessMode !== "ReadWriteOnce" && accessMode !== "ReadWriteMany") problems.push(`recordings.accessMode "${String(accessMode)}" is not ReadWriteOnce or ReadWriteMany`);
+    if (accessMode !== "ReadWriteOnce" && accessMode !== "ReadWriteMany")
+      problems.push(`recordings.accessMode "${String(accessMode)}" is not ReadWriteOnce or ReadWriteMany`);
     if (accessMode === "ReadWriteOnce" && (hpa || (args.replicas ?? 2) !== 1)) {
-      problems.push("recordings on a ReadWriteOnce volume need replicas: 1 and no autoscaling (one node mounts it); use accessMode ReadWriteMany for more replicas");
+      problems.push(
+        "recordings on a ReadWriteOnce volume need replicas: 1 and no autoscaling (one node mounts it); use accessMode ReadWriteMany for more replicas",
+      );
     }
-    if (recordings.retentionDays !== undefined && (!Number.isInteger(recordings.retentionDays) || recordings.retentionDays < 0)) problems.push("recordings.retentionDays must be an integer >= 0");
+    if (
+      recordings.retentionDays !== undefined &&
+      (!Number.isInteger(recordings.retentionDays) || recordings.retentionDays < 0)
+    )
+      problems.push("recordings.retentionDays must be an integer >= 0");
   }
   const debug = args.debugContainers;
   if (debug) {
     const images = Array.isArray(debug.images) ? debug.images : [];
-    if (images.length === 0) problems.push("debugContainers.images is empty: name the images a debug container may run");
-    for (const image of images) if (!/^\S+$/.test(image)) problems.push(`debugContainers.images: "${image}" is not an image reference`);
+    if (images.length === 0)
+      problems.push("debugContainers.images is empty: name the images a debug container may run");
+    for (const image of images)
+      if (!/^\S+$/.test(image)) problems.push(`debugContainers.images: "${image}" is not an image reference`);
     if (new Set(images).size !== images.length) problems.push("debugContainers.images has duplicates");
-    if (debug.defaultImage !== undefined && !images.includes(debug.defaultImage)) problems.push(`debugContainers.defaultImage "${debug.defaultImage}" is not one of debugContainers.images`);
-    if (authorizer !== "kubernetes") problems.push('debugContainers need authorizer "kubernetes" (a SubjectAccessReview for patch pods/ephemeralcontainers)');
-    if (args.settings?.maxSessionSeconds === 0) problems.push("debugContainers need settings.maxSessionSeconds > 0 (a debug container lives that long)");
+    if (debug.defaultImage !== undefined && !images.includes(debug.defaultImage))
+      problems.push(`debugContainers.defaultImage "${debug.defaultImage}" is not one of debugContainers.images`);
+    if (authorizer !== "kubernetes")
+      problems.push(
+        'debugContainers need authorizer "kubernetes" (a SubjectAccessReview for patch pods/ephemeralcontainers)',
+      );
+    if (args.settings?.maxSessionSeconds === 0)
+      problems.push("debugContainers need settings.maxSessionSeconds > 0 (a debug container lives that long)");
   }
   const hops = args.settings?.trustedProxyHops;
-  if (hops !== undefined && (!Number.isInteger(hops) || hops < 0)) problems.push("settings.trustedProxyHops must be an integer >= 0");
+  if (hops !== undefined && (!Number.isInteger(hops) || hops < 0))
+    problems.push("settings.trustedProxyHops must be an integer >= 0");
   const exposure = args.exposure;
   if (exposure) {
-    if (exposure.kind !== "istio" && exposure.kind !== "ingress") problems.push(`exposure.kind "${String(exposure.kind)}" is not istio or ingress`);
+    if (exposure.kind !== "istio" && exposure.kind !== "ingress")
+      problems.push(`exposure.kind "${String(exposure.kind)}" is not istio or ingress`);
     if (!HOSTNAME.test(exposure.host ?? "")) problems.push(`exposure.host "${exposure.host}" is not a host name`);
-    if (!exposure.tlsSecretName) problems.push("exposure.tlsSecretName is required: the gateway is exposed with TLS only");
+    if (!exposure.tlsSecretName)
+      problems.push("exposure.tlsSecretName is required: the gateway is exposed with TLS only");
   }
   return problems;
 }
@@ -533,7 +583,11 @@ function isHttpsOrLoopback(url: string): boolean {
   } catch {
     return false;
   }
-  return parsed.protocol === "https:" || (parsed.protocol === "http:" && (parsed.hostname === "localhost" || parsed.hostname === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(parsed.hostname)));
+  return (
+    parsed.protocol === "https:" ||
+    (parsed.protocol === "http:" &&
+      (parsed.hostname === "localhost" || parsed.hostname === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(parsed.hostname)))
+  );
 }
 
 /**
@@ -541,7 +595,11 @@ function isHttpsOrLoopback(url: string): boolean {
  * service-account token (TokenReview and SubjectAccessReview cluster-wide), past the gateway's audit.
  */
 function ownNamespaceProblems(namespace: string, targets: string[]): string[] {
-  return targets.includes(namespace) ? [`targetNamespaces includes "${namespace}", the gateway's own namespace; run the targets in a namespace of their own`] : [];
+  return targets.includes(namespace)
+    ? [
+        `targetNamespaces includes "${namespace}", the gateway's own namespace; run the targets in a namespace of their own`,
+      ]
+    : [];
 }
 
 const WEBHOOK_ONE_OF = 'authorizer "webhook" needs exactly one of webhook.url or webhook.urlSecret';
@@ -556,7 +614,8 @@ const WEBHOOK_DEFAULT_TIMEOUT_MS = 3000;
 function webhookUrl(webhook: ExecGatewayWebhookArgs | pulumi.Output<ExecGatewayWebhookArgs>): pulumi.Input<string> {
   if (!pulumi.Output.isInstance(webhook)) return webhook.url!;
   return webhook.apply((value) => {
-    if (value?.url === undefined || value.urlSecret !== undefined) throw new Error(`${WEBHOOK_ONE_OF}; from a secret object input, give url`);
+    if (value?.url === undefined || value.urlSecret !== undefined)
+      throw new Error(`${WEBHOOK_ONE_OF}; from a secret object input, give url`);
     return pulumi.output(value.url);
   });
 }
@@ -581,7 +640,8 @@ export function execGatewayConfig(args: ExecGatewayArgs): Record<string, pulumi.
   if (authorizer === "webhook") {
     const webhook = args.webhook as ExecGatewayWebhookArgs | pulumi.Output<ExecGatewayWebhookArgs> | undefined;
     // A webhook from a secret object is known only inside it; its timeout is no secret.
-    if (pulumi.Output.isInstance(webhook)) config.webhookTimeoutMs = pulumi.unsecret(webhook.apply((w) => w.timeoutMs ?? WEBHOOK_DEFAULT_TIMEOUT_MS));
+    if (pulumi.Output.isInstance(webhook))
+      config.webhookTimeoutMs = pulumi.unsecret(webhook.apply((w) => w.timeoutMs ?? WEBHOOK_DEFAULT_TIMEOUT_MS));
     else if (webhook?.timeoutMs !== undefined) config.webhookTimeoutMs = webhook.timeoutMs;
   }
   const oidc = authorizer === "oidc" ? args.oidc : undefined;
@@ -600,7 +660,8 @@ export function execGatewayConfig(args: ExecGatewayArgs): Record<string, pulumi.
   // and share one set of per-address limits. That proxy (an Istio ingress gateway, or ingress-nginx)
   // appends the address it saw to X-Forwarded-For (istio.io network-topologies; ingress-nginx
   // nginx.tmpl sets it to $remote_addr), so the client is the last address there.
-  if (args.exposure && settings.trustedProxies === undefined && settings.trustedProxyHops === undefined) config.trustedProxyHops = EXPOSURE_PROXY_HOPS;
+  if (args.exposure && settings.trustedProxies === undefined && settings.trustedProxyHops === undefined)
+    config.trustedProxyHops = EXPOSURE_PROXY_HOPS;
   // Browsers may open sessions only from the public host's pages unless told otherwise.
   if (args.exposure && settings.allowedOrigins === undefined) config.allowedOrigins = [`https://${args.exposure.host}`];
   const s3 = args.recordings?.s3;
@@ -611,7 +672,10 @@ export function execGatewayConfig(args: ExecGatewayArgs): Record<string, pulumi.
     if (s3.prefix) config.recordS3Prefix = s3.prefix;
     if (s3.forcePathStyle) config.recordS3ForcePathStyle = true;
   } else if (args.recordings) {
-    Object.assign(config, { recordDir: EXEC_GATEWAY_RECORD_DIR, recordRetentionDays: args.recordings.retentionDays ?? 30 });
+    Object.assign(config, {
+      recordDir: EXEC_GATEWAY_RECORD_DIR,
+      recordRetentionDays: args.recordings.retentionDays ?? 30,
+    });
   }
   if (args.debugContainers) {
     config.debugImages = args.debugContainers.images;
@@ -630,11 +694,16 @@ function gatewayEnv(args: ExecGatewayArgs, webhookSecret: SecretKeyRef | undefin
     // The downward API: targets in the gateway's own namespace are refused at request time.
     { name: "ENTRYWAY_GATEWAY_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
   ];
-  if (webhookSecret) env.push({ name: "ENTRYWAY_WEBHOOK_URL", valueFrom: { secretKeyRef: { name: webhookSecret.name, key: webhookSecret.key } } });
+  if (webhookSecret)
+    env.push({
+      name: "ENTRYWAY_WEBHOOK_URL",
+      valueFrom: { secretKeyRef: { name: webhookSecret.name, key: webhookSecret.key } },
+    });
   // The AWS SDK's default chain reads these; without the Secret the pod's identity takes their place.
   const credentials = args.recordings?.s3?.credentialsSecret;
   if (credentials) {
-    for (const key of ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"]) env.push({ name: key, valueFrom: { secretKeyRef: { name: credentials, key } } });
+    for (const key of ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"])
+      env.push({ name: key, valueFrom: { secretKeyRef: { name: credentials, key } } });
   }
   return env;
 }
@@ -709,7 +778,9 @@ export class ExecGateway extends pulumi.ComponentResource {
     validateExecGatewayArgs(name, args, this);
     // A namespace known only at deployment time is checked once it is known.
     if (typeof args.namespace !== "string") {
-      pulumi.output(args.namespace).apply((ns) => throwProblems(name, ownNamespaceProblems(ns, args.targetNamespaces ?? []), this));
+      pulumi
+        .output(args.namespace)
+        .apply((ns) => throwProblems(name, ownNamespaceProblems(ns, args.targetNamespaces ?? []), this));
     }
     const fullName = objectName(name, "exec-gateway");
     const identity = { name: "exec-gateway", instance: name, component: "server" };
@@ -759,7 +830,12 @@ export class ExecGateway extends pulumi.ComponentResource {
   private serviceAccount({ name, args, fullName, metadata }: GatewayObjects): k8s.core.v1.ServiceAccount {
     return new k8s.core.v1.ServiceAccount(
       `${name}-exec-gateway`,
-      { metadata: { ...metadata(fullName), ...(args.serviceAccountAnnotations ? { annotations: args.serviceAccountAnnotations } : {}) } },
+      {
+        metadata: {
+          ...metadata(fullName),
+          ...(args.serviceAccountAnnotations ? { annotations: args.serviceAccountAnnotations } : {}),
+        },
+      },
       { parent: this },
     );
   }
@@ -773,7 +849,11 @@ export class ExecGateway extends pulumi.ComponentResource {
     const subject = { kind: "ServiceAccount", name: fullName, namespace };
     const execRules = args.debugContainers ? [...EXEC_RULES, DEBUG_RULE] : EXEC_RULES;
     for (const target of args.targetNamespaces ?? []) {
-      new k8s.rbac.v1.Role(`${name}-exec-gateway-${target}`, { metadata: { name: fullName, namespace: target, labels }, rules: execRules }, { parent: this });
+      new k8s.rbac.v1.Role(
+        `${name}-exec-gateway-${target}`,
+        { metadata: { name: fullName, namespace: target, labels }, rules: execRules },
+        { parent: this },
+      );
       new k8s.rbac.v1.RoleBinding(
         `${name}-exec-gateway-${target}`,
         {
@@ -787,7 +867,11 @@ export class ExecGateway extends pulumi.ComponentResource {
     // A cluster-scoped role and its binding to the gateway's ServiceAccount.
     const clusterRole = (part: string, rules: k8s.types.input.rbac.v1.PolicyRule[]) => {
       const clusterName = namespace.apply((ns) => objectName(name, ns, part));
-      new k8s.rbac.v1.ClusterRole(`${name}-${part}`, { metadata: { name: clusterName, labels }, rules }, { parent: this });
+      new k8s.rbac.v1.ClusterRole(
+        `${name}-${part}`,
+        { metadata: { name: clusterName, labels }, rules },
+        { parent: this },
+      );
       new k8s.rbac.v1.ClusterRoleBinding(
         `${name}-${part}`,
         {
@@ -809,16 +893,27 @@ export class ExecGateway extends pulumi.ComponentResource {
     const webhookSecret = { name: objectName(name, "exec-gateway-auth"), key: "webhook-url" };
     new k8s.core.v1.Secret(
       `${name}-exec-gateway-auth`,
-      { metadata: metadata(webhookSecret.name), type: "Opaque", stringData: { "webhook-url": pulumi.secret(webhookUrl(args.webhook!)) } },
+      {
+        metadata: metadata(webhookSecret.name),
+        type: "Opaque",
+        stringData: { "webhook-url": pulumi.secret(webhookUrl(args.webhook!)) },
+      },
       { parent: this },
     );
     return webhookSecret;
   }
 
   /** configmap.yaml: the settings document (execGatewayConfig), in the chart's bytes. */
-  private configMap({ name, args, fullName, metadata }: GatewayObjects): { document: pulumi.Output<string>; configMap: k8s.core.v1.ConfigMap } {
+  private configMap({ name, args, fullName, metadata }: GatewayObjects): {
+    document: pulumi.Output<string>;
+    configMap: k8s.core.v1.ConfigMap;
+  } {
     const document = pulumi.output(execGatewayConfig(args)).apply(helmToJson);
-    const configMap = new k8s.core.v1.ConfigMap(`${name}-exec-gateway`, { metadata: metadata(fullName), data: { [EXEC_GATEWAY_CONFIG_FILE]: document } }, { parent: this });
+    const configMap = new k8s.core.v1.ConfigMap(
+      `${name}-exec-gateway`,
+      { metadata: metadata(fullName), data: { [EXEC_GATEWAY_CONFIG_FILE]: document } },
+      { parent: this },
+    );
     return { document, configMap };
   }
 
@@ -833,7 +928,13 @@ export class ExecGateway extends pulumi.ComponentResource {
           selector,
           ports: [
             { name: "http", port: 80, targetPort: "http", protocol: "TCP", appProtocol: "http" },
-            { name: "metrics", port: EXEC_GATEWAY_METRICS_PORT, targetPort: "metrics", protocol: "TCP", appProtocol: "http" },
+            {
+              name: "metrics",
+              port: EXEC_GATEWAY_METRICS_PORT,
+              targetPort: "metrics",
+              protocol: "TCP",
+              appProtocol: "http",
+            },
           ],
         },
       },
@@ -868,7 +969,8 @@ export class ExecGateway extends pulumi.ComponentResource {
     config: { document: pulumi.Output<string>; configMap: k8s.core.v1.ConfigMap },
     webhookSecret: SecretKeyRef | undefined,
   ): void {
-    const singleNodeVolume = recordingsClaim !== undefined && (args.recordings?.accessMode ?? "ReadWriteOnce") === "ReadWriteOnce";
+    const singleNodeVolume =
+      recordingsClaim !== undefined && (args.recordings?.accessMode ?? "ReadWriteOnce") === "ReadWriteOnce";
     new k8s.apps.v1.Deployment(
       `${name}-exec-gateway`,
       {
@@ -877,10 +979,16 @@ export class ExecGateway extends pulumi.ComponentResource {
           ...(args.autoscaling ? {} : { replicas: args.replicas ?? 2 }),
           selector: { matchLabels: selector },
           // One pod at a time holds a ReadWriteOnce recordings volume (see ExecGatewayRecordingsArgs).
-          strategy: singleNodeVolume ? { type: "Recreate" } : { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
+          strategy: singleNodeVolume
+            ? { type: "Recreate" }
+            : { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
           template: {
             // The gateway reads its settings once, at start.
-            metadata: podMetadata(labels, args, config.document.apply((document) => configChecksums({ config: document }).annotations ?? {})),
+            metadata: podMetadata(
+              labels,
+              args,
+              config.document.apply((document) => configChecksums({ config: document }).annotations ?? {}),
+            ),
             spec: {
               serviceAccountName: fullName,
               automountServiceAccountToken: true,
@@ -889,7 +997,12 @@ export class ExecGateway extends pulumi.ComponentResource {
               terminationGracePeriodSeconds: 30,
               // Replicas on different nodes where possible: a node's loss drops only its sessions.
               ...podPlacement(args, args.global, [
-                { maxSkew: 1, topologyKey: "kubernetes.io/hostname", whenUnsatisfiable: "ScheduleAnyway", labelSelector: { matchLabels: selector } },
+                {
+                  maxSkew: 1,
+                  topologyKey: "kubernetes.io/hostname",
+                  whenUnsatisfiable: "ScheduleAnyway",
+                  labelSelector: { matchLabels: selector },
+                },
               ]),
               containers: [
                 {
@@ -904,8 +1017,18 @@ export class ExecGateway extends pulumi.ComponentResource {
                   env: gatewayEnv(args, webhookSecret),
                   // The kubelet probes from the node, which a NetworkPolicy always lets through
                   // (kubernetes/website content/en/docs/concepts/services-networking/network-policies.md).
-                  livenessProbe: { httpGet: { path: "/healthz", port: "http" }, periodSeconds: 10, timeoutSeconds: 2, failureThreshold: 3 },
-                  readinessProbe: { httpGet: { path: "/readyz", port: "metrics" }, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 2 },
+                  livenessProbe: {
+                    httpGet: { path: "/healthz", port: "http" },
+                    periodSeconds: 10,
+                    timeoutSeconds: 2,
+                    failureThreshold: 3,
+                  },
+                  readinessProbe: {
+                    httpGet: { path: "/readyz", port: "metrics" },
+                    periodSeconds: 5,
+                    timeoutSeconds: 3,
+                    failureThreshold: 2,
+                  },
                   resources: args.resources ?? DEFAULT_RESOURCES,
                   securityContext: restrictedContainerSecurityContext(),
                   volumeMounts: [
@@ -918,7 +1041,9 @@ export class ExecGateway extends pulumi.ComponentResource {
               volumes: [
                 { name: "tmp", emptyDir: { sizeLimit: "64Mi" } },
                 { name: "config", configMap: { name: fullName } },
-                ...(recordingsClaim ? [{ name: "recordings", persistentVolumeClaim: { claimName: recordingsClaim } }] : []),
+                ...(recordingsClaim
+                  ? [{ name: "recordings", persistentVolumeClaim: { claimName: recordingsClaim } }]
+                  : []),
               ],
             },
           },
@@ -931,7 +1056,11 @@ export class ExecGateway extends pulumi.ComponentResource {
 
   /** pdb.yaml: one pod down at a time. */
   private pdb({ name, fullName, selector, metadata }: GatewayObjects): void {
-    new k8s.policy.v1.PodDisruptionBudget(`${name}-exec-gateway`, { metadata: metadata(fullName), spec: { maxUnavailable: 1, selector: { matchLabels: selector } } }, { parent: this });
+    new k8s.policy.v1.PodDisruptionBudget(
+      `${name}-exec-gateway`,
+      { metadata: metadata(fullName), spec: { maxUnavailable: 1, selector: { matchLabels: selector } } },
+      { parent: this },
+    );
   }
 
   /** hpa.yaml: CPU autoscaling, only when asked for. */
@@ -948,7 +1077,13 @@ export class ExecGateway extends pulumi.ComponentResource {
           metrics: [
             {
               type: "Resource",
-              resource: { name: "cpu", target: { type: "Utilization", averageUtilization: args.autoscaling.targetCPUUtilizationPercentage ?? 70 } },
+              resource: {
+                name: "cpu",
+                target: {
+                  type: "Utilization",
+                  averageUtilization: args.autoscaling.targetCPUUtilizationPercentage ?? 70,
+                },
+              },
             },
           ],
         },
@@ -973,7 +1108,9 @@ export class ExecGateway extends pulumi.ComponentResource {
           policyTypes: ["Ingress", "Egress"],
           ingress: [
             {
-              from: args.allowFrom ?? [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": ingressNamespace } } }],
+              from: args.allowFrom ?? [
+                { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": ingressNamespace } } },
+              ],
               ports: [{ port: "http", protocol: "TCP" }],
             },
             {
@@ -983,7 +1120,13 @@ export class ExecGateway extends pulumi.ComponentResource {
           ],
           egress: [
             dnsEgressRule(args.dns),
-            { ports: [{ port: 443, protocol: "TCP" }, { port: 6443, protocol: "TCP" }, ...recordingsEgress(args.recordings?.s3)] },
+            {
+              ports: [
+                { port: 443, protocol: "TCP" },
+                { port: 6443, protocol: "TCP" },
+                ...recordingsEgress(args.recordings?.s3),
+              ],
+            },
           ],
         },
       },
@@ -1028,7 +1171,9 @@ export class ExecGateway extends pulumi.ComponentResource {
               {
                 name: "exec-gateway",
                 match: publicPaths.map(({ path, match }) => ({ uri: { [match]: path } })),
-                route: [{ destination: { host: namespace.apply((ns) => serviceFqdn(fullName, ns)), port: { number: 80 } } }],
+                route: [
+                  { destination: { host: namespace.apply((ns) => serviceFqdn(fullName, ns)), port: { number: 80 } } },
+                ],
                 // Shell sessions are long-lived WebSockets: no route timeout, which is istiod's default
                 // when `timeout` is absent (pilot/pkg/networking/core/route/route.go, setTimeout:
                 // Notimeout, 0s). `timeout: 0s` itself is refused by Istio's validation

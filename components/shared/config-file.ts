@@ -5,7 +5,13 @@
 import { createHash } from "node:crypto";
 
 /** What Go's encoding/json escapes in strings so that JSON is safe inside HTML <script>. */
-const HTML_UNSAFE: Record<string, string> = { "<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029" };
+const HTML_UNSAFE: Record<string, string> = {
+  "<": "\\u003c",
+  ">": "\\u003e",
+  "&": "\\u0026",
+  "\u2028": "\\u2028",
+  "\u2029": "\\u2029",
+};
 
 /** The value with every object's keys in sorted order (arrays keep theirs). */
 function sortedKeys(value: unknown): unknown {

@@ -60,7 +60,11 @@ export interface GlobalSettings {
 }
 
 /** The reference of an image: its settings over the defaults, the global registry over both. @internal */
-export function imageReference(defaults: ImageSettings, image: ImageSettings | undefined, global: GlobalSettings | undefined): string {
+export function imageReference(
+  defaults: ImageSettings,
+  image: ImageSettings | undefined,
+  global: GlobalSettings | undefined,
+): string {
   const registry = global?.imageRegistry || (image?.registry ?? defaults.registry);
   const repository = image?.repository || defaults.repository;
   if (!repository) throw new Error("an image needs a repository");

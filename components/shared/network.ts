@@ -115,12 +115,21 @@ export const ISTIO_METRICS_PORT = 15090;
 
 /** A peer for pods in a namespace known by name. @internal */
 export function peerIn(peer: InClusterPeer): K8sNetworkPolicyPeer {
-  return { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": peer.namespace } }, podSelector: { matchLabels: peer.podSelector } };
+  return {
+    namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": peer.namespace } },
+    podSelector: { matchLabels: peer.podSelector },
+  };
 }
 
 /** Egress to the cluster DNS on 53, UDP and TCP (TCP for answers over 512 bytes). @internal */
 export function dnsEgressRule(dns: InClusterPeer = DEFAULT_DNS): K8sNetworkPolicyEgressRule {
-  return { to: [peerIn(dns)], ports: [{ port: 53, protocol: "UDP" }, { port: 53, protocol: "TCP" }] };
+  return {
+    to: [peerIn(dns)],
+    ports: [
+      { port: 53, protocol: "UDP" },
+      { port: 53, protocol: "TCP" },
+    ],
+  };
 }
 
 /** Every pod of the namespace: no ingress, no egress, unless another policy allows it. @internal */
@@ -147,7 +156,15 @@ export function namespaceNetworkPolicies(
   opts: pulumi.CustomResourceOptions,
 ): void {
   const deny = objectName(base, "default-deny");
-  new k8s.networking.v1.NetworkPolicy(`${resourceName}-default-deny`, { metadata: { name: deny, namespace, labels }, spec: defaultDenySpec() }, opts);
+  new k8s.networking.v1.NetworkPolicy(
+    `${resourceName}-default-deny`,
+    { metadata: { name: deny, namespace, labels }, spec: defaultDenySpec() },
+    opts,
+  );
   const allowDns = objectName(base, "allow-dns");
-  new k8s.networking.v1.NetworkPolicy(`${resourceName}-allow-dns`, { metadata: { name: allowDns, namespace, labels }, spec: allowDnsSpec(dns) }, opts);
+  new k8s.networking.v1.NetworkPolicy(
+    `${resourceName}-allow-dns`,
+    { metadata: { name: allowDns, namespace, labels }, spec: allowDnsSpec(dns) },
+    opts,
+  );
 }

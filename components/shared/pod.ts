@@ -55,7 +55,10 @@ export interface PodSettings {
 }
 
 const present = <T>(value: T | undefined): value is T =>
-  value !== undefined && !(Array.isArray(value) && value.length === 0) && !(typeof value === "object" && value !== null && Object.keys(value).length === 0) && value !== "";
+  value !== undefined &&
+  !(Array.isArray(value) && value.length === 0) &&
+  !(typeof value === "object" && value !== null && Object.keys(value).length === 0) &&
+  value !== "";
 
 /** A pod template's metadata: the component's labels and annotations over the settings' own. @internal */
 export function podMetadata(
@@ -72,13 +75,19 @@ export function podMetadata(
 }
 
 /** The PodSpec fields for placement and image pulls; `spread` is the workload's own spread, replaced by the settings'. @internal */
-export function podPlacement(settings: PodSettings | undefined, global: GlobalSettings | undefined, spread?: PodSpec["topologySpreadConstraints"]): Partial<PodSpec> {
+export function podPlacement(
+  settings: PodSettings | undefined,
+  global: GlobalSettings | undefined,
+  spread?: PodSpec["topologySpreadConstraints"],
+): Partial<PodSpec> {
   const fields: Partial<PodSpec> = {
     imagePullSecrets: global?.imagePullSecrets?.map((name) => ({ name })),
     nodeSelector: settings?.nodeSelector,
     tolerations: settings?.tolerations as PodSpec["tolerations"],
     affinity: settings?.affinity as PodSpec["affinity"],
-    topologySpreadConstraints: (present(settings?.topologySpreadConstraints) ? settings.topologySpreadConstraints : spread) as PodSpec["topologySpreadConstraints"],
+    topologySpreadConstraints: (present(settings?.topologySpreadConstraints)
+      ? settings.topologySpreadConstraints
+      : spread) as PodSpec["topologySpreadConstraints"],
     priorityClassName: settings?.priorityClassName,
   };
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => present(value)));

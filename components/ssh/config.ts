@@ -7,9 +7,21 @@
 import type { GlobalSettings, ImagePullPolicy, ImageSettings } from "../shared/image";
 import type { InClusterPeer, NetworkPolicyEgressRule } from "../shared/network";
 import type { ContainerResources, PodSettings } from "../shared/pod";
-import type { ConnectGatewayArgs, ConnectGatewayAutoscaling, ConnectGatewayServiceType, ConnectGatewayTls, ConnectGatewayWorkspace } from "./connect-gateway";
+import type {
+  ConnectGatewayArgs,
+  ConnectGatewayAutoscaling,
+  ConnectGatewayServiceType,
+  ConnectGatewayTls,
+  ConnectGatewayWorkspace,
+} from "./connect-gateway";
 import type { ConnectGatewayRegistration } from "./contract";
-import type { SecretKeyReference, SshWorkspaceArgs, SshWorkspaceDisruption, SshWorkspaceStorage, SshWorkspaceTcpForwarding } from "./ssh-workspace";
+import type {
+  SecretKeyReference,
+  SshWorkspaceArgs,
+  SshWorkspaceDisruption,
+  SshWorkspaceStorage,
+  SshWorkspaceTcpForwarding,
+} from "./ssh-workspace";
 
 /** The dedicated Istio CONNECT gateway for SSH workspaces. */
 export interface ConnectGatewayConfig extends PodSettings {
@@ -151,10 +163,14 @@ export interface NetworkPeersConfig {
 export function connectNamespace(config: ConnectGatewayConfig, stackNamespace: string): string {
   const namespace = config.namespace ?? `${stackNamespace}-connect`;
   if (namespace.length > 63) {
-    throw new Error(`entryway:stack: the connect gateway's namespace ${namespace} is longer than 63 characters; set connectGateway.namespace`);
+    throw new Error(
+      `entryway:stack: the connect gateway's namespace ${namespace} is longer than 63 characters; set connectGateway.namespace`,
+    );
   }
   if (namespace === stackNamespace) {
-    throw new Error(`entryway:stack: connectGateway.namespace must differ from the stack's namespace ${stackNamespace}: the internet-facing gateway may read every Secret in its own`);
+    throw new Error(
+      `entryway:stack: connectGateway.namespace must differ from the stack's namespace ${stackNamespace}: the internet-facing gateway may read every Secret in its own`,
+    );
   }
   return namespace;
 }

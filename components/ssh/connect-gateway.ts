@@ -13,13 +13,24 @@ import { selectorLabels, standardLabels } from "../shared/labels";
 import type { GlobalSettings } from "../shared/image";
 import { objectName, serviceFqdn } from "../shared/names";
 import { podMetadata, podPlacement, type PodSettings } from "../shared/pod";
-import { DEFAULT_DNS, DEFAULT_ISTIOD, dnsEgressRule, ISTIO_HEALTH_PORT, ISTIO_METRICS_PORT, ISTIOD_XDS_PORT, peerIn, type InClusterPeer } from "../shared/network";
+import {
+  DEFAULT_DNS,
+  DEFAULT_ISTIOD,
+  dnsEgressRule,
+  ISTIO_HEALTH_PORT,
+  ISTIO_METRICS_PORT,
+  ISTIOD_XDS_PORT,
+  peerIn,
+  type InClusterPeer,
+} from "../shared/network";
 import { proxyPodSecurityContext, restrictedContainerSecurityContext } from "../shared/security";
 import { WORKSPACE_SSHD_PORT, type ConnectGatewayRegistration } from "./contract";
 import type { ValueOf } from "../shared/enum";
 
 /** Ports the gateway never takes for SSH: the usual web ports and Istio's own. @internal */
-export const RESERVED_CONNECT_PORTS: readonly number[] = [80, 443, 15000, 15001, 15004, 15006, 15008, 15009, 15020, 15021, 15053, 15090];
+export const RESERVED_CONNECT_PORTS: readonly number[] = [
+  80, 443, 15000, 15001, 15004, 15006, 15008, 15009, 15020, 15021, 15053, 15090,
+];
 /** The Istio proxy's uid in gateway pods. */
 const ISTIO_PROXY_UID = 1337;
 const HCM = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
@@ -137,13 +148,17 @@ function connectGatewayProblems(name: string, args: ConnectGatewayArgs): string[
   const problems: string[] = [];
   const port = args.port ?? 2222;
   if (!NAMESPACE.test(args.namespace ?? "")) {
-    problems.push(`namespace ${JSON.stringify(args.namespace)} is not a namespace name (a DNS label of at most 63 characters)`);
+    problems.push(
+      `namespace ${JSON.stringify(args.namespace)} is not a namespace name (a DNS label of at most 63 characters)`,
+    );
   }
   if (!Number.isInteger(port) || port < 1 || port > 65535) {
     problems.push(`port must be 1-65535, not ${port}`);
   }
   if (RESERVED_CONNECT_PORTS.includes(port)) {
-    problems.push(`port ${port} is reserved (80/443 carry web traffic; 150xx are Istio's); pick a dedicated port such as 2222`);
+    problems.push(
+      `port ${port} is reserved (80/443 carry web traffic; 150xx are Istio's); pick a dedicated port such as 2222`,
+    );
   }
   if (args.hostname !== undefined && !DNS_NAME.test(args.hostname)) {
     problems.push(`hostname ${JSON.stringify(args.hostname)} is not a lower-case DNS name`);
@@ -152,7 +167,10 @@ function connectGatewayProblems(name: string, args: ConnectGatewayArgs): string[
   if (!["LoadBalancer", "NodePort", "ClusterIP"].includes(type)) {
     problems.push(`serviceType must be LoadBalancer, NodePort or ClusterIP, not ${type}`);
   }
-  if (args.nodePort !== undefined && (type === "ClusterIP" || !Number.isInteger(args.nodePort) || args.nodePort < 30000 || args.nodePort > 32767)) {
+  if (
+    args.nodePort !== undefined &&
+    (type === "ClusterIP" || !Number.isInteger(args.nodePort) || args.nodePort < 30000 || args.nodePort > 32767)
+  ) {
     problems.push(`nodePort must be 30000-32767 and needs serviceType NodePort or LoadBalancer`);
   }
   for (const cidr of args.allowedSourceRanges ?? []) {
@@ -165,7 +183,9 @@ function connectGatewayProblems(name: string, args: ConnectGatewayArgs): string[
   // without a dot (pkg/config/validation/agent/validation.go, validateSidecarOrGatewayHostnamePart:
   // "short names (non FQDN) are not allowed"), so the webhook would reject the Gateway.
   if (args.tls && args.hostname !== undefined && !args.hostname.includes(".")) {
-    problems.push(`with tls, hostname ${JSON.stringify(args.hostname)} must be a fully qualified name (Istio refuses a Gateway host without a dot)`);
+    problems.push(
+      `with tls, hostname ${JSON.stringify(args.hostname)} must be a fully qualified name (Istio refuses a Gateway host without a dot)`,
+    );
   }
   if (args.replicas !== undefined && (!Number.isInteger(args.replicas) || args.replicas < 1)) {
     problems.push(`replicas must be at least 1`);
@@ -197,7 +217,10 @@ export function validateConnectGatewayArgs(name: string, args: ConnectGatewayArg
  * (istio pilot/pkg/model gateway.go, gatewayRDSRouteName).
  * @internal
  */
-export function gatewayRouteConfigurationName(port: number, tls: { portName: string; gatewayName: string; namespace: string } | undefined): string {
+export function gatewayRouteConfigurationName(
+  port: number,
+  tls: { portName: string; gatewayName: string; namespace: string } | undefined,
+): string {
   return tls ? `https.${port}.${tls.portName}.${tls.gatewayName}.${tls.namespace}` : `http.${port}`;
 }
 
@@ -220,7 +243,12 @@ interface Plan {
   readonly child: pulumi.CustomResourceOptions;
 }
 
-function plan(name: string, args: ConnectGatewayArgs, parent: pulumi.Resource, opts: pulumi.ComponentResourceOptions | undefined): Plan {
+function plan(
+  name: string,
+  args: ConnectGatewayArgs,
+  parent: pulumi.Resource,
+  opts: pulumi.ComponentResourceOptions | undefined,
+): Plan {
   const ns = args.namespace;
   const identity = { name: "connect-gateway", instance: name };
   const labels = standardLabels(identity, args.labels);
@@ -235,8 +263,11 @@ function plan(name: string, args: ConnectGatewayArgs, parent: pulumi.Resource, o
     meta: (objName) => ({ name: objName, namespace: ns, labels }),
     tls: args.tls !== undefined,
     workspacePeers: args.workspaces
-      ? [...new Set(args.workspaces.map((ws) => ws.namespace))].sort()
-        .map((namespace) => peerIn({ namespace, podSelector: selectorLabels({ name: "ssh-workspace", instance: name }) }))
+      ? [...new Set(args.workspaces.map((ws) => ws.namespace))]
+          .sort()
+          .map((namespace) =>
+            peerIn({ namespace, podSelector: selectorLabels({ name: "ssh-workspace", instance: name }) }),
+          )
       : [{ namespaceSelector: {}, podSelector: { matchLabels: { "app.kubernetes.io/name": "ssh-workspace" } } }],
     // Children wait for what the component waits for (e.g. the Stack's namespace).
     child: { parent, ...(opts?.dependsOn ? { dependsOn: opts.dependsOn } : {}) },
@@ -278,10 +309,22 @@ export class ConnectGateway extends pulumi.ComponentResource {
     this.port = p.port;
     this.serviceFqdn = serviceFqdn(p.gw, p.ns);
     this.address = `${args.hostname ?? this.serviceFqdn}:${p.port}`;
-    this.routeConfigurationName = gatewayRouteConfigurationName(p.port, p.tls ? { portName: CONNECT_PORT_NAME, gatewayName: p.gw, namespace: p.ns } : undefined);
+    this.routeConfigurationName = gatewayRouteConfigurationName(
+      p.port,
+      p.tls ? { portName: CONNECT_PORT_NAME, gatewayName: p.gw, namespace: p.ns } : undefined,
+    );
     this.connectFilterName = objectName(name, "connect-gateway", "connect");
     const dns = args.dns ?? DEFAULT_DNS;
-    this.registration = { gatewayName: p.gw, namespace: p.ns, port: p.port, selector: p.selector, routeConfigurationName: this.routeConfigurationName, address: this.address, tls: p.tls, dns };
+    this.registration = {
+      gatewayName: p.gw,
+      namespace: p.ns,
+      port: p.port,
+      selector: p.selector,
+      routeConfigurationName: this.routeConfigurationName,
+      address: this.address,
+      tls: p.tls,
+      dns,
+    };
 
     const serviceAccount = this.rbac(p);
     this.deployment(p, serviceAccount);
@@ -318,15 +361,23 @@ export class ConnectGateway extends pulumi.ComponentResource {
     const serviceAccount = new k8s.core.v1.ServiceAccount(p.gw, { metadata: p.meta(p.gw) }, p.child);
     if (p.tls) {
       const sds = objectName(p.name, "connect-gateway-sds");
-      new k8s.rbac.v1.Role(sds, {
-        metadata: p.meta(sds),
-        rules: [{ apiGroups: [""], resources: ["secrets"], verbs: ["get", "watch", "list"] }],
-      }, p.child);
-      new k8s.rbac.v1.RoleBinding(sds, {
-        metadata: p.meta(sds),
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: sds },
-        subjects: [{ kind: "ServiceAccount", name: p.gw, namespace: p.ns }],
-      }, p.child);
+      new k8s.rbac.v1.Role(
+        sds,
+        {
+          metadata: p.meta(sds),
+          rules: [{ apiGroups: [""], resources: ["secrets"], verbs: ["get", "watch", "list"] }],
+        },
+        p.child,
+      );
+      new k8s.rbac.v1.RoleBinding(
+        sds,
+        {
+          metadata: p.meta(sds),
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: sds },
+          subjects: [{ kind: "ServiceAccount", name: p.gw, namespace: p.ns }],
+        },
+        p.child,
+      );
     }
     return serviceAccount;
   }
@@ -334,73 +385,98 @@ export class ConnectGateway extends pulumi.ComponentResource {
   /** The gateway's pods: Istio's gateway injection fills in the proxy. */
   private deployment(p: Plan, serviceAccount: k8s.core.v1.ServiceAccount): void {
     const { args } = p;
-    const injectionLabels: Record<string, string> = args.revision ? { "istio.io/rev": args.revision } : { "sidecar.istio.io/inject": "true" };
-    new k8s.apps.v1.Deployment(p.gw, {
-      metadata: p.meta(p.gw),
-      spec: {
-        ...(args.autoscaling ? {} : { replicas: args.replicas ?? 2 }),
-        selector: { matchLabels: p.selector },
-        template: {
-          metadata: podMetadata({ ...p.labels, ...injectionLabels }, args, { "inject.istio.io/templates": "gateway" }),
-          spec: {
-            serviceAccountName: serviceAccount.metadata.name,
-            ...podPlacement(args, args.global),
-            // The service-account token stays mounted: the proxy authenticates to istiod with a
-            // token, the projected istio-token under Istio's default jwtPolicy third-party-jwt
-            // (istio manifests/charts/istio-control/istio-discovery/files/gateway-injection-template.yaml),
-            // but the automounted one under first-party-jwt (pilot/cmd/pilot-agent options getJwtPath:
-            // /var/run/secrets/kubernetes.io/serviceaccount/token), and istio/istio#22193 shows
-            // proxies failing without it. The token can do no more than the SDS Role (rbac).
-            // The proxy's uid on its container only (istioctl analyze IST0144).
-            securityContext: proxyPodSecurityContext(ISTIO_PROXY_UID),
-            containers: [{
-              // "auto": Istio's gateway injection replaces the image with its proxy.
-              name: "istio-proxy",
-              image: "auto",
-              ports: [
-                { name: CONNECT_PORT_NAME, containerPort: p.port, protocol: "TCP" },
-                { name: "http-envoy-prom", containerPort: ISTIO_METRICS_PORT, protocol: "TCP" },
+    const injectionLabels: Record<string, string> = args.revision
+      ? { "istio.io/rev": args.revision }
+      : { "sidecar.istio.io/inject": "true" };
+    new k8s.apps.v1.Deployment(
+      p.gw,
+      {
+        metadata: p.meta(p.gw),
+        spec: {
+          ...(args.autoscaling ? {} : { replicas: args.replicas ?? 2 }),
+          selector: { matchLabels: p.selector },
+          template: {
+            metadata: podMetadata({ ...p.labels, ...injectionLabels }, args, {
+              "inject.istio.io/templates": "gateway",
+            }),
+            spec: {
+              serviceAccountName: serviceAccount.metadata.name,
+              ...podPlacement(args, args.global),
+              // The service-account token stays mounted: the proxy authenticates to istiod with a
+              // token, the projected istio-token under Istio's default jwtPolicy third-party-jwt
+              // (istio manifests/charts/istio-control/istio-discovery/files/gateway-injection-template.yaml),
+              // but the automounted one under first-party-jwt (pilot/cmd/pilot-agent options getJwtPath:
+              // /var/run/secrets/kubernetes.io/serviceaccount/token), and istio/istio#22193 shows
+              // proxies failing without it. The token can do no more than the SDS Role (rbac).
+              // The proxy's uid on its container only (istioctl analyze IST0144).
+              securityContext: proxyPodSecurityContext(ISTIO_PROXY_UID),
+              containers: [
+                {
+                  // "auto": Istio's gateway injection replaces the image with its proxy.
+                  name: "istio-proxy",
+                  image: "auto",
+                  ports: [
+                    { name: CONNECT_PORT_NAME, containerPort: p.port, protocol: "TCP" },
+                    { name: "http-envoy-prom", containerPort: ISTIO_METRICS_PORT, protocol: "TCP" },
+                  ],
+                  resources: args.resources ?? {
+                    requests: { cpu: "100m", memory: "128Mi" },
+                    limits: { memory: "512Mi" },
+                  },
+                  securityContext: restrictedContainerSecurityContext({ runAs: { user: ISTIO_PROXY_UID } }),
+                },
               ],
-              resources: args.resources ?? { requests: { cpu: "100m", memory: "128Mi" }, limits: { memory: "512Mi" } },
-              securityContext: restrictedContainerSecurityContext({ runAs: { user: ISTIO_PROXY_UID } }),
-            }],
+            },
           },
         },
       },
-    }, p.child);
+      p.child,
+    );
   }
 
   /** The Service users reach, with the one CONNECT port. */
   private service(p: Plan): k8s.core.v1.Service {
     const { args, port } = p;
     const serviceType = args.serviceType ?? "LoadBalancer";
-    const service = new k8s.core.v1.Service(p.gw, {
-      metadata: { ...p.meta(p.gw), ...(args.serviceAnnotations ? { annotations: args.serviceAnnotations } : {}) },
-      spec: {
-        type: serviceType,
-        selector: p.selector,
-        // Keep the client's address (the AuthorizationPolicy's remoteIpBlocks judge it), and let a
-        // cloud load balancer drop other sources before they reach the cluster.
-        ...(serviceType === "ClusterIP" ? {} : { externalTrafficPolicy: "Local" }),
-        ...(serviceType === "LoadBalancer" && (args.allowedSourceRanges ?? []).length > 0 ? { loadBalancerSourceRanges: args.allowedSourceRanges } : {}),
-        ports: [{
-          name: "tcp-connect",
-          port,
-          targetPort: port,
-          protocol: "TCP",
-          ...(args.nodePort !== undefined ? { nodePort: args.nodePort } : {}),
-        }],
+    const service = new k8s.core.v1.Service(
+      p.gw,
+      {
+        metadata: { ...p.meta(p.gw), ...(args.serviceAnnotations ? { annotations: args.serviceAnnotations } : {}) },
+        spec: {
+          type: serviceType,
+          selector: p.selector,
+          // Keep the client's address (the AuthorizationPolicy's remoteIpBlocks judge it), and let a
+          // cloud load balancer drop other sources before they reach the cluster.
+          ...(serviceType === "ClusterIP" ? {} : { externalTrafficPolicy: "Local" }),
+          ...(serviceType === "LoadBalancer" && (args.allowedSourceRanges ?? []).length > 0
+            ? { loadBalancerSourceRanges: args.allowedSourceRanges }
+            : {}),
+          ports: [
+            {
+              name: "tcp-connect",
+              port,
+              targetPort: port,
+              protocol: "TCP",
+              ...(args.nodePort !== undefined ? { nodePort: args.nodePort } : {}),
+            },
+          ],
+        },
       },
-    }, p.child);
+      p.child,
+    );
     return service;
   }
 
   /** One gateway pod at a time may be evicted. */
   private disruptionBudget(p: Plan): void {
-    new k8s.policy.v1.PodDisruptionBudget(p.gw, {
-      metadata: p.meta(p.gw),
-      spec: { maxUnavailable: 1, selector: { matchLabels: p.selector } },
-    }, p.child);
+    new k8s.policy.v1.PodDisruptionBudget(
+      p.gw,
+      {
+        metadata: p.meta(p.gw),
+        spec: { maxUnavailable: 1, selector: { matchLabels: p.selector } },
+      },
+      p.child,
+    );
   }
 
   /** A HorizontalPodAutoscaler, when autoscaling is on. */
@@ -408,18 +484,27 @@ export class ConnectGateway extends pulumi.ComponentResource {
     const { gw } = p;
     const autoscaling = p.args.autoscaling;
     if (!autoscaling) return;
-    new k8s.autoscaling.v2.HorizontalPodAutoscaler(gw, {
-      metadata: p.meta(gw),
-      spec: {
-        scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: gw },
-        minReplicas: autoscaling.minReplicas ?? 2,
-        maxReplicas: autoscaling.maxReplicas ?? 5,
-        metrics: [{
-          type: "Resource",
-          resource: { name: "cpu", target: { type: "Utilization", averageUtilization: autoscaling.targetCPUUtilizationPercentage ?? 80 } },
-        }],
+    new k8s.autoscaling.v2.HorizontalPodAutoscaler(
+      gw,
+      {
+        metadata: p.meta(gw),
+        spec: {
+          scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: gw },
+          minReplicas: autoscaling.minReplicas ?? 2,
+          maxReplicas: autoscaling.maxReplicas ?? 5,
+          metrics: [
+            {
+              type: "Resource",
+              resource: {
+                name: "cpu",
+                target: { type: "Utilization", averageUtilization: autoscaling.targetCPUUtilizationPercentage ?? 80 },
+              },
+            },
+          ],
+        },
       },
-    }, p.child);
+      p.child,
+    );
   }
 
   /**
@@ -431,73 +516,97 @@ export class ConnectGateway extends pulumi.ComponentResource {
    */
   private networkPolicy(p: Plan, dns: InClusterPeer): void {
     const { args, port } = p;
-    new k8s.networking.v1.NetworkPolicy(p.gw, {
-      metadata: p.meta(p.gw),
-      spec: {
-        podSelector: { matchLabels: p.selector },
-        policyTypes: ["Ingress", "Egress"],
-        ingress: [{ ports: [port, ISTIO_HEALTH_PORT, ISTIO_METRICS_PORT].map((n) => ({ port: n, protocol: "TCP" })) }],
-        egress: [
-          dnsEgressRule(dns),
-          { to: [peerIn(args.istiod ?? DEFAULT_ISTIOD)], ports: [{ port: ISTIOD_XDS_PORT, protocol: "TCP" }] },
-          // sshd on the declared workspaces only (an empty `to` would be every destination: no rule then).
-          ...(p.workspacePeers.length > 0 ? [{ to: p.workspacePeers, ports: [{ port: WORKSPACE_SSHD_PORT, protocol: "TCP" }] }] : []),
-        ],
+    new k8s.networking.v1.NetworkPolicy(
+      p.gw,
+      {
+        metadata: p.meta(p.gw),
+        spec: {
+          podSelector: { matchLabels: p.selector },
+          policyTypes: ["Ingress", "Egress"],
+          ingress: [
+            { ports: [port, ISTIO_HEALTH_PORT, ISTIO_METRICS_PORT].map((n) => ({ port: n, protocol: "TCP" })) },
+          ],
+          egress: [
+            dnsEgressRule(dns),
+            { to: [peerIn(args.istiod ?? DEFAULT_ISTIOD)], ports: [{ port: ISTIOD_XDS_PORT, protocol: "TCP" }] },
+            // sshd on the declared workspaces only (an empty `to` would be every destination: no rule then).
+            ...(p.workspacePeers.length > 0
+              ? [{ to: p.workspacePeers, ports: [{ port: WORKSPACE_SSHD_PORT, protocol: "TCP" }] }]
+              : []),
+          ],
+        },
       },
-    }, p.child);
+      p.child,
+    );
   }
 
   /** The Istio Gateway: the server that makes Istio open the port, HTTPS with TLS. */
   private gateway(p: Plan): void {
     const { args, port, ns, gw, tls } = p;
-    new k8s.apiextensions.CustomResource(gw, {
-      apiVersion: "networking.istio.io/v1",
-      kind: "Gateway",
-      metadata: p.meta(gw),
-      spec: {
-        selector: p.selector,
-        servers: [tls
-          ? {
-              port: { number: port, name: CONNECT_PORT_NAME, protocol: "HTTPS" },
-              hosts: [args.hostname ?? "*"],
-              tls: { mode: "SIMPLE", credentialName: args.tls!.credentialName, minProtocolVersion: "TLSV1_2" },
-            }
-          : {
-              // A host no VirtualService binds: the server exists only so Istio opens the port.
-              port: { number: port, name: CONNECT_PORT_NAME, protocol: "HTTP" },
-              hosts: [`${ns}/${gw}.connect.invalid`],
-            }],
+    new k8s.apiextensions.CustomResource(
+      gw,
+      {
+        apiVersion: "networking.istio.io/v1",
+        kind: "Gateway",
+        metadata: p.meta(gw),
+        spec: {
+          selector: p.selector,
+          servers: [
+            tls
+              ? {
+                  port: { number: port, name: CONNECT_PORT_NAME, protocol: "HTTPS" },
+                  hosts: [args.hostname ?? "*"],
+                  tls: { mode: "SIMPLE", credentialName: args.tls!.credentialName, minProtocolVersion: "TLSV1_2" },
+                }
+              : {
+                  // A host no VirtualService binds: the server exists only so Istio opens the port.
+                  port: { number: port, name: CONNECT_PORT_NAME, protocol: "HTTP" },
+                  hosts: [`${ns}/${gw}.connect.invalid`],
+                },
+          ],
+        },
       },
-    }, p.child);
+      p.child,
+    );
   }
 
   /** The listener-level EnvoyFilter (connectFilterSpec): made once, never changed by a workspace. */
   private connectFilter(p: Plan, filterName: string): void {
-    new k8s.apiextensions.CustomResource(filterName, {
-      apiVersion: "networking.istio.io/v1alpha3",
-      kind: "EnvoyFilter",
-      metadata: p.meta(filterName),
-      spec: connectFilterSpec(p.selector, p.port),
-    }, p.child);
+    new k8s.apiextensions.CustomResource(
+      filterName,
+      {
+        apiVersion: "networking.istio.io/v1alpha3",
+        kind: "EnvoyFilter",
+        metadata: p.meta(filterName),
+        spec: connectFilterSpec(p.selector, p.port),
+      },
+      p.child,
+    );
   }
 
   /** Admit CONNECT on the port only, from allowedSourceRanges when given. */
   private authorizationPolicy(p: Plan): void {
     const { args, port } = p;
     const cidrs = args.allowedSourceRanges ?? [];
-    new k8s.apiextensions.CustomResource(p.gw, {
-      apiVersion: "security.istio.io/v1",
-      kind: "AuthorizationPolicy",
-      metadata: p.meta(p.gw),
-      spec: {
-        selector: { matchLabels: p.selector },
-        action: "ALLOW",
-        rules: [{
-          ...(cidrs.length > 0 ? { from: [{ source: { remoteIpBlocks: cidrs } }] } : {}),
-          to: [{ operation: { methods: ["CONNECT"], ports: [String(port)] } }],
-        }],
+    new k8s.apiextensions.CustomResource(
+      p.gw,
+      {
+        apiVersion: "security.istio.io/v1",
+        kind: "AuthorizationPolicy",
+        metadata: p.meta(p.gw),
+        spec: {
+          selector: { matchLabels: p.selector },
+          action: "ALLOW",
+          rules: [
+            {
+              ...(cidrs.length > 0 ? { from: [{ source: { remoteIpBlocks: cidrs } }] } : {}),
+              to: [{ operation: { methods: ["CONNECT"], ports: [String(port)] } }],
+            },
+          ],
+        },
       },
-    }, p.child);
+      p.child,
+    );
   }
 }
 
@@ -505,26 +614,31 @@ export class ConnectGateway extends pulumi.ComponentResource {
 export function connectFilterSpec(selector: Record<string, string>, port: number): Record<string, unknown> {
   return {
     workloadSelector: { labels: selector },
-    configPatches: [{
-      applyTo: "NETWORK_FILTER",
-      match: {
-        context: "GATEWAY",
-        listener: { portNumber: port, filterChain: { filter: { name: "envoy.filters.network.http_connection_manager" } } },
-      },
-      patch: {
-        operation: "MERGE",
-        value: {
-          typed_config: {
-            "@type": HCM,
-            upgrade_configs: [{ upgrade_type: "CONNECT" }],
-            // ncat, socat and Windows' connect.exe send HTTP/1.0 CONNECT.
-            http_protocol_options: { accept_http_10: true },
-            http2_protocol_options: { allow_connect: true },
-            // An idle SSH session must not be cut by the connection manager.
-            stream_idle_timeout: "0s",
+    configPatches: [
+      {
+        applyTo: "NETWORK_FILTER",
+        match: {
+          context: "GATEWAY",
+          listener: {
+            portNumber: port,
+            filterChain: { filter: { name: "envoy.filters.network.http_connection_manager" } },
+          },
+        },
+        patch: {
+          operation: "MERGE",
+          value: {
+            typed_config: {
+              "@type": HCM,
+              upgrade_configs: [{ upgrade_type: "CONNECT" }],
+              // ncat, socat and Windows' connect.exe send HTTP/1.0 CONNECT.
+              http_protocol_options: { accept_http_10: true },
+              http2_protocol_options: { allow_connect: true },
+              // An idle SSH session must not be cut by the connection manager.
+              stream_idle_timeout: "0s",
+            },
           },
         },
       },
-    }],
+    ],
   };
 }

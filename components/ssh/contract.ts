@@ -53,7 +53,9 @@ export function claimGatewayDomain(gateway: ConnectGatewayRegistration, domain: 
   claimedDomains.set(gateway, claims);
   const owner = claims.get(domain);
   if (owner !== undefined) {
-    throw new Error(`SshWorkspace ${workspace}: domain ${domain} is already routed by workspace ${owner} on ConnectGateway ${gateway.gatewayName}; Envoy would reject every route on port ${gateway.port}`);
+    throw new Error(
+      `SshWorkspace ${workspace}: domain ${domain} is already routed by workspace ${owner} on ConnectGateway ${gateway.gatewayName}; Envoy would reject every route on port ${gateway.port}`,
+    );
   }
   claims.set(domain, workspace);
 }

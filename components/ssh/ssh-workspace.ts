@@ -16,7 +16,15 @@ import * as pulumi from "@pulumi/pulumi";
 import { selectorLabels, standardLabels } from "../shared/labels";
 import { imageReference, type GlobalSettings, type ImageSettings } from "../shared/image";
 import { objectName, serviceFqdn, statefulSetName } from "../shared/names";
-import { dnsEgressRule, peerIn, type IpBlock, type MatchLabels, type NetworkPolicyEgressRule, type NetworkPolicyPeer, type NetworkPolicyPort } from "../shared/network";
+import {
+  dnsEgressRule,
+  peerIn,
+  type IpBlock,
+  type MatchLabels,
+  type NetworkPolicyEgressRule,
+  type NetworkPolicyPeer,
+  type NetworkPolicyPort,
+} from "../shared/network";
 import { podMetadata, podPlacement, type PodSettings } from "../shared/pod";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 import type { ImagePullPolicy } from "../shared/image";
@@ -24,7 +32,11 @@ import { claimGatewayDomain, WORKSPACE_SSHD_PORT, type ConnectGatewayRegistratio
 import type { ValueOf } from "../shared/enum";
 
 /** The image built from images/ssh-workspace (Ubuntu, OpenSSH, user `dev` uid 1000). @internal */
-export const DEFAULT_WORKSPACE_IMAGE: ImageSettings = { registry: "ghcr.io", repository: "entryway/ssh-workspace", tag: "0.1.0" };
+export const DEFAULT_WORKSPACE_IMAGE: ImageSettings = {
+  registry: "ghcr.io",
+  repository: "entryway/ssh-workspace",
+  tag: "0.1.0",
+};
 /** The Service port the gateway dials (named tcp-ssh). @internal */
 export const WORKSPACE_SERVICE_PORT = 22;
 /** Where the image's entrypoint reads authorized keys (file `authorized_keys`). @internal */
@@ -32,7 +44,8 @@ export const AUTHORIZED_KEYS_DIR = "/etc/entryway/keys";
 
 const LOGIN = /^[a-z_][a-z0-9_-]{0,31}$/;
 const DURATION = /^\d+(\.\d{1,9})?s$/;
-const PUBLIC_KEY = /^(ssh-(ed25519|rsa|dss)|ecdsa-sha2-nistp(256|384|521)|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com) [A-Za-z0-9+/]+=*( [^\n]*)?$/;
+const PUBLIC_KEY =
+  /^(ssh-(ed25519|rsa|dss)|ecdsa-sha2-nistp(256|384|521)|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com) [A-Za-z0-9+/]+=*( [^\n]*)?$/;
 
 /**
  * What sshd forwards for a client: `none` (AllowTcpForwarding and AllowStreamLocalForwarding no)
@@ -161,7 +174,8 @@ function sshWorkspaceProblems(name: string, args: SshWorkspaceArgs): string[] {
   const problems: string[] = [];
   if (!LOGIN.test(args.user ?? "dev")) problems.push(`user ${JSON.stringify(args.user)} is not a valid login name`);
   const uid = args.uid ?? 1000;
-  if (!Number.isInteger(uid) || uid < 1 || uid > 2147483647) problems.push(`uid must be a non-root user id (>= 1), not ${uid}`);
+  if (!Number.isInteger(uid) || uid < 1 || uid > 2147483647)
+    problems.push(`uid must be a non-root user id (>= 1), not ${uid}`);
   const hasKeys = args.authorizedKeys !== undefined;
   if (hasKeys === (args.authorizedKeysSecret !== undefined)) {
     problems.push(`give exactly one of authorizedKeys and authorizedKeysSecret`);
@@ -170,7 +184,9 @@ function sshWorkspaceProblems(name: string, args: SshWorkspaceArgs): string[] {
     if (args.authorizedKeys!.length === 0) problems.push(`authorizedKeys is empty: nobody could log in`);
     for (const key of args.authorizedKeys!) {
       if (!PUBLIC_KEY.test(key.trim())) {
-        problems.push(`authorizedKeys entry ${JSON.stringify(key.slice(0, 40))}... is not an OpenSSH public key (never put a private key here)`);
+        problems.push(
+          `authorizedKeys entry ${JSON.stringify(key.slice(0, 40))}... is not an OpenSSH public key (never put a private key here)`,
+        );
       }
     }
   }
@@ -200,7 +216,9 @@ export function validateSshWorkspaceArgs(name: string, args: SshWorkspaceArgs): 
 
 function gatewayNamespaceProblems(namespace: string, gateway: ConnectGatewayRegistration): string[] {
   return namespace === gateway.namespace
-    ? [`namespace ${namespace} is the connect gateway's; a workspace (and its keys Secret) runs in another namespace, since the internet-facing gateway may read every Secret in its own`]
+    ? [
+        `namespace ${namespace} is the connect gateway's; a workspace (and its keys Secret) runs in another namespace, since the internet-facing gateway may read every Secret in its own`,
+      ]
     : [];
 }
 
@@ -214,8 +232,13 @@ function gatewayNamespaceProblems(namespace: string, gateway: ConnectGatewayRegi
  * Output (provider/server.js `deserializeInputs`). Found by the real engine
  * (test/real/languages.test.ts); test/provider/host.test.ts sends the same dependencies.
  */
-function fromGateway<T>(gateway: ConnectGatewayRegistration | pulumi.Output<ConnectGatewayRegistration>, use: (gateway: ConnectGatewayRegistration) => T): T | pulumi.Output<T> {
-  return pulumi.Output.isInstance(gateway) ? gateway.apply((known) => use(known as ConnectGatewayRegistration)) : use(gateway);
+function fromGateway<T>(
+  gateway: ConnectGatewayRegistration | pulumi.Output<ConnectGatewayRegistration>,
+  use: (gateway: ConnectGatewayRegistration) => T,
+): T | pulumi.Output<T> {
+  return pulumi.Output.isInstance(gateway)
+    ? gateway.apply((known) => use(known as ConnectGatewayRegistration))
+    : use(gateway);
 }
 
 /** The names and labels every step shares (the chart's templates/ssh/_helpers.tpl). */
@@ -230,12 +253,20 @@ interface Plan {
   readonly ws: string;
   readonly selector: Record<string, string>;
   readonly labels: Record<string, string>;
-  readonly meta: (objName: string, namespace?: pulumi.Input<string>) => { name: string; namespace: pulumi.Input<string>; labels: Record<string, string> };
+  readonly meta: (
+    objName: string,
+    namespace?: pulumi.Input<string>,
+  ) => { name: string; namespace: pulumi.Input<string>; labels: Record<string, string> };
   /** The options of every child: `parent` and the component's own dependsOn. */
   readonly child: pulumi.CustomResourceOptions;
 }
 
-function plan(name: string, args: SshWorkspaceArgs, parent: pulumi.Resource, opts: pulumi.ComponentResourceOptions | undefined): Plan {
+function plan(
+  name: string,
+  args: SshWorkspaceArgs,
+  parent: pulumi.Resource,
+  opts: pulumi.ComponentResourceOptions | undefined,
+): Plan {
   const ns = args.namespace;
   const ws = statefulSetName(name);
   const identity = { name: "ssh-workspace", instance: args.instance ?? ws, component: ws };
@@ -313,26 +344,29 @@ export class SshWorkspace extends pulumi.ComponentResource {
   private registration(p: Plan): pulumi.Output<string> {
     const { name, args, gateway, ns, ws } = p;
     const where = `SshWorkspace ${name}`;
-    return pulumi.output(fromGateway(gateway, (known) => {
-      const problems = pulumi.Output.isInstance(gateway) ? gatewayNamespaceProblems(ns, known) : [];
-      if (problems.length > 0) throw new pulumi.ResourceError(problems.map((problem) => `${where}: ${problem}`).join("\n"), this);
-      // Keyed by the registration object: through the provider each Construct has its own copy, so
-      // there the claim sees this workspace only (as it did before the gateway became an Output).
-      claimGatewayDomain(known, this.domain, ws);
-      try {
-        return sshConfigBlock({
-          alias: args.sshAlias ?? ws,
-          hostName: this.fqdn,
-          port: WORKSPACE_SERVICE_PORT,
-          user: p.user,
-          gateway: known.address,
-          tls: known.tls,
-          serverAliveInterval: args.serverAliveInterval,
-        });
-      } catch (error) {
-        throw new pulumi.ResourceError(`${where}: ${(error as Error).message}`, this);
-      }
-    }));
+    return pulumi.output(
+      fromGateway(gateway, (known) => {
+        const problems = pulumi.Output.isInstance(gateway) ? gatewayNamespaceProblems(ns, known) : [];
+        if (problems.length > 0)
+          throw new pulumi.ResourceError(problems.map((problem) => `${where}: ${problem}`).join("\n"), this);
+        // Keyed by the registration object: through the provider each Construct has its own copy, so
+        // there the claim sees this workspace only (as it did before the gateway became an Output).
+        claimGatewayDomain(known, this.domain, ws);
+        try {
+          return sshConfigBlock({
+            alias: args.sshAlias ?? ws,
+            hostName: this.fqdn,
+            port: WORKSPACE_SERVICE_PORT,
+            user: p.user,
+            gateway: known.address,
+            tls: known.tls,
+            serverAliveInterval: args.serverAliveInterval,
+          });
+        } catch (error) {
+          throw new pulumi.ResourceError(`${where}: ${(error as Error).message}`, this);
+        }
+      }),
+    );
   }
 
   /** The authorized_keys Secret when keys are given; else the existing Secret named. */
@@ -340,11 +374,15 @@ export class SshWorkspace extends pulumi.ComponentResource {
     const { name, args } = p;
     if (!args.authorizedKeys) return args.authorizedKeysSecret!;
     const secretName = objectName(name, "authorized-keys");
-    new k8s.core.v1.Secret(secretName, {
-      metadata: p.meta(secretName),
-      type: "Opaque",
-      stringData: { authorized_keys: args.authorizedKeys.map((k) => k.trim()).join("\n") + "\n" },
-    }, p.child);
+    new k8s.core.v1.Secret(
+      secretName,
+      {
+        metadata: p.meta(secretName),
+        type: "Opaque",
+        stringData: { authorized_keys: args.authorizedKeys.map((k) => k.trim()).join("\n") + "\n" },
+      },
+      p.child,
+    );
     return { name: secretName, key: "authorized_keys" };
   }
 
@@ -356,81 +394,114 @@ export class SshWorkspace extends pulumi.ComponentResource {
    */
   private service(p: Plan): void {
     const { gateway, ws } = p;
-    new k8s.core.v1.Service(ws, {
-      metadata: { ...p.meta(ws), annotations: fromGateway(gateway, (known) => ({ "networking.istio.io/exportTo": known.namespace })) },
-      spec: {
-        type: "ClusterIP",
-        selector: p.selector,
-        ports: [{ name: "tcp-ssh", port: WORKSPACE_SERVICE_PORT, targetPort: WORKSPACE_SSHD_PORT, protocol: "TCP" }],
+    new k8s.core.v1.Service(
+      ws,
+      {
+        metadata: {
+          ...p.meta(ws),
+          annotations: fromGateway(gateway, (known) => ({ "networking.istio.io/exportTo": known.namespace })),
+        },
+        spec: {
+          type: "ClusterIP",
+          selector: p.selector,
+          ports: [{ name: "tcp-ssh", port: WORKSPACE_SERVICE_PORT, targetPort: WORKSPACE_SSHD_PORT, protocol: "TCP" }],
+        },
       },
-    }, p.child);
+      p.child,
+    );
   }
 
   /** sshd as the workspace user, with its home on a volume of its own. */
   private statefulSet(p: Plan, keysSecret: SecretKeyReference): void {
     const { args, ws, user, uid, labels } = p;
     const home = `/home/${user}`;
-    new k8s.apps.v1.StatefulSet(ws, {
-      metadata: p.meta(ws),
-      spec: {
-        replicas: 1,
-        serviceName: ws,
-        selector: { matchLabels: p.selector },
-        persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
-        template: {
-          metadata: podMetadata(labels, args),
-          spec: {
-            automountServiceAccountToken: false,
-            enableServiceLinks: false,
-            ...podPlacement(args, args.global),
-            securityContext: restrictedPodSecurityContext({ user: uid }),
-            containers: [{
-              name: "sshd",
-              image: imageReference(DEFAULT_WORKSPACE_IMAGE, args.image, args.global),
-              imagePullPolicy: args.imagePullPolicy ?? "IfNotPresent",
-              env: [
-                { name: "ENTRYWAY_SSH_USER", value: user },
-                { name: "ENTRYWAY_SSHD_PORT", value: String(WORKSPACE_SSHD_PORT) },
-                { name: "ENTRYWAY_TCP_FORWARDING", value: args.tcpForwarding === "local" ? "local" : "no" },
+    new k8s.apps.v1.StatefulSet(
+      ws,
+      {
+        metadata: p.meta(ws),
+        spec: {
+          replicas: 1,
+          serviceName: ws,
+          selector: { matchLabels: p.selector },
+          persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
+          template: {
+            metadata: podMetadata(labels, args),
+            spec: {
+              automountServiceAccountToken: false,
+              enableServiceLinks: false,
+              ...podPlacement(args, args.global),
+              securityContext: restrictedPodSecurityContext({ user: uid }),
+              containers: [
+                {
+                  name: "sshd",
+                  image: imageReference(DEFAULT_WORKSPACE_IMAGE, args.image, args.global),
+                  imagePullPolicy: args.imagePullPolicy ?? "IfNotPresent",
+                  env: [
+                    { name: "ENTRYWAY_SSH_USER", value: user },
+                    { name: "ENTRYWAY_SSHD_PORT", value: String(WORKSPACE_SSHD_PORT) },
+                    { name: "ENTRYWAY_TCP_FORWARDING", value: args.tcpForwarding === "local" ? "local" : "no" },
+                  ],
+                  ports: [{ name: "ssh", containerPort: WORKSPACE_SSHD_PORT, protocol: "TCP" }],
+                  readinessProbe: { tcpSocket: { port: WORKSPACE_SSHD_PORT }, periodSeconds: 10 },
+                  livenessProbe: {
+                    tcpSocket: { port: WORKSPACE_SSHD_PORT },
+                    initialDelaySeconds: 10,
+                    periodSeconds: 30,
+                  },
+                  resources: args.resources ?? {
+                    requests: { cpu: "100m", memory: "256Mi" },
+                    limits: { memory: "2Gi" },
+                  },
+                  securityContext: restrictedContainerSecurityContext({ runAs: { user: uid } }),
+                  volumeMounts: [
+                    { name: "home", mountPath: home },
+                    { name: "authorized-keys", mountPath: AUTHORIZED_KEYS_DIR, readOnly: true },
+                    { name: "run", mountPath: "/run/entryway" },
+                    { name: "tmp", mountPath: "/tmp" },
+                  ],
+                },
               ],
-              ports: [{ name: "ssh", containerPort: WORKSPACE_SSHD_PORT, protocol: "TCP" }],
-              readinessProbe: { tcpSocket: { port: WORKSPACE_SSHD_PORT }, periodSeconds: 10 },
-              livenessProbe: { tcpSocket: { port: WORKSPACE_SSHD_PORT }, initialDelaySeconds: 10, periodSeconds: 30 },
-              resources: args.resources ?? { requests: { cpu: "100m", memory: "256Mi" }, limits: { memory: "2Gi" } },
-              securityContext: restrictedContainerSecurityContext({ runAs: { user: uid } }),
-              volumeMounts: [
-                { name: "home", mountPath: home },
-                { name: "authorized-keys", mountPath: AUTHORIZED_KEYS_DIR, readOnly: true },
-                { name: "run", mountPath: "/run/entryway" },
-                { name: "tmp", mountPath: "/tmp" },
+              volumes: [
+                {
+                  name: "authorized-keys",
+                  secret: {
+                    secretName: keysSecret.name,
+                    defaultMode: 0o444,
+                    items: [{ key: keysSecret.key ?? "authorized_keys", path: "authorized_keys" }],
+                  },
+                },
+                { name: "run", emptyDir: { medium: "Memory", sizeLimit: "16Mi" } },
+                { name: "tmp", emptyDir: {} },
               ],
-            }],
-            volumes: [
-              { name: "authorized-keys", secret: { secretName: keysSecret.name, defaultMode: 0o444, items: [{ key: keysSecret.key ?? "authorized_keys", path: "authorized_keys" }] } },
-              { name: "run", emptyDir: { medium: "Memory", sizeLimit: "16Mi" } },
-              { name: "tmp", emptyDir: {} },
-            ],
+            },
           },
+          volumeClaimTemplates: [
+            {
+              metadata: { name: "home", labels },
+              spec: {
+                accessModes: ["ReadWriteOnce"],
+                ...(args.storage?.storageClassName ? { storageClassName: args.storage.storageClassName } : {}),
+                resources: { requests: { storage: args.storage?.size ?? "10Gi" } },
+              },
+            },
+          ],
         },
-        volumeClaimTemplates: [{
-          metadata: { name: "home", labels },
-          spec: {
-            accessModes: ["ReadWriteOnce"],
-            ...(args.storage?.storageClassName ? { storageClassName: args.storage.storageClassName } : {}),
-            resources: { requests: { storage: args.storage?.size ?? "10Gi" } },
-          },
-        }],
       },
-    }, p.child);
+      p.child,
+    );
   }
 
   /** `never`: evictions (drains) wait until someone deletes the pod; `allowed`: a drain moves it. */
   private disruptionBudget(p: Plan): void {
     const { args, ws } = p;
-    new k8s.policy.v1.PodDisruptionBudget(ws, {
-      metadata: p.meta(ws),
-      spec: { maxUnavailable: args.disruption === "allowed" ? 1 : 0, selector: { matchLabels: p.selector } },
-    }, p.child);
+    new k8s.policy.v1.PodDisruptionBudget(
+      ws,
+      {
+        metadata: p.meta(ws),
+        spec: { maxUnavailable: args.disruption === "allowed" ? 1 : 0, selector: { matchLabels: p.selector } },
+      },
+      p.child,
+    );
   }
 
   /**
@@ -439,38 +510,54 @@ export class SshWorkspace extends pulumi.ComponentResource {
    */
   private networkPolicy(p: Plan): void {
     const { args, gateway, ws } = p;
-    new k8s.networking.v1.NetworkPolicy(ws, {
-      metadata: p.meta(ws),
-      spec: {
-        podSelector: { matchLabels: p.selector },
-        policyTypes: ["Ingress", "Egress"],
-        ingress: fromGateway(gateway, (known) => [{
-          from: [peerIn({ namespace: known.namespace, podSelector: known.selector })],
-          ports: [{ port: WORKSPACE_SSHD_PORT, protocol: "TCP" }],
-        }]),
-        egress: fromGateway(gateway, (known) => [dnsEgressRule(known.dns), ...(args.egress ?? [])]),
+    new k8s.networking.v1.NetworkPolicy(
+      ws,
+      {
+        metadata: p.meta(ws),
+        spec: {
+          podSelector: { matchLabels: p.selector },
+          policyTypes: ["Ingress", "Egress"],
+          ingress: fromGateway(gateway, (known) => [
+            {
+              from: [peerIn({ namespace: known.namespace, podSelector: known.selector })],
+              ports: [{ port: WORKSPACE_SSHD_PORT, protocol: "TCP" }],
+            },
+          ]),
+          egress: fromGateway(gateway, (known) => [dnsEgressRule(known.dns), ...(args.egress ?? [])]),
+        },
       },
-    }, p.child);
+      p.child,
+    );
   }
 
   /** The workspace's route on the gateway: its EnvoyFilter in the gateway's namespace (workspaceRouteFilterSpec). */
   private route(p: Plan): void {
     const { args, gateway, ns, ws } = p;
-    new k8s.apiextensions.CustomResource(this.routeFilterName, {
-      apiVersion: "networking.istio.io/v1alpha3",
-      kind: "EnvoyFilter",
-      metadata: { ...p.meta(this.routeFilterName, fromGateway(gateway, (known) => known.namespace)), annotations: workspaceRouteFilterAnnotations(ns, this.fqdn) },
-      spec: fromGateway(gateway, (known) =>
-        workspaceRouteFilterSpec({
-          selector: known.selector,
-          port: known.port,
-          routeConfigurationName: known.routeConfigurationName,
-          virtualHostName: `${ws}.${ns}`,
-          fqdn: this.fqdn,
-          idleTimeout: args.idleTimeout ?? "3600s",
-        }),
-      ),
-    }, p.child);
+    new k8s.apiextensions.CustomResource(
+      this.routeFilterName,
+      {
+        apiVersion: "networking.istio.io/v1alpha3",
+        kind: "EnvoyFilter",
+        metadata: {
+          ...p.meta(
+            this.routeFilterName,
+            fromGateway(gateway, (known) => known.namespace),
+          ),
+          annotations: workspaceRouteFilterAnnotations(ns, this.fqdn),
+        },
+        spec: fromGateway(gateway, (known) =>
+          workspaceRouteFilterSpec({
+            selector: known.selector,
+            port: known.port,
+            routeConfigurationName: known.routeConfigurationName,
+            virtualHostName: `${ws}.${ns}`,
+            fqdn: this.fqdn,
+            idleTimeout: args.idleTimeout ?? "3600s",
+          }),
+        ),
+      },
+      p.child,
+    );
   }
 }
 
@@ -510,26 +597,36 @@ export function workspaceRouteFilterSpec(route: {
 }): Record<string, unknown> {
   return {
     workloadSelector: { labels: route.selector },
-    configPatches: [{
-      applyTo: "VIRTUAL_HOST",
-      match: { context: "GATEWAY", routeConfiguration: { portNumber: route.port, name: route.routeConfigurationName } },
-      patch: {
-        operation: "ADD",
-        value: {
-          name: route.virtualHostName,
-          domains: [route.fqdn],
-          routes: [{
-            match: { connect_matcher: {}, headers: [{ name: ":authority", string_match: { exact: `${route.fqdn}:${WORKSPACE_SERVICE_PORT}` } }] },
-            route: {
-              cluster: `outbound|${WORKSPACE_SERVICE_PORT}||${route.fqdn}`,
-              // Routes added by EnvoyFilter default to a 15 s timeout: an SSH session has none.
-              timeout: "0s",
-              idle_timeout: route.idleTimeout,
-              upgrade_configs: [{ upgrade_type: "CONNECT", connect_config: {} }],
-            },
-          }],
+    configPatches: [
+      {
+        applyTo: "VIRTUAL_HOST",
+        match: {
+          context: "GATEWAY",
+          routeConfiguration: { portNumber: route.port, name: route.routeConfigurationName },
+        },
+        patch: {
+          operation: "ADD",
+          value: {
+            name: route.virtualHostName,
+            domains: [route.fqdn],
+            routes: [
+              {
+                match: {
+                  connect_matcher: {},
+                  headers: [{ name: ":authority", string_match: { exact: `${route.fqdn}:${WORKSPACE_SERVICE_PORT}` } }],
+                },
+                route: {
+                  cluster: `outbound|${WORKSPACE_SERVICE_PORT}||${route.fqdn}`,
+                  // Routes added by EnvoyFilter default to a 15 s timeout: an SSH session has none.
+                  timeout: "0s",
+                  idle_timeout: route.idleTimeout,
+                  upgrade_configs: [{ upgrade_type: "CONNECT", connect_config: {} }],
+                },
+              },
+            ],
+          },
         },
       },
-    }],
+    ],
   };
 }

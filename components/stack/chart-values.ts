@@ -17,7 +17,12 @@
  */
 import type { GlobalSettings, ImageSettings } from "../shared/image";
 import type { ContainerResources, PodSettings } from "../shared/pod";
-import type { ConnectGatewayConfig, NetworkPeersConfig, SshWorkspaceConfig, WorkspaceDefaultsConfig } from "../ssh/config";
+import type {
+  ConnectGatewayConfig,
+  NetworkPeersConfig,
+  SshWorkspaceConfig,
+  WorkspaceDefaultsConfig,
+} from "../ssh/config";
 import type { ExecGatewayConfig, ExecGatewayRecordingsConfig } from "../exec-gateway/config";
 import type { ExecGatewayAutoscalingArgs, ExecGatewayExposureArgs } from "../exec-gateway/index";
 import type { AnsibleFormsConfig, RemoteRteConfig } from "../ansibleforms/config";
@@ -116,7 +121,9 @@ interface Condition {
 }
 
 /** `enabled: true` and the given properties. */
-const whenEnabled = (properties: Record<string, unknown> = {}) => ({ properties: { enabled: { const: true }, ...properties } });
+const whenEnabled = (properties: Record<string, unknown> = {}) => ({
+  properties: { enabled: { const: true }, ...properties },
+});
 
 /**
  * Rules across a section's keys that the component checks in TypeScript when it is constructed
@@ -135,13 +142,21 @@ export const CHART_CONDITIONS: Partial<Record<keyof ChartValues, Condition[]>> =
           webhook: {
             oneOf: [
               { properties: { url: { minLength: 1 }, urlSecret: { properties: { name: { maxLength: 0 } } } } },
-              { properties: { url: { maxLength: 0 }, urlSecret: { properties: { name: { minLength: 1 }, key: { minLength: 1 } } } } },
+              {
+                properties: {
+                  url: { maxLength: 0 },
+                  urlSecret: { properties: { name: { minLength: 1 }, key: { minLength: 1 } } },
+                },
+              },
             ],
           },
         },
       },
     },
-    { if: whenEnabled({ authorizer: { const: "oidc" } }), then: { properties: { oidc: { properties: { issuer: { minLength: 1 }, audience: { minLength: 1 } } } } } },
+    {
+      if: whenEnabled({ authorizer: { const: "oidc" } }),
+      then: { properties: { oidc: { properties: { issuer: { minLength: 1 }, audience: { minLength: 1 } } } } },
+    },
     // Exposed: a host and its certificate.
     {
       if: whenEnabled({ exposure: { properties: { kind: { enum: ["istio", "ingress"] } } } }),

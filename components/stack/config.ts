@@ -65,7 +65,10 @@ export function parseStackConfig(raw: unknown, source = "entryway:stack"): Stack
   if (!validate(raw)) {
     const problems = (validate.errors ?? []).map((e) => {
       const where = e.instancePath || "(top level)";
-      const extra = e.keyword === "additionalProperties" ? ` "${(e.params as { additionalProperty: string }).additionalProperty}"` : "";
+      const extra =
+        e.keyword === "additionalProperties"
+          ? ` "${(e.params as { additionalProperty: string }).additionalProperty}"`
+          : "";
       return `${where} ${e.message}${extra}`;
     });
     throw new StackConfigError(`${source} is invalid: ${problems.join("; ")}`);

@@ -64,7 +64,11 @@ export class Stack extends pulumi.ComponentResource {
       const owned = args.connectGateway ? [connectNamespace(args.connectGateway, args.namespace)] : [];
       // The namespace is plain here: a target list naming it fails now, not at deployment.
       validateExecGatewayArgs(base, execGatewayArgs(args.execGateway, args.namespace, undefined, undefined, owned));
-      this.execGatewayUrl = new ExecGateway(base, execGatewayArgs(args.execGateway, this.namespace, args.labels, args.global, owned, dns), { parent: this }).url;
+      this.execGatewayUrl = new ExecGateway(
+        base,
+        execGatewayArgs(args.execGateway, this.namespace, args.labels, args.global, owned, dns),
+        { parent: this },
+      ).url;
     }
 
     if (args.workspaces?.length && !args.connectGateway) {
@@ -73,16 +77,43 @@ export class Stack extends pulumi.ComponentResource {
     if (args.connectGateway) {
       const connect = connectNamespace(args.connectGateway, args.namespace);
       this.connectNamespace = connect;
-      const connectOwn = this.ownNamespace(`${name}-connect`, connect, args.connectGateway.createNamespace ?? true, base, labels, dns);
+      const connectOwn = this.ownNamespace(
+        `${name}-connect`,
+        connect,
+        args.connectGateway.createNamespace ?? true,
+        base,
+        labels,
+        dns,
+      );
       // After both namespaces, when the stack makes them: the Namespace resources themselves, not
       // an Output of their names, so that every workspace's options do not carry (and gather) one
       // more Output: 83 MiB of the offline render's peak at 1,000 workspaces (docs/testing.md).
       const ssh = { parent: this, dependsOn: [...own.made, ...connectOwn.made] };
       const workspaceName = (ws: { name: string }) => objectName(base, "ws", ws.name);
-      const declared = (args.workspaces ?? []).map((ws) => ({ namespace: ws.namespace ?? args.namespace, name: workspaceName(ws) }));
-      const gateway = new ConnectGateway(base, connectGatewayArgs(args.connectGateway, connect, args.networkPolicy ?? {}, args.labels, args.global, declared), ssh);
+      const declared = (args.workspaces ?? []).map((ws) => ({
+        namespace: ws.namespace ?? args.namespace,
+        name: workspaceName(ws),
+      }));
+      const gateway = new ConnectGateway(
+        base,
+        connectGatewayArgs(args.connectGateway, connect, args.networkPolicy ?? {}, args.labels, args.global, declared),
+        ssh,
+      );
       const workspaces = (args.workspaces ?? []).map(
-        (ws) => new SshWorkspace(workspaceName(ws), sshWorkspaceArgs(ws, gateway.registration, args.namespace, base, args.labels, args.workspaceDefaults, args.global), ssh),
+        (ws) =>
+          new SshWorkspace(
+            workspaceName(ws),
+            sshWorkspaceArgs(
+              ws,
+              gateway.registration,
+              args.namespace,
+              base,
+              args.labels,
+              args.workspaceDefaults,
+              args.global,
+            ),
+            ssh,
+          ),
       );
       if (workspaces.length > 0) {
         this.sshConfig = pulumi.all(workspaces.map((ws) => ws.sshConfig)).apply((blocks) => blocks.join("\n"));
@@ -90,16 +121,27 @@ export class Stack extends pulumi.ComponentResource {
     }
 
     if (args.ansibleForms) {
-      const ansibleForms = new AnsibleForms(base, ansibleFormsArgs(args.ansibleForms, this.namespace, args.labels, args.global, dns), { parent: this });
+      const ansibleForms = new AnsibleForms(
+        base,
+        ansibleFormsArgs(args.ansibleForms, this.namespace, args.labels, args.global, dns),
+        { parent: this },
+      );
       // The public URL when the app is exposed, else the in-cluster one.
       const expose = args.ansibleForms.expose;
-      this.ansibleFormsUrl = expose ? pulumi.output(`${expose.tlsSecretName ? "https" : "http"}://${expose.host}`) : ansibleForms.url;
+      this.ansibleFormsUrl = expose
+        ? pulumi.output(`${expose.tlsSecretName ? "https" : "http"}://${expose.host}`)
+        : ansibleForms.url;
       this.ansibleFormsAdminPassword = ansibleForms.adminPassword && pulumi.secret(ansibleForms.adminPassword);
       this.ansibleFormsRteToken = ansibleForms.rteToken && pulumi.secret(ansibleForms.rteToken);
-      this.ansibleFormsCaBundle = ansibleForms.caBundle === undefined ? undefined : pulumi.output(ansibleForms.caBundle);
+      this.ansibleFormsCaBundle =
+        ansibleForms.caBundle === undefined ? undefined : pulumi.output(ansibleForms.caBundle);
     }
     if (args.remoteRte) {
-      new RemoteRte(base, remoteRteArgs(args.remoteRte, this.namespace, args.labels, args.ansibleForms?.image?.tag, args.global, dns), { parent: this });
+      new RemoteRte(
+        base,
+        remoteRteArgs(args.remoteRte, this.namespace, args.labels, args.ansibleForms?.image?.tag, args.global, dns),
+        { parent: this },
+      );
     }
 
     this.registerOutputs({
@@ -118,9 +160,27 @@ export class Stack extends pulumi.ComponentResource {
    * A namespace the stack owns: made when asked, with its default deny and DNS for every pod. Its
    * name (an Output of the Namespace when made) and the Namespace resource, if any, for `dependsOn`.
    */
-  private ownNamespace(resourceName: string, namespace: string, create: boolean, base: string, labels: Record<string, string>, dns: InClusterPeer): { name: pulumi.Output<string>; made: k8s.core.v1.Namespace[] } {
-    const made = create ? [new k8s.core.v1.Namespace(`${resourceName}-namespace`, { metadata: { name: namespace, labels } }, { parent: this })] : [];
-    namespaceNetworkPolicies(`${resourceName}-${namespace}`, base, namespace, labels, dns, { parent: this, dependsOn: made });
+  private ownNamespace(
+    resourceName: string,
+    namespace: string,
+    create: boolean,
+    base: string,
+    labels: Record<string, string>,
+    dns: InClusterPeer,
+  ): { name: pulumi.Output<string>; made: k8s.core.v1.Namespace[] } {
+    const made = create
+      ? [
+          new k8s.core.v1.Namespace(
+            `${resourceName}-namespace`,
+            { metadata: { name: namespace, labels } },
+            { parent: this },
+          ),
+        ]
+      : [];
+    namespaceNetworkPolicies(`${resourceName}-${namespace}`, base, namespace, labels, dns, {
+      parent: this,
+      dependsOn: made,
+    });
     return { name: made[0]?.metadata.name ?? pulumi.output(namespace), made };
   }
 }

@@ -31,7 +31,9 @@ import { dockerBackend } from "../src/backends/docker.js";
 import { EntryClient } from "../test/helpers/client.js";
 import { startPodman, type Podman } from "../test/helpers/podman.js";
 
-const { values: options } = parseArgs({ options: { baseline: { type: "string" }, pairs: { type: "string", default: "7" } } });
+const { values: options } = parseArgs({
+  options: { baseline: { type: "string" }, pairs: { type: "string", default: "7" } },
+});
 const BULK_MIB = 128;
 const BULK_BYTES = BULK_MIB * 2 ** 20;
 const PAIRS = Math.max(1, Number(options.pairs));
@@ -60,7 +62,8 @@ const since = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6; 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const met = (ok: boolean) => (ok ? "met" : "MISSED");
 /** "median (min to max)". */
-const spread = (values: number[], digits = 2) => `${fmt(median(values), digits)} (${fmt(Math.min(...values), digits)}-${fmt(Math.max(...values), digits)})`;
+const spread = (values: number[], digits = 2) =>
+  `${fmt(median(values), digits)} (${fmt(Math.min(...values), digits)}-${fmt(Math.max(...values), digits)})`;
 
 function rssBytes(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
@@ -96,10 +99,16 @@ async function waitForPort(port: number, process: ChildProcess): Promise<void> {
 }
 
 /** Sums and counts of a histogram per label value, from the gateway's /metrics. */
-async function histogram(base: string, name: string, label: string): Promise<Map<string, { sum: number; count: number }>> {
+async function histogram(
+  base: string,
+  name: string,
+  label: string,
+): Promise<Map<string, { sum: number; count: number }>> {
   const text = await (await fetch(`${base}/metrics`)).text();
   const steps = new Map<string, { sum: number; count: number }>();
-  for (const [, kind, value, number] of text.matchAll(new RegExp(`^${name}_(sum|count)\\{${label}="([^"]+)"\\} (\\S+)$`, "gm"))) {
+  for (const [, kind, value, number] of text.matchAll(
+    new RegExp(`^${name}_(sum|count)\\{${label}="([^"]+)"\\} (\\S+)$`, "gm"),
+  )) {
     const entry = steps.get(value!) ?? { sum: 0, count: 0 };
     entry[kind as "sum" | "count"] = Number(number);
     steps.set(value!, entry);
@@ -163,7 +172,13 @@ async function startGateway(name: string, cli: string, podman: Podman, webhookPo
     if (child.exitCode !== null) throw new Error(`${name}: entryway serve exited`);
     await sleep(100);
   }
-  return { name, process: child, cli, port: Number(/"port":(\d+)/.exec(logs)![1]), monitoring: `http://127.0.0.1:${/"metricsPort":(\d+)/.exec(logs)![1]}` };
+  return {
+    name,
+    process: child,
+    cli,
+    port: Number(/"port":(\d+)/.exec(logs)![1]),
+    monitoring: `http://127.0.0.1:${/"metricsPort":(\d+)/.exec(logs)![1]}`,
+  };
 }
 
 interface ProcessRun {
@@ -178,7 +193,11 @@ async function timeProcess(command: string[], env: NodeJS.ProcessEnv, output = "
   const report = join(dir, "time");
   try {
     const start = process.hrtime.bigint();
-    const child = spawn("/bin/sh", ["-c", `exec /usr/bin/time -o "$0" -f "%U %S" "$@" </dev/null >"${output}"`, report, ...command], { env, stdio: ["ignore", "ignore", "inherit"] });
+    const child = spawn(
+      "/bin/sh",
+      ["-c", `exec /usr/bin/time -o "$0" -f "%U %S" "$@" </dev/null >"${output}"`, report, ...command],
+      { env, stdio: ["ignore", "ignore", "inherit"] },
+    );
     const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
     const wall = since(start) / 1000;
     if (code !== 0) throw new Error(`${command.join(" ")} exited with ${code}`);
@@ -199,20 +218,41 @@ async function main(): Promise<void> {
   const gateways: Gateway[] = [];
   let relay: ChildProcess | undefined;
   try {
-    const current = await startGateway("this build", fileURLToPath(new URL("../dist/cli/main.js", import.meta.url)), podman, webhookPort);
+    const current = await startGateway(
+      "this build",
+      fileURLToPath(new URL("../dist/cli/main.js", import.meta.url)),
+      podman,
+      webhookPort,
+    );
     gateways.push(current);
     // npm runs the script in gateway/: a relative path is taken from where npm was called (INIT_CWD).
-    if (options.baseline) gateways.push(await startGateway(`baseline (${options.baseline})`, resolve(process.env.INIT_CWD ?? process.cwd(), options.baseline, "dist/cli/main.js"), podman, webhookPort));
+    if (options.baseline)
+      gateways.push(
+        await startGateway(
+          `baseline (${options.baseline})`,
+          resolve(process.env.INIT_CWD ?? process.cwd(), options.baseline, "dist/cli/main.js"),
+          podman,
+          webhookPort,
+        ),
+      );
     const url = (gateway: Gateway, command?: string) =>
-      `ws://127.0.0.1:${gateway.port}/v1/enter?container=${CONTAINER}` + (command ? `&command=/bin/sh&command=-c&command=${encodeURIComponent(command)}` : "");
-    const connectTo = (gateway: Gateway, command?: string) => EntryClient.connect(url(gateway, command), { token: "bench", keepFrames: false });
+      `ws://127.0.0.1:${gateway.port}/v1/enter?container=${CONTAINER}` +
+      (command ? `&command=/bin/sh&command=-c&command=${encodeURIComponent(command)}` : "");
+    const connectTo = (gateway: Gateway, command?: string) =>
+      EntryClient.connect(url(gateway, command), { token: "bench", keepFrames: false });
     const connect = (command?: string) => connectTo(current, command);
     await podman.startContainer(CONTAINER);
     await podman.podman("exec", CONTAINER, "sh", "-c", `head -c ${BULK_BYTES} /dev/zero | tr '\\0' 'x' > /tmp/bulk`);
     const loadBefore = loadavg();
 
     // 1. Memory per idle session, first, while each gateway process is fresh (one warm-up session before).
-    const memory: { rssBefore: number; rssAfter: number; heapBefore: number; heapAfter: number; openingSeconds: number }[] = [];
+    const memory: {
+      rssBefore: number;
+      rssAfter: number;
+      heapBefore: number;
+      heapAfter: number;
+      openingSeconds: number;
+    }[] = [];
     for (const gateway of gateways) {
       const open = () => connectTo(gateway);
       const warmup = await open();
@@ -231,7 +271,13 @@ async function main(): Promise<void> {
       }
       const openingSeconds = since(openingStart) / 1000;
       await sleep(2000);
-      memory.push({ rssBefore, rssAfter: rssBytes(gateway.process.pid!), heapBefore, heapAfter: await heapAndExternalBytes(gateway.monitoring), openingSeconds });
+      memory.push({
+        rssBefore,
+        rssAfter: rssBytes(gateway.process.pid!),
+        heapBefore,
+        heapAfter: await heapAndExternalBytes(gateway.monitoring),
+        openingSeconds,
+      });
       for (const c of idle) c.type("exit\n");
       await Promise.all(idle.map((c) => c.closed));
     }
@@ -254,7 +300,11 @@ async function main(): Promise<void> {
       await client.closed;
 
       const directStart = process.hrtime.bigint();
-      const terminal = pty.spawn("podman", [...cli.args, "exec", "-it", CONTAINER, "/bin/sh"], { cols: 80, rows: 24, env: cli.env as Record<string, string> });
+      const terminal = pty.spawn("podman", [...cli.args, "exec", "-it", CONTAINER, "/bin/sh"], {
+        cols: 80,
+        rows: 24,
+        env: cli.env as Record<string, string>,
+      });
       await new Promise<void>((resolve) => {
         const first = terminal.onData(() => {
           promptDirect.push(since(directStart));
@@ -269,32 +319,68 @@ async function main(): Promise<void> {
     const setupSteps = ["authorize", "resolve", "exec", "wrapper", "resize"].map((step) => {
       const after = setupAfter.get(step) ?? { sum: 0, count: 0 };
       const before = setupBefore.get(step) ?? { sum: 0, count: 0 };
-      return { step, ms: after.count > before.count ? ((after.sum - before.sum) / (after.count - before.count)) * 1000 : NaN };
+      return {
+        step,
+        ms: after.count > before.count ? ((after.sum - before.sum) / (after.count - before.count)) * 1000 : NaN,
+      };
     });
 
     // 3. Bulk through the real client, whole processes, in alternating rounds: each gateway build
     //    (its CLI against its serve), then podman's CLI. One checked round first per command (output to a
     //    file whose size must be 128 MiB), not counted.
     const modes = [
-      { name: "TTY", flag: "--tty", command: ["sh", "-c", ttyBulk], podman: ["exec", "-t", CONTAINER, "sh", "-c", ttyBulk], direct: "podman exec -t", target: 1.0 },
-      { name: "pipe", flag: "-T", command: ["cat", "/tmp/bulk"], podman: ["exec", "-i", CONTAINER, "cat", "/tmp/bulk"], direct: "podman exec -i", target: 0.9 },
+      {
+        name: "TTY",
+        flag: "--tty",
+        command: ["sh", "-c", ttyBulk],
+        podman: ["exec", "-t", CONTAINER, "sh", "-c", ttyBulk],
+        direct: "podman exec -t",
+        target: 1.0,
+      },
+      {
+        name: "pipe",
+        flag: "-T",
+        command: ["cat", "/tmp/bulk"],
+        podman: ["exec", "-i", CONTAINER, "cat", "/tmp/bulk"],
+        direct: "podman exec -i",
+        target: 0.9,
+      },
     ];
-    const clientEnv = (gateway: Gateway) => ({ ...process.env, ENTRYWAY_GATEWAY: `http://127.0.0.1:${gateway.port}`, ENTRYWAY_TOKEN: "bench" });
-    const enterCommand = (gateway: Gateway, mode: (typeof modes)[number]) => [process.execPath, gateway.cli, "enter", mode.flag, CONTAINER, "--", ...mode.command];
+    const clientEnv = (gateway: Gateway) => ({
+      ...process.env,
+      ENTRYWAY_GATEWAY: `http://127.0.0.1:${gateway.port}`,
+      ENTRYWAY_TOKEN: "bench",
+    });
+    const enterCommand = (gateway: Gateway, mode: (typeof modes)[number]) => [
+      process.execPath,
+      gateway.cli,
+      "enter",
+      mode.flag,
+      CONTAINER,
+      "--",
+      ...mode.command,
+    ];
     const check = mkdtempSync(join(tmpdir(), "entryway-bench-check-"));
     const bulk = modes.map((mode) => ({
       mode,
-      through: gateways.map(() => ({ wall: [] as number[], cpu: [] as number[], gatewayCpu: [] as number[], serviceCpu: [] as number[] })),
+      through: gateways.map(() => ({
+        wall: [] as number[],
+        cpu: [] as number[],
+        gatewayCpu: [] as number[],
+        serviceCpu: [] as number[],
+      })),
       direct: { wall: [] as number[], cpu: [] as number[], serviceCpu: [] as number[] },
     }));
     try {
       for (const mode of modes) {
         for (const gateway of gateways) {
           await timeProcess(enterCommand(gateway, mode), clientEnv(gateway), join(check, "out"));
-          if (statSync(join(check, "out")).size !== BULK_BYTES) throw new Error(`${gateway.name}, ${mode.name}: got ${statSync(join(check, "out")).size} bytes`);
+          if (statSync(join(check, "out")).size !== BULK_BYTES)
+            throw new Error(`${gateway.name}, ${mode.name}: got ${statSync(join(check, "out")).size} bytes`);
         }
         await timeProcess(["podman", ...cli.args, ...mode.podman], cli.env, join(check, "out"));
-        if (statSync(join(check, "out")).size !== BULK_BYTES) throw new Error(`${mode.direct}: got ${statSync(join(check, "out")).size} bytes`);
+        if (statSync(join(check, "out")).size !== BULK_BYTES)
+          throw new Error(`${mode.direct}: got ${statSync(join(check, "out")).size} bytes`);
       }
     } finally {
       rmSync(check, { recursive: true, force: true });
@@ -326,13 +412,18 @@ async function main(): Promise<void> {
     const viaApi: number[] = [];
     let received = 0;
     let wake: () => void = () => {};
-    const exec = await backend.exec(target, ["/bin/sh", "-c", rawCat], { cols: 80, rows: 24 }, {
-      onOutput: (chunk) => {
-        received += chunk.length;
-        wake();
+    const exec = await backend.exec(
+      target,
+      ["/bin/sh", "-c", rawCat],
+      { cols: 80, rows: 24 },
+      {
+        onOutput: (chunk) => {
+          received += chunk.length;
+          wake();
+        },
+        onEnd: () => {},
       },
-      onEnd: () => {},
-    });
+    );
     await sleep(500);
     for (let block = 0; block < KEYSTROKES / 100; block++) {
       for (const [i, echo] of echoes.entries()) {
@@ -364,7 +455,21 @@ async function main(): Promise<void> {
     if (existsSync("/usr/bin/websocketd")) {
       relay = spawn(
         "websocketd",
-        ["--address=127.0.0.1", `--port=${relayPort}`, "--binary", "--loglevel=error", "--passenv=PATH,CONTAINERS_CONF,XDG_RUNTIME_DIR", "podman", ...cli.args, "exec", "-t", CONTAINER, "sh", "-c", inProcessScript],
+        [
+          "--address=127.0.0.1",
+          `--port=${relayPort}`,
+          "--binary",
+          "--loglevel=error",
+          "--passenv=PATH,CONTAINERS_CONF,XDG_RUNTIME_DIR",
+          "podman",
+          ...cli.args,
+          "exec",
+          "-t",
+          CONTAINER,
+          "sh",
+          "-c",
+          inProcessScript,
+        ],
         { env: cli.env, stdio: ["ignore", "ignore", "inherit"] },
       );
       await waitForPort(relayPort, relay);
@@ -375,10 +480,15 @@ async function main(): Promise<void> {
       const start = process.hrtime.bigint();
       const viaGateway = await connect(inProcessScript);
       await viaGateway.closed;
-      if (viaGateway.outputBytes !== inProcessBytes) throw new Error(`in-process bulk: got ${viaGateway.outputBytes} bytes`);
+      if (viaGateway.outputBytes !== inProcessBytes)
+        throw new Error(`in-process bulk: got ${viaGateway.outputBytes} bytes`);
       inProcess.gateway.push(IN_PROCESS_MIB / (since(start) / 1000));
       const directStart = process.hrtime.bigint();
-      const direct = await run("podman", [...cli.args, "exec", "-t", CONTAINER, "sh", "-c", inProcessScript], { env: cli.env, maxBuffer: 256 * 1024 * 1024, encoding: "buffer" });
+      const direct = await run("podman", [...cli.args, "exec", "-t", CONTAINER, "sh", "-c", inProcessScript], {
+        env: cli.env,
+        maxBuffer: 256 * 1024 * 1024,
+        encoding: "buffer",
+      });
       if (direct.stdout.length !== inProcessBytes) throw new Error(`direct: got ${direct.stdout.length} bytes`);
       inProcess.direct.push(IN_PROCESS_MIB / (since(directStart) / 1000));
       if (relay) {
@@ -412,11 +522,34 @@ async function main(): Promise<void> {
           `gateway ${fmt(median(runs.gatewayCpu) / median(runs.serviceCpu), 2)}x the service's`,
           i === 0 ? `gateway <= service: ${met(median(runs.gatewayCpu) <= median(runs.serviceCpu))}` : "",
         ]);
-        rows.push([`  CPU s of the client process${label}`, `${spread(runs.cpu)} (entryway enter)`, `${spread(direct.cpu)} (podman exec)`, "", ""]);
+        rows.push([
+          `  CPU s of the client process${label}`,
+          `${spread(runs.cpu)} (entryway enter)`,
+          `${spread(direct.cpu)} (podman exec)`,
+          "",
+          "",
+        ]);
         const pathCpu = median(runs.cpu) + median(runs.gatewayCpu) + median(runs.serviceCpu);
-        rows.push([`  CPU s of the whole path but conmon${label}`, `${fmt(pathCpu, 2)} (client + gateway + podman service)`, `${fmt(median(direct.cpu), 2)} (podman exec)`, `${fmt(pathCpu / median(direct.cpu), 2)}x`, ""]);
+        rows.push([
+          `  CPU s of the whole path but conmon${label}`,
+          `${fmt(pathCpu, 2)} (client + gateway + podman service)`,
+          `${fmt(median(direct.cpu), 2)} (podman exec)`,
+          `${fmt(pathCpu / median(direct.cpu), 2)}x`,
+          "",
+        ]);
       }
-      rows.push([`  ${mode.name} MiB/s, medians`, gateways.map((g, i) => `${fmt(BULK_MIB / median(through[i]!.wall))}${gateways.length > 1 ? ` (${g.name.split(" ")[0]})` : ""}`).join(", "), fmt(directSpeed), "", ""]);
+      rows.push([
+        `  ${mode.name} MiB/s, medians`,
+        gateways
+          .map(
+            (g, i) =>
+              `${fmt(BULK_MIB / median(through[i]!.wall))}${gateways.length > 1 ? ` (${g.name.split(" ")[0]})` : ""}`,
+          )
+          .join(", "),
+        fmt(directSpeed),
+        "",
+        "",
+      ]);
     }
     const echoAdded = (p: number) => percentile(viaGateway, p) - percentile(viaApi, p);
     const promptAdded = median(promptGateway) - median(promptDirect);
@@ -424,34 +557,116 @@ async function main(): Promise<void> {
     const inDirect = median(inProcess.direct);
     const relayMBs = inProcess.relay.length > 0 ? median(inProcess.relay) : NaN;
     rows.push(
-      [`keystroke echo p50, ${KEYSTROKES} keys (ms)`, fmt(percentile(viaGateway, 50), 2), `${fmt(percentile(viaApi, 50), 2)} (Docker API stream)`, `${signed(echoAdded(50))} ms`, `< +0.2 ms: ${met(echoAdded(50) < 0.2)}`],
-      [`keystroke echo p99, ${KEYSTROKES} keys (ms)`, fmt(percentile(viaGateway, 99), 2), `${fmt(percentile(viaApi, 99), 2)} (Docker API stream)`, `${signed(echoAdded(99))} ms`, `< +1 ms: ${met(echoAdded(99) < 1)}`],
+      [
+        `keystroke echo p50, ${KEYSTROKES} keys (ms)`,
+        fmt(percentile(viaGateway, 50), 2),
+        `${fmt(percentile(viaApi, 50), 2)} (Docker API stream)`,
+        `${signed(echoAdded(50))} ms`,
+        `< +0.2 ms: ${met(echoAdded(50) < 0.2)}`,
+      ],
+      [
+        `keystroke echo p99, ${KEYSTROKES} keys (ms)`,
+        fmt(percentile(viaGateway, 99), 2),
+        `${fmt(percentile(viaApi, 99), 2)} (Docker API stream)`,
+        `${signed(echoAdded(99))} ms`,
+        `< +1 ms: ${met(echoAdded(99) < 1)}`,
+      ],
       ...gateways.slice(1).map((gateway, i) => {
         const added = (p: number) => percentile(viaGateways[i + 1]!, p) - percentile(viaApi, p);
-        return [`  the same, ${gateway.name}: p50, p99 (ms)`, `${fmt(percentile(viaGateways[i + 1]!, 50), 2)}, ${fmt(percentile(viaGateways[i + 1]!, 99), 2)}`, "", `${signed(added(50))}, ${signed(added(99))} ms`, ""];
+        return [
+          `  the same, ${gateway.name}: p50, p99 (ms)`,
+          `${fmt(percentile(viaGateways[i + 1]!, 50), 2)}, ${fmt(percentile(viaGateways[i + 1]!, 99), 2)}`,
+          "",
+          `${signed(added(50))}, ${signed(added(99))} ms`,
+          "",
+        ];
       }),
-      [`gateway RSS, ${IDLE_SESSIONS} idle sessions`, `${fmt(rssAfter / 2 ** 20)} MiB (from ${fmt(rssBefore / 2 ** 20)})`, "", `${fmt(rssPerSession / 1024)} KiB per session`, `<= 100 KiB: ${met(rssPerSession <= 100 * 1024)}`],
-      [`gateway heap + external, ${IDLE_SESSIONS} idle`, `${fmt(heapAfter / 2 ** 20)} MiB (from ${fmt(heapBefore / 2 ** 20)})`, "", `${fmt(heapPerSession / 1024)} KiB per session`, ""],
+      [
+        `gateway RSS, ${IDLE_SESSIONS} idle sessions`,
+        `${fmt(rssAfter / 2 ** 20)} MiB (from ${fmt(rssBefore / 2 ** 20)})`,
+        "",
+        `${fmt(rssPerSession / 1024)} KiB per session`,
+        `<= 100 KiB: ${met(rssPerSession <= 100 * 1024)}`,
+      ],
+      [
+        `gateway heap + external, ${IDLE_SESSIONS} idle`,
+        `${fmt(heapAfter / 2 ** 20)} MiB (from ${fmt(heapBefore / 2 ** 20)})`,
+        "",
+        `${fmt(heapPerSession / 1024)} KiB per session`,
+        "",
+      ],
       ...gateways.slice(1).map((gateway, i) => {
         const m = memory[i + 1]!;
-        return [`  the same, ${gateway.name}: RSS, heap + external`, `${fmt(m.rssAfter / 2 ** 20)} MiB (from ${fmt(m.rssBefore / 2 ** 20)})`, "", `${fmt((m.rssAfter - m.rssBefore) / IDLE_SESSIONS / 1024)}, ${fmt((m.heapAfter - m.heapBefore) / IDLE_SESSIONS / 1024)} KiB per session`, ""];
+        return [
+          `  the same, ${gateway.name}: RSS, heap + external`,
+          `${fmt(m.rssAfter / 2 ** 20)} MiB (from ${fmt(m.rssBefore / 2 ** 20)})`,
+          "",
+          `${fmt((m.rssAfter - m.rssBefore) / IDLE_SESSIONS / 1024)}, ${fmt((m.heapAfter - m.heapBefore) / IDLE_SESSIONS / 1024)} KiB per session`,
+          "",
+        ];
       }),
       ["idle sessions in a 512 MiB replica", `${sessionsIn512} (extrapolated)`, "", "", ""],
-      [`connect to first prompt byte, median of ${PROMPT_ROUNDS} (ms)`, fmt(median(promptGateway)), `${fmt(median(promptDirect))} (podman exec -it)`, `${signed(promptAdded, 1)} ms`, `< +50 ms: ${met(promptAdded < 50)}`],
-      [`in-process bulk, ${IN_PROCESS_MIB} MiB, median of ${IN_PROCESS_ROUNDS} (MiB/s)`, fmt(inGateway), `${fmt(inDirect)} (podman exec -t into this process)`, `${fmt(inGateway / inDirect, 2)}x`, ""],
-      ["  the same through websocketd (MiB/s)", "", relay ? `${fmt(relayMBs)} (websocketd + podman exec -t)` : "skipped: no websocketd", relay ? `${fmt(inGateway / relayMBs, 2)}x` : "", ""],
+      [
+        `connect to first prompt byte, median of ${PROMPT_ROUNDS} (ms)`,
+        fmt(median(promptGateway)),
+        `${fmt(median(promptDirect))} (podman exec -it)`,
+        `${signed(promptAdded, 1)} ms`,
+        `< +50 ms: ${met(promptAdded < 50)}`,
+      ],
+      [
+        `in-process bulk, ${IN_PROCESS_MIB} MiB, median of ${IN_PROCESS_ROUNDS} (MiB/s)`,
+        fmt(inGateway),
+        `${fmt(inDirect)} (podman exec -t into this process)`,
+        `${fmt(inGateway / inDirect, 2)}x`,
+        "",
+      ],
+      [
+        "  the same through websocketd (MiB/s)",
+        "",
+        relay ? `${fmt(relayMBs)} (websocketd + podman exec -t)` : "skipped: no websocketd",
+        relay ? `${fmt(inGateway / relayMBs, 2)}x` : "",
+        "",
+      ],
     );
     const widths = rows[0]!.map((_, col) => Math.max(...rows.map((r) => r[col]!.length)));
-    for (const row of rows) console.log(row.map((cell, col) => cell.padEnd(widths[col]!)).join("  ").trimEnd());
-    console.log(`gateway setup per session, mean over the ${PROMPT_ROUNDS} prompt rounds (ms): ` + setupSteps.map(({ step, ms }) => `${step} ${fmt(ms)}`).join(", "));
+    for (const row of rows)
+      console.log(
+        row
+          .map((cell, col) => cell.padEnd(widths[col]!))
+          .join("  ")
+          .trimEnd(),
+      );
+    console.log(
+      `gateway setup per session, mean over the ${PROMPT_ROUNDS} prompt rounds (ms): ` +
+        setupSteps.map(({ step, ms }) => `${step} ${fmt(ms)}`).join(", "),
+    );
     for (const { mode, through, direct } of bulk) {
-      console.log(`bulk ${mode.name} rounds (s): ` + [...gateways.map((g, i) => `${g.name} ${through[i]!.wall.map((v) => fmt(v, 2)).join(" ")}`), `${mode.direct} ${direct.wall.map((v) => fmt(v, 2)).join(" ")}`].join("; "));
+      console.log(
+        `bulk ${mode.name} rounds (s): ` +
+          [
+            ...gateways.map((g, i) => `${g.name} ${through[i]!.wall.map((v) => fmt(v, 2)).join(" ")}`),
+            `${mode.direct} ${direct.wall.map((v) => fmt(v, 2)).join(" ")}`,
+          ].join("; "),
+      );
     }
-    console.log(`in-process rounds (MiB/s): gateway ${inProcess.gateway.map((v) => fmt(v)).join(" ")}; podman exec -t ${inProcess.direct.map((v) => fmt(v)).join(" ")}` + (relay ? `; websocketd ${inProcess.relay.map((v) => fmt(v)).join(" ")}` : ""));
-    console.log(`prompt rounds (ms): gateway ${promptGateway.map((v) => fmt(v, 0)).join(" ")}; podman exec -it ${promptDirect.map((v) => fmt(v, 0)).join(" ")}`);
-    console.log(`${IDLE_SESSIONS} idle sessions opened in ${memory.map((m) => `${fmt(m.openingSeconds)} s`).join(" and ")}, ${IDLE_BATCH} at a time`);
-    console.log(`idle sessions in 512 MiB = (512 MiB - ${fmt(rssBefore / 2 ** 20)} MiB at start) / ${fmt(rssPerSession / 1024)} KiB, extrapolated from the ${IDLE_SESSIONS}-session figure`);
-    console.log(`CPU of conmon (the terminal's reader, on both paths) is in neither column. Load average ${loadBefore.map((l) => l.toFixed(1)).join(" ")} at the start, ${loadavg().map((l) => l.toFixed(1)).join(" ")} at the end, on ${cpus().length} CPUs`);
+    console.log(
+      `in-process rounds (MiB/s): gateway ${inProcess.gateway.map((v) => fmt(v)).join(" ")}; podman exec -t ${inProcess.direct.map((v) => fmt(v)).join(" ")}` +
+        (relay ? `; websocketd ${inProcess.relay.map((v) => fmt(v)).join(" ")}` : ""),
+    );
+    console.log(
+      `prompt rounds (ms): gateway ${promptGateway.map((v) => fmt(v, 0)).join(" ")}; podman exec -it ${promptDirect.map((v) => fmt(v, 0)).join(" ")}`,
+    );
+    console.log(
+      `${IDLE_SESSIONS} idle sessions opened in ${memory.map((m) => `${fmt(m.openingSeconds)} s`).join(" and ")}, ${IDLE_BATCH} at a time`,
+    );
+    console.log(
+      `idle sessions in 512 MiB = (512 MiB - ${fmt(rssBefore / 2 ** 20)} MiB at start) / ${fmt(rssPerSession / 1024)} KiB, extrapolated from the ${IDLE_SESSIONS}-session figure`,
+    );
+    console.log(
+      `CPU of conmon (the terminal's reader, on both paths) is in neither column. Load average ${loadBefore.map((l) => l.toFixed(1)).join(" ")} at the start, ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(" ")} at the end, on ${cpus().length} CPUs`,
+    );
   } finally {
     relay?.kill("SIGTERM");
     for (const gateway of gateways) {

@@ -49,7 +49,8 @@ export function parseCast(text: string): Cast {
     throw new Error("not an asciicast file: the first line is not a JSON header");
   }
   if (header?.version !== 2) throw new Error(`not an asciicast v2 file (version ${JSON.stringify(header?.version)})`);
-  if (!Number.isInteger(header.width) || !Number.isInteger(header.height) || header.width < 1 || header.height < 1) throw new Error("the header has no terminal width and height");
+  if (!Number.isInteger(header.width) || !Number.isInteger(header.height) || header.width < 1 || header.height < 1)
+    throw new Error("the header has no terminal width and height");
   const events: CastEvent[] = [];
   for (let index = 1; index < lines.length; index++) {
     const line = lines[index]!;
@@ -60,7 +61,13 @@ export function parseCast(text: string): Cast {
     } catch {
       throw new Error(`line ${index + 1}: not JSON`);
     }
-    if (!Array.isArray(event) || typeof event[0] !== "number" || typeof event[1] !== "string" || typeof event[2] !== "string") throw new Error(`line ${index + 1}: not a [time, code, data] event`);
+    if (
+      !Array.isArray(event) ||
+      typeof event[0] !== "number" ||
+      typeof event[1] !== "string" ||
+      typeof event[2] !== "string"
+    )
+      throw new Error(`line ${index + 1}: not a [time, code, data] event`);
     events.push({ time: event[0], code: event[1], data: event[2] });
   }
   return { header, events, duration: events.at(-1)?.time ?? 0 };
@@ -148,7 +155,8 @@ export function castEnding(tail: string): { duration: number; complete: boolean 
   for (let index = lines.length - 1; index >= 0; index--) {
     try {
       const event = JSON.parse(lines[index]!) as unknown;
-      if (Array.isArray(event) && typeof event[0] === "number") return { duration: event[0], complete: event[1] === END_EVENT && index === lines.length - 1 };
+      if (Array.isArray(event) && typeof event[0] === "number")
+        return { duration: event[0], complete: event[1] === END_EVENT && index === lines.length - 1 };
     } catch {
       // the window's first line, cut in the middle
     }
@@ -157,7 +165,8 @@ export function castEnding(tail: string): { duration: number; complete: boolean 
 }
 
 /** `<ISO start time with : and . as ->-<session uuid>`, as recordings are named (recording-sink.ts recordingId). */
-const RECORDING_ID = /^(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})-(\d{3})Z-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const RECORDING_ID =
+  /^(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})-(\d{3})Z-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** The start time an id encodes, or null when the string is not a recording id. */
 export function recordingStart(id: string): Date | null {
   const match = RECORDING_ID.exec(id);
@@ -167,7 +176,6 @@ export function recordingStart(id: string): Date | null {
   return Number.isNaN(start.getTime()) ? null : start;
 }
 
-
 /**
  * The terminal queries a recording may hold, after xterm's control sequences
  * (invisible-island.net/xterm/ctlseqs/ctlseqs.html): device status and cursor position reports
@@ -176,7 +184,8 @@ export function recordingStart(id: string): Date | null {
  * (OSC 4/5/10-19/52 ... ; ? ST) and DECRQSS/XTGETTCAP (DCS $ q / DCS + q ... ST).
  */
 /* eslint-disable no-control-regex -- escape sequences are what it matches (a block: a formatter may wrap the line) */
-const TERMINAL_QUERY = /\x1b\[(?:\??\d*(?:;\d*)*n|[>=]?\d*c|>\d*q|\??\d+\$p|(?:1[1345689]|2[01])(?:;\d*)*t)|\x1b\](?:[45];\d+|1\d|52;[a-z0-9]*);\?(?:\x07|\x1b\\)|\x1bP[$+]q[^\x07\x1b]*(?:\x07|\x1b\\)/g;
+const TERMINAL_QUERY =
+  /\x1b\[(?:\??\d*(?:;\d*)*n|[>=]?\d*c|>\d*q|\??\d+\$p|(?:1[1345689]|2[01])(?:;\d*)*t)|\x1b\](?:[45];\d+|1\d|52;[a-z0-9]*);\?(?:\x07|\x1b\\)|\x1bP[$+]q[^\x07\x1b]*(?:\x07|\x1b\\)/g;
 /* eslint-enable no-control-regex */
 /** A tail that may be the start of a query cut by an event boundary (a sequence still open). */
 /* eslint-disable no-control-regex -- escape sequences are what it matches (a block: a formatter may wrap the line) */
@@ -233,7 +242,9 @@ function allowedCsi(body: string, final: string): string | null {
     return null;
   }
   if (marker === "?" && (final === "h" || final === "l")) {
-    const allowed = params.split(";").filter((mode) => (final === "h" ? PRIVATE_MODES_SET : PRIVATE_MODES_RESET).has(mode));
+    const allowed = params
+      .split(";")
+      .filter((mode) => (final === "h" ? PRIVATE_MODES_SET : PRIVATE_MODES_RESET).has(mode));
     return allowed.length > 0 ? `\x1b[?${allowed.join(";")}${final}` : null;
   }
   if (marker === "?" && (final === "J" || final === "K")) return `\x1b[?${params}${final}`; // selective erase
@@ -314,7 +325,8 @@ export class TerminalAllowList {
     }
     this.state = "text";
     if (code >= 0x30 && code <= 0x7e) {
-      const allowed = this.sequence === "" ? "78DEM".includes(ch) : this.sequence.length === 1 && "()*+-./".includes(this.sequence);
+      const allowed =
+        this.sequence === "" ? "78DEM".includes(ch) : this.sequence.length === 1 && "()*+-./".includes(this.sequence);
       return allowed ? `\x1b${this.sequence}${ch}` : "";
     }
     return this.text(ch, code); // not a sequence after all: the ESC is dropped, the character is read as text

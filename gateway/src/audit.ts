@@ -83,7 +83,14 @@ export function auditSink(path: string, stdout: (line: string) => void = stdoutL
   file?.on("error", (error) => {
     if (fileFailed) return;
     fileFailed = true;
-    stdout(JSON.stringify({ time: new Date().toISOString(), level: "error", msg: "the audit file cannot be written: audit records go to stdout", error: errorMessage(error) }) + "\n");
+    stdout(
+      JSON.stringify({
+        time: new Date().toISOString(),
+        level: "error",
+        msg: "the audit file cannot be written: audit records go to stdout",
+        error: errorMessage(error),
+      }) + "\n",
+    );
   });
   return {
     write(event) {

@@ -217,7 +217,8 @@ function coerce(key: keyof GatewayConfig, raw: unknown): unknown {
   const fallback = defaultConfig[key];
   if (typeof fallback === "number") {
     const value = Number(raw);
-    if (!Number.isFinite(value) || value < 0) throw new Error(`${key}: expected a non-negative number, got ${String(raw)}`);
+    if (!Number.isFinite(value) || value < 0)
+      throw new Error(`${key}: expected a non-negative number, got ${String(raw)}`);
     return value;
   }
   if (typeof fallback === "boolean") {
@@ -229,12 +230,14 @@ function coerce(key: keyof GatewayConfig, raw: unknown): unknown {
   if (Array.isArray(fallback)) {
     // In the environment a command is a JSON array of strings.
     const value = typeof raw === "string" ? JSON.parse(raw) : raw;
-    if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) throw new Error(`${key}: expected an array of strings`);
+    if (!Array.isArray(value) || !value.every((v) => typeof v === "string"))
+      throw new Error(`${key}: expected an array of strings`);
     return value;
   }
   const value = String(raw);
   const allowed = choices[key];
-  if (allowed && !allowed.includes(value)) throw new Error(`${key}: expected one of ${allowed.join(", ")}, got ${value}`);
+  if (allowed && !allowed.includes(value))
+    throw new Error(`${key}: expected one of ${allowed.join(", ")}, got ${value}`);
   return value;
 }
 
@@ -257,12 +260,15 @@ export function readConfigFile(file: string): Partial<Record<keyof GatewayConfig
   } catch (error) {
     throw new Error(`${file}: cannot read the settings document: ${(error as Error).message}`, { cause: error });
   }
-  if (jsonType(document) !== "object") throw new Error(`${file}: the settings document must be a JSON object of settings, got ${jsonType(document)}`);
+  if (jsonType(document) !== "object")
+    throw new Error(`${file}: the settings document must be a JSON object of settings, got ${jsonType(document)}`);
   const problems: string[] = [];
   for (const [key, value] of Object.entries(document as Record<string, unknown>)) {
     if (!Object.hasOwn(defaultConfig, key)) problems.push(`unknown setting ${key}`);
     else if (jsonType(value) !== jsonType(defaultConfig[key as keyof GatewayConfig])) {
-      problems.push(`${key}: expected ${jsonType(defaultConfig[key as keyof GatewayConfig])}, got ${jsonType(value)} ${JSON.stringify(value).slice(0, 60)}`);
+      problems.push(
+        `${key}: expected ${jsonType(defaultConfig[key as keyof GatewayConfig])}, got ${jsonType(value)} ${JSON.stringify(value).slice(0, 60)}`,
+      );
     }
   }
   if (problems.length > 0) throw new Error(`${file}: ${problems.join("; ")}`);
@@ -279,14 +285,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   const result = config as unknown as GatewayConfig;
   if (result.bufferLowBytes > result.bufferHighBytes) throw new Error("bufferLowBytes must not exceed bufferHighBytes");
   if (result.outputFrameBytes < 4) throw new Error("outputFrameBytes must be at least 4");
-  if (result.reapTimeoutMs <= result.reapGraceSeconds * 1000) throw new Error("reapTimeoutMs must be longer than reapGraceSeconds (the reaper waits that long before SIGKILL)");
+  if (result.reapTimeoutMs <= result.reapGraceSeconds * 1000)
+    throw new Error("reapTimeoutMs must be longer than reapGraceSeconds (the reaper waits that long before SIGKILL)");
   const symmetric = result.oidcAlgorithms.filter((alg) => alg === "none" || /^HS/i.test(alg));
-  if (symmetric.length > 0) throw new Error(`oidcAlgorithms: ${symmetric.join(", ")} not allowed (an issuer's public key must never verify an HMAC or unsigned token)`);
+  if (symmetric.length > 0)
+    throw new Error(
+      `oidcAlgorithms: ${symmetric.join(", ")} not allowed (an issuer's public key must never verify an HMAC or unsigned token)`,
+    );
   if (result.oidcAlgorithms.length === 0) throw new Error("oidcAlgorithms must name at least one algorithm");
   for (const cidr of result.trustedProxies) parseCidr(cidr);
-  if (!Number.isInteger(result.trustedProxyHops)) throw new Error(`trustedProxyHops: expected a whole number, got ${result.trustedProxyHops}`);
+  if (!Number.isInteger(result.trustedProxyHops))
+    throw new Error(`trustedProxyHops: expected a whole number, got ${result.trustedProxyHops}`);
   for (const origin of result.allowedOrigins) {
-    if (new URL(origin).origin !== origin) throw new Error(`allowedOrigins: ${origin} is not an origin (scheme://host[:port], no path)`);
+    if (new URL(origin).origin !== origin)
+      throw new Error(`allowedOrigins: ${origin} is not an origin (scheme://host[:port], no path)`);
   }
   checkDebugSettings(result);
   checkRecordingSettings(result);
@@ -309,10 +321,20 @@ function checkRecordingSettings(config: GatewayConfig): void {
   if (!config.recordS3Bucket) {
     if (named.length > 0) throw new Error(`${named.join(", ")} set but recordS3Bucket is empty (the S3 sink is off)`);
   } else {
-    if (config.recordDir) throw new Error("recordDir and recordS3Bucket are both set: recordings go to one sink, the directory or the bucket");
-    if (config.recordRetentionDays > 0) throw new Error("recordRetentionDays is for the directory sink; with recordS3Bucket a bucket lifecycle rule expires recordings (docs/exec-gateway.md)");
-    if (!BUCKET_NAME.test(config.recordS3Bucket)) throw new Error(`recordS3Bucket: ${JSON.stringify(config.recordS3Bucket)} is not a bucket name`);
-    if (!KEY_PREFIX.test(config.recordS3Prefix)) throw new Error(`recordS3Prefix: ${JSON.stringify(config.recordS3Prefix)} is not a key prefix (letters, digits, !_.*'()/-; no leading / and no . or .. segment)`);
+    if (config.recordDir)
+      throw new Error(
+        "recordDir and recordS3Bucket are both set: recordings go to one sink, the directory or the bucket",
+      );
+    if (config.recordRetentionDays > 0)
+      throw new Error(
+        "recordRetentionDays is for the directory sink; with recordS3Bucket a bucket lifecycle rule expires recordings (docs/exec-gateway.md)",
+      );
+    if (!BUCKET_NAME.test(config.recordS3Bucket))
+      throw new Error(`recordS3Bucket: ${JSON.stringify(config.recordS3Bucket)} is not a bucket name`);
+    if (!KEY_PREFIX.test(config.recordS3Prefix))
+      throw new Error(
+        `recordS3Prefix: ${JSON.stringify(config.recordS3Prefix)} is not a key prefix (letters, digits, !_.*'()/-; no leading / and no . or .. segment)`,
+      );
     if (config.recordS3Endpoint) {
       let url: URL;
       try {
@@ -321,12 +343,22 @@ function checkRecordingSettings(config: GatewayConfig): void {
         throw new Error(`recordS3Endpoint: ${JSON.stringify(config.recordS3Endpoint)} is not a URL`);
       }
       // Recordings hold whatever the sessions showed: they cross the network encrypted.
-      if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopbackHost(url.hostname))) throw new Error("recordS3Endpoint must be https (plain http only to a loopback address): recordings hold what sessions showed");
-      if (url.username || url.password) throw new Error("recordS3Endpoint must not carry credentials: they come from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or the pod's identity");
+      if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopbackHost(url.hostname)))
+        throw new Error(
+          "recordS3Endpoint must be https (plain http only to a loopback address): recordings hold what sessions showed",
+        );
+      if (url.username || url.password)
+        throw new Error(
+          "recordS3Endpoint must not carry credentials: they come from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or the pod's identity",
+        );
     }
   }
-  if (config.recordPartBytes < MIN_PART_BYTES || config.recordPartBytes > MAX_PART_BYTES) throw new Error(`recordPartBytes must be between ${MIN_PART_BYTES} (5 MiB) and ${MAX_PART_BYTES} (5 GiB), S3's part sizes`);
-  if (config.recordFlushSeconds <= 0 || config.recordFlushSeconds > 3600) throw new Error("recordFlushSeconds must be more than 0 and at most 3600");
+  if (config.recordPartBytes < MIN_PART_BYTES || config.recordPartBytes > MAX_PART_BYTES)
+    throw new Error(
+      `recordPartBytes must be between ${MIN_PART_BYTES} (5 MiB) and ${MAX_PART_BYTES} (5 GiB), S3's part sizes`,
+    );
+  if (config.recordFlushSeconds <= 0 || config.recordFlushSeconds > 3600)
+    throw new Error("recordFlushSeconds must be more than 0 and at most 3600");
   if (config.recordWriteTimeoutMs < 100) throw new Error("recordWriteTimeoutMs must be at least 100");
 }
 
@@ -338,21 +370,30 @@ function checkRecordingSettings(config: GatewayConfig): void {
 function checkDebugSettings(config: GatewayConfig): void {
   const images = config.debugImages;
   if (images.length === 0) {
-    if (config.debugDefaultImage) throw new Error("debugDefaultImage is set but debugImages is empty (debug containers are off)");
+    if (config.debugDefaultImage)
+      throw new Error("debugDefaultImage is set but debugImages is empty (debug containers are off)");
     return;
   }
-  for (const image of images) if (!IMAGE_REFERENCE.test(image)) throw new Error(`debugImages: ${JSON.stringify(image)} is not an image reference`);
-  if (config.debugDefaultImage && !images.includes(config.debugDefaultImage)) throw new Error(`debugDefaultImage ${config.debugDefaultImage} is not one of debugImages`);
+  for (const image of images)
+    if (!IMAGE_REFERENCE.test(image))
+      throw new Error(`debugImages: ${JSON.stringify(image)} is not an image reference`);
+  if (config.debugDefaultImage && !images.includes(config.debugDefaultImage))
+    throw new Error(`debugDefaultImage ${config.debugDefaultImage} is not one of debugImages`);
   if (config.backend !== "kubernetes") throw new Error("debugImages: debug containers need the kubernetes backend");
-  if (config.authorizer !== "kubernetes") throw new Error("debugImages: debug containers need the kubernetes authorizer (a SubjectAccessReview for patch pods/ephemeralcontainers)");
-  if (config.maxSessionSeconds === 0) throw new Error("debugImages: debug containers need maxSessionSeconds > 0 (a debug container lives that long)");
+  if (config.authorizer !== "kubernetes")
+    throw new Error(
+      "debugImages: debug containers need the kubernetes authorizer (a SubjectAccessReview for patch pods/ephemeralcontainers)",
+    );
+  if (config.maxSessionSeconds === 0)
+    throw new Error("debugImages: debug containers need maxSessionSeconds > 0 (a debug container lives that long)");
 }
 
 /**
  * An image reference, [registry[:port]/]path[:tag][@sha256:digest]: the lower-case subset of the grammar
  * kubectl debug checks its --image against (distribution/reference regexp.go, ReferenceRegexp).
  */
-const IMAGE_REFERENCE = /^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::\d{1,5})?(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$/;
+const IMAGE_REFERENCE =
+  /^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::\d{1,5})?(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$/;
 
 /** "10.0.0.0/8", "fd00::/8" or a single address; throws on anything else. */
 export function parseCidr(cidr: string): { address: string; prefix: number; family: "ipv4" | "ipv6" } {
@@ -360,7 +401,8 @@ export function parseCidr(cidr: string): { address: string; prefix: number; fami
   const version = isIP(address);
   const bits = version === 4 ? 32 : 128;
   const prefix = prefixText === undefined ? bits : Number(prefixText);
-  if (!version || !Number.isInteger(prefix) || prefix < 0 || prefix > bits) throw new Error(`trustedProxies: ${cidr} is not an address or CIDR`);
+  if (!version || !Number.isInteger(prefix) || prefix < 0 || prefix > bits)
+    throw new Error(`trustedProxies: ${cidr} is not an address or CIDR`);
   return { address, prefix, family: version === 4 ? "ipv4" : "ipv6" };
 }
 

@@ -34,7 +34,8 @@ const isDigit = (byte: number | undefined) => byte !== undefined && byte >= 0x30
 /** Where the cursor position report starting at `at` ends (the index after its R), or -1 if none starts there. */
 function reportEnd(input: Uint8Array, at: number): number {
   // ESC [ <one digit, 1-9> ; <digits> R
-  if (input[at + 1] !== BRACKET || !isDigit(input[at + 2]) || input[at + 2] === ZERO || input[at + 3] !== SEMICOLON) return -1;
+  if (input[at + 1] !== BRACKET || !isDigit(input[at + 2]) || input[at + 2] === ZERO || input[at + 3] !== SEMICOLON)
+    return -1;
   let end = at + 4;
   if (!isDigit(input[end])) return -1;
   while (isDigit(input[end])) end++;

@@ -14,7 +14,10 @@ export interface DebugRequest {
 export class DebugOptionError extends Error {}
 
 /** The request's debug option (null when it asked for none); throws DebugOptionError when it cannot be had. */
-export function parseDebugOption(value: string | null, config: Pick<GatewayConfig, "debugImages" | "debugDefaultImage">): DebugRequest | null {
+export function parseDebugOption(
+  value: string | null,
+  config: Pick<GatewayConfig, "debugImages" | "debugDefaultImage">,
+): DebugRequest | null {
   if (value === null) return null;
   const images = config.debugImages;
   if (images.length === 0) throw new DebugOptionError("debug containers are off on this gateway (no debugImages)");
@@ -22,5 +25,7 @@ export function parseDebugOption(value: string | null, config: Pick<GatewayConfi
   if (value === "true") return { when: "always", image: defaultImage };
   if (value === "auto") return { when: "no-shell", image: defaultImage };
   if (images.includes(value)) return { when: "always", image: value };
-  throw new DebugOptionError(`debug image ${JSON.stringify(value.slice(0, 200))} is not allowed on this gateway (allowed: ${images.join(", ")})`);
+  throw new DebugOptionError(
+    `debug image ${JSON.stringify(value.slice(0, 200))} is not allowed on this gateway (allowed: ${images.join(", ")})`,
+  );
 }

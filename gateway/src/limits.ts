@@ -41,7 +41,11 @@ export class PreAuthLimits {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
 
   constructor(
-    private readonly settings: { maxPendingConnections: number; maxPendingPerSource: number; authAttemptsPerMinute: number },
+    private readonly settings: {
+      maxPendingConnections: number;
+      maxPendingPerSource: number;
+      authAttemptsPerMinute: number;
+    },
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -49,10 +53,19 @@ export class PreAuthLimits {
   admit(address: string): { status: 429 | 503; reason: string } | null {
     const { maxPendingConnections, maxPendingPerSource, authAttemptsPerMinute } = this.settings;
     const source = limitKey(address);
-    if (this.pending >= maxPendingConnections) return { status: 503, reason: `${this.pending} connections are waiting for authorization (limit ${maxPendingConnections})` };
+    if (this.pending >= maxPendingConnections)
+      return {
+        status: 503,
+        reason: `${this.pending} connections are waiting for authorization (limit ${maxPendingConnections})`,
+      };
     const mine = this.pendingBySource.get(source) ?? 0;
-    if (mine >= maxPendingPerSource) return { status: 429, reason: `${mine} connections from this address are waiting for authorization (limit ${maxPendingPerSource})` };
-    if (!this.takeAttempt(source, authAttemptsPerMinute)) return { status: 429, reason: `more than ${authAttemptsPerMinute} attempts a minute from this address` };
+    if (mine >= maxPendingPerSource)
+      return {
+        status: 429,
+        reason: `${mine} connections from this address are waiting for authorization (limit ${maxPendingPerSource})`,
+      };
+    if (!this.takeAttempt(source, authAttemptsPerMinute))
+      return { status: 429, reason: `more than ${authAttemptsPerMinute} attempts a minute from this address` };
     this.pending++;
     this.pendingBySource.set(source, mine + 1);
     return null;
@@ -69,9 +82,11 @@ export class PreAuthLimits {
 
   private takeAttempt(source: string, perMinute: number): boolean {
     const now = this.now();
-    const refill = (bucket: { tokens: number; at: number }) => Math.min(perMinute, bucket.tokens + ((now - bucket.at) * perMinute) / 60_000);
+    const refill = (bucket: { tokens: number; at: number }) =>
+      Math.min(perMinute, bucket.tokens + ((now - bucket.at) * perMinute) / 60_000);
     // Full buckets carry no information: forget them, so a flood from many addresses leaves nothing behind.
-    if (this.buckets.size > 10_000) for (const [key, bucket] of this.buckets) if (refill(bucket) >= perMinute) this.buckets.delete(key);
+    if (this.buckets.size > 10_000)
+      for (const [key, bucket] of this.buckets) if (refill(bucket) >= perMinute) this.buckets.delete(key);
     const bucket = this.buckets.get(source);
     const tokens = bucket ? refill(bucket) : perMinute;
     if (tokens < 1) return false;

@@ -68,7 +68,10 @@ export function errorMessage(error: unknown): string {
   if (error instanceof Error) return error.message;
   if (typeof error === "object" && error !== null) {
     const { message, error: inner } = error as { message?: unknown; error?: unknown };
-    const parts = [typeof message === "string" ? message : undefined, inner instanceof Error && inner.message !== message ? inner.message : undefined].filter(Boolean);
+    const parts = [
+      typeof message === "string" ? message : undefined,
+      inner instanceof Error && inner.message !== message ? inner.message : undefined,
+    ].filter(Boolean);
     if (parts.length > 0) return parts.join(": ");
     try {
       return JSON.stringify(error);

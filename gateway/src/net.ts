@@ -56,7 +56,8 @@ export interface ProxyTrust {
  */
 export function clientAddress(peer: string, forwardedFor: string | string[] | undefined, trust: ProxyTrust): string {
   let address = plainAddress(peer);
-  const peerTrusted = isIP(address) !== 0 && (trust.proxiesConfigured ? trust.proxies.check(address, familyOf(address)) : trust.hops > 0);
+  const peerTrusted =
+    isIP(address) !== 0 && (trust.proxiesConfigured ? trust.proxies.check(address, familyOf(address)) : trust.hops > 0);
   if (!peerTrusted) return address;
   const hops = [forwardedFor ?? []]
     .flat()

@@ -117,7 +117,13 @@ export class OutputFramer {
     const bulk = this.bulkBefore || this.windowBytes >= BULK_BYTES;
     // Small output on an idle socket (an echo, a prompt) goes at once in a buffer of its size, from
     // Node's shared pool: a frame buffer is for output that fills one, and idle sessions keep none.
-    if (!this.current && this.inFlight === 0 && !bulk && chunk.length <= Math.min(SMALL_BYTES, this.options.frameBytes) && !(this.options.text && incompleteTailLength(chunk) > 0)) {
+    if (
+      !this.current &&
+      this.inFlight === 0 &&
+      !bulk &&
+      chunk.length <= Math.min(SMALL_BYTES, this.options.frameBytes) &&
+      !(this.options.text && incompleteTailLength(chunk) > 0)
+    ) {
       this.sendFrame(encodeOutput(msgType, chunk), null);
       return;
     }

@@ -79,7 +79,16 @@ export class CastEncoder {
   private readonly started = process.hrtime.bigint();
 
   header(meta: RecordingMeta, size: TerminalSize): string {
-    return JSON.stringify({ version: 2, width: size.cols, height: size.rows, timestamp: Math.floor(Date.now() / 1000), title: meta.target, entryway: meta }) + "\n";
+    return (
+      JSON.stringify({
+        version: 2,
+        width: size.cols,
+        height: size.rows,
+        timestamp: Math.floor(Date.now() / 1000),
+        title: meta.target,
+        entryway: meta,
+      }) + "\n"
+    );
   }
 
   /** The "o" event; when the bytes are not UTF-8 (pipe mode, or a program writing raw bytes), also their exact copy. */

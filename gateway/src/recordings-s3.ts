@@ -47,7 +47,19 @@ import { INCOMPLETE_EVENT, castEnding, recordingStart } from "./asciicast.js";
 import type { GatewayConfig } from "./config.js";
 import { errorMessage, type Logger } from "./log.js";
 import type { Metrics } from "./metrics.js";
-import { CastEncoder, ENDING_BYTES, RecordingBase, event, recordingId, type Recording, type RecordingMeta, type RecordingSink, type RecordingSummary, type StoredRecording, type TerminalSize } from "./recording-sink.js";
+import {
+  CastEncoder,
+  ENDING_BYTES,
+  RecordingBase,
+  event,
+  recordingId,
+  type Recording,
+  type RecordingMeta,
+  type RecordingSink,
+  type RecordingSummary,
+  type StoredRecording,
+  type TerminalSize,
+} from "./recording-sink.js";
 
 /** Where tails live, under the prefix (a "folder" the listing's delimiter keeps out of the recordings). */
 export const TAILS = "multipart-tails/";
@@ -66,7 +78,11 @@ export function s3Client(config: GatewayConfig): S3Client {
     region: config.recordS3Region || process.env.AWS_REGION || "us-east-1",
     forcePathStyle: config.recordS3ForcePathStyle,
     maxAttempts: 3,
-    requestHandler: { connectionTimeout: Math.min(5000, timeout), requestTimeout: timeout, throwOnRequestTimeout: true },
+    requestHandler: {
+      connectionTimeout: Math.min(5000, timeout),
+      requestTimeout: timeout,
+      throwOnRequestTimeout: true,
+    },
     ...(config.recordS3Endpoint
       ? {
           endpoint: config.recordS3Endpoint,
@@ -82,7 +98,12 @@ export function s3Client(config: GatewayConfig): S3Client {
 
 /** x-amz-meta-* of a recording. */
 function objectMetadata(meta: RecordingMeta, start: Date): Record<string, string> {
-  return { session: meta.session, user: encodeURIComponent(meta.user.slice(0, 512)), target: encodeURIComponent(meta.target.slice(0, 512)), start: start.toISOString() };
+  return {
+    session: meta.session,
+    user: encodeURIComponent(meta.user.slice(0, 512)),
+    target: encodeURIComponent(meta.target.slice(0, 512)),
+    start: start.toISOString(),
+  };
 }
 
 function decoded(value: string | undefined): string {
@@ -178,7 +199,8 @@ class S3Recording extends RecordingBase {
   }
 
   private tick(): void {
-    const heartbeat = this.uploadId !== undefined && Date.now() - this.lastCheckpoint >= HEARTBEAT_FLUSHES * this.place.flushMs;
+    const heartbeat =
+      this.uploadId !== undefined && Date.now() - this.lastCheckpoint >= HEARTBEAT_FLUSHES * this.place.flushMs;
     if (this.appended !== this.checkpointed || heartbeat) {
       this.checkpointDue = true;
       this.pump();
@@ -217,13 +239,24 @@ class S3Recording extends RecordingBase {
   private async uploadPart(body: Buffer, last = false): Promise<void> {
     const { client, bucket } = this.place;
     if (!this.uploadId) {
-      const created = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: this.key, ContentType: CAST_TYPE, Metadata: this.metadata }), bounded(this.place));
+      const created = await client.send(
+        new CreateMultipartUploadCommand({
+          Bucket: bucket,
+          Key: this.key,
+          ContentType: CAST_TYPE,
+          Metadata: this.metadata,
+        }),
+        bounded(this.place),
+      );
       if (!created.UploadId) throw new Error("the bucket answered CreateMultipartUpload without an upload id");
       this.uploadId = created.UploadId;
     }
     const PartNumber = this.parts.length + 1;
     const uploaded = await this.place.timed(last ? "final" : "part", () =>
-      client.send(new UploadPartCommand({ Bucket: bucket, Key: this.key, UploadId: this.uploadId, PartNumber, Body: body }), bounded(this.place)),
+      client.send(
+        new UploadPartCommand({ Bucket: bucket, Key: this.key, UploadId: this.uploadId, PartNumber, Body: body }),
+        bounded(this.place),
+      ),
     );
     if (!uploaded.ETag) throw new Error(`the bucket answered part ${PartNumber} without an ETag`);
     this.parts.push({ PartNumber, ETag: uploaded.ETag });
@@ -244,9 +277,19 @@ class S3Recording extends RecordingBase {
           Key: this.tailKey,
           Body: body,
           ContentType: CAST_TYPE,
-          Metadata: { "upload-id": this.uploadId, offset: String(this.storedBytes), seconds: String(this.encoder.seconds()) },
+          Metadata: {
+            "upload-id": this.uploadId,
+            offset: String(this.storedBytes),
+            seconds: String(this.encoder.seconds()),
+          },
         })
-      : new PutObjectCommand({ Bucket: bucket, Key: this.key, Body: body, ContentType: CAST_TYPE, Metadata: this.metadata });
+      : new PutObjectCommand({
+          Bucket: bucket,
+          Key: this.key,
+          Body: body,
+          ContentType: CAST_TYPE,
+          Metadata: this.metadata,
+        });
     await this.place.timed("checkpoint", () => client.send(command, bounded(this.place)));
     this.lastCheckpoint = Date.now();
     this.checkpointed = mark;
@@ -263,12 +306,31 @@ class S3Recording extends RecordingBase {
     const body = Buffer.concat(this.pending);
     try {
       if (!this.uploadId) {
-        await this.place.timed("final", () => client.send(new PutObjectCommand({ Bucket: bucket, Key: this.key, Body: body, ContentType: CAST_TYPE, Metadata: this.metadata }), bounded(this.place)));
+        await this.place.timed("final", () =>
+          client.send(
+            new PutObjectCommand({
+              Bucket: bucket,
+              Key: this.key,
+              Body: body,
+              ContentType: CAST_TYPE,
+              Metadata: this.metadata,
+            }),
+            bounded(this.place),
+          ),
+        );
         return;
       }
       await this.uploadPart(body, true);
       await this.place.timed("final", () =>
-        client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: this.key, UploadId: this.uploadId, MultipartUpload: { Parts: this.parts } }), bounded(this.place)),
+        client.send(
+          new CompleteMultipartUploadCommand({
+            Bucket: bucket,
+            Key: this.key,
+            UploadId: this.uploadId,
+            MultipartUpload: { Parts: this.parts },
+          }),
+          bounded(this.place),
+        ),
       );
     } catch (error) {
       const failure = error instanceof Error ? error : new Error(String(error));
@@ -277,9 +339,14 @@ class S3Recording extends RecordingBase {
       throw failure;
     }
     // The recording is whole; a tail left behind is removed by the next sweep (its upload is gone).
-    await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: this.tailKey }), bounded(this.place)).catch((error: unknown) => {
-      this.place.logger.log("warn", "could not remove a recording's tail object", { recording: this.id, error: errorMessage(error) });
-    });
+    await client
+      .send(new DeleteObjectCommand({ Bucket: bucket, Key: this.tailKey }), bounded(this.place))
+      .catch((error: unknown) => {
+        this.place.logger.log("warn", "could not remove a recording's tail object", {
+          recording: this.id,
+          error: errorMessage(error),
+        });
+      });
   }
 }
 
@@ -303,12 +370,19 @@ export interface RecoveryResult {
  * part. Several replicas may do it at once: the one that loses finds the upload gone and removes
  * the tail, as it does for a tail whose session ended normally but whose removal failed.
  */
-export async function recoverStoppedUploads(place: S3Place, staleMs: number, now = Date.now()): Promise<RecoveryResult> {
+export async function recoverStoppedUploads(
+  place: S3Place,
+  staleMs: number,
+  now = Date.now(),
+): Promise<RecoveryResult> {
   const { client, bucket, prefix } = place;
   const result: RecoveryResult = { completed: [], removed: [] };
   let token: string | undefined;
   do {
-    const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: `${prefix}${TAILS}`, ContinuationToken: token }), bounded(place));
+    const page = await client.send(
+      new ListObjectsV2Command({ Bucket: bucket, Prefix: `${prefix}${TAILS}`, ContinuationToken: token }),
+      bounded(place),
+    );
     for (const object of page.Contents ?? []) {
       const id = object.Key?.slice(prefix.length + TAILS.length, -".cast".length) ?? "";
       if (!recordingStart(id) || (object.LastModified?.getTime() ?? now) > now - staleMs) continue;
@@ -329,7 +403,10 @@ export async function recoverStoppedUploads(place: S3Place, staleMs: number, now
         const parts: Part[] = [];
         let marker: string | undefined;
         do {
-          const listed = await client.send(new ListPartsCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumberMarker: marker }), bounded(place));
+          const listed = await client.send(
+            new ListPartsCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumberMarker: marker }),
+            bounded(place),
+          );
           parts.push(...(listed.Parts ?? []));
           marker = listed.IsTruncated ? listed.NextPartNumberMarker : undefined;
         } while (marker);
@@ -338,11 +415,35 @@ export async function recoverStoppedUploads(place: S3Place, staleMs: number, now
         const run = parts.filter((part, index) => part.PartNumber === index + 1);
         const stored = run.reduce((sum, part) => sum + (part.Size ?? 0), 0);
         const rest = bytes.subarray(Math.min(bytes.length, Math.max(0, stored - offset)));
-        const marked = event(seconds, INCOMPLETE_EVENT, `the gateway recording this session stopped before its end; ${hostname()} finished the upload from its last checkpoint`);
+        const marked = event(
+          seconds,
+          INCOMPLETE_EVENT,
+          `the gateway recording this session stopped before its end; ${hostname()} finished the upload from its last checkpoint`,
+        );
         const PartNumber = run.length + 1;
-        const last = await client.send(new UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber, Body: Buffer.concat([rest, Buffer.from(marked)]) }), bounded(place));
-        const completed = [...run.map((part) => ({ PartNumber: part.PartNumber, ETag: part.ETag })), { PartNumber, ETag: last.ETag }];
-        await client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: completed } }), bounded(place));
+        const last = await client.send(
+          new UploadPartCommand({
+            Bucket: bucket,
+            Key: key,
+            UploadId: uploadId,
+            PartNumber,
+            Body: Buffer.concat([rest, Buffer.from(marked)]),
+          }),
+          bounded(place),
+        );
+        const completed = [
+          ...run.map((part) => ({ PartNumber: part.PartNumber, ETag: part.ETag })),
+          { PartNumber, ETag: last.ETag },
+        ];
+        await client.send(
+          new CompleteMultipartUploadCommand({
+            Bucket: bucket,
+            Key: key,
+            UploadId: uploadId,
+            MultipartUpload: { Parts: completed },
+          }),
+          bounded(place),
+        );
         await removeTail();
         result.completed.push(id);
       } catch (error) {
@@ -375,14 +476,21 @@ export function s3Sink(config: GatewayConfig, logger: Logger, metrics: Metrics):
     failed(stage, error) {
       metrics.recordingFailures.inc({ sink: "s3", stage });
       // The SDK's error names the operation and the bucket's answer, never the credentials.
-      logger.log("error", "recording write failed", { sink: "s3", stage, error: `${errorName(error)}: ${errorMessage(error)}` });
+      logger.log("error", "recording write failed", {
+        sink: "s3",
+        stage,
+        error: `${errorName(error)}: ${errorMessage(error)}`,
+      });
     },
   };
   const { bucket, prefix } = place;
 
   async function summary(id: string): Promise<RecordingSummary | null> {
     try {
-      const object = await client.send(new GetObjectCommand({ Bucket: bucket, Key: `${prefix}${id}.cast`, Range: `bytes=-${ENDING_BYTES}` }), bounded(place));
+      const object = await client.send(
+        new GetObjectCommand({ Bucket: bucket, Key: `${prefix}${id}.cast`, Range: `bytes=-${ENDING_BYTES}` }),
+        bounded(place),
+      );
       const size = Number(/\/(\d+)$/.exec(object.ContentRange ?? "")?.[1] ?? object.ContentLength ?? 0);
       const ending = castEnding((await bodyBytes(object.Body)).toString("utf8"));
       return {
@@ -410,7 +518,18 @@ export function s3Sink(config: GatewayConfig, logger: Logger, metrics: Metrics):
       const metadata = objectMetadata(meta, start);
       try {
         // The header first, awaited: a bucket that refuses writes, or cannot be reached, refuses the session here.
-        await place.timed("checkpoint", () => client.send(new PutObjectCommand({ Bucket: bucket, Key: `${prefix}${id}.cast`, Body: header, ContentType: CAST_TYPE, Metadata: metadata }), bounded(place)));
+        await place.timed("checkpoint", () =>
+          client.send(
+            new PutObjectCommand({
+              Bucket: bucket,
+              Key: `${prefix}${id}.cast`,
+              Body: header,
+              ContentType: CAST_TYPE,
+              Metadata: metadata,
+            }),
+            bounded(place),
+          ),
+        );
       } catch (error) {
         place.failed("start", error instanceof Error ? error : new Error(String(error)));
         throw error;
@@ -422,7 +541,10 @@ export function s3Sink(config: GatewayConfig, logger: Logger, metrics: Metrics):
       const ids: string[] = [];
       let token: string | undefined;
       do {
-        const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, Delimiter: "/", ContinuationToken: token }), bounded(place));
+        const page = await client.send(
+          new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, Delimiter: "/", ContinuationToken: token }),
+          bounded(place),
+        );
         for (const object of page.Contents ?? []) {
           const name = object.Key?.slice(prefix.length) ?? "";
           if (name.endsWith(".cast") && recordingStart(name.slice(0, -5))) ids.push(name.slice(0, -5));
@@ -431,7 +553,8 @@ export function s3Sink(config: GatewayConfig, logger: Logger, metrics: Metrics):
       } while (token);
       const summaries: RecordingSummary[] = [];
       for (let index = 0; index < ids.length; index += LIST_CONCURRENCY) {
-        for (const found of await Promise.all(ids.slice(index, index + LIST_CONCURRENCY).map(summary))) if (found) summaries.push(found);
+        for (const found of await Promise.all(ids.slice(index, index + LIST_CONCURRENCY).map(summary)))
+          if (found) summaries.push(found);
       }
       return summaries.sort((a, b) => b.start.localeCompare(a.start));
     },
@@ -457,11 +580,15 @@ export function s3Sink(config: GatewayConfig, logger: Logger, metrics: Metrics):
         recoverStoppedUploads(place, staleMs)
           .then(
             ({ completed, removed }) => {
-              for (const recording of completed) logger.log("warn", "recording completed from its last checkpoint (its gateway stopped)", { recording });
+              for (const recording of completed)
+                logger.log("warn", "recording completed from its last checkpoint (its gateway stopped)", { recording });
               if (completed.length > 0) metrics.recordingsRecovered.inc(completed.length);
               if (removed.length > 0) logger.log("info", "stale recording tails removed", { removed: removed.length });
             },
-            (error: unknown) => logger.log("warn", "recovering stopped recordings failed", { error: `${errorName(error)}: ${errorMessage(error)}` }),
+            (error: unknown) =>
+              logger.log("warn", "recovering stopped recordings failed", {
+                error: `${errorName(error)}: ${errorMessage(error)}`,
+              }),
           )
           .finally(() => (sweeping = false));
       };

@@ -15,7 +15,19 @@ import { castEnding, recordingStart } from "./asciicast.js";
 import type { PreAuthLimits } from "./limits.js";
 import { errorMessage, type Logger } from "./log.js";
 import type { Metrics } from "./metrics.js";
-import { CastEncoder, ENDING_BYTES, RecordingBase, recordingId, withDeadline, type Recording, type RecordingMeta, type RecordingSink, type RecordingSummary, type StoredRecording, type TerminalSize } from "./recording-sink.js";
+import {
+  CastEncoder,
+  ENDING_BYTES,
+  RecordingBase,
+  recordingId,
+  withDeadline,
+  type Recording,
+  type RecordingMeta,
+  type RecordingSink,
+  type RecordingSummary,
+  type StoredRecording,
+  type TerminalSize,
+} from "./recording-sink.js";
 import { s3Sink } from "./recordings-s3.js";
 import type { RouteHandler } from "./server.js";
 
@@ -70,7 +82,9 @@ async function readEnding(file: string, size: number): Promise<string> {
 /** The ids of the recordings in `dir` (other files are ignored); a missing directory has none. */
 async function recordingIds(dir: string): Promise<string[]> {
   try {
-    return (await readdir(dir)).filter((name) => name.endsWith(".cast") && recordingStart(name.slice(0, -5))).map((name) => name.slice(0, -5));
+    return (await readdir(dir))
+      .filter((name) => name.endsWith(".cast") && recordingStart(name.slice(0, -5)))
+      .map((name) => name.slice(0, -5));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
     throw error;
@@ -127,7 +141,12 @@ export async function pruneRecordings(dir: string, retentionDays: number, now = 
 }
 
 /** Prunes now and then every `intervalMs` (hourly) until stopped; failures are logged, never fatal. */
-export function startRecordingCleanup(dir: string, retentionDays: number, logger: Logger, intervalMs = 3600_000): () => void {
+export function startRecordingCleanup(
+  dir: string,
+  retentionDays: number,
+  logger: Logger,
+  intervalMs = 3600_000,
+): () => void {
   const run = () =>
     void pruneRecordings(dir, retentionDays).then(
       (removed) => removed > 0 && logger.log("info", "old recordings removed", { removed, retentionDays }),
@@ -163,11 +182,14 @@ class VolumeRecording extends RecordingBase {
     this.stream = createWriteStream(file, { flags: "a", mode: 0o640, highWaterMark: 1024 * 1024 });
     this.stream.on("error", (error) => this.failWith(error));
     this.stream.on("drain", () => this.drained());
-    this.watchdog = setInterval(() => {
-      if (this.pendingSince !== undefined && Date.now() - this.pendingSince > this.writeTimeoutMs) {
-        this.failWith(new Error(`a write to the recording took longer than ${this.writeTimeoutMs} ms`));
-      }
-    }, Math.max(50, Math.min(1000, this.writeTimeoutMs / 4)));
+    this.watchdog = setInterval(
+      () => {
+        if (this.pendingSince !== undefined && Date.now() - this.pendingSince > this.writeTimeoutMs) {
+          this.failWith(new Error(`a write to the recording took longer than ${this.writeTimeoutMs} ms`));
+        }
+      },
+      Math.max(50, Math.min(1000, this.writeTimeoutMs / 4)),
+    );
     this.watchdog.unref();
   }
 
@@ -255,7 +277,8 @@ export function volumeSink(config: GatewayConfig, logger: Logger, metrics: Metri
       if (!file || !info?.isFile()) return null;
       return { size: info.size, body: createReadStream(file) };
     },
-    maintain: () => (config.recordRetentionDays > 0 ? startRecordingCleanup(dir, config.recordRetentionDays, logger) : () => {}),
+    maintain: () =>
+      config.recordRetentionDays > 0 ? startRecordingCleanup(dir, config.recordRetentionDays, logger) : () => {},
   };
 }
 
@@ -291,23 +314,46 @@ export function recordingsRoute(options: RecordingsRouteOptions): RouteHandler {
     const id = path === RECORDINGS_PATH ? undefined : path.slice(RECORDINGS_PATH.length + 1);
     const client = options.clientOf(request);
     const record = (status: number, extra: { user?: string; reason?: string } = {}) =>
-      audit.write({ event: id === undefined ? "recordings.list" : "recordings.get", ...(id !== undefined && recordingStart(id) ? { recording: id } : {}), client, status, ...extra });
+      audit.write({
+        event: id === undefined ? "recordings.list" : "recordings.get",
+        ...(id !== undefined && recordingStart(id) ? { recording: id } : {}),
+        client,
+        status,
+        ...extra,
+      });
     const answer = (status: number, body: string, headers: Record<string, string> = {}) =>
-      void response.writeHead(status, { "content-type": "application/json", "cache-control": "no-store", "x-content-type-options": "nosniff", ...headers }).end(body);
-    const refuse = (status: number, reason: string, extra: { user?: string; headers?: Record<string, string> } = {}) => {
+      void response
+        .writeHead(status, {
+          "content-type": "application/json",
+          "cache-control": "no-store",
+          "x-content-type-options": "nosniff",
+          ...headers,
+        })
+        .end(body);
+    const refuse = (
+      status: number,
+      reason: string,
+      extra: { user?: string; headers?: Record<string, string> } = {},
+    ) => {
       record(status, { reason, ...(extra.user ? { user: extra.user } : {}) });
       answer(status, JSON.stringify({ error: reason }) + "\n", extra.headers);
       return true;
     };
 
-    if (request.method !== "GET" && request.method !== "HEAD") return refuse(405, "method not allowed", { headers: { allow: "GET, HEAD" } });
+    if (request.method !== "GET" && request.method !== "HEAD")
+      return refuse(405, "method not allowed", { headers: { allow: "GET, HEAD" } });
     const token = options.tokenOf(request);
-    if (!token) return refuse(401, "no token: send Authorization: Bearer <token>", { headers: { "www-authenticate": 'Bearer realm="entryway"' } });
+    if (!token)
+      return refuse(401, "no token: send Authorization: Bearer <token>", {
+        headers: { "www-authenticate": 'Bearer realm="entryway"' },
+      });
     const admission = preAuth.admit(client);
     if (admission) return refuse(admission.status, admission.reason);
     let identity;
     try {
-      identity = authorizer.identify ? await authorizer.identify({ token, clientAddress: client }) : { known: false as const, reason: `the ${config.authorizer} authorizer names no groups` };
+      identity = authorizer.identify
+        ? await authorizer.identify({ token, clientAddress: client })
+        : { known: false as const, reason: `the ${config.authorizer} authorizer names no groups` };
     } finally {
       preAuth.release(client);
     }
@@ -316,7 +362,8 @@ export function recordingsRoute(options: RecordingsRouteOptions): RouteHandler {
       return refuse(403, `permission denied: ${identity.reason}`);
     }
     const { user, groups } = identity;
-    if (!groups.some((group) => reviewers.has(group))) return refuse(403, `permission denied: ${user} is not in a reviewer group`, { user });
+    if (!groups.some((group) => reviewers.has(group)))
+      return refuse(403, `permission denied: ${user} is not in a reviewer group`, { user });
 
     // The sink's own error text (a bucket's answer) goes to the log only.
     const unavailable = (error: unknown) => {

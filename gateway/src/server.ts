@@ -56,7 +56,8 @@ export function tokenFromRequest(request: IncomingMessage): string | null {
   if (bearer) return bearer[1]!;
   for (const protocol of (request.headers["sec-websocket-protocol"] ?? "").split(",")) {
     const value = protocol.trim();
-    if (value.startsWith(TOKEN_SUBPROTOCOL_PREFIX)) return Buffer.from(value.slice(TOKEN_SUBPROTOCOL_PREFIX.length), "base64url").toString("utf8") || null;
+    if (value.startsWith(TOKEN_SUBPROTOCOL_PREFIX))
+      return Buffer.from(value.slice(TOKEN_SUBPROTOCOL_PREFIX.length), "base64url").toString("utf8") || null;
   }
   return null;
 }
@@ -77,14 +78,35 @@ export function createGateway(options: GatewayOptions): Gateway {
   const metrics = createMetrics();
   const limits = new SessionLimits(config.maxSessions, config.maxSessionsPerUser);
   const preAuth = new PreAuthLimits(config);
-  const proxyTrust = { proxies: cidrList(config.trustedProxies), proxiesConfigured: config.trustedProxies.length > 0, hops: config.trustedProxyHops };
+  const proxyTrust = {
+    proxies: cidrList(config.trustedProxies),
+    proxiesConfigured: config.trustedProxies.length > 0,
+    hops: config.trustedProxyHops,
+  };
   const recordings = recordingSink(config, logger, metrics);
   const context: SessionContext = { config, backend, authorizer, metrics, audit, logger, limits, recordings };
   const sessions = new Set<Session>();
   let draining = false;
   let stopUpkeep: (() => void) | undefined;
-  const clientOf = (request: IncomingMessage) => clientAddress(request.socket.remoteAddress ?? "", request.headers["x-forwarded-for"], proxyTrust);
-  const routes = [...(recordings ? [recordingsRoute({ config, sink: recordings, authorizer, audit, logger, preAuth, clientOf, tokenOf: tokenFromRequest })] : []), ...(options.routes ?? [])];
+  const clientOf = (request: IncomingMessage) =>
+    clientAddress(request.socket.remoteAddress ?? "", request.headers["x-forwarded-for"], proxyTrust);
+  const routes = [
+    ...(recordings
+      ? [
+          recordingsRoute({
+            config,
+            sink: recordings,
+            authorizer,
+            audit,
+            logger,
+            preAuth,
+            clientOf,
+            tokenOf: tokenFromRequest,
+          }),
+        ]
+      : []),
+    ...(options.routes ?? []),
+  ];
 
   const wss = new WebSocketServer({
     noServer: true,
@@ -96,7 +118,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     handleProtocols: (offered) => (offered.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
   });
 
-  const plain = (response: ServerResponse, status: number, text: string) => void response.writeHead(status, { "content-type": "text/plain" }).end(text);
+  const plain = (response: ServerResponse, status: number, text: string) =>
+    void response.writeHead(status, { "content-type": "text/plain" }).end(text);
 
   async function handleMonitoring(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const path = new URL(request.url ?? "/", "http://gateway").pathname;
@@ -112,7 +135,9 @@ export function createGateway(options: GatewayOptions): Gateway {
       }
     }
     if (path === "/metrics") {
-      return void response.writeHead(200, { "content-type": metrics.registry.contentType }).end(await metrics.registry.metrics());
+      return void response
+        .writeHead(200, { "content-type": metrics.registry.contentType })
+        .end(await metrics.registry.metrics());
     }
     plain(response, 404, "not found\n");
   }
@@ -140,11 +165,24 @@ export function createGateway(options: GatewayOptions): Gateway {
    * Refuses with Entry's CLOSE message, so every client sees the reason the same way. The audit
    * record names the target as parsed, or only the path: the raw query string may hold a token.
    */
-  function refuse(ws: WebSocket, request: { path: string; target?: Target; client: string }, closeCode: string, reason: string): void {
+  function refuse(
+    ws: WebSocket,
+    request: { path: string; target?: Target; client: string },
+    closeCode: string,
+    reason: string,
+  ): void {
     metrics.sessions.inc({ outcome: closeCode });
     const startedAt = new Date().toISOString();
     const target = request.target ? describeTarget(request.target) : request.path;
-    audit.write({ event: "session.refused", session: randomUUID(), target, client: request.client, startedAt, closeCode, reason });
+    audit.write({
+      event: "session.refused",
+      session: randomUUID(),
+      target,
+      client: request.client,
+      startedAt,
+      closeCode,
+      reason,
+    });
     ws.send(encodeResponse({ msgType: ResponseType.CLOSE, content: Buffer.from(reason), closeCode }));
     ws.close(1000);
   }
@@ -180,7 +218,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     if (url.pathname !== config.path) return reject(socket, 404);
     if (draining) return reject(socket, 503);
     const client = clientOf(request);
-    if (!originAllowed(request)) return reject(socket, 403, client, `origin ${String(request.headers.origin).slice(0, 200)} is not allowed`);
+    if (!originAllowed(request))
+      return reject(socket, 403, client, `origin ${String(request.headers.origin).slice(0, 200)} is not allowed`);
     const admission = preAuth.admit(client);
     if (admission) return reject(socket, admission.status, client, admission.reason);
     const release = once(() => preAuth.release(client));
@@ -196,16 +235,31 @@ export function createGateway(options: GatewayOptions): Gateway {
       }
       if (target.kind !== "docker" && config.gatewayNamespace && target.namespace === config.gatewayNamespace) {
         release();
-        return refuse(ws, { path: url.pathname, target, client }, "denied", `permission denied: namespace ${target.namespace} is the gateway's own`);
+        return refuse(
+          ws,
+          { path: url.pathname, target, client },
+          "denied",
+          `permission denied: namespace ${target.namespace} is the gateway's own`,
+        );
       }
       if (target.kind !== "docker" && config.refusedNamespaces.includes(target.namespace)) {
         release();
-        return refuse(ws, { path: url.pathname, target, client }, "denied", `permission denied: namespace ${target.namespace} belongs to the stack; the gateway does not enter it`);
+        return refuse(
+          ws,
+          { path: url.pathname, target, client },
+          "denied",
+          `permission denied: namespace ${target.namespace} belongs to the stack; the gateway does not enter it`,
+        );
       }
       const command = url.searchParams.getAll("command");
       if (command.length > 0 && !config.allowCommand) {
         release();
-        return refuse(ws, { path: url.pathname, target, client }, "bad-request", "this gateway does not accept a command");
+        return refuse(
+          ws,
+          { path: url.pathname, target, client },
+          "bad-request",
+          "this gateway does not accept a command",
+        );
       }
       // Pipe mode (tty=false) is an extension: Entry's clients never send it and get the TTY.
       const tty = url.searchParams.get("tty") ?? "true";
@@ -222,7 +276,11 @@ export function createGateway(options: GatewayOptions): Gateway {
         release();
         return refuse(ws, { path: url.pathname, target, client }, "bad-request", error.message);
       }
-      const session = new Session(ws, { target, token: tokenFromRequest(request), command, clientAddress: client, tty: tty === "true", debug }, context);
+      const session = new Session(
+        ws,
+        { target, token: tokenFromRequest(request), command, clientAddress: client, tty: tty === "true", debug },
+        context,
+      );
       sessions.add(session);
       void session.authSettled.then(release);
       void session.finished.then(() => sessions.delete(session));

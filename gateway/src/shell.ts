@@ -71,7 +71,16 @@ export const START_SIGNAL = Buffer.from([0x04]);
  */
 export function wrapCommand(command: string[], { terminal }: { terminal?: { cols: number; rows: number } }): string[] {
   const [mode, rows, cols] = terminal ? ["wait", terminal.rows, terminal.cols] : ["go", 0, 0];
-  return ["/bin/sh", "-c", WRAPPER, "entryway-shell", mode, String(Math.trunc(rows)), String(Math.trunc(cols)), ...command];
+  return [
+    "/bin/sh",
+    "-c",
+    WRAPPER,
+    "entryway-shell",
+    mode,
+    String(Math.trunc(rows)),
+    String(Math.trunc(cols)),
+    ...command,
+  ];
 }
 
 const REAPER = [
@@ -101,7 +110,15 @@ export interface ShellProcess {
 
 /** A second exec that ends the shell: SIGHUP, then SIGKILL after `graceSeconds`; never another process on a reused PID. */
 export function reapCommand(shell: ShellProcess, graceSeconds: number): string[] {
-  return ["/bin/sh", "-c", REAPER, "entryway-reaper", String(shell.pid), shell.startTime, String(Math.max(1, Math.round(graceSeconds * 10)))];
+  return [
+    "/bin/sh",
+    "-c",
+    REAPER,
+    "entryway-reaper",
+    String(shell.pid),
+    shell.startTime,
+    String(Math.max(1, Math.round(graceSeconds * 10))),
+  ];
 }
 
 /** "<pid>,<start time>": at most 10 + 1 + 20 digits. */
@@ -129,7 +146,9 @@ export class PidMarkerFilter {
     if (start >= 0) {
       const end = data.indexOf(0x07, start + MARKER_BYTES.length);
       if (end < 0 && data.length - start <= MARKER_BYTES.length + MARKER_VALUE_MAX) return this.hold(data, start);
-      const value = /^(\d{1,10}),(\d{0,20})$/.exec(end < 0 ? "" : data.subarray(start + MARKER_BYTES.length, end).toString("latin1"));
+      const value = /^(\d{1,10}),(\d{0,20})$/.exec(
+        end < 0 ? "" : data.subarray(start + MARKER_BYTES.length, end).toString("latin1"),
+      );
       const pid = Number(value?.[1]);
       if (!value || pid <= 0) return this.finish(data); // not our marker after all
       this.shell = { pid, startTime: value[2]! };

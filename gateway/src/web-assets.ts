@@ -88,16 +88,32 @@ export function webAssets(options: WebAssetsOptions): RouteHandler {
     if (config.authorizer !== "oidc" || !config.oidcIssuer || !config.oidcAudience) return Promise.resolve(null);
     oidc ??= (async () => {
       const issuer = config.oidcIssuer.replace(/\/$/, "");
-      const response = await fetch(`${issuer}/.well-known/openid-configuration`, { signal: AbortSignal.timeout(5000), redirect: "error" });
+      const response = await fetch(`${issuer}/.well-known/openid-configuration`, {
+        signal: AbortSignal.timeout(5000),
+        redirect: "error",
+      });
       if (!response.ok) throw new Error(`OIDC discovery answered HTTP ${response.status}`);
       const doc = (await response.json()) as { authorization_endpoint?: string; token_endpoint?: string };
-      if (!doc.authorization_endpoint || !doc.token_endpoint) throw new Error("OIDC discovery has no authorization_endpoint or token_endpoint");
+      if (!doc.authorization_endpoint || !doc.token_endpoint)
+        throw new Error("OIDC discovery has no authorization_endpoint or token_endpoint");
       // The browser sends its code and verifier there and gets the token back.
-      for (const [what, url] of [["authorization_endpoint", doc.authorization_endpoint], ["token_endpoint", doc.token_endpoint]] as const) secureUrl(url, `the ${what} OIDC discovery names`, "sign-in codes and tokens cross it");
-      return { issuer: config.oidcIssuer, clientId: config.oidcAudience, authorizationEndpoint: doc.authorization_endpoint, tokenEndpoint: doc.token_endpoint, scope: "openid profile email" };
+      for (const [what, url] of [
+        ["authorization_endpoint", doc.authorization_endpoint],
+        ["token_endpoint", doc.token_endpoint],
+      ] as const)
+        secureUrl(url, `the ${what} OIDC discovery names`, "sign-in codes and tokens cross it");
+      return {
+        issuer: config.oidcIssuer,
+        clientId: config.oidcAudience,
+        authorizationEndpoint: doc.authorization_endpoint,
+        tokenEndpoint: doc.token_endpoint,
+        scope: "openid profile email",
+      };
     })().catch((error: unknown) => {
       oidc = undefined; // try again on the next request
-      options.logger?.log("warn", "web terminal: OIDC discovery failed; the page offers pasted tokens only", { error: error instanceof Error ? error.message : String(error) });
+      options.logger?.log("warn", "web terminal: OIDC discovery failed; the page offers pasted tokens only", {
+        error: error instanceof Error ? error.message : String(error),
+      });
       return null;
     });
     return oidc;
@@ -105,7 +121,8 @@ export function webAssets(options: WebAssetsOptions): RouteHandler {
 
   return async (request: IncomingMessage, response: ServerResponse) => {
     const path = new URL(request.url ?? "/", "http://gateway").pathname;
-    const pageFile = path === "/" || path === "/index.html" ? "index.html" : path === "/replay" ? "replay.html" : undefined;
+    const pageFile =
+      path === "/" || path === "/index.html" ? "index.html" : path === "/replay" ? "replay.html" : undefined;
     const isPage = pageFile !== undefined;
     if (!isPage && !(path in STATIC) && path !== "/web/config.json") return false;
     if (request.method !== "GET" && request.method !== "HEAD") {
@@ -125,7 +142,11 @@ export function webAssets(options: WebAssetsOptions): RouteHandler {
     if (isPage) {
       const page = await file(pageFile);
       if (!page) {
-        send(503, { "content-type": "text/plain; charset=utf-8" }, "the web terminal is not built: run `npm run build:web -w gateway`\n");
+        send(
+          503,
+          { "content-type": "text/plain; charset=utf-8" },
+          "the web terminal is not built: run `npm run build:web -w gateway`\n",
+        );
         return true;
       }
       const nonce = randomBytes(16).toString("base64");
@@ -133,7 +154,11 @@ export function webAssets(options: WebAssetsOptions): RouteHandler {
       const connect = settings ? [new URL(settings.tokenEndpoint).origin] : [];
       send(
         200,
-        { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "content-security-policy": contentSecurityPolicy(nonce, connect) },
+        {
+          "content-type": "text/html; charset=utf-8",
+          "cache-control": "no-store",
+          "content-security-policy": contentSecurityPolicy(nonce, connect),
+        },
         page.toString("utf8").replace("__STYLE_NONCE__", nonce),
       );
       return true;

@@ -21,7 +21,8 @@ execBackendCases("Docker (podman)", async () => {
   return {
     backend,
     target: { container: CONTAINER },
-    execIds: async () => (JSON.parse(await podman.podman("inspect", CONTAINER)) as { ExecIDs?: string[] }[])[0]?.ExecIDs ?? [],
+    execIds: async () =>
+      (JSON.parse(await podman.podman("inspect", CONTAINER)) as { ExecIDs?: string[] }[])[0]?.ExecIDs ?? [],
     shells: async () => (await podman.shells(CONTAINER)).length,
     stop: () => podman.stop(),
   };
@@ -43,16 +44,30 @@ describe("Docker backend: targets", () => {
     const backend = dockerBackend(`unix://${podman.socketPath}`);
     // A user authorized only for a container named like the start of web-1's id: the engine alone opens web-1.
     const prefix = id.slice(0, 4);
-    const g = await startGateway(backend, { authorize: async ({ target }) => (target.kind === "docker" && target.container === prefix ? { allow: true, user: "alice" } : { allow: false, reason: `only ${prefix}` }) });
+    const g = await startGateway(backend, {
+      authorize: async ({ target }) =>
+        target.kind === "docker" && target.container === prefix
+          ? { allow: true, user: "alice" }
+          : { allow: false, reason: `only ${prefix}` },
+    });
     try {
       const client = await EntryClient.connect(g.url({ container: prefix }), { token: "any" });
-      expect(await client.closed).toMatchObject({ closeCode: "not-found", reason: `no container named ${prefix} (give a name, or an id in full)` });
+      expect(await client.closed).toMatchObject({
+        closeCode: "not-found",
+        reason: `no container named ${prefix} (give a name, or an id in full)`,
+      });
     } finally {
       await g.stop();
     }
     await expect(backend.resolve({ kind: "docker", container: id.slice(0, 12) })).rejects.toThrow(NotFoundError); // the short id too
-    expect(await backend.resolve({ kind: "docker", container: id })).toMatchObject({ container: id, label: "docker/web-1" });
-    expect(await backend.resolve({ kind: "docker", container: "web-1" })).toMatchObject({ container: id, label: "docker/web-1" });
+    expect(await backend.resolve({ kind: "docker", container: id })).toMatchObject({
+      container: id,
+      label: "docker/web-1",
+    });
+    expect(await backend.resolve({ kind: "docker", container: "web-1" })).toMatchObject({
+      container: id,
+      label: "docker/web-1",
+    });
     // A container whose name is hex, and a prefix of web-1's id: the name wins (the engine looks names up before prefixes).
     const hexName = id.slice(0, 6);
     await podman.startContainer(hexName);
@@ -95,11 +110,15 @@ describe("Docker backend on podman: the terminal's modes and size", () => {
     // run (shell.ts): without the wrapper's start handshake, a `stty raw` that falls between its read
     // and its write is undone. Rare here (it takes conmon preempted between two system calls), so:
     // 200 of them, 10 at a time; kubernetes.test.ts has a runtime that does it every time.
-    const g = await startGateway(dockerBackend(`unix://${podman.socketPath}`), tokenAuthorizer(), { maxSessionsPerUser: 20 });
+    const g = await startGateway(dockerBackend(`unix://${podman.socketPath}`), tokenAuthorizer(), {
+      maxSessionsPerUser: 20,
+    });
     const undone: string[] = [];
     try {
       for (let batch = 0; batch < 20; batch++) {
-        const outputs = await Promise.all(Array.from({ length: 10 }, () => runRawFirst(g.url({ container, command: RAW_FIRST }), "user:alice")));
+        const outputs = await Promise.all(
+          Array.from({ length: 10 }, () => runRawFirst(g.url({ container, command: RAW_FIRST }), "user:alice")),
+        );
         undone.push(...outputs.filter((output) => !rawModeKept(output)));
       }
     } finally {

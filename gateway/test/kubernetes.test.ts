@@ -12,24 +12,91 @@ import { EntryClient } from "./helpers/client.js";
 import { wrapCommand } from "../src/shell.js";
 import { execBackendCases, RAW_FIRST, RAW_FIRST_ANSWER, rawModeKept, runRawFirst } from "./helpers/exec-cases.js";
 import { startGateway, tokenAuthorizer, type TestGateway } from "./helpers/gateway.js";
-import { standinUser, startKubeStandin, type ExecProtocol, type KubeStandin, type StandinOptions } from "./helpers/kube-standin.js";
+import {
+  standinUser,
+  startKubeStandin,
+  type ExecProtocol,
+  type KubeStandin,
+  type StandinOptions,
+} from "./helpers/kube-standin.js";
 
 const fixtures: Omit<StandinOptions, "protocol"> = {
   serviceAccountToken: "gateway-service-account-token",
   pods: [
-    { namespace: "team-a", name: "web-0", containers: ["app", "sidecar"], labels: { app: "web" }, owner: { kind: "StatefulSet", name: "web" } },
-    { namespace: "team-a", name: "web-1", containers: ["app"], labels: { app: "web" }, owner: { kind: "StatefulSet", name: "web" } },
-    { namespace: "team-a", name: "api-7f9c-zzz", containers: ["api"], labels: { app: "api" }, createdAt: "2026-03-01T00:00:00Z", owner: { kind: "ReplicaSet", name: "api-7f9c" } },
-    { namespace: "team-a", name: "api-7f9c-aaa", containers: ["api"], labels: { app: "api" }, createdAt: "2026-03-02T00:00:00Z", owner: { kind: "ReplicaSet", name: "api-7f9c" } },
-    { namespace: "team-a", name: "api-7f9c-pending", containers: ["api"], labels: { app: "api" }, phase: "Pending", createdAt: "2026-02-01T00:00:00Z", owner: { kind: "ReplicaSet", name: "api-7f9c" } },
+    {
+      namespace: "team-a",
+      name: "web-0",
+      containers: ["app", "sidecar"],
+      labels: { app: "web" },
+      owner: { kind: "StatefulSet", name: "web" },
+    },
+    {
+      namespace: "team-a",
+      name: "web-1",
+      containers: ["app"],
+      labels: { app: "web" },
+      owner: { kind: "StatefulSet", name: "web" },
+    },
+    {
+      namespace: "team-a",
+      name: "api-7f9c-zzz",
+      containers: ["api"],
+      labels: { app: "api" },
+      createdAt: "2026-03-01T00:00:00Z",
+      owner: { kind: "ReplicaSet", name: "api-7f9c" },
+    },
+    {
+      namespace: "team-a",
+      name: "api-7f9c-aaa",
+      containers: ["api"],
+      labels: { app: "api" },
+      createdAt: "2026-03-02T00:00:00Z",
+      owner: { kind: "ReplicaSet", name: "api-7f9c" },
+    },
+    {
+      namespace: "team-a",
+      name: "api-7f9c-pending",
+      containers: ["api"],
+      labels: { app: "api" },
+      phase: "Pending",
+      createdAt: "2026-02-01T00:00:00Z",
+      owner: { kind: "ReplicaSet", name: "api-7f9c" },
+    },
     // Impostors: named like a StatefulSet instance but nobody's; labelled as api's pods (and more) but
     // another Deployment's; older than every real instance, so by labels or names alone they would win.
     { namespace: "team-a", name: "web-5", containers: ["app"], labels: { app: "web" } },
-    { namespace: "team-a", name: "api-debug-x", containers: ["api"], labels: { app: "api", debug: "true" }, createdAt: "2026-01-01T00:00:00Z", owner: { kind: "ReplicaSet", name: "api-debug-6c" } },
-    { namespace: "team-a", name: "api-bare", containers: ["api"], labels: { app: "api" }, createdAt: "2026-01-02T00:00:00Z" },
+    {
+      namespace: "team-a",
+      name: "api-debug-x",
+      containers: ["api"],
+      labels: { app: "api", debug: "true" },
+      createdAt: "2026-01-01T00:00:00Z",
+      owner: { kind: "ReplicaSet", name: "api-debug-6c" },
+    },
+    {
+      namespace: "team-a",
+      name: "api-bare",
+      containers: ["api"],
+      labels: { app: "api" },
+      createdAt: "2026-01-02T00:00:00Z",
+    },
     // A Deployment whose selector also has matchExpressions (track In [canary]).
-    { namespace: "team-a", name: "canary-stable", containers: ["app"], labels: { app: "canary", track: "stable" }, createdAt: "2026-01-01T00:00:00Z", owner: { kind: "ReplicaSet", name: "canary-stable-1a" } },
-    { namespace: "team-a", name: "canary-5d-q", containers: ["app"], labels: { app: "canary", track: "canary" }, createdAt: "2026-03-01T00:00:00Z", owner: { kind: "ReplicaSet", name: "canary-5d" } },
+    {
+      namespace: "team-a",
+      name: "canary-stable",
+      containers: ["app"],
+      labels: { app: "canary", track: "stable" },
+      createdAt: "2026-01-01T00:00:00Z",
+      owner: { kind: "ReplicaSet", name: "canary-stable-1a" },
+    },
+    {
+      namespace: "team-a",
+      name: "canary-5d-q",
+      containers: ["app"],
+      labels: { app: "canary", track: "canary" },
+      createdAt: "2026-03-01T00:00:00Z",
+      owner: { kind: "ReplicaSet", name: "canary-5d" },
+    },
     { namespace: "team-b", name: "db-0", containers: ["db"] },
     // The gateway's own pod: its service-account token may exec and review tokens cluster-wide.
     { namespace: "entryway", name: "entryway-exec-gateway-0", containers: ["gateway"] },
@@ -40,14 +107,29 @@ const fixtures: Omit<StandinOptions, "protocol"> = {
   deployments: [
     { namespace: "team-a", name: "api", matchLabels: { app: "api" } },
     { namespace: "team-a", name: "api-debug", matchLabels: { app: "api", debug: "true" } },
-    { namespace: "team-a", name: "canary", matchLabels: { app: "canary" }, matchExpressions: [{ key: "track", operator: "In", values: ["canary"] }] },
-    { namespace: "team-a", name: "canary-stable", matchLabels: { app: "canary" }, matchExpressions: [{ key: "track", operator: "In", values: ["stable"] }] },
+    {
+      namespace: "team-a",
+      name: "canary",
+      matchLabels: { app: "canary" },
+      matchExpressions: [{ key: "track", operator: "In", values: ["canary"] }],
+    },
+    {
+      namespace: "team-a",
+      name: "canary-stable",
+      matchLabels: { app: "canary" },
+      matchExpressions: [{ key: "track", operator: "In", values: ["stable"] }],
+    },
   ],
   replicaSets: [
     { namespace: "team-a", name: "api-7f9c", deployment: "api", labels: { app: "api" } },
     { namespace: "team-a", name: "api-debug-6c", deployment: "api-debug", labels: { app: "api", debug: "true" } },
     { namespace: "team-a", name: "canary-5d", deployment: "canary", labels: { app: "canary", track: "canary" } },
-    { namespace: "team-a", name: "canary-stable-1a", deployment: "canary-stable", labels: { app: "canary", track: "stable" } },
+    {
+      namespace: "team-a",
+      name: "canary-stable-1a",
+      deployment: "canary-stable",
+      labels: { app: "canary", track: "stable" },
+    },
   ],
   users: { "alice-token": "alice", "admin-token": "admin" },
   execAllowed: { alice: ["team-a"], admin: ["team-a", "team-b", "entryway", "entryway-connect"] },
@@ -80,7 +162,8 @@ describe("Kubernetes backend: a runtime that sets the terminal's modes late, as 
 
   it("raw mode set as the command's very first action survives: the wrapper starts the command only after the runtime is done", async () => {
     const target = { namespace: "team-a", pod: "web-0", container: "app" };
-    for (let i = 0; i < 3; i++) expect(rawModeKept(await runRawFirst(g.url({ ...target, command: RAW_FIRST }), "user:alice"))).toBe(true);
+    for (let i = 0; i < 3; i++)
+      expect(rawModeKept(await runRawFirst(g.url({ ...target, command: RAW_FIRST }), "user:alice"))).toBe(true);
 
     // The control: the same command started at once (the wrapper not told to wait) loses its raw mode.
     const backend = kubernetesBackend(loadKubeConfig(kube.kubeconfigPath));
@@ -88,7 +171,12 @@ describe("Kubernetes backend: a runtime that sets the terminal's modes late, as 
     let ended!: () => void;
     const done = new Promise<void>((resolve) => (ended = resolve));
     const onOutput = (chunk: Buffer) => void (output += chunk.toString("latin1"));
-    const exec = await backend.exec(await backend.resolve({ kind: "pod", ...target }), wrapCommand(RAW_FIRST, {}), { cols: 80, rows: 24 }, { onOutput, onEnd: () => ended() });
+    const exec = await backend.exec(
+      await backend.resolve({ kind: "pod", ...target }),
+      wrapCommand(RAW_FIRST, {}),
+      { cols: 80, rows: 24 },
+      { onOutput, onEnd: () => ended() },
+    );
     await expect.poll(() => output.includes("ready")).toBe(true);
     exec.write(Buffer.from(RAW_FIRST_ANSWER));
     await done;
@@ -102,14 +190,19 @@ describe("Kubernetes backend: v4.channel.k8s.io, targets and the Kubernetes auth
   beforeAll(async () => {
     kube = await startKubeStandin({ ...fixtures, protocol: "v4.channel.k8s.io" });
     const kubeConfig = loadKubeConfig(kube.kubeconfigPath);
-    g = await startGateway(kubernetesBackend(kubeConfig), kubernetesAuthorizer(kubeConfig, defaultConfig.tokenAudiences), { gatewayNamespace: "entryway", refusedNamespaces: ["entryway-connect"] });
+    g = await startGateway(
+      kubernetesBackend(kubeConfig),
+      kubernetesAuthorizer(kubeConfig, defaultConfig.tokenAudiences),
+      { gatewayNamespace: "entryway", refusedNamespaces: ["entryway-connect"] },
+    );
   });
   afterAll(async () => {
     await g?.stop();
     await kube?.stop();
   });
 
-  const open = (query: Record<string, string | string[]>, token = "alice-token") => EntryClient.connect(g.url(query), { token });
+  const open = (query: Record<string, string | string[]>, token = "alice-token") =>
+    EntryClient.connect(g.url(query), { token });
 
   it("v4: echo, resize and a non-zero exit code", async () => {
     const client = await open({ namespace: "team-a", pod: "web-1" });
@@ -123,7 +216,12 @@ describe("Kubernetes backend: v4.channel.k8s.io, targets and the Kubernetes auth
 
   it("v4, pipe mode: stdout and stderr apart; EOF is not passed (CLOSE is v5's) and does not cut the session", async () => {
     // client-node ends a v4 stdin by closing the WebSocket, which would lose "late" and the exit code.
-    const client = await open({ namespace: "team-a", pod: "web-1", tty: "false", command: ["/bin/sh", "-c", "read a; echo \"got $a\" >&2; sleep 1; echo \"late $a\"; exit 4"] });
+    const client = await open({
+      namespace: "team-a",
+      pod: "web-1",
+      tty: "false",
+      command: ["/bin/sh", "-c", 'read a; echo "got $a" >&2; sleep 1; echo "late $a"; exit 4'],
+    });
     client.type("x\n");
     client.eof();
     expect(await client.closed).toMatchObject({ closeCode: "exit", exitCode: 4 });
@@ -136,9 +234,19 @@ describe("Kubernetes backend: v4.channel.k8s.io, targets and the Kubernetes auth
     const catThenClose = async (protocol: ExecProtocol) => {
       const standin = protocol === "v4.channel.k8s.io" ? kube : await startKubeStandin({ ...fixtures, protocol });
       try {
-        const ca = Buffer.from((JSON.parse(readFileSync(standin.kubeconfigPath, "utf8")) as { clusters: { cluster: Record<string, string> }[] }).clusters[0]!.cluster["certificate-authority-data"]!, "base64");
+        const ca = Buffer.from(
+          (
+            JSON.parse(readFileSync(standin.kubeconfigPath, "utf8")) as {
+              clusters: { cluster: Record<string, string> }[];
+            }
+          ).clusters[0]!.cluster["certificate-authority-data"]!,
+          "base64",
+        );
         const url = `${standin.url.replace("https:", "wss:")}/api/v1/namespaces/team-a/pods/web-1/exec?command=cat&stdin=true&stdout=true&stderr=true&container=app`;
-        const ws = new WebSocket(url, [protocol], { ca, headers: { authorization: `Bearer ${fixtures.serviceAccountToken}` } });
+        const ws = new WebSocket(url, [protocol], {
+          ca,
+          headers: { authorization: `Bearer ${fixtures.serviceAccountToken}` },
+        });
         const frames: Buffer[] = [];
         ws.on("message", (data: Buffer) => frames.push(data));
         await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
@@ -146,7 +254,13 @@ describe("Kubernetes backend: v4.channel.k8s.io, targets and the Kubernetes auth
         await expect.poll(() => frames.some((f) => f[0] === 1)).toBe(true);
         ws.send(Buffer.from([255, 0]));
         ws.send(Buffer.from("\x00two\n"));
-        await expect.poll(() => frames.some((f) => f[0] === 3) || Buffer.concat(frames.filter((f) => f[0] === 1).map((f) => f.subarray(1))).toString() === "one\ntwo\n").toBe(true);
+        await expect
+          .poll(
+            () =>
+              frames.some((f) => f[0] === 3) ||
+              Buffer.concat(frames.filter((f) => f[0] === 1).map((f) => f.subarray(1))).toString() === "one\ntwo\n",
+          )
+          .toBe(true);
         const ended = frames.some((f) => f[0] === 3);
         ws.terminate();
         return ended;
@@ -174,7 +288,10 @@ describe("Kubernetes backend: v4.channel.k8s.io, targets and the Kubernetes auth
   });
 
   it("Entry's own client: app-name, proc-name and instance-no headers", async () => {
-    const client = await EntryClient.connect(g.url({}), { token: "alice-token", headers: { "app-name": "team-a", "proc-name": "web", "instance-no": "0" } });
+    const client = await EntryClient.connect(g.url({}), {
+      token: "alice-token",
+      headers: { "app-name": "team-a", "proc-name": "web", "instance-no": "0" },
+    });
     client.type("exit 0\n");
     expect(await client.closed).toMatchObject({ exitCode: 0 });
     expect(kube.execs.at(-1)).toMatchObject({ pod: "web-0" });
@@ -193,8 +310,13 @@ describe("Kubernetes backend: v4.channel.k8s.io, targets and the Kubernetes auth
     }
     const before = kube.execs.length;
     const impostor = await (await open({ namespace: "team-a", workload: "statefulset/web", instance: "5" })).closed;
-    expect(impostor).toMatchObject({ closeCode: "not-found", reason: "pod team-a/web-5 does not belong to statefulset web" });
-    expect(await (await open({ namespace: "team-a", workload: "deployment/api", instance: "2" })).closed).toMatchObject({ closeCode: "not-found" }); // api has 2 running pods
+    expect(impostor).toMatchObject({
+      closeCode: "not-found",
+      reason: "pod team-a/web-5 does not belong to statefulset web",
+    });
+    expect(await (await open({ namespace: "team-a", workload: "deployment/api", instance: "2" })).closed).toMatchObject(
+      { closeCode: "not-found" },
+    ); // api has 2 running pods
     expect(kube.execs.length).toBe(before);
   });
 
@@ -213,7 +335,10 @@ describe("Kubernetes backend: v4.channel.k8s.io, targets and the Kubernetes auth
     await client.waitFor(/[\r\n]3\r\n/);
     const shells = kube.liveShells().length;
     kube.dropConnections();
-    expect(await client.closed).toMatchObject({ closeCode: "backend-error", reason: expect.stringMatching(/lost the connection to the shell/) });
+    expect(await client.closed).toMatchObject({
+      closeCode: "backend-error",
+      reason: expect.stringMatching(/lost the connection to the shell/),
+    });
     expect(await client.closed).not.toHaveProperty("exitCode");
     await expect.poll(() => kube.liveShells().length, { timeout: 10_000 }).toBe(shells - 1);
   });
@@ -222,12 +347,24 @@ describe("Kubernetes backend: v4.channel.k8s.io, targets and the Kubernetes auth
     const execs = kube.execs.length;
     const reviews = kube.tokenReviews.length;
     const refused = await (await open({ namespace: "entryway", pod: "entryway-exec-gateway-0" }, "admin-token")).closed;
-    expect(refused).toMatchObject({ closeCode: "denied", reason: "permission denied: namespace entryway is the gateway's own" });
-    const byWorkload = await (await EntryClient.connect(g.url({}), { token: "admin-token", headers: { "app-name": "entryway", "proc-name": "entryway-exec-gateway", "instance-no": "0" } })).closed;
+    expect(refused).toMatchObject({
+      closeCode: "denied",
+      reason: "permission denied: namespace entryway is the gateway's own",
+    });
+    const byWorkload = await (
+      await EntryClient.connect(g.url({}), {
+        token: "admin-token",
+        headers: { "app-name": "entryway", "proc-name": "entryway-exec-gateway", "instance-no": "0" },
+      })
+    ).closed;
     expect(byWorkload).toMatchObject({ closeCode: "denied" });
     expect(kube.execs.length).toBe(execs);
     expect(kube.tokenReviews.length).toBe(reviews);
-    expect(g.audit.at(-1)).toMatchObject({ event: "session.refused", target: "entryway/entryway-exec-gateway#0", closeCode: "denied" });
+    expect(g.audit.at(-1)).toMatchObject({
+      event: "session.refused",
+      target: "entryway/entryway-exec-gateway#0",
+      closeCode: "denied",
+    });
     // The same user still enters other namespaces.
     const elsewhere = await open({ namespace: "team-b", pod: "db-0" }, "admin-token");
     elsewhere.type("exit 0\n");
@@ -237,8 +374,13 @@ describe("Kubernetes backend: v4.channel.k8s.io, targets and the Kubernetes auth
   it("refuses the stack's other namespaces (refusedNamespaces: the CONNECT gateway's) even to a user RBAC lets in, before asking the cluster", async () => {
     const execs = kube.execs.length;
     const reviews = kube.tokenReviews.length;
-    const refused = await (await open({ namespace: "entryway-connect", pod: "entryway-connect-gateway-0" }, "admin-token")).closed;
-    expect(refused).toMatchObject({ closeCode: "denied", reason: "permission denied: namespace entryway-connect belongs to the stack; the gateway does not enter it" });
+    const refused = await (
+      await open({ namespace: "entryway-connect", pod: "entryway-connect-gateway-0" }, "admin-token")
+    ).closed;
+    expect(refused).toMatchObject({
+      closeCode: "denied",
+      reason: "permission denied: namespace entryway-connect belongs to the stack; the gateway does not enter it",
+    });
     expect(kube.execs.length).toBe(execs);
     expect(kube.tokenReviews.length).toBe(reviews);
   });
@@ -246,8 +388,13 @@ describe("Kubernetes backend: v4.channel.k8s.io, targets and the Kubernetes auth
   it("denies through TokenReview + SubjectAccessReview before any exec", async () => {
     const before = kube.execs.length;
     const otherNamespace = await (await open({ namespace: "team-b", pod: "db-0" })).closed;
-    expect(otherNamespace).toMatchObject({ closeCode: "denied", reason: expect.stringMatching(/alice may not exec in namespace team-b/) });
-    expect(await (await open({ namespace: "team-a", pod: "web-0" }, "forged")).closed).toMatchObject({ closeCode: "denied" });
+    expect(otherNamespace).toMatchObject({
+      closeCode: "denied",
+      reason: expect.stringMatching(/alice may not exec in namespace team-b/),
+    });
+    expect(await (await open({ namespace: "team-a", pod: "web-0" }, "forged")).closed).toMatchObject({
+      closeCode: "denied",
+    });
     expect(kube.execs.length).toBe(before);
   });
 });
@@ -258,7 +405,11 @@ describe("sessions end with their grant (the Kubernetes authorizer)", () => {
   beforeAll(async () => {
     kube = await startKubeStandin({ ...fixtures, protocol: "v5.channel.k8s.io" });
     const kubeConfig = loadKubeConfig(kube.kubeconfigPath);
-    g = await startGateway(kubernetesBackend(kubeConfig), kubernetesAuthorizer(kubeConfig, defaultConfig.tokenAudiences), { reauthorizeIntervalMs: 300 });
+    g = await startGateway(
+      kubernetesBackend(kubeConfig),
+      kubernetesAuthorizer(kubeConfig, defaultConfig.tokenAudiences),
+      { reauthorizeIntervalMs: 300 },
+    );
   });
   afterAll(async () => {
     await g?.stop();
@@ -272,7 +423,9 @@ describe("sessions end with their grant (the Kubernetes authorizer)", () => {
   };
 
   it("a short-lived token (kubectl create token --duration) ends the session when it expires", async () => {
-    const token = await new UnsecuredJWT({ sub: "system:serviceaccount:team-a:ci" }).setExpirationTime(Math.floor(Date.now() / 1000) + 8).encode();
+    const token = await new UnsecuredJWT({ sub: "system:serviceaccount:team-a:ci" })
+      .setExpirationTime(Math.floor(Date.now() / 1000) + 8)
+      .encode();
     kube.users.set(token, standinUser(token, "ci"));
     kube.execAllowed.ci = ["team-a"];
     const client = await enter(token);
@@ -287,9 +440,15 @@ describe("sessions end with their grant (the Kubernetes authorizer)", () => {
     }
     const [frank, grace, heidi] = [await enter("frank-token"), await enter("grace-token"), await enter("heidi-token")];
     kube.execAllowed.frank = [];
-    expect(await frank.closed).toMatchObject({ closeCode: "denied", reason: expect.stringMatching(/^permission denied: frank may no longer exec in namespace team-a/) });
+    expect(await frank.closed).toMatchObject({
+      closeCode: "denied",
+      reason: expect.stringMatching(/^permission denied: frank may no longer exec in namespace team-a/),
+    });
     kube.users.delete("grace-token");
-    expect(await grace.closed).toMatchObject({ closeCode: "expired", reason: "the access token is no longer valid (token rejected)" });
+    expect(await grace.closed).toMatchObject({
+      closeCode: "expired",
+      reason: "the access token is no longer valid (token rejected)",
+    });
     heidi.type("echo still-$((2+2))\n");
     await heidi.waitFor(/still-4/);
     heidi.type("exit 0\n");

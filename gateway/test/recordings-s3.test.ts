@@ -6,7 +6,14 @@
 // incomplete; and on storage failure (a bucket that refuses writes, an endpoint that hangs, one that
 // goes away) the gateway refuses or ends the session with recording-failed, audits it, ends the
 // shell, and keeps serving.
-import { GetObjectCommand, HeadObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command, ListPartsCommand, PutObjectCommand } from "@aws-sdk/client-s3";
+import {
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
+  ListPartsCommand,
+  PutObjectCommand,
+} from "@aws-sdk/client-s3";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { describeWithRealTool } from "../../test/harness/realcp.js";
 import { castEnding, outputBytes, parseCast, type RecordingSummary } from "../src/asciicast.js";
@@ -60,8 +67,14 @@ describeWithRealTool("seaweedfs", "recordings in an S3 bucket (SeaweedFS)", (bin
     return gw;
   };
   const reviewer = { authorization: "Bearer user:rita:auditors" };
-  const list = async (gw: TestGateway) => ((await (await fetch(`${gw.base}/v1/recordings`, { headers: reviewer })).json()) as { recordings: RecordingSummary[] }).recordings;
-  const download = async (gw: TestGateway, id: string) => Buffer.from(await (await fetch(`${gw.base}/v1/recordings/${id}`, { headers: reviewer })).arrayBuffer());
+  const list = async (gw: TestGateway) =>
+    (
+      (await (await fetch(`${gw.base}/v1/recordings`, { headers: reviewer })).json()) as {
+        recordings: RecordingSummary[];
+      }
+    ).recordings;
+  const download = async (gw: TestGateway, id: string) =>
+    Buffer.from(await (await fetch(`${gw.base}/v1/recordings/${id}`, { headers: reviewer })).arrayBuffer());
   const admin = () => weed.client(weed.admin);
   /** The gateway kept serving: once the bucket answers again, a session runs to its end. */
   const expectServingAgain = async (gw: TestGateway) => {
@@ -122,29 +135,53 @@ describeWithRealTool("seaweedfs", "recordings in an S3 bucket (SeaweedFS)", (bin
     const client3 = admin();
     let uploadId: string | undefined;
     await expect
-      .poll(async () => (uploadId = (await client3.send(new ListMultipartUploadsCommand({ Bucket: BUCKET, Prefix: "big/" }))).Uploads?.[0]?.UploadId), { timeout: 20_000 })
+      .poll(
+        async () =>
+          (uploadId = (await client3.send(new ListMultipartUploadsCommand({ Bucket: BUCKET, Prefix: "big/" })))
+            .Uploads?.[0]?.UploadId),
+        { timeout: 20_000 },
+      )
       .toBeTruthy();
-    const key = (await client3.send(new ListMultipartUploadsCommand({ Bucket: BUCKET, Prefix: "big/" }))).Uploads![0]!.Key!;
+    const key = (await client3.send(new ListMultipartUploadsCommand({ Bucket: BUCKET, Prefix: "big/" }))).Uploads![0]!
+      .Key!;
     let parts: Awaited<ReturnType<typeof listParts>> | undefined;
     const listParts = () => client3.send(new ListPartsCommand({ Bucket: BUCKET, Key: key, UploadId: uploadId }));
-    await expect.poll(async () => (parts = await listParts()).Parts?.map((p) => p.PartNumber), { timeout: 20_000 }).toEqual([1]);
+    await expect
+      .poll(async () => (parts = await listParts()).Parts?.map((p) => p.PartNumber), { timeout: 20_000 })
+      .toEqual([1]);
     expect(client.ws.readyState).toBe(client.ws.OPEN);
     expect(parts!.Parts![0]!.Size).toBeGreaterThanOrEqual(PART);
-    await expect.poll(async () => (await client3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `big/${TAILS}` }))).KeyCount, { timeout: 10_000 }).toBe(1);
+    await expect
+      .poll(
+        async () => (await client3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `big/${TAILS}` }))).KeyCount,
+        { timeout: 10_000 },
+      )
+      .toBe(1);
 
     client.type("exit 0\n");
     await client.closed;
-    await expect.poll(async () => (await list(a)).find((r) => r.target === "fake/bulk")?.complete, { timeout: 20_000 }).toBe(true);
+    await expect
+      .poll(async () => (await list(a)).find((r) => r.target === "fake/bulk")?.complete, { timeout: 20_000 })
+      .toBe(true);
     const metrics = await (await fetch(`${a.monitoring}/metrics`)).text();
-    const figure = (name: string, kind: string) => Number(new RegExp(`entryway_recording_write_seconds_${name}\\{sink="s3",kind="${kind}"\\} ([0-9.e-]+)`).exec(metrics)?.[1]);
+    const figure = (name: string, kind: string) =>
+      Number(
+        new RegExp(`entryway_recording_write_seconds_${name}\\{sink="s3",kind="${kind}"\\} ([0-9.e-]+)`).exec(
+          metrics,
+        )?.[1],
+      );
     expect(figure("count", "part")).toBe(1);
-    process.stderr.write(`multipart: part 1 of ${parts!.Parts![0]!.Size} bytes uploaded in ${(figure("sum", "part") * 1000).toFixed(0)} ms; ${figure("count", "checkpoint")} checkpoints took ${((figure("sum", "checkpoint") / figure("count", "checkpoint")) * 1000).toFixed(1)} ms on average\n`);
+    process.stderr.write(
+      `multipart: part 1 of ${parts!.Parts![0]!.Size} bytes uploaded in ${(figure("sum", "part") * 1000).toFixed(0)} ms; ${figure("count", "checkpoint")} checkpoints took ${((figure("sum", "checkpoint") / figure("count", "checkpoint")) * 1000).toFixed(1)} ms on average\n`,
+    );
     const object = await client3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
     const body = await bodyBytes(object.Body);
     expect(Buffer.from(outputBytes(parseCast(body.toString("utf8")).events))).toEqual(client.output);
     // The tail went with the end, and no upload is left open.
     expect((await client3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `big/${TAILS}` }))).KeyCount).toBe(0);
-    expect((await client3.send(new ListMultipartUploadsCommand({ Bucket: BUCKET, Prefix: "big/" }))).Uploads ?? []).toEqual([]);
+    expect(
+      (await client3.send(new ListMultipartUploadsCommand({ Bucket: BUCKET, Prefix: "big/" }))).Uploads ?? [],
+    ).toEqual([]);
   }, 120_000);
 
   it("completes an upload whose gateway stopped from its tail, marked incomplete; the tail of one that ended is only removed", async () => {
@@ -152,20 +189,40 @@ describeWithRealTool("seaweedfs", "recordings in an S3 bucket (SeaweedFS)", (bin
     const config = { ...defaultConfig, ...s3Settings({ recordS3Prefix: "stopped/" }) } as GatewayConfig;
     const logs: unknown[] = [];
     const sink = s3Sink(config, { log: (...entry) => logs.push(entry) }, createMetrics());
-    const recording = await sink.start({ session: "00000000-0000-4000-8000-00000000000a", user: "alice", target: "ns/pod/app" }, { cols: 80, rows: 24 });
+    const recording = await sink.start(
+      { session: "00000000-0000-4000-8000-00000000000a", user: "alice", target: "ns/pod/app" },
+      { cols: 80, rows: 24 },
+    );
     const big = Buffer.from(`${"y".repeat(1023)}\n`.repeat(5 * 1024 + 10));
     recording.output(big);
     recording.output(Buffer.from("after the part\n"));
     const s3 = admin();
-    await expect.poll(async () => (await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `stopped/${TAILS}` }))).KeyCount, { timeout: 20_000 }).toBe(1);
+    await expect
+      .poll(
+        async () => (await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `stopped/${TAILS}` }))).KeyCount,
+        { timeout: 20_000 },
+      )
+      .toBe(1);
     await new Promise((resolve) => setTimeout(resolve, 1000)); // the tail holds the last line too
     // The gateway "stops" here: its recording is never finished. A replica sweeps once the tail is stale.
-    const place = { client: s3Client(config), bucket: BUCKET, prefix: "stopped/", timeoutMs: 5000, partBytes: PART, flushMs: 300, logger: { log: () => {} }, timed: (_k: string, w: () => Promise<unknown>) => w(), failed: () => {} };
+    const place = {
+      client: s3Client(config),
+      bucket: BUCKET,
+      prefix: "stopped/",
+      timeoutMs: 5000,
+      partBytes: PART,
+      flushMs: 300,
+      logger: { log: () => {} },
+      timed: (_k: string, w: () => Promise<unknown>) => w(),
+      failed: () => {},
+    };
     const early = await recoverStoppedUploads(place as never, STALE_FLUSHES * 300);
     expect(early).toEqual({ completed: [], removed: [] }); // still fresh: its session might live
     const swept = await recoverStoppedUploads(place as never, 0, Date.now() + 60_000);
     expect(swept).toEqual({ completed: [recording.id], removed: [] });
-    const object = await bodyBytes((await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: `stopped/${recording.id}.cast` }))).Body);
+    const object = await bodyBytes(
+      (await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: `stopped/${recording.id}.cast` }))).Body,
+    );
     const cast = parseCast(object.toString("utf8"));
     expect(cast.events.at(-1)).toMatchObject({ code: "entryway.incomplete" });
     expect(castEnding(object.subarray(-4096).toString("utf8")).complete).toBe(false);
@@ -174,8 +231,18 @@ describeWithRealTool("seaweedfs", "recordings in an S3 bucket (SeaweedFS)", (bin
     // The stopped recording's own finish now finds its upload gone.
     await expect(recording.finish("exit")).rejects.toThrow();
     // A tail left behind by a session that ended (its removal failed) is only removed.
-    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: `stopped/${TAILS}${recording.id}.cast`, Body: "x", Metadata: { "upload-id": "gone", offset: "0", seconds: "1" } }));
-    expect(await recoverStoppedUploads(place as never, 0, Date.now() + 60_000)).toEqual({ completed: [], removed: [recording.id] });
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: BUCKET,
+        Key: `stopped/${TAILS}${recording.id}.cast`,
+        Body: "x",
+        Metadata: { "upload-id": "gone", offset: "0", seconds: "1" },
+      }),
+    );
+    expect(await recoverStoppedUploads(place as never, 0, Date.now() + 60_000)).toEqual({
+      completed: [],
+      removed: [recording.id],
+    });
   }, 120_000);
 
   it("refuses a session before any shell exists when the bucket refuses writes, and says why", async () => {
@@ -187,9 +254,15 @@ describeWithRealTool("seaweedfs", "recordings in an S3 bucket (SeaweedFS)", (bin
     expect(closed.reason).toMatch(/^the session's recording cannot be written, so the session is refused/);
     expect(backend.execs).toBe(0);
     expect(gw.audit.map((e) => [e.event, e.closeCode])).toEqual([["session.refused", "recording-failed"]]);
-    expect(gw.logs.find((l) => l.msg === "recording write failed")).toMatchObject({ sink: "s3", stage: "start", error: expect.stringMatching(/AccessDenied/) });
+    expect(gw.logs.find((l) => l.msg === "recording write failed")).toMatchObject({
+      sink: "s3",
+      stage: "start",
+      error: expect.stringMatching(/AccessDenied/),
+    });
     expect(JSON.stringify(gw.logs)).not.toContain(weed.reader.secretAccessKey);
-    expect(await (await fetch(`${gw.monitoring}/metrics`)).text()).toMatch(/entryway_recording_failures_total\{sink="s3",stage="start"\} 1/);
+    expect(await (await fetch(`${gw.monitoring}/metrics`)).text()).toMatch(
+      /entryway_recording_failures_total\{sink="s3",stage="start"\} 1/,
+    );
   });
 
   it("ends a session whose bucket stops answering (a hung endpoint) within the write timeout, ends its shell, and refuses new ones until it answers", async () => {
@@ -228,13 +301,19 @@ describeWithRealTool("seaweedfs", "recordings in an S3 bucket (SeaweedFS)", (bin
       await new Promise((resolve) => setTimeout(resolve, 300)); // the header's PUT is waiting on the stopped server
       client.ws.close();
       await client.closed;
-      await expect.poll(() => gw.audit.map((e) => [e.event, e.closeCode])).toEqual([["session.refused", "client-gone"]]);
+      await expect
+        .poll(() => gw.audit.map((e) => [e.event, e.closeCode]))
+        .toEqual([["session.refused", "client-gone"]]);
     } finally {
       weed.process.kill("SIGCONT");
     }
     let found: RecordingSummary | undefined;
-    await expect.poll(async () => (found = (await list(gw)).find((r) => r.user === "alice"))?.complete, { timeout: 10_000 }).toBe(true);
-    expect(parseCast((await download(gw, found!.id)).toString("utf8")).events).toEqual([expect.objectContaining({ code: "entryway.end", data: "client-gone" })]);
+    await expect
+      .poll(async () => (found = (await list(gw)).find((r) => r.user === "alice"))?.complete, { timeout: 10_000 })
+      .toBe(true);
+    expect(parseCast((await download(gw, found!.id)).toString("utf8")).events).toEqual([
+      expect.objectContaining({ code: "entryway.end", data: "client-gone" }),
+    ]);
     expect(backend.execs).toBe(0);
   }, 60_000);
 

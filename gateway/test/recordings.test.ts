@@ -9,7 +9,13 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { defaultConfig } from "../src/config.js";
 import { createMetrics } from "../src/metrics.js";
-import { listRecordings, pruneRecordings, recordingFile, startRecordingCleanup, volumeSink } from "../src/recordings.js";
+import {
+  listRecordings,
+  pruneRecordings,
+  recordingFile,
+  startRecordingCleanup,
+  volumeSink,
+} from "../src/recordings.js";
 import { outputBytes, parseCast } from "../src/asciicast.js";
 import { EntryClient } from "./helpers/client.js";
 import { fakeBackend } from "./helpers/fake-backend.js";
@@ -31,7 +37,11 @@ afterEach(() => {
 function castFile(dir: string, start: Date, session: string, ageDays: number, now = Date.now()): string {
   const id = `${start.toISOString().replace(/[:.]/g, "-")}-${session}`;
   const file = join(dir, `${id}.cast`);
-  writeFileSync(file, JSON.stringify({ version: 2, width: 80, height: 24, title: "c", entryway: { session, user: "u", target: "c" } }) + "\n");
+  writeFileSync(
+    file,
+    JSON.stringify({ version: 2, width: 80, height: 24, title: "c", entryway: { session, user: "u", target: "c" } }) +
+      "\n",
+  );
   const mtime = new Date(now - ageDays * DAY);
   utimesSync(file, mtime, mtime);
   return id;
@@ -52,8 +62,17 @@ describe("recordings", () => {
     await recording.finish("exit");
     const [name] = readdirSync(dir);
     expect(name).toBe(`${recording.id}.cast`);
-    const lines = readFileSync(join(dir, name!), "utf8").trim().split("\n").map((line) => JSON.parse(line));
-    expect(lines[0]).toMatchObject({ version: 2, width: 100, height: 30, title: "shop/web-0/app", entryway: { session, user: "alice", target: "shop/web-0/app" } });
+    const lines = readFileSync(join(dir, name!), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(lines[0]).toMatchObject({
+      version: 2,
+      width: 100,
+      height: 30,
+      title: "shop/web-0/app",
+      entryway: { session, user: "alice", target: "shop/web-0/app" },
+    });
     expect(lines.slice(1).map((event) => event.slice(1))).toEqual([
       ["o", "hello\r\n"],
       ["o", "a\ufffd\ufffd\u0000b"],
@@ -61,9 +80,17 @@ describe("recordings", () => {
       ["r", "120x40"],
       ["entryway.end", "exit"],
     ]);
-    expect(Buffer.from(outputBytes(parseCast(readFileSync(join(dir, name!), "utf8")).events))).toEqual(Buffer.concat([Buffer.from("hello\r\n"), binary]));
+    expect(Buffer.from(outputBytes(parseCast(readFileSync(join(dir, name!), "utf8")).events))).toEqual(
+      Buffer.concat([Buffer.from("hello\r\n"), binary]),
+    );
     const [summary] = await listRecordings(dir);
-    expect(summary).toMatchObject({ id: recording.id, user: "alice", target: "shop/web-0/app", size: readFileSync(join(dir, name!)).length, complete: true });
+    expect(summary).toMatchObject({
+      id: recording.id,
+      user: "alice",
+      target: "shop/web-0/app",
+      size: readFileSync(join(dir, name!)).length,
+      complete: true,
+    });
     expect(summary!.duration).toBe(lines.at(-1)[0]);
   });
 
@@ -129,14 +156,27 @@ describe("recordings", () => {
 });
 
 /** A GET with the path sent exactly as given (fetch would resolve "../" before sending). */
-function rawGet(base: string, path: string, token?: string): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
+function rawGet(
+  base: string,
+  path: string,
+  token?: string,
+): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
   const { hostname, port } = new URL(base);
   return new Promise((resolve, reject) => {
-    const request = http.request({ hostname, port, path, headers: token ? { authorization: `Bearer ${token}` } : {} }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on("data", (c: Buffer) => chunks.push(c));
-      response.on("end", () => resolve({ status: response.statusCode!, body: Buffer.concat(chunks).toString("utf8"), headers: response.headers }));
-    });
+    const request = http.request(
+      { hostname, port, path, headers: token ? { authorization: `Bearer ${token}` } : {} },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on("data", (c: Buffer) => chunks.push(c));
+        response.on("end", () =>
+          resolve({
+            status: response.statusCode!,
+            body: Buffer.concat(chunks).toString("utf8"),
+            headers: response.headers,
+          }),
+        );
+      },
+    );
     request.on("error", reject);
     request.end();
   });
@@ -146,7 +186,10 @@ describe("GET /v1/recordings", () => {
   it("lists and serves recordings to reviewers only, audits each access, and never leaves the directory", async () => {
     const dir = tempDir();
     writeFileSync(join(dir, "notes.cast"), "not a recording");
-    const gw = await startGateway(fakeBackend(), tokenAuthorizer(), { recordDir: join(dir, "casts"), reviewerGroups: ["auditors"] });
+    const gw = await startGateway(fakeBackend(), tokenAuthorizer(), {
+      recordDir: join(dir, "casts"),
+      reviewerGroups: ["auditors"],
+    });
     try {
       const client = await EntryClient.connect(gw.url({ container: "web" }), { token: "user:alice:devs" });
       client.type("hello-recorded\n");
@@ -155,13 +198,18 @@ describe("GET /v1/recordings", () => {
       await client.closed;
       await vi.waitFor(() => expect(gw.audit.at(-1)).toMatchObject({ event: "session.end" }));
 
-      expect(await rawGet(gw.base, "/v1/recordings")).toMatchObject({ status: 401, headers: { "www-authenticate": 'Bearer realm="entryway"' } });
+      expect(await rawGet(gw.base, "/v1/recordings")).toMatchObject({
+        status: 401,
+        headers: { "www-authenticate": 'Bearer realm="entryway"' },
+      });
       expect((await rawGet(gw.base, "/v1/recordings", "user:alice:devs")).status).toBe(403);
       expect((await rawGet(gw.base, "/v1/recordings", "forged")).status).toBe(403);
 
       const listed = await rawGet(gw.base, "/v1/recordings", "user:rita:devs,auditors");
       expect(listed.status).toBe(200);
-      const { recordings } = JSON.parse(listed.body) as { recordings: { id: string; user: string; target: string; start: string; duration: number; size: number }[] };
+      const { recordings } = JSON.parse(listed.body) as {
+        recordings: { id: string; user: string; target: string; start: string; duration: number; size: number }[];
+      };
       expect(recordings).toHaveLength(1);
       const [recording] = recordings;
       expect(recording).toMatchObject({ user: "alice", target: "fake/web" });
@@ -171,7 +219,11 @@ describe("GET /v1/recordings", () => {
 
       expect((await rawGet(gw.base, `/v1/recordings/${recording!.id}`, "user:alice:devs")).status).toBe(403);
       const served = await rawGet(gw.base, `/v1/recordings/${recording!.id}`, "user:rita:auditors");
-      expect(served).toMatchObject({ status: 200, body: onDisk, headers: { "content-type": "application/x-asciicast" } });
+      expect(served).toMatchObject({
+        status: 200,
+        body: onDisk,
+        headers: { "content-type": "application/x-asciicast" },
+      });
 
       for (const path of [
         "/v1/recordings/../notes",

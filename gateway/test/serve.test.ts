@@ -59,7 +59,8 @@ describe("entryway serve", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const open = () => EntryClient.connect(`ws://127.0.0.1:${port}/v1/enter?namespace=team-a&pod=web-0`, { token: TOKEN });
+  const open = () =>
+    EntryClient.connect(`ws://127.0.0.1:${port}/v1/enter?namespace=team-a&pod=web-0`, { token: TOKEN });
 
   it("records the session as asciicast v2 and audits it", async () => {
     const client = await open();
@@ -69,14 +70,32 @@ describe("entryway serve", () => {
     client.type("exit 4\n");
     expect(await client.closed).toMatchObject({ exitCode: 4 });
     await expect.poll(() => readdirSync(join(dir, "casts")).length).toBe(1);
-    const cast = readFileSync(join(dir, "casts", readdirSync(join(dir, "casts"))[0]!), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const cast = readFileSync(join(dir, "casts", readdirSync(join(dir, "casts"))[0]!), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(cast[0]).toMatchObject({ version: 2, width: 90, height: 20, title: "team-a/web-0/app" });
     const events = cast.slice(1) as [number, string, string][];
     expect(events.every(([t], i) => i === 0 || t >= events[i - 1]![0])).toBe(true);
-    expect(events.filter(([, type]) => type === "o").map(([, , data]) => data).join("")).toContain("你好42");
-    const audit = readFileSync(join(dir, "audit.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    expect(
+      events
+        .filter(([, type]) => type === "o")
+        .map(([, , data]) => data)
+        .join(""),
+    ).toContain("你好42");
+    const audit = readFileSync(join(dir, "audit.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(audit.map((e) => e.event)).toEqual(["session.start", "session.end"]);
-    expect(audit[1]).toMatchObject({ user: "alice", target: "team-a/web-0", container: "team-a/web-0/app", client: "127.0.0.1", exitCode: 4, closeCode: "exit" });
+    expect(audit[1]).toMatchObject({
+      user: "alice",
+      target: "team-a/web-0",
+      container: "team-a/web-0/app",
+      client: "127.0.0.1",
+      exitCode: 4,
+      closeCode: "exit",
+    });
     expect(audit[1].bytesIn).toBeGreaterThan(0);
     expect(audit[1].bytesOut).toBeGreaterThan(0);
   });
@@ -91,11 +110,15 @@ describe("entryway serve", () => {
     const exited = new Promise<number | null>((resolve) => server.once("exit", (code) => resolve(code)));
     const started = Date.now();
     server.kill("SIGTERM");
-    for (const c of clients) expect(await c.closed).toMatchObject({ closeCode: "shutdown", reason: "the gateway is shutting down" });
+    for (const c of clients)
+      expect(await c.closed).toMatchObject({ closeCode: "shutdown", reason: "the gateway is shutting down" });
     expect(await exited).toBe(0);
     expect(Date.now() - started).toBeLessThan(5000 + 2000);
     expect(kube.liveShells()).toEqual([]);
-    const logs = stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const logs = stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(logs.some((l) => l.msg === "draining" && l.sessions === 2)).toBe(true);
     expect(stdout + readFileSync(join(dir, "audit.jsonl"), "utf8")).not.toContain(TOKEN);
   });

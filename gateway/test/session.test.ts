@@ -42,7 +42,9 @@ describe("token sources", () => {
     const { url, open, backend } = await setup();
     await echo(await open(), "via-entry-header");
     await echo(await EntryClient.connect(url, { headers: { authorization: "Bearer user:bob" } }), "via-bearer");
-    const viaProtocol = await EntryClient.connect(url, { protocols: [SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX + Buffer.from("user:carol").toString("base64url")] });
+    const viaProtocol = await EntryClient.connect(url, {
+      protocols: [SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX + Buffer.from("user:carol").toString("base64url")],
+    });
     expect(viaProtocol.ws.protocol).toBe(SUBPROTOCOL); // the token is never echoed back
     await echo(viaProtocol, "via-subprotocol");
     const viaMessage = await EntryClient.connect(url);
@@ -86,10 +88,22 @@ describe("session", () => {
     const { open, g } = await setup();
     const client = await open();
     client.type("exit 7\n");
-    expect(await client.closed).toMatchObject({ exitCode: 7, closeCode: "exit", reason: "shell exited with code 7", wsCode: 1000 });
+    expect(await client.closed).toMatchObject({
+      exitCode: 7,
+      closeCode: "exit",
+      reason: "shell exited with code 7",
+      wsCode: 1000,
+    });
     await g.gateway.sessions.values().next().value?.finished;
     const end = g.audit.find((e) => e.event === "session.end");
-    expect(end).toMatchObject({ user: "alice", target: "docker/box", exitCode: 7, closeCode: "exit", client: "127.0.0.1", bytesIn: 7 });
+    expect(end).toMatchObject({
+      user: "alice",
+      target: "docker/box",
+      exitCode: 7,
+      closeCode: "exit",
+      client: "127.0.0.1",
+      bytesIn: 7,
+    });
     expect(g.audit[0]).toMatchObject({ event: "session.start", user: "alice" });
   });
 
@@ -128,7 +142,12 @@ describe("session", () => {
   });
 
   it("a reaper that hangs pins no slot: the user's and the replica's slots come back while it runs", async () => {
-    const { open, backend } = await setup({ maxSessionsPerUser: 1, maxSessions: 1, reapTimeoutMs: 600_000, drainTimeoutMs: 500 });
+    const { open, backend } = await setup({
+      maxSessionsPerUser: 1,
+      maxSessions: 1,
+      reapTimeoutMs: 600_000,
+      drainTimeoutMs: 500,
+    });
     backend.reaperHangs = true;
     const first = await open();
     await echo(first, "first");
@@ -143,10 +162,21 @@ describe("session", () => {
     const client = await open();
     await echo(client, "up");
     client.ws.terminate();
-    await expect.poll(() => g.reaps, { timeout: 10_000 }).toEqual([
-      { event: "reap.failed", session: expect.any(String), user: "alice", container: "fake/box", pid: 100, reason: "the reaper did not end within 1000 ms" },
-    ]);
-    expect(await (await fetch(`${g.monitoring}/metrics`)).text()).toMatch(/entryway_shells_reaped_total\{result="timeout"\} 1/);
+    await expect
+      .poll(() => g.reaps, { timeout: 10_000 })
+      .toEqual([
+        {
+          event: "reap.failed",
+          session: expect.any(String),
+          user: "alice",
+          container: "fake/box",
+          pid: 100,
+          reason: "the reaper did not end within 1000 ms",
+        },
+      ]);
+    expect(await (await fetch(`${g.monitoring}/metrics`)).text()).toMatch(
+      /entryway_shells_reaped_total\{result="timeout"\} 1/,
+    );
     await expect.poll(() => g.audit.at(-1)).toMatchObject({ event: "session.end", closeCode: "client-gone" });
   });
 
@@ -193,9 +223,14 @@ describe("bad input", () => {
   it("refuses an unusable target with bad-request and audits it", async () => {
     const { g, backend } = await setup();
     const client = await EntryClient.connect(g.url({ container: "../etc" }), { token: "user:alice" });
-    expect(await client.closed).toMatchObject({ closeCode: "bad-request", reason: expect.stringMatching(/invalid container/) });
+    expect(await client.closed).toMatchObject({
+      closeCode: "bad-request",
+      reason: expect.stringMatching(/invalid container/),
+    });
     expect(backend.execs).toBe(0);
-    expect(g.audit).toEqual([expect.objectContaining({ event: "session.refused", closeCode: "bad-request", client: "127.0.0.1" })]);
+    expect(g.audit).toEqual([
+      expect.objectContaining({ event: "session.refused", closeCode: "bad-request", client: "127.0.0.1" }),
+    ]);
   });
 
   it("closes on malformed protobuf, ignores unknown types and empty frames, and leaves other sessions alone", async () => {
@@ -238,8 +273,11 @@ describe("bad input", () => {
         for (const frame of frames) client.sendRaw(Buffer.from(frame));
         client.type("alive\n");
         // Either the session answers or it closed with a documented code.
-        await client.waitFor((c) => c.text.includes("alive\n") || c.ws.readyState === WebSocket.CLOSED, 5000).catch(() => {});
-        if (client.ws.readyState === WebSocket.CLOSED) expect(["bad-request"]).toContain((await client.closed).closeCode);
+        await client
+          .waitFor((c) => c.text.includes("alive\n") || c.ws.readyState === WebSocket.CLOSED, 5000)
+          .catch(() => {});
+        if (client.ws.readyState === WebSocket.CLOSED)
+          expect(["bad-request"]).toContain((await client.closed).closeCode);
         else expect(client.text).toContain("alive");
         client.ws.close();
         await client.closed;
@@ -264,7 +302,9 @@ describe("session lifetime", () => {
 
   it("ends a session when its token expires (the authorizer's expiresAt, from OIDC exp)", async () => {
     const backend = fakeBackend();
-    const g = await startGateway(backend, { authorize: async () => ({ allow: true, user: "alice", expiresAt: Date.now() + 1500 }) });
+    const g = await startGateway(backend, {
+      authorize: async () => ({ allow: true, user: "alice", expiresAt: Date.now() + 1500 }),
+    });
     gateways.push(g);
     const client = await EntryClient.connect(g.url({ container: "box" }), { token: "any" });
     await echo(client, "still-valid");
@@ -298,7 +338,9 @@ describe("ending during setup (the session's signal)", () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(backend.execs).toBe(0);
     expect(backend.reaped).toEqual([]);
-    expect(g.audit).toEqual([expect.objectContaining({ event: "session.refused", user: "alice", closeCode: "client-gone" })]);
+    expect(g.audit).toEqual([
+      expect.objectContaining({ event: "session.refused", user: "alice", closeCode: "client-gone" }),
+    ]);
     await echo(await open(), "the-slot-came-back");
   });
 
@@ -317,7 +359,9 @@ describe("ending during setup (the session's signal)", () => {
     await expect.poll(() => g.audit.length).toBe(1);
     creating.open();
     await expect.poll(() => backend.reaped).toEqual([100]);
-    expect(g.audit).toEqual([expect.objectContaining({ event: "session.refused", closeCode: "client-gone", container: "fake/box" })]);
+    expect(g.audit).toEqual([
+      expect.objectContaining({ event: "session.refused", closeCode: "client-gone", container: "fake/box" }),
+    ]);
     expect(await (await fetch(`${g.monitoring}/metrics`)).text()).toMatch(/entryway_sessions_active 0/);
   });
 });
@@ -331,7 +375,11 @@ describe("sessions that end with their grant", () => {
       rechecks++;
       return answer;
     };
-    const g = await startGateway(backend, { authorize: async () => ({ allow: true, user: "alice", recheck }) }, { reauthorizeIntervalMs: 100 });
+    const g = await startGateway(
+      backend,
+      { authorize: async () => ({ allow: true, user: "alice", recheck }) },
+      { reauthorizeIntervalMs: 100 },
+    );
     gateways.push(g);
     const client = await EntryClient.connect(g.url({ container: "box" }), { token: "any" });
     await echo(client, "granted");
@@ -340,12 +388,27 @@ describe("sessions that end with their grant", () => {
     const before = rechecks;
     await expect.poll(() => rechecks).toBeGreaterThanOrEqual(before + 2);
     await echo(client, "still-here");
-    expect(g.logs).toContainEqual(expect.objectContaining({ level: "warn", msg: expect.stringMatching(/could not authorize the session again/), error: "webhook answered HTTP 503" }));
-    answer = { outcome: "revoked", closeCode: "denied", reason: "permission denied: alice may no longer exec in namespace team-a" };
-    expect(await client.closed).toMatchObject({ closeCode: "denied", reason: "permission denied: alice may no longer exec in namespace team-a" });
+    expect(g.logs).toContainEqual(
+      expect.objectContaining({
+        level: "warn",
+        msg: expect.stringMatching(/could not authorize the session again/),
+        error: "webhook answered HTTP 503",
+      }),
+    );
+    answer = {
+      outcome: "revoked",
+      closeCode: "denied",
+      reason: "permission denied: alice may no longer exec in namespace team-a",
+    };
+    expect(await client.closed).toMatchObject({
+      closeCode: "denied",
+      reason: "permission denied: alice may no longer exec in namespace team-a",
+    });
     await expect.poll(() => backend.reaped).toHaveLength(1);
     await expect.poll(() => g.audit.at(-1)).toMatchObject({ event: "session.end", closeCode: "denied", user: "alice" });
-    expect(await (await fetch(`${g.monitoring}/metrics`)).text()).toMatch(/entryway_auth_denials_total\{reason="revoked"\} 1/);
+    expect(await (await fetch(`${g.monitoring}/metrics`)).text()).toMatch(
+      /entryway_auth_denials_total\{reason="revoked"\} 1/,
+    );
   });
 
   it("asks again every 5 minutes by default", () => {
@@ -356,30 +419,44 @@ describe("sessions that end with their grant", () => {
 describe("audit", () => {
   it("records the command a client chose", async () => {
     const { g } = await setup();
-    const client = await EntryClient.connect(g.url({ container: "box", command: ["sh", "-c", "id; cat /etc/shadow"] }), { token: "user:alice" });
+    const client = await EntryClient.connect(
+      g.url({ container: "box", command: ["sh", "-c", "id; cat /etc/shadow"] }),
+      { token: "user:alice" },
+    );
     client.type("exit 0\n");
     await client.closed;
     await expect.poll(() => g.audit.at(-1)).toMatchObject({ event: "session.end" });
-    expect(g.audit.map((e) => e.command)).toEqual([["sh", "-c", "id; cat /etc/shadow"], ["sh", "-c", "id; cat /etc/shadow"]]);
+    expect(g.audit.map((e) => e.command)).toEqual([
+      ["sh", "-c", "id; cat /etc/shadow"],
+      ["sh", "-c", "id; cat /etc/shadow"],
+    ]);
   });
 
   it("takes the client address from X-Forwarded-For only when the peer is a trusted proxy", async () => {
     const forwarded = { "x-forwarded-for": "198.51.100.7, 203.0.113.9" };
     const direct = await setup();
-    await (await EntryClient.connect(direct.url, { token: "nope", headers: forwarded })).closed;
+    await (
+      await EntryClient.connect(direct.url, { token: "nope", headers: forwarded })
+    ).closed;
     expect(direct.g.audit.at(-1)).toMatchObject({ client: "127.0.0.1" });
     const proxied = await setup({ trustedProxies: ["127.0.0.0/8"] });
-    await (await EntryClient.connect(proxied.url, { token: "nope", headers: forwarded })).closed;
+    await (
+      await EntryClient.connect(proxied.url, { token: "nope", headers: forwarded })
+    ).closed;
     // The nearest hop that is not a trusted proxy; what the client itself wrote further left proves nothing.
     expect(proxied.g.audit.at(-1)).toMatchObject({ client: "203.0.113.9" });
     const chained = await setup({ trustedProxies: ["127.0.0.0/8", "203.0.113.0/24"] });
-    await (await EntryClient.connect(chained.url, { token: "nope", headers: forwarded })).closed;
+    await (
+      await EntryClient.connect(chained.url, { token: "nope", headers: forwarded })
+    ).closed;
     expect(chained.g.audit.at(-1)).toMatchObject({ client: "198.51.100.7" });
   });
 
   it("keeps the raw query string (a token put in the URL) out of a refused upgrade's record", async () => {
     const { g } = await setup();
-    const client = await EntryClient.connect(g.url({ container: "../etc", access_token: "secret-in-the-url" }), { token: "user:alice" });
+    const client = await EntryClient.connect(g.url({ container: "../etc", access_token: "secret-in-the-url" }), {
+      token: "user:alice",
+    });
     expect(await client.closed).toMatchObject({ closeCode: "bad-request" });
     expect(g.audit).toHaveLength(1);
     expect(JSON.stringify(g.audit)).not.toContain("secret-in-the-url");
@@ -394,7 +471,10 @@ describe("audit", () => {
     const g = await startGateway(fakeBackend(), unavailable);
     gateways.push(g);
     const denied = await (await EntryClient.connect(g.url({ container: "box" }), { token: "anything" })).closed;
-    expect(denied).toMatchObject({ closeCode: "denied", reason: "permission denied: kubernetes authorizer unavailable" });
+    expect(denied).toMatchObject({
+      closeCode: "denied",
+      reason: "permission denied: kubernetes authorizer unavailable",
+    });
     expect(JSON.stringify(g.audit)).not.toContain("etcd");
     expect(g.logs).toContainEqual(expect.objectContaining({ msg: "authorizer failed", error: secret }));
 
@@ -415,7 +495,9 @@ describe("audit", () => {
 describe("browsers and bad frames", () => {
   it("refuses a cross-site Origin with 403 before the upgrade, and allows the gateway's own", async () => {
     const { g, url, authorizer, backend } = await setup();
-    await expect(EntryClient.connect(url, { token: "user:alice", origin: "https://evil.example" })).rejects.toThrow(/HTTP 403/);
+    await expect(EntryClient.connect(url, { token: "user:alice", origin: "https://evil.example" })).rejects.toThrow(
+      /HTTP 403/,
+    );
     expect(authorizer.calls).toBe(0);
     expect(g.audit).toEqual([]);
     const own = await EntryClient.connect(url, { token: "user:alice", origin: g.base });
@@ -429,9 +511,22 @@ describe("browsers and bad frames", () => {
     const { url, authorizer } = await setup();
     const port = new URL(url).port;
     // An attacker's name resolved to the gateway: the browser's Host and Origin agree.
-    await expect(EntryClient.connect(url, { token: "user:alice", origin: `http://rebind.evil.example:${port}`, headers: { host: `rebind.evil.example:${port}` } })).rejects.toThrow(/HTTP 403/);
+    await expect(
+      EntryClient.connect(url, {
+        token: "user:alice",
+        origin: `http://rebind.evil.example:${port}`,
+        headers: { host: `rebind.evil.example:${port}` },
+      }),
+    ).rejects.toThrow(/HTTP 403/);
     expect(authorizer.calls).toBe(0);
-    await echo(await EntryClient.connect(url, { token: "user:alice", origin: `http://localhost:${port}`, headers: { host: `localhost:${port}` } }), "localhost");
+    await echo(
+      await EntryClient.connect(url, {
+        token: "user:alice",
+        origin: `http://localhost:${port}`,
+        headers: { host: `localhost:${port}` },
+      }),
+      "localhost",
+    );
     await echo(await EntryClient.connect(url, { token: "user:alice", origin: `http://127.0.0.1:${port}` }), "address");
   });
 
@@ -439,7 +534,9 @@ describe("browsers and bad frames", () => {
     const { url, g } = await setup({ allowedOrigins: ["https://exec.example.com"] });
     await echo(await EntryClient.connect(url, { token: "user:alice", origin: "https://exec.example.com" }), "listed");
     await expect(EntryClient.connect(url, { token: "user:alice", origin: g.base })).rejects.toThrow(/HTTP 403/);
-    await expect(EntryClient.connect(url, { token: "user:alice", origin: "https://exec.example.com.evil.example" })).rejects.toThrow(/HTTP 403/);
+    await expect(
+      EntryClient.connect(url, { token: "user:alice", origin: "https://exec.example.com.evil.example" }),
+    ).rejects.toThrow(/HTTP 403/);
   });
 
   it("ends a text frame that is not UTF-8 with CLOSE bad-request (not close 1007)", async () => {
@@ -447,38 +544,49 @@ describe("browsers and bad frames", () => {
     const client = await open();
     await echo(client, "up");
     client.ws.send(Buffer.from([0x0a, 0x02, 0xff, 0xfe]), { binary: false });
-    expect(await client.closed).toMatchObject({ closeCode: "bad-request", reason: expect.stringMatching(/not UTF-8/), wsCode: 1000 });
+    expect(await client.closed).toMatchObject({
+      closeCode: "bad-request",
+      reason: expect.stringMatching(/not UTF-8/),
+      wsCode: 1000,
+    });
     await expect.poll(() => g.audit.at(-1)).toMatchObject({ event: "session.end", closeCode: "bad-request" });
   });
 });
 
 describe("before authentication", () => {
   it("survives a flood of 1,000 unauthenticated connections: over-limit upgrades get 429 before any WebSocket, a good session still works", async () => {
-    const cap = { maxPendingConnections: 256, maxPendingPerSource: 100, authAttemptsPerMinute: 150, authTimeoutMs: 60_000 };
+    const cap = {
+      maxPendingConnections: 256,
+      maxPendingPerSource: 100,
+      authAttemptsPerMinute: 150,
+      authTimeoutMs: 60_000,
+    };
     const { g, url, authorizer } = await setup(cap);
     global.gc?.();
     const heapBefore = process.memoryUsage().heapUsed;
     const statuses = new Map<string, number>();
     const opened: WebSocket[] = [];
     await Promise.all(
-      Array.from({ length: 1000 }, () =>
-        new Promise<void>((resolve) => {
-          const ws = new WebSocket(url, { perMessageDeflate: false });
-          const count = (key: string) => statuses.set(key, (statuses.get(key) ?? 0) + 1);
-          ws.once("open", () => {
-            opened.push(ws);
-            count("open");
-            resolve();
-          });
-          ws.once("unexpected-response", (_request, response) => {
-            count(String(response.statusCode));
-            resolve();
-          });
-          ws.once("error", () => {
-            count("error");
-            resolve();
-          });
-        }),
+      Array.from(
+        { length: 1000 },
+        () =>
+          new Promise<void>((resolve) => {
+            const ws = new WebSocket(url, { perMessageDeflate: false });
+            const count = (key: string) => statuses.set(key, (statuses.get(key) ?? 0) + 1);
+            ws.once("open", () => {
+              opened.push(ws);
+              count("open");
+              resolve();
+            });
+            ws.once("unexpected-response", (_request, response) => {
+              count(String(response.statusCode));
+              resolve();
+            });
+            ws.once("error", () => {
+              count("error");
+              resolve();
+            });
+          }),
       ),
     );
     expect(Object.fromEntries(statuses)).toEqual({ open: 100, 429: 900 });
@@ -505,7 +613,9 @@ describe("before authentication", () => {
     expect(authorizer.calls).toBe(101 + admitted);
     global.gc?.();
     const heapGrowth = process.memoryUsage().heapUsed - heapBefore;
-    console.log(`flood of 1000 upgrades: ${JSON.stringify(Object.fromEntries(statuses))}, authorizer calls ${authorizer.calls}, heap growth ${(heapGrowth / 1e6).toFixed(1)} MB (gateway and clients in one process)`);
+    console.log(
+      `flood of 1000 upgrades: ${JSON.stringify(Object.fromEntries(statuses))}, authorizer calls ${authorizer.calls}, heap growth ${(heapGrowth / 1e6).toFixed(1)} MB (gateway and clients in one process)`,
+    );
     expect(heapGrowth).toBeLessThan(64e6);
     for (const ws of opened) ws.terminate();
     expect(g.gateway.sessions.size).toBeLessThanOrEqual(1);
@@ -515,14 +625,20 @@ describe("before authentication", () => {
 describe("behind the ingress (trustedProxyHops)", () => {
   // The test process is the proxy (peer 127.0.0.1): like the Istio ingress gateway and ingress-nginx,
   // it appends the address it saw to X-Forwarded-For; what the client wrote stays to its left.
-  const viaProxy = (client: string, written?: string) => ({ "x-forwarded-for": written ? `${written}, ${client}` : client });
+  const viaProxy = (client: string, written?: string) => ({
+    "x-forwarded-for": written ? `${written}, ${client}` : client,
+  });
 
   it("one client's token-less connections lock out only that client; the audit names the client, not the proxy", async () => {
     const { url, g } = await setup({ trustedProxyHops: 1, maxPendingPerSource: 8, authTimeoutMs: 60_000 });
-    const flood = await Promise.all(Array.from({ length: 8 }, () => EntryClient.connect(url, { headers: viaProxy("198.51.100.7") })));
+    const flood = await Promise.all(
+      Array.from({ length: 8 }, () => EntryClient.connect(url, { headers: viaProxy("198.51.100.7") })),
+    );
     await expect(EntryClient.connect(url, { headers: viaProxy("198.51.100.7") })).rejects.toThrow(/HTTP 429/);
     // Addresses the client writes itself change nothing: the proxy's hop is the one believed.
-    await expect(EntryClient.connect(url, { headers: viaProxy("198.51.100.7", "192.0.2.1") })).rejects.toThrow(/HTTP 429/);
+    await expect(EntryClient.connect(url, { headers: viaProxy("198.51.100.7", "192.0.2.1") })).rejects.toThrow(
+      /HTTP 429/,
+    );
     const other = await EntryClient.connect(url, { token: "user:bob", headers: viaProxy("203.0.113.9") });
     await echo(other, "not-locked-out");
     other.type("exit 0\n");
@@ -533,7 +649,10 @@ describe("behind the ingress (trustedProxyHops)", () => {
 
   it("counts an IPv6 client by its /64: other addresses of the same /64 share its limit, another /64 does not", async () => {
     const { url } = await setup({ trustedProxyHops: 1, maxPendingPerSource: 2, authTimeoutMs: 60_000 });
-    const held = [await EntryClient.connect(url, { headers: viaProxy("2001:db8:1:2::a") }), await EntryClient.connect(url, { headers: viaProxy("2001:db8:1:2:ffff::1") })];
+    const held = [
+      await EntryClient.connect(url, { headers: viaProxy("2001:db8:1:2::a") }),
+      await EntryClient.connect(url, { headers: viaProxy("2001:db8:1:2:ffff::1") }),
+    ];
     await expect(EntryClient.connect(url, { headers: viaProxy("2001:db8:1:2::b") })).rejects.toThrow(/HTTP 429/);
     await echo(await EntryClient.connect(url, { token: "user:bob", headers: viaProxy("2001:db8:1:3::a") }), "other-64");
     for (const c of held) c.ws.terminate();
@@ -541,8 +660,13 @@ describe("behind the ingress (trustedProxyHops)", () => {
 
   it("believes X-Forwarded-For from no peer without trustedProxies or trustedProxyHops", async () => {
     const { url } = await setup({ maxPendingPerSource: 2, authTimeoutMs: 60_000 });
-    const held = [await EntryClient.connect(url, { headers: viaProxy("198.51.100.7") }), await EntryClient.connect(url, { headers: viaProxy("198.51.100.8") })];
-    await expect(EntryClient.connect(url, { token: "user:bob", headers: viaProxy("203.0.113.9") })).rejects.toThrow(/HTTP 429/);
+    const held = [
+      await EntryClient.connect(url, { headers: viaProxy("198.51.100.7") }),
+      await EntryClient.connect(url, { headers: viaProxy("198.51.100.8") }),
+    ];
+    await expect(EntryClient.connect(url, { token: "user:bob", headers: viaProxy("203.0.113.9") })).rejects.toThrow(
+      /HTTP 429/,
+    );
     for (const c of held) c.ws.terminate();
   });
 });
@@ -554,7 +678,9 @@ describe("HTTP endpoints", () => {
     await echo(client, "counted");
     client.type("exit 0\n");
     await client.closed;
-    await (await open("nope")).closed;
+    await (
+      await open("nope")
+    ).closed;
     expect((await fetch(`${g.base}/healthz`)).status).toBe(200);
     expect((await fetch(`${g.base}/readyz`)).status).toBe(404);
     expect((await fetch(`${g.base}/metrics`)).status).toBe(404);
@@ -581,10 +707,16 @@ describe("pipe mode and Entry's original protocol", () => {
     const { url } = await setup();
     const ws = new WebSocket(url, { headers: { "access-token": "user:alice" } });
     const replies: { msgType: number; content: Buffer }[] = [];
-    ws.on("message", (data: Buffer) => replies.push(EntryResponse.toObject(EntryResponse.decode(data), { enums: Number, bytes: Buffer, defaults: true }) as never));
+    ws.on("message", (data: Buffer) =>
+      replies.push(
+        EntryResponse.toObject(EntryResponse.decode(data), { enums: Number, bytes: Buffer, defaults: true }) as never,
+      ),
+    );
     await new Promise((resolve) => ws.once("open", resolve));
-    const send = (msgType: number, content: string) => ws.send(EntryRequest.encode(EntryRequest.create({ msgType, content: Buffer.from(content) })).finish());
-    const text = () => Buffer.concat(replies.filter((r) => r.msgType === 0).map((r) => Buffer.from(r.content ?? []))).toString();
+    const send = (msgType: number, content: string) =>
+      ws.send(EntryRequest.encode(EntryRequest.create({ msgType, content: Buffer.from(content) })).finish());
+    const text = () =>
+      Buffer.concat(replies.filter((r) => r.msgType === 0).map((r) => Buffer.from(r.content ?? []))).toString();
     send(1, "100 30");
     send(0, "size\n");
     await expect.poll(text).toContain("30 100\n");
@@ -616,7 +748,8 @@ describe("pipe mode and Entry's original protocol", () => {
     const client = await EntryClient.connect(g.url({ container: "box", tty: "false" }), { token: "user:alice" });
     const input = Buffer.concat([Buffer.alloc(200 * 1024, "x"), Buffer.from("\n")]);
     client.winch(100, 30);
-    for (let offset = 0; offset < input.length; offset += 16 * 1024) client.type(input.subarray(offset, offset + 16 * 1024));
+    for (let offset = 0; offset < input.length; offset += 16 * 1024)
+      client.type(input.subarray(offset, offset + 16 * 1024));
     client.type("size\n");
     client.eof();
     client.type("after EOF\n");

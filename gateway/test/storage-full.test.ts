@@ -13,7 +13,13 @@ import { describeWithRealTool } from "../../test/harness/realcp.js";
 import { EntryClient, type Closed } from "./helpers/client.js";
 import { podmanAvailable, startPodman, type Podman } from "./helpers/podman.js";
 import { startSeaweedFs, type SeaweedFs } from "./helpers/seaweedfs.js";
-import { enterUrl, startServe, startWebhookAuthorizer, type ServeProcess, type WebhookAuthorizer } from "./helpers/serve.js";
+import {
+  enterUrl,
+  startServe,
+  startWebhookAuthorizer,
+  type ServeProcess,
+  type WebhookAuthorizer,
+} from "./helpers/serve.js";
 import { describeNeeding } from "./helpers/tools.js";
 
 /** 40 kB of output, then a line, in pipe mode: one session that overflows a little more of the storage. */
@@ -39,7 +45,9 @@ function auditRecords(file: string): AuditRecord[] {
 
 /** The audit records once every flood session's closing record is there (a client sees CLOSE before its shell is ended and the record written). */
 async function closingRecords(file: string): Promise<AuditRecord[]> {
-  const closing = () => auditRecords(file).filter((r) => r.user === "alice" && (r.event === "session.end" || r.event === "session.refused")).length;
+  const closing = () =>
+    auditRecords(file).filter((r) => r.user === "alice" && (r.event === "session.end" || r.event === "session.refused"))
+      .length;
   await expect.poll(closing, { timeout: 30_000 }).toBeGreaterThanOrEqual(SESSIONS);
   return auditRecords(file);
 }
@@ -50,7 +58,10 @@ async function flood(serve: ServeProcess, container: string): Promise<Closed[]> 
   for (let started = 0; started < SESSIONS; started += AT_ONCE) {
     const batch = await Promise.all(
       Array.from({ length: AT_ONCE }, async () => {
-        const client = await EntryClient.connect(enterUrl(serve, container, FLOOD), { token: "user:alice", keepFrames: false });
+        const client = await EntryClient.connect(enterUrl(serve, container, FLOOD), {
+          token: "user:alice",
+          keepFrames: false,
+        });
         client.eof();
         return client.closed;
       }),
@@ -62,7 +73,11 @@ async function flood(serve: ServeProcess, container: string): Promise<Closed[]> 
 
 /** What every overflow test checks after the flood, given the audit records and the clients' view. */
 /** bob's session, running before the flood: it must outlive it. Its shells are the container's shells with it. */
-async function startBystander(serve: ServeProcess, podman: Podman, container: string): Promise<{ bystander: EntryClient; bystanderShells: string[] }> {
+async function startBystander(
+  serve: ServeProcess,
+  podman: Podman,
+  container: string,
+): Promise<{ bystander: EntryClient; bystanderShells: string[] }> {
   const bystander = await EntryClient.connect(enterUrl(serve, container), { token: "user:bob" });
   bystander.type("echo bystander-$((20+1))\n");
   await bystander.waitFor(/bystander-21/);
@@ -80,78 +95,100 @@ async function expectSurvived(serve: ServeProcess, records: AuditRecord[], close
   const ended = new Set(alice.filter((r) => r.event === "session.end").map((r) => r.session));
   expect([...started].sort()).toEqual([...ended].sort());
   // Each client saw the close code its audit record has.
-  const byCode = (codes: (string | undefined)[]) => codes.reduce<Record<string, number>>((n, code) => ({ ...n, [code ?? "exit"]: (n[code ?? "exit"] ?? 0) + 1 }), {});
+  const byCode = (codes: (string | undefined)[]) =>
+    codes.reduce<Record<string, number>>((n, code) => ({ ...n, [code ?? "exit"]: (n[code ?? "exit"] ?? 0) + 1 }), {});
   expect(byCode(closed.map((c) => c.closeCode))).toEqual(byCode(closing.map((r) => r.closeCode)));
-  process.stderr.write(`${SESSIONS} overflowing sessions closed as ${JSON.stringify(byCode(closing.map((r) => `${r.event} ${r.closeCode}`)))}\n`);
+  process.stderr.write(
+    `${SESSIONS} overflowing sessions closed as ${JSON.stringify(byCode(closing.map((r) => `${r.event} ${r.closeCode}`)))}\n`,
+  );
   const failed = closing.filter((r) => r.closeCode === "recording-failed");
   expect(failed.length).toBeGreaterThan(0);
-  for (const record of failed) expect(record.reason).toMatch(/^the session's recording (cannot|could not) be written, so the session is (refused|ended)/);
+  for (const record of failed)
+    expect(record.reason).toMatch(
+      /^the session's recording (cannot|could not) be written, so the session is (refused|ended)/,
+    );
   expect(closing.every((r) => r.closeCode === "exit" || r.closeCode === "recording-failed")).toBe(true);
 }
 
-describeNeeding({ podman: podmanAvailable(), root: process.getuid?.() === 0 }, "a full recording volume (1 MiB tmpfs) under 100 overflowing sessions", () => {
-  let podman: Podman;
-  let webhook: WebhookAuthorizer;
-  let serve: ServeProcess;
-  let dir: string;
-  let recordDir: string;
-  let container: string;
+describeNeeding(
+  { podman: podmanAvailable(), root: process.getuid?.() === 0 },
+  "a full recording volume (1 MiB tmpfs) under 100 overflowing sessions",
+  () => {
+    let podman: Podman;
+    let webhook: WebhookAuthorizer;
+    let serve: ServeProcess;
+    let dir: string;
+    let recordDir: string;
+    let container: string;
 
-  beforeAll(async () => {
-    podman = await startPodman();
-    container = await podman.startContainer("tmpfs-full-box");
-    webhook = await startWebhookAuthorizer();
-    dir = mkdtempSync(join(tmpdir(), "entryway-tmpfs-full-"));
-    recordDir = join(dir, "casts");
-    mkdirSync(recordDir);
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", recordDir]);
-    serve = await startServe({
-      ENTRYWAY_BACKEND: "docker",
-      ENTRYWAY_DOCKER_HOST: `unix://${podman.socketPath}`,
-      ENTRYWAY_AUTHORIZER: "webhook",
-      ENTRYWAY_WEBHOOK_URL: webhook.url,
-      ENTRYWAY_AUDIT_FILE: join(dir, "audit.jsonl"),
-      ENTRYWAY_RECORD_DIR: recordDir,
-      ENTRYWAY_MAX_SESSIONS_PER_USER: String(SESSIONS),
-      ENTRYWAY_REAP_GRACE_SECONDS: "1",
-      ENTRYWAY_LOG_LEVEL: "info",
-    });
-  }, 300_000);
-  afterAll(async () => {
-    await serve?.stop(true);
-    await webhook?.stop();
-    if (recordDir) execFileSync("umount", [recordDir], { stdio: "ignore" });
-    if (dir) rmSync(dir, { recursive: true, force: true });
-    await podman?.stop();
-  }, 120_000);
+    beforeAll(async () => {
+      podman = await startPodman();
+      container = await podman.startContainer("tmpfs-full-box");
+      webhook = await startWebhookAuthorizer();
+      dir = mkdtempSync(join(tmpdir(), "entryway-tmpfs-full-"));
+      recordDir = join(dir, "casts");
+      mkdirSync(recordDir);
+      execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", recordDir]);
+      serve = await startServe({
+        ENTRYWAY_BACKEND: "docker",
+        ENTRYWAY_DOCKER_HOST: `unix://${podman.socketPath}`,
+        ENTRYWAY_AUTHORIZER: "webhook",
+        ENTRYWAY_WEBHOOK_URL: webhook.url,
+        ENTRYWAY_AUDIT_FILE: join(dir, "audit.jsonl"),
+        ENTRYWAY_RECORD_DIR: recordDir,
+        ENTRYWAY_MAX_SESSIONS_PER_USER: String(SESSIONS),
+        ENTRYWAY_REAP_GRACE_SECONDS: "1",
+        ENTRYWAY_LOG_LEVEL: "info",
+      });
+    }, 300_000);
+    afterAll(async () => {
+      await serve?.stop(true);
+      await webhook?.stop();
+      if (recordDir) execFileSync("umount", [recordDir], { stdio: "ignore" });
+      if (dir) rmSync(dir, { recursive: true, force: true });
+      await podman?.stop();
+    }, 120_000);
 
-  it("survives, audits every session, leaves no shell, and keeps the bystander's session", async () => {
-    const { bystander, bystanderShells } = await startBystander(serve, podman, container);
+    it("survives, audits every session, leaves no shell, and keeps the bystander's session", async () => {
+      const { bystander, bystanderShells } = await startBystander(serve, podman, container);
 
-    const closed = await flood(serve, container);
-    const records = await closingRecords(join(dir, "audit.jsonl"));
-    await expectSurvived(serve, records, closed);
-    expect(execFileSync("df", ["--output=avail", "-B1", recordDir], { encoding: "utf8" }).split("\n")[1]!.trim()).toBe("0");
-    await expect.poll(() => podman.shells(container), { timeout: 30_000 }).toEqual(bystanderShells);
+      const closed = await flood(serve, container);
+      const records = await closingRecords(join(dir, "audit.jsonl"));
+      await expectSurvived(serve, records, closed);
+      expect(
+        execFileSync("df", ["--output=avail", "-B1", recordDir], { encoding: "utf8" }).split("\n")[1]!.trim(),
+      ).toBe("0");
+      await expect.poll(() => podman.shells(container), { timeout: 30_000 }).toEqual(bystanderShells);
 
-    // The bystander was open all along, and its next output still fits its file's last page.
-    bystander.type("echo still-$((40+2))\n");
-    await bystander.waitFor(/still-42/);
-    const [bystanderFile] = readdirSync(recordDir).filter((name) => readFileSync(join(recordDir, name), "utf8").includes('"user":"bob"'));
-    await expect.poll(() => readFileSync(join(recordDir, bystanderFile!), "utf8")).toContain("still-42");
+      // The bystander was open all along, and its next output still fits its file's last page.
+      bystander.type("echo still-$((40+2))\n");
+      await bystander.waitFor(/still-42/);
+      const [bystanderFile] = readdirSync(recordDir).filter((name) =>
+        readFileSync(join(recordDir, name), "utf8").includes('"user":"bob"'),
+      );
+      await expect.poll(() => readFileSync(join(recordDir, bystanderFile!), "utf8")).toContain("still-42");
 
-    // A new session needs a new file, which a full volume refuses: before a shell exists.
-    const late = await EntryClient.connect(enterUrl(serve, container, ["echo", "never"]), { token: "user:carol" });
-    expect(await late.closed).toMatchObject({ closeCode: "recording-failed" });
-    expect(late.text).not.toContain("never");
-    await expect.poll(() => auditRecords(join(dir, "audit.jsonl")).filter((r) => r.user === "carol").map((r) => [r.event, r.closeCode]), { timeout: 30_000 }).toEqual([["session.refused", "recording-failed"]]);
+      // A new session needs a new file, which a full volume refuses: before a shell exists.
+      const late = await EntryClient.connect(enterUrl(serve, container, ["echo", "never"]), { token: "user:carol" });
+      expect(await late.closed).toMatchObject({ closeCode: "recording-failed" });
+      expect(late.text).not.toContain("never");
+      await expect
+        .poll(
+          () =>
+            auditRecords(join(dir, "audit.jsonl"))
+              .filter((r) => r.user === "carol")
+              .map((r) => [r.event, r.closeCode]),
+          { timeout: 30_000 },
+        )
+        .toEqual([["session.refused", "recording-failed"]]);
 
-    bystander.type("exit 3\n");
-    expect(await bystander.closed).toMatchObject({ exitCode: 3 });
-    await expect.poll(() => podman.shells(container), { timeout: 30_000 }).toEqual([]);
-    expect(serve.stdout()).toContain('"msg":"recording write failed"');
-  }, 600_000);
-});
+      bystander.type("exit 3\n");
+      expect(await bystander.closed).toMatchObject({ exitCode: 3 });
+      await expect.poll(() => podman.shells(container), { timeout: 30_000 }).toEqual([]);
+      expect(serve.stdout()).toContain('"msg":"recording write failed"');
+    }, 600_000);
+  },
+);
 
 describeWithRealTool("seaweedfs", "a SeaweedFS bucket over its 1 MB quota under 100 overflowing sessions", (binDir) => {
   let weed: SeaweedFs;
@@ -201,7 +238,11 @@ describeWithRealTool("seaweedfs", "a SeaweedFS bucket over its 1 MB quota under 
 
     // SeaweedFS's own quota enforcement (its S3 server runs it each minute): the bucket turns read-only once over.
     let readOnly = false;
-    const enforce = () => void weed.shell("s3.bucket.quota.enforce -apply").then((out) => (readOnly ||= /readOnly=true|read.?only/i.test(out)), () => {});
+    const enforce = () =>
+      void weed.shell("s3.bucket.quota.enforce -apply").then(
+        (out) => (readOnly ||= /readOnly=true|read.?only/i.test(out)),
+        () => {},
+      );
     enforcing = setInterval(enforce, 1000);
     const closed = await flood(serve, container);
     const records = await closingRecords(join(dir, "audit.jsonl"));
@@ -214,10 +255,18 @@ describeWithRealTool("seaweedfs", "a SeaweedFS bucket over its 1 MB quota under 
     bystander.type("echo after-$((40+2))\n");
     expect(await bystander.closed).toMatchObject({ closeCode: "recording-failed" });
     // The record comes once the shell is ended (after the client's CLOSE).
-    await expect.poll(() => auditRecords(join(dir, "audit.jsonl")).filter((r) => r.user === "bob").map((r) => [r.event, r.closeCode]), { timeout: 30_000 }).toEqual([
-      ["session.start", undefined],
-      ["session.end", "recording-failed"],
-    ]);
+    await expect
+      .poll(
+        () =>
+          auditRecords(join(dir, "audit.jsonl"))
+            .filter((r) => r.user === "bob")
+            .map((r) => [r.event, r.closeCode]),
+        { timeout: 30_000 },
+      )
+      .toEqual([
+        ["session.start", undefined],
+        ["session.end", "recording-failed"],
+      ]);
     await expect.poll(() => podman.shells(container), { timeout: 30_000 }).toEqual([]);
   }, 900_000);
 });

@@ -15,7 +15,16 @@ import { clientAddress, limitKey } from "../src/net.js";
 import { itNeeding, missingTools, toolPlan } from "./helpers/tools.js";
 import { padCursorReports } from "../src/cursor-report.js";
 import { OutputFramer, type FrameSend } from "../src/output.js";
-import { decodeRequest, decodeResponse, encodeOutput, encodeRequest, encodeResponse, parseWinch, RequestType, ResponseType } from "../src/protocol.js";
+import {
+  decodeRequest,
+  decodeResponse,
+  encodeOutput,
+  encodeRequest,
+  encodeResponse,
+  parseWinch,
+  RequestType,
+  ResponseType,
+} from "../src/protocol.js";
 import { PidMarkerFilter, reapCommand, START_SIGNAL, wrapCommand } from "../src/shell.js";
 import { parseTarget, TargetError } from "../src/target.js";
 import { incompleteTailLength, splitOnCharBoundaries, Utf8Carry } from "../src/utf8.js";
@@ -74,7 +83,14 @@ describe("output frames (OutputFramer)", () => {
     const writeAll = () => pending.splice(0).forEach((done) => done());
     return { frames, send, writeAll, contents: () => frames.map((f) => decodeResponse(f).content.toString("latin1")) };
   }
-  const options = { frameBytes: 32, text: true, highBytes: 1 << 20, lowBytes: 1 << 18, onPause: () => {}, onResume: () => {} };
+  const options = {
+    frameBytes: 32,
+    text: true,
+    highBytes: 1 << 20,
+    lowBytes: 1 << 18,
+    onPause: () => {},
+    onResume: () => {},
+  };
 
   it("sends output at once when the socket is idle, as protobuf.js encodes the message, at every length-varint size", () => {
     for (const length of [1, 127, 128, 16383, 16384, 65000]) {
@@ -98,27 +114,36 @@ describe("output frames (OutputFramer)", () => {
     expect(s.contents()).toEqual(["a", "bc"]);
   });
 
-  it.each(samples)("cuts frames at frameBytes on character boundaries (%s at every offset); pipe mode cuts bytes", (char) => {
-    for (let lead = 0; lead < 8; lead++) {
-      const text = "x".repeat(lead) + char.repeat(12);
-      const s = socket();
-      const framer = new OutputFramer(s.send, { ...options, frameBytes: 8 });
-      framer.push(Buffer.from(text), ResponseType.STDOUT);
-      s.writeAll();
-      framer.flush();
-      for (const frame of s.frames) {
-        const content = decodeResponse(frame).content;
-        expect(content.length).toBeLessThanOrEqual(8);
-        expect(() => fatal.decode(content)).not.toThrow();
+  it.each(samples)(
+    "cuts frames at frameBytes on character boundaries (%s at every offset); pipe mode cuts bytes",
+    (char) => {
+      for (let lead = 0; lead < 8; lead++) {
+        const text = "x".repeat(lead) + char.repeat(12);
+        const s = socket();
+        const framer = new OutputFramer(s.send, { ...options, frameBytes: 8 });
+        framer.push(Buffer.from(text), ResponseType.STDOUT);
+        s.writeAll();
+        framer.flush();
+        for (const frame of s.frames) {
+          const content = decodeResponse(frame).content;
+          expect(content.length).toBeLessThanOrEqual(8);
+          expect(() => fatal.decode(content)).not.toThrow();
+        }
+        expect(Buffer.concat(s.frames.map((f) => decodeResponse(f).content)).toString()).toBe(text);
       }
-      expect(Buffer.concat(s.frames.map((f) => decodeResponse(f).content)).toString()).toBe(text);
-    }
-    const s = socket();
-    const bytes = 1 + 4 * Buffer.byteLength(char);
-    new OutputFramer(s.send, { ...options, frameBytes: 8, text: false }).push(Buffer.from("x" + char.repeat(4)), ResponseType.STDOUT);
-    s.writeAll(); // full frames go at once, the rest when the socket has written them
-    expect(s.frames.map((f) => decodeResponse(f).content.length)).toEqual([...Array(Math.floor(bytes / 8)).fill(8), bytes % 8]);
-  });
+      const s = socket();
+      const bytes = 1 + 4 * Buffer.byteLength(char);
+      new OutputFramer(s.send, { ...options, frameBytes: 8, text: false }).push(
+        Buffer.from("x" + char.repeat(4)),
+        ResponseType.STDOUT,
+      );
+      s.writeAll(); // full frames go at once, the rest when the socket has written them
+      expect(s.frames.map((f) => decodeResponse(f).content.length)).toEqual([
+        ...Array(Math.floor(bytes / 8)).fill(8),
+        bytes % 8,
+      ]);
+    },
+  );
 
   it("holds the first bytes of a character until the rest comes, and sends them at the end (flush)", () => {
     const s = socket();
@@ -170,7 +195,15 @@ describe("output frames (OutputFramer)", () => {
         sent.push(frame);
         s.send(frame, written);
       },
-      { ...options, frameBytes: 100, text: false, highBytes: 250, lowBytes: 100, onPause: () => calls.push("pause"), onResume: () => calls.push("resume") },
+      {
+        ...options,
+        frameBytes: 100,
+        text: false,
+        highBytes: 250,
+        lowBytes: 100,
+        onPause: () => calls.push("pause"),
+        onResume: () => calls.push("resume"),
+      },
     );
     framer.push(Buffer.alloc(400, "x"), ResponseType.STDOUT);
     expect(calls).toEqual(["pause"]);
@@ -184,15 +217,27 @@ describe("output frames (OutputFramer)", () => {
 
 describe("Entry's messages", () => {
   it("round-trips requests and responses, with the exit code extension", () => {
-    expect(decodeRequest(encodeRequest(RequestType.WINCH, "80 24"))).toEqual({ msgType: 1, content: Buffer.from("80 24") });
-    const close = decodeResponse(encodeResponse({ msgType: ResponseType.CLOSE, content: Buffer.from("bye"), exitCode: 0, closeCode: "exit" }));
+    expect(decodeRequest(encodeRequest(RequestType.WINCH, "80 24"))).toEqual({
+      msgType: 1,
+      content: Buffer.from("80 24"),
+    });
+    const close = decodeResponse(
+      encodeResponse({ msgType: ResponseType.CLOSE, content: Buffer.from("bye"), exitCode: 0, closeCode: "exit" }),
+    );
     expect(close).toEqual({ msgType: 2, content: Buffer.from("bye"), exitCode: 0, closeCode: "exit" });
-    expect(decodeResponse(encodeResponse({ msgType: ResponseType.PING, content: Buffer.alloc(0) })).exitCode).toBeUndefined();
+    expect(
+      decodeResponse(encodeResponse({ msgType: ResponseType.PING, content: Buffer.alloc(0) })).exitCode,
+    ).toBeUndefined();
   });
 
   it("stays readable by a client that knows only Entry's two fields", () => {
     // Hand-encoded the way Entry's Go client decodes: field 1 varint, field 2 bytes; extensions are skipped fields.
-    const frame = encodeResponse({ msgType: ResponseType.CLOSE, content: Buffer.from("ok"), exitCode: 3, closeCode: "exit" });
+    const frame = encodeResponse({
+      msgType: ResponseType.CLOSE,
+      content: Buffer.from("ok"),
+      exitCode: 3,
+      closeCode: "exit",
+    });
     expect(frame.subarray(0, 6)).toEqual(Buffer.from([0x08, 0x02, 0x12, 0x02, 0x6f, 0x6b]));
   });
 
@@ -219,7 +264,11 @@ describe("shell wrapper", () => {
     const output = Buffer.from("echoed input\r\n\x1b]7337;entryway-pid=4242,987654\x07$ prompt");
     for (let split = 0; split <= output.length; split++) {
       const filter = new PidMarkerFilter();
-      const passed = Buffer.concat([filter.push(output.subarray(0, split)), filter.push(output.subarray(split)), filter.flush()]);
+      const passed = Buffer.concat([
+        filter.push(output.subarray(0, split)),
+        filter.push(output.subarray(split)),
+        filter.flush(),
+      ]);
       expect(passed.toString()).toBe("echoed input\r\n$ prompt");
       expect(filter.shell).toEqual({ pid: 4242, startTime: "987654" });
     }
@@ -256,7 +305,9 @@ describe("shell wrapper", () => {
       expect(marker.shell).toEqual({ pid: expect.any(Number), startTime: expect.stringMatching(/^\d+$/) });
       // Asynchronously, so that this process (the victim's parent) reaps it once it ends.
       const run = (shell: { pid: number; startTime: string }) =>
-        new Promise<number | null>((resolve) => spawn(reapCommand(shell, 5)[0]!, reapCommand(shell, 5).slice(1), { stdio: "ignore" }).once("exit", resolve));
+        new Promise<number | null>((resolve) =>
+          spawn(reapCommand(shell, 5)[0]!, reapCommand(shell, 5).slice(1), { stdio: "ignore" }).once("exit", resolve),
+        );
       expect(await run({ pid: victim.pid!, startTime: String(Number(startTime) - 1) })).toBe(0); // not ours: left alone
       expect(victim.exitCode).toBeNull();
       expect(victim.signalCode).toBeNull();
@@ -272,7 +323,12 @@ describe("shell wrapper", () => {
 
 /** A program on a real terminal (node-pty), with everything it printed so far. */
 function onTerminal(file: string, args: string[], env: Record<string, string> = {}) {
-  const terminal = pty.spawn(file, args, { cols: 80, rows: 24, env: { PATH: "/usr/bin:/bin", HOME: "/", TERM: "xterm", ...env }, encoding: null });
+  const terminal = pty.spawn(file, args, {
+    cols: 80,
+    rows: 24,
+    env: { PATH: "/usr/bin:/bin", HOME: "/", TERM: "xterm", ...env },
+    encoding: null,
+  });
   let output = "";
   terminal.onData((data) => void (output += (data as unknown as Buffer).toString("latin1")));
   const exited = new Promise<number>((resolve) => terminal.onExit(({ exitCode }) => resolve(exitCode)));
@@ -281,34 +337,50 @@ function onTerminal(file: string, args: string[], env: Record<string, string> = 
       if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; output: ${JSON.stringify(output)}`);
     }
   };
-  return { terminal, exited, until, get output() { return output; } };
+  return {
+    terminal,
+    exited,
+    until,
+    get output() {
+      return output;
+    },
+  };
 }
 
 describe("the wrapper's start handshake, on a real terminal", () => {
-  it.each([["/bin/sh"], ["/bin/busybox", "sh"]].filter(([file]) => existsSync(file!)))("%s: the command starts only on START_SIGNAL, which leaves no trace in the output", async (...shell) => {
-    const [, ...wrapper] = wrapCommand(["/bin/sh", "-c", "stty -a | grep -o -e ' -icanon' -e ' icanon'; echo started"], { terminal: { cols: 80, rows: 24 } });
-    const run = onTerminal(shell[0]!, [...shell.slice(1), ...wrapper]);
-    await run.until(() => /entryway-pid=\d+,\d*/.test(run.output) && run.output.endsWith("\x07"), "the PID marker");
-    await new Promise((r) => setTimeout(r, 300));
-    const withoutMarker = () => {
-      const marker = new PidMarkerFilter();
-      return Buffer.concat([marker.push(Buffer.from(run.output, "latin1")), marker.flush()]).toString();
-    };
-    expect(withoutMarker()).toBe(""); // the marker and nothing else: the command waits
-    run.terminal.write(START_SIGNAL.toString("latin1"));
-    expect(await run.exited).toBe(0);
-    // ^D ended the wrapper's read unechoed, and the command found the terminal as it was (canonical).
-    expect(withoutMarker()).toBe(" icanon\r\nstarted\r\n");
-  });
+  it.each([["/bin/sh"], ["/bin/busybox", "sh"]].filter(([file]) => existsSync(file!)))(
+    "%s: the command starts only on START_SIGNAL, which leaves no trace in the output",
+    async (...shell) => {
+      const [, ...wrapper] = wrapCommand(
+        ["/bin/sh", "-c", "stty -a | grep -o -e ' -icanon' -e ' icanon'; echo started"],
+        { terminal: { cols: 80, rows: 24 } },
+      );
+      const run = onTerminal(shell[0]!, [...shell.slice(1), ...wrapper]);
+      await run.until(() => /entryway-pid=\d+,\d*/.test(run.output) && run.output.endsWith("\x07"), "the PID marker");
+      await new Promise((r) => setTimeout(r, 300));
+      const withoutMarker = () => {
+        const marker = new PidMarkerFilter();
+        return Buffer.concat([marker.push(Buffer.from(run.output, "latin1")), marker.flush()]).toString();
+      };
+      expect(withoutMarker()).toBe(""); // the marker and nothing else: the command waits
+      run.terminal.write(START_SIGNAL.toString("latin1"));
+      expect(await run.exited).toBe(0);
+      // ^D ended the wrapper's read unechoed, and the command found the terminal as it was (canonical).
+      expect(withoutMarker()).toBe(" icanon\r\nstarted\r\n");
+    },
+  );
 
-  it.each([["/bin/sh"], ["/bin/busybox", "sh"]].filter(([file]) => existsSync(file!)))("%s: the command starts at the size the gateway knew, with no resize from the runtime", async (...shell) => {
-    const [, ...wrapper] = wrapCommand(["/bin/sh", "-c", "stty size"], { terminal: { cols: 123, rows: 45 } });
-    const run = onTerminal(shell[0]!, [...shell.slice(1), ...wrapper]);
-    await run.until(() => run.output.endsWith("\x07"), "the PID marker");
-    run.terminal.write(START_SIGNAL.toString("latin1"));
-    expect(await run.exited).toBe(0);
-    expect(run.output.endsWith("\x0745 123\r\n")).toBe(true);
-  });
+  it.each([["/bin/sh"], ["/bin/busybox", "sh"]].filter(([file]) => existsSync(file!)))(
+    "%s: the command starts at the size the gateway knew, with no resize from the runtime",
+    async (...shell) => {
+      const [, ...wrapper] = wrapCommand(["/bin/sh", "-c", "stty size"], { terminal: { cols: 123, rows: 45 } });
+      const run = onTerminal(shell[0]!, [...shell.slice(1), ...wrapper]);
+      await run.until(() => run.output.endsWith("\x07"), "the PID marker");
+      run.terminal.write(START_SIGNAL.toString("latin1"));
+      expect(await run.exited).toBe(0);
+      expect(run.output.endsWith("\x0745 123\r\n")).toBe(true);
+    },
+  );
 
   it("without a terminal (pipe mode) the command starts at once", async () => {
     const run = onTerminal("/bin/sh", wrapCommand(["/bin/sh", "-c", "echo started"], {}).slice(1));
@@ -324,40 +396,75 @@ describe("cursor position reports for busybox's line editor", () => {
     const pad = (text: string) => padCursorReports(Buffer.from(text, "latin1")).toString("latin1");
     expect(pad("\x1b[1;5R")).toBe("\x1b[01;5R");
     expect(pad("ab\x1b[1;3Rcdef\x1b[9;120Rg")).toBe("ab\x1b[01;3Rcdef\x1b[09;120Rg");
-    for (const untouched of ["\x1b[12;5R", "\x1b[0;5R", "\x1b[1;5C", "\x1b[1;R", "\x1b[1;5", "\x1b", "x\x1b[", "\x1b[?1;5R", "\x1bOA"]) expect(pad(untouched)).toBe(untouched);
+    for (const untouched of [
+      "\x1b[12;5R",
+      "\x1b[0;5R",
+      "\x1b[1;5C",
+      "\x1b[1;R",
+      "\x1b[1;5",
+      "\x1b",
+      "x\x1b[",
+      "\x1b[?1;5R",
+      "\x1bOA",
+    ])
+      expect(pad(untouched)).toBe(untouched);
   });
 
   // busybox's own line editor on a real terminal, the report answered the moment it asks, keys right
   // behind it (as a terminal answers while someone types or pastes). The report for the top line's
   // "/ # " prompt, row 1 column 5, loses itself and the next ten keys; padded, nothing is lost.
-  itNeeding({ busybox: existsSync("/bin/busybox") }, "busybox sh loses the ten keys after an unpadded report of row 1, column 5, and none after a padded one", async () => {
-    const typeAfterReport = async (report: string) => {
-      const shell = onTerminal("/bin/busybox", ["sh"], { PS1: "/ # " });
-      await shell.until(() => shell.output.includes("\x1b[6n"), "the cursor position request");
-      shell.terminal.write(report + "echo typed-$((6*7))-0123456789\r");
-      await shell.until(() => /typed-42-0123456789\r\n|not found/.test(shell.output), "the command's outcome");
-      shell.terminal.write("exit\r");
-      await shell.exited;
-      return shell.output;
-    };
-    const lost = await typeAfterReport("\x1b[1;5R");
-    expect(lost).not.toMatch(/^typed-42-0123456789\r$/m); // the control: "echo typed" went missing
-    expect(lost).toMatch(/-42-0123456789: not found/);
-    expect(await typeAfterReport(padCursorReports(Buffer.from("\x1b[1;5R")).toString("latin1"))).toMatch(/^typed-42-0123456789\r$/m);
-  });
+  itNeeding(
+    { busybox: existsSync("/bin/busybox") },
+    "busybox sh loses the ten keys after an unpadded report of row 1, column 5, and none after a padded one",
+    async () => {
+      const typeAfterReport = async (report: string) => {
+        const shell = onTerminal("/bin/busybox", ["sh"], { PS1: "/ # " });
+        await shell.until(() => shell.output.includes("\x1b[6n"), "the cursor position request");
+        shell.terminal.write(report + "echo typed-$((6*7))-0123456789\r");
+        await shell.until(() => /typed-42-0123456789\r\n|not found/.test(shell.output), "the command's outcome");
+        shell.terminal.write("exit\r");
+        await shell.exited;
+        return shell.output;
+      };
+      const lost = await typeAfterReport("\x1b[1;5R");
+      expect(lost).not.toMatch(/^typed-42-0123456789\r$/m); // the control: "echo typed" went missing
+      expect(lost).toMatch(/-42-0123456789: not found/);
+      expect(await typeAfterReport(padCursorReports(Buffer.from("\x1b[1;5R")).toString("latin1"))).toMatch(
+        /^typed-42-0123456789\r$/m,
+      );
+    },
+  );
 });
 
 describe("targets", () => {
   const url = (q: string) => new URL(`http://g/v1/enter?${q}`);
   it("reads pods, workloads and Docker containers", () => {
-    expect(parseTarget(url("namespace=a&pod=p&container=c"), {}, "kubernetes")).toEqual({ kind: "pod", namespace: "a", pod: "p", container: "c" });
-    expect(parseTarget(url("namespace=a&workload=statefulset/web&instance=2"), {}, "kubernetes")).toEqual({ kind: "workload", namespace: "a", workload: "statefulset/web", instance: 2 });
+    expect(parseTarget(url("namespace=a&pod=p&container=c"), {}, "kubernetes")).toEqual({
+      kind: "pod",
+      namespace: "a",
+      pod: "p",
+      container: "c",
+    });
+    expect(parseTarget(url("namespace=a&workload=statefulset/web&instance=2"), {}, "kubernetes")).toEqual({
+      kind: "workload",
+      namespace: "a",
+      workload: "statefulset/web",
+      instance: 2,
+    });
     expect(parseTarget(url("container=my_box"), {}, "docker")).toEqual({ kind: "docker", container: "my_box" });
   });
   it("takes Entry's app-name/proc-name/instance-no headers", () => {
-    expect(parseTarget(url(""), { "app-name": "hello", "proc-name": "web", "instance-no": "1" }, "kubernetes")).toEqual({ kind: "workload", namespace: "hello", workload: "web", instance: 1 });
+    expect(parseTarget(url(""), { "app-name": "hello", "proc-name": "web", "instance-no": "1" }, "kubernetes")).toEqual(
+      { kind: "workload", namespace: "hello", workload: "web", instance: 1 },
+    );
   });
-  it.each(["namespace=A&pod=p", "namespace=a", "namespace=a&pod=../x", "namespace=a&workload=web&instance=x", "namespace=a&workload=daemonset/x&instance=0"])("rejects %s", (q) => {
+  it.each([
+    "namespace=A&pod=p",
+    "namespace=a",
+    "namespace=a&pod=../x",
+    "namespace=a&workload=web&instance=x",
+    "namespace=a&workload=daemonset/x&instance=0",
+  ])("rejects %s", (q) => {
     expect(() => parseTarget(url(q), {}, "kubernetes")).toThrow(TargetError);
   });
 });
@@ -365,7 +472,10 @@ describe("targets", () => {
 describe("limits before authentication", () => {
   it("caps waiting connections in all and per address, and attempts per address per minute (token bucket)", () => {
     let now = 0;
-    const limits = new PreAuthLimits({ maxPendingConnections: 3, maxPendingPerSource: 2, authAttemptsPerMinute: 4 }, () => now);
+    const limits = new PreAuthLimits(
+      { maxPendingConnections: 3, maxPendingPerSource: 2, authAttemptsPerMinute: 4 },
+      () => now,
+    );
     expect(limits.admit("a")).toBeNull();
     expect(limits.admit("a")).toBeNull();
     expect(limits.admit("a")).toMatchObject({ status: 429 });
@@ -386,7 +496,11 @@ describe("limits before authentication", () => {
 });
 
 describe("client addresses behind proxies", () => {
-  const trust = (proxies: string[], hops: number) => ({ proxies: cidrList(proxies), proxiesConfigured: proxies.length > 0, hops });
+  const trust = (proxies: string[], hops: number) => ({
+    proxies: cidrList(proxies),
+    proxiesConfigured: proxies.length > 0,
+    hops,
+  });
   const xff = "192.0.2.1, 198.51.100.7, 203.0.113.9";
 
   it("takes the hops-th address from the right with trustedProxyHops, the peer when there are fewer or garbage", () => {
@@ -429,8 +543,18 @@ describe("suites that need tools", () => {
 describe("config", () => {
   it("reads environment variables and validates them", () => {
     expect(envName("maxSessionsPerUser")).toBe("ENTRYWAY_MAX_SESSIONS_PER_USER");
-    const config = loadConfig({ ENTRYWAY_BACKEND: "docker", ENTRYWAY_PING_INTERVAL_MS: "5000", ENTRYWAY_SHELL: '["/bin/bash","-l"]', ENTRYWAY_ALLOW_COMMAND: "false" });
-    expect(config).toMatchObject({ backend: "docker", pingIntervalMs: 5000, shell: ["/bin/bash", "-l"], allowCommand: false });
+    const config = loadConfig({
+      ENTRYWAY_BACKEND: "docker",
+      ENTRYWAY_PING_INTERVAL_MS: "5000",
+      ENTRYWAY_SHELL: '["/bin/bash","-l"]',
+      ENTRYWAY_ALLOW_COMMAND: "false",
+    });
+    expect(config).toMatchObject({
+      backend: "docker",
+      pingIntervalMs: 5000,
+      shell: ["/bin/bash", "-l"],
+      allowCommand: false,
+    });
     expect(() => loadConfig({ ENTRYWAY_BACKEND: "lxc" })).toThrow(/backend/);
     expect(() => loadConfig({ ENTRYWAY_IDLE_TIMEOUT_MS: "soon" })).toThrow(/idleTimeoutMs/);
   });
@@ -439,8 +563,23 @@ describe("config", () => {
     const dir = mkdtempSync(join(tmpdir(), "entryway-config-"));
     try {
       const file = join(dir, "config.json");
-      writeFileSync(file, JSON.stringify({ authorizer: "oidc", oidcIssuer: "https://id.example.com", maxSessions: 20, allowCommand: false, trustedProxies: ["10.0.0.0/8"] }));
-      expect(loadConfig({ ENTRYWAY_CONFIG: file })).toMatchObject({ authorizer: "oidc", oidcIssuer: "https://id.example.com", maxSessions: 20, allowCommand: false, trustedProxies: ["10.0.0.0/8"] });
+      writeFileSync(
+        file,
+        JSON.stringify({
+          authorizer: "oidc",
+          oidcIssuer: "https://id.example.com",
+          maxSessions: 20,
+          allowCommand: false,
+          trustedProxies: ["10.0.0.0/8"],
+        }),
+      );
+      expect(loadConfig({ ENTRYWAY_CONFIG: file })).toMatchObject({
+        authorizer: "oidc",
+        oidcIssuer: "https://id.example.com",
+        maxSessions: 20,
+        allowCommand: false,
+        trustedProxies: ["10.0.0.0/8"],
+      });
       expect(loadConfig({ ENTRYWAY_CONFIG: file, ENTRYWAY_MAX_SESSIONS: "7" }).maxSessions).toBe(7);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -463,7 +602,10 @@ describe("config", () => {
     ['{"logLevel": "verbose"}', /logLevel: expected one of debug, info, warn, error, got verbose/],
     ['{"maxSessions": -1}', /maxSessions: expected a non-negative number, got -1/],
     // Every bad key at once.
-    ['{"backend": 2, "port": "80"}', /config\.json: backend: expected string, got number 2; port: expected number, got string "80"/],
+    [
+      '{"backend": 2, "port": "80"}',
+      /config\.json: backend: expected string, got number 2; port: expected number, got string "80"/,
+    ],
   ])("refuses a bad settings document with a message naming the key (%s)", (text, message) => {
     const dir = mkdtempSync(join(tmpdir(), "entryway-config-"));
     try {
@@ -483,10 +625,23 @@ describe("config", () => {
 });
 
 describe("recording settings", () => {
-  const s3 = { ENTRYWAY_RECORD_S3_BUCKET: "exec-recordings", ENTRYWAY_RECORD_S3_ENDPOINT: "https://objects.example.com:9000", ENTRYWAY_RECORD_S3_FORCE_PATH_STYLE: "true", ENTRYWAY_RECORD_S3_PREFIX: "gw/" };
+  const s3 = {
+    ENTRYWAY_RECORD_S3_BUCKET: "exec-recordings",
+    ENTRYWAY_RECORD_S3_ENDPOINT: "https://objects.example.com:9000",
+    ENTRYWAY_RECORD_S3_FORCE_PATH_STYLE: "true",
+    ENTRYWAY_RECORD_S3_PREFIX: "gw/",
+  };
   it("takes an S3 sink with an https endpoint, path style and a prefix", () => {
-    expect(loadConfig(s3)).toMatchObject({ recordS3Bucket: "exec-recordings", recordS3ForcePathStyle: true, recordS3Prefix: "gw/", recordFlushSeconds: 10, recordPartBytes: 5 * 1024 * 1024 });
-    expect(loadConfig({ ...s3, ENTRYWAY_RECORD_S3_ENDPOINT: "http://127.0.0.1:8333" }).recordS3Endpoint).toBe("http://127.0.0.1:8333");
+    expect(loadConfig(s3)).toMatchObject({
+      recordS3Bucket: "exec-recordings",
+      recordS3ForcePathStyle: true,
+      recordS3Prefix: "gw/",
+      recordFlushSeconds: 10,
+      recordPartBytes: 5 * 1024 * 1024,
+    });
+    expect(loadConfig({ ...s3, ENTRYWAY_RECORD_S3_ENDPOINT: "http://127.0.0.1:8333" }).recordS3Endpoint).toBe(
+      "http://127.0.0.1:8333",
+    );
   });
   it.each([
     [{ ...s3, ENTRYWAY_RECORD_DIR: "/recordings" }, /recordDir and recordS3Bucket are both set/],
@@ -537,13 +692,26 @@ describe("audit and logs never stop the gateway", () => {
   it("sends the records of an audit file that cannot be written (ENOSPC: /dev/full) to stdout, with the cause once", async () => {
     const lines: string[] = [];
     const sink = auditSink("/dev/full", (line) => lines.push(line));
-    const record = { event: "session.end" as const, session: "s1", target: "t", client: "127.0.0.1", startedAt: new Date().toISOString() };
+    const record = {
+      event: "session.end" as const,
+      session: "s1",
+      target: "t",
+      client: "127.0.0.1",
+      startedAt: new Date().toISOString(),
+    };
     sink.write(record);
     sink.write({ ...record, session: "s2" });
     await expect.poll(() => lines.length).toBe(3);
     const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(parsed.filter((l) => l.msg === "the audit file cannot be written: audit records go to stdout")).toEqual([expect.objectContaining({ error: expect.stringMatching(/ENOSPC/) })]);
-    expect(parsed.filter((l) => l.type === "audit").map((l) => l.session).sort()).toEqual(["s1", "s2"]);
+    expect(parsed.filter((l) => l.msg === "the audit file cannot be written: audit records go to stdout")).toEqual([
+      expect.objectContaining({ error: expect.stringMatching(/ENOSPC/) }),
+    ]);
+    expect(
+      parsed
+        .filter((l) => l.type === "audit")
+        .map((l) => l.session)
+        .sort(),
+    ).toEqual(["s1", "s2"]);
     sink.write({ ...record, session: "s3" });
     expect(JSON.parse(lines.at(-1)!)).toMatchObject({ type: "audit", session: "s3" });
     await sink.close();
@@ -567,23 +735,43 @@ describe("Docker exec start, read by hand (no engine: a socket that answers as o
           return `HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: ${text.length}\r\n\r\n${text}`;
         };
         if (request.startsWith("POST /v1.41/containers/")) socket.end(json("201 Created", { Id: "e1234" }));
-        else if (request.startsWith("GET /v1.41/exec/e1234/json")) socket.end(json("200 OK", { Running: false, ExitCode: 7 }));
+        else if (request.startsWith("GET /v1.41/exec/e1234/json"))
+          socket.end(json("200 OK", { Running: false, ExitCode: 7 }));
         else socket.end(start);
         request = "";
       });
     });
     await new Promise<void>((resolve) => server.listen(path, resolve));
-    return { url: `unix://${path}`, stop: () => new Promise<void>((resolve) => server.close(() => (rmSync(dir, { recursive: true, force: true }), resolve()))) };
+    return {
+      url: `unix://${path}`,
+      stop: () =>
+        new Promise<void>((resolve) => server.close(() => (rmSync(dir, { recursive: true, force: true }), resolve()))),
+    };
   }
   const target = { container: "c", label: "docker/c" };
 
   it("takes the stream that follows a 101 in the same read, demultiplexed without a TTY, and the exit code", async () => {
-    const frame = (stream: number, payload: string) => Buffer.concat([Buffer.from([stream, 0, 0, 0, 0, 0, 0, payload.length]), Buffer.from(payload)]).toString("latin1");
-    const engine = await fakeEngine("HTTP/1.1 101 UPGRADED\r\nContent-Type: application/vnd.docker.raw-stream\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n" + frame(1, "out") + frame(2, "err"));
+    const frame = (stream: number, payload: string) =>
+      Buffer.concat([Buffer.from([stream, 0, 0, 0, 0, 0, 0, payload.length]), Buffer.from(payload)]).toString("latin1");
+    const engine = await fakeEngine(
+      "HTTP/1.1 101 UPGRADED\r\nContent-Type: application/vnd.docker.raw-stream\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n" +
+        frame(1, "out") +
+        frame(2, "err"),
+    );
     try {
       const seen: string[] = [];
-      const ended = new Promise<number | null>((resolve) =>
-        void dockerBackend(engine.url).exec(target, ["sh"], { cols: 80, rows: 24 }, { onOutput: (chunk, which) => void seen.push(`${which}:${chunk.toString()}`), onEnd: (r) => resolve(r.exitCode) }, { tty: false }),
+      const ended = new Promise<number | null>(
+        (resolve) =>
+          void dockerBackend(engine.url).exec(
+            target,
+            ["sh"],
+            { cols: 80, rows: 24 },
+            {
+              onOutput: (chunk, which) => void seen.push(`${which}:${chunk.toString()}`),
+              onEnd: (r) => resolve(r.exitCode),
+            },
+            { tty: false },
+          ),
       );
       expect(await ended).toBe(7);
       expect(seen).toEqual(["stdout:out", "stderr:err"]);
@@ -593,9 +781,13 @@ describe("Docker exec start, read by hand (no engine: a socket that answers as o
   });
 
   it("refuses an answer that is not an upgrade", async () => {
-    const engine = await fakeEngine('HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: 26\r\n\r\n{"message":"no such exec"}');
+    const engine = await fakeEngine(
+      'HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: 26\r\n\r\n{"message":"no such exec"}',
+    );
     try {
-      await expect(dockerBackend(engine.url).exec(target, ["sh"], { cols: 80, rows: 24 }, { onOutput: () => {}, onEnd: () => {} })).rejects.toThrow(/HTTP 404 instead of an upgrade/);
+      await expect(
+        dockerBackend(engine.url).exec(target, ["sh"], { cols: 80, rows: 24 }, { onOutput: () => {}, onEnd: () => {} }),
+      ).rejects.toThrow(/HTTP 404 instead of an upgrade/);
     } finally {
       await engine.stop();
     }

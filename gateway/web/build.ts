@@ -19,15 +19,23 @@ export const DEFAULT_WEB_DIR = join(here, "..", "dist", "web");
  * rewrites that one method in the bundled xterm.js; the build fails if the method is not found as
  * expected (a new xterm.js), so the rewrite is checked again rather than silently dropped.
  */
-const ADD_STYLE = /_addStyle\((\w+),(\w+)\)\{\1\.setAttribute\("style",`\$\{\1\.getAttribute\("style"\)\|\|""\}\$\{\2\};`\)\}/g;
+const ADD_STYLE =
+  /_addStyle\((\w+),(\w+)\)\{\1\.setAttribute\("style",`\$\{\1\.getAttribute\("style"\)\|\|""\}\$\{\2\};`\)\}/g;
 export const domRendererStylesThroughCssom: Plugin = {
   name: "xterm-dom-renderer-cssom-styles",
   setup(builder) {
     builder.onLoad({ filter: /[\\/]@xterm[\\/]xterm[\\/]lib[\\/]xterm\.mjs$/ }, (args) => {
       const source = readFileSync(args.path, "utf8");
       const found = source.match(ADD_STYLE)?.length ?? 0;
-      if (found !== 1) throw new Error(`${args.path}: expected xterm.js's DomRendererRowFactory._addStyle once, found it ${found} times; check the rewrite against this xterm.js version`);
-      const contents = source.replace(ADD_STYLE, (_, element: string, style: string) => `_addStyle(${element},${style}){const colon=${style}.indexOf(":");${element}.style.setProperty(${style}.slice(0,colon),${style}.slice(colon+1))}`);
+      if (found !== 1)
+        throw new Error(
+          `${args.path}: expected xterm.js's DomRendererRowFactory._addStyle once, found it ${found} times; check the rewrite against this xterm.js version`,
+        );
+      const contents = source.replace(
+        ADD_STYLE,
+        (_, element: string, style: string) =>
+          `_addStyle(${element},${style}){const colon=${style}.indexOf(":");${element}.style.setProperty(${style}.slice(0,colon),${style}.slice(colon+1))}`,
+      );
       return { contents, loader: "js" };
     });
   },

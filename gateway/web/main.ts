@@ -64,7 +64,12 @@ class TerminalSession {
     new ResizeObserver(() => this.fitNow()).observe($("terminal"));
     this.term.onResize(({ cols, rows }) => this.send(RequestType.WINCH, `${cols} ${rows}`));
     this.term.onData((data) => this.send(RequestType.PLAIN, data));
-    this.term.onBinary((data) => this.send(RequestType.PLAIN, Uint8Array.from(data, (c) => c.charCodeAt(0) & 0xff)));
+    this.term.onBinary((data) =>
+      this.send(
+        RequestType.PLAIN,
+        Uint8Array.from(data, (c) => c.charCodeAt(0) & 0xff),
+      ),
+    );
     // Copy and paste: Ctrl+Shift+C / Ctrl+Shift+V (Ctrl+C and Ctrl+V belong to the shell); the
     // browser's own copy and paste (menu, middle click, Cmd+C/V) work too.
     this.term.attachCustomKeyEventHandler((event) => {
@@ -98,7 +103,8 @@ class TerminalSession {
     if (ws?.readyState !== WebSocket.OPEN) return;
     const bytes = typeof content === "string" ? new TextEncoder().encode(content) : content;
     // A paste can be longer than the gateway takes in one frame.
-    for (let offset = 0; offset === 0 || offset < bytes.length; offset += INPUT_FRAME_BYTES) ws.send(encodeRequest(type, bytes.subarray(offset, offset + INPUT_FRAME_BYTES)));
+    for (let offset = 0; offset === 0 || offset < bytes.length; offset += INPUT_FRAME_BYTES)
+      ws.send(encodeRequest(type, bytes.subarray(offset, offset + INPUT_FRAME_BYTES)));
   }
 
   connect(target: URLSearchParams, token: string): void {
@@ -134,7 +140,8 @@ class TerminalSession {
       } catch {
         return;
       }
-      if (message.msgType === ResponseType.STDOUT || message.msgType === ResponseType.STDERR) this.term.write(message.content);
+      if (message.msgType === ResponseType.STDOUT || message.msgType === ResponseType.STDERR)
+        this.term.write(message.content);
       else if (message.msgType === ResponseType.CLOSE) this.closeMessage = message;
     };
     ws.onclose = (event) => {
@@ -155,9 +162,17 @@ class TerminalSession {
     const reason = close ? new TextDecoder().decode(close.content) : "";
     let text: string;
     if (!close) text = opened ? `Connection lost (WebSocket close ${wsCode}).` : "Could not connect to the gateway.";
-    else if (!close.closeCode || close.closeCode === "exit") text = close.exitCode !== undefined ? `Session ended: exit code ${close.exitCode}.` : `Session ended: ${reason || "the shell ended"}.`;
+    else if (!close.closeCode || close.closeCode === "exit")
+      text =
+        close.exitCode !== undefined
+          ? `Session ended: exit code ${close.exitCode}.`
+          : `Session ended: ${reason || "the shell ended"}.`;
     else text = `Session closed by the gateway: ${reason || close.closeCode} (${close.closeCode}).`;
-    this.ended = { text, ...(close?.exitCode !== undefined ? { exitCode: close.exitCode } : {}), ...(close?.closeCode ? { closeCode: close.closeCode } : {}) };
+    this.ended = {
+      text,
+      ...(close?.exitCode !== undefined ? { exitCode: close.exitCode } : {}),
+      ...(close?.closeCode ? { closeCode: close.closeCode } : {}),
+    };
     this.term.write(`\r\n\x1b[2m[entryway] ${text}\x1b[0m\r\n`);
     $("ended-text").textContent = text;
     const authFailed = close?.closeCode === "denied" || close?.closeCode === "unauthenticated";
@@ -238,13 +253,15 @@ async function main(): Promise<void> {
   });
 
   // Pick a target
-  for (const element of document.querySelectorAll<HTMLElement>("[data-backend]")) element.hidden = element.dataset.backend !== config.backend;
+  for (const element of document.querySelectorAll<HTMLElement>("[data-backend]"))
+    element.hidden = element.dataset.backend !== config.backend;
   $("container-label").textContent = config.backend === "docker" ? "Container (name or id)" : "Container (optional)";
   const kindInputs = document.querySelectorAll<HTMLInputElement>('input[name="kind"]');
   const kind = () => [...kindInputs].find((input) => input.checked)?.value ?? "pod";
   for (const input of kindInputs) {
     input.addEventListener("change", () => {
-      for (const element of document.querySelectorAll<HTMLElement>("[data-kind]")) element.hidden = element.dataset.kind !== kind();
+      for (const element of document.querySelectorAll<HTMLElement>("[data-kind]"))
+        element.hidden = element.dataset.kind !== kind();
     });
   }
   $("target-form").addEventListener("submit", (event) => {

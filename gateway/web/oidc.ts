@@ -31,7 +31,9 @@ export async function beginOidcSignIn(settings: OidcSettings, returnTo: string):
   const state = randomString();
   const nonce = randomString();
   sessionStorage.setItem(PENDING_KEY, JSON.stringify({ verifier, state, nonce, returnTo }));
-  const challenge = base64url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier))));
+  const challenge = base64url(
+    new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier))),
+  );
   const url = new URL(settings.authorizationEndpoint);
   url.search = new URLSearchParams({
     response_type: "code",
@@ -52,20 +54,38 @@ export async function completeOidcSignIn(settings: OidcSettings): Promise<string
   const code = query.get("code");
   const error = query.get("error");
   if (!code && !error) return null;
-  const pending = JSON.parse(sessionStorage.getItem(PENDING_KEY) ?? "null") as { verifier: string; state: string; nonce: string; returnTo: string } | null;
+  const pending = JSON.parse(sessionStorage.getItem(PENDING_KEY) ?? "null") as {
+    verifier: string;
+    state: string;
+    nonce: string;
+    returnTo: string;
+  } | null;
   sessionStorage.removeItem(PENDING_KEY);
   history.replaceState(null, "", `/${pending?.returnTo ?? ""}`);
   if (error) throw new Error(`${error}${query.get("error_description") ? ": " + query.get("error_description") : ""}`);
-  if (!pending || query.get("state") !== pending.state) throw new Error("the sign-in answer does not match a sign-in started in this tab");
+  if (!pending || query.get("state") !== pending.state)
+    throw new Error("the sign-in answer does not match a sign-in started in this tab");
   const response = await fetch(settings.tokenEndpoint, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ grant_type: "authorization_code", code: code!, redirect_uri: redirectUri(), client_id: settings.clientId, code_verifier: pending.verifier }),
+    body: new URLSearchParams({
+      grant_type: "authorization_code",
+      code: code!,
+      redirect_uri: redirectUri(),
+      client_id: settings.clientId,
+      code_verifier: pending.verifier,
+    }),
   });
   if (!response.ok) throw new Error(`the token endpoint answered HTTP ${response.status}`);
   const tokens = (await response.json()) as { id_token?: string };
   if (!tokens.id_token) throw new Error("the token endpoint returned no ID token");
-  const payload = JSON.parse(new TextDecoder().decode(Uint8Array.from(atob(tokens.id_token.split(".")[1]!.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0)))) as { nonce?: string };
+  const payload = JSON.parse(
+    new TextDecoder().decode(
+      Uint8Array.from(atob(tokens.id_token.split(".")[1]!.replace(/-/g, "+").replace(/_/g, "/")), (c) =>
+        c.charCodeAt(0),
+      ),
+    ),
+  ) as { nonce?: string };
   // The gateway verifies the signature, issuer and audience; the nonce ties the token to this sign-in.
   if (payload.nonce !== pending.nonce) throw new Error("the ID token's nonce does not match this sign-in");
   return tokens.id_token;

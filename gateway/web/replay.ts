@@ -24,7 +24,10 @@ class AuthError extends Error {}
 
 async function api(path: string, token: string): Promise<Response> {
   const response = await fetch(path, { headers: { authorization: `Bearer ${token}` }, cache: "no-store" });
-  if (response.status === 401 || response.status === 403) throw new AuthError(((await response.json().catch(() => ({}))) as { error?: string }).error ?? `HTTP ${response.status}`);
+  if (response.status === 401 || response.status === 403)
+    throw new AuthError(
+      ((await response.json().catch(() => ({}))) as { error?: string }).error ?? `HTTP ${response.status}`,
+    );
   if (!response.ok) throw new Error(`the gateway answered HTTP ${response.status}`);
   return response;
 }
@@ -61,7 +64,10 @@ class Player {
   /** The cast's position now, in seconds. */
   now(): number {
     if (!this.playing) return this.position;
-    return Math.min(this.cast.duration, this.anchor.position + ((performance.now() - this.anchor.at) / 1000) * this.speed);
+    return Math.min(
+      this.cast.duration,
+      this.anchor.position + ((performance.now() - this.anchor.at) / 1000) * this.speed,
+    );
   }
 
   play(): void {
@@ -169,7 +175,13 @@ async function main(): Promise<void> {
       const row = document.createElement("tr");
       // A recording without its end event is still running, or its gateway stopped before the end.
       const duration = recording.complete ? clock(recording.duration) : `${clock(recording.duration)} (incomplete)`;
-      const cells = [new Date(recording.start).toLocaleString(), recording.user, recording.target, duration, `${Math.ceil(recording.size / 1024)} KiB`];
+      const cells = [
+        new Date(recording.start).toLocaleString(),
+        recording.user,
+        recording.target,
+        duration,
+        `${Math.ceil(recording.size / 1024)} KiB`,
+      ];
       for (const [index, text] of cells.entries()) {
         const cell = document.createElement("td");
         cell.textContent = text;
@@ -232,7 +244,9 @@ async function main(): Promise<void> {
     else player.play();
     updateControls();
   });
-  $<HTMLSelectElement>("speed").addEventListener("change", (event) => player?.setSpeed(Number((event.target as HTMLSelectElement).value)));
+  $<HTMLSelectElement>("speed").addEventListener("change", (event) =>
+    player?.setSpeed(Number((event.target as HTMLSelectElement).value)),
+  );
   $<HTMLInputElement>("seek").addEventListener("input", (event) => {
     player?.seek(Number((event.target as HTMLInputElement).value));
     updateControls();
@@ -252,7 +266,15 @@ async function main(): Promise<void> {
         return renderer();
       },
       get state() {
-        return player ? { position: player.now(), duration: player.cast.duration, playing: player.playing, done: player.done, settled: player.settled } : null;
+        return player
+          ? {
+              position: player.now(),
+              duration: player.cast.duration,
+              playing: player.playing,
+              done: player.done,
+              settled: player.settled,
+            }
+          : null;
       },
       seek: (seconds: number) => player?.seek(seconds),
     },

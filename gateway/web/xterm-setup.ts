@@ -16,11 +16,15 @@ export function styleElementsWithNonce(): void {
 }
 
 /** A terminal in `parent`, painted by WebGL where it can be; `renderer` says which renderer paints. */
-export function openTerminal(parent: HTMLElement, options: ITerminalOptions = {}): { term: Terminal; renderer: () => "webgl" | "dom" } {
+export function openTerminal(
+  parent: HTMLElement,
+  options: ITerminalOptions = {},
+): { term: Terminal; renderer: () => "webgl" | "dom" } {
   const term = new Terminal({
     allowProposedApi: true, // unicode.activeVersion
     fontSize: 14,
-    fontFamily: '"DejaVu Sans Mono", "Noto Sans Mono CJK SC", "Noto Sans Mono", Menlo, Consolas, monospace, "Noto Color Emoji", "Apple Color Emoji", "Segoe UI Emoji"',
+    fontFamily:
+      '"DejaVu Sans Mono", "Noto Sans Mono CJK SC", "Noto Sans Mono", Menlo, Consolas, monospace, "Noto Color Emoji", "Apple Color Emoji", "Segoe UI Emoji"',
     scrollback: 5000,
     theme: { background: "#1e1e1e" },
     ...options,

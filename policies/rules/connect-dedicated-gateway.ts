@@ -18,7 +18,8 @@ import { label, resourcePolicy, type K8sObject, type Obj } from "./helpers";
 /** The CONNECT ports Istio's shared ingress uses for plain web traffic (service and target ports). */
 export const FORBIDDEN_CONNECT_PORTS = [80, 443, 8080, 8443];
 
-const mentionsConnect = (value: unknown) => /"upgrade_type":\s*"CONNECT"|"connect_matcher"|"allow_connect":\s*true/i.test(JSON.stringify(value ?? {}));
+const mentionsConnect = (value: unknown) =>
+  /"upgrade_type":\s*"CONNECT"|"connect_matcher"|"allow_connect":\s*true/i.test(JSON.stringify(value ?? {}));
 
 export function checkConnectDedicatedGateway(o: K8sObject): string[] {
   if (o.kind !== "EnvoyFilter") return [];
@@ -28,15 +29,22 @@ export function checkConnectDedicatedGateway(o: K8sObject): string[] {
     if (!mentionsConnect(patch?.patch?.value)) continue;
     const where = `${label(o)} patch ${i}`;
     const match = patch.match ?? {};
-    if (match.context !== "GATEWAY") problems.push(`${where}: CONNECT only on a gateway (match.context GATEWAY), never on sidecars`);
+    if (match.context !== "GATEWAY")
+      problems.push(`${where}: CONNECT only on a gateway (match.context GATEWAY), never on sidecars`);
     const port = match.listener?.portNumber ?? match.routeConfiguration?.portNumber;
-    if (typeof port !== "number") problems.push(`${where}: CONNECT must be bound to one dedicated port (match.listener.portNumber or routeConfiguration.portNumber)`);
-    else if (FORBIDDEN_CONNECT_PORTS.includes(port)) problems.push(`${where}: CONNECT is never enabled on port ${port} (web traffic ports 80/443 and their targets)`);
+    if (typeof port !== "number")
+      problems.push(
+        `${where}: CONNECT must be bound to one dedicated port (match.listener.portNumber or routeConfiguration.portNumber)`,
+      );
+    else if (FORBIDDEN_CONNECT_PORTS.includes(port))
+      problems.push(`${where}: CONNECT is never enabled on port ${port} (web traffic ports 80/443 and their targets)`);
     const selector: Record<string, string> = spec.workloadSelector?.labels ?? {};
     if (Object.keys(selector).length === 0) {
       problems.push(`${where}: CONNECT must select the dedicated CONNECT gateway (workloadSelector), not every proxy`);
     } else if (selector.istio === "ingressgateway") {
-      problems.push(`${where}: CONNECT must not be enabled on the shared istio=ingressgateway; use the dedicated CONNECT gateway`);
+      problems.push(
+        `${where}: CONNECT must not be enabled on the shared istio=ingressgateway; use the dedicated CONNECT gateway`,
+      );
     }
   }
   return problems;

@@ -10,13 +10,19 @@ import { connectStaticClusters } from "./connect-static-clusters";
 
 describe("CONNECT routes go only to static clusters", () => {
   it("passes a static outbound|22||fqdn route", async () => {
-    expect(await runResourcePolicy(connectStaticClusters, asResource(envoyFilter([workspaceRoute(staticRoute)])))).toEqual([]);
+    expect(
+      await runResourcePolicy(connectStaticClusters, asResource(envoyFilter([workspaceRoute(staticRoute)]))),
+    ).toEqual([]);
   });
   it.each([
     ["a cluster header", { cluster_header: "x-target", timeout: "0s" }, /cluster_header|not a static/],
     ["an original destination cluster", { cluster: "original_dst_cluster" }, /original_dst/],
     ["a dynamic forward proxy cluster", { cluster: "dynamic_forward_proxy_cluster" }, /dynamic_forward_proxy/],
-    ["a cluster that is not outbound|port||fqdn", { cluster: "outbound|22||*" }, /not a static outbound\|port\|\|fqdn cluster/],
+    [
+      "a cluster that is not outbound|port||fqdn",
+      { cluster: "outbound|22||*" },
+      /not a static outbound\|port\|\|fqdn cluster/,
+    ],
   ])("fires on %s", async (_name, route, message) => {
     const violations = await runResourcePolicy(connectStaticClusters, asResource(envoyFilter([workspaceRoute(route)])));
     expect(violations.join("\n")).toMatch(message);

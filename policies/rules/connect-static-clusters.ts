@@ -17,14 +17,21 @@ import { label, resourcePolicy, type K8sObject, type Obj } from "./helpers";
 
 /** A static Istio outbound cluster: outbound|<port>||<fqdn>. */
 const STATIC_CLUSTER = /^outbound\|\d{1,5}\|\|[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
-const OPEN_PROXY_MARKERS = [/dynamic_forward_proxy/i, /original_dst/i, /ORIGINAL_DST/, /cluster_header/i, /clusterHeader/];
+const OPEN_PROXY_MARKERS = [
+  /dynamic_forward_proxy/i,
+  /original_dst/i,
+  /ORIGINAL_DST/,
+  /cluster_header/i,
+  /clusterHeader/,
+];
 
 /** Every object under `node` that has a `route` with routing fields, wherever it sits. */
 function routesIn(node: unknown, found: Obj[] = []): Obj[] {
   if (Array.isArray(node)) node.forEach((n) => routesIn(n, found));
   else if (typeof node === "object" && node !== null) {
     for (const [key, value] of Object.entries(node)) {
-      if (key === "route" && typeof value === "object" && value !== null && !Array.isArray(value)) found.push(value as Obj);
+      if (key === "route" && typeof value === "object" && value !== null && !Array.isArray(value))
+        found.push(value as Obj);
       routesIn(value, found);
     }
   }
@@ -38,11 +45,16 @@ export function checkConnectStaticClusters(o: K8sObject): string[] {
     const value = patch?.patch?.value;
     const text = JSON.stringify(value ?? {});
     for (const marker of OPEN_PROXY_MARKERS) {
-      if (marker.test(text)) problems.push(`${label(o)} patch ${i}: ${marker.source} makes an open proxy; CONNECT routes go only to static outbound|port||fqdn clusters`);
+      if (marker.test(text))
+        problems.push(
+          `${label(o)} patch ${i}: ${marker.source} makes an open proxy; CONNECT routes go only to static outbound|port||fqdn clusters`,
+        );
     }
     for (const route of routesIn(value)) {
       if (typeof route.cluster !== "string" || !STATIC_CLUSTER.test(route.cluster)) {
-        problems.push(`${label(o)} patch ${i}: route cluster ${JSON.stringify(route.cluster ?? Object.keys(route))} is not a static outbound|port||fqdn cluster`);
+        problems.push(
+          `${label(o)} patch ${i}: route cluster ${JSON.stringify(route.cluster ?? Object.keys(route))} is not a static outbound|port||fqdn cluster`,
+        );
       }
     }
   }

@@ -13,7 +13,11 @@
 import { containersOf, label, podTemplate, stackPolicy, type K8sObject, type Obj } from "./helpers";
 
 const grantsEphemeralContainers = (rules: Obj[]) =>
-  rules.some((r) => (r.resources ?? []).some((res: string) => res === "pods/ephemeralcontainers") && (r.verbs ?? []).some((v: string) => ["patch", "update", "*"].includes(v)));
+  rules.some(
+    (r) =>
+      (r.resources ?? []).some((res: string) => res === "pods/ephemeralcontainers") &&
+      (r.verbs ?? []).some((v: string) => ["patch", "update", "*"].includes(v)),
+  );
 
 /** A JSON text's value, or undefined when it is not JSON. */
 function parsed(text: unknown): unknown {
@@ -37,7 +41,12 @@ function debugImagesOf(deployment: K8sObject, container: Obj, objects: K8sObject
     const slash = file.lastIndexOf("/");
     const mount = (container.volumeMounts ?? []).find((m: Obj) => m.mountPath === file.slice(0, slash) && !m.subPath);
     const volume = (podTemplate(deployment)?.spec?.volumes ?? []).find((v: Obj) => v.name === mount?.name);
-    const configMap = objects.find((o) => o.kind === "ConfigMap" && o.metadata?.name === volume?.configMap?.name && o.metadata?.namespace === deployment.metadata?.namespace);
+    const configMap = objects.find(
+      (o) =>
+        o.kind === "ConfigMap" &&
+        o.metadata?.name === volume?.configMap?.name &&
+        o.metadata?.namespace === deployment.metadata?.namespace,
+    );
     images = (parsed((configMap?.data as Obj | undefined)?.[file.slice(slash + 1)]) as Obj | undefined)?.debugImages;
   }
   return Array.isArray(images) ? images : [];
@@ -46,11 +55,24 @@ function debugImagesOf(deployment: K8sObject, container: Obj, objects: K8sObject
 export function checkGatewayDebugRbac(objects: K8sObject[]): string[] {
   const isGateway = (o: K8sObject) => o.metadata?.labels?.["app.kubernetes.io/name"] === "exec-gateway";
   const instance = (o: K8sObject) => o.metadata?.labels?.["app.kubernetes.io/instance"];
-  const configured = objects.filter((o) => o.kind === "Deployment" && isGateway(o) && containersOf(podTemplate(o)?.spec).some((c) => debugImagesOf(o, c, objects).length > 0));
+  const configured = objects.filter(
+    (o) =>
+      o.kind === "Deployment" &&
+      isGateway(o) &&
+      containersOf(podTemplate(o)?.spec).some((c) => debugImagesOf(o, c, objects).length > 0),
+  );
   return objects
-    .filter((o) => (o.kind === "Role" || o.kind === "ClusterRole") && isGateway(o) && grantsEphemeralContainers((o.rules as Obj[] | undefined) ?? []))
+    .filter(
+      (o) =>
+        (o.kind === "Role" || o.kind === "ClusterRole") &&
+        isGateway(o) &&
+        grantsEphemeralContainers((o.rules as Obj[] | undefined) ?? []),
+    )
     .filter((role) => !configured.some((d) => instance(d) === instance(role)))
-    .map((role) => `${label(role)}: grants pods/ephemeralcontainers, but its exec gateway has no debug images (debugImages); grant it only with debugContainers.images`);
+    .map(
+      (role) =>
+        `${label(role)}: grants pods/ephemeralcontainers, but its exec gateway has no debug images (debugImages); grant it only with debugContainers.images`,
+    );
 }
 
 export const gatewayDebugRbac = stackPolicy(

@@ -21,8 +21,12 @@ describe("exec gateway RBAC", () => {
     expect(violations.join("\n")).toMatch(new RegExp(`wildcard in ${field}`));
   });
   it("fires on cluster-wide exec unless allowClusterWideExec is set", async () => {
-    expect((await runResourcePolicy(execRbac, asResource(role("ClusterRole", execRules)))).join()).toMatch(/grants create pods\/exec \(exec or its equivalent\) in every namespace/);
-    expect(await runResourcePolicy(execRbac, asResource(role("ClusterRole", execRules)), { allowClusterWideExec: true })).toEqual([]);
+    expect((await runResourcePolicy(execRbac, asResource(role("ClusterRole", execRules)))).join()).toMatch(
+      /grants create pods\/exec \(exec or its equivalent\) in every namespace/,
+    );
+    expect(
+      await runResourcePolicy(execRbac, asResource(role("ClusterRole", execRules)), { allowClusterWideExec: true }),
+    ).toEqual([]);
   });
   it.each([
     ["get pods/exec", { apiGroups: [""], resources: ["pods/exec"], verbs: ["get"] }],
@@ -32,12 +36,20 @@ describe("exec gateway RBAC", () => {
     ["create serviceaccounts/token", { apiGroups: [""], resources: ["serviceaccounts/token"], verbs: ["create"] }],
   ])("fires on a cluster-wide role that grants %s (exec's equivalent), not on read-only pods", async (right, rule) => {
     const other = { ...role("ClusterRole", [rule]), metadata: { name: "ci" } };
-    expect((await runResourcePolicy(execRbac, asResource(other))).join()).toContain(`grants ${right} (exec or its equivalent) in every namespace`);
-    const readOnly = { ...role("ClusterRole", [{ apiGroups: [""], resources: ["pods", "pods/log"], verbs: ["get", "list"] }]), metadata: { name: "viewer" } };
+    expect((await runResourcePolicy(execRbac, asResource(other))).join()).toContain(
+      `grants ${right} (exec or its equivalent) in every namespace`,
+    );
+    const readOnly = {
+      ...role("ClusterRole", [{ apiGroups: [""], resources: ["pods", "pods/log"], verbs: ["get", "list"] }]),
+      metadata: { name: "viewer" },
+    };
     expect(await runResourcePolicy(execRbac, asResource(readOnly))).toEqual([]);
   });
   it("fires on any other role that grants exec with a wildcard", async () => {
-    const other = { ...role("Role", [{ apiGroups: [""], resources: ["pods/exec"], verbs: ["*"] }]), metadata: { name: "debug", namespace: "x" } };
+    const other = {
+      ...role("Role", [{ apiGroups: [""], resources: ["pods/exec"], verbs: ["*"] }]),
+      metadata: { name: "debug", namespace: "x" },
+    };
     expect((await runResourcePolicy(execRbac, asResource(other))).join()).toMatch(/wildcard in verbs/);
   });
 });

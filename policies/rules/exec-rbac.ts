@@ -32,7 +32,9 @@ export function checkExecRbac(o: K8sObject, config: EntrywayPolicyConfig = {}): 
     if (rule.nonResourceURLs?.length) problems.push(`${label(o)} rule ${i}: nonResourceURLs are not needed to exec`);
   }
   if (o.kind === "ClusterRole" && execRights.length > 0 && !config.allowClusterWideExec) {
-    problems.push(`${label(o)}: grants ${execRights.join(", ")} (exec or its equivalent) in every namespace; use a Role per namespace, or allow it with the policy config allowClusterWideExec: true`);
+    problems.push(
+      `${label(o)}: grants ${execRights.join(", ")} (exec or its equivalent) in every namespace; use a Role per namespace, or allow it with the policy config allowClusterWideExec: true`,
+    );
   }
   return problems;
 }

@@ -10,7 +10,12 @@ import type { ResourceValidationPolicy, StackValidationPolicy } from "@pulumi/po
 export interface K8sObject {
   apiVersion?: string;
   kind: string;
-  metadata?: { name?: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   [field: string]: unknown;
 }
 
@@ -32,7 +37,8 @@ export function toObject(type: string, props: Record<string, unknown>): K8sObjec
 }
 
 /** How a violation names an object: `Kind namespace/name`. */
-export const label = (o: K8sObject) => `${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata?.name ?? "(unnamed)"}`;
+export const label = (o: K8sObject) =>
+  `${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata?.name ?? "(unnamed)"}`;
 
 /** The pod template (or pod spec holder) of a workload. */
 export function podTemplate(o: K8sObject): { metadata?: Obj; spec?: Obj } | undefined {
@@ -62,12 +68,19 @@ export function containersOf(pod: Obj | undefined): Obj[] {
  */
 export function isRteContainer(container: Obj): boolean {
   const env: Obj[] = container.env ?? [];
-  return /ansibleforms-rte-/.test(container.image ?? "") || env.some((e) => (e.name === "AF_ROLE" && e.value === "rte") || e.name === "RTE_MAX_JOBS");
+  return (
+    /ansibleforms-rte-/.test(container.image ?? "") ||
+    env.some((e) => (e.name === "AF_ROLE" && e.value === "rte") || e.name === "RTE_MAX_JOBS")
+  );
 }
 
 /** The AnsibleForms app container: its image, or ADMIN_USERNAME (only the app reads it). */
 export function isAppContainer(container: Obj): boolean {
-  return !isRteContainer(container) && (/ansibleforms\/ansibleforms(:|@|$)/.test(container.image ?? "") || (container.env ?? []).some((e: Obj) => e.name === "ADMIN_USERNAME"));
+  return (
+    !isRteContainer(container) &&
+    (/ansibleforms\/ansibleforms(:|@|$)/.test(container.image ?? "") ||
+      (container.env ?? []).some((e: Obj) => e.name === "ADMIN_USERNAME"))
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -97,7 +110,11 @@ const EXEC_EQUIVALENT: { resource: string; verbs: string[] }[] = [
  */
 function resourceMatches(ruleResource: string, wanted: string): boolean {
   const subresource = wanted.split("/")[1];
-  return ruleResource === "*" || ruleResource === wanted || (subresource !== undefined && ruleResource === `*/${subresource}`);
+  return (
+    ruleResource === "*" ||
+    ruleResource === wanted ||
+    (subresource !== undefined && ruleResource === `*/${subresource}`)
+  );
 }
 
 /** The rights a rule gives on `resource` of `apiGroup` among `verbs` ("verb resource", wildcards as RBAC reads them). */
@@ -105,11 +122,17 @@ export function grantsOn(rule: Obj, apiGroup: string, resource: string, verbs: s
   if (!(rule.apiGroups ?? []).some((g: string) => g === apiGroup || g === "*")) return [];
   if (!(rule.resources ?? []).some((r: string) => resourceMatches(r, resource))) return [];
   const ruleVerbs: string[] = rule.verbs ?? [];
-  return verbs.filter((verb) => ruleVerbs.includes(verb) || ruleVerbs.includes("*")).map((verb) => `${verb} ${resource}`);
+  return verbs
+    .filter((verb) => ruleVerbs.includes(verb) || ruleVerbs.includes("*"))
+    .map((verb) => `${verb} ${resource}`);
 }
 
 /** The exec-equivalent rights (EXEC_EQUIVALENT) RBAC rules grant, as "verb resource". */
-export const execRightsIn = (rules: Obj[]): string[] => [...new Set(rules.flatMap((rule) => EXEC_EQUIVALENT.flatMap(({ resource, verbs }) => grantsOn(rule, "", resource, verbs))))];
+export const execRightsIn = (rules: Obj[]): string[] => [
+  ...new Set(
+    rules.flatMap((rule) => EXEC_EQUIVALENT.flatMap(({ resource, verbs }) => grantsOn(rule, "", resource, verbs))),
+  ),
+];
 
 // ---------------------------------------------------------------------------------------------
 // The CrossGuard wrappers
@@ -137,13 +160,20 @@ export function resourcePolicy(
 }
 
 /** A policy over the whole stack's objects (for rules that relate objects to each other). */
-export function stackPolicy(name: string, description: string, enforcementLevel: StackValidationPolicy["enforcementLevel"], check: (objects: K8sObject[]) => string[]): StackValidationPolicy {
+export function stackPolicy(
+  name: string,
+  description: string,
+  enforcementLevel: StackValidationPolicy["enforcementLevel"],
+  check: (objects: K8sObject[]) => string[],
+): StackValidationPolicy {
   return {
     name,
     description,
     enforcementLevel,
     validateStack: (args, reportViolation) => {
-      const objects = args.resources.map((r) => toObject(r.type, r.props)).filter((o): o is K8sObject => o !== undefined);
+      const objects = args.resources
+        .map((r) => toObject(r.type, r.props))
+        .filter((o): o is K8sObject => o !== undefined);
       for (const problem of check(objects)) reportViolation(problem);
     },
   };

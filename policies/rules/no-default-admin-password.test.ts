@@ -11,18 +11,50 @@ import { DEFAULT_ANSIBLEFORMS_ADMIN_PASSWORD, noDefaultAdminPassword } from "./n
 describe("the default AnsibleForms admin password never appears", () => {
   const fromSecret = { name: "ADMIN_PASSWORD", valueFrom: { secretKeyRef: { name: "keys", key: "admin-password" } } };
   it("passes an app whose ADMIN_PASSWORD comes from a Secret", async () => {
-    expect(await runResourcePolicy(noDefaultAdminPassword, asResource(deployment([appContainer([fromSecret])])))).toEqual([]);
+    expect(
+      await runResourcePolicy(noDefaultAdminPassword, asResource(deployment([appContainer([fromSecret])]))),
+    ).toEqual([]);
   });
   it.each([
-    ["in a Secret's stringData", { apiVersion: "v1", kind: "Secret", metadata: { name: "k", namespace: "ns" }, stringData: { "admin-password": DEFAULT_ANSIBLEFORMS_ADMIN_PASSWORD } }],
-    ["base64 in a Secret's data", { apiVersion: "v1", kind: "Secret", metadata: { name: "k", namespace: "ns" }, data: { p: Buffer.from(DEFAULT_ANSIBLEFORMS_ADMIN_PASSWORD).toString("base64") } }],
-    ["in a ConfigMap", { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c", namespace: "ns" }, data: { seed: `password: ${DEFAULT_ANSIBLEFORMS_ADMIN_PASSWORD}` } }],
+    [
+      "in a Secret's stringData",
+      {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "k", namespace: "ns" },
+        stringData: { "admin-password": DEFAULT_ANSIBLEFORMS_ADMIN_PASSWORD },
+      },
+    ],
+    [
+      "base64 in a Secret's data",
+      {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "k", namespace: "ns" },
+        data: { p: Buffer.from(DEFAULT_ANSIBLEFORMS_ADMIN_PASSWORD).toString("base64") },
+      },
+    ],
+    [
+      "in a ConfigMap",
+      {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "c", namespace: "ns" },
+        data: { seed: `password: ${DEFAULT_ANSIBLEFORMS_ADMIN_PASSWORD}` },
+      },
+    ],
   ])("fires on it %s", async (_name, object) => {
-    expect((await runResourcePolicy(noDefaultAdminPassword, asResource(object))).join()).toMatch(/default AnsibleForms admin password/);
+    expect((await runResourcePolicy(noDefaultAdminPassword, asResource(object))).join()).toMatch(
+      /default AnsibleForms admin password/,
+    );
   });
   it("fires on an app without ADMIN_PASSWORD (the default applies) or with a literal one", async () => {
-    expect((await runResourcePolicy(noDefaultAdminPassword, asResource(deployment([appContainer([])])))).join()).toMatch(/ADMIN_PASSWORD is unset/);
+    expect(
+      (await runResourcePolicy(noDefaultAdminPassword, asResource(deployment([appContainer([])])))).join(),
+    ).toMatch(/ADMIN_PASSWORD is unset/);
     const literal = deployment([appContainer([{ name: "ADMIN_PASSWORD", value: "something-else" }])]);
-    expect((await runResourcePolicy(noDefaultAdminPassword, asResource(literal))).join()).toMatch(/must come from a Secret/);
+    expect((await runResourcePolicy(noDefaultAdminPassword, asResource(literal))).join()).toMatch(
+      /must come from a Secret/,
+    );
   });
 });

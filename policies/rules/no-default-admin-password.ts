@@ -21,14 +21,23 @@ function containsDefaultPassword(node: unknown): boolean {
 
 export function checkNoDefaultAdminPassword(o: K8sObject): string[] {
   const problems: string[] = [];
-  if (containsDefaultPassword(o)) problems.push(`${label(o)}: holds the default AnsibleForms admin password; generate one (the AnsibleForms component does)`);
+  if (containsDefaultPassword(o))
+    problems.push(
+      `${label(o)}: holds the default AnsibleForms admin password; generate one (the AnsibleForms component does)`,
+    );
   const template = podTemplate(o);
   for (const container of containersOf(template?.spec)) {
     const isApp = /ansibleforms\/ansibleforms(:|@|$)/.test(container.image ?? "");
     if (!isApp) continue;
     const admin = (container.env ?? []).find((e: Obj) => e.name === "ADMIN_PASSWORD");
-    if (!admin) problems.push(`${label(o)} container "${container.name}": ADMIN_PASSWORD is unset, so AnsibleForms falls back to its public default`);
-    else if (!admin.valueFrom?.secretKeyRef) problems.push(`${label(o)} container "${container.name}": ADMIN_PASSWORD must come from a Secret (valueFrom.secretKeyRef)`);
+    if (!admin)
+      problems.push(
+        `${label(o)} container "${container.name}": ADMIN_PASSWORD is unset, so AnsibleForms falls back to its public default`,
+      );
+    else if (!admin.valueFrom?.secretKeyRef)
+      problems.push(
+        `${label(o)} container "${container.name}": ADMIN_PASSWORD must come from a Secret (valueFrom.secretKeyRef)`,
+      );
   }
   return problems;
 }

@@ -39,10 +39,12 @@ export function checkNoExecIntoGatewayNamespace(objects: K8sObject[]): string[] 
   for (const o of objects) {
     const namespace = o.metadata?.namespace;
     const why = OWNED_BY[nameOf(o) ?? ""];
-    if (o.kind === "Deployment" && namespace && why && !owned.get(namespace)?.startsWith("the exec gateway's")) owned.set(namespace, why);
+    if (o.kind === "Deployment" && namespace && why && !owned.get(namespace)?.startsWith("the exec gateway's"))
+      owned.set(namespace, why);
   }
   for (const o of objects) {
-    if (o.kind === "Namespace" && nameOf(o) === "entryway" && o.metadata?.name && !owned.has(o.metadata.name)) owned.set(o.metadata.name, "a namespace the stack owns");
+    if (o.kind === "Namespace" && nameOf(o) === "entryway" && o.metadata?.name && !owned.has(o.metadata.name))
+      owned.set(o.metadata.name, "a namespace the stack owns");
   }
   // The exec gateway's Deployments: changing one runs anything as the gateway.
   const gateways = objects.filter((o) => o.kind === "Deployment" && nameOf(o) === "exec-gateway");
@@ -50,15 +52,28 @@ export function checkNoExecIntoGatewayNamespace(objects: K8sObject[]): string[] 
   for (const binding of objects.filter((o) => o.kind === "RoleBinding" && owned.has(o.metadata?.namespace ?? ""))) {
     const namespace = binding.metadata!.namespace!;
     const ref = (binding.roleRef as Obj | undefined) ?? {};
-    const role = objects.find((o) => o.kind === ref.kind && o.metadata?.name === ref.name && (ref.kind === "ClusterRole" || o.metadata?.namespace === namespace));
+    const role = objects.find(
+      (o) =>
+        o.kind === ref.kind &&
+        o.metadata?.name === ref.name &&
+        (ref.kind === "ClusterRole" || o.metadata?.namespace === namespace),
+    );
     const rules: Obj[] = (role?.rules as Obj[] | undefined) ?? [];
-    const rights = role ? execRightsIn(rules) : ref.kind === "ClusterRole" && BUILTIN_EXEC_CLUSTER_ROLES.includes(ref.name) ? [`the built-in ${ref.name} role's exec`] : [];
+    const rights = role
+      ? execRightsIn(rules)
+      : ref.kind === "ClusterRole" && BUILTIN_EXEC_CLUSTER_ROLES.includes(ref.name)
+        ? [`the built-in ${ref.name} role's exec`]
+        : [];
     for (const gateway of gateways.filter((g) => g.metadata?.namespace === namespace)) {
-      const changes = rules.filter((rule) => !rule.resourceNames?.length || rule.resourceNames.includes(gateway.metadata?.name)).flatMap((rule) => grantsOn(rule, "apps", "deployments", ["patch", "update"]));
+      const changes = rules
+        .filter((rule) => !rule.resourceNames?.length || rule.resourceNames.includes(gateway.metadata?.name))
+        .flatMap((rule) => grantsOn(rule, "apps", "deployments", ["patch", "update"]));
       if (changes.length > 0) rights.push(...changes.map((right) => `${right} (the exec gateway's Deployment)`));
     }
     if (rights.length > 0) {
-      problems.push(`${label(binding)}: grants ${[...new Set(rights)].join(", ")} in ${namespace}, ${owned.get(namespace)}; run exec targets in a namespace of their own`);
+      problems.push(
+        `${label(binding)}: grants ${[...new Set(rights)].join(", ")} in ${namespace}, ${owned.get(namespace)}; run exec targets in a namespace of their own`,
+      );
     }
   }
   return problems;

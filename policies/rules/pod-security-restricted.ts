@@ -25,12 +25,28 @@ export const SSHD_EXCEPTION_CAPABILITIES = ["AUDIT_WRITE", "SETGID", "SETUID", "
 const RESTRICTED_ADD = ["NET_BIND_SERVICE"];
 
 /** The volume types Pod Security "restricted" allows. */
-const RESTRICTED_VOLUME_TYPES = ["configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim", "projected", "secret"];
+const RESTRICTED_VOLUME_TYPES = [
+  "configMap",
+  "csi",
+  "downwardAPI",
+  "emptyDir",
+  "ephemeral",
+  "persistentVolumeClaim",
+  "projected",
+  "secret",
+];
 /** The sysctls Pod Security "baseline" (and so "restricted") allows. */
 const SAFE_SYSCTLS = [
-  "kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.ip_unprivileged_port_start", "net.ipv4.tcp_syncookies",
-  "net.ipv4.ping_group_range", "net.ipv4.ip_local_reserved_ports", "net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout",
-  "net.ipv4.tcp_keepalive_intvl", "net.ipv4.tcp_keepalive_probes",
+  "kernel.shm_rmid_forced",
+  "net.ipv4.ip_local_port_range",
+  "net.ipv4.ip_unprivileged_port_start",
+  "net.ipv4.tcp_syncookies",
+  "net.ipv4.ping_group_range",
+  "net.ipv4.ip_local_reserved_ports",
+  "net.ipv4.tcp_keepalive_time",
+  "net.ipv4.tcp_fin_timeout",
+  "net.ipv4.tcp_keepalive_intvl",
+  "net.ipv4.tcp_keepalive_probes",
 ];
 const podContextOf = (pod: Obj): Obj => pod.securityContext ?? {};
 
@@ -48,7 +64,8 @@ export function checkPodSecurityRestricted(o: K8sObject): string[] {
     else {
       const kinds = Object.keys(volume).filter((key) => key !== "name");
       for (const kind of kinds) {
-        if (!RESTRICTED_VOLUME_TYPES.includes(kind)) problems.push(`${where}: volume "${volume.name}" of type ${kind} is not allowed under "restricted"`);
+        if (!RESTRICTED_VOLUME_TYPES.includes(kind))
+          problems.push(`${where}: volume "${volume.name}" of type ${kind} is not allowed under "restricted"`);
       }
     }
   }
@@ -58,28 +75,36 @@ export function checkPodSecurityRestricted(o: K8sObject): string[] {
   const podContext = pod.securityContext ?? {};
   if (podContext.runAsUser === 0) problems.push(`${where}: the pod runs as root (runAsUser 0)`);
   const isSshWorkspace =
-    template.metadata?.labels?.["app.kubernetes.io/name"] === "ssh-workspace" || o.metadata?.labels?.["app.kubernetes.io/name"] === "ssh-workspace";
+    template.metadata?.labels?.["app.kubernetes.io/name"] === "ssh-workspace" ||
+    o.metadata?.labels?.["app.kubernetes.io/name"] === "ssh-workspace";
   for (const container of containersOf(pod)) {
     const c = container.securityContext ?? {};
     const name = `${where} container "${container.name}"`;
     if (c.privileged === true) problems.push(`${name}: privileged is not allowed`);
     if (c.allowPrivilegeEscalation !== false) problems.push(`${name}: allowPrivilegeEscalation must be false`);
-    if (c.runAsNonRoot !== true && podContext.runAsNonRoot !== true) problems.push(`${name}: runAsNonRoot must be true`);
+    if (c.runAsNonRoot !== true && podContext.runAsNonRoot !== true)
+      problems.push(`${name}: runAsNonRoot must be true`);
     if (c.runAsUser === 0) problems.push(`${name}: runs as root (runAsUser 0)`);
     if (c.procMount && c.procMount !== "Default") problems.push(`${name}: procMount ${c.procMount} is not allowed`);
     for (const port of container.ports ?? []) {
       if (port.hostPort) problems.push(`${name}: hostPort ${port.hostPort} is not allowed`);
     }
     const seccomp = c.seccompProfile?.type ?? podContext.seccompProfile?.type;
-    if (seccomp !== "RuntimeDefault" && seccomp !== "Localhost") problems.push(`${name}: seccompProfile must be RuntimeDefault or Localhost`);
+    if (seccomp !== "RuntimeDefault" && seccomp !== "Localhost")
+      problems.push(`${name}: seccompProfile must be RuntimeDefault or Localhost`);
     const drop: string[] = c.capabilities?.drop ?? [];
     if (!drop.includes("ALL")) problems.push(`${name}: capabilities must drop ALL`);
-    const allowed = isSshWorkspace && container.name === "sshd" ? [...RESTRICTED_ADD, ...SSHD_EXCEPTION_CAPABILITIES] : RESTRICTED_ADD;
+    const allowed =
+      isSshWorkspace && container.name === "sshd"
+        ? [...RESTRICTED_ADD, ...SSHD_EXCEPTION_CAPABILITIES]
+        : RESTRICTED_ADD;
     for (const cap of (c.capabilities?.add ?? []) as string[]) {
       if (!allowed.includes(cap)) {
         problems.push(
           `${name}: adding capability ${cap} is not allowed` +
-            (SSHD_EXCEPTION_CAPABILITIES.includes(cap) ? " (only an ssh-workspace's sshd container may, see docs/policy-pack.md)" : ""),
+            (SSHD_EXCEPTION_CAPABILITIES.includes(cap)
+              ? " (only an ssh-workspace's sshd container may, see docs/policy-pack.md)"
+              : ""),
         );
       }
     }

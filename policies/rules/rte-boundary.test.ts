@@ -37,35 +37,117 @@ describe("RTE boundary", () => {
 
   it("passes a token-only RTE as uid 1000, one with its own metrics token, and the database-mode RTE as rendered", async () => {
     expect(await runResourcePolicy(rteBoundary, asResource(deployment([rteContainer()])))).toEqual([]);
-    expect(await runResourcePolicy(rteBoundary, asResource(deployment([rteContainer([{ name: "METRICS_TOKEN", ...secretRef("rte-metrics") }])])))).toEqual([]);
+    expect(
+      await runResourcePolicy(
+        rteBoundary,
+        asResource(deployment([rteContainer([{ name: "METRICS_TOKEN", ...secretRef("rte-metrics") }])])),
+      ),
+    ).toEqual([]);
     expect(await runResourcePolicy(rteBoundary, asResource(deployment([databaseRte()])))).toEqual([]);
   });
   it.each([
-    ["a database password", rteContainer([{ name: "DB_PASSWORD", valueFrom: { secretKeyRef: { name: "db", key: "p" } } }]), /must not hold DB_PASSWORD/],
-    ["the encryption secret", rteContainer([{ name: "ENCRYPTION_SECRET", value: "x".repeat(32) }]), /must not hold ENCRYPTION_SECRET/],
-    ["a literal token", { ...rteContainer(), env: [{ name: "RTE_MODE", value: "outbound" }, { name: "RTE_TOKEN", value: "literal-token-123456" }] }, /RTE_TOKEN must come from a Secret/],
+    [
+      "a database password",
+      rteContainer([{ name: "DB_PASSWORD", valueFrom: { secretKeyRef: { name: "db", key: "p" } } }]),
+      /must not hold DB_PASSWORD/,
+    ],
+    [
+      "the encryption secret",
+      rteContainer([{ name: "ENCRYPTION_SECRET", value: "x".repeat(32) }]),
+      /must not hold ENCRYPTION_SECRET/,
+    ],
+    [
+      "a literal token",
+      {
+        ...rteContainer(),
+        env: [
+          { name: "RTE_MODE", value: "outbound" },
+          { name: "RTE_TOKEN", value: "literal-token-123456" },
+        ],
+      },
+      /RTE_TOKEN must come from a Secret/,
+    ],
     ["another uid", rteContainer([], { ...restrictedContainer(), runAsUser: 2000 }), /must run as uid 1000/],
     ["envFrom", { ...rteContainer(), envFrom: [{ secretRef: { name: "app-keys" } }] }, /must not use envFrom/],
-    ["a literal METRICS_TOKEN", rteContainer([{ name: "METRICS_TOKEN", value: "a-literal-metrics-token" }]), /METRICS_TOKEN must come from a Secret of the RTE's own/],
-    ["an unknown RTE_MODE", { ...rteContainer(), env: [{ name: "RTE_MODE", value: "sideways" }, { name: "RTE_TOKEN", ...secretRef("keys") }] }, /RTE_MODE "sideways" is unknown/],
+    [
+      "a literal METRICS_TOKEN",
+      rteContainer([{ name: "METRICS_TOKEN", value: "a-literal-metrics-token" }]),
+      /METRICS_TOKEN must come from a Secret of the RTE's own/,
+    ],
+    [
+      "an unknown RTE_MODE",
+      {
+        ...rteContainer(),
+        env: [
+          { name: "RTE_MODE", value: "sideways" },
+          { name: "RTE_TOKEN", ...secretRef("keys") },
+        ],
+      },
+      /RTE_MODE "sideways" is unknown/,
+    ],
     // No RTE_MODE is the database mode: checked, not skipped.
-    ["a database-mode RTE with a literal DB_PASSWORD", { ...databaseRte(), env: databaseRte().env.map((e: Obj) => (e.name === "DB_PASSWORD" ? { name: "DB_PASSWORD", value: "x" } : e)) }, /DB_PASSWORD must come from a Secret/],
-    ["a database-mode RTE with the encryption secret", databaseRte([{ name: "ENCRYPTION_SECRET", ...secretRef("keys", "encryption-secret") }]), /\(database\): must not hold ENCRYPTION_SECRET/],
-    ["a database-mode RTE that registers itself", { ...databaseRte(), env: databaseRte().env.filter((e: Obj) => e.name !== "RTE_REGISTER") }, /must not register itself \(RTE_REGISTER=0/],
-    ["an RTE known only by AF_ROLE (a custom image, no RTE_MODE)", { name: "runner", image: "registry.example.com/my-rte:1", env: [{ name: "AF_ROLE", value: "rte" }, { name: "DB_PASSWORD", value: "x" }], securityContext: { ...restrictedContainer(), runAsUser: 1000 } }, /"runner" \(database\).*DB_PASSWORD must come from a Secret/],
+    [
+      "a database-mode RTE with a literal DB_PASSWORD",
+      {
+        ...databaseRte(),
+        env: databaseRte().env.map((e: Obj) => (e.name === "DB_PASSWORD" ? { name: "DB_PASSWORD", value: "x" } : e)),
+      },
+      /DB_PASSWORD must come from a Secret/,
+    ],
+    [
+      "a database-mode RTE with the encryption secret",
+      databaseRte([{ name: "ENCRYPTION_SECRET", ...secretRef("keys", "encryption-secret") }]),
+      /\(database\): must not hold ENCRYPTION_SECRET/,
+    ],
+    [
+      "a database-mode RTE that registers itself",
+      { ...databaseRte(), env: databaseRte().env.filter((e: Obj) => e.name !== "RTE_REGISTER") },
+      /must not register itself \(RTE_REGISTER=0/,
+    ],
+    [
+      "an RTE known only by AF_ROLE (a custom image, no RTE_MODE)",
+      {
+        name: "runner",
+        image: "registry.example.com/my-rte:1",
+        env: [
+          { name: "AF_ROLE", value: "rte" },
+          { name: "DB_PASSWORD", value: "x" },
+        ],
+        securityContext: { ...restrictedContainer(), runAsUser: 1000 },
+      },
+      /"runner" \(database\).*DB_PASSWORD must come from a Secret/,
+    ],
   ])("fires on %s", async (_name, container, message) => {
-    const violations = await runResourcePolicy(rteBoundary, asResource(deployment([container], undefined, { runAsUser: undefined })));
+    const violations = await runResourcePolicy(
+      rteBoundary,
+      asResource(deployment([container], undefined, { runAsUser: undefined })),
+    );
     expect(violations.join("\n")).toMatch(message);
   });
 
   it("passes the playbook folders by subPath and the ssh folder read-only from the app's volume", async () => {
-    const ok = sharedPod([...playbookFolders, { name: "persistent", mountPath: "/home/node/.ssh", subPath: "ssh", readOnly: true }]);
+    const ok = sharedPod([
+      ...playbookFolders,
+      { name: "persistent", mountPath: "/home/node/.ssh", subPath: "ssh", readOnly: true },
+    ]);
     expect(await runResourcePolicy(rteBoundary, asResource(ok))).toEqual([]);
   });
   it.each([
-    ["the whole app volume", [{ name: "persistent", mountPath: "/app/dist/persistent" }], /mounts the whole of volume "persistent" at \/app\/dist\/persistent/],
-    ["the whole app volume elsewhere", [{ name: "persistent", mountPath: "/data" }], /mounts the whole of volume "persistent" at \/data/],
-    ["the app's ssh keys read-write", [{ name: "persistent", mountPath: "/home/node/.ssh", subPath: "ssh" }], /mounts ssh of the app's volume "persistent" read-write/],
+    [
+      "the whole app volume",
+      [{ name: "persistent", mountPath: "/app/dist/persistent" }],
+      /mounts the whole of volume "persistent" at \/app\/dist\/persistent/,
+    ],
+    [
+      "the whole app volume elsewhere",
+      [{ name: "persistent", mountPath: "/data" }],
+      /mounts the whole of volume "persistent" at \/data/,
+    ],
+    [
+      "the app's ssh keys read-write",
+      [{ name: "persistent", mountPath: "/home/node/.ssh", subPath: "ssh" }],
+      /mounts ssh of the app's volume "persistent" read-write/,
+    ],
   ])("fires on an RTE mounting %s", async (_name, mounts, message) => {
     expect((await runResourcePolicy(rteBoundary, asResource(sharedPod(mounts)))).join("\n")).toMatch(message);
   });

@@ -32,14 +32,26 @@ const RTE_WRITABLE_APP_FOLDERS = ["playbooks", "repositories"];
 function rteVolumeProblems(name: string, container: Obj, pod: Obj): string[] {
   const problems: string[] = [];
   const sharedWithOthers = (volume: string) =>
-    containersOf(pod).some((other) => other !== container && !isRteContainer(other) && (other.volumeMounts ?? []).some((m: Obj) => m.name === volume));
+    containersOf(pod).some(
+      (other) =>
+        other !== container && !isRteContainer(other) && (other.volumeMounts ?? []).some((m: Obj) => m.name === volume),
+    );
   for (const mount of container.volumeMounts ?? []) {
     const sub = mount.subPath ?? mount.subPathExpr;
     const wholeAppVolume = !sub && APP_PERSISTENT_PATH.startsWith(String(mount.mountPath).replace(/\/$/, ""));
     if (wholeAppVolume || (!sub && sharedWithOthers(mount.name))) {
-      problems.push(`${name}: mounts the whole of volume "${mount.name}" at ${mount.mountPath}, which the app uses (its ssh keys, .env, backups); mount only the playbook folders by subPath (${RTE_WRITABLE_APP_FOLDERS.join(", ")})`);
-    } else if (sub && sharedWithOthers(mount.name) && mount.readOnly !== true && !RTE_WRITABLE_APP_FOLDERS.includes(sub)) {
-      problems.push(`${name}: mounts ${sub} of the app's volume "${mount.name}" read-write; only ${RTE_WRITABLE_APP_FOLDERS.join(", ")} may be, anything else read-only`);
+      problems.push(
+        `${name}: mounts the whole of volume "${mount.name}" at ${mount.mountPath}, which the app uses (its ssh keys, .env, backups); mount only the playbook folders by subPath (${RTE_WRITABLE_APP_FOLDERS.join(", ")})`,
+      );
+    } else if (
+      sub &&
+      sharedWithOthers(mount.name) &&
+      mount.readOnly !== true &&
+      !RTE_WRITABLE_APP_FOLDERS.includes(sub)
+    ) {
+      problems.push(
+        `${name}: mounts ${sub} of the app's volume "${mount.name}" read-write; only ${RTE_WRITABLE_APP_FOLDERS.join(", ")} may be, anything else read-only`,
+      );
     }
   }
   return problems;
@@ -54,20 +66,29 @@ export function checkRteBoundary(o: K8sObject): string[] {
     const env: Obj[] = container.env ?? [];
     const mode = env.find((e) => e.name === "RTE_MODE")?.value ?? "database";
     const name = `${label(o)} RTE container "${container.name}" (${mode})`;
-    if (!["inbound", "outbound", "database"].includes(mode)) problems.push(`${name}: RTE_MODE ${JSON.stringify(mode)} is unknown (inbound or outbound)`);
+    if (!["inbound", "outbound", "database"].includes(mode))
+      problems.push(`${name}: RTE_MODE ${JSON.stringify(mode)} is unknown (inbound or outbound)`);
     for (const e of env) {
-      if (RTE_FORBIDDEN_ENV.some((re) => re.test(e.name))) problems.push(`${name}: must not hold ${e.name} (the RTE holds only its token)`);
-      else if (DATABASE_ENV.test(e.name) && mode !== "database") problems.push(`${name}: must not hold ${e.name} (the RTE holds only its token)`);
-      else if (e.name === "DB_PASSWORD" && !e.valueFrom?.secretKeyRef) problems.push(`${name}: DB_PASSWORD must come from a Secret (valueFrom.secretKeyRef)`);
-      else if (e.name === "METRICS_TOKEN" && !e.valueFrom?.secretKeyRef) problems.push(`${name}: METRICS_TOKEN must come from a Secret of the RTE's own (valueFrom.secretKeyRef)`);
+      if (RTE_FORBIDDEN_ENV.some((re) => re.test(e.name)))
+        problems.push(`${name}: must not hold ${e.name} (the RTE holds only its token)`);
+      else if (DATABASE_ENV.test(e.name) && mode !== "database")
+        problems.push(`${name}: must not hold ${e.name} (the RTE holds only its token)`);
+      else if (e.name === "DB_PASSWORD" && !e.valueFrom?.secretKeyRef)
+        problems.push(`${name}: DB_PASSWORD must come from a Secret (valueFrom.secretKeyRef)`);
+      else if (e.name === "METRICS_TOKEN" && !e.valueFrom?.secretKeyRef)
+        problems.push(`${name}: METRICS_TOKEN must come from a Secret of the RTE's own (valueFrom.secretKeyRef)`);
     }
     // Without ENCRYPTION_SECRET a registering RTE stores its token under upstream's public default key.
     if (mode === "database" && env.find((e) => e.name === "RTE_REGISTER")?.value !== "0") {
-      problems.push(`${name}: a database-mode RTE must not register itself (RTE_REGISTER=0; declare its runner in the seed)`);
+      problems.push(
+        `${name}: a database-mode RTE must not register itself (RTE_REGISTER=0; declare its runner in the seed)`,
+      );
     }
-    if ((container.envFrom ?? []).length > 0) problems.push(`${name}: must not use envFrom (it could bring in database or encryption secrets)`);
+    if ((container.envFrom ?? []).length > 0)
+      problems.push(`${name}: must not use envFrom (it could bring in database or encryption secrets)`);
     const token = env.find((e) => e.name === "RTE_TOKEN");
-    if (!token?.valueFrom?.secretKeyRef) problems.push(`${name}: RTE_TOKEN must come from a Secret (valueFrom.secretKeyRef)`);
+    if (!token?.valueFrom?.secretKeyRef)
+      problems.push(`${name}: RTE_TOKEN must come from a Secret (valueFrom.secretKeyRef)`);
     const uid = container.securityContext?.runAsUser ?? pod.securityContext?.runAsUser;
     if (uid !== 1000) problems.push(`${name}: must run as uid 1000 (runs as ${uid ?? "the image's user"})`);
     problems.push(...rteVolumeProblems(name, container, pod));

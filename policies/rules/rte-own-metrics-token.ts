@@ -7,7 +7,16 @@
  * RTE (/metrics) serve metrics only when METRICS_TOKEN is set, and only to a caller that sends it as
  * a bearer token; the RTE's token must not open the app's metrics (docs/upstream-facts.md, "Metrics").
  */
-import { containersOf, isAppContainer, isRteContainer, label, podTemplate, stackPolicy, type K8sObject, type Obj } from "./helpers";
+import {
+  containersOf,
+  isAppContainer,
+  isRteContainer,
+  label,
+  podTemplate,
+  stackPolicy,
+  type K8sObject,
+  type Obj,
+} from "./helpers";
 
 /**
  * Every RTE whose METRICS_TOKEN comes from the Secret holding the app's METRICS_TOKEN, across the
@@ -15,7 +24,8 @@ import { containersOf, isAppContainer, isRteContainer, label, podTemplate, stack
  * server/src/lib/metrics.js); an RTE gets a token of its own, so it never holds the app's.
  */
 export function checkRteMetricsTokens(objects: K8sObject[]): string[] {
-  const secretOf = (container: Obj) => container.env?.find((e: Obj) => e.name === "METRICS_TOKEN")?.valueFrom?.secretKeyRef?.name as string | undefined;
+  const secretOf = (container: Obj) =>
+    container.env?.find((e: Obj) => e.name === "METRICS_TOKEN")?.valueFrom?.secretKeyRef?.name as string | undefined;
   const appSecrets = new Set<string>();
   const rtes: { where: string; secret: string }[] = [];
   for (const o of objects) {
@@ -23,13 +33,17 @@ export function checkRteMetricsTokens(objects: K8sObject[]): string[] {
     for (const container of containersOf(podTemplate(o)?.spec)) {
       const secret = secretOf(container);
       if (secret === undefined) continue;
-      if (isRteContainer(container)) rtes.push({ where: `${label(o)} RTE container "${container.name}"`, secret: `${namespace}/${secret}` });
+      if (isRteContainer(container))
+        rtes.push({ where: `${label(o)} RTE container "${container.name}"`, secret: `${namespace}/${secret}` });
       else if (isAppContainer(container)) appSecrets.add(`${namespace}/${secret}`);
     }
   }
   return rtes
     .filter((rte) => appSecrets.has(rte.secret))
-    .map((rte) => `${rte.where}: METRICS_TOKEN comes from the app's METRICS_TOKEN Secret ${rte.secret.split("/")[1]}; an RTE gets a metrics token of its own, from another Secret`);
+    .map(
+      (rte) =>
+        `${rte.where}: METRICS_TOKEN comes from the app's METRICS_TOKEN Secret ${rte.secret.split("/")[1]}; an RTE gets a metrics token of its own, from another Secret`,
+    );
 }
 
 export const rteOwnMetricsToken = stackPolicy(

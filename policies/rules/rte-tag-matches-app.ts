@@ -9,7 +9,15 @@
  * published with every app release, its tags always match the app's, and an app refuses an RTE of
  * another contract (docs/upstream-facts.md, "Images").
  */
-import { containersOf, isAppContainer, isRteContainer, label, podTemplate, stackPolicy, type K8sObject } from "./helpers";
+import {
+  containersOf,
+  isAppContainer,
+  isRteContainer,
+  label,
+  podTemplate,
+  stackPolicy,
+  type K8sObject,
+} from "./helpers";
 
 /** The tag of an image reference (after the last ":" that follows the last "/"); undefined when none. */
 function imageTag(image: string): string | undefined {
@@ -41,7 +49,10 @@ export function checkRteTags(objects: K8sObject[]): string[] {
   if (appTags.size === 0) return [];
   return rtes
     .filter((rte) => !appTags.has(rte.tag))
-    .map((rte) => `${rte.where}: RTE tag ${rte.tag} differs from the AnsibleForms app's (${[...appTags].join(", ")}); upstream publishes the RTE with every app release and refuses an RTE of another contract`);
+    .map(
+      (rte) =>
+        `${rte.where}: RTE tag ${rte.tag} differs from the AnsibleForms app's (${[...appTags].join(", ")}); upstream publishes the RTE with every app release and refuses an RTE of another contract`,
+    );
 }
 
 export const rteTagMatchesApp = stackPolicy(

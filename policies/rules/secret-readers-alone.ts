@@ -39,24 +39,47 @@ function secretsReadBy(rule: Obj): string[] {
 export function checkSecretReaders(objects: K8sObject[]): string[] {
   const namespaceOf = (o: K8sObject) => o.metadata?.namespace ?? "";
   const clusterRoles = new Map(objects.filter((o) => o.kind === "ClusterRole").map((o) => [o.metadata?.name, o]));
-  const served = new Set(objects.filter((o) => o.kind === "Gateway").flatMap((g) =>
-    ((g.spec as Obj | undefined)?.servers ?? []).map((server: Obj) => server.tls?.credentialName).filter(Boolean).map((name: string) => `${namespaceOf(g)}/${name}`)));
+  const served = new Set(
+    objects
+      .filter((o) => o.kind === "Gateway")
+      .flatMap((g) =>
+        ((g.spec as Obj | undefined)?.servers ?? [])
+          .map((server: Obj) => server.tls?.credentialName)
+          .filter(Boolean)
+          .map((name: string) => `${namespaceOf(g)}/${name}`),
+      ),
+  );
   const secrets = objects.filter((o) => o.kind === "Secret" && !served.has(`${namespaceOf(o)}/${o.metadata?.name}`));
   const grants: { where: string; namespace: string | undefined; rules: Obj[] }[] = [];
   for (const o of objects) {
-    if (o.kind === "Role") grants.push({ where: label(o), namespace: namespaceOf(o), rules: (o.rules as Obj[] | undefined) ?? [] });
-    if ((o.kind === "RoleBinding" || o.kind === "ClusterRoleBinding") && (o.roleRef as Obj | undefined)?.kind === "ClusterRole") {
+    if (o.kind === "Role")
+      grants.push({ where: label(o), namespace: namespaceOf(o), rules: (o.rules as Obj[] | undefined) ?? [] });
+    if (
+      (o.kind === "RoleBinding" || o.kind === "ClusterRoleBinding") &&
+      (o.roleRef as Obj | undefined)?.kind === "ClusterRole"
+    ) {
       const role = clusterRoles.get((o.roleRef as Obj).name);
-      if (role) grants.push({ where: `${label(o)} (${label(role)})`, namespace: o.kind === "RoleBinding" ? namespaceOf(o) : undefined, rules: (role.rules as Obj[] | undefined) ?? [] });
+      if (role)
+        grants.push({
+          where: `${label(o)} (${label(role)})`,
+          namespace: o.kind === "RoleBinding" ? namespaceOf(o) : undefined,
+          rules: (role.rules as Obj[] | undefined) ?? [],
+        });
     }
   }
   const problems: string[] = [];
   for (const grant of grants) {
     const readable = grant.rules.flatMap(secretsReadBy);
     if (readable.length === 0) continue;
-    const exposed = secrets.filter((s) => (grant.namespace === undefined || namespaceOf(s) === grant.namespace) && (readable.includes("*") || readable.includes(s.metadata?.name ?? "")));
+    const exposed = secrets.filter(
+      (s) =>
+        (grant.namespace === undefined || namespaceOf(s) === grant.namespace) &&
+        (readable.includes("*") || readable.includes(s.metadata?.name ?? "")),
+    );
     for (const secret of exposed) {
-      problems.push(`${grant.where}: may read Secrets where ${label(secret)} lives; a Secret-reading role (the CONNECT gateway's) needs a namespace that holds only the certificates it serves`);
+      problems.push(
+        `${grant.where}: may read Secrets where ${label(secret)} lives; a Secret-reading role (the CONNECT gateway's) needs a namespace that holds only the certificates it serves`,
+      );
     }
   }
   return problems;

@@ -17,8 +17,19 @@ import { label, resourcePolicy, type K8sObject } from "./helpers";
  * (components/ansibleforms/common.ts COMPONENT_APP_ENV, SEED_TOKEN_ENV).
  */
 const NOT_SEED_TOKENS = [
-  "PORT", "DB_HOST", "DB_PORT", "DB_USER", "DB_PASSWORD", "ENCRYPTION_SECRET", "ACCESS_TOKEN_SECRET", "ADMIN_USERNAME",
-  "ADMIN_PASSWORD", "RTE_QUEUE_MINUTES", "CONFIG_SEED_PATH", "CONFIG_SEED_RELOAD_SECONDS", "METRICS_TOKEN",
+  "PORT",
+  "DB_HOST",
+  "DB_PORT",
+  "DB_USER",
+  "DB_PASSWORD",
+  "ENCRYPTION_SECRET",
+  "ACCESS_TOKEN_SECRET",
+  "ADMIN_USERNAME",
+  "ADMIN_PASSWORD",
+  "RTE_QUEUE_MINUTES",
+  "CONFIG_SEED_PATH",
+  "CONFIG_SEED_RELOAD_SECONDS",
+  "METRICS_TOKEN",
 ];
 
 /** A ConfigMap carrying an AnsibleForms seed: every credential a ${VAR} of a token variable, never a literal. */
@@ -29,10 +40,14 @@ export function checkSeedCredentials(o: K8sObject): string[] {
     if (typeof text !== "string" || !/^\s*runners\s*:/m.test(text)) continue;
     const where = `${label(o)} seed ${key}`;
     for (const match of text.matchAll(/\$\{([^}]*)\}/g)) {
-      if (NOT_SEED_TOKENS.includes(match[1])) problems.push(`${where}: references \${${match[1]}}; seed credentials may reference only token variables (\${RTE_TOKEN} or a secretEnv)`);
+      if (NOT_SEED_TOKENS.includes(match[1]))
+        problems.push(
+          `${where}: references \${${match[1]}}; seed credentials may reference only token variables (\${RTE_TOKEN} or a secretEnv)`,
+        );
     }
     for (const match of text.matchAll(/^[\s-]*(token|password)\s*:\s*(.*?)\s*$/gm)) {
-      if (!/^(["']?)\$\{[A-Za-z_][A-Za-z0-9_]*\}\1$/.test(match[2])) problems.push(`${where}: ${match[1]} is a literal; it must be a \${VAR} reference`);
+      if (!/^(["']?)\$\{[A-Za-z_][A-Za-z0-9_]*\}\1$/.test(match[2]))
+        problems.push(`${where}: ${match[1]} is a literal; it must be a \${VAR} reference`);
     }
   }
   return problems;

@@ -22,17 +22,36 @@ const pdb = (selector: Record<string, string>) => ({
 
 describe("workspaces: a PDB each, no per-workspace LoadBalancer", () => {
   it("passes a workspace with its PDB and a ClusterIP Service", async () => {
-    const service = { apiVersion: "v1", kind: "Service", metadata: { name: "ws-alice", namespace: "ns" }, spec: { type: "ClusterIP", selector: wsLabels } };
-    expect(await runStackPolicy(workspacePdbNoLoadBalancer, [workspace(), pdb(wsLabels), service].map(asResource))).toEqual([]);
+    const service = {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "ws-alice", namespace: "ns" },
+      spec: { type: "ClusterIP", selector: wsLabels },
+    };
+    expect(
+      await runStackPolicy(workspacePdbNoLoadBalancer, [workspace(), pdb(wsLabels), service].map(asResource)),
+    ).toEqual([]);
   });
   it("fires on a workspace without a PDB (or one selecting other pods)", async () => {
-    expect((await runStackPolicy(workspacePdbNoLoadBalancer, [asResource(workspace())])).join()).toMatch(/needs a PodDisruptionBudget/);
+    expect((await runStackPolicy(workspacePdbNoLoadBalancer, [asResource(workspace())])).join()).toMatch(
+      /needs a PodDisruptionBudget/,
+    );
     const other = pdb({ ...wsLabels, "app.kubernetes.io/component": "ws-bob" });
-    expect((await runStackPolicy(workspacePdbNoLoadBalancer, [workspace(), other].map(asResource))).join()).toMatch(/needs a PodDisruptionBudget/);
+    expect((await runStackPolicy(workspacePdbNoLoadBalancer, [workspace(), other].map(asResource))).join()).toMatch(
+      /needs a PodDisruptionBudget/,
+    );
   });
   it.each(["LoadBalancer", "NodePort"])("fires on a per-workspace %s Service", async (type) => {
-    const service = { apiVersion: "v1", kind: "Service", metadata: { name: "ws-alice-lb", namespace: "ns" }, spec: { type, selector: wsLabels } };
-    const violations = await runStackPolicy(workspacePdbNoLoadBalancer, [workspace(), pdb(wsLabels), service].map(asResource));
+    const service = {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "ws-alice-lb", namespace: "ns" },
+      spec: { type, selector: wsLabels },
+    };
+    const violations = await runStackPolicy(
+      workspacePdbNoLoadBalancer,
+      [workspace(), pdb(wsLabels), service].map(asResource),
+    );
     expect(violations.join()).toMatch(new RegExp(`per-workspace ${type} Service`));
   });
 });

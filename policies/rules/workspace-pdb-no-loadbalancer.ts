@@ -17,18 +17,27 @@ const matches = (selector: Record<string, string> | undefined, labels: Record<st
 
 export function checkWorkspaces(objects: K8sObject[]): string[] {
   const problems: string[] = [];
-  const workspaces = objects.filter((o) => WORKLOAD_KINDS.includes(o.kind) && podTemplate(o)?.metadata?.labels?.["app.kubernetes.io/name"] === "ssh-workspace");
+  const workspaces = objects.filter(
+    (o) =>
+      WORKLOAD_KINDS.includes(o.kind) &&
+      podTemplate(o)?.metadata?.labels?.["app.kubernetes.io/name"] === "ssh-workspace",
+  );
   for (const ws of workspaces) {
     const podLabels = podTemplate(ws)?.metadata?.labels;
     const namespace = ws.metadata?.namespace;
     const pdb = objects.find(
-      (o) => o.kind === "PodDisruptionBudget" && o.metadata?.namespace === namespace && matches((o.spec as Obj | undefined)?.selector?.matchLabels, podLabels),
+      (o) =>
+        o.kind === "PodDisruptionBudget" &&
+        o.metadata?.namespace === namespace &&
+        matches((o.spec as Obj | undefined)?.selector?.matchLabels, podLabels),
     );
     if (!pdb) problems.push(`${label(ws)}: an SSH workspace needs a PodDisruptionBudget selecting its pod`);
     for (const service of objects.filter((o) => o.kind === "Service" && o.metadata?.namespace === namespace)) {
       const spec = (service.spec as Obj | undefined) ?? {};
       if ((spec.type === "LoadBalancer" || spec.type === "NodePort") && matches(spec.selector, podLabels)) {
-        problems.push(`${label(service)}: a per-workspace ${spec.type} Service; workspaces are reached only through the CONNECT gateway`);
+        problems.push(
+          `${label(service)}: a per-workspace ${spec.type} Service; workspaces are reached only through the CONNECT gateway`,
+        );
       }
     }
   }

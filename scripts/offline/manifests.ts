@@ -7,7 +7,12 @@ import type { RecordedResource } from "./runtime";
 export type Manifest = {
   apiVersion: string;
   kind: string;
-  metadata: { name?: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata: {
+    name?: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   [field: string]: unknown;
 };
 
@@ -15,10 +20,30 @@ export const REDACTED = "[secret]";
 
 /** Install order, as Helm uses it: what others depend on comes first. */
 const KIND_ORDER = [
-  "Namespace", "NetworkPolicy", "ResourceQuota", "LimitRange", "PodDisruptionBudget", "ServiceAccount", "Secret",
-  "ConfigMap", "StorageClass", "PersistentVolumeClaim", "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding",
-  "Role", "RoleBinding", "Service", "DaemonSet", "Pod", "Deployment", "StatefulSet", "HorizontalPodAutoscaler", "Job",
-  "CronJob", "Ingress",
+  "Namespace",
+  "NetworkPolicy",
+  "ResourceQuota",
+  "LimitRange",
+  "PodDisruptionBudget",
+  "ServiceAccount",
+  "Secret",
+  "ConfigMap",
+  "StorageClass",
+  "PersistentVolumeClaim",
+  "CustomResourceDefinition",
+  "ClusterRole",
+  "ClusterRoleBinding",
+  "Role",
+  "RoleBinding",
+  "Service",
+  "DaemonSet",
+  "Pod",
+  "Deployment",
+  "StatefulSet",
+  "HorizontalPodAutoscaler",
+  "Job",
+  "CronJob",
+  "Ingress",
 ];
 
 function isKubernetesObject(resource: RecordedResource): boolean {

@@ -71,7 +71,10 @@ export function mockState(type: string, name: string, inputs: Record<string, unk
   switch (type) {
     case "random:index/randomPassword:RandomPassword":
     case "random:index/randomString:RandomString":
-      return { ...inputs, result: pulumi.secret(`${FAKE_RANDOM_PREFIX}${name}`.padEnd(Number(inputs.length ?? 32), "x")) };
+      return {
+        ...inputs,
+        result: pulumi.secret(`${FAKE_RANDOM_PREFIX}${name}`.padEnd(Number(inputs.length ?? 32), "x")),
+      };
     case "random:index/randomBytes:RandomBytes":
       return { ...inputs, base64: pulumi.secret(Buffer.from(`${FAKE_RANDOM_PREFIX}${name}`).toString("base64")) };
     default:
@@ -172,7 +175,8 @@ function outputPropertiesOnFirstRead(): void {
     const resolvers: Record<string, PropertyResolver> = {};
     for (const key of Object.keys(props)) {
       if (key === "id" || key === "urn") continue; // prepareResource makes those itself
-      if (Object.prototype.hasOwnProperty.call(onto, key)) throw new Error(`Property '${key}' is already initialized on target '${label}`);
+      if (Object.prototype.hasOwnProperty.call(onto, key))
+        throw new Error(`Property '${key}' is already initialized on target '${label}`);
       let resolve: PropertyResolver | undefined;
       let answer: Parameters<PropertyResolver> | undefined;
       Object.defineProperty(onto, key, {
@@ -222,7 +226,10 @@ interface StructClass {
 }
 interface StructLike {
   toJavaScript(): Record<string, unknown>;
-  getFieldsMap(noLazyCreate?: boolean): { set(key: string, value: unknown): unknown; forEach(callback: (value: unknown, key: string) => void): void };
+  getFieldsMap(noLazyCreate?: boolean): {
+    set(key: string, value: unknown): unknown;
+    forEach(callback: (value: unknown, key: string) => void): void;
+  };
 }
 
 /**
@@ -270,7 +277,9 @@ function buildStructsOnDemand(): void {
       if (!this.#built) {
         this.#built = true;
         const fields = fieldsOf.call(this);
-        buildMessages(this.#plain).getFieldsMap().forEach((value, key) => fields.set(key, value));
+        buildMessages(this.#plain)
+          .getFieldsMap()
+          .forEach((value, key) => fields.set(key, value));
       }
       return fieldsOf.call(this, noLazyCreate);
     }
@@ -280,7 +289,8 @@ function buildStructsOnDemand(): void {
 
 /** A value as a protobuf Value round trip gives it back (see buildStructsOnDemand). */
 function structCopy(value: unknown): unknown {
-  if (value === null || typeof value === "string" || typeof value === "number" || typeof value === "boolean") return value;
+  if (value === null || typeof value === "string" || typeof value === "number" || typeof value === "boolean")
+    return value;
   if (Array.isArray(value)) {
     const copy = new Array<unknown>(value.length);
     for (let i = 0; i < value.length; i++) copy[i] = structCopy(value[i]);
@@ -445,7 +455,9 @@ function withoutStackTraces(): () => void {
 }
 
 function isSecretEnvelope(value: unknown): value is { value: unknown } {
-  return typeof value === "object" && value !== null && (value as Record<string, unknown>)[SECRET_SIG_KEY] === SECRET_SIG;
+  return (
+    typeof value === "object" && value !== null && (value as Record<string, unknown>)[SECRET_SIG_KEY] === SECRET_SIG
+  );
 }
 
 /** Wire values with their secret envelopes removed (the recorded inputs). */

@@ -16,7 +16,8 @@ import { parseMapping, pinDigests, type Pinned } from "./pin-digests";
 
 const CHART = path.resolve(__dirname, "../../charts/entryway");
 // Helm's chart versions are SemVer 2 (helm.sh/docs/topics/charts, "Charts and Versioning").
-const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/;
+const SEMVER =
+  /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/;
 
 export interface PackagedChart {
   /** The .tgz `helm package` wrote. */
@@ -31,8 +32,15 @@ function helm(binary: string, args: string[]): string {
   return result.stdout;
 }
 
-export function packageChart(options: { version: string; out: string; helm: string; digests: ReadonlyMap<string, string>; chart?: string }): PackagedChart {
-  if (!SEMVER.test(options.version)) throw new Error(`the version must be SemVer (e.g. 1.2.3), not ${JSON.stringify(options.version)}`);
+export function packageChart(options: {
+  version: string;
+  out: string;
+  helm: string;
+  digests: ReadonlyMap<string, string>;
+  chart?: string;
+}): PackagedChart {
+  if (!SEMVER.test(options.version))
+    throw new Error(`the version must be SemVer (e.g. 1.2.3), not ${JSON.stringify(options.version)}`);
   const staging = mkdtempSync(path.join(os.tmpdir(), "entryway-chart-"));
   try {
     const chart = path.join(staging, "entryway");
@@ -58,9 +66,20 @@ export function packageChart(options: { version: string; out: string; helm: stri
 
 function main(): void {
   try {
-    const { values, positionals } = parseArgs({ allowPositionals: true, options: { version: { type: "string" }, out: { type: "string" }, helm: { type: "string", default: "helm" } } });
-    if (!values.version || !values.out) throw new Error("usage: tsx scripts/release/package-chart.ts --version <x.y.z> --out <dir> [--helm <helm>] <repository>=<sha256:digest>...");
-    const { file, pinned } = packageChart({ version: values.version, out: values.out, helm: values.helm, digests: parseMapping(positionals) });
+    const { values, positionals } = parseArgs({
+      allowPositionals: true,
+      options: { version: { type: "string" }, out: { type: "string" }, helm: { type: "string", default: "helm" } },
+    });
+    if (!values.version || !values.out)
+      throw new Error(
+        "usage: tsx scripts/release/package-chart.ts --version <x.y.z> --out <dir> [--helm <helm>] <repository>=<sha256:digest>...",
+      );
+    const { file, pinned } = packageChart({
+      version: values.version,
+      out: values.out,
+      helm: values.helm,
+      digests: parseMapping(positionals),
+    });
     for (const p of pinned) console.error(`values.yaml: ${p.path}: ${p.from || "(none)"} -> ${p.to}`);
     console.log(file);
   } catch (error) {

@@ -20,7 +20,8 @@ import { isMap, isScalar, isSeq, parseDocument, type Document, type Node } from 
 
 const DIGEST = /^sha256:[a-f0-9]{64}$/;
 // distribution's name: an optional domain (host[:port]) then lowercase path components.
-const REPOSITORY = /^(?:[A-Za-z0-9.-]+(?::\d+)?\/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$/;
+const REPOSITORY =
+  /^(?:[A-Za-z0-9.-]+(?::\d+)?\/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$/;
 
 /** One image that was pinned: where in the values, and from what to what. */
 export interface Pinned {
@@ -42,8 +43,10 @@ export function parseMapping(args: string[]): Map<string, string> {
   for (const arg of args) {
     const at = arg.lastIndexOf("=");
     const [repository, digest] = [arg.slice(0, at), arg.slice(at + 1)];
-    if (at < 0 || !REPOSITORY.test(repository)) throw new Error(`${JSON.stringify(arg)} is not <repository>=<digest> with an image repository`);
-    if (!DIGEST.test(digest)) throw new Error(`the digest of ${repository} must be sha256:<64 hex digits>, not ${JSON.stringify(digest)}`);
+    if (at < 0 || !REPOSITORY.test(repository))
+      throw new Error(`${JSON.stringify(arg)} is not <repository>=<digest> with an image repository`);
+    if (!DIGEST.test(digest))
+      throw new Error(`the digest of ${repository} must be sha256:<64 hex digits>, not ${JSON.stringify(digest)}`);
     if (mapping.has(repository)) throw new Error(`${repository} is given twice`);
     mapping.set(repository, digest);
   }
@@ -91,7 +94,10 @@ export function pinDocument(document: Document, mapping: ReadonlyMap<string, str
 }
 
 /** Pins the images of a values file's text; returns the new text and what was pinned. */
-export function pinDigests(valuesText: string, mapping: ReadonlyMap<string, string>): { text: string; pinned: Pinned[] } {
+export function pinDigests(
+  valuesText: string,
+  mapping: ReadonlyMap<string, string>,
+): { text: string; pinned: Pinned[] } {
   const document = parseDocument(valuesText);
   if (document.errors.length > 0) throw new Error(`the values do not parse: ${document.errors[0].message}`);
   const pinned = pinDocument(document, mapping);
@@ -101,7 +107,8 @@ export function pinDigests(valuesText: string, mapping: ReadonlyMap<string, stri
 function main(): void {
   const [file, ...args] = process.argv.slice(2);
   try {
-    if (!file || args.length === 0) throw new Error("usage: tsx scripts/release/pin-digests.ts <values.yaml> <repository>=<sha256:digest>...");
+    if (!file || args.length === 0)
+      throw new Error("usage: tsx scripts/release/pin-digests.ts <values.yaml> <repository>=<sha256:digest>...");
     const { text, pinned } = pinDigests(readFileSync(file, "utf8"), parseMapping(args));
     writeFileSync(file, text);
     for (const p of pinned) console.log(`${file}: ${p.path}: ${p.from || "(none)"} -> ${p.to}`);

@@ -17,7 +17,11 @@ import { parse, parseDocument } from "yaml";
 
 const ROOT = path.resolve(__dirname, "../..");
 // package.json -> its key in package-lock.json's `packages`.
-const PACKAGES: Record<string, string> = { "package.json": "", "packages/ssh-config/package.json": "packages/ssh-config", "gateway/package.json": "gateway" };
+const PACKAGES: Record<string, string> = {
+  "package.json": "",
+  "packages/ssh-config/package.json": "packages/ssh-config",
+  "gateway/package.json": "gateway",
+};
 const DEPENDENTS = ["package.json", "gateway/package.json"];
 const SHARED = "@entryway/ssh-config";
 const IMAGE_SOURCES = ["components", "charts/entryway/values.yaml", "charts/entryway/templates"];
@@ -43,7 +47,8 @@ interface Manifest {
 
 /** Sets every version the release ships to `version` (the files check() reads, and nothing else). */
 export function setVersion(version: string, root = ROOT): void {
-  const edit = (file: string, change: (text: string) => string) => writeFileSync(path.join(root, file), change(readFileSync(path.join(root, file), "utf8")));
+  const edit = (file: string, change: (text: string) => string) =>
+    writeFileSync(path.join(root, file), change(readFileSync(path.join(root, file), "utf8")));
   const json = (file: string, change: (value: Record<string, unknown>) => void) =>
     edit(file, (text) => {
       const value = JSON.parse(text) as Record<string, unknown>;
@@ -79,7 +84,8 @@ export function versionMismatches(version: string, root = ROOT): string[] {
   for (const [file, lockKey] of Object.entries(PACKAGES)) {
     const pkg = JSON.parse(read(file)) as Manifest;
     if (pkg.version !== version) problems.push(`${file}: ${pkg.name} is ${pkg.version}`);
-    if (lock.packages[lockKey]?.version !== version) problems.push(`package-lock.json: ${pkg.name} is ${lock.packages[lockKey]?.version}`);
+    if (lock.packages[lockKey]?.version !== version)
+      problems.push(`package-lock.json: ${pkg.name} is ${lock.packages[lockKey]?.version}`);
   }
   for (const file of DEPENDENTS) {
     const wanted = (JSON.parse(read(file)) as Manifest).dependencies?.[SHARED];
@@ -112,7 +118,9 @@ function main(): number {
   }
   const version = command === "check" ? TAG.exec(argument)?.[1] : undefined;
   if (!version) {
-    process.stderr.write("usage: tsx scripts/release/version.ts set <major>.<minor>.<patch> | check v<major>.<minor>.<patch>\n");
+    process.stderr.write(
+      "usage: tsx scripts/release/version.ts set <major>.<minor>.<patch> | check v<major>.<minor>.<patch>\n",
+    );
     return 2;
   }
   const problems = versionMismatches(version);

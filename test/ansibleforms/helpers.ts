@@ -19,19 +19,30 @@ export interface Container {
 }
 export interface PodSpec {
   containers: Container[];
-  volumes?: { name: string; persistentVolumeClaim?: { claimName: string }; configMap?: { name: string }; secret?: { secretName: string; defaultMode?: number }; emptyDir?: object }[];
+  volumes?: {
+    name: string;
+    persistentVolumeClaim?: { claimName: string };
+    configMap?: { name: string };
+    secret?: { secretName: string; defaultMode?: number };
+    emptyDir?: object;
+  }[];
   securityContext?: Record<string, unknown>;
   terminationGracePeriodSeconds?: number;
 }
 
-export function find(objects: readonly ObjectLike[], kind: string, name: string): ObjectLike & { spec: Record<string, unknown> } {
+export function find(
+  objects: readonly ObjectLike[],
+  kind: string,
+  name: string,
+): ObjectLike & { spec: Record<string, unknown> } {
   const found = objects.find((o) => o.kind === kind && o.metadata?.name === name);
-  if (!found) throw new Error(`no ${kind}/${name} among ${objects.map((o) => `${o.kind}/${o.metadata?.name}`).join(", ")}`);
+  if (!found)
+    throw new Error(`no ${kind}/${name} among ${objects.map((o) => `${o.kind}/${o.metadata?.name}`).join(", ")}`);
   return found as ObjectLike & { spec: Record<string, unknown> };
 }
 
 export function podSpec(workload: ObjectLike): PodSpec {
-  return ((workload.spec as { template: { spec: PodSpec } }).template.spec);
+  return (workload.spec as { template: { spec: PodSpec } }).template.spec;
 }
 
 export function container(pod: PodSpec, name: string): Container {
@@ -52,7 +63,11 @@ export function envNames(c: Container): string[] {
 export const APP_ONLY_ENV = /^(DB_.*|ENCRYPTION_SECRET|ACCESS_TOKEN_SECRET|METRICS_TOKEN|ADMIN_PASSWORD|MYSQL_.*)$/;
 
 /** The seed file the app reads: the ConfigMap mounted at CONFIG_SEED_PATH's directory, parsed. */
-export function seedOf(objects: readonly ObjectLike[], pod: PodSpec, app: Container): { text: string; seed: { version: number; runners: { prune?: boolean; items: Record<string, unknown>[] } } } {
+export function seedOf(
+  objects: readonly ObjectLike[],
+  pod: PodSpec,
+  app: Container,
+): { text: string; seed: { version: number; runners: { prune?: boolean; items: Record<string, unknown>[] } } } {
   const seedPath = envOf(app, "CONFIG_SEED_PATH")?.value;
   if (!seedPath) throw new Error("the app has no CONFIG_SEED_PATH");
   const mount = app.volumeMounts?.find((m) => seedPath.startsWith(`${m.mountPath}/`));
@@ -77,7 +92,12 @@ export const PLAYBOOK_FOLDER_MOUNTS = [
 
 /** The egress rule to the cluster DNS (networkPolicy.dns, here its default) every AnsibleForms policy starts with. */
 export const DNS_RULE = {
-  to: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } }, podSelector: { matchLabels: { "k8s-app": "kube-dns" } } }],
+  to: [
+    {
+      namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } },
+      podSelector: { matchLabels: { "k8s-app": "kube-dns" } },
+    },
+  ],
   ports: [
     { port: 53, protocol: "UDP" },
     { port: 53, protocol: "TCP" },
@@ -85,17 +105,31 @@ export const DNS_RULE = {
 };
 
 /** A container's mounts of the pod volume backed by the app's claim. */
-export function appVolumeMountsOf(pod: PodSpec, c: Container, claim = "entryway-ansibleforms-persistent"): NonNullable<Container["volumeMounts"]> {
-  const volumes = new Set((pod.volumes ?? []).filter((v) => v.persistentVolumeClaim?.claimName === claim).map((v) => v.name));
+export function appVolumeMountsOf(
+  pod: PodSpec,
+  c: Container,
+  claim = "entryway-ansibleforms-persistent",
+): NonNullable<Container["volumeMounts"]> {
+  const volumes = new Set(
+    (pod.volumes ?? []).filter((v) => v.persistentVolumeClaim?.claimName === claim).map((v) => v.name),
+  );
   return (c.volumeMounts ?? []).filter((m) => volumes.has(m.name));
 }
 
 /** The claim backing the volume mounted at `path` in a container (a PVC or a volumeClaimTemplate). */
-export function volumeAt(pod: PodSpec, c: Container, path: string): { name: string; claim?: string; emptyDir: boolean } | undefined {
+export function volumeAt(
+  pod: PodSpec,
+  c: Container,
+  path: string,
+): { name: string; claim?: string; emptyDir: boolean } | undefined {
   const mount = c.volumeMounts?.find((m) => path === m.mountPath || path.startsWith(`${m.mountPath}/`));
   if (!mount) return undefined;
   const volume = pod.volumes?.find((v) => v.name === mount.name);
-  return { name: mount.name, claim: volume?.persistentVolumeClaim?.claimName, emptyDir: volume?.emptyDir !== undefined };
+  return {
+    name: mount.name,
+    claim: volume?.persistentVolumeClaim?.claimName,
+    emptyDir: volume?.emptyDir !== undefined,
+  };
 }
 
 /**
@@ -107,7 +141,8 @@ export function expectDatabaseModeRte(pod: PodSpec): void {
   const rte = container(pod, "rte");
   const app = container(pod, "ansibleforms");
   expect(envOf(rte, "RTE_MODE")).toBeUndefined();
-  for (const name of ["DB_HOST", "DB_PORT", "DB_USER", "DB_PASSWORD"]) expect(envOf(rte, name), name).toEqual(envOf(app, name));
+  for (const name of ["DB_HOST", "DB_PORT", "DB_USER", "DB_PASSWORD"])
+    expect(envOf(rte, name), name).toEqual(envOf(app, name));
   expect(envOf(rte, "RTE_REGISTER")?.value).toBe("0");
   expect(envOf(rte, "RTE_URL")?.value).toBe("http://127.0.0.1:8001");
   expect(envOf(rte, "ENCRYPTION_SECRET")).toBeUndefined();

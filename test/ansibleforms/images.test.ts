@@ -21,8 +21,14 @@ const chart = path.join(repoRoot, "charts/entryway");
 const scenarios = chartScenarios().find((c) => c.chart === chart)?.scenarios ?? [];
 const chartDefaults = parse(readFileSync(path.join(chart, "values.yaml"), "utf8")) as Values;
 
-interface RteValues { image?: { tag?: string } }
-interface Values { global?: { imageRegistry?: string }; ansibleForms?: { image?: { tag?: string }; rte?: RteValues }; remoteRte?: RteValues }
+interface RteValues {
+  image?: { tag?: string };
+}
+interface Values {
+  global?: { imageRegistry?: string };
+  ansibleForms?: { image?: { tag?: string }; rte?: RteValues };
+  remoteRte?: RteValues;
+}
 
 /** Every RTE container (it sets RTE_MAX_JOBS, in every mode) with the workload it is in. */
 function rteContainers(objects: readonly ObjectLike[]): { where: string; container: Container }[] {
@@ -33,7 +39,12 @@ function rteContainers(objects: readonly ObjectLike[]): { where: string; contain
 }
 
 /** What each RTE image must be: its own tag when the config overrides it, else the app's (a digest pins it instead). */
-function expectRteImages(objects: readonly ObjectLike[], appTag: string, ownTags: { app?: string; remote?: string }, registry = "ghcr.io"): number {
+function expectRteImages(
+  objects: readonly ObjectLike[],
+  appTag: string,
+  ownTags: { app?: string; remote?: string },
+  registry = "ghcr.io",
+): number {
   const found = rteContainers(objects);
   for (const { where, container } of found) {
     const match = RTE_IMAGE.exec(container.image);
@@ -52,27 +63,49 @@ describe("every rendered RTE uses a published layer at the app's tag", () => {
       const values = parse(readFileSync(scenario, "utf8")) as Values;
       const objects = helmTemplate(helm, chart, { valuesFiles: [scenario] });
       const appTag = values.ansibleForms?.image?.tag || chartDefaults.ansibleForms!.image!.tag!;
-      seen += expectRteImages(objects, appTag, { app: values.ansibleForms?.rte?.image?.tag, remote: values.remoteRte?.image?.tag }, values.global?.imageRegistry || undefined);
+      seen += expectRteImages(
+        objects,
+        appTag,
+        { app: values.ansibleForms?.rte?.image?.tag, remote: values.remoteRte?.image?.tag },
+        values.global?.imageRegistry || undefined,
+      );
     }
     // The sidecar, local-files, database and remote-rte scenarios carry RTEs: the walk saw them.
     expect(seen).toBeGreaterThanOrEqual(4);
   });
 
   it.each(["dev", "prod.example"])("the %s stack", async (stack) => {
-    const document = parse(readFileSync(path.join(repoRoot, `Pulumi.${stack}.yaml`), "utf8")) as { config: Record<string, unknown> };
+    const document = parse(readFileSync(path.join(repoRoot, `Pulumi.${stack}.yaml`), "utf8")) as {
+      config: Record<string, unknown>;
+    };
     const config = parseStackConfig(document.config["entryway:stack"]);
     const { manifests } = await render(() => new Stack(stack, config));
-    const seen = expectRteImages(manifests as ObjectLike[], config.ansibleForms?.image?.tag || chartDefaults.ansibleForms!.image!.tag!, {
-      app: config.ansibleForms?.rte?.image?.tag,
-      remote: config.remoteRte?.image?.tag,
-    });
+    const seen = expectRteImages(
+      manifests as ObjectLike[],
+      config.ansibleForms?.image?.tag || chartDefaults.ansibleForms!.image!.tag!,
+      {
+        app: config.ansibleForms?.rte?.image?.tag,
+        remote: config.remoteRte?.image?.tag,
+      },
+    );
     expect(seen).toBeGreaterThanOrEqual(1);
   });
 
   it("the walk rejects the image that does not exist and a tag that left the app's", () => {
     const workload = (image: string): ObjectLike =>
-      ({ apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "x" }, spec: { template: { spec: { containers: [{ name: "rte", image, env: [{ name: "RTE_MAX_JOBS", value: "1" }] }] } } } }) as ObjectLike;
-    expect(() => expectRteImages([workload("ghcr.io/ansibleforms/ansibleforms-rte:7.3.0")], "7.3.0", {})).toThrow(/runs ghcr.io\/ansibleforms\/ansibleforms-rte:7.3.0/);
-    expect(() => expectRteImages([workload("ghcr.io/ansibleforms/ansibleforms-rte-full:7.2.0")], "7.3.0", {})).toThrow(/tag/);
+      ({
+        apiVersion: "apps/v1",
+        kind: "Deployment",
+        metadata: { name: "x" },
+        spec: {
+          template: { spec: { containers: [{ name: "rte", image, env: [{ name: "RTE_MAX_JOBS", value: "1" }] }] } },
+        },
+      }) as ObjectLike;
+    expect(() => expectRteImages([workload("ghcr.io/ansibleforms/ansibleforms-rte:7.3.0")], "7.3.0", {})).toThrow(
+      /runs ghcr.io\/ansibleforms\/ansibleforms-rte:7.3.0/,
+    );
+    expect(() => expectRteImages([workload("ghcr.io/ansibleforms/ansibleforms-rte-full:7.2.0")], "7.3.0", {})).toThrow(
+      /tag/,
+    );
   });
 });

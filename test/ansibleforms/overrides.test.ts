@@ -17,7 +17,12 @@ import { container, envOf, find, podSpec } from "./helpers";
 const chart = path.join(repoRoot, "charts/entryway");
 const scratch = mkdtempSync(path.join(os.tmpdir(), "entryway-af-overrides-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-const remoteRte = { appUrl: "https://forms.example.com", existingTokenSecret: "t", appUrlEnv: "AF_APP_URL", extraEnv: [{ name: "RTE_EXTRA", value: "1" }] };
+const remoteRte = {
+  appUrl: "https://forms.example.com",
+  existingTokenSecret: "t",
+  appUrlEnv: "AF_APP_URL",
+  extraEnv: [{ name: "RTE_EXTRA", value: "1" }],
+};
 
 function expectOverrides(objects: readonly ObjectLike[]): void {
   const rte = container(podSpec(find(objects, "StatefulSet", "entryway-remote-rte")), "rte");
@@ -32,7 +37,10 @@ describe("assumed names are settings", () => {
     writeFileSync(file, stringify({ remoteRte: { enabled: true, ...remoteRte } }));
     expectOverrides(helmTemplate(helm, chart, { valuesFiles: [file] }));
     const clash = path.join(scratch, `clash-${helm.major}.yaml`);
-    writeFileSync(clash, stringify({ remoteRte: { enabled: true, ...remoteRte, extraEnv: [{ name: "RTE_MODE", value: "inbound" }] } }));
+    writeFileSync(
+      clash,
+      stringify({ remoteRte: { enabled: true, ...remoteRte, extraEnv: [{ name: "RTE_MODE", value: "inbound" }] } }),
+    );
     const result = runHelm(helm, ["template", "entryway", chart, "-f", clash]);
     expect(result.ok).toBe(false);
     expect(result.output).toMatch(/extraEnv RTE_MODE: set by the chart/);
@@ -41,7 +49,10 @@ describe("assumed names are settings", () => {
   it("components", async () => {
     const { manifests } = await render(() => new Stack("o", parseStackConfig({ namespace: "entryway", remoteRte })));
     expectOverrides(manifests as ObjectLike[]);
-    const clash = parseStackConfig({ namespace: "entryway", remoteRte: { ...remoteRte, extraEnv: [{ name: "RTE_MODE", value: "inbound" }] } });
+    const clash = parseStackConfig({
+      namespace: "entryway",
+      remoteRte: { ...remoteRte, extraEnv: [{ name: "RTE_MODE", value: "inbound" }] },
+    });
     await expect(render(() => new Stack("o", clash))).rejects.toThrow(/extraEnv RTE_MODE: set by the component/);
   });
 });

@@ -8,7 +8,20 @@ import { RunnerSeed, seedProblems } from "../../components/ansibleforms/runner-s
 import { REDACTED } from "../../scripts/offline/manifests";
 import { isSecretOutput, outputOf, render } from "../harness/pulumi";
 import { assertValidObjects, type ObjectLike } from "../harness/validate";
-import { APP_ONLY_ENV, appVolumeMountsOf, container, DNS_RULE, envNames, envOf, expectDatabaseModeRte, find, PLAYBOOK_FOLDER_MOUNTS, podSpec, seedOf, volumeAt } from "./helpers";
+import {
+  APP_ONLY_ENV,
+  appVolumeMountsOf,
+  container,
+  DNS_RULE,
+  envNames,
+  envOf,
+  expectDatabaseModeRte,
+  find,
+  PLAYBOOK_FOLDER_MOUNTS,
+  podSpec,
+  seedOf,
+  volumeAt,
+} from "./helpers";
 
 const ns = "forms";
 
@@ -22,7 +35,12 @@ async function renderForms(args: Partial<AnsibleFormsArgs> = {}) {
 
 async function renderRemote(args: Partial<RemoteRteArgs> = {}) {
   const { manifests } = await render(() => {
-    new RemoteRte("entryway", { namespace: "rte", appUrl: "https://forms.example.com", existingTokenSecret: "rte-token", ...args });
+    new RemoteRte("entryway", {
+      namespace: "rte",
+      appUrl: "https://forms.example.com",
+      existingTokenSecret: "rte-token",
+      ...args,
+    });
   });
   return manifests as ObjectLike[];
 }
@@ -70,9 +88,18 @@ describe("AnsibleForms with an inbound sidecar RTE", async () => {
   it("the app reads the seed at CONFIG_SEED_PATH; it parses, obeys the seed rules and makes the sidecar the default inbound runner", () => {
     const { seed } = seedOf(objects, pod, app);
     expect(seed.version).toBe(1);
-    expect(seedProblems({ prune: seed.runners.prune, runners: seed.runners.items as never }, envNames(app))).toEqual([]);
+    expect(seedProblems({ prune: seed.runners.prune, runners: seed.runners.items as never }, envNames(app))).toEqual(
+      [],
+    );
     expect(seed.runners.items).toEqual([
-      { name: "rte", type: "rte", mode: "inbound", uri: `http://127.0.0.1:${rte.ports![0].containerPort}`, token: "${RTE_TOKEN}", is_default: true },
+      {
+        name: "rte",
+        type: "rte",
+        mode: "inbound",
+        uri: `http://127.0.0.1:${rte.ports![0].containerPort}`,
+        token: "${RTE_TOKEN}",
+        is_default: true,
+      },
     ]);
     expect(forms.seed).toContain("token: ${RTE_TOKEN}");
   });
@@ -114,7 +141,12 @@ describe("AnsibleForms with an inbound sidecar RTE", async () => {
     expect(envNames(rte).filter((n) => APP_ONLY_ENV.test(n))).toEqual([]);
     expect(envNames(app)).toEqual(expect.arrayContaining(["DB_PASSWORD", "ENCRYPTION_SECRET", "ACCESS_TOKEN_SECRET"]));
     for (const c of [app, rte]) {
-      expect(c.securityContext).toMatchObject({ runAsUser: 1000, runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } });
+      expect(c.securityContext).toMatchObject({
+        runAsUser: 1000,
+        runAsNonRoot: true,
+        allowPrivilegeEscalation: false,
+        capabilities: { drop: ["ALL"] },
+      });
     }
     expect(pod.securityContext).toMatchObject({ runAsUser: 1000, runAsNonRoot: true, fsGroup: 1000 });
     for (const c of pod.containers) {
@@ -125,19 +157,36 @@ describe("AnsibleForms with an inbound sidecar RTE", async () => {
   });
 
   it("NetworkPolicies: only the app reaches MySQL; the sidecar's port is not admitted into the pod", () => {
-    const mysqlPolicy = find(objects, "NetworkPolicy", "entryway-ansibleforms-mysql").spec as { ingress: { from: unknown[]; ports: { port: number }[] }[] };
+    const mysqlPolicy = find(objects, "NetworkPolicy", "entryway-ansibleforms-mysql").spec as {
+      ingress: { from: unknown[]; ports: { port: number }[] }[];
+    };
     const appSelector = (deployment.spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels;
-    expect(mysqlPolicy.ingress).toEqual([{ from: [{ podSelector: { matchLabels: appSelector } }], ports: [{ port: 3306, protocol: "TCP" }] }]);
-    const appPolicy = find(objects, "NetworkPolicy", "entryway-ansibleforms").spec as { ingress: { ports: { port: number }[] }[]; podSelector: unknown; egress: unknown[] };
+    expect(mysqlPolicy.ingress).toEqual([
+      { from: [{ podSelector: { matchLabels: appSelector } }], ports: [{ port: 3306, protocol: "TCP" }] },
+    ]);
+    const appPolicy = find(objects, "NetworkPolicy", "entryway-ansibleforms").spec as {
+      ingress: { ports: { port: number }[] }[];
+      podSelector: unknown;
+      egress: unknown[];
+    };
     expect(appPolicy.podSelector).toEqual({ matchLabels: appSelector });
     expect(appPolicy.ingress.flatMap((rule) => rule.ports.map((p) => p.port))).toEqual([8000]);
     // Default: only the ingress controller's namespace reaches the app; the app dials DNS and MySQL only; MySQL dials nowhere.
     expect(appPolicy).toMatchObject({
       policyTypes: ["Ingress", "Egress"],
       ingress: [{ from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ingress-nginx" } } }] }],
-      egress: [DNS_RULE, { to: [{ podSelector: { matchLabels: { "app.kubernetes.io/component": "database" } } }], ports: [{ port: 3306, protocol: "TCP" }] }],
+      egress: [
+        DNS_RULE,
+        {
+          to: [{ podSelector: { matchLabels: { "app.kubernetes.io/component": "database" } } }],
+          ports: [{ port: 3306, protocol: "TCP" }],
+        },
+      ],
     });
-    expect(find(objects, "NetworkPolicy", "entryway-ansibleforms-mysql").spec).toMatchObject({ policyTypes: ["Ingress", "Egress"], egress: [] });
+    expect(find(objects, "NetworkPolicy", "entryway-ansibleforms-mysql").spec).toMatchObject({
+      policyTypes: ["Ingress", "Egress"],
+      egress: [],
+    });
     const service = find(objects, "Service", "entryway-ansibleforms").spec as { ports: { port: number }[] };
     expect(service.ports.map((p) => p.port)).toEqual([8000]);
   });
@@ -152,7 +201,9 @@ describe("AnsibleForms with an inbound sidecar RTE", async () => {
   });
 
   it("generates every secret with @pulumi/random and outputs them as secrets; the admin password is never the default", async () => {
-    const randoms = resources.filter((r) => r.type === "random:index/randomPassword:RandomPassword").map((r) => [r.name, r.inputs.length]);
+    const randoms = resources
+      .filter((r) => r.type === "random:index/randomPassword:RandomPassword")
+      .map((r) => [r.name, r.inputs.length]);
     expect(Object.fromEntries(randoms)).toEqual({
       "entryway-admin-password": 24,
       "entryway-encryption-secret": 32,
@@ -163,7 +214,10 @@ describe("AnsibleForms with an inbound sidecar RTE", async () => {
     });
     expect(await isSecretOutput(forms.adminPassword!)).toBe(true);
     expect(await isSecretOutput(forms.rteToken!)).toBe(true);
-    expect(envOf(app, "ADMIN_PASSWORD")?.valueFrom?.secretKeyRef).toEqual({ name: "entryway-ansibleforms-keys", key: "admin-password" });
+    expect(envOf(app, "ADMIN_PASSWORD")?.valueFrom?.secretKeyRef).toEqual({
+      name: "entryway-ansibleforms-keys",
+      key: "admin-password",
+    });
     expect(await outputOf(forms.url)).toBe("http://entryway-ansibleforms.forms.svc.cluster.local:8000");
   });
 });
@@ -171,7 +225,14 @@ describe("AnsibleForms with an inbound sidecar RTE", async () => {
 describe("AnsibleForms sidecar options", () => {
   it("RTE_FILES=local mounts the app's playbook folders read-write, not its volume; ssh keys owner-only; /etc/ansible mounts; maxJobs sizes the RTE", async () => {
     const { objects } = await renderForms({
-      rte: { files: "local", maxJobs: 4, sshSecret: "rte-ssh", ansibleCfg: "[defaults]\nforks = 5\n", collectionsClaim: "collections", rolesClaim: "roles" },
+      rte: {
+        files: "local",
+        maxJobs: 4,
+        sshSecret: "rte-ssh",
+        ansibleCfg: "[defaults]\nforks = 5\n",
+        collectionsClaim: "collections",
+        rolesClaim: "roles",
+      },
     });
     await assertValidObjects(objects);
     const pod = podSpec(find(objects, "Deployment", "entryway-ansibleforms"));
@@ -181,7 +242,9 @@ describe("AnsibleForms sidecar options", () => {
     expect(volumeAt(pod, rte, "/home/node/.ssh/id_ed25519")?.name).toBe("rte-ssh");
     expect(volumeAt(pod, rte, "/etc/ansible/collections")?.claim).toBe("collections");
     expect(volumeAt(pod, rte, "/etc/ansible/roles")?.claim).toBe("roles");
-    expect(find(objects, "ConfigMap", "entryway-ansibleforms-rte-ansible-cfg").data).toEqual({ "ansible.cfg": "[defaults]\nforks = 5\n" });
+    expect(find(objects, "ConfigMap", "entryway-ansibleforms-rte-ansible-cfg").data).toEqual({
+      "ansible.cfg": "[defaults]\nforks = 5\n",
+    });
     expect(envOf(rte, "RTE_MAX_JOBS")?.value).toBe("4");
     expect(rte.resources?.requests).toEqual({ cpu: "500m", memory: "768Mi" });
   });
@@ -200,20 +263,29 @@ describe("AnsibleForms sidecar options", () => {
     expect(envOf(app, "DB_HOST")?.value).toBe("db.example.com");
     expect(envOf(app, "DB_PORT")?.value).toBe("3306");
     expect(envOf(app, "DB_PASSWORD")?.valueFrom?.secretKeyRef).toEqual({ name: "my-db", key: "pw" });
-    expect(envOf(container(pod, "rte"), "RTE_TOKEN")?.valueFrom?.secretKeyRef).toEqual({ name: "my-token", key: "token" });
+    expect(envOf(container(pod, "rte"), "RTE_TOKEN")?.valueFrom?.secretKeyRef).toEqual({
+      name: "my-token",
+      key: "token",
+    });
     expect(forms.adminPassword).toBeUndefined();
   });
 
   it("awx runners and prune go into the seed, their credentials as ${VAR} from Secrets in the app's env", async () => {
     const { objects } = await renderForms({
       secretEnv: [{ name: "AWX_TOKEN", secretName: "awx", key: "token" }],
-      runners: { prune: true, items: [{ name: "awx", type: "awx", uri: "https://awx.example.com", token: "${AWX_TOKEN}" }] },
+      runners: {
+        prune: true,
+        items: [{ name: "awx", type: "awx", uri: "https://awx.example.com", token: "${AWX_TOKEN}" }],
+      },
     });
     const pod = podSpec(find(objects, "Deployment", "entryway-ansibleforms"));
     const { seed } = seedOf(objects, pod, container(pod, "ansibleforms"));
     expect(seed.runners.prune).toBe(true);
     expect(seed.runners.items.map((r) => r.name)).toEqual(["rte", "awx"]);
-    expect(envOf(container(pod, "ansibleforms"), "AWX_TOKEN")?.valueFrom?.secretKeyRef).toEqual({ name: "awx", key: "token" });
+    expect(envOf(container(pod, "ansibleforms"), "AWX_TOKEN")?.valueFrom?.secretKeyRef).toEqual({
+      name: "awx",
+      key: "token",
+    });
   });
 });
 
@@ -223,7 +295,10 @@ describe("AnsibleForms with an outbound RTE elsewhere, and the RemoteRte", async
     expose: { host: "forms.example.com", ingressClassName: "nginx", tlsSecretName: "forms-tls" },
     allowFrom: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ingress-nginx" } } }],
   });
-  const remote = await renderRemote({ replicas: 3, caBundle: "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n" });
+  const remote = await renderRemote({
+    replicas: 3,
+    caBundle: "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
+  });
 
   it("the app pod has no RTE; its seed declares the outbound runner as default; an Ingress exposes it", async () => {
     await assertValidObjects(objects);
@@ -231,11 +306,16 @@ describe("AnsibleForms with an outbound RTE elsewhere, and the RemoteRte", async
     expect(pod.containers.map((c) => c.name)).toEqual(["ansibleforms"]);
     expect(objects.find((o) => o.metadata?.name === "entryway-ansibleforms-rte-spool")).toBeUndefined();
     const { seed } = seedOf(objects, pod, container(pod, "ansibleforms"));
-    expect(seed.runners.items).toEqual([{ name: "dc2", type: "rte", mode: "outbound", token: "${RTE_TOKEN}", is_default: true }]);
+    expect(seed.runners.items).toEqual([
+      { name: "dc2", type: "rte", mode: "outbound", token: "${RTE_TOKEN}", is_default: true },
+    ]);
     const ingress = find(objects, "Ingress", "entryway-ansibleforms").spec as { rules: { host: string }[] };
     expect(ingress.rules[0].host).toBe("forms.example.com");
     expect(find(objects, "NetworkPolicy", "entryway-ansibleforms").spec.ingress).toEqual([
-      { from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ingress-nginx" } } }], ports: [{ port: 8000, protocol: "TCP" }] },
+      {
+        from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ingress-nginx" } } }],
+        ports: [{ port: 8000, protocol: "TCP" }],
+      },
     ]);
   });
 
@@ -257,7 +337,9 @@ describe("AnsibleForms with an outbound RTE elsewhere, and the RemoteRte", async
     const ca = envOf(rte, "NODE_EXTRA_CA_CERTS")!.value!;
     const caVolume = volumeAt(pod, rte, ca)!;
     expect(pod.volumes!.find((v) => v.name === caVolume.name)?.configMap?.name).toBe("entryway-remote-rte-ca");
-    expect(find(remote, "ConfigMap", "entryway-remote-rte-ca").data).toEqual({ "ca.crt": expect.stringContaining("BEGIN CERTIFICATE") });
+    expect(find(remote, "ConfigMap", "entryway-remote-rte-ca").data).toEqual({
+      "ca.crt": expect.stringContaining("BEGIN CERTIFICATE"),
+    });
     expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(25);
   });
 
@@ -268,28 +350,54 @@ describe("AnsibleForms with an outbound RTE elsewhere, and the RemoteRte", async
     expect(rte.securityContext).toMatchObject({ runAsUser: 1000, runAsNonRoot: true });
     const policy = find(remote, "NetworkPolicy", "entryway-remote-rte").spec;
     // In: nothing. Out: DNS and the app's URL (a name: port 443 to any address).
-    expect(policy).toEqual({ podSelector: expect.anything(), policyTypes: ["Ingress", "Egress"], ingress: [], egress: [DNS_RULE, { ports: [{ port: 443, protocol: "TCP" }] }] });
+    expect(policy).toEqual({
+      podSelector: expect.anything(),
+      policyTypes: ["Ingress", "Egress"],
+      ingress: [],
+      egress: [DNS_RULE, { ports: [{ port: 443, protocol: "TCP" }] }],
+    });
   });
 
   it("dials plain http only with allowInsecureAppUrl (an app in the same trusted network)", async () => {
-    const plain = await renderRemote({ appUrl: "http://forms.forms.svc.cluster.local:8000", allowInsecureAppUrl: true });
-    expect(envOf(container(podSpec(find(plain, "StatefulSet", "entryway-remote-rte")), "rte"), "RTE_APP_URL")?.value).toBe("http://forms.forms.svc.cluster.local:8000");
+    const plain = await renderRemote({
+      appUrl: "http://forms.forms.svc.cluster.local:8000",
+      allowInsecureAppUrl: true,
+    });
+    expect(
+      envOf(container(podSpec(find(plain, "StatefulSet", "entryway-remote-rte")), "rte"), "RTE_APP_URL")?.value,
+    ).toBe("http://forms.forms.svc.cluster.local:8000");
   });
 
   it("egress to an IP literal is that address alone, on the URL's port; allowEgressTo follows", async () => {
-    const byAddress = await renderRemote({ appUrl: "https://10.1.2.3:8443", allowEgressTo: [{ to: [{ ipBlock: { cidr: "10.20.0.0/16" } }], ports: [{ port: 22 }] }] });
+    const byAddress = await renderRemote({
+      appUrl: "https://10.1.2.3:8443",
+      allowEgressTo: [{ to: [{ ipBlock: { cidr: "10.20.0.0/16" } }], ports: [{ port: 22 }] }],
+    });
     expect(find(byAddress, "NetworkPolicy", "entryway-remote-rte").spec.egress).toEqual([
       DNS_RULE,
       { to: [{ ipBlock: { cidr: "10.1.2.3/32" } }], ports: [{ port: 8443, protocol: "TCP" }] },
       { to: [{ ipBlock: { cidr: "10.20.0.0/16" } }], ports: [{ port: 22 }] },
     ]);
     const { objects: external } = await renderForms({
-      externalDatabase: { host: "192.168.5.6", port: 3307, user: "forms", passwordSecret: { name: "db", key: "password" } },
+      externalDatabase: {
+        host: "192.168.5.6",
+        port: 3307,
+        user: "forms",
+        passwordSecret: { name: "db", key: "password" },
+      },
       ingressNamespace: "istio-system",
     });
     const appPolicy = find(external, "NetworkPolicy", "entryway-ansibleforms").spec;
-    expect(appPolicy.egress).toEqual([DNS_RULE, { to: [{ ipBlock: { cidr: "192.168.5.6/32" } }], ports: [{ port: 3307, protocol: "TCP" }] }]);
-    expect(appPolicy.ingress).toEqual([{ from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "istio-system" } } }], ports: [{ port: 8000, protocol: "TCP" }] }]);
+    expect(appPolicy.egress).toEqual([
+      DNS_RULE,
+      { to: [{ ipBlock: { cidr: "192.168.5.6/32" } }], ports: [{ port: 3307, protocol: "TCP" }] },
+    ]);
+    expect(appPolicy.ingress).toEqual([
+      {
+        from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "istio-system" } } }],
+        ports: [{ port: 8000, protocol: "TCP" }],
+      },
+    ]);
   });
 
   it("a token given as a value goes into a Secret of its own, never into the pod", async () => {
@@ -313,30 +421,60 @@ describe("AnsibleForms metrics", () => {
     const pod = podSpec(find(objects, "Deployment", "entryway-ansibleforms"));
     const app = container(pod, "ansibleforms");
     const rte = container(pod, "rte");
-    expect(envOf(app, "METRICS_TOKEN")?.valueFrom?.secretKeyRef).toEqual({ name: "entryway-ansibleforms-metrics", key: "token" });
-    expect(envOf(rte, "METRICS_TOKEN")?.valueFrom?.secretKeyRef).toEqual({ name: "entryway-ansibleforms-rte-metrics", key: "token" });
+    expect(envOf(app, "METRICS_TOKEN")?.valueFrom?.secretKeyRef).toEqual({
+      name: "entryway-ansibleforms-metrics",
+      key: "token",
+    });
+    expect(envOf(rte, "METRICS_TOKEN")?.valueFrom?.secretKeyRef).toEqual({
+      name: "entryway-ansibleforms-rte-metrics",
+      key: "token",
+    });
     expect(find(objects, "Secret", "entryway-ansibleforms-rte-metrics").stringData).toEqual({ token: REDACTED });
-    expect((find(objects, "ServiceMonitor", "entryway-ansibleforms").spec as { endpoints: unknown[] }).endpoints).toEqual([
-      { port: "http", path: "/api/v2/metrics", authorization: { type: "Bearer", credentials: { name: "entryway-ansibleforms-metrics", key: "token" } } },
+    expect(
+      (find(objects, "ServiceMonitor", "entryway-ansibleforms").spec as { endpoints: unknown[] }).endpoints,
+    ).toEqual([
+      {
+        port: "http",
+        path: "/api/v2/metrics",
+        authorization: { type: "Bearer", credentials: { name: "entryway-ansibleforms-metrics", key: "token" } },
+      },
     ]);
-    expect((find(objects, "PodMonitor", "entryway-ansibleforms-rte").spec as { podMetricsEndpoints: unknown[] }).podMetricsEndpoints).toEqual([
-      { port: "rte", path: "/metrics", authorization: { type: "Bearer", credentials: { name: "entryway-ansibleforms-rte-metrics", key: "token" } } },
+    expect(
+      (find(objects, "PodMonitor", "entryway-ansibleforms-rte").spec as { podMetricsEndpoints: unknown[] })
+        .podMetricsEndpoints,
+    ).toEqual([
+      {
+        port: "rte",
+        path: "/metrics",
+        authorization: { type: "Bearer", credentials: { name: "entryway-ansibleforms-rte-metrics", key: "token" } },
+      },
     ]);
     expect(find(objects, "NetworkPolicy", "entryway-ansibleforms").spec.ingress).toContainEqual({
       from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } }],
-      ports: [{ port: 8000, protocol: "TCP" }, { port: 8001, protocol: "TCP" }],
+      ports: [
+        { port: 8000, protocol: "TCP" },
+        { port: 8001, protocol: "TCP" },
+      ],
     });
   });
 
   it("refuses the app's metrics Secret for the RTE; the RemoteRte gets its own token and a PodMonitor", async () => {
-    await expect(renderForms({ metrics: { enabled: true, existingSecret: "m", rteExistingSecret: "m" } })).rejects.toThrow(/RTE's METRICS_TOKEN must come from a Secret of its own/);
+    await expect(
+      renderForms({ metrics: { enabled: true, existingSecret: "m", rteExistingSecret: "m" } }),
+    ).rejects.toThrow(/RTE's METRICS_TOKEN must come from a Secret of its own/);
     const remote = await renderRemote({ metrics: { enabled: true, serviceMonitor: true } });
     await assertValidObjects(remote);
     const rte = container(podSpec(find(remote, "StatefulSet", "entryway-remote-rte")), "rte");
-    expect(envOf(rte, "METRICS_TOKEN")?.valueFrom?.secretKeyRef).toEqual({ name: "entryway-remote-rte-metrics", key: "token" });
+    expect(envOf(rte, "METRICS_TOKEN")?.valueFrom?.secretKeyRef).toEqual({
+      name: "entryway-remote-rte-metrics",
+      key: "token",
+    });
     find(remote, "PodMonitor", "entryway-remote-rte");
     expect(find(remote, "NetworkPolicy", "entryway-remote-rte").spec.ingress).toEqual([
-      { from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } }], ports: [{ port: 8000, protocol: "TCP" }] },
+      {
+        from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } }],
+        ports: [{ port: 8000, protocol: "TCP" }],
+      },
     ]);
   });
 });
@@ -351,7 +489,13 @@ describe("AnsibleForms in the deprecated database mode", () => {
     const app = container(pod, "ansibleforms");
     expectDatabaseModeRte(pod); // the seed below declares its runner
     const { seed } = seedOf(objects, pod, app);
-    expect(seed.runners.items[0]).toEqual({ name: "rte", type: "rte", uri: "http://127.0.0.1:8001", token: "${RTE_TOKEN}", is_default: true });
+    expect(seed.runners.items[0]).toEqual({
+      name: "rte",
+      type: "rte",
+      uri: "http://127.0.0.1:8001",
+      token: "${RTE_TOKEN}",
+      is_default: true,
+    });
   });
 
   it("does not warn in the other modes", async () => {
@@ -363,8 +507,16 @@ describe("AnsibleForms in the deprecated database mode", () => {
 
 describe("bad input fails at preview with a clear message", () => {
   const cases: [string, () => Promise<unknown>, RegExp][] = [
-    ["a token shorter than 16 characters (app)", () => renderForms({ rteToken: "short-token" }), new RegExp(`at least ${MIN_TOKEN_LENGTH} characters \\(got 11\\)`)],
-    ["a token shorter than 16 characters (RemoteRte)", () => renderRemote({ existingTokenSecret: undefined, token: "short" }), /at least 16 characters/],
+    [
+      "a token shorter than 16 characters (app)",
+      () => renderForms({ rteToken: "short-token" }),
+      new RegExp(`at least ${MIN_TOKEN_LENGTH} characters \\(got 11\\)`),
+    ],
+    [
+      "a token shorter than 16 characters (RemoteRte)",
+      () => renderRemote({ existingTokenSecret: undefined, token: "short" }),
+      /at least 16 characters/,
+    ],
     [
       "a token shorter than 16 characters given as an Output (known only once resolved)",
       () => renderForms({ rteToken: pulumi.secret(pulumi.output("short-token")) }),
@@ -372,29 +524,92 @@ describe("bad input fails at preview with a clear message", () => {
     ],
     [
       "two default runners",
-      () => renderForms({ runners: { items: [{ name: "other", type: "rte", mode: "outbound", token: "${RTE_TOKEN}", is_default: true }] } }),
+      () =>
+        renderForms({
+          runners: {
+            items: [{ name: "other", type: "rte", mode: "outbound", token: "${RTE_TOKEN}", is_default: true }],
+          },
+        }),
       /more than one default runner: rte, other/,
     ],
     ["an outbound RTE without the app URL", () => renderRemote({ appUrl: "" }), /appUrl is required/],
-    ["an outbound RTE dialing plain http (the token in clear)", () => renderRemote({ appUrl: "http://forms.example.com" }), /appUrl "http:\/\/forms.example.com" is plain http: the RTE token would cross the network unencrypted/],
-    ["an outbound RTE dialing plain ws, known only at deployment", () => renderRemote({ appUrl: pulumi.output("ws://forms.example.com") }), /appUrl "ws:\/\/forms.example.com" is plain ws/],
-    ["RTE_FILES=local with an outbound RTE (RemoteRte)", () => renderRemote({ files: "local" }), /"local" needs the app's disk/],
-    ["RTE_FILES=local with the remote mode (app)", () => renderForms({ rte: { mode: "remote", files: "local" } }), /"local" needs the app's disk/],
+    [
+      "an outbound RTE dialing plain http (the token in clear)",
+      () => renderRemote({ appUrl: "http://forms.example.com" }),
+      /appUrl "http:\/\/forms.example.com" is plain http: the RTE token would cross the network unencrypted/,
+    ],
+    [
+      "an outbound RTE dialing plain ws, known only at deployment",
+      () => renderRemote({ appUrl: pulumi.output("ws://forms.example.com") }),
+      /appUrl "ws:\/\/forms.example.com" is plain ws/,
+    ],
+    [
+      "RTE_FILES=local with an outbound RTE (RemoteRte)",
+      () => renderRemote({ files: "local" }),
+      /"local" needs the app's disk/,
+    ],
+    [
+      "RTE_FILES=local with the remote mode (app)",
+      () => renderForms({ rte: { mode: "remote", files: "local" } }),
+      /"local" needs the app's disk/,
+    ],
     ["an unknown mode", () => renderForms({ rte: { mode: "sideways" as never } }), /rte.mode "sideways" is unknown/],
     ["an unknown mode (RemoteRte)", () => renderRemote({ mode: "inbound" } as never), /mode "inbound" is unknown/],
     ["the sidecar on the app's port", () => renderForms({ rte: { port: 8000 } }), /its port must differ/],
-    ["sshFromApp with an outbound RTE", () => renderForms({ rte: { mode: "remote", sshFromApp: true } }), /sshFromApp needs the app's disk/],
-    ["sshFromApp and sshSecret", () => renderForms({ rte: { sshFromApp: true, sshSecret: "s" } }), /give sshFromApp or sshSecret, not both/],
-    ["an unknown field in a runner", () => renderForms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound", token: "${RTE_TOKEN}", colour: "blue" } as never] } }), /runner "x" has unknown field "colour"/],
-    ["an rte runner without a token", () => renderForms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound" } as never] } }), /runner "x" is an rte runner without a token/],
-    ["duplicate runner names", () => renderForms({ runners: { items: [{ name: "rte", type: "rte", mode: "outbound", token: "${RTE_TOKEN}" }] } }), /runner "rte" is declared twice/],
-    ["a ${VAR} the app does not have", () => renderForms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound", token: "${DC2_TOKEN}" }] } }), /uses \$\{DC2_TOKEN\}, which the app container does not have/],
+    [
+      "sshFromApp with an outbound RTE",
+      () => renderForms({ rte: { mode: "remote", sshFromApp: true } }),
+      /sshFromApp needs the app's disk/,
+    ],
+    [
+      "sshFromApp and sshSecret",
+      () => renderForms({ rte: { sshFromApp: true, sshSecret: "s" } }),
+      /give sshFromApp or sshSecret, not both/,
+    ],
+    [
+      "an unknown field in a runner",
+      () =>
+        renderForms({
+          runners: {
+            items: [{ name: "x", type: "rte", mode: "outbound", token: "${RTE_TOKEN}", colour: "blue" } as never],
+          },
+        }),
+      /runner "x" has unknown field "colour"/,
+    ],
+    [
+      "an rte runner without a token",
+      () => renderForms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound" } as never] } }),
+      /runner "x" is an rte runner without a token/,
+    ],
+    [
+      "duplicate runner names",
+      () =>
+        renderForms({ runners: { items: [{ name: "rte", type: "rte", mode: "outbound", token: "${RTE_TOKEN}" }] } }),
+      /runner "rte" is declared twice/,
+    ],
+    [
+      "a ${VAR} the app does not have",
+      () => renderForms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound", token: "${DC2_TOKEN}" }] } }),
+      /uses \$\{DC2_TOKEN\}, which the app container does not have/,
+    ],
     [
       "a seed credential naming the app's own secret",
-      () => renderForms({ runners: { items: [{ name: "awx", type: "awx", uri: "https://awx.example.com", password: "${ADMIN_PASSWORD}" }] } }),
+      () =>
+        renderForms({
+          runners: {
+            items: [{ name: "awx", type: "awx", uri: "https://awx.example.com", password: "${ADMIN_PASSWORD}" }],
+          },
+        }),
       /password may reference only a token variable .* not \$\{ADMIN_PASSWORD\}/,
     ],
-    ["a literal token in the seed", () => renderForms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound", token: "abcdefghijklmnopqrstuvwxyz" }] } }), /token must be a \$\{VAR\} reference/],
+    [
+      "a literal token in the seed",
+      () =>
+        renderForms({
+          runners: { items: [{ name: "x", type: "rte", mode: "outbound", token: "abcdefghijklmnopqrstuvwxyz" }] },
+        }),
+      /token must be a \$\{VAR\} reference/,
+    ],
   ];
   it.each(cases)("%s", async (_label, run, message) => {
     await expect(run()).rejects.toThrow(message);
@@ -419,7 +634,14 @@ describe("bad input fails at preview with a clear message", () => {
   });
 
   it("RemoteRte reports every problem at once, one a line, as an error of the component", async () => {
-    const error = await failure(() => renderRemote({ appUrl: "ftp://forms.example.com", files: "local", token: "short", extraEnv: [{ name: "RTE_APP_URL", value: "x" }] }));
+    const error = await failure(() =>
+      renderRemote({
+        appUrl: "ftp://forms.example.com",
+        files: "local",
+        token: "short",
+        extraEnv: [{ name: "RTE_APP_URL", value: "x" }],
+      }),
+    );
     expect(pulumi.ResourceError.isInstance(error)).toBe(true);
     expect(error.message.split("\n")).toEqual([
       'RemoteRte entryway: appUrl "ftp://forms.example.com" is not an http(s) URL',
@@ -442,14 +664,30 @@ describe("RunnerSeed on its own", () => {
         seed: {
           prune: false,
           runners: [
-            { name: "rte", type: "rte", mode: "inbound", uri: "http://127.0.0.1:8001", token: "${RTE_TOKEN}", is_default: true },
-            { name: "awx", type: "awx", uri: "https://awx.example.com", username: "forms", password: "${AWX_PASSWORD}", ignore_certs: false },
+            {
+              name: "rte",
+              type: "rte",
+              mode: "inbound",
+              uri: "http://127.0.0.1:8001",
+              token: "${RTE_TOKEN}",
+              is_default: true,
+            },
+            {
+              name: "awx",
+              type: "awx",
+              uri: "https://awx.example.com",
+              username: "forms",
+              password: "${AWX_PASSWORD}",
+              ignore_certs: false,
+            },
           ],
         },
       });
     });
     await assertValidObjects(manifests as ObjectLike[]);
-    const configMap = find(manifests as ObjectLike[], "ConfigMap", "forms-seed") as unknown as { data: Record<string, string> };
+    const configMap = find(manifests as ObjectLike[], "ConfigMap", "forms-seed") as unknown as {
+      data: Record<string, string>;
+    };
     expect(seed!.path).toBe(`/etc/ansibleforms/seed/${seed!.key}`);
     expect(configMap.data[seed!.key]).toBe(seed!.content);
     expect(await outputOf(seed!.configMapName)).toBe("forms-seed");
@@ -459,9 +697,19 @@ describe("RunnerSeed on its own", () => {
 
   it("fails on an awx runner without a uri and an unknown type, both at once, one a line", async () => {
     const error = await failure(() =>
-      render(() => new RunnerSeed("bad", { namespace: "x", configMapName: "x", appEnv: [], seed: { runners: [{ name: "a", type: "awx" } as never, { name: "b", type: "ssh" } as never] } })),
+      render(
+        () =>
+          new RunnerSeed("bad", {
+            namespace: "x",
+            configMapName: "x",
+            appEnv: [],
+            seed: { runners: [{ name: "a", type: "awx" } as never, { name: "b", type: "ssh" } as never] },
+          }),
+      ),
     );
     expect(pulumi.ResourceError.isInstance(error)).toBe(true);
-    expect(error.message).toMatch(/^RunnerSeed bad: the runner seed is invalid: runner "a" is an awx runner without a uri\nRunnerSeed bad: the runner seed is invalid: runner "b" has unknown type "ssh"/);
+    expect(error.message).toMatch(
+      /^RunnerSeed bad: the runner seed is invalid: runner "a" is an awx runner without a uri\nRunnerSeed bad: the runner seed is invalid: runner "b" has unknown type "ssh"/,
+    );
   });
 });

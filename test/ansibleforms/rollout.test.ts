@@ -24,13 +24,23 @@ const sha256 = (text: string) => createHash("sha256").update(text, "utf8").diges
 const OTHER_CFG = "[defaults]\nforks = 20\n";
 
 /** The pod template's checksum annotations, and the file each one must hash (from the ConfigMap the pod mounts). */
-function checksums(objects: readonly ObjectLike[], kind: string, name: string): { annotations: Record<string, string>; mounted: Record<string, string> } {
-  const workload = find(objects, kind, name) as unknown as { spec: { template: { metadata: { annotations?: Record<string, string> } } } };
+function checksums(
+  objects: readonly ObjectLike[],
+  kind: string,
+  name: string,
+): { annotations: Record<string, string>; mounted: Record<string, string> } {
+  const workload = find(objects, kind, name) as unknown as {
+    spec: { template: { metadata: { annotations?: Record<string, string> } } };
+  };
   const pod = podSpec(workload as unknown as ObjectLike);
   const mounted: Record<string, string> = {};
-  for (const [volume, key, file] of [["rte-ansible-cfg", "ansible.cfg", "ansible-cfg"], ["rte-ca", "ca.crt", "ca-bundle"]] as const) {
+  for (const [volume, key, file] of [
+    ["rte-ansible-cfg", "ansible.cfg", "ansible-cfg"],
+    ["rte-ca", "ca.crt", "ca-bundle"],
+  ] as const) {
     const configMap = pod.volumes?.find((v) => v.name === volume)?.configMap?.name;
-    if (configMap) mounted[file] = (find(objects, "ConfigMap", configMap) as unknown as { data: Record<string, string> }).data[key];
+    if (configMap)
+      mounted[file] = (find(objects, "ConfigMap", configMap) as unknown as { data: Record<string, string> }).data[key];
   }
   return { annotations: workload.spec.template.metadata.annotations ?? {}, mounted };
 }
@@ -59,20 +69,34 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("chart
   it("the app pod carries the sha256 of the mounted ansible.cfg, and it moves when ansible.cfg changes", () => {
     const before = checksums(template("ansibleforms-sidecar.yaml"), "Deployment", "entryway-ansibleforms");
     expectHashesOfMountedFiles(before, ["ansible-cfg"]);
-    const after = checksums(template("ansibleforms-sidecar.yaml", { ansibleForms: { rte: { ansibleCfg: OTHER_CFG } } }), "Deployment", "entryway-ansibleforms");
+    const after = checksums(
+      template("ansibleforms-sidecar.yaml", { ansibleForms: { rte: { ansibleCfg: OTHER_CFG } } }),
+      "Deployment",
+      "entryway-ansibleforms",
+    );
     expectHashesOfMountedFiles(after, ["ansible-cfg"]);
     expect(after.annotations["checksum/ansible-cfg"]).not.toBe(before.annotations["checksum/ansible-cfg"]);
   });
 
   it("the remote RTE carries the CA bundle's and ansible.cfg's hashes; each moves with its file", () => {
-    const before = checksums(template("ansibleforms-remote-rte.yaml", { remoteRte: { ansibleCfg: "[defaults]\n" } }), "StatefulSet", "entryway-remote-rte");
+    const before = checksums(
+      template("ansibleforms-remote-rte.yaml", { remoteRte: { ansibleCfg: "[defaults]\n" } }),
+      "StatefulSet",
+      "entryway-remote-rte",
+    );
     expectHashesOfMountedFiles(before, ["ansible-cfg", "ca-bundle"]);
-    const after = checksums(template("ansibleforms-remote-rte.yaml", { remoteRte: { ansibleCfg: OTHER_CFG } }), "StatefulSet", "entryway-remote-rte");
+    const after = checksums(
+      template("ansibleforms-remote-rte.yaml", { remoteRte: { ansibleCfg: OTHER_CFG } }),
+      "StatefulSet",
+      "entryway-remote-rte",
+    );
     expectOnlyAnsibleCfgMoved(before, after);
   });
 
   it("no mounted config, no annotation", () => {
-    expect(checksums(template("ansibleforms-remote.yaml"), "Deployment", "entryway-ansibleforms").annotations).toEqual({});
+    expect(checksums(template("ansibleforms-remote.yaml"), "Deployment", "entryway-ansibleforms").annotations).toEqual(
+      {},
+    );
   });
 });
 
@@ -86,15 +110,27 @@ describe("components", () => {
   it("the app pod carries the sha256 of the mounted ansible.cfg, and it moves when ansible.cfg changes", async () => {
     const before = checksums(await stackFrom("ansibleforms-sidecar.stack.yaml"), "Deployment", "entryway-ansibleforms");
     expectHashesOfMountedFiles(before, ["ansible-cfg"]);
-    const after = checksums(await stackFrom("ansibleforms-sidecar.stack.yaml", (c) => (c.ansibleForms!.rte!.ansibleCfg = OTHER_CFG)), "Deployment", "entryway-ansibleforms");
+    const after = checksums(
+      await stackFrom("ansibleforms-sidecar.stack.yaml", (c) => (c.ansibleForms!.rte!.ansibleCfg = OTHER_CFG)),
+      "Deployment",
+      "entryway-ansibleforms",
+    );
     expectHashesOfMountedFiles(after, ["ansible-cfg"]);
     expect(after.annotations["checksum/ansible-cfg"]).not.toBe(before.annotations["checksum/ansible-cfg"]);
   });
 
   it("the RemoteRte carries the CA bundle's and ansible.cfg's hashes; each moves with its file", async () => {
-    const before = checksums(await stackFrom("ansibleforms-remote-rte.stack.yaml", (c) => (c.remoteRte!.ansibleCfg = "[defaults]\n")), "StatefulSet", "entryway-remote-rte");
+    const before = checksums(
+      await stackFrom("ansibleforms-remote-rte.stack.yaml", (c) => (c.remoteRte!.ansibleCfg = "[defaults]\n")),
+      "StatefulSet",
+      "entryway-remote-rte",
+    );
     expectHashesOfMountedFiles(before, ["ansible-cfg", "ca-bundle"]);
-    const after = checksums(await stackFrom("ansibleforms-remote-rte.stack.yaml", (c) => (c.remoteRte!.ansibleCfg = OTHER_CFG)), "StatefulSet", "entryway-remote-rte");
+    const after = checksums(
+      await stackFrom("ansibleforms-remote-rte.stack.yaml", (c) => (c.remoteRte!.ansibleCfg = OTHER_CFG)),
+      "StatefulSet",
+      "entryway-remote-rte",
+    );
     expectOnlyAnsibleCfgMoved(before, after);
   });
 });

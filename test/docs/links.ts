@@ -31,7 +31,10 @@ export function headingSlugs(markdown: string): Set<string> {
     const heading = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line)?.[1];
     if (heading === undefined) continue;
     const text = heading.replace(/\[([^\]]*)\]\([^)]*\)/g, "$1");
-    const base = text.toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, "").replace(/ /g, "-");
+    const base = text
+      .toLowerCase()
+      .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, "")
+      .replace(/ /g, "-");
     const count = seen.get(base) ?? 0;
     seen.set(base, count + 1);
     slugs.add(count === 0 ? base : `${base}-${count}`);

@@ -4,7 +4,18 @@
 // two failures (no npm registry, no root for apt) and the local exec gateway the quick start names,
 // against a private podman. The commands are read from README.md, so they cannot drift.
 import { spawn } from "node:child_process";
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
@@ -25,7 +36,9 @@ function quickStartBlocks(readme: string): string[][] {
   );
 }
 
-const [[renderCommand, testCommand, ...extra] = [], [gatewayCommand, ...extraGateway] = []] = quickStartBlocks(readFileSync(path.join(repoRoot, "README.md"), "utf8"));
+const [[renderCommand, testCommand, ...extra] = [], [gatewayCommand, ...extraGateway] = []] = quickStartBlocks(
+  readFileSync(path.join(repoRoot, "README.md"), "utf8"),
+);
 
 // A newcomer's PATH: the system's directories only (Node 20 and npm from Debian's layout), checked below.
 const NEWCOMER_PATH = "/usr/bin:/bin";
@@ -40,13 +53,18 @@ function newcomerEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { PATH: NEWCOMER_PATH, HOME: os.homedir(), LANG: "C.UTF-8", TMPDIR: scratch, ...extra };
 }
 
-const run = (command: string, cwd: string, env: NodeJS.ProcessEnv, input = "") => runProcess("bash", ["-c", command], { cwd, env, input });
+const run = (command: string, cwd: string, env: NodeJS.ProcessEnv, input = "") =>
+  runProcess("bash", ["-c", command], { cwd, env, input });
 
 /** A fresh clone of the commit checked out here (committed content only). */
 async function freshClone(name: string): Promise<string> {
   const head = (await run("git rev-parse HEAD", repoRoot, process.env)).stdout.trim();
   const dir = path.join(scratch, name);
-  const clone = await run(`git clone --quiet --no-checkout '${repoRoot}' '${dir}' && git -C '${dir}' checkout --quiet ${head}`, scratch, process.env);
+  const clone = await run(
+    `git clone --quiet --no-checkout '${repoRoot}' '${dir}' && git -C '${dir}' checkout --quiet ${head}`,
+    scratch,
+    process.env,
+  );
   if (clone.status !== 0) throw new Error(`git clone failed: ${clone.stderr}`);
   return dir;
 }
@@ -62,7 +80,9 @@ describe("README quick start", () => {
       .filter((line) => line && !line.startsWith("#"));
     expect(ciCommands.at(-1)).toBe(testCommand);
     // npm test is where the set-up starts: Debian packages, Node, dependencies, then the suites.
-    const scripts = (JSON.parse(readFileSync(path.join(repoRoot, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts;
+    const scripts = (
+      JSON.parse(readFileSync(path.join(repoRoot, "package.json"), "utf8")) as { scripts: Record<string, string> }
+    ).scripts;
     expect(scripts.test).toBe("bash scripts/bootstrap.sh --for-tests npm run check");
   });
 
@@ -87,8 +107,12 @@ describe("README quick start", () => {
     it("sets itself up, saying what it installs, and renders the dev stack", () => {
       expect(result.stderr).toBe("");
       expect(result.status).toBe(0);
-      expect(result.stdout).toMatch(/^setup: Node v20\.\S+ is older than 22\.12: installing Node 24 from the npm registry \(node-linux-\w+@24\) into \.ci\/cache\/node$/m);
-      expect(result.stdout).toMatch(/^setup: installing the npm dependencies of package-lock\.json \(npm ci, with Node v24\.\S+\)$/m);
+      expect(result.stdout).toMatch(
+        /^setup: Node v20\.\S+ is older than 22\.12: installing Node 24 from the npm registry \(node-linux-\w+@24\) into \.ci\/cache\/node$/m,
+      );
+      expect(result.stdout).toMatch(
+        /^setup: installing the npm dependencies of package-lock\.json \(npm ci, with Node v24\.\S+\)$/m,
+      );
       expect(result.stdout).toMatch(/^rendered \d+ objects of stack "dev" to rendered\/dev$/m);
     });
 
@@ -100,12 +124,21 @@ describe("README quick start", () => {
         kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
       }
       const printedKinds = /^objects by kind:\n((?: {2}.*\n)+)/m.exec(result.stdout)?.[1];
-      const printed = new Map(printedKinds!.trimEnd().split("\n").map((line) => line.trim().split(" ")).map(([n, kind]) => [kind!, Number(n)] as const));
+      const printed = new Map(
+        printedKinds!
+          .trimEnd()
+          .split("\n")
+          .map((line) => line.trim().split(" "))
+          .map(([n, kind]) => [kind!, Number(n)] as const),
+      );
       expect(printed).toEqual(kinds);
       expect(result.stdout).toContain(`rendered ${[...kinds.values()].reduce((a, b) => a + b)} objects`);
 
       const outputsFile = readFileSync(path.join(out, "_outputs.yaml"), "utf8");
-      const printedOutputs = /^stack outputs \(rendered\/dev\/_outputs\.yaml; secret values shown as \[secret\]\):\n((?: {2}.*\n?)+)/m.exec(result.stdout)?.[1];
+      const printedOutputs =
+        /^stack outputs \(rendered\/dev\/_outputs\.yaml; secret values shown as \[secret\]\):\n((?: {2}.*\n?)+)/m.exec(
+          result.stdout,
+        )?.[1];
       expect(printedOutputs!.replace(/^ {2}/gm, "").trimEnd()).toBe(outputsFile.trimEnd());
       expect((parse(outputsFile) as Record<string, unknown>).ansibleFormsAdminPassword).toBe("[secret]");
       for (const text of [result.stdout, ...readdirSync(out).map((f) => readFileSync(path.join(out, f), "utf8"))]) {
@@ -121,7 +154,8 @@ describe("README quick start", () => {
       let banner: { url: string; tokenFile: string; enter: string; monitoring: string };
 
       beforeAll(async () => {
-        if (!podmanAvailable()) throw new Error("podman, runc and busybox-static are required (see .ci/apt-packages.txt)");
+        if (!podmanAvailable())
+          throw new Error("podman, runc and busybox-static are required (see .ci/apt-packages.txt)");
         podman = await startPodman();
         await podman.startContainer("quickstart-shell");
         // Its own process group, so the test can press Ctrl-C as a terminal does: SIGINT to the whole group.
@@ -134,7 +168,10 @@ describe("README quick start", () => {
         exited = new Promise((resolve) => gateway.on("exit", (code) => resolve(code)));
         gateway.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
         for (;;) {
-          const match = /listens on (\S+) .*\n.*token is in (\S+) .*\n.*shell in a container: +(.*)\n.*\n.*readiness, metrics: +(\S+)\/readyz,/.exec(stdout);
+          const match =
+            /listens on (\S+) .*\n.*token is in (\S+) .*\n.*shell in a container: +(.*)\n.*\n.*readiness, metrics: +(\S+)\/readyz,/.exec(
+              stdout,
+            );
           if (match) {
             banner = { url: match[1]!, tokenFile: match[2]!, enter: match[3]!, monitoring: match[4]! };
             break;
@@ -152,7 +189,9 @@ describe("README quick start", () => {
         expect(gatewayCommand).toBe("npm run gateway:local");
         expect(extraGateway).toEqual([]);
         expect(banner.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-        expect(stdout).toMatch(/"msg":"listening","address":"127\.0\.0\.1",.*"backend":"docker","authorizer":"webhook"/);
+        expect(stdout).toMatch(
+          /"msg":"listening","address":"127\.0\.0\.1",.*"backend":"docker","authorizer":"webhook"/,
+        );
         expect((await fetch(`${banner.url}/healthz`)).status).toBe(200);
         expect(banner.monitoring).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
         expect((await fetch(`${banner.monitoring}/readyz`)).status).toBe(200);
@@ -162,7 +201,12 @@ describe("README quick start", () => {
 
       it("opens a shell in a container with the printed command and the one token, kept out of the output", async () => {
         expect(statSync(banner.tokenFile).mode & 0o777).toBe(0o600);
-        const shell = await run(banner.enter.replace("<container>", "quickstart-shell"), clone, newcomerEnv(), "echo quick$((6*7))\nexit 3\n");
+        const shell = await run(
+          banner.enter.replace("<container>", "quickstart-shell"),
+          clone,
+          newcomerEnv(),
+          "echo quick$((6*7))\nexit 3\n",
+        );
         expect(shell.stdout).toContain("quick42");
         expect(shell.status).toBe(3);
         expect(stdout).not.toContain(readFileSync(banner.tokenFile, "utf8").trim());
@@ -171,7 +215,12 @@ describe("README quick start", () => {
       it("denies any other token", async () => {
         const wrongToken = path.join(scratch, "wrong-token");
         writeFileSync(wrongToken, "not-the-token\n", { mode: 0o600 });
-        const denied = await run(banner.enter.replace(banner.tokenFile, wrongToken).replace("<container>", "quickstart-shell"), clone, newcomerEnv(), "echo never\n");
+        const denied = await run(
+          banner.enter.replace(banner.tokenFile, wrongToken).replace("<container>", "quickstart-shell"),
+          clone,
+          newcomerEnv(),
+          "echo never\n",
+        );
         expect(denied.status).toBe(77);
         expect(denied.stderr.trim()).toMatch(/^entryway: .*not the token of this gateway:local run/);
         expect(denied.stdout).not.toContain("never");
@@ -191,11 +240,17 @@ describe("README quick start", () => {
     it("no npm registry, with Node 20: downloading Node 24 fails", async () => {
       const clone = await freshClone("no-registry-node");
       const emptyCache = mkdtempSync(path.join(scratch, "npm-cache-"));
-      const env = newcomerEnv({ npm_config_registry: REGISTRY_DOWN, npm_config_cache: emptyCache, npm_config_fetch_retries: "0" });
+      const env = newcomerEnv({
+        npm_config_registry: REGISTRY_DOWN,
+        npm_config_cache: emptyCache,
+        npm_config_fetch_retries: "0",
+      });
       const result = await run(renderCommand!, clone, env);
       expect(result.status).not.toBe(0);
       expect(result.stdout).toMatch(/^setup: Node v20\.\S+ is older than 22\.12: installing Node 24/m);
-      expect(result.stderr).toMatch(/^setup: error: installing Node 24 failed: cannot reach the npm registry http:\/\/127\.0\.0\.1:9\/ \(ECONNREFUSED\); full log: \S+\n$/);
+      expect(result.stderr).toMatch(
+        /^setup: error: installing Node 24 failed: cannot reach the npm registry http:\/\/127\.0\.0\.1:9\/ \(ECONNREFUSED\); full log: \S+\n$/,
+      );
       expect(readFileSync(/full log: (\S+)/.exec(result.stderr)![1]!, "utf8")).toMatch(/ECONNREFUSED/);
     });
 
@@ -204,10 +259,17 @@ describe("README quick start", () => {
       // A newcomer whose Node is recent enough: this test's own (vitest needs >= 22.12 too).
       const node24 = path.dirname(process.execPath);
       const emptyCache = mkdtempSync(path.join(scratch, "npm-cache-"));
-      const env = newcomerEnv({ PATH: `${node24}:${NEWCOMER_PATH}`, npm_config_registry: REGISTRY_DOWN, npm_config_cache: emptyCache, npm_config_fetch_retries: "0" });
+      const env = newcomerEnv({
+        PATH: `${node24}:${NEWCOMER_PATH}`,
+        npm_config_registry: REGISTRY_DOWN,
+        npm_config_cache: emptyCache,
+        npm_config_fetch_retries: "0",
+      });
       const result = await run(renderCommand!, clone, env);
       expect(result.status).not.toBe(0);
-      expect(result.stderr).toMatch(/^setup: error: npm ci failed: cannot reach the npm registry http:\/\/127\.0\.0\.1:9\/ \(ECONNREFUSED\); full log: \S+\n$/);
+      expect(result.stderr).toMatch(
+        /^setup: error: npm ci failed: cannot reach the npm registry http:\/\/127\.0\.0\.1:9\/ \(ECONNREFUSED\); full log: \S+\n$/,
+      );
       expect(result.stdout).toMatch(/^setup: installing the npm dependencies/m);
     });
 
@@ -221,9 +283,16 @@ describe("README quick start", () => {
       chmodSync(tree, 0o755);
       for (const dir of [".ci", "scripts"]) mkdirSync(path.join(tree, dir));
       cpSync(path.join(repoRoot, "scripts/bootstrap.sh"), path.join(tree, "scripts/bootstrap.sh"));
-      writeFileSync(path.join(tree, ".ci/apt-packages.txt"), readFileSync(path.join(repoRoot, ".ci/apt-packages.txt"), "utf8") + "hello\n");
+      writeFileSync(
+        path.join(tree, ".ci/apt-packages.txt"),
+        readFileSync(path.join(repoRoot, ".ci/apt-packages.txt"), "utf8") + "hello\n",
+      );
       const asNobody = process.getuid?.() === 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";
-      const result = await run(`${asNobody}bash scripts/bootstrap.sh --for-tests npm run check`, tree, newcomerEnv({ HOME: tree }));
+      const result = await run(
+        `${asNobody}bash scripts/bootstrap.sh --for-tests npm run check`,
+        tree,
+        newcomerEnv({ HOME: tree }),
+      );
       expect(result.status).toBe(1);
       expect(result.stdout).toBe("");
       expect(result.stderr).toBe(

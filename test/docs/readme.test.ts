@@ -12,16 +12,24 @@ describe("docs/reference.md (generated from the sources)", () => {
   it("is in step with the stack config schema, the components and the chart values (npm run generate:docs)", () => {
     const document = readFileSync(REFERENCE, "utf8");
     if (!document.includes(reference)) {
-      throw new Error("docs/reference.md's generated reference is out of step with the sources: run `npm run generate:docs` (after `npm run generate:schema`)");
+      throw new Error(
+        "docs/reference.md's generated reference is out of step with the sources: run `npm run generate:docs` (after `npm run generate:schema`)",
+      );
     }
   });
 
   it("documents every component, its args, the stack config and the Helm values", () => {
-    for (const heading of ["`ExecGateway` (`entryway:index:ExecGateway`", "##### `ExecGatewayArgs`", "`Stack` (`entryway:index:Stack`"]) {
+    for (const heading of [
+      "`ExecGateway` (`entryway:index:ExecGateway`",
+      "##### `ExecGatewayArgs`",
+      "`Stack` (`entryway:index:Stack`",
+    ]) {
       expect(reference).toContain(heading);
     }
     expect(reference).toMatch(/\| `execGateway\.targetNamespaces` \| `string\[\]` \|/);
-    expect(reference).toMatch(/\| `execGateway\.authorizer` \| `"kubernetes" \\\| "webhook" \\\| "oidc"` \| `"kubernetes"` \|/);
+    expect(reference).toMatch(
+      /\| `execGateway\.authorizer` \| `"kubernetes" \\\| "webhook" \\\| "oidc"` \| `"kubernetes"` \|/,
+    );
     expect(reference).toMatch(/\| `url` \| `pulumi\.Output<string>` \| The public WebSocket URL/);
   });
 
@@ -54,7 +62,10 @@ describe("README.md and the docs a newcomer reads", () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "entryway-links-"));
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     mkdirSync(path.join(dir, "docs"));
-    writeFileSync(path.join(dir, "docs/guide.md"), "# The `entryway` CLI: a guide\n\n## Step 1 (of 2)\n\n## Step 1 (of 2)\n");
+    writeFileSync(
+      path.join(dir, "docs/guide.md"),
+      "# The `entryway` CLI: a guide\n\n## Step 1 (of 2)\n\n## Step 1 (of 2)\n",
+    );
     writeFileSync(
       path.join(dir, "README.md"),
       [
@@ -75,10 +86,10 @@ describe("README.md and the docs a newcomer reads", () => {
   });
 
   it("slugs headings as GitHub does", () => {
-    expect([...headingSlugs("## Helm values (`charts/entryway`)\n## Security guarantees: the SSH path and the network\n# a_b c-d\n")]).toEqual([
-      "helm-values-chartsentryway",
-      "security-guarantees-the-ssh-path-and-the-network",
-      "a_b-c-d",
-    ]);
+    expect([
+      ...headingSlugs(
+        "## Helm values (`charts/entryway`)\n## Security guarantees: the SSH path and the network\n# a_b c-d\n",
+      ),
+    ]).toEqual(["helm-values-chartsentryway", "security-guarantees-the-ssh-path-and-the-network", "a_b-c-d"]);
   });
 });

@@ -15,7 +15,16 @@
  * Needs ssh, sshd, ssh-keygen and bash; under CI=true a missing tool fails the suite.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -34,7 +43,9 @@ import { buildGatewayEnvoy, startGatewayModel } from "../ssh/istio-gateway-model
 const e2eDir = path.join(repoRoot, "scripts/e2e");
 const chart = path.join(repoRoot, "charts/entryway");
 const values = path.join(e2eDir, "values.yaml");
-const workflow = parse(readFileSync(path.join(repoRoot, ".github/workflows/e2e-kind.yml"), "utf8")) as { jobs: Record<string, { steps: { run?: string; uses?: string }[] }> };
+const workflow = parse(readFileSync(path.join(repoRoot, ".github/workflows/e2e-kind.yml"), "utf8")) as {
+  jobs: Record<string, { steps: { run?: string; uses?: string }[] }>;
+};
 const scripts = readdirSync(e2eDir).filter((f) => f.endsWith(".sh"));
 const read = (script: string) => readFileSync(path.join(e2eDir, script), "utf8");
 
@@ -42,12 +53,21 @@ describe("the e2e workflow's steps are the repository's scripts", () => {
   const runs = Object.values(workflow.jobs).flatMap((job) => job.steps.flatMap((step) => (step.run ? [step.run] : [])));
 
   it("every run step past npm ci is one script of scripts/e2e, and every runnable script is reached", () => {
-    const stepScripts = runs.filter((run) => run !== "npm ci --no-audit --no-fund").map((run) => /^bash scripts\/e2e\/([\w-]+\.sh)$/.exec(run)?.[1] ?? `not a script: ${run}`);
-    const called = new Set(stepScripts.flatMap((script) => [script, ...[...read(script).matchAll(/scripts\/e2e\/([\w-]+\.sh)/g)].map((m) => m[1])]));
+    const stepScripts = runs
+      .filter((run) => run !== "npm ci --no-audit --no-fund")
+      .map((run) => /^bash scripts\/e2e\/([\w-]+\.sh)$/.exec(run)?.[1] ?? `not a script: ${run}`);
+    const called = new Set(
+      stepScripts.flatMap((script) => [
+        script,
+        ...[...read(script).matchAll(/scripts\/e2e\/([\w-]+\.sh)/g)].map((m) => m[1]),
+      ]),
+    );
     expect(stepScripts.every((s) => scripts.includes(s))).toBe(true);
     // lib.sh is sourced by the others.
     expect(scripts.filter((s) => !called.has(s))).toEqual(["lib.sh"]);
-    expect(stepScripts).toEqual(expect.arrayContaining(["install-chart.sh", "ssh-in-cluster.sh", "exec-in-cluster.sh", "pulumi-up.sh"]));
+    expect(stepScripts).toEqual(
+      expect.arrayContaining(["install-chart.sh", "ssh-in-cluster.sh", "exec-in-cluster.sh", "pulumi-up.sh"]),
+    );
     expect(read("install-chart.sh")).toMatch(/^helm test /m);
   });
 
@@ -63,17 +83,23 @@ describe("the e2e workflow's steps are the repository's scripts", () => {
   });
 });
 
-describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("scripts/e2e/values.yaml, %s", (_label, helm) => {
-  it("lints strictly and renders valid objects, with every part and its test hook", async () => {
-    const lint = helmLint(helm, chart, [values]);
-    expect(lint.output).toMatch(/0 chart\(s\) failed/);
-    expect(lint.ok).toBe(true);
-    const objects = helmTemplate(helm, chart, { valuesFiles: [values], tests: true });
-    await assertValidObjects(objects);
-    const testParts = objects.filter((o) => o.kind === "Pod").map((o) => o.metadata?.labels?.["app.kubernetes.io/component"]).sort();
-    expect(testParts).toEqual(["ansibleforms", "connect-gateway", "exec-gateway"]);
-  });
-});
+describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))(
+  "scripts/e2e/values.yaml, %s",
+  (_label, helm) => {
+    it("lints strictly and renders valid objects, with every part and its test hook", async () => {
+      const lint = helmLint(helm, chart, [values]);
+      expect(lint.output).toMatch(/0 chart\(s\) failed/);
+      expect(lint.ok).toBe(true);
+      const objects = helmTemplate(helm, chart, { valuesFiles: [values], tests: true });
+      await assertValidObjects(objects);
+      const testParts = objects
+        .filter((o) => o.kind === "Pod")
+        .map((o) => o.metadata?.labels?.["app.kubernetes.io/component"])
+        .sort();
+      expect(testParts).toEqual(["ansibleforms", "connect-gateway", "exec-gateway"]);
+    });
+  },
+);
 
 // ----- the scripts that run here -----
 
@@ -81,7 +107,8 @@ const inCi = process.env.CI === "true";
 const onPath = (tool: string) => spawnSync("sh", ["-c", `command -v ${tool}`]).status === 0;
 const isRoot = process.getuid?.() === 0;
 const missing = ["ssh", "ssh-keygen", "/usr/sbin/sshd", "bash"].filter((tool) => !onPath(tool));
-if (missing.length > 0 && !inCi) process.stderr.write(`test/e2e/scripts.test.ts: script runs skipped, missing: ${missing.join(", ")}\n`);
+if (missing.length > 0 && !inCi)
+  process.stderr.write(`test/e2e/scripts.test.ts: script runs skipped, missing: ${missing.join(", ")}\n`);
 
 describe.runIf(inCi)("the tools the script runs need (CI)", () => {
   it("are installed", () => expect(missing).toEqual([]));
@@ -96,7 +123,8 @@ afterAll(() => {
 });
 
 /** Runs a script without blocking: the gateway model and the gateway serve from this process. */
-const runScript = (script: string, env: Record<string, string>) => run("bash", [path.join(e2eDir, script)], { env: { ...process.env, E2E_DIR: path.join(scratch, "e2e"), ...env } });
+const runScript = (script: string, env: Record<string, string>) =>
+  run("bash", [path.join(e2eDir, script)], { env: { ...process.env, E2E_DIR: path.join(scratch, "e2e"), ...env } });
 
 describe.runIf(missing.length === 0)("the e2e scripts, run here", () => {
   it("ssh-through-gateway.sh: through the modelled gateway of the installed chart to the workspace image's sshd; refused when the workspace is not declared", async () => {
@@ -104,17 +132,38 @@ describe.runIf(missing.length === 0)("the e2e scripts, run here", () => {
     expect(spawnSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "e2e", "-f", key]).status).toBe(0);
     writeFileSync(path.join(scratch, "authorized_keys"), readFileSync(`${key}.pub`), { mode: 0o644 });
     const config = path.join(scratch, "sshd_config");
-    writeFileSync(config, readFileSync(path.join(repoRoot, "images/ssh-workspace/sshd_config"), "utf8").replace(/^ListenAddress .*$/m, "ListenAddress 127.0.0.1"));
+    writeFileSync(
+      config,
+      readFileSync(path.join(repoRoot, "images/ssh-workspace/sshd_config"), "utf8").replace(
+        /^ListenAddress .*$/m,
+        "ListenAddress 127.0.0.1",
+      ),
+    );
     // sshd's privilege separation directory, made at boot by the openssh-server service (root only).
     if (isRoot && !existsSync("/run/sshd")) mkdirSync("/run/sshd", { recursive: true, mode: 0o755 });
     const sshPort = await freePort();
     const hostKeyDir = path.join(scratch, "hostkey");
-    const sshd = spawn("sh", [
-      path.join(repoRoot, "images/ssh-workspace/entrypoint.sh"),
-      "-o", `AuthorizedKeysFile=${path.join(scratch, "authorized_keys")}`,
-      "-o", `PidFile=${path.join(scratch, "sshd.pid")}`,
-      ...(isRoot ? ["-o", "PermitRootLogin=prohibit-password"] : []),
-    ], { stdio: "ignore", env: { ...process.env, ENTRYWAY_SSHD_PORT: String(sshPort), ENTRYWAY_SSHD_CONFIG: config, ENTRYWAY_HOST_KEY_DIR: hostKeyDir, ...(isRoot ? { ENTRYWAY_ALLOW_ROOT: "1" } : {}) } });
+    const sshd = spawn(
+      "sh",
+      [
+        path.join(repoRoot, "images/ssh-workspace/entrypoint.sh"),
+        "-o",
+        `AuthorizedKeysFile=${path.join(scratch, "authorized_keys")}`,
+        "-o",
+        `PidFile=${path.join(scratch, "sshd.pid")}`,
+        ...(isRoot ? ["-o", "PermitRootLogin=prohibit-password"] : []),
+      ],
+      {
+        stdio: "ignore",
+        env: {
+          ...process.env,
+          ENTRYWAY_SSHD_PORT: String(sshPort),
+          ENTRYWAY_SSHD_CONFIG: config,
+          ENTRYWAY_HOST_KEY_DIR: hostKeyDir,
+          ...(isRoot ? { ENTRYWAY_ALLOW_ROOT: "1" } : {}),
+        },
+      },
+    );
     children.push(sshd);
     await waitForPort(sshPort, "sshd", () => sshd.exitCode === null);
 
@@ -127,14 +176,28 @@ describe.runIf(missing.length === 0)("the e2e scripts, run here", () => {
     try {
       const workspace = "entryway-ws-e2e.entryway.svc.cluster.local";
       const knownHosts = path.join(scratch, "known_hosts");
-      writeFileSync(knownHosts, `${workspace} ${readFileSync(path.join(hostKeyDir, "ssh_host_ed25519_key.pub"), "utf8")}`);
-      const env = { GATEWAY: `127.0.0.1:${model.port}`, SSH_USER: os.userInfo().username, IDENTITY_FILE: key, KNOWN_HOSTS: knownHosts };
+      writeFileSync(
+        knownHosts,
+        `${workspace} ${readFileSync(path.join(hostKeyDir, "ssh_host_ed25519_key.pub"), "utf8")}`,
+      );
+      const env = {
+        GATEWAY: `127.0.0.1:${model.port}`,
+        SSH_USER: os.userInfo().username,
+        IDENTITY_FILE: key,
+        KNOWN_HOSTS: knownHosts,
+      };
 
       const through = await runScript("ssh-through-gateway.sh", { ...env, WORKSPACE: workspace });
       expect(through.stderr).toBe("");
-      expect(through).toMatchObject({ status: 0, stdout: `ssh through 127.0.0.1:${model.port} to ${os.userInfo().username}@${workspace}: ok\n` });
+      expect(through).toMatchObject({
+        status: 0,
+        stdout: `ssh through 127.0.0.1:${model.port} to ${os.userInfo().username}@${workspace}: ok\n`,
+      });
 
-      const refused = await runScript("ssh-through-gateway.sh", { ...env, WORKSPACE: "entryway-ws-nobody.entryway.svc.cluster.local" });
+      const refused = await runScript("ssh-through-gateway.sh", {
+        ...env,
+        WORKSPACE: "entryway-ws-nobody.entryway.svc.cluster.local",
+      });
       expect(refused.status).not.toBe(0);
       expect(refused.stderr).toContain("refused entryway-ws-nobody.entryway.svc.cluster.local:22: 404 Not Found");
       expect(model.log.map((d) => d.status)).toEqual([200, 404]);
@@ -152,16 +215,25 @@ describe.runIf(missing.length === 0)("the e2e scripts, run here", () => {
       execAllowed: { "system:serviceaccount:entryway-e2e-target:e2e-user": ["entryway-e2e-target"] },
     });
     const kubeConfig = loadKubeConfig(kube.kubeconfigPath);
-    const gateway = await startGateway(kubernetesBackend(kubeConfig), kubernetesAuthorizer(kubeConfig, defaultConfig.tokenAudiences));
+    const gateway = await startGateway(
+      kubernetesBackend(kubeConfig),
+      kubernetesAuthorizer(kubeConfig, defaultConfig.tokenAudiences),
+    );
     try {
       const tokenFile = path.join(scratch, "token");
-      const env = { GATEWAY_URL: gateway.url({}).replace(/\?$/, ""), TOKEN_FILE: tokenFile, TARGET: "entryway-e2e-target/e2e-target/app" };
+      const env = {
+        GATEWAY_URL: gateway.url({}).replace(/\?$/, ""),
+        TOKEN_FILE: tokenFile,
+        TARGET: "entryway-e2e-target/e2e-target/app",
+      };
       writeFileSync(tokenFile, "e2e-user-token\n", { mode: 0o600 });
       const entered = await runScript("exec-through-gateway.sh", env);
       expect(entered.stderr).toBe("");
       expect(entered).toMatchObject({ status: 0, stdout: `exec through ${env.GATEWAY_URL} into ${env.TARGET}: ok\n` });
       // The script pipes the commands in, so `entryway enter` takes pipe mode: an exec without a TTY.
-      expect(kube.execs.map((e) => [e.namespace, e.pod, e.container, e.tty])).toEqual([["entryway-e2e-target", "e2e-target", "app", false]]);
+      expect(kube.execs.map((e) => [e.namespace, e.pod, e.container, e.tty])).toEqual([
+        ["entryway-e2e-target", "e2e-target", "app", false],
+      ]);
 
       writeFileSync(tokenFile, "someone-else\n");
       const denied = await runScript("exec-through-gateway.sh", env);

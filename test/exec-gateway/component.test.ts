@@ -18,7 +18,8 @@ async function renderGateway(args: Partial<ExecGatewayArgs> = {}) {
   return { ...rendered, gateway: gateway! };
 }
 
-const kinds = (manifests: Manifest[]) => manifests.map((m) => `${m.kind}/${m.metadata.namespace ?? ""}/${m.metadata.name}`).sort();
+const kinds = (manifests: Manifest[]) =>
+  manifests.map((m) => `${m.kind}/${m.metadata.namespace ?? ""}/${m.metadata.name}`).sort();
 
 describe("ExecGateway", () => {
   it("makes a least-privilege gateway by default: a Role per target namespace, review rights for the kubernetes authorizer", async () => {
@@ -43,11 +44,23 @@ describe("ExecGateway", () => {
 
     const role = manifests.find((m) => m.kind === "Role" && m.metadata.namespace === "team-a") as Obj;
     const verbs = role.rules.flatMap((r: Obj) => r.resources.map((res: string) => `${res}:${r.verbs.join(",")}`));
-    expect(verbs.sort()).toEqual(["deployments:get", "pods/exec:get,create", "pods:get,list", "replicasets:list", "statefulsets:get"]);
+    expect(verbs.sort()).toEqual([
+      "deployments:get",
+      "pods/exec:get,create",
+      "pods:get,list",
+      "replicasets:list",
+      "statefulsets:get",
+    ]);
     expect(JSON.stringify(role.rules)).not.toContain("*");
     const binding = manifests.find((m) => m.kind === "RoleBinding" && m.metadata.namespace === "team-b") as Obj;
-    expect(binding.subjects).toEqual([{ kind: "ServiceAccount", name: "entryway-exec-gateway", namespace: "entryway" }]);
-    expect(binding.roleRef).toEqual({ apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "entryway-exec-gateway" });
+    expect(binding.subjects).toEqual([
+      { kind: "ServiceAccount", name: "entryway-exec-gateway", namespace: "entryway" },
+    ]);
+    expect(binding.roleRef).toEqual({
+      apiGroup: "rbac.authorization.k8s.io",
+      kind: "Role",
+      name: "entryway-exec-gateway",
+    });
     const review = findManifest(manifests, "ClusterRole", "entryway-entryway-exec-gateway-review") as Obj;
     expect(review.rules.map((r: Obj) => r.resources[0]).sort()).toEqual(["subjectaccessreviews", "tokenreviews"]);
     expect(review.rules.every((r: Obj) => r.verbs.join() === "create")).toBe(true);
@@ -60,7 +73,11 @@ describe("ExecGateway", () => {
     const { manifests } = await renderGateway();
     const deployment = findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj;
     const pod = deployment.spec.template.spec;
-    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: "RuntimeDefault" } });
+    expect(pod.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      runAsUser: 1000,
+      seccompProfile: { type: "RuntimeDefault" },
+    });
     const container = pod.containers[0];
     expect(container.securityContext).toMatchObject({
       allowPrivilegeEscalation: false,
@@ -82,11 +99,22 @@ describe("ExecGateway", () => {
     expect(container.volumeMounts).toContainEqual({ name: "config", mountPath: "/etc/entryway", readOnly: true });
     expect(pod.volumes).toContainEqual({ name: "config", configMap: { name: "entryway-exec-gateway" } });
     const settings = gatewaySettings(manifests as ObjectLike[]);
-    expect(settings).toEqual({ host: "0.0.0.0", port: 8080, metricsPort: 9090, backend: "kubernetes", authorizer: "kubernetes" });
+    expect(settings).toEqual({
+      host: "0.0.0.0",
+      port: 8080,
+      metricsPort: 9090,
+      backend: "kubernetes",
+      authorizer: "kubernetes",
+    });
     expect(settings.allowedOrigins).toBeUndefined(); // not exposed: the gateway's own origin only
     expect(pod.serviceAccountName).toBe("entryway-exec-gateway");
     expect(pod.topologySpreadConstraints).toEqual([
-      { maxSkew: 1, topologyKey: "kubernetes.io/hostname", whenUnsatisfiable: "ScheduleAnyway", labelSelector: { matchLabels: deployment.spec.selector.matchLabels } },
+      {
+        maxSkew: 1,
+        topologyKey: "kubernetes.io/hostname",
+        whenUnsatisfiable: "ScheduleAnyway",
+        labelSelector: { matchLabels: deployment.spec.selector.matchLabels },
+      },
     ]);
     expect(deployment.spec.replicas).toBe(2);
     const service = findManifest(manifests, "Service", "entryway-exec-gateway") as Obj;
@@ -94,11 +122,16 @@ describe("ExecGateway", () => {
     expect(service.spec.type).toBe("ClusterIP");
     const policy = findManifest(manifests, "NetworkPolicy", "entryway-exec-gateway") as Obj;
     expect(policy.spec.policyTypes).toEqual(["Ingress", "Egress"]);
-    expect(policy.spec.ingress[0].from).toEqual([{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "istio-system" } } }]);
+    expect(policy.spec.ingress[0].from).toEqual([
+      { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "istio-system" } } },
+    ]);
     // Metrics and readiness: a port of their own, reachable only from the monitoring namespace.
     expect(policy.spec.ingress).toEqual([
       expect.objectContaining({ ports: [{ port: "http", protocol: "TCP" }] }),
-      { from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } }], ports: [{ port: "metrics", protocol: "TCP" }] },
+      {
+        from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } }],
+        ports: [{ port: "metrics", protocol: "TCP" }],
+      },
     ]);
   });
 
@@ -111,63 +144,114 @@ describe("ExecGateway", () => {
 
   it("grants patch on pods/ephemeralcontainers only with debug containers, and gives the gateway the allow-list", async () => {
     const images = ["registry.example.com/debug/busybox:1.36", "registry.example.com/debug/netshoot:v0.13"];
-    const { manifests } = await renderGateway({ clusterWide: true, debugContainers: { images, defaultImage: images[1] } });
-    for (const role of [findManifest(manifests, "Role", "entryway-exec-gateway"), findManifest(manifests, "ClusterRole", "entryway-entryway-exec-gateway-exec")] as Obj[]) {
+    const { manifests } = await renderGateway({
+      clusterWide: true,
+      debugContainers: { images, defaultImage: images[1] },
+    });
+    for (const role of [
+      findManifest(manifests, "Role", "entryway-exec-gateway"),
+      findManifest(manifests, "ClusterRole", "entryway-entryway-exec-gateway-exec"),
+    ] as Obj[]) {
       expect(role.rules).toContainEqual({ apiGroups: [""], resources: ["pods/ephemeralcontainers"], verbs: ["patch"] });
     }
-    expect(gatewaySettings(manifests as ObjectLike[])).toMatchObject({ debugImages: images, debugDefaultImage: images[1] });
+    expect(gatewaySettings(manifests as ObjectLike[])).toMatchObject({
+      debugImages: images,
+      debugDefaultImage: images[1],
+    });
     // Without them: no such rule anywhere, no such setting.
     const plain = await renderGateway({ clusterWide: true });
     expect(JSON.stringify(plain.manifests)).not.toMatch(/ephemeralcontainers|debugImages|debugDefaultImage/);
   });
 
   it("keeps the webhook URL in a Secret referenced by secretKeyRef, and drops review rights", async () => {
-    const { manifests } = await renderGateway({ authorizer: "webhook", webhook: { url: "https://console.example/auth?key=hunter2" } });
+    const { manifests } = await renderGateway({
+      authorizer: "webhook",
+      webhook: { url: "https://console.example/auth?key=hunter2" },
+    });
     expect(manifests.some((m) => m.kind === "ClusterRole")).toBe(false);
     const secret = findManifest(manifests, "Secret", "entryway-exec-gateway-auth") as Obj;
     expect(secret.stringData).toEqual({ "webhook-url": REDACTED });
-    const container = (findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.template.spec.containers[0];
+    const container = (findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.template.spec
+      .containers[0];
     expect(container.env.find((e: Obj) => e.name === "ENTRYWAY_WEBHOOK_URL")).toEqual(WEBHOOK_URL_ENV);
     expect(JSON.stringify(manifests)).not.toContain("hunter2");
     expect(JSON.stringify(manifests.filter((m) => m.kind === "ConfigMap"))).not.toContain("console.example");
   });
 
   it("takes a webhook that arrives as one secret object (as Pulumi's provider host passes a nested secret) and keeps its URL secret", async () => {
-    const webhook = pulumi.secret({ url: "https://console.example/auth?key=hunter2", timeoutMs: 5000 }) as unknown as ExecGatewayWebhookArgs;
+    const webhook = pulumi.secret({
+      url: "https://console.example/auth?key=hunter2",
+      timeoutMs: 5000,
+    }) as unknown as ExecGatewayWebhookArgs;
     const { manifests } = await renderGateway({ authorizer: "webhook", webhook });
-    expect((findManifest(manifests, "Secret", "entryway-exec-gateway-auth") as Obj).stringData).toEqual({ "webhook-url": REDACTED });
-    const env = (findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.template.spec.containers[0].env as Obj[];
-    expect(env.find((e) => e.name === "ENTRYWAY_WEBHOOK_URL")?.valueFrom.secretKeyRef).toEqual({ name: "entryway-exec-gateway-auth", key: "webhook-url" });
+    expect((findManifest(manifests, "Secret", "entryway-exec-gateway-auth") as Obj).stringData).toEqual({
+      "webhook-url": REDACTED,
+    });
+    const env = (findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.template.spec.containers[0]
+      .env as Obj[];
+    expect(env.find((e) => e.name === "ENTRYWAY_WEBHOOK_URL")?.valueFrom.secretKeyRef).toEqual({
+      name: "entryway-exec-gateway-auth",
+      key: "webhook-url",
+    });
     // The timeout, no secret, comes out of the secret object into the settings document; the URL does not.
     expect(gatewaySettings(manifests as ObjectLike[])).toMatchObject({ authorizer: "webhook", webhookTimeoutMs: 5000 });
     expect(JSON.stringify(manifests)).not.toContain("hunter2");
     const noUrl = pulumi.secret({ urlSecret: { name: "console", key: "url" } }) as unknown as ExecGatewayWebhookArgs;
-    await expect(renderGateway({ authorizer: "webhook", webhook: noUrl })).rejects.toThrow(/needs exactly one of webhook.url or webhook.urlSecret; from a secret object input, give url/);
+    await expect(renderGateway({ authorizer: "webhook", webhook: noUrl })).rejects.toThrow(
+      /needs exactly one of webhook.url or webhook.urlSecret; from a secret object input, give url/,
+    );
   });
 
   it("uses an existing Secret for the webhook URL when given one", async () => {
-    const { manifests } = await renderGateway({ authorizer: "webhook", webhook: { urlSecret: { name: "console", key: "url" } } });
+    const { manifests } = await renderGateway({
+      authorizer: "webhook",
+      webhook: { urlSecret: { name: "console", key: "url" } },
+    });
     expect(manifests.some((m) => m.kind === "Secret")).toBe(false);
-    const container = (findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.template.spec.containers[0];
-    expect(container.env.find((e: Obj) => e.name === "ENTRYWAY_WEBHOOK_URL").valueFrom.secretKeyRef).toEqual({ name: "console", key: "url" });
+    const container = (findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.template.spec
+      .containers[0];
+    expect(container.env.find((e: Obj) => e.name === "ENTRYWAY_WEBHOOK_URL").valueFrom.secretKeyRef).toEqual({
+      name: "console",
+      key: "url",
+    });
   });
 
   it("passes OIDC settings in the settings document", async () => {
-    const { manifests } = await renderGateway({ authorizer: "oidc", oidc: { issuer: "https://id.example", audience: "entryway", namespacesClaim: "ns" } });
-    expect(gatewaySettings(manifests as ObjectLike[])).toMatchObject({ authorizer: "oidc", oidcIssuer: "https://id.example", oidcAudience: "entryway", oidcNamespacesClaim: "ns" });
+    const { manifests } = await renderGateway({
+      authorizer: "oidc",
+      oidc: { issuer: "https://id.example", audience: "entryway", namespacesClaim: "ns" },
+    });
+    expect(gatewaySettings(manifests as ObjectLike[])).toMatchObject({
+      authorizer: "oidc",
+      oidcIssuer: "https://id.example",
+      oidcAudience: "entryway",
+      oidcNamespacesClaim: "ns",
+    });
   });
 
   it("exposes the WebSocket through Istio with TLS and no route timeout", async () => {
-    const { manifests, gateway } = await renderGateway({ exposure: { kind: "istio", host: "exec.example.com", tlsSecretName: "exec-tls" } });
+    const { manifests, gateway } = await renderGateway({
+      exposure: { kind: "istio", host: "exec.example.com", tlsSecretName: "exec-tls" },
+    });
     const gw = findManifest(manifests, "Gateway", "entryway-exec-gateway") as Obj;
-    expect(gw.spec.servers[0]).toMatchObject({ port: { number: 443, protocol: "HTTPS" }, tls: { mode: "SIMPLE", credentialName: "exec-tls" } });
+    expect(gw.spec.servers[0]).toMatchObject({
+      port: { number: 443, protocol: "HTTPS" },
+      tls: { mode: "SIMPLE", credentialName: "exec-tls" },
+    });
     const vs = findManifest(manifests, "VirtualService", "entryway-exec-gateway") as Obj;
     expect(vs.spec.gateways).toEqual(["entryway-exec-gateway"]);
     // No timeout: istiod's default is none, and Istio's validation refuses `timeout: 0s` (test/ssh/istiod.test.ts).
     expect(vs.spec.http[0]).not.toHaveProperty("timeout");
     // Only the endpoint and the web terminal go out: not /metrics, /readyz or anything else.
-    expect(vs.spec.http[0].match).toEqual([{ uri: { exact: "/v1/enter" } }, { uri: { exact: "/" } }, { uri: { prefix: "/web/" } }]);
-    expect(vs.spec.http[0].route[0].destination).toEqual({ host: "entryway-exec-gateway.entryway.svc.cluster.local", port: { number: 80 } });
+    expect(vs.spec.http[0].match).toEqual([
+      { uri: { exact: "/v1/enter" } },
+      { uri: { exact: "/" } },
+      { uri: { prefix: "/web/" } },
+    ]);
+    expect(vs.spec.http[0].route[0].destination).toEqual({
+      host: "entryway-exec-gateway.entryway.svc.cluster.local",
+      port: { number: 80 },
+    });
     expect(await outputOf(gateway.url)).toBe("wss://exec.example.com/v1/enter");
   });
 
@@ -180,16 +264,28 @@ describe("ExecGateway", () => {
     const ingress = findManifest(manifests, "Ingress", "entryway-exec-gateway") as Obj;
     expect(ingress.spec.tls).toEqual([{ hosts: ["exec.example.com"], secretName: "exec-tls" }]);
     expect(ingress.spec.ingressClassName).toBe("nginx");
-    expect(ingress.spec.rules[0].http.paths.map((p: Obj) => `${p.pathType} ${p.path}`)).toEqual(["Exact /v1/enter", "Exact /", "Prefix /web/"]);
+    expect(ingress.spec.rules[0].http.paths.map((p: Obj) => `${p.pathType} ${p.path}`)).toEqual([
+      "Exact /v1/enter",
+      "Exact /",
+      "Prefix /web/",
+    ]);
     const hpa = findManifest(manifests, "HorizontalPodAutoscaler", "entryway-exec-gateway") as Obj;
-    expect(hpa.spec).toMatchObject({ minReplicas: 2, maxReplicas: 5, scaleTargetRef: { kind: "Deployment", name: "entryway-exec-gateway" } });
+    expect(hpa.spec).toMatchObject({
+      minReplicas: 2,
+      maxReplicas: 5,
+      scaleTargetRef: { kind: "Deployment", name: "entryway-exec-gateway" },
+    });
     expect((findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.replicas).toBeUndefined();
   });
 
   it("records nothing by default; with recordings, mounts a volume at the record dir with retention, and recreates a single-node volume's pod", async () => {
     const plain = findManifest((await renderGateway()).manifests, "Deployment", "entryway-exec-gateway") as Obj;
     expect(JSON.stringify(plain)).not.toContain("record");
-    expect(Object.keys(gatewaySettings((await renderGateway()).manifests as ObjectLike[])).filter((key) => key.startsWith("record"))).toEqual([]);
+    expect(
+      Object.keys(gatewaySettings((await renderGateway()).manifests as ObjectLike[])).filter((key) =>
+        key.startsWith("record"),
+      ),
+    ).toEqual([]);
     expect(plain.spec.strategy.type).toBe("RollingUpdate");
 
     const { manifests } = await renderGateway({ replicas: 1, recordings: { size: "5Gi", retentionDays: 7 } });
@@ -198,25 +294,63 @@ describe("ExecGateway", () => {
     const deployment = findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj;
     expect(deployment.spec.strategy).toEqual({ type: "Recreate" });
     const pod = deployment.spec.template.spec;
-    expect(pod.volumes).toContainEqual({ name: "recordings", persistentVolumeClaim: { claimName: "entryway-exec-gateway-recordings" } });
-    expect(pod.containers[0].volumeMounts).toContainEqual({ name: "recordings", mountPath: "/var/lib/entryway/recordings" });
-    expect(gatewaySettings(manifests as ObjectLike[])).toMatchObject({ recordDir: "/var/lib/entryway/recordings", recordRetentionDays: 7 });
+    expect(pod.volumes).toContainEqual({
+      name: "recordings",
+      persistentVolumeClaim: { claimName: "entryway-exec-gateway-recordings" },
+    });
+    expect(pod.containers[0].volumeMounts).toContainEqual({
+      name: "recordings",
+      mountPath: "/var/lib/entryway/recordings",
+    });
+    expect(gatewaySettings(manifests as ObjectLike[])).toMatchObject({
+      recordDir: "/var/lib/entryway/recordings",
+      recordRetentionDays: 7,
+    });
 
     // Exposed, the recordings endpoint is routed too (and only then).
-    const exposed = await renderGateway({ replicas: 1, recordings: {}, settings: { reviewerGroups: ["auditors"] }, exposure: { kind: "ingress", host: "exec.example.com", tlsSecretName: "t" } });
+    const exposed = await renderGateway({
+      replicas: 1,
+      recordings: {},
+      settings: { reviewerGroups: ["auditors"] },
+      exposure: { kind: "ingress", host: "exec.example.com", tlsSecretName: "t" },
+    });
     const ingress = findManifest(exposed.manifests, "Ingress", "entryway-exec-gateway") as Obj;
-    expect(ingress.spec.rules[0].http.paths.map((p: Obj) => `${p.pathType} ${p.path}`)).toEqual(["Exact /v1/enter", "Exact /", "Prefix /web/", "Prefix /v1/recordings", "Exact /replay"]);
+    expect(ingress.spec.rules[0].http.paths.map((p: Obj) => `${p.pathType} ${p.path}`)).toEqual([
+      "Exact /v1/enter",
+      "Exact /",
+      "Prefix /web/",
+      "Prefix /v1/recordings",
+      "Exact /replay",
+    ]);
     expect(gatewaySettings(exposed.manifests as ObjectLike[]).reviewerGroups).toEqual(["auditors"]);
 
     // A shared (ReadWriteMany) volume serves any number of replicas, rolled as usual.
-    const shared = await renderGateway({ autoscaling: { minReplicas: 2, maxReplicas: 4 }, recordings: { accessMode: "ReadWriteMany", storageClassName: "nfs" } });
-    expect((findManifest(shared.manifests, "PersistentVolumeClaim", "entryway-exec-gateway-recordings") as Obj).spec).toMatchObject({ accessModes: ["ReadWriteMany"], storageClassName: "nfs" });
-    expect((findManifest(shared.manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.strategy.type).toBe("RollingUpdate");
+    const shared = await renderGateway({
+      autoscaling: { minReplicas: 2, maxReplicas: 4 },
+      recordings: { accessMode: "ReadWriteMany", storageClassName: "nfs" },
+    });
+    expect(
+      (findManifest(shared.manifests, "PersistentVolumeClaim", "entryway-exec-gateway-recordings") as Obj).spec,
+    ).toMatchObject({ accessModes: ["ReadWriteMany"], storageClassName: "nfs" });
+    expect((findManifest(shared.manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.strategy.type).toBe(
+      "RollingUpdate",
+    );
   });
 
   it("records to an S3 bucket with any number of replicas: no volume, the bucket in the settings, credentials from the Secret only, the endpoint's port opened", async () => {
-    const s3 = { bucket: "exec-recordings", endpoint: "https://objects.example.com:9000", region: "eu-west-1", prefix: "gw/", forcePathStyle: true, credentialsSecret: "s3-creds" };
-    const { manifests } = await renderGateway({ autoscaling: { minReplicas: 2, maxReplicas: 6 }, recordings: { s3 }, serviceAccountAnnotations: { "eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/x" } });
+    const s3 = {
+      bucket: "exec-recordings",
+      endpoint: "https://objects.example.com:9000",
+      region: "eu-west-1",
+      prefix: "gw/",
+      forcePathStyle: true,
+      credentialsSecret: "s3-creds",
+    };
+    const { manifests } = await renderGateway({
+      autoscaling: { minReplicas: 2, maxReplicas: 6 },
+      recordings: { s3 },
+      serviceAccountAnnotations: { "eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/x" },
+    });
     expect(manifests.filter((m) => m.kind === "PersistentVolumeClaim")).toEqual([]);
     const deployment = findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj;
     expect(deployment.spec.strategy.type).toBe("RollingUpdate");
@@ -228,9 +362,15 @@ describe("ExecGateway", () => {
     const env = pod.containers[0].env as Obj[];
     expect(env.filter((e) => /AWS_/.test(e.name))).toEqual([
       { name: "AWS_ACCESS_KEY_ID", valueFrom: { secretKeyRef: { name: "s3-creds", key: "AWS_ACCESS_KEY_ID" } } },
-      { name: "AWS_SECRET_ACCESS_KEY", valueFrom: { secretKeyRef: { name: "s3-creds", key: "AWS_SECRET_ACCESS_KEY" } } },
+      {
+        name: "AWS_SECRET_ACCESS_KEY",
+        valueFrom: { secretKeyRef: { name: "s3-creds", key: "AWS_SECRET_ACCESS_KEY" } },
+      },
     ]);
-    const recordSettings = (list: Manifest[]) => Object.fromEntries(Object.entries(gatewaySettings(list as ObjectLike[])).filter(([key]) => key.startsWith("record")));
+    const recordSettings = (list: Manifest[]) =>
+      Object.fromEntries(
+        Object.entries(gatewaySettings(list as ObjectLike[])).filter(([key]) => key.startsWith("record")),
+      );
     expect(recordSettings(manifests)).toEqual({
       recordS3Bucket: "exec-recordings",
       recordS3Endpoint: "https://objects.example.com:9000",
@@ -239,24 +379,43 @@ describe("ExecGateway", () => {
       recordS3ForcePathStyle: true,
     });
     const policy = findManifest(manifests, "NetworkPolicy", "entryway-exec-gateway") as Obj;
-    expect(policy.spec.egress.at(-1).ports).toEqual([{ port: 443, protocol: "TCP" }, { port: 6443, protocol: "TCP" }, { port: 9000, protocol: "TCP" }]);
-    expect((findManifest(manifests, "ServiceAccount", "entryway-exec-gateway") as Obj).metadata.annotations).toEqual({ "eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/x" });
+    expect(policy.spec.egress.at(-1).ports).toEqual([
+      { port: 443, protocol: "TCP" },
+      { port: 6443, protocol: "TCP" },
+      { port: 9000, protocol: "TCP" },
+    ]);
+    expect((findManifest(manifests, "ServiceAccount", "entryway-exec-gateway") as Obj).metadata.annotations).toEqual({
+      "eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/x",
+    });
 
     // Without a Secret the pod's identity provides the credentials: no AWS_* variable at all; Amazon S3 on 443 opens no port.
     const identity = await renderGateway({ replicas: 3, recordings: { s3: { bucket: "exec-recordings" } } });
     const identityDeployment = findManifest(identity.manifests, "Deployment", "entryway-exec-gateway") as Obj;
     expect(identityDeployment.spec.replicas).toBe(3);
-    expect((identityDeployment.spec.template.spec.containers[0].env as Obj[]).filter((e) => /AWS_/.test(e.name))).toEqual([]);
+    expect(
+      (identityDeployment.spec.template.spec.containers[0].env as Obj[]).filter((e) => /AWS_/.test(e.name)),
+    ).toEqual([]);
     expect(recordSettings(identity.manifests)).toEqual({ recordS3Bucket: "exec-recordings" });
-    expect((findManifest(identity.manifests, "NetworkPolicy", "entryway-exec-gateway") as Obj).spec.egress.at(-1).ports).toHaveLength(2);
+    expect(
+      (findManifest(identity.manifests, "NetworkPolicy", "entryway-exec-gateway") as Obj).spec.egress.at(-1).ports,
+    ).toHaveLength(2);
   });
 
   it.each([
     [{ recordings: { s3: { bucket: "Bad_Bucket" } } }, /recordings.s3.bucket "Bad_Bucket" is not a bucket name/],
-    [{ recordings: { s3: { bucket: "b-1", endpoint: "http://objects.example.com" } } }, /is not https:\/\/host\[:port\]/],
+    [
+      { recordings: { s3: { bucket: "b-1", endpoint: "http://objects.example.com" } } },
+      /is not https:\/\/host\[:port\]/,
+    ],
     [{ recordings: { s3: { bucket: "b-1", prefix: "/abs" } } }, /recordings.s3.prefix "\/abs" is not a key prefix/],
-    [{ recordings: { s3: { bucket: "b-1" }, retentionDays: 7 } }, /recordings.retentionDays are for the recordings volume/],
-    [{ recordings: { s3: { bucket: "b-1" }, size: "1Gi", accessMode: "ReadWriteOnce" as const } }, /recordings.size, recordings.accessMode are for the recordings volume/],
+    [
+      { recordings: { s3: { bucket: "b-1" }, retentionDays: 7 } },
+      /recordings.retentionDays are for the recordings volume/,
+    ],
+    [
+      { recordings: { s3: { bucket: "b-1" }, size: "1Gi", accessMode: "ReadWriteOnce" as const } },
+      /recordings.size, recordings.accessMode are for the recordings volume/,
+    ],
   ])("rejects S3 recording args with a clear error (%j)", async (args, message) => {
     await expect(renderGateway(args as Partial<ExecGatewayArgs>)).rejects.toThrow(message);
   });
@@ -272,14 +431,36 @@ describe("ExecGateway", () => {
     [{ exposure: { kind: "ingress" as const, host: "exec.example.com", tlsSecretName: "" } }, /TLS only/],
     [{ exposure: { kind: "istio" as const, host: "not a host", tlsSecretName: "t" } }, /not a host name/],
     [{ recordings: {} }, /recordings on a ReadWriteOnce volume need replicas: 1/],
-    [{ replicas: 1, autoscaling: { minReplicas: 1, maxReplicas: 2 }, recordings: {} }, /recordings on a ReadWriteOnce volume need replicas: 1/],
+    [
+      { replicas: 1, autoscaling: { minReplicas: 1, maxReplicas: 2 }, recordings: {} },
+      /recordings on a ReadWriteOnce volume need replicas: 1/,
+    ],
     [{ replicas: 1, recordings: { retentionDays: -1 } }, /retentionDays must be an integer >= 0/],
     [{ debugContainers: { images: [] } }, /debugContainers.images is empty/],
-    [{ debugContainers: { images: ["busybox:1.36"], defaultImage: "alpine" } }, /defaultImage "alpine" is not one of debugContainers.images/],
-    [{ debugContainers: { images: ["busybox:1.36"] }, authorizer: "oidc" as const, oidc: { issuer: "https://id.example.com", audience: "x" } }, /debugContainers need authorizer "kubernetes"/],
+    [
+      { debugContainers: { images: ["busybox:1.36"], defaultImage: "alpine" } },
+      /defaultImage "alpine" is not one of debugContainers.images/,
+    ],
+    [
+      {
+        debugContainers: { images: ["busybox:1.36"] },
+        authorizer: "oidc" as const,
+        oidc: { issuer: "https://id.example.com", audience: "x" },
+      },
+      /debugContainers need authorizer "kubernetes"/,
+    ],
     [{ debugContainers: { images: ["busybox:1.36"] }, settings: { maxSessionSeconds: 0 } }, /maxSessionSeconds > 0/],
-    [{ authorizer: "oidc" as const, oidc: { issuer: "http://id.example.com", audience: "x" } }, /oidc.issuer "http:\/\/id.example.com" must be https \(plain http only to a loopback address\)/],
-    [{ authorizer: "oidc" as const, oidc: { issuer: "https://id.example.com", audience: "x", jwksUri: "http://keys.example.com/jwks" } }, /oidc.jwksUri "http:\/\/keys.example.com\/jwks" must be https/],
+    [
+      { authorizer: "oidc" as const, oidc: { issuer: "http://id.example.com", audience: "x" } },
+      /oidc.issuer "http:\/\/id.example.com" must be https \(plain http only to a loopback address\)/,
+    ],
+    [
+      {
+        authorizer: "oidc" as const,
+        oidc: { issuer: "https://id.example.com", audience: "x", jwksUri: "http://keys.example.com/jwks" },
+      },
+      /oidc.jwksUri "http:\/\/keys.example.com\/jwks" must be https/,
+    ],
   ])("rejects bad args with a clear error (%j)", async (args, message) => {
     await expect(renderGateway(args as Partial<ExecGatewayArgs>)).rejects.toThrow(message);
   });
@@ -287,7 +468,11 @@ describe("ExecGateway", () => {
   it("reports every problem of the args at once, one line each, as a ResourceError of the component", async () => {
     let error: unknown;
     try {
-      await renderGateway({ targetNamespaces: ["Bad_NS", "*"], runAsUser: 0, exposure: { kind: "ingress", host: "exec.example.com", tlsSecretName: "" } });
+      await renderGateway({
+        targetNamespaces: ["Bad_NS", "*"],
+        runAsUser: 0,
+        exposure: { kind: "ingress", host: "exec.example.com", tlsSecretName: "" },
+      });
     } catch (caught) {
       error = caught;
     }
@@ -304,10 +489,21 @@ describe("ExecGateway", () => {
     const urns = async (args: Partial<ExecGatewayArgs>) => {
       const { resources } = await renderGateway(args);
       const component = resources.find((r) => r.type === "entryway:index:ExecGateway")!;
-      return childrenOf(resources, component.urn).map((r) => `${r.type}::${r.name}`).sort();
+      return childrenOf(resources, component.urn)
+        .map((r) => `${r.type}::${r.name}`)
+        .sort();
     };
     const exposure = { host: "exec.example.com", tlsSecretName: "t" };
-    expect(await urns({ clusterWide: true, authorizer: "webhook", webhook: { url: "https://console.example/auth" }, replicas: 1, recordings: {}, exposure: { kind: "istio", ...exposure } })).toEqual([
+    expect(
+      await urns({
+        clusterWide: true,
+        authorizer: "webhook",
+        webhook: { url: "https://console.example/auth" },
+        replicas: 1,
+        recordings: {},
+        exposure: { kind: "istio", ...exposure },
+      }),
+    ).toEqual([
       "kubernetes:apps/v1:Deployment::entryway-exec-gateway",
       "kubernetes:core/v1:ConfigMap::entryway-exec-gateway",
       "kubernetes:core/v1:PersistentVolumeClaim::entryway-exec-gateway-recordings",
@@ -325,7 +521,13 @@ describe("ExecGateway", () => {
       "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding::entryway-exec-gateway-team-a",
       "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding::entryway-exec-gateway-team-b",
     ]);
-    expect(await urns({ targetNamespaces: ["team-a"], autoscaling: { minReplicas: 2, maxReplicas: 3 }, exposure: { kind: "ingress", ...exposure } })).toEqual([
+    expect(
+      await urns({
+        targetNamespaces: ["team-a"],
+        autoscaling: { minReplicas: 2, maxReplicas: 3 },
+        exposure: { kind: "ingress", ...exposure },
+      }),
+    ).toEqual([
       "kubernetes:apps/v1:Deployment::entryway-exec-gateway",
       "kubernetes:autoscaling/v2:HorizontalPodAutoscaler::entryway-exec-gateway",
       "kubernetes:core/v1:ConfigMap::entryway-exec-gateway",
@@ -343,21 +545,39 @@ describe("ExecGateway", () => {
 
   it("rolls the pods when a setting changes (checksum/config of the document), and only then", async () => {
     const checksum = async (settings: ExecGatewayArgs["settings"]) =>
-      ((findManifest((await renderGateway({ settings })).manifests, "Deployment", "entryway-exec-gateway") as Obj).spec.template.metadata.annotations as Record<string, string>)["checksum/config"];
+      (
+        (findManifest((await renderGateway({ settings })).manifests, "Deployment", "entryway-exec-gateway") as Obj).spec
+          .template.metadata.annotations as Record<string, string>
+      )["checksum/config"];
     expect(await checksum({ idleTimeoutMs: 600000 })).toMatch(/^[0-9a-f]{64}$/);
     expect(await checksum({ idleTimeoutMs: 600000 })).toBe(await checksum({ idleTimeoutMs: 600000 }));
     expect(await checksum({ idleTimeoutMs: 600000 })).not.toBe(await checksum({ idleTimeoutMs: 900000 }));
   });
 
   it("refuses its own namespace as a target also when the namespace is only known at deployment (an Output)", async () => {
-    await expect(renderGateway({ namespace: pulumi.output("entryway"), targetNamespaces: ["entryway"] })).rejects.toThrow(/the gateway's own namespace/);
+    await expect(
+      renderGateway({ namespace: pulumi.output("entryway"), targetNamespaces: ["entryway"] }),
+    ).rejects.toThrow(/the gateway's own namespace/);
   });
 
   it("passes the hardening settings in the settings document, and lets browsers in only from the public host when exposed", async () => {
     const { manifests } = await renderGateway({
       authorizer: "oidc",
-      oidc: { issuer: "https://login.example.com", audience: "entryway", maxTokenAgeSeconds: 3600, algorithms: ["ES256"] },
-      settings: { maxSessionSeconds: 28800, reauthorizeIntervalMs: 60000, maxPendingConnections: 100, maxPendingPerSource: 10, authAttemptsPerMinute: 30, trustedProxies: ["10.0.0.0/8"], tokenAudiences: ["entryway"] },
+      oidc: {
+        issuer: "https://login.example.com",
+        audience: "entryway",
+        maxTokenAgeSeconds: 3600,
+        algorithms: ["ES256"],
+      },
+      settings: {
+        maxSessionSeconds: 28800,
+        reauthorizeIntervalMs: 60000,
+        maxPendingConnections: 100,
+        maxPendingPerSource: 10,
+        authAttemptsPerMinute: 30,
+        trustedProxies: ["10.0.0.0/8"],
+        tokenAudiences: ["entryway"],
+      },
       exposure: { kind: "istio", host: "exec.example.com", tlsSecretName: "t" },
     });
     expect(gatewaySettings(manifests as ObjectLike[])).toMatchObject({
@@ -386,6 +606,8 @@ describe("ExecGateway", () => {
     expect(await hops({ exposure, settings: { trustedProxies: ["10.0.0.0/8"] } })).toBeUndefined();
     expect(await hops({ exposure, settings: { trustedProxyHops: 2 } })).toBe(2);
     expect(await hops({ exposure, settings: { trustedProxyHops: 0 } })).toBe(0);
-    await expect(renderGateway({ settings: { trustedProxyHops: -1 } })).rejects.toThrow(/trustedProxyHops must be an integer >= 0/);
+    await expect(renderGateway({ settings: { trustedProxyHops: -1 } })).rejects.toThrow(
+      /trustedProxyHops must be an integer >= 0/,
+    );
   });
 });

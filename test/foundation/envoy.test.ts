@@ -12,7 +12,13 @@ function connectFilter(value: Record<string, unknown>) {
       configPatches: [
         {
           applyTo: "NETWORK_FILTER",
-          match: { context: "GATEWAY", listener: { portNumber: 2222, filterChain: { filter: { name: "envoy.filters.network.http_connection_manager" } } } },
+          match: {
+            context: "GATEWAY",
+            listener: {
+              portNumber: 2222,
+              filterChain: { filter: { name: "envoy.filters.network.http_connection_manager" } },
+            },
+          },
           patch: { operation: "MERGE", value },
         },
       ],
@@ -32,7 +38,11 @@ function virtualHost(route: Record<string, unknown>) {
           match: { context: "GATEWAY", routeConfiguration: { portNumber: 2222, name: "http.2222" } },
           patch: {
             operation: "ADD",
-            value: { name: "ws", domains: ["ws.dev.svc.cluster.local:22"], routes: [{ match: { connect_matcher: {} }, route }] },
+            value: {
+              name: "ws",
+              domains: ["ws.dev.svc.cluster.local:22"],
+              routes: [{ match: { connect_matcher: {} }, route }],
+            },
           },
         },
       ],
@@ -73,7 +83,13 @@ describe("Envoy payloads checked against Envoy's own protos", () => {
 
   it("rejects wrong types inside an Any, bad durations and two members of one oneof", async () => {
     const errors = await checkEnvoyFilter(
-      connectFilter({ typed_config: { "@type": HCM, http_protocol_options: { accept_http_10: "yes" }, stream_idle_timeout: "10 minutes" } }),
+      connectFilter({
+        typed_config: {
+          "@type": HCM,
+          http_protocol_options: { accept_http_10: "yes" },
+          stream_idle_timeout: "10 minutes",
+        },
+      }),
     );
     expect(errors.join("\n")).toMatch(/accept_http_10: expected bool/);
     expect(errors.join("\n")).toMatch(/stream_idle_timeout: not a valid google.protobuf.Duration/);
@@ -82,6 +98,8 @@ describe("Envoy payloads checked against Envoy's own protos", () => {
   });
 
   it("rejects an Any with an unknown type", async () => {
-    await expect(checkEnvoyFilter(connectFilter({ typed_config: { "@type": "type.googleapis.com/envoy.Nope" } }))).rejects.toThrow(/no such type/);
+    await expect(
+      checkEnvoyFilter(connectFilter({ typed_config: { "@type": "type.googleapis.com/envoy.Nope" } })),
+    ).rejects.toThrow(/no such type/);
   });
 });

@@ -26,7 +26,9 @@ describe.each(helms.map((h) => [`helm ${h.version}`, h] as const))("%s", (_label
         expect(lint.ok, lint.output).toBe(true);
         const objects = helmTemplate(helm, chart, { valuesFiles: [scenario] });
         await assertValidObjects(objects);
-        const envoyErrors = (await Promise.all(objects.filter((o) => o.kind === "EnvoyFilter").map(checkEnvoyFilter))).flat();
+        const envoyErrors = (
+          await Promise.all(objects.filter((o) => o.kind === "EnvoyFilter").map(checkEnvoyFilter))
+        ).flat();
         expect(envoyErrors).toEqual([]);
       });
     }
@@ -37,6 +39,8 @@ describe.each(helms.map((h) => [`helm ${h.version}`, h] as const))("%s", (_label
     const lint = helmLint(helm, path.join(repoRoot, "charts/entryway"), [broken]);
     expect(lint.ok).toBe(false);
     expect(lint.output).toMatch(/comonLabels/);
-    expect(() => helmTemplate(helm, path.join(repoRoot, "charts/entryway"), { valuesFiles: [broken] })).toThrow(/comonLabels/);
+    expect(() => helmTemplate(helm, path.join(repoRoot, "charts/entryway"), { valuesFiles: [broken] })).toThrow(
+      /comonLabels/,
+    );
   });
 });

@@ -22,24 +22,27 @@ const parts = [
   `remote-rte-${"d".repeat(3)}`,
 ];
 
-describe.each(helmBinaries().map((h) => [h.major, h] as const))("helm %i names objects as objectName() does", (_major, helm) => {
-  for (const release of ["entryway", "r".repeat(40)]) {
-    it(`release name of ${release.length} characters`, () => {
-      const values = path.join(chart, "values.yaml");
-      writeFileSync(values, JSON.stringify({ parts }));
-      const [configMap] = helmTemplate(helm, chart, { valuesFiles: [values], releaseName: release });
-      const data = configMap.data as Record<string, string>;
-      parts.forEach((part, i) => {
-        expect(data[`n${i}`]).toBe(objectName(release, part));
-        expect(data[`n${i}`].length).toBeLessThanOrEqual(63);
-        expect(data[`s${i}`]).toBe(statefulSetName(release, part));
-        expect(data[`s${i}`].length).toBeLessThanOrEqual(MAX_STATEFULSET_NAME);
+describe.each(helmBinaries().map((h) => [h.major, h] as const))(
+  "helm %i names objects as objectName() does",
+  (_major, helm) => {
+    for (const release of ["entryway", "r".repeat(40)]) {
+      it(`release name of ${release.length} characters`, () => {
+        const values = path.join(chart, "values.yaml");
+        writeFileSync(values, JSON.stringify({ parts }));
+        const [configMap] = helmTemplate(helm, chart, { valuesFiles: [values], releaseName: release });
+        const data = configMap.data as Record<string, string>;
+        parts.forEach((part, i) => {
+          expect(data[`n${i}`]).toBe(objectName(release, part));
+          expect(data[`n${i}`].length).toBeLessThanOrEqual(63);
+          expect(data[`s${i}`]).toBe(statefulSetName(release, part));
+          expect(data[`s${i}`].length).toBeLessThanOrEqual(MAX_STATEFULSET_NAME);
+        });
+        // The long release makes names between 53 and 63 characters: capped for a StatefulSet only.
+        if (release.length === 40) {
+          expect(objectName(release, "ansibleforms-mysql")).toHaveLength(59);
+          expect(data.s5).not.toBe(data.n5);
+        }
       });
-      // The long release makes names between 53 and 63 characters: capped for a StatefulSet only.
-      if (release.length === 40) {
-        expect(objectName(release, "ansibleforms-mysql")).toHaveLength(59);
-        expect(data.s5).not.toBe(data.n5);
-      }
-    });
-  }
-});
+    }
+  },
+);

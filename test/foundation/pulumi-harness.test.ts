@@ -17,8 +17,16 @@ class Demo extends pulumi.ComponentResource {
   constructor(name: string) {
     super("entryway:test:Demo", name, {}, {});
     const password = new random.RandomPassword(`${name}-token`, { length: 24, special: false }, { parent: this });
-    new k8s.core.v1.Secret(`${name}-secret`, { metadata: { name: `${name}-keys` }, stringData: { token: password.result } }, { parent: this });
-    new k8s.core.v1.ConfigMap(`${name}-config`, { metadata: { name: `${name}-config` }, data: { token: password.result } }, { parent: this });
+    new k8s.core.v1.Secret(
+      `${name}-secret`,
+      { metadata: { name: `${name}-keys` }, stringData: { token: password.result } },
+      { parent: this },
+    );
+    new k8s.core.v1.ConfigMap(
+      `${name}-config`,
+      { metadata: { name: `${name}-config` }, data: { token: password.result } },
+      { parent: this },
+    );
     this.token = password.result;
     this.registerOutputs({ token: this.token });
   }
@@ -39,7 +47,11 @@ describe("the Pulumi test harness", () => {
     ]);
     const component = resources.find((r) => r.type === "entryway:test:Demo")!;
     expect(component.parent).toBeUndefined();
-    expect(childrenOf(resources, component.urn).map((r) => r.name).sort()).toEqual(["demo-config", "demo-secret", "demo-token"]);
+    expect(
+      childrenOf(resources, component.urn)
+        .map((r) => r.name)
+        .sort(),
+    ).toEqual(["demo-config", "demo-secret", "demo-token"]);
     expect(resources.find((r) => r.name === "demo-token")!.inputs).toMatchObject({ length: 24, special: false });
     expect(await outputOf(demo!.token)).toMatch(/^offline-random-demo-token/);
     expect(await isSecretOutput(demo!.token)).toBe(true);
@@ -90,7 +102,9 @@ describe("the Pulumi test harness", () => {
       return offlineRegister.call(monitor, req, callback);
     };
     try {
-      const dev = parse(readFileSync(path.join(repoRoot, "Pulumi.dev.yaml"), "utf8")) as { config: Record<string, unknown> };
+      const dev = parse(readFileSync(path.join(repoRoot, "Pulumi.dev.yaml"), "utf8")) as {
+        config: Record<string, unknown>;
+      };
       await render(() => new Stack("dev", parseStackConfig(dev.config["entryway:stack"])));
     } finally {
       monitor.registerResource = offlineRegister;
@@ -112,7 +126,9 @@ describe("the Pulumi test harness", () => {
       );
     expect(requests.length).toBeGreaterThan(30);
     for (const req of requests) {
-      expect(await answer(offlineRegister, req)).toEqual(await answer(MockMonitor.prototype.registerResource as Register, req));
+      expect(await answer(offlineRegister, req)).toEqual(
+        await answer(MockMonitor.prototype.registerResource as Register, req),
+      );
     }
     // The inputs come back from the offline runtime's Struct as from protobuf's own round trip,
     // key order included: Struct.prototype.toJavaScript reads the protobuf fields, built on demand.
@@ -129,7 +145,10 @@ describe("the Pulumi test harness", () => {
       'import { runProgram } from "./scripts/offline/runtime";',
       "runProgram(() => undefined).then(() => console.log('passed on nothing'), (e) => { console.error(e.message); process.exit(3); });",
     ].join("\n");
-    const result = spawnSync(path.join(repoRoot, "node_modules/.bin/tsx"), ["--eval", script], { cwd: repoRoot, encoding: "utf8" });
+    const result = spawnSync(path.join(repoRoot, "node_modules/.bin/tsx"), ["--eval", script], {
+      cwd: repoRoot,
+      encoding: "utf8",
+    });
     expect(result.status).toBe(3);
     expect(result.stderr).toMatch(/offline Pulumi runtime is not installed/);
   });

@@ -4,7 +4,12 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { generateConfigSchema, generateValuesSchema, SCHEMA_FILE, VALUES_SCHEMA_FILE } from "../../scripts/generate-config-schema";
+import {
+  generateConfigSchema,
+  generateValuesSchema,
+  SCHEMA_FILE,
+  VALUES_SCHEMA_FILE,
+} from "../../scripts/generate-config-schema";
 import { REDACTED } from "../../scripts/offline/manifests";
 import { repoRoot } from "../harness/helm";
 import { assertValidObjects, type ObjectLike } from "../harness/validate";
@@ -21,13 +26,18 @@ function run(script: string, args: string[], cwd = repoRoot) {
 /** What `npm run render` runs: the compiled renderer (scripts/render.mjs, an executable), with this test's Node first on PATH. */
 function render(args: string[], cwd = repoRoot, env: NodeJS.ProcessEnv = {}) {
   const PATH = `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH}`;
-  return spawnSync(path.join(repoRoot, "scripts/render.mjs"), args, { cwd, encoding: "utf8", env: { ...process.env, PATH, ...env } });
+  return spawnSync(path.join(repoRoot, "scripts/render.mjs"), args, {
+    cwd,
+    encoding: "utf8",
+    env: { ...process.env, PATH, ...env },
+  });
 }
 
 /** A throwaway project: the program (index.ts, components/) copied, node_modules linked. */
 function copiedProject(prefix: string): string {
   const tree = mkdtempSync(path.join(scratch, prefix));
-  for (const file of ["Pulumi.yaml", "Pulumi.dev.yaml", "index.ts"]) writeFileSync(path.join(tree, file), readFileSync(path.join(repoRoot, file)));
+  for (const file of ["Pulumi.yaml", "Pulumi.dev.yaml", "index.ts"])
+    writeFileSync(path.join(tree, file), readFileSync(path.join(repoRoot, file)));
   spawnSync("cp", ["-r", path.join(repoRoot, "components"), tree]);
   spawnSync("ln", ["-s", path.join(repoRoot, "node_modules"), path.join(tree, "node_modules")]);
   return tree;
@@ -45,7 +55,9 @@ describe("npm run render", () => {
     expect(files.length).toBeGreaterThan(0);
     const objects = files.map((f) => parse(readFileSync(path.join(out, f), "utf8")) as ObjectLike);
     await assertValidObjects(objects);
-    expect((await Promise.all(objects.filter((o) => o.kind === "EnvoyFilter").map(checkEnvoyFilter))).flat()).toEqual([]);
+    expect((await Promise.all(objects.filter((o) => o.kind === "EnvoyFilter").map(checkEnvoyFilter))).flat()).toEqual(
+      [],
+    );
     for (const file of readdirSync(out)) {
       expect(readFileSync(path.join(out, file), "utf8")).not.toMatch(/offline-random-|offline-secret-config-/);
     }
@@ -74,7 +86,10 @@ describe("npm run render", () => {
     // A module required before the renderer that writes, at exit, every module the process loaded.
     const loaded = path.join(scratch, "loaded.json");
     const recorder = path.join(scratch, "record-loaded.cjs");
-    writeFileSync(recorder, `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(loaded)}, JSON.stringify(Object.keys(require.cache))));\n`);
+    writeFileSync(
+      recorder,
+      `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(loaded)}, JSON.stringify(Object.keys(require.cache))));\n`,
+    );
     expect(render(["dev", "--out", compiled], repoRoot, { NODE_OPTIONS: `--require ${recorder}` }).status).toBe(0);
     expect(run("render.ts", ["dev", "--out", underTsx]).status).toBe(0);
     expect(read(compiled)).toEqual(read(underTsx));
@@ -86,7 +101,8 @@ describe("npm run render", () => {
   it("compiles the program on every run: an edit shows in the next render", () => {
     const tree = copiedProject("edited-");
     const index = path.join(tree, "index.ts");
-    const outputs = () => parse(readFileSync(path.join(tree, "rendered/dev/_outputs.yaml"), "utf8")) as Record<string, unknown>;
+    const outputs = () =>
+      parse(readFileSync(path.join(tree, "rendered/dev/_outputs.yaml"), "utf8")) as Record<string, unknown>;
     writeFileSync(index, `${readFileSync(index, "utf8")}export const edit = "first";\n`);
     expect(render(["dev"], tree).status).toBe(0);
     expect(outputs().edit).toBe("first");
@@ -98,20 +114,32 @@ describe("npm run render", () => {
   it("names an unknown stack in one line, without a stack trace", () => {
     const result = render(["nosuch"]);
     expect(result.status).toBe(1);
-    expect(result.stderr.trim()).toMatch(/^render: unknown stack "nosuch": no Pulumi\.nosuch\.yaml \(known stacks: .*dev.*\)$/);
+    expect(result.stderr.trim()).toMatch(
+      /^render: unknown stack "nosuch": no Pulumi\.nosuch\.yaml \(known stacks: .*dev.*\)$/,
+    );
   });
 
   it("names a program that does not compile in one line, with its file and line", () => {
     const tree = copiedProject("broken-");
-    writeFileSync(path.join(tree, "components/index.ts"), `${readFileSync(path.join(tree, "components/index.ts"), "utf8")}export const broken = ;\n`);
+    writeFileSync(
+      path.join(tree, "components/index.ts"),
+      `${readFileSync(path.join(tree, "components/index.ts"), "utf8")}export const broken = ;\n`,
+    );
     const result = render(["dev"], tree);
     expect(result.status).toBe(1);
-    expect(result.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^render: cannot compile the renderer and stack program: components\/index\.ts:\d+: Unexpected ";"$/)]);
+    expect(result.stderr.trim().split("\n")).toEqual([
+      expect.stringMatching(
+        /^render: cannot compile the renderer and stack program: components\/index\.ts:\d+: Unexpected ";"$/,
+      ),
+    ]);
   });
 
   it("names a config that fails its schema in one line", () => {
     const tree = copiedProject("bad-");
-    writeFileSync(path.join(tree, "Pulumi.bad.yaml"), "config:\n  entryway:stack:\n    namespace: Not_A_Name\n    colour: blue\n");
+    writeFileSync(
+      path.join(tree, "Pulumi.bad.yaml"),
+      "config:\n  entryway:stack:\n    namespace: Not_A_Name\n    colour: blue\n",
+    );
     const result = render(["bad"], tree);
     expect(result.status).toBe(1);
     const lines = result.stderr.trim().split("\n");
@@ -134,7 +162,8 @@ describe("npm run diff", () => {
       spawnSync("cp", ["-r", path.join(repoRoot, item), repo]);
     }
     spawnSync("ln", ["-s", path.join(repoRoot, "node_modules"), path.join(repo, "node_modules")]);
-    const git = (...args: string[]) => spawnSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", ...args], { cwd: repo, encoding: "utf8" });
+    const git = (...args: string[]) =>
+      spawnSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", ...args], { cwd: repo, encoding: "utf8" });
     writeFileSync(path.join(repo, ".gitignore"), "node_modules\n");
     git("init", "-q");
     git("add", "-A");

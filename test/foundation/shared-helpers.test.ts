@@ -40,7 +40,9 @@ describe("labels", () => {
     expect(all.team).toBe("a");
   });
   it("extra labels cannot override the standard ones", () => {
-    expect(standardLabels({ name: "n", instance: "i" }, { "app.kubernetes.io/name": "evil" })["app.kubernetes.io/name"]).toBe("n");
+    expect(
+      standardLabels({ name: "n", instance: "i" }, { "app.kubernetes.io/name": "evil" })["app.kubernetes.io/name"],
+    ).toBe("n");
   });
   it("sanitises label values", () => {
     expect(sanitiseLabelValue("ghcr.io/x:1.0+build")).toBe("ghcr.io-x-1.0-build");
@@ -49,13 +51,29 @@ describe("labels", () => {
 
 describe("security contexts", () => {
   it("are Pod Security restricted", () => {
-    expect(restrictedPodSecurityContext({ user: 1000 })).toMatchObject({ runAsNonRoot: true, runAsUser: 1000, fsGroup: 1000, seccompProfile: { type: "RuntimeDefault" } });
+    expect(restrictedPodSecurityContext({ user: 1000 })).toMatchObject({
+      runAsNonRoot: true,
+      runAsUser: 1000,
+      fsGroup: 1000,
+      seccompProfile: { type: "RuntimeDefault" },
+    });
     const container = restrictedContainerSecurityContext();
-    expect(container).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ["ALL"] } });
+    expect(container).toMatchObject({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      runAsNonRoot: true,
+      capabilities: { drop: ["ALL"] },
+    });
     expect(container.capabilities).not.toHaveProperty("add");
   });
   it("allow a writable root filesystem and added capabilities only when asked", () => {
-    const sshd = restrictedContainerSecurityContext({ readOnlyRootFilesystem: false, addCapabilities: ["NET_BIND_SERVICE"] });
-    expect(sshd).toMatchObject({ readOnlyRootFilesystem: false, capabilities: { drop: ["ALL"], add: ["NET_BIND_SERVICE"] } });
+    const sshd = restrictedContainerSecurityContext({
+      readOnlyRootFilesystem: false,
+      addCapabilities: ["NET_BIND_SERVICE"],
+    });
+    expect(sshd).toMatchObject({
+      readOnlyRootFilesystem: false,
+      capabilities: { drop: ["ALL"], add: ["NET_BIND_SERVICE"] },
+    });
   });
 });

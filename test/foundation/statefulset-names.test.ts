@@ -29,12 +29,29 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const values = path.join(scratch, "values.yaml");
 writeFileSync(
   values,
-  stringify({ ansibleForms: { enabled: true, ...forms }, remoteRte: { enabled: true, ...remote }, connectGateway: { enabled: true, hostname: "ssh.example.com" }, workspaces: [workspace] }),
+  stringify({
+    ansibleForms: { enabled: true, ...forms },
+    remoteRte: { enabled: true, ...remote },
+    connectGateway: { enabled: true, hostname: "ssh.example.com" },
+    workspaces: [workspace],
+  }),
 );
 
 const stackConfig = () =>
-  parseStackConfig({ name: base, namespace: "entryway", createNamespace: false, ansibleForms: forms, remoteRte: remote, connectGateway: { hostname: "ssh.example.com" }, workspaces: [workspace] });
-const statefulSets = (objects: readonly ObjectLike[]) => objects.filter((o) => o.kind === "StatefulSet").map((o) => o.metadata!.name!).sort();
+  parseStackConfig({
+    name: base,
+    namespace: "entryway",
+    createNamespace: false,
+    ansibleForms: forms,
+    remoteRte: remote,
+    connectGateway: { hostname: "ssh.example.com" },
+    workspaces: [workspace],
+  });
+const statefulSets = (objects: readonly ObjectLike[]) =>
+  objects
+    .filter((o) => o.kind === "StatefulSet")
+    .map((o) => o.metadata!.name!)
+    .sort();
 
 describe("StatefulSet names under a 40-character base", () => {
   it("would be too long without the cap (the input exercises it)", () => {
@@ -48,20 +65,32 @@ describe("StatefulSet names under a 40-character base", () => {
     expect(names).toHaveLength(3);
     for (const name of names) {
       expect(`${name}-${LONGEST_HASH}`.length, name).toBeLessThanOrEqual(63);
-      const set = (manifests as ObjectLike[]).find((o) => o.kind === "StatefulSet" && o.metadata?.name === name) as ObjectLike & { spec: { serviceName: string } };
+      const set = (manifests as ObjectLike[]).find(
+        (o) => o.kind === "StatefulSet" && o.metadata?.name === name,
+      ) as ObjectLike & { spec: { serviceName: string } };
       expect(set.spec.serviceName).toBe(name);
     }
   });
 
-  it.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("%s names them as the Pulumi components do", async (_label, helm) => {
-    const fromHelm = helmTemplate(helm, path.join(repoRoot, "charts/entryway"), { valuesFiles: [values], releaseName: base });
-    const { manifests } = await render(() => new Stack("names", stackConfig()));
-    expect(statefulSets(fromHelm)).toEqual(statefulSets(manifests as ObjectLike[]));
-    for (const name of statefulSets(fromHelm)) expect(name.length, name).toBeLessThanOrEqual(MAX_STATEFULSET_NAME);
-    // The app reaches MySQL by its (capped) Service name, which is the StatefulSet's.
-    const app = fromHelm.find((o) => o.kind === "Deployment" && o.metadata?.name?.includes("ansibleforms")) as ObjectLike & { spec: { template: { spec: { containers: { env?: { name: string; value?: string }[] }[] } } } };
-    const mysql = app.spec.template.spec.containers[0].env?.find((e) => e.name === "DB_HOST")?.value;
-    expect(statefulSets(fromHelm)).toContain(mysql);
-    expect(fromHelm.some((o) => o.kind === "Service" && o.metadata?.name === mysql)).toBe(true);
-  });
+  it.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))(
+    "%s names them as the Pulumi components do",
+    async (_label, helm) => {
+      const fromHelm = helmTemplate(helm, path.join(repoRoot, "charts/entryway"), {
+        valuesFiles: [values],
+        releaseName: base,
+      });
+      const { manifests } = await render(() => new Stack("names", stackConfig()));
+      expect(statefulSets(fromHelm)).toEqual(statefulSets(manifests as ObjectLike[]));
+      for (const name of statefulSets(fromHelm)) expect(name.length, name).toBeLessThanOrEqual(MAX_STATEFULSET_NAME);
+      // The app reaches MySQL by its (capped) Service name, which is the StatefulSet's.
+      const app = fromHelm.find(
+        (o) => o.kind === "Deployment" && o.metadata?.name?.includes("ansibleforms"),
+      ) as ObjectLike & {
+        spec: { template: { spec: { containers: { env?: { name: string; value?: string }[] }[] } } };
+      };
+      const mysql = app.spec.template.spec.containers[0].env?.find((e) => e.name === "DB_HOST")?.value;
+      expect(statefulSets(fromHelm)).toContain(mysql);
+      expect(fromHelm.some((o) => o.kind === "Service" && o.metadata?.name === mysql)).toBe(true);
+    },
+  );
 });

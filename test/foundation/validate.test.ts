@@ -35,7 +35,7 @@ describe("manifest validation against upstream schemas", () => {
     await expect(validateObject(deployment())).resolves.toEqual([]);
   });
 
-  it("rejects a Deployment with replicas: \"two\"", async () => {
+  it('rejects a Deployment with replicas: "two"', async () => {
     const bad = deployment();
     (bad.spec as { replicas: unknown }).replicas = "two";
     const errors = await validateObject(bad);
@@ -51,7 +51,9 @@ describe("manifest validation against upstream schemas", () => {
   });
 
   it("rejects unknown fields deep inside lists and at the top level", async () => {
-    const bad = deployment() as ObjectLike & { spec: { template: { spec: { containers: Record<string, unknown>[] } } } };
+    const bad = deployment() as ObjectLike & {
+      spec: { template: { spec: { containers: Record<string, unknown>[] } } };
+    };
     bad.spec.template.spec.containers[0].imagePullPolice = "Always";
     (bad as Record<string, unknown>).sepc = {};
     const errors = await validateObject(bad);
@@ -61,7 +63,12 @@ describe("manifest validation against upstream schemas", () => {
   });
 
   it("accepts any key in maps such as labels and ConfigMap data", async () => {
-    const configMap = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c", labels: { "any.key/x": "v" } }, data: { "seed.yaml": "x" } };
+    const configMap = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "c", labels: { "any.key/x": "v" } },
+      data: { "seed.yaml": "x" },
+    };
     await expect(validateObject(configMap)).resolves.toEqual([]);
   });
 
@@ -70,7 +77,10 @@ describe("manifest validation against upstream schemas", () => {
       apiVersion: "networking.istio.io/v1",
       kind: "Gateway",
       metadata: { name: "gw" },
-      spec: { selector: { istio: "x" }, servers: [{ port: { number: "2222", name: "connect", protocol: "HTTP" }, hosts: ["*"] }] },
+      spec: {
+        selector: { istio: "x" },
+        servers: [{ port: { number: "2222", name: "connect", protocol: "HTTP" }, hosts: ["*"] }],
+      },
     };
     expect((await validateObject(gateway)).join("\n")).toMatch(/servers\/0\/port\/number must be integer/);
     gateway.spec.servers[0].port.number = 2222 as unknown as string;
@@ -82,12 +92,23 @@ describe("manifest validation against upstream schemas", () => {
       apiVersion: "monitoring.coreos.com/v1",
       kind: "ServiceMonitor",
       metadata: { name: "app", namespace: "ns" },
-      spec: { selector: { matchLabels: { app: "x" } }, endpoints: [{ port: "http", path: "/metrics", authorization: { type: "Bearer", credentials: { name: "s", key: "token" } } }] },
+      spec: {
+        selector: { matchLabels: { app: "x" } },
+        endpoints: [
+          {
+            port: "http",
+            path: "/metrics",
+            authorization: { type: "Bearer", credentials: { name: "s", key: "token" } },
+          },
+        ],
+      },
     };
     await expect(validateObject(serviceMonitor)).resolves.toEqual([]);
     const misspelt = structuredClone(serviceMonitor) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
     misspelt.spec.endpoints[0].bearerToken_Secret = { name: "s", key: "token" };
-    expect(await validateObject(misspelt as ObjectLike)).toEqual(["ServiceMonitor/app: /spec/endpoints/0/bearerToken_Secret is not a field of ServiceMonitor"]);
+    expect(await validateObject(misspelt as ObjectLike)).toEqual([
+      "ServiceMonitor/app: /spec/endpoints/0/bearerToken_Secret is not a field of ServiceMonitor",
+    ]);
     const podMonitor = {
       apiVersion: "monitoring.coreos.com/v1",
       kind: "PodMonitor",
@@ -100,13 +121,19 @@ describe("manifest validation against upstream schemas", () => {
   });
 
   it("rejects an object whose kind has no upstream schema, and one without a name", async () => {
-    await expect(validateObject({ apiVersion: "apps/v1", kind: "Deploymant", metadata: { name: "x" } })).rejects.toThrow(/no upstream schema/);
-    expect(await validateObject({ apiVersion: "v1", kind: "ConfigMap", metadata: {} })).toContain("ConfigMap/?: /metadata/name is required");
+    await expect(
+      validateObject({ apiVersion: "apps/v1", kind: "Deploymant", metadata: { name: "x" } }),
+    ).rejects.toThrow(/no upstream schema/);
+    expect(await validateObject({ apiVersion: "v1", kind: "ConfigMap", metadata: {} })).toContain(
+      "ConfigMap/?: /metadata/name is required",
+    );
   });
 
   it("assertValidObjects lists every problem in one error", async () => {
     const bad = deployment();
     (bad.spec as { replicas: unknown }).replicas = "two";
-    await expect(assertValidObjects([deployment(), bad])).rejects.toThrow(/invalid manifests:\n {2}Deployment\/demo: \/spec\/replicas/);
+    await expect(assertValidObjects([deployment(), bad])).rejects.toThrow(
+      /invalid manifests:\n {2}Deployment\/demo: \/spec\/replicas/,
+    );
   });
 });

@@ -71,14 +71,65 @@ function openssl(dir: string, args: string[]): void {
 /** A key and a certificate signed by the CA (`ca.crt`, `ca.key` in `dir`), with the given subject and extensions. */
 export function issue(dir: string, name: string, subject: string, extensions: string): void {
   writeFileSync(path.join(dir, `${name}.ext`), extensions);
-  openssl(dir, ["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", subject]);
-  openssl(dir, ["x509", "-req", "-in", `${name}.csr`, "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2", "-out", `${name}.crt`, "-extfile", `${name}.ext`]);
+  openssl(dir, [
+    "req",
+    "-new",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:prime256v1",
+    "-nodes",
+    "-keyout",
+    `${name}.key`,
+    "-out",
+    `${name}.csr`,
+    "-subj",
+    subject,
+  ]);
+  openssl(dir, [
+    "x509",
+    "-req",
+    "-in",
+    `${name}.csr`,
+    "-CA",
+    "ca.crt",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-days",
+    "2",
+    "-out",
+    `${name}.crt`,
+    "-extfile",
+    `${name}.ext`,
+  ]);
 }
 
 function makeCertificates(dir: string): void {
-  openssl(dir, ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=entryway-test-ca"]);
+  openssl(dir, [
+    "req",
+    "-x509",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:prime256v1",
+    "-nodes",
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.crt",
+    "-days",
+    "2",
+    "-subj",
+    "/CN=entryway-test-ca",
+  ]);
   const serviceIp = "10.96.0.1"; // the first address of SERVICE_CIDR: the `kubernetes` Service's
-  issue(dir, "apiserver", "/CN=kube-apiserver", `subjectAltName=IP:127.0.0.1,IP:${serviceIp},DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local\nextendedKeyUsage=serverAuth\n`);
+  issue(
+    dir,
+    "apiserver",
+    "/CN=kube-apiserver",
+    `subjectAltName=IP:127.0.0.1,IP:${serviceIp},DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local\nextendedKeyUsage=serverAuth\n`,
+  );
   const client = "extendedKeyUsage=clientAuth\n";
   issue(dir, "admin", "/O=system:masters/CN=entryway-test-admin", client);
   issue(dir, "controller-manager", "/CN=system:kube-controller-manager", client);
@@ -99,8 +150,19 @@ export function writeKubeconfig(dir: string, user: string, server: string, tlsSe
     [
       "apiVersion: v1",
       "kind: Config",
-      "clusters: [{name: test, cluster: {server: '" + server + "', certificate-authority: " + path.join(dir, "ca.crt") + (tlsServerName ? ", tls-server-name: " + tlsServerName : "") + "}}]",
-      "users: [{name: " + user + ", user: {client-certificate: " + path.join(dir, `${user}.crt`) + ", client-key: " + path.join(dir, `${user}.key`) + "}}]",
+      "clusters: [{name: test, cluster: {server: '" +
+        server +
+        "', certificate-authority: " +
+        path.join(dir, "ca.crt") +
+        (tlsServerName ? ", tls-server-name: " + tlsServerName : "") +
+        "}}]",
+      "users: [{name: " +
+        user +
+        ", user: {client-certificate: " +
+        path.join(dir, `${user}.crt`) +
+        ", client-key: " +
+        path.join(dir, `${user}.key`) +
+        "}}]",
       "contexts: [{name: test, context: {cluster: test, user: " + user + "}}]",
       "current-context: test",
       "",
@@ -143,7 +205,11 @@ function startProcess(dir: string, name: string, binary: string, args: string[])
 
 function tail(dir: string, name: string): string {
   try {
-    return readFileSync(path.join(dir, `${name}.log`), "utf8").trim().split("\n").slice(-15).join("\n");
+    return readFileSync(path.join(dir, `${name}.log`), "utf8")
+      .trim()
+      .split("\n")
+      .slice(-15)
+      .join("\n");
   } catch {
     return "(no log)";
   }
@@ -167,13 +233,25 @@ async function stopAll(started: Started[]): Promise<void> {
 }
 
 /** Polls `ready` until it is true, failing with the process logs when a process died or time ran out. */
-async function waitFor(what: string, ready: () => Promise<boolean>, started: Started[], dir: string, timeoutMs = 180_000): Promise<void> {
+async function waitFor(
+  what: string,
+  ready: () => Promise<boolean>,
+  started: Started[],
+  dir: string,
+  timeoutMs = 180_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const dead = started.find(({ child }) => child.exitCode !== null || child.signalCode !== null);
-    if (dead) throw new Error(`${dead.name} exited (${dead.child.exitCode ?? dead.child.signalCode}) while waiting for ${what}:\n${tail(dir, dead.name)}`);
+    if (dead)
+      throw new Error(
+        `${dead.name} exited (${dead.child.exitCode ?? dead.child.signalCode}) while waiting for ${what}:\n${tail(dir, dead.name)}`,
+      );
     if (await ready().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}:\n${started.map(({ name }) => `--- ${name}\n${tail(dir, name)}`).join("\n")}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out waiting for ${what}:\n${started.map(({ name }) => `--- ${name}\n${tail(dir, name)}`).join("\n")}`,
+      );
     await new Promise((r) => setTimeout(r, 500));
   }
 }
@@ -184,7 +262,13 @@ async function waitFor(what: string, ready: () => Promise<boolean>, started: Sta
  * its typed models and drops what they do not name (a CRD schema's `x-kubernetes-int-or-string`,
  * so the API server refuses Istio's CRDs: "type: Required value: must not be empty").
  */
-function requestAsAdmin(dir: string, server: string, method: string, url: string, body?: unknown): Promise<{ status: number; body: string }> {
+function requestAsAdmin(
+  dir: string,
+  server: string,
+  method: string,
+  url: string,
+  body?: unknown,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const request = https.request(
       new URL(url, server),
@@ -216,7 +300,11 @@ export function objectApi(kubeconfig: string): KubernetesObjectApi {
 /** Whether the API server has the object (a 404 is false; any other error is thrown). */
 export async function objectExists(api: KubernetesObjectApi, object: KubernetesObject): Promise<boolean> {
   try {
-    await api.read({ apiVersion: object.apiVersion, kind: object.kind, metadata: { name: object.metadata!.name!, namespace: object.metadata?.namespace } });
+    await api.read({
+      apiVersion: object.apiVersion,
+      kind: object.kind,
+      metadata: { name: object.metadata!.name!, namespace: object.metadata?.namespace },
+    });
     return true;
   } catch (error) {
     if ((error as { code?: number }).code === 404) return false;
@@ -241,7 +329,13 @@ export function fakeNode(name = NODE_NAME, labels: Record<string, string> = {}):
     metadata: {
       name,
       annotations: { "kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0" },
-      labels: { "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", type: "kwok", ...labels },
+      labels: {
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        type: "kwok",
+        ...labels,
+      },
     },
     status: { capacity, allocatable: capacity },
   } as KubernetesObject;
@@ -278,7 +372,11 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     if (options.auditLog) {
       auditLog = path.join(dir, "audit.jsonl");
       writeFileSync(path.join(dir, "audit-policy.yaml"), AUDIT_POLICY);
-      auditArgs.push(`--audit-policy-file=${path.join(dir, "audit-policy.yaml")}`, `--audit-log-path=${auditLog}`, "--audit-log-mode=blocking");
+      auditArgs.push(
+        `--audit-policy-file=${path.join(dir, "audit-policy.yaml")}`,
+        `--audit-log-path=${auditLog}`,
+        "--audit-log-mode=blocking",
+      );
     }
     started.push(
       startProcess(dir, "kube-apiserver", path.join(kubeBin, "kube-apiserver"), [
@@ -343,7 +441,12 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         ]),
       );
 
-      await createObjects(admin, [...parseAllDocuments(readFileSync(path.join(kwokDir, "share", "objects.yaml"), "utf8")).map((doc) => doc.toJS() as KubernetesObject), fakeNode()]);
+      await createObjects(admin, [
+        ...parseAllDocuments(readFileSync(path.join(kwokDir, "share", "objects.yaml"), "utf8")).map(
+          (doc) => doc.toJS() as KubernetesObject,
+        ),
+        fakeNode(),
+      ]);
       await waitFor(
         `node ${NODE_NAME} Ready`,
         async () => nodeReady((await get(`/api/v1/nodes/${NODE_NAME}`)).body),
@@ -353,7 +456,12 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     }
     // The `default` ServiceAccount of a namespace (the controller manager's job) shows its
     // controllers run: a pod cannot be created before it exists.
-    await waitFor("the default ServiceAccount", async () => (await get("/api/v1/namespaces/default/serviceaccounts/default")).status === 200, started, dir);
+    await waitFor(
+      "the default ServiceAccount",
+      async () => (await get("/api/v1/namespaces/default/serviceaccounts/default")).status === 200,
+      started,
+      dir,
+    );
 
     return {
       dir,
@@ -392,11 +500,12 @@ export async function installUpstreamCrds(controlPlane: ControlPlane): Promise<v
   }
   for (const crd of crds) {
     for (let attempt = 0; ; attempt++) {
-      const read = JSON.parse((await controlPlane.request("GET", `${collection}/${crd.metadata!.name}`)).body) as { status?: { conditions?: { type: string; status: string }[] } };
+      const read = JSON.parse((await controlPlane.request("GET", `${collection}/${crd.metadata!.name}`)).body) as {
+        status?: { conditions?: { type: string; status: string }[] };
+      };
       if (read.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")) break;
       if (attempt > 120) throw new Error(`CRD ${crd.metadata?.name} was not established`);
       await new Promise((r) => setTimeout(r, 250));
     }
   }
 }
-

@@ -68,7 +68,8 @@ const WELL_KNOWN_SCALARS: Record<string, (v: unknown) => boolean> = {
   "google.protobuf.Duration": (v) => typeof v === "string" && /^-?\d+(\.\d{1,9})?s$/.test(v),
   "google.protobuf.BoolValue": (v) => typeof v === "boolean",
   "google.protobuf.UInt32Value": (v) => Number.isInteger(v) && (v as number) >= 0,
-  "google.protobuf.UInt64Value": (v) => (Number.isInteger(v) && (v as number) >= 0) || (typeof v === "string" && /^\d+$/.test(v)),
+  "google.protobuf.UInt64Value": (v) =>
+    (Number.isInteger(v) && (v as number) >= 0) || (typeof v === "string" && /^\d+$/.test(v)),
   "google.protobuf.Int32Value": (v) => Number.isInteger(v),
   "google.protobuf.DoubleValue": (v) => typeof v === "number",
   "google.protobuf.StringValue": (v) => typeof v === "string",
@@ -167,7 +168,10 @@ function checkMessage(root: protobuf.Root, type: protobuf.Type, value: unknown, 
 function checkValue(root: protobuf.Root, field: protobuf.Field, value: unknown, at: string, errors: string[]): void {
   const resolved = field.resolve().resolvedType;
   if (resolved instanceof protobuf.Enum) {
-    if (!(typeof value === "string" && value in resolved.values) && !(Number.isInteger(value) && Object.values(resolved.values).includes(value as number))) {
+    if (
+      !(typeof value === "string" && value in resolved.values) &&
+      !(Number.isInteger(value) && Object.values(resolved.values).includes(value as number))
+    ) {
       errors.push(`${at}: "${String(value)}" is not a value of ${resolved.name}`);
     }
   } else if (resolved instanceof protobuf.Type) {

@@ -91,7 +91,16 @@ export function helmTemplate(
  */
 export function helmNotes(helm: Helm, chartDir: string, valuesFile: string): string {
   if (helm.major >= 4) {
-    const result = runHelm(helm, ["install", "entryway", chartDir, "--namespace", "entryway", "--dry-run=client", "-f", valuesFile]);
+    const result = runHelm(helm, [
+      "install",
+      "entryway",
+      chartDir,
+      "--namespace",
+      "entryway",
+      "--dry-run=client",
+      "-f",
+      valuesFile,
+    ]);
     if (!result.ok) throw new Error(`helm ${helm.major} install --dry-run failed: ${result.output.trim()}`);
     return result.output.slice(result.output.indexOf("NOTES:") + "NOTES:".length).trim();
   }
@@ -101,9 +110,25 @@ export function helmNotes(helm: Helm, chartDir: string, valuesFile: string): str
     const notesFile = path.join(copy, "templates", "NOTES.txt");
     const text = readFileSync(notesFile, "utf8");
     rmSync(notesFile);
-    writeFileSync(path.join(copy, "templates", "_notes-probe.tpl"), `{{- define "entryway.notesProbe" -}}\n${text}{{- end -}}\n`);
-    writeFileSync(path.join(copy, "templates", "notes-probe.yaml"), `notes: {{ include "entryway.notesProbe" . | toJson }}\n`);
-    const result = runHelm(helm, ["template", "entryway", copy, "--namespace", "entryway", "-f", valuesFile, "--show-only", "templates/notes-probe.yaml"]);
+    writeFileSync(
+      path.join(copy, "templates", "_notes-probe.tpl"),
+      `{{- define "entryway.notesProbe" -}}\n${text}{{- end -}}\n`,
+    );
+    writeFileSync(
+      path.join(copy, "templates", "notes-probe.yaml"),
+      `notes: {{ include "entryway.notesProbe" . | toJson }}\n`,
+    );
+    const result = runHelm(helm, [
+      "template",
+      "entryway",
+      copy,
+      "--namespace",
+      "entryway",
+      "-f",
+      valuesFile,
+      "--show-only",
+      "templates/notes-probe.yaml",
+    ]);
     if (!result.ok) throw new Error(`helm ${helm.major} template of NOTES.txt failed: ${result.output.trim()}`);
     return String((parseAllDocuments(result.output)[0]?.toJS() as { notes: string }).notes).trim();
   } finally {
@@ -120,7 +145,10 @@ export function chartScenarios(): { chart: string; scenarios: string[] }[] {
       const chart = path.join(chartsDir, entry.name);
       const ciDir = path.join(chart, "ci");
       const scenarios = existsSync(ciDir)
-        ? readdirSync(ciDir).filter((f) => f.endsWith(".yaml")).sort().map((f) => path.join(ciDir, f))
+        ? readdirSync(ciDir)
+            .filter((f) => f.endsWith(".yaml"))
+            .sort()
+            .map((f) => path.join(ciDir, f))
         : [];
       return { chart, scenarios };
     });

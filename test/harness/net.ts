@@ -14,7 +14,12 @@ export function freePort(): Promise<number> {
 }
 
 /** Waits until 127.0.0.1:port accepts a connection; `alive` says whether the server is still worth waiting for. */
-export async function waitForPort(port: number, name: string, alive: () => Promise<boolean> | boolean = () => true, attempts = 300): Promise<void> {
+export async function waitForPort(
+  port: number,
+  name: string,
+  alive: () => Promise<boolean> | boolean = () => true,
+  attempts = 300,
+): Promise<void> {
   for (let i = 0; i < attempts; i++) {
     const open = await new Promise<boolean>((resolve) => {
       const socket = net.connect({ host: "127.0.0.1", port }, () => {

@@ -46,7 +46,8 @@ function selects(selector: Json | undefined, labels: Record<string, string>): bo
 
 function ipToNumber(ip: string): number {
   const parts = ip.split(".").map(Number);
-  if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p) || p < 0 || p > 255)) throw new Error(`network policy model: only IPv4 is modelled, not ${ip}`);
+  if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p) || p < 0 || p > 255))
+    throw new Error(`network policy model: only IPv4 is modelled, not ${ip}`);
   return ((parts[0] << 24) | (parts[1] << 16) | (parts[2] << 8) | parts[3]) >>> 0;
 }
 function inCidr(ip: string, cidr: string): boolean {
@@ -58,12 +59,15 @@ function inCidr(ip: string, cidr: string): boolean {
 function peerMatches(peer: Json, policyNamespace: string, endpoint: Endpoint): boolean {
   if (peer.ipBlock) {
     if (isPod(endpoint)) return false; // pod addresses are not modelled; the stack names pods by label
-    return inCidr(endpoint.ip, peer.ipBlock.cidr) && !(peer.ipBlock.except ?? []).some((c: string) => inCidr(endpoint.ip, c));
+    return (
+      inCidr(endpoint.ip, peer.ipBlock.cidr) && !(peer.ipBlock.except ?? []).some((c: string) => inCidr(endpoint.ip, c))
+    );
   }
   if (!isPod(endpoint)) return false;
-  const namespaceOk = peer.namespaceSelector !== undefined
-    ? selects(peer.namespaceSelector, { "kubernetes.io/metadata.name": endpoint.namespace })
-    : endpoint.namespace === policyNamespace;
+  const namespaceOk =
+    peer.namespaceSelector !== undefined
+      ? selects(peer.namespaceSelector, { "kubernetes.io/metadata.name": endpoint.namespace })
+      : endpoint.namespace === policyNamespace;
   const podOk = peer.podSelector === undefined || selects(peer.podSelector, endpoint.labels);
   return namespaceOk && podOk;
 }
@@ -89,18 +93,45 @@ export function networkPolicies(objects: readonly ObjectLike[]): (ObjectLike & {
   return objects.filter((o) => o.kind === "NetworkPolicy") as (ObjectLike & { spec: Json })[];
 }
 
-function allowedOneWay(policies: readonly (ObjectLike & { spec: Json })[], direction: "Ingress" | "Egress", subject: PodEndpoint, peer: Endpoint, port: number, protocol: string, destination: PodEndpoint | undefined): boolean {
-  const selecting = policies.filter((p) => p.metadata?.namespace === subject.namespace && selects(p.spec.podSelector ?? {}, subject.labels) && typesOf(p.spec).includes(direction));
+function allowedOneWay(
+  policies: readonly (ObjectLike & { spec: Json })[],
+  direction: "Ingress" | "Egress",
+  subject: PodEndpoint,
+  peer: Endpoint,
+  port: number,
+  protocol: string,
+  destination: PodEndpoint | undefined,
+): boolean {
+  const selecting = policies.filter(
+    (p) =>
+      p.metadata?.namespace === subject.namespace &&
+      selects(p.spec.podSelector ?? {}, subject.labels) &&
+      typesOf(p.spec).includes(direction),
+  );
   if (selecting.length === 0) return true;
   const rulesKey = direction === "Ingress" ? "ingress" : "egress";
   const peersKey = direction === "Ingress" ? "from" : "to";
-  return selecting.some((p) => ((p.spec[rulesKey] ?? []) as Json[]).some((rule) =>
-    (rule[peersKey] === undefined || rule[peersKey].length === 0 || rule[peersKey].some((peerSpec: Json) => peerMatches(peerSpec, p.metadata!.namespace!, peer)))
-    && (rule.ports === undefined || rule.ports.length === 0 || rule.ports.some((rp: Json) => portMatches(rp, port, protocol, destination)))));
+  return selecting.some((p) =>
+    ((p.spec[rulesKey] ?? []) as Json[]).some(
+      (rule) =>
+        (rule[peersKey] === undefined ||
+          rule[peersKey].length === 0 ||
+          rule[peersKey].some((peerSpec: Json) => peerMatches(peerSpec, p.metadata!.namespace!, peer))) &&
+        (rule.ports === undefined ||
+          rule.ports.length === 0 ||
+          rule.ports.some((rp: Json) => portMatches(rp, port, protocol, destination))),
+    ),
+  );
 }
 
 /** Whether the policies let `from` open a connection to `to` on the port (the destination's container port). */
-export function allows(policies: readonly (ObjectLike & { spec: Json })[], from: Endpoint, to: Endpoint, port: number, protocol = "TCP"): boolean {
+export function allows(
+  policies: readonly (ObjectLike & { spec: Json })[],
+  from: Endpoint,
+  to: Endpoint,
+  port: number,
+  protocol = "TCP",
+): boolean {
   const destination = isPod(to) ? to : undefined;
   const egress = !isPod(from) || allowedOneWay(policies, "Egress", from, to, port, protocol, destination);
   const ingress = !isPod(to) || allowedOneWay(policies, "Ingress", to, from, port, protocol, destination);
@@ -108,11 +139,27 @@ export function allows(policies: readonly (ObjectLike & { spec: Json })[], from:
 }
 
 /** Whether some policy admits the port on the pod from anywhere at all (any source some rule names). */
-export function portAdmitted(policies: readonly (ObjectLike & { spec: Json })[], pod: PodEndpoint, port: number, protocol = "TCP"): boolean {
-  const selecting = policies.filter((p) => p.metadata?.namespace === pod.namespace && selects(p.spec.podSelector ?? {}, pod.labels) && typesOf(p.spec).includes("Ingress"));
+export function portAdmitted(
+  policies: readonly (ObjectLike & { spec: Json })[],
+  pod: PodEndpoint,
+  port: number,
+  protocol = "TCP",
+): boolean {
+  const selecting = policies.filter(
+    (p) =>
+      p.metadata?.namespace === pod.namespace &&
+      selects(p.spec.podSelector ?? {}, pod.labels) &&
+      typesOf(p.spec).includes("Ingress"),
+  );
   if (selecting.length === 0) return true;
-  return selecting.some((p) => ((p.spec.ingress ?? []) as Json[]).some((rule) =>
-    (rule.ports === undefined || rule.ports.length === 0 || rule.ports.some((rp: Json) => portMatches(rp, port, protocol, pod)))));
+  return selecting.some((p) =>
+    ((p.spec.ingress ?? []) as Json[]).some(
+      (rule) =>
+        rule.ports === undefined ||
+        rule.ports.length === 0 ||
+        rule.ports.some((rp: Json) => portMatches(rp, port, protocol, pod)),
+    ),
+  );
 }
 
 /** The pods the rendered workloads would run (one per pod template), with their container ports. */

@@ -11,7 +11,16 @@
  * read by images/archive/importer.go).
  */
 import { createHash } from "node:crypto";
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { must } from "./process";
@@ -35,7 +44,18 @@ export async function ociArchive(rootfs: string, name: string, config: ImageConf
   try {
     mkdirSync(path.join(layout, "blobs", "sha256"), { recursive: true });
     const layerTar = path.join(layout, "layer.tar");
-    await must("tar", ["--numeric-owner", "--owner=0", "--group=0", "--sort=name", "--mtime=@0", "-C", rootfs, "-cf", layerTar, "."]);
+    await must("tar", [
+      "--numeric-owner",
+      "--owner=0",
+      "--group=0",
+      "--sort=name",
+      "--mtime=@0",
+      "-C",
+      rootfs,
+      "-cf",
+      layerTar,
+      ".",
+    ]);
     const layer = blob(layout, readFileSync(layerTar));
     rmSync(layerTar);
     const imageConfig = blob(
@@ -44,7 +64,13 @@ export async function ociArchive(rootfs: string, name: string, config: ImageConf
         JSON.stringify({
           architecture: "amd64",
           os: "linux",
-          config: { Entrypoint: config.entrypoint, Cmd: config.cmd, User: config.user, WorkingDir: config.workingDir, Env: ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"] },
+          config: {
+            Entrypoint: config.entrypoint,
+            Cmd: config.cmd,
+            User: config.user,
+            WorkingDir: config.workingDir,
+            Env: ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],
+          },
           rootfs: { type: "layers", diff_ids: [layer.digest] },
         }),
       ),
@@ -69,12 +95,26 @@ export async function ociArchive(rootfs: string, name: string, config: ImageConf
           {
             mediaType: "application/vnd.oci.image.manifest.v1+json",
             ...manifest,
-            annotations: { "io.containerd.image.name": name, "org.opencontainers.image.ref.name": name.split(":").pop() },
+            annotations: {
+              "io.containerd.image.name": name,
+              "org.opencontainers.image.ref.name": name.split(":").pop(),
+            },
           },
         ],
       }),
     );
-    await must("tar", ["--numeric-owner", "--owner=0", "--group=0", "-C", layout, "-cf", archive, "oci-layout", "index.json", "blobs"]);
+    await must("tar", [
+      "--numeric-owner",
+      "--owner=0",
+      "--group=0",
+      "-C",
+      layout,
+      "-cf",
+      archive,
+      "oci-layout",
+      "index.json",
+      "blobs",
+    ]);
   } finally {
     rmSync(layout, { recursive: true, force: true });
   }
@@ -121,10 +161,41 @@ export async function smallImages(dir: string): Promise<string[]> {
     chmodSync(path.join(busyboxRoot, "tmp"), 0o1777);
     copyFileSync("/bin/busybox", path.join(busyboxRoot, "bin", "busybox"));
     chmodSync(path.join(busyboxRoot, "bin", "busybox"), 0o755);
-    for (const applet of ["sh", "sleep", "cat", "echo", "ls", "stty", "id", "head", "kill", "ps", "wc", "sha256sum", "nc", "wget", "printf", "env", "true", "false", "dd", "tr", "seq", "httpd", "touch", "mkdir", "grep", "rm", "tar"]) {
+    for (const applet of [
+      "sh",
+      "sleep",
+      "cat",
+      "echo",
+      "ls",
+      "stty",
+      "id",
+      "head",
+      "kill",
+      "ps",
+      "wc",
+      "sha256sum",
+      "nc",
+      "wget",
+      "printf",
+      "env",
+      "true",
+      "false",
+      "dd",
+      "tr",
+      "seq",
+      "httpd",
+      "touch",
+      "mkdir",
+      "grep",
+      "rm",
+      "tar",
+    ]) {
       symlinkSync("busybox", path.join(busyboxRoot, "bin", applet));
     }
-    writeFileSync(path.join(busyboxRoot, "etc", "passwd"), "root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/tmp:/bin/sh\n");
+    writeFileSync(
+      path.join(busyboxRoot, "etc", "passwd"),
+      "root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/tmp:/bin/sh\n",
+    );
     writeFileSync(path.join(busyboxRoot, "etc", "group"), "root:x:0:\nuser:x:1000:\n");
     const busybox = path.join(dir, "busybox.tar");
     await ociArchive(busyboxRoot, BUSYBOX_IMAGE, { cmd: ["/bin/sleep", "86400"] }, busybox);

@@ -26,7 +26,18 @@
  * namespace (and with it the veth, the bridge and kube-proxy's rules), CNI's cache files.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -53,7 +64,9 @@ export const NODE_TOOLS: readonly { path: string; pkg: string }[] = [
 
 /** The missing tools, as "<path> (Debian package <pkg>)"; empty when the node can be tried. */
 export function missingNodeTools(): string[] {
-  const missing = NODE_TOOLS.filter(({ path: file }) => !existsSync(file)).map(({ path: file, pkg }) => `${file} (Debian package ${pkg})`);
+  const missing = NODE_TOOLS.filter(({ path: file }) => !existsSync(file)).map(
+    ({ path: file, pkg }) => `${file} (Debian package ${pkg})`,
+  );
   if (process.getuid?.() !== 0) missing.push("root (the node makes network namespaces, mounts and cgroups)");
   return missing;
 }
@@ -109,14 +122,26 @@ function pickNumber(): number {
   throw new Error("no free node number (250 entryway nodes on this machine?)");
 }
 
-function waitUntil(what: string, ready: () => Promise<boolean>, started: Started[], tail: (name: string) => string, timeoutMs = 120_000): Promise<void> {
+function waitUntil(
+  what: string,
+  ready: () => Promise<boolean>,
+  started: Started[],
+  tail: (name: string) => string,
+  timeoutMs = 120_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   return (async () => {
     for (;;) {
       const dead = started.find(({ child }) => child.exitCode !== null || child.signalCode !== null);
-      if (dead) throw new Error(`${dead.name} exited (${dead.child.exitCode ?? dead.child.signalCode}) while waiting for ${what}:\n${tail(dead.name)}`);
+      if (dead)
+        throw new Error(
+          `${dead.name} exited (${dead.child.exitCode ?? dead.child.signalCode}) while waiting for ${what}:\n${tail(dead.name)}`,
+        );
       if (await ready().catch(() => false)) return;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}:\n${started.map(({ name }) => `--- ${name}\n${tail(name)}`).join("\n")}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `timed out waiting for ${what}:\n${started.map(({ name }) => `--- ${name}\n${tail(name)}`).join("\n")}`,
+        );
       await new Promise((r) => setTimeout(r, 500));
     }
   })();
@@ -168,15 +193,22 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
       return "(no log)";
     }
   };
-  const inNode = (command: string, args: string[]) => run("nsenter", [`--net=/run/netns/${netns}`, "--", command, ...args]);
+  const inNode = (command: string, args: string[]) =>
+    run("nsenter", [`--net=/run/netns/${netns}`, "--", command, ...args]);
   const mustInNode = async (command: string, args: string[]) => {
     const result = await inNode(command, args);
-    if (result.status !== 0) throw new Error(`in the node's network namespace: ${command} ${args.join(" ")} exited ${result.status}: ${result.stderr.trim()}`);
+    if (result.status !== 0)
+      throw new Error(
+        `in the node's network namespace: ${command} ${args.join(" ")} exited ${result.status}: ${result.stderr.trim()}`,
+      );
     return result.stdout;
   };
   const startInNode = (processName: string, command: string, args: string[]) => {
     const log = createWriteStream(logOf(processName));
-    const child = spawn("nsenter", [`--net=/run/netns/${netns}`, "--", command, ...args], { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("nsenter", [`--net=/run/netns/${netns}`, "--", command, ...args], {
+      cwd: dir,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     child.stdout!.pipe(log);
     child.stderr!.pipe(log);
     started.push({ name: processName, child });
@@ -233,7 +265,10 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
     // Routing between the pods' bridge and the veth, bridged traffic through iptables (kube-proxy's
     // Service rules for pod-to-pod through a Service on the same bridge), and the pods' traffic
     // to this machine leaving as the node's address: all settings of the node's namespace only.
-    await mustInNode("sh", ["-c", "echo 1 > /proc/sys/net/ipv4/ip_forward && echo 1 > /proc/sys/net/bridge/bridge-nf-call-iptables"]);
+    await mustInNode("sh", [
+      "-c",
+      "echo 1 > /proc/sys/net/ipv4/ip_forward && echo 1 > /proc/sys/net/bridge/bridge-nf-call-iptables",
+    ]);
     await mustInNode("iptables", ["-t", "nat", "-A", "POSTROUTING", "-s", podCidr, "-o", "eth0", "-j", "MASQUERADE"]);
 
     // --- the relay to the API server
@@ -258,7 +293,8 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
       relay.once("error", reject);
       relay.listen(apiPort, hostIp, resolve);
     });
-    atStop("API relay", 
+    atStop(
+      "API relay",
       () =>
         new Promise<void>((resolve) => {
           relay.close(() => resolve());
@@ -269,7 +305,12 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
 
     // --- credentials: the kubelet as its node (Node authorizer, NodeRestriction), kube-proxy as
     // the user the bootstrap policy binds to system:node-proxier
-    issue(controlPlane.dir, `node-${n}-kubelet`, `/O=system:nodes/CN=system:node:${name}`, "extendedKeyUsage=clientAuth\n");
+    issue(
+      controlPlane.dir,
+      `node-${n}-kubelet`,
+      `/O=system:nodes/CN=system:node:${name}`,
+      "extendedKeyUsage=clientAuth\n",
+    );
     issue(controlPlane.dir, `node-${n}-kube-proxy`, "/CN=system:kube-proxy", "extendedKeyUsage=clientAuth\n");
     const kubeletKubeconfig = writeKubeconfig(controlPlane.dir, `node-${n}-kubelet`, nodeServer, "localhost");
     const proxyKubeconfig = writeKubeconfig(controlPlane.dir, `node-${n}-kube-proxy`, nodeServer, "localhost");
@@ -278,14 +319,23 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
     const slice = await controlPlane.request("POST", "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices", {
       apiVersion: "discovery.k8s.io/v1",
       kind: "EndpointSlice",
-      metadata: { name: `kubernetes-${name}`, labels: { "kubernetes.io/service-name": "kubernetes", "endpointslice.kubernetes.io/managed-by": "entryway-test-node" } },
+      metadata: {
+        name: `kubernetes-${name}`,
+        labels: {
+          "kubernetes.io/service-name": "kubernetes",
+          "endpointslice.kubernetes.io/managed-by": "entryway-test-node",
+        },
+      },
       addressType: "IPv4",
       endpoints: [{ addresses: [hostIp], conditions: { ready: true } }],
       ports: [{ name: "https", port: apiPort, protocol: "TCP" }],
     });
     if (slice.status !== 201) throw new Error(`the API server refused the kubernetes EndpointSlice: ${slice.body}`);
     atStop("kubernetes EndpointSlice", async () => {
-      await controlPlane.request("DELETE", `/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/kubernetes-${name}`);
+      await controlPlane.request(
+        "DELETE",
+        `/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/kubernetes-${name}`,
+      );
     });
 
     // --- cgroups: a root of the node's own in every cgroup v1 hierarchy (the kubelet checks that
@@ -298,7 +348,8 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
       mkdirSync(mine, { recursive: true });
       if (hierarchy === "cpuset") {
         // A new cpuset is empty; a task can only join one with CPUs and memory nodes.
-        for (const file of ["cpuset.cpus", "cpuset.mems"]) writeFileSync(path.join(mine, file), readFileSync(path.join(base, file)));
+        for (const file of ["cpuset.cpus", "cpuset.mems"])
+          writeFileSync(path.join(mine, file), readFileSync(path.join(base, file)));
       }
     }
     atStop("cgroups", async () => {
@@ -309,7 +360,8 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
             removeCgroup(mine);
             break;
           } catch (error) {
-            if (attempt > 40) throw new Error(`cgroup ${mine} could not be removed: ${(error as Error).message}`, { cause: error });
+            if (attempt > 40)
+              throw new Error(`cgroup ${mine} could not be removed: ${(error as Error).message}`, { cause: error });
             await new Promise((r) => setTimeout(r, 250));
           }
         }
@@ -327,7 +379,7 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
         `state = "${path.join(dir, "containerd", "state")}"`,
         "[grpc]",
         `  address = "${sock}"`,
-        "[plugins.\"io.containerd.grpc.v1.cri\"]",
+        '[plugins."io.containerd.grpc.v1.cri"]',
         `  sandbox_image = "${PAUSE_IMAGE}"`,
         // The pods' network namespaces as files under the state folder, not /var/run/netns
         // (containerd docs/cri/config.md, netns_mounts_under_state_dir).
@@ -339,7 +391,7 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
         // option clamps a container's value to containerd's own (CRI PluginConfig
         // RestrictOOMScoreAdj, "restrict_oom_score_adj", as for containerd in a user namespace).
         "  restrict_oom_score_adj = true",
-        "[plugins.\"io.containerd.grpc.v1.cri\".cni]",
+        '[plugins."io.containerd.grpc.v1.cri".cni]',
         '  bin_dir = "/usr/lib/cni"',
         `  conf_dir = "${cniConfDir}"`,
         "",
@@ -358,7 +410,12 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
             ipMasq: false,
             hairpinMode: true,
             // host-local keeps its leases in dataDir (default /var/lib/cni/networks): the node's own.
-            ipam: { type: "host-local", dataDir: path.join(dir, "cni", "ipam"), ranges: [[{ subnet: podCidr }]], routes: [{ dst: "0.0.0.0/0" }] },
+            ipam: {
+              type: "host-local",
+              dataDir: path.join(dir, "cni", "ipam"),
+              ranges: [[{ subnet: podCidr }]],
+              routes: [{ dst: "0.0.0.0/0" }],
+            },
           },
         ],
       }),
@@ -371,7 +428,13 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
       // containerd 1.6 keeps runc's state and the shims' sockets under /run/containerd whatever
       // its own state folder is; each container's entries went with it, the empty folders go now
       // (rmdir leaves a folder another node still uses).
-      for (const folder of ["/run/containerd/runc/k8s.io", "/run/containerd/runc", "/run/containerd/s", "/run/containerd/fifo", "/run/containerd"]) {
+      for (const folder of [
+        "/run/containerd/runc/k8s.io",
+        "/run/containerd/runc",
+        "/run/containerd/s",
+        "/run/containerd/fifo",
+        "/run/containerd",
+      ]) {
         try {
           rmdirSync(folder);
         } catch {
@@ -379,7 +442,9 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
         }
       }
       const results = "/var/lib/cni/results";
-      if (existsSync(results)) for (const file of readdirSync(results)) if (file.startsWith(`${cniNetwork}-`)) rmSync(path.join(results, file), { force: true });
+      if (existsSync(results))
+        for (const file of readdirSync(results))
+          if (file.startsWith(`${cniNetwork}-`)) rmSync(path.join(results, file), { force: true });
     });
     startInNode("containerd", "containerd", ["--config", path.join(dir, "containerd.toml")]);
     atStop("containers and containerd", async () => {
@@ -387,7 +452,12 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
       await stopProcess("containerd");
       killShims();
     });
-    await waitUntil("containerd's socket", async () => (await run("ctr", ["--address", sock, "version"])).status === 0, started, tail);
+    await waitUntil(
+      "containerd's socket",
+      async () => (await run("ctr", ["--address", sock, "version"])).status === 0,
+      started,
+      tail,
+    );
 
     // Containers first (all tasks killed), then their mounts, CNI's cache of this network.
     async function removeContainers(): Promise<void> {
@@ -455,7 +525,11 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
       readOnlyPort: 0,
       healthzBindAddress: "127.0.0.1",
       healthzPort: 10248,
-      authentication: { x509: { clientCAFile: path.join(controlPlane.dir, "ca.crt") }, webhook: { enabled: true }, anonymous: { enabled: false } },
+      authentication: {
+        x509: { clientCAFile: path.join(controlPlane.dir, "ca.crt") },
+        webhook: { enabled: true },
+        anonymous: { enabled: false },
+      },
       authorization: { mode: "Webhook" },
       clusterDomain: "cluster.local",
       podCIDR: podCidr,
@@ -467,7 +541,12 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
       // machine's disk is fuller than its default 85 %, nor evict pods for a shared disk.
       imageGCHighThresholdPercent: 100,
       imageGCLowThresholdPercent: 99,
-      evictionHard: { "memory.available": "100Mi", "nodefs.available": "1%", "imagefs.available": "1%", "nodefs.inodesFree": "1%" },
+      evictionHard: {
+        "memory.available": "100Mi",
+        "nodefs.available": "1%",
+        "imagefs.available": "1%",
+        "nodefs.inodesFree": "1%",
+      },
       registerNode: true,
       rotateCertificates: false,
       serializeImagePulls: false,
@@ -521,7 +600,12 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
     );
     startInNode("kube-proxy", path.join(kubeBin, "kube-proxy"), [`--config=${path.join(dir, "kube-proxy.json")}`]);
     atStop("kube-proxy", () => stopProcess("kube-proxy"));
-    await waitUntil("kube-proxy's rules for the kubernetes Service", async () => (await inNode("iptables", ["-t", "nat", "-S", "KUBE-SERVICES"])).stdout.includes("10.96.0.1/32"), started, tail);
+    await waitUntil(
+      "kube-proxy's rules for the kubernetes Service",
+      async () => (await inNode("iptables", ["-t", "nat", "-S", "KUBE-SERVICES"])).stdout.includes("10.96.0.1/32"),
+      started,
+      tail,
+    );
 
     const forward = async (host: string, port: number) => {
       const children = new Set<ChildProcess>();
@@ -529,7 +613,9 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
       const server = net.createServer((socket) => {
         sockets.add(socket);
         socket.on("close", () => sockets.delete(socket));
-        const child = spawn("nsenter", [`--net=/run/netns/${netns}`, "--", "/bin/busybox", "nc", host, String(port)], { stdio: ["pipe", "pipe", "ignore"] });
+        const child = spawn("nsenter", [`--net=/run/netns/${netns}`, "--", "/bin/busybox", "nc", host, String(port)], {
+          stdio: ["pipe", "pipe", "ignore"],
+        });
         children.add(child);
         socket.pipe(child.stdin!);
         child.stdout!.pipe(socket);
@@ -556,13 +642,19 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
 
     return { name, ip, hostIp, podCidr, netns, dir, ctr, inNode, forward, importImages, tail, stop };
   } catch (error) {
-    const logs = ["containerd", "kubelet", "kube-proxy"].filter((p) => started.some((s) => s.name === p)).map((p) => `--- ${p}\n${tail(p)}`).join("\n");
+    const logs = ["containerd", "kubelet", "kube-proxy"]
+      .filter((p) => started.some((s) => s.name === p))
+      .map((p) => `--- ${p}\n${tail(p)}`)
+      .join("\n");
     const cleanupProblem = await stop().then(
       () => "",
       (cleanupError: unknown) => `\n(and ${(cleanupError as Error).message})`,
     );
     if (cleanupProblem) throw new Error(`${(error as Error).message}\n${logs}${cleanupProblem}`, { cause: error });
-    throw new Error(`${(error as Error).message}${logs && !(error as Error).message.includes("---") ? `\n${logs}` : ""}`, { cause: error });
+    throw new Error(
+      `${(error as Error).message}${logs && !(error as Error).message.includes("---") ? `\n${logs}` : ""}`,
+      { cause: error },
+    );
   }
 }
 

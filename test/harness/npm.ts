@@ -16,8 +16,18 @@ export interface RunResult {
 }
 
 export function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): RunResult {
-  const result = spawnSync(command, args, { cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, env: { ...process.env, npm_config_loglevel: "error", ...env } });
-  return { ok: result.status === 0, status: result.status, stdout: result.stdout, output: `${result.stdout}${result.stderr}` };
+  const result = spawnSync(command, args, {
+    cwd,
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+    env: { ...process.env, npm_config_loglevel: "error", ...env },
+  });
+  return {
+    ok: result.status === 0,
+    status: result.status,
+    stdout: result.stdout,
+    output: `${result.stdout}${result.stderr}`,
+  };
 }
 
 export interface PackedPackage {
@@ -33,7 +43,11 @@ export interface PackedPackage {
  * workspace (prepack builds it first, as `npm publish` would).
  */
 export function npmPack(destination: string, workspaces: string[] = []): PackedPackage[] {
-  const packed = run("npm", ["pack", ...workspaces.flatMap((w) => ["-w", w]), "--pack-destination", destination, "--json"], repoRoot);
+  const packed = run(
+    "npm",
+    ["pack", ...workspaces.flatMap((w) => ["-w", w]), "--pack-destination", destination, "--json"],
+    repoRoot,
+  );
   if (!packed.ok) throw new Error(`npm pack failed: ${packed.output}`);
   // The builds run by prepack print to stdout too: the JSON is the last thing, an array.
   const json = packed.stdout.slice(packed.stdout.search(/^\[/m));

@@ -21,16 +21,26 @@ export interface ProcessOptions {
 }
 
 /** Runs `command` to its end; stdout as bytes (for binary or exact output), stderr as text. */
-export function runBytes(command: string, args: string[], options: ProcessOptions = {}): Promise<ProcessResult<Buffer>> {
+export function runBytes(
+  command: string,
+  args: string[],
+  options: ProcessOptions = {},
+): Promise<ProcessResult<Buffer>> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env: options.env ?? process.env, cwd: options.cwd, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(command, args, {
+      env: options.env ?? process.env,
+      cwd: options.cwd,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
     child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
     options.onSpawn?.(child);
     child.on("error", reject);
-    child.on("close", (status) => resolve({ status, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString() }));
+    child.on("close", (status) =>
+      resolve({ status, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString() }),
+    );
     child.stdin.on("error", () => undefined); // a command may end without reading its input (EPIPE)
     child.stdin.end(options.input ?? "");
   });
@@ -45,6 +55,7 @@ export async function run(command: string, args: string[], options: ProcessOptio
 /** Runs `command` to its end: its stdout, or an error with its status and stderr when it fails. */
 export async function must(command: string, args: string[]): Promise<string> {
   const result = await run(command, args);
-  if (result.status !== 0) throw new Error(`${command} ${args.join(" ")} exited ${result.status}: ${result.stderr.trim()}`);
+  if (result.status !== 0)
+    throw new Error(`${command} ${args.join(" ")} exited ${result.status}: ${result.stderr.trim()}`);
   return result.stdout;
 }

@@ -61,16 +61,30 @@ const RECIPES: Recipe[] = [
   },
 ];
 
-const IGNORED = [/(^|\/)node_modules\//, /^packages\/ssh-config\/dist\//, /^gateway\/dist\//, /^gateway\/test\//, /^gateway\/bench\//];
+const IGNORED = [
+  /(^|\/)node_modules\//,
+  /^packages\/ssh-config\/dist\//,
+  /^gateway\/dist\//,
+  /^gateway\/test\//,
+  /^gateway\/bench\//,
+];
 
 /** A hash of the files a build reads (tracked and untracked, not ignored by git or .dockerignore) and of how it is built. */
 function recipeKey(recipe: Recipe): string {
   const hash = createHash("sha256");
-  const files = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard", "--", ...recipe.inputs], { cwd: repoRoot, encoding: "utf8" })
+  const files = execFileSync(
+    "git",
+    ["ls-files", "--cached", "--others", "--exclude-standard", "--", ...recipe.inputs],
+    { cwd: repoRoot, encoding: "utf8" },
+  )
     .split("\n")
     .filter((file) => file && !IGNORED.some((pattern) => pattern.test(file)) && existsSync(path.join(repoRoot, file)))
     .sort();
-  for (const file of files) hash.update(`${file}\0`).update(readFileSync(path.join(repoRoot, file))).update("\0");
+  for (const file of files)
+    hash
+      .update(`${file}\0`)
+      .update(readFileSync(path.join(repoRoot, file)))
+      .update("\0");
   hash.update(readFileSync(path.join(repoRoot, ".dockerignore")));
   hash.update(readFileSync(path.join(repoRoot, "test/images/bases.ts")));
   hash.update(JSON.stringify([recipe.dockerfile, recipe.buildArgs]));
@@ -79,14 +93,25 @@ function recipeKey(recipe: Recipe): string {
 
 function imageOf(recipe: Recipe, key: string): ProjectImage {
   const repository = `entryway-node/${recipe.id}`;
-  return { name: `localhost/${repository}:${key}`, registry: "localhost", repository, tag: key, archive: path.join(CACHE_DIR, `${recipe.id}-${key}.oci.tar`) };
+  return {
+    name: `localhost/${repository}:${key}`,
+    registry: "localhost",
+    repository,
+    tag: key,
+    archive: path.join(CACHE_DIR, `${recipe.id}-${key}.oci.tar`),
+  };
 }
 
 /**
  * The exec gateway's and the SSH workspace's images as OCI archives, built (in one private podman)
  * only when the cache has no archive for the current sources; returns them and how long it took.
  */
-export async function projectImages(): Promise<{ gateway: ProjectImage; workspace: ProjectImage; built: string[]; seconds: number }> {
+export async function projectImages(): Promise<{
+  gateway: ProjectImage;
+  workspace: ProjectImage;
+  built: string[];
+  seconds: number;
+}> {
   const started = performance.now();
   const images = RECIPES.map((recipe) => ({ recipe, image: imageOf(recipe, recipeKey(recipe)) }));
   const missing = images.filter(({ image }) => !existsSync(image.archive));
@@ -96,14 +121,31 @@ export async function projectImages(): Promise<{ gateway: ProjectImage; workspac
     try {
       await makeBases(podman);
       for (const { recipe, image } of missing) {
-        await podman.podman("build", "--network", "host", ...recipe.buildArgs, ...recipe.extra, "-f", path.join(repoRoot, recipe.dockerfile), "-t", image.name, path.join(repoRoot, recipe.context));
+        await podman.podman(
+          "build",
+          "--network",
+          "host",
+          ...recipe.buildArgs,
+          ...recipe.extra,
+          "-f",
+          path.join(repoRoot, recipe.dockerfile),
+          "-t",
+          image.name,
+          path.join(repoRoot, recipe.context),
+        );
         // Into place only when complete: a run stopped half-way leaves no archive that looks whole.
         const partial = `${image.archive}.partial-${process.pid}`;
         try {
           await podman.podman("save", "--format", "oci-archive", "-o", partial, image.name);
           renameSync(partial, image.archive);
           // The archives of older sources go: the cache keeps one per image.
-          for (const file of readdirSync(CACHE_DIR)) if (file.startsWith(`${recipe.id}-`) && file.endsWith(".oci.tar") && path.join(CACHE_DIR, file) !== image.archive) rmSync(path.join(CACHE_DIR, file), { force: true });
+          for (const file of readdirSync(CACHE_DIR))
+            if (
+              file.startsWith(`${recipe.id}-`) &&
+              file.endsWith(".oci.tar") &&
+              path.join(CACHE_DIR, file) !== image.archive
+            )
+              rmSync(path.join(CACHE_DIR, file), { force: true });
         } finally {
           rmSync(partial, { force: true });
         }
@@ -113,5 +155,10 @@ export async function projectImages(): Promise<{ gateway: ProjectImage; workspac
     }
   }
   const [gateway, workspace] = images.map(({ image }) => image) as [ProjectImage, ProjectImage];
-  return { gateway, workspace, built: missing.map(({ recipe }) => recipe.id), seconds: (performance.now() - started) / 1000 };
+  return {
+    gateway,
+    workspace,
+    built: missing.map(({ recipe }) => recipe.id),
+    seconds: (performance.now() - started) / 1000,
+  };
 }

@@ -35,7 +35,16 @@ const { EngineService } = pulumiRequire("@pulumi/pulumi/proto/engine_grpc_pb");
 const STACK_TYPE = "pulumi:pulumi:Stack";
 
 /** The feature ids the engine's resmon.SupportsFeature answers true for (source_eval.go). */
-const ENGINE_FEATURES = new Set(["secrets", "resourceReferences", "outputValues", "aliasSpecs", "deletedWith", "transforms", "invokeTransforms", "parameterization"]);
+const ENGINE_FEATURES = new Set([
+  "secrets",
+  "resourceReferences",
+  "outputValues",
+  "aliasSpecs",
+  "deletedWith",
+  "transforms",
+  "invokeTransforms",
+  "parameterization",
+]);
 
 /** A Pulumi secret on the wire (the SDK's rpc.js special signatures). */
 export function secretInput(value: unknown): Record<string, unknown> {
@@ -84,7 +93,15 @@ export interface ResourceMonitor {
 export async function startResourceMonitor(project = "entryway", stack = "test"): Promise<ResourceMonitor> {
   const stackUrn = `urn:pulumi:${stack}::${project}::${STACK_TYPE}::${project}-${stack}`;
   const registered = new Set([stackUrn]);
-  const monitor: Omit<ResourceMonitor, "address" | "close"> = { project, stack, stackUrn, registrations: [], outputs: new Map(), refusals: [], logs: [] };
+  const monitor: Omit<ResourceMonitor, "address" | "close"> = {
+    project,
+    stack,
+    stackUrn,
+    registrations: [],
+    outputs: new Map(),
+    refusals: [],
+    logs: [],
+  };
   let root = stackUrn;
 
   function refuse(callback: (error: unknown) => void, message: string): void {
@@ -148,7 +165,11 @@ export async function startResourceMonitor(project = "entryway", stack = "test")
   });
   server.addService(EngineService, {
     log(call: any, callback: any) {
-      monitor.logs.push({ severity: call.request.getSeverity(), message: call.request.getMessage(), urn: call.request.getUrn() });
+      monitor.logs.push({
+        severity: call.request.getSeverity(),
+        message: call.request.getMessage(),
+        urn: call.request.getUrn(),
+      });
       callback(null, new Empty());
     },
     getRootResource(_call: any, callback: any) {
@@ -162,7 +183,9 @@ export async function startResourceMonitor(project = "entryway", stack = "test")
     },
   });
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (error: Error | null, p: number) => (error ? reject(error) : resolve(p))),
+    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (error: Error | null, p: number) =>
+      error ? reject(error) : resolve(p),
+    ),
   );
   return {
     ...monitor,
@@ -178,7 +201,10 @@ export interface ComponentProviderHost {
 }
 
 /** Starts the package in `packageDir` as the CLI starts a component provider, told of `engineAddress`. */
-export async function startComponentProviderHost(packageDir: string, engineAddress: string): Promise<ComponentProviderHost> {
+export async function startComponentProviderHost(
+  packageDir: string,
+  engineAddress: string,
+): Promise<ComponentProviderHost> {
   const plugin = await startPulumiPlugin("run-plugin", [packageDir, engineAddress], packageDir);
   const client = new ResourceProviderClient(plugin.address, grpc.credentials.createInsecure());
   return {
@@ -219,7 +245,13 @@ export interface Constructed {
 export async function construct(
   host: ComponentProviderHost,
   monitor: ResourceMonitor,
-  component: { type: string; name: string; inputs: Record<string, unknown>; parent?: string; dependencies?: Record<string, string[]> },
+  component: {
+    type: string;
+    name: string;
+    inputs: Record<string, unknown>;
+    parent?: string;
+    dependencies?: Record<string, string[]>;
+  },
 ): Promise<Constructed> {
   const request = new providerPb.ConstructRequest();
   request.setProject(monitor.project);
@@ -240,5 +272,9 @@ export async function construct(
   const before = monitor.registrations.length;
   const response = await unary<any>(host.client, "construct", request);
   const state = withoutOutputValues(response.getState()?.toJavaScript() ?? {});
-  return { urn: response.getUrn(), state: unwrapSecrets(state) as Record<string, unknown>, registrations: monitor.registrations.slice(before) };
+  return {
+    urn: response.getUrn(),
+    state: unwrapSecrets(state) as Record<string, unknown>,
+    registrations: monitor.registrations.slice(before),
+  };
 }

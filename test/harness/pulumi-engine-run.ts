@@ -19,7 +19,13 @@ const diagnostics: string[] = [];
 function onEvent(event: EngineEvent): void {
   const pre = event.resourcePreEvent?.metadata;
   if (pre) {
-    steps.push({ op: pre.op, urn: pre.urn, type: pre.type, diffs: pre.diffs ?? [], detailedDiff: pre.detailedDiff ?? undefined });
+    steps.push({
+      op: pre.op,
+      urn: pre.urn,
+      type: pre.type,
+      diffs: pre.diffs ?? [],
+      detailedDiff: pre.detailedDiff ?? undefined,
+    });
   }
   const diagnostic = event.diagnosticEvent;
   if (diagnostic && (diagnostic.severity === "error" || diagnostic.severity === "warning")) {
@@ -62,12 +68,22 @@ async function main(): Promise<EngineResult> {
     },
   };
   const { stdout, summary } = await operation[request.op]();
-  const outputs = Object.fromEntries(Object.entries(await stack.outputs()).map(([key, { value, secret }]) => [key, { value, secret }]));
+  const outputs = Object.fromEntries(
+    Object.entries(await stack.outputs()).map(([key, { value, secret }]) => [key, { value, secret }]),
+  );
   return { ok: true, stdout, summary: (summary ?? {}) as Record<string, number>, steps, diagnostics, outputs };
 }
 
 main()
-  .catch((error: unknown): EngineResult => ({ ok: false, stdout: "", error: error instanceof Error ? error.message : String(error), summary: {}, steps, diagnostics, outputs: {} }))
+  .catch((error: unknown): EngineResult => ({
+    ok: false,
+    stdout: "",
+    error: error instanceof Error ? error.message : String(error),
+    summary: {},
+    steps,
+    diagnostics,
+    outputs: {},
+  }))
   .then((result) => {
     writeFileSync(request.resultFile, JSON.stringify(result));
     process.exit(0);

@@ -58,9 +58,19 @@ const PASSPHRASE = "entryway-test-passphrase";
  * The environment an engine operation runs in: the built CLI and providers first on PATH, its own
  * PULUMI_HOME, a passphrase for the secrets provider, and nothing that may download or prompt.
  */
-export function engineEnv(tools: { pulumiRoot: string; providerDirs: string[] }, dir: string, kubeconfig: string, passphrase = PASSPHRASE): Record<string, string> {
+export function engineEnv(
+  tools: { pulumiRoot: string; providerDirs: string[] },
+  dir: string,
+  kubeconfig: string,
+  passphrase = PASSPHRASE,
+): Record<string, string> {
   return {
-    PATH: [...tools.providerDirs, path.join(tools.pulumiRoot, "bin"), path.dirname(process.execPath), process.env.PATH ?? ""].join(path.delimiter),
+    PATH: [
+      ...tools.providerDirs,
+      path.join(tools.pulumiRoot, "bin"),
+      path.dirname(process.execPath),
+      process.env.PATH ?? "",
+    ].join(path.delimiter),
     HOME: process.env.HOME ?? dir,
     PULUMI_HOME: path.join(dir, "home"),
     PULUMI_CONFIG_PASSPHRASE: passphrase,
@@ -156,7 +166,9 @@ export class PulumiStack {
     try {
       result = JSON.parse(readFileSync(resultFile, "utf8")) as EngineResult;
     } catch {
-      throw new Error(`pulumi ${op} of ${this.options.stackName} wrote no result (exit ${child.status}):\n${child.stderr.slice(-4000)}`);
+      throw new Error(
+        `pulumi ${op} of ${this.options.stackName} wrote no result (exit ${child.status}):\n${child.stderr.slice(-4000)}`,
+      );
     }
     return result;
   }
@@ -165,7 +177,9 @@ export class PulumiStack {
   async expect(op: EngineOperation): Promise<EngineResult> {
     const result = await this.run(op);
     if (!result.ok) {
-      throw new Error(`pulumi ${op} of stack ${this.options.stackName} failed: ${result.error}\n${result.diagnostics.join("\n")}`);
+      throw new Error(
+        `pulumi ${op} of stack ${this.options.stackName} failed: ${result.error}\n${result.diagnostics.join("\n")}`,
+      );
     }
     return result;
   }

@@ -44,7 +44,10 @@ export async function startPulumiPlugin(
     if (child.pid && child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
   };
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${launcher} printed no port within ${startupTimeoutMs / 1000} s: ${out}${err}`)), startupTimeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`${launcher} printed no port within ${startupTimeoutMs / 1000} s: ${out}${err}`)),
+      startupTimeoutMs,
+    );
     child.stdout.on("data", (chunk: Buffer) => {
       out += chunk.toString();
       const match = /^(\d+)\s*$/m.exec(out);
@@ -66,5 +69,7 @@ export async function startPulumiPlugin(
 
 /** One unary gRPC call on a generated client, as a promise. */
 export function unary<T>(client: any, method: string, request: unknown): Promise<T> {
-  return new Promise((resolve, reject) => client[method](request, (error: Error | null, response: T) => (error ? reject(error) : resolve(response))));
+  return new Promise((resolve, reject) =>
+    client[method](request, (error: Error | null, response: T) => (error ? reject(error) : resolve(response))),
+  );
 }

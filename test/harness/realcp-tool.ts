@@ -26,10 +26,18 @@ export function realTool(tool: string): string {
   const known = binDirs.get(tool);
   if (known) return known;
   const script = path.join(repository(), "scripts", "realcp", "build.sh");
-  const result = spawnSync("bash", [script, "--bin-dir", tool], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], maxBuffer: 16 * 1024 * 1024 });
+  const result = spawnSync("bash", [script, "--bin-dir", tool], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+    maxBuffer: 16 * 1024 * 1024,
+  });
   if (result.status !== 0) {
-    const reason = result.stderr.split("\n").find((line) => line.startsWith("realcp: error:")) ?? result.stderr.trim().split("\n").pop();
-    throw new Error(`the real ${tool} could not be had: ${reason ?? `bash ${script} --bin-dir ${tool} exited ${result.status}`}`);
+    const reason =
+      result.stderr.split("\n").find((line) => line.startsWith("realcp: error:")) ??
+      result.stderr.trim().split("\n").pop();
+    throw new Error(
+      `the real ${tool} could not be had: ${reason ?? `bash ${script} --bin-dir ${tool} exited ${result.status}`}`,
+    );
   }
   const dir = result.stdout.trim().split("\n").at(-1)!;
   binDirs.set(tool, dir);

@@ -24,7 +24,7 @@ const scenarios = chartScenarios().find((c) => c.chart === chart)!.scenarios;
 /** Every container image of every pod template (and bare pod) in a rendering. */
 function imagesOf(objects: Obj[]): string[] {
   return objects.flatMap((o) => {
-    const spec = o.kind === "Pod" ? o.spec : o.spec?.template?.spec ?? o.spec?.jobTemplate?.spec?.template?.spec;
+    const spec = o.kind === "Pod" ? o.spec : (o.spec?.template?.spec ?? o.spec?.jobTemplate?.spec?.template?.spec);
     return [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])].map((c: Obj) => String(c.image));
   });
 }
@@ -49,14 +49,18 @@ function renderedDefaultImages(): string[] {
     for (const image of imagesOf(helmTemplate(helm, chart, { valuesFiles: [scenario], set, tests: true }) as Obj[])) {
       const [name, digest] = image.split("@");
       const tag = name.split("/").at(-1)!.split(":")[1];
-      const chosen = chosenTags.includes(tag) || chosenDigests.includes(digest) || chosenRegistries.some((registry) => image.startsWith(`${registry}/`));
+      const chosen =
+        chosenTags.includes(tag) ||
+        chosenDigests.includes(digest) ||
+        chosenRegistries.some((registry) => image.startsWith(`${registry}/`));
       if (image === "auto" || chosen) continue;
       images.add(image);
     }
   };
   for (const scenario of scenarios) add(scenario);
   const flavors = schema.properties.ansibleForms.properties.rte.properties.flavor.enum as string[];
-  for (const flavor of flavors) add(path.join(chart, "ci", "ansibleforms-sidecar.yaml"), [`ansibleForms.rte.flavor=${flavor}`]);
+  for (const flavor of flavors)
+    add(path.join(chart, "ci", "ansibleforms-sidecar.yaml"), [`ansibleForms.rte.flavor=${flavor}`]);
   return [...images].sort();
 }
 
@@ -74,7 +78,9 @@ describe("Chart.yaml Artifact Hub metadata", () => {
   });
 
   it("names the licence, the repository as home and source, maintainers and links", () => {
-    const repository = String(packageJson.repository.url).replace(/^git\+/, "").replace(/\.git$/, "");
+    const repository = String(packageJson.repository.url)
+      .replace(/^git\+/, "")
+      .replace(/\.git$/, "");
     expect(annotations["artifacthub.io/license"]).toBe(packageJson.license);
     expect(chartYaml.home).toBe(repository);
     expect(packageJson.homepage).toBe(repository);
@@ -82,6 +88,7 @@ describe("Chart.yaml Artifact Hub metadata", () => {
     expect(chartYaml.maintainers.length).toBeGreaterThan(0);
     const links = parse(annotations["artifacthub.io/links"]) as { name: string; url: string }[];
     expect(links.length).toBeGreaterThan(0);
-    for (const link of links) expect(link.url.startsWith(`${repository}/`) || link.url === repository, link.url).toBe(true);
+    for (const link of links)
+      expect(link.url.startsWith(`${repository}/`) || link.url === repository, link.url).toBe(true);
   });
 });

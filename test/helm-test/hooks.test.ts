@@ -48,33 +48,48 @@ function enabledParts(scenario: string): string[] {
 }
 
 describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("helm test hooks, %s", (_label, helm) => {
-  it.each(scenarios.map((s) => [path.basename(s), s]))("%s: one test pod per enabled part, valid, restricted", async (_name, scenario) => {
-    const objects = helmTemplate(helm, chart, { valuesFiles: [scenario], tests: true });
-    const hooks = objects.filter(isHook);
-    const pods = testPods(objects);
-    expect(pods.map(partOf).sort()).toEqual(enabledParts(scenario));
-    // Hooks are only test hooks, and install leaves them out.
-    for (const hook of hooks) {
-      expect(hook.metadata!.annotations).toMatchObject({ "helm.sh/hook": "test", "helm.sh/hook-delete-policy": "before-hook-creation,hook-succeeded" });
-    }
-    const installed = helmTemplate(helm, chart, { valuesFiles: [scenario] });
-    expect(installed.filter(isHook)).toEqual([]);
-    expect(installed.length).toBe(objects.length - hooks.length);
+  it.each(scenarios.map((s) => [path.basename(s), s]))(
+    "%s: one test pod per enabled part, valid, restricted",
+    async (_name, scenario) => {
+      const objects = helmTemplate(helm, chart, { valuesFiles: [scenario], tests: true });
+      const hooks = objects.filter(isHook);
+      const pods = testPods(objects);
+      expect(pods.map(partOf).sort()).toEqual(enabledParts(scenario));
+      // Hooks are only test hooks, and install leaves them out.
+      for (const hook of hooks) {
+        expect(hook.metadata!.annotations).toMatchObject({
+          "helm.sh/hook": "test",
+          "helm.sh/hook-delete-policy": "before-hook-creation,hook-succeeded",
+        });
+      }
+      const installed = helmTemplate(helm, chart, { valuesFiles: [scenario] });
+      expect(installed.filter(isHook)).toEqual([]);
+      expect(installed.length).toBe(objects.length - hooks.length);
 
-    await assertValidObjects(hooks);
-    expect(await allViolations(hooks.map(asResource))).toEqual([]);
-    for (const pod of pods) {
-      expect(pod.spec).toMatchObject({ restartPolicy: "Never", automountServiceAccountToken: false, securityContext: { runAsNonRoot: true, runAsUser: values.tests.runAsUser } });
-      expect(pod.metadata.labels["sidecar.istio.io/inject"]).toBe("false");
-      const [container] = pod.spec.containers;
-      expect(pod.spec.containers).toHaveLength(1);
-      // The chart's entryway.image renders what the components' imageReference makes of the same values.
-      const own = parse(readFileSync(scenario, "utf8")) as Obj;
-      expect(container.image).toBe(imageReference(values.tests.image, own.tests?.image, own.global));
-      expect(container.resources).toEqual(values.tests.resources);
-      expect(container.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ["ALL"] } });
-    }
-  });
+      await assertValidObjects(hooks);
+      expect(await allViolations(hooks.map(asResource))).toEqual([]);
+      for (const pod of pods) {
+        expect(pod.spec).toMatchObject({
+          restartPolicy: "Never",
+          automountServiceAccountToken: false,
+          securityContext: { runAsNonRoot: true, runAsUser: values.tests.runAsUser },
+        });
+        expect(pod.metadata.labels["sidecar.istio.io/inject"]).toBe("false");
+        const [container] = pod.spec.containers;
+        expect(pod.spec.containers).toHaveLength(1);
+        // The chart's entryway.image renders what the components' imageReference makes of the same values.
+        const own = parse(readFileSync(scenario, "utf8")) as Obj;
+        expect(container.image).toBe(imageReference(values.tests.image, own.tests?.image, own.global));
+        expect(container.resources).toEqual(values.tests.resources);
+        expect(container.securityContext).toMatchObject({
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          runAsNonRoot: true,
+          capabilities: { drop: ["ALL"] },
+        });
+      }
+    },
+  );
 });
 
 // ----- NetworkPolicies -----
@@ -82,16 +97,32 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("helm 
 /** The pods a Service leads to (its selector over the workload templates) and the port it reaches. */
 function serviceTarget(objects: Obj[], host: string, servicePort: number): { pods: PodEndpoint[]; port: number } {
   const [name, namespace] = host.split(".");
-  const service = objects.find((o) => o.kind === "Service" && o.metadata.name === name && o.metadata.namespace === namespace);
+  const service = objects.find(
+    (o) => o.kind === "Service" && o.metadata.name === name && o.metadata.namespace === namespace,
+  );
   if (!service) throw new Error(`no Service ${name}.${namespace}`);
   const port = service.spec.ports.find((p: Obj) => p.port === servicePort);
   expect(port, `${name} port ${servicePort}`).toBeDefined();
-  const templates = objects.filter((o) => ["Deployment", "StatefulSet"].includes(o.kind) && o.metadata.namespace === namespace).map((o) => o.spec.template);
-  const selected = templates.filter((t) => Object.entries(service.spec.selector as Record<string, string>).every(([k, v]) => t.metadata.labels[k] === v));
+  const templates = objects
+    .filter((o) => ["Deployment", "StatefulSet"].includes(o.kind) && o.metadata.namespace === namespace)
+    .map((o) => o.spec.template);
+  const selected = templates.filter((t) =>
+    Object.entries(service.spec.selector as Record<string, string>).every(([k, v]) => t.metadata.labels[k] === v),
+  );
   expect(selected.length, `pods behind ${name}`).toBeGreaterThan(0);
-  const pods = selected.map((t) => ({ namespace, labels: t.metadata.labels, ports: t.spec.containers.flatMap((c: Obj) => c.ports ?? []) }));
+  const pods = selected.map((t) => ({
+    namespace,
+    labels: t.metadata.labels,
+    ports: t.spec.containers.flatMap((c: Obj) => c.ports ?? []),
+  }));
   const targetPort = port.targetPort ?? port.port;
-  return { pods, port: typeof targetPort === "number" ? targetPort : pods[0].ports.find((p: Obj) => p.name === targetPort)!.containerPort };
+  return {
+    pods,
+    port:
+      typeof targetPort === "number"
+        ? targetPort
+        : pods[0].ports.find((p: Obj) => p.name === targetPort)!.containerPort,
+  };
 }
 
 /**
@@ -99,7 +130,10 @@ function serviceTarget(objects: Obj[], host: string, servicePort: number): { pod
  * whose <NAME>_SERVICE_HOST variable gives the address (upper case, "-" as "_").
  */
 function testTarget(pod: Obj): { host: string; port: number } {
-  const env = Object.fromEntries(pod.spec.containers[0].env.map((e: Obj) => [e.name, e.value])) as Record<string, string>;
+  const env = Object.fromEntries(pod.spec.containers[0].env.map((e: Obj) => [e.name, e.value])) as Record<
+    string,
+    string
+  >;
   const url = new URL(env.PROXY ?? env.URL);
   if (env.PROXY_RESOLVE) {
     const service = /:\$\(([A-Z0-9_]+)_SERVICE_HOST\)$/.exec(env.PROXY_RESOLVE)![1].toLowerCase().replace(/_/g, "-");
@@ -120,7 +154,10 @@ describe("the NetworkPolicies admit each test pod to its target (Helm 4)", () =>
       const target = serviceTarget(objects, host, port);
       for (const targetPod of target.pods) {
         // Both ends: the test pod's egress (its namespace denies by default) and the target's ingress.
-        expect(allows(policiesIn(objects), asPod(pod), targetPod, target.port), `${pod.metadata.name} -> ${host}:${port}`).toBe(true);
+        expect(
+          allows(policiesIn(objects), asPod(pod), targetPod, target.port),
+          `${pod.metadata.name} -> ${host}:${port}`,
+        ).toBe(true);
       }
     }
   });
@@ -135,16 +172,25 @@ describe("the NetworkPolicies admit each test pod to its target (Helm 4)", () =>
       ["ssh-tls.yaml", "connect-gateway"],
     ];
     for (const [scenario, part] of cases) {
-      const objects = helmTemplate(helm, chart, { valuesFiles: [path.join(chart, "ci", scenario)], tests: true }) as Obj[];
+      const objects = helmTemplate(helm, chart, {
+        valuesFiles: [path.join(chart, "ci", scenario)],
+        tests: true,
+      }) as Obj[];
       const pod = testPods(objects).find((p) => partOf(p) === part)!;
       const { host, port } = testTarget(pod);
       const target = serviceTarget(objects, host, port);
       const installedOnly = policiesIn(objects.filter((o) => !isHook(o)));
       expect(installedOnly.length).toBeGreaterThan(0);
-      expect(target.pods.map((t) => allows(installedOnly, asPod(pod), t, target.port)), scenario).toEqual(target.pods.map(() => false));
+      expect(
+        target.pods.map((t) => allows(installedOnly, asPod(pod), t, target.port)),
+        scenario,
+      ).toEqual(target.pods.map(() => false));
       // A pod without the test labels is not let in by the hook policy either.
       const stranger = { ...asPod(pod), labels: { ...pod.metadata.labels, "app.kubernetes.io/component": "other" } };
-      expect(target.pods.map((t) => allows(policiesIn(objects), stranger, t, target.port)), scenario).toEqual(target.pods.map(() => false));
+      expect(
+        target.pods.map((t) => allows(policiesIn(objects), stranger, t, target.port)),
+        scenario,
+      ).toEqual(target.pods.map(() => false));
     }
   });
 });
@@ -153,7 +199,8 @@ describe("the NetworkPolicies admit each test pod to its target (Helm 4)", () =>
 
 const inCi = process.env.CI === "true";
 const missing = ["curl", "openssl"].filter((tool) => spawnSync("sh", ["-c", `command -v ${tool}`]).status !== 0);
-if (missing.length > 0 && !inCi) process.stderr.write(`test/helm-test/hooks.test.ts: script runs skipped, missing: ${missing.join(", ")}\n`);
+if (missing.length > 0 && !inCi)
+  process.stderr.write(`test/helm-test/hooks.test.ts: script runs skipped, missing: ${missing.join(", ")}\n`);
 
 describe.runIf(inCi)("the tools the script runs need (CI)", () => {
   it("are installed", () => expect(missing).toEqual([]));
@@ -165,7 +212,9 @@ describe.runIf(inCi)("the tools the script runs need (CI)", () => {
  * $$ becomes $, anything else stays as written.
  */
 function kubeExpand(input: string, vars: Record<string, string>): string {
-  return input.replace(/\$\$|\$\(([^)]*)\)/g, (match, name: string | undefined) => (match === "$$" ? "$" : name !== undefined && name in vars ? vars[name] : match));
+  return input.replace(/\$\$|\$\(([^)]*)\)/g, (match, name: string | undefined) =>
+    match === "$$" ? "$" : name !== undefined && name in vars ? vars[name] : match,
+  );
 }
 
 /**
@@ -173,11 +222,19 @@ function kubeExpand(input: string, vars: Record<string, string>): string {
  * Service environment variables given), with its in-cluster addresses swapped for loopback ones.
  * Asynchronous: the gateway model serves from this process.
  */
-function runTestPod(pod: Obj, options: { serviceEnv?: Record<string, string>; rewrite: (name: string, value: string) => string; extraEnv?: Record<string, string> }) {
+function runTestPod(
+  pod: Obj,
+  options: {
+    serviceEnv?: Record<string, string>;
+    rewrite: (name: string, value: string) => string;
+    extraEnv?: Record<string, string>;
+  },
+) {
   const container = pod.spec.containers[0];
-  const serviceEnv = pod.spec.enableServiceLinks ? options.serviceEnv ?? {} : {};
+  const serviceEnv = pod.spec.enableServiceLinks ? (options.serviceEnv ?? {}) : {};
   const env: Record<string, string> = { ...serviceEnv };
-  for (const { name, value } of container.env as { name: string; value: string }[]) env[name] = options.rewrite(name, kubeExpand(value, env));
+  for (const { name, value } of container.env as { name: string; value: string }[])
+    env[name] = options.rewrite(name, kubeExpand(value, env));
   const [command, ...args] = (container.command as string[]).map((part) => kubeExpand(part, env));
   return run(command, args, { env: { PATH: process.env.PATH, ...env, ...options.extraEnv } });
 }
@@ -188,7 +245,9 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 describe.runIf(missing.length === 0)("the test scripts tell success from failure, run here as rendered", () => {
   const helm = helmBinaries()[0];
   const podFor = (scenario: string, part: string) =>
-    testPods(helmTemplate(helm, chart, { valuesFiles: [path.join(chart, "ci", scenario)], tests: true })).find((p) => partOf(p) === part)!;
+    testPods(helmTemplate(helm, chart, { valuesFiles: [path.join(chart, "ci", scenario)], tests: true })).find(
+      (p) => partOf(p) === part,
+    )!;
 
   it("exec gateway readiness: passes while the gateway's backend answers, fails when it does not", async () => {
     const pod = podFor("exec-gateway-kubernetes.yaml", "exec-gateway");
@@ -196,8 +255,11 @@ describe.runIf(missing.length === 0)("the test scripts tell success from failure
     const gateway = await startGateway(backend, tokenAuthorizer());
     try {
       // The rendered URL names the Service's monitoring port (9090), where /readyz is served.
-      expect(pod.spec.containers[0].env.find((e: Obj) => e.name === "URL").value).toMatch(/^http:\/\/[^/]+:9090\/readyz$/);
-      const rewrite = (name: string, value: string) => (name === "URL" ? value.replace(/^http:\/\/[^/]+/, gateway.monitoring) : value);
+      expect(pod.spec.containers[0].env.find((e: Obj) => e.name === "URL").value).toMatch(
+        /^http:\/\/[^/]+:9090\/readyz$/,
+      );
+      const rewrite = (name: string, value: string) =>
+        name === "URL" ? value.replace(/^http:\/\/[^/]+/, gateway.monitoring) : value;
       const ready = await runTestPod(pod, { rewrite });
       expect(ready).toMatchObject({ status: 0, stdout: `ready: ${gateway.monitoring}/readyz answered 200\n` });
       backend.check = async () => {
@@ -205,7 +267,10 @@ describe.runIf(missing.length === 0)("the test scripts tell success from failure
       };
       // No retries here: a 503 is retried in the cluster while a replica starts.
       const down = await runTestPod(pod, { rewrite, extraEnv: { RETRIES: "0" } });
-      expect(down).toMatchObject({ status: 1, stderr: `not ready: ${gateway.monitoring}/readyz answered 503 (expected 200)\n` });
+      expect(down).toMatchObject({
+        status: 1,
+        stderr: `not ready: ${gateway.monitoring}/readyz answered 503 (expected 200)\n`,
+      });
     } finally {
       await gateway.stop();
     }
@@ -214,52 +279,83 @@ describe.runIf(missing.length === 0)("the test scripts tell success from failure
   it.each([
     ["ssh-one-workspace.yaml", false],
     ["ssh-tls.yaml", true],
-  ] as const)("CONNECT through the modelled gateway of %s: the rendered check passes on an undeclared target and fails on a declared one", async (scenario, tls) => {
-    const installed = helmTemplate(helm, chart, { valuesFiles: [path.join(chart, "ci", scenario)] });
-    const pod = podFor(scenario, "connect-gateway");
-    const envoy = buildGatewayEnvoy({ objects: installed, gatewayName: "entryway-connect-gateway" });
-    expect(envoy.rejected).toBeUndefined();
-    expect(Boolean(envoy.sniHosts)).toBe(tls);
-    // Every workspace's endpoint: a server that greets like sshd.
-    const sshLike = net.createServer((socket) => socket.end("SSH-2.0-stand-in\r\n")).listen(0, "127.0.0.1");
-    await new Promise((r) => sshLike.once("listening", r));
-    const endpointPort = (sshLike.address() as net.AddressInfo).port;
-    const endpoints = Object.fromEntries([...envoy.clusters].filter((c) => c.startsWith("outbound|22||")).map((c) => [c, endpointPort]));
-    let tlsMaterial: { cert: Buffer; key: Buffer } | undefined;
-    if (tls) {
-      const key = path.join(scratch, "gw.key");
-      const cert = path.join(scratch, "gw.pem");
-      const made = spawnSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj", "/CN=ssh.example.com", "-keyout", key, "-out", cert]);
-      expect(made.status, made.stderr.toString()).toBe(0);
-      tlsMaterial = { cert: readFileSync(cert), key: readFileSync(key) };
-    }
-    const model = await startGatewayModel(envoy, endpoints, tlsMaterial);
-    try {
-      const declared = `${[...envoy.clusters].find((c) => c.startsWith("outbound|22||"))!.split("|")[3]}:22`;
-      const port = String(pod.spec.containers[0].env.find((e: Obj) => e.name === "PROXY").value).split(":").at(-1)!;
-      // The Service's address is loopback, and its port the model's; with TLS the Gateway's host
-      // stays the name curl sends as SNI, and only --resolve says where it is.
-      const rewrite = (target?: string) => (name: string, value: string) => {
-        if (name === "TARGET" && target) return target;
-        if (name === "PROXY") return tls ? value.replace(`:${port}`, `:${model.port}`) : value.replace(/\/\/[^/]+/, `//127.0.0.1:${model.port}`);
-        if (name === "PROXY_RESOLVE") return value.replace(`:${port}:`, `:${model.port}:`);
-        return value;
-      };
-      const serviceEnv = { ENTRYWAY_CONNECT_GATEWAY_SERVICE_HOST: "127.0.0.1" };
+  ] as const)(
+    "CONNECT through the modelled gateway of %s: the rendered check passes on an undeclared target and fails on a declared one",
+    async (scenario, tls) => {
+      const installed = helmTemplate(helm, chart, { valuesFiles: [path.join(chart, "ci", scenario)] });
+      const pod = podFor(scenario, "connect-gateway");
+      const envoy = buildGatewayEnvoy({ objects: installed, gatewayName: "entryway-connect-gateway" });
+      expect(envoy.rejected).toBeUndefined();
+      expect(Boolean(envoy.sniHosts)).toBe(tls);
+      // Every workspace's endpoint: a server that greets like sshd.
+      const sshLike = net.createServer((socket) => socket.end("SSH-2.0-stand-in\r\n")).listen(0, "127.0.0.1");
+      await new Promise((r) => sshLike.once("listening", r));
+      const endpointPort = (sshLike.address() as net.AddressInfo).port;
+      const endpoints = Object.fromEntries(
+        [...envoy.clusters].filter((c) => c.startsWith("outbound|22||")).map((c) => [c, endpointPort]),
+      );
+      let tlsMaterial: { cert: Buffer; key: Buffer } | undefined;
+      if (tls) {
+        const key = path.join(scratch, "gw.key");
+        const cert = path.join(scratch, "gw.pem");
+        const made = spawnSync("openssl", [
+          "req",
+          "-x509",
+          "-newkey",
+          "ec",
+          "-pkeyopt",
+          "ec_paramgen_curve:P-256",
+          "-nodes",
+          "-days",
+          "1",
+          "-subj",
+          "/CN=ssh.example.com",
+          "-keyout",
+          key,
+          "-out",
+          cert,
+        ]);
+        expect(made.status, made.stderr.toString()).toBe(0);
+        tlsMaterial = { cert: readFileSync(cert), key: readFileSync(key) };
+      }
+      const model = await startGatewayModel(envoy, endpoints, tlsMaterial);
+      try {
+        const declared = `${[...envoy.clusters].find((c) => c.startsWith("outbound|22||"))!.split("|")[3]}:22`;
+        const port = String(pod.spec.containers[0].env.find((e: Obj) => e.name === "PROXY").value)
+          .split(":")
+          .at(-1)!;
+        // The Service's address is loopback, and its port the model's; with TLS the Gateway's host
+        // stays the name curl sends as SNI, and only --resolve says where it is.
+        const rewrite = (target?: string) => (name: string, value: string) => {
+          if (name === "TARGET" && target) return target;
+          if (name === "PROXY")
+            return tls
+              ? value.replace(`:${port}`, `:${model.port}`)
+              : value.replace(/\/\/[^/]+/, `//127.0.0.1:${model.port}`);
+          if (name === "PROXY_RESOLVE") return value.replace(`:${port}:`, `:${model.port}:`);
+          return value;
+        };
+        const serviceEnv = { ENTRYWAY_CONNECT_GATEWAY_SERVICE_HOST: "127.0.0.1" };
 
-      const refused = await runTestPod(pod, { serviceEnv, rewrite: rewrite() });
-      expect(refused.stderr).toBe("");
-      expect(refused.status).toBe(0);
-      expect(refused.stdout).toMatch(/^refused: CONNECT undeclared\.invalid:22 through \S+ answered 404\n$/);
+        const refused = await runTestPod(pod, { serviceEnv, rewrite: rewrite() });
+        expect(refused.stderr).toBe("");
+        expect(refused.status).toBe(0);
+        expect(refused.stdout).toMatch(/^refused: CONNECT undeclared\.invalid:22 through \S+ answered 404\n$/);
 
-      const tunnelled = await runTestPod(pod, { serviceEnv, rewrite: rewrite(declared) });
-      expect(tunnelled.status).toBe(1);
-      expect(tunnelled.stderr).toMatch(new RegExp(`^OPEN PROXY: CONNECT ${declared.replace(/\./g, "\\.")} through \\S+ was tunnelled \\(200\\)\\n$`));
+        const tunnelled = await runTestPod(pod, { serviceEnv, rewrite: rewrite(declared) });
+        expect(tunnelled.status).toBe(1);
+        expect(tunnelled.stderr).toMatch(
+          new RegExp(`^OPEN PROXY: CONNECT ${declared.replace(/\./g, "\\.")} through \\S+ was tunnelled \\(200\\)\\n$`),
+        );
 
-      expect(model.log.map((d) => [d.method, d.authority, d.status])).toEqual([["CONNECT", "undeclared.invalid:22", 404], ["CONNECT", declared, 200]]);
-    } finally {
-      await model.close();
-      sshLike.close();
-    }
-  });
+        expect(model.log.map((d) => [d.method, d.authority, d.status])).toEqual([
+          ["CONNECT", "undeclared.invalid:22", 404],
+          ["CONNECT", declared, 200],
+        ]);
+      } finally {
+        await model.close();
+        sshLike.close();
+      }
+    },
+  );
 });

@@ -76,8 +76,13 @@ function debianRootfs(): Promise<string> {
   return cached(`debian-${DEBIAN.suite}-${DEBIAN.variant}-${key(DEBIAN)}.tar`, async (tar) => {
     const dir = mkdtempSync(join(CACHE_DIR, "debootstrap-"));
     try {
-      await run("debootstrap", [`--variant=${DEBIAN.variant}`, DEBIAN.suite, dir, DEBIAN.mirror], { maxBuffer: 64 * 1024 * 1024 });
-      await run("sh", ["-c", `rm -rf '${dir}'/var/cache/apt/archives/*.deb '${dir}'/var/lib/apt/lists/* && tar -C '${dir}' --numeric-owner -cf '${tar}' .`]);
+      await run("debootstrap", [`--variant=${DEBIAN.variant}`, DEBIAN.suite, dir, DEBIAN.mirror], {
+        maxBuffer: 64 * 1024 * 1024,
+      });
+      await run("sh", [
+        "-c",
+        `rm -rf '${dir}'/var/cache/apt/archives/*.deb '${dir}'/var/lib/apt/lists/* && tar -C '${dir}' --numeric-owner -cf '${tar}' .`,
+      ]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -88,7 +93,11 @@ function debianRootfs(): Promise<string> {
 function nodePackages(): Promise<string> {
   return cached(`node-${key(NODE_PACKAGES)}`, async (dir) => {
     mkdirSync(dir, { recursive: true });
-    await run("npm", ["install", "--prefix", dir, "--no-save", "--no-audit", "--no-fund", "--ignore-scripts", ...NODE_PACKAGES], { maxBuffer: 64 * 1024 * 1024 });
+    await run(
+      "npm",
+      ["install", "--prefix", dir, "--no-save", "--no-audit", "--no-fund", "--ignore-scripts", ...NODE_PACKAGES],
+      { maxBuffer: 64 * 1024 * 1024 },
+    );
   });
 }
 
@@ -103,11 +112,29 @@ export async function makeBases(podman: Podman): Promise<Record<string, number>>
       times[name] = Math.round(performance.now() - start);
     }
   };
-  const [rootfs, node] = await Promise.all([timed("debootstrap (or cache)", debianRootfs), timed("node and npm packages (or cache)", nodePackages)]);
+  const [rootfs, node] = await Promise.all([
+    timed("debootstrap (or cache)", debianRootfs),
+    timed("node and npm packages (or cache)", nodePackages),
+  ]);
   await timed("import Debian rootfs", () => podman.podman("import", rootfs, DEBIAN_BASE));
   const containerfile = join(podman.dir, "node-base.Containerfile");
   writeFileSync(containerfile, NODE_CONTAINERFILE);
-  const hostCa = [process.env.NODE_EXTRA_CA_CERTS, "/etc/ssl/certs/ca-certificates.crt"].find((file) => file && existsSync(file)) ?? "/dev/null";
-  await timed("build Node base", () => podman.podman("build", "--network", "none", "-v", `${hostCa}:${HOST_CA_MOUNT}:ro`, "-f", containerfile, "-t", NODE_BASE, node));
+  const hostCa =
+    [process.env.NODE_EXTRA_CA_CERTS, "/etc/ssl/certs/ca-certificates.crt"].find((file) => file && existsSync(file)) ??
+    "/dev/null";
+  await timed("build Node base", () =>
+    podman.podman(
+      "build",
+      "--network",
+      "none",
+      "-v",
+      `${hostCa}:${HOST_CA_MOUNT}:ro`,
+      "-f",
+      containerfile,
+      "-t",
+      NODE_BASE,
+      node,
+    ),
+  );
   return times;
 }

@@ -28,7 +28,10 @@ import { startWorkspaceContainer, type WorkspaceContainer } from "./workspace";
 
 const runFile = promisify(execFile);
 const toolsPresent = podmanAvailable() && existsSync("/usr/sbin/debootstrap") && existsSync("/usr/bin/ssh");
-if (!toolsPresent && process.env.CI) throw new Error("podman, runc, busybox-static, debootstrap and openssh-client are required (see .ci/apt-packages.txt)");
+if (!toolsPresent && process.env.CI)
+  throw new Error(
+    "podman, runc, busybox-static, debootstrap and openssh-client are required (see .ci/apt-packages.txt)",
+  );
 
 const VERSION = "0.0.0-images-test";
 const GATEWAY_IMAGE = `localhost/entryway/exec-gateway:${VERSION}`;
@@ -59,7 +62,10 @@ async function imageFiles(image: string): Promise<string[]> {
     const tar = join(podman.dir, `${container}.tar`);
     await podman.podman("export", "-o", tar, container);
     const { stdout } = await runFile("tar", ["-tf", tar], { maxBuffer: 256 * 1024 * 1024 });
-    return stdout.split("\n").filter(Boolean).map((path) => `/${path.replace(/^\.?\//, "")}`);
+    return stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((path) => `/${path.replace(/^\.?\//, "")}`);
   } finally {
     await podman.podman("rm", container);
   }
@@ -70,11 +76,28 @@ describe.skipIf(!toolsPresent)("images built with podman and run as users run th
     podman = await startPodman({ storageDriver: "overlay" });
     const times = await makeBases(podman);
     for (const [step, ms] of Object.entries(times)) console.log(`images: ${step}: ${(ms / 1000).toFixed(1)} s`);
-    const build = (...args: string[]) => podman.podman("build", "--network", "host", "--build-arg", `VERSION=${VERSION}`, ...args);
+    const build = (...args: string[]) =>
+      podman.podman("build", "--network", "host", "--build-arg", `VERSION=${VERSION}`, ...args);
     mkdirSync(NPM_CACHE_DIR, { recursive: true });
-    await timed("build gateway/Dockerfile", () => build("--build-arg", `BASE=${NODE_BASE}`, "-v", `${NPM_CACHE_DIR}:/root/.npm`, "-f", join(repoRoot, "gateway/Dockerfile"), "-t", GATEWAY_IMAGE, repoRoot));
-    await timed("build images/ssh-workspace/Dockerfile", () => build("--build-arg", `BASE=${DEBIAN_BASE}`, "-t", WORKSPACE_IMAGE, join(repoRoot, "images/ssh-workspace")));
-    console.log(`images: sizes: exec-gateway ${await imageSize(GATEWAY_IMAGE)}, ssh-workspace ${await imageSize(WORKSPACE_IMAGE)}, node base ${await imageSize(NODE_BASE)}`);
+    await timed("build gateway/Dockerfile", () =>
+      build(
+        "--build-arg",
+        `BASE=${NODE_BASE}`,
+        "-v",
+        `${NPM_CACHE_DIR}:/root/.npm`,
+        "-f",
+        join(repoRoot, "gateway/Dockerfile"),
+        "-t",
+        GATEWAY_IMAGE,
+        repoRoot,
+      ),
+    );
+    await timed("build images/ssh-workspace/Dockerfile", () =>
+      build("--build-arg", `BASE=${DEBIAN_BASE}`, "-t", WORKSPACE_IMAGE, join(repoRoot, "images/ssh-workspace")),
+    );
+    console.log(
+      `images: sizes: exec-gateway ${await imageSize(GATEWAY_IMAGE)}, ssh-workspace ${await imageSize(WORKSPACE_IMAGE)}, node base ${await imageSize(NODE_BASE)}`,
+    );
   }, 1_800_000);
 
   afterAll(async () => {
@@ -86,7 +109,10 @@ describe.skipIf(!toolsPresent)("images built with podman and run as users run th
     [GATEWAY_IMAGE, "Entryway exec gateway"],
     [WORKSPACE_IMAGE, "Entryway SSH workspace"],
   ])("%s carries the OCI labels", async (image, title) => {
-    const labels = JSON.parse(await podman.podman("image", "inspect", "--format", "{{json .Labels}}", image)) as Record<string, string>;
+    const labels = JSON.parse(await podman.podman("image", "inspect", "--format", "{{json .Labels}}", image)) as Record<
+      string,
+      string
+    >;
     expect(labels).toMatchObject({ ...EXPECTED_LABELS, "org.opencontainers.image.title": title });
     expect(labels["org.opencontainers.image.description"]).toMatch(/\S/);
   });
@@ -96,14 +122,29 @@ describe.skipIf(!toolsPresent)("images built with podman and run as users run th
     expect(files).toContain("/usr/local/bin/node");
     expect(files).toContain("/app/gateway/dist/cli/main.js");
     const names = new Set(files.map((path) => path.replace(/\/$/, "").split("/").pop()));
-    for (const tool of ["sh", "bash", "dash", "busybox", "apt", "apt-get", "dpkg", "npm", "npx", "ldd", "ls", "cat"]) expect(names, tool).not.toContain(tool);
-    const config = JSON.parse(await podman.podman("image", "inspect", "--format", "{{json .Config}}", GATEWAY_IMAGE)) as { User: string };
+    for (const tool of ["sh", "bash", "dash", "busybox", "apt", "apt-get", "dpkg", "npm", "npx", "ldd", "ls", "cat"])
+      expect(names, tool).not.toContain(tool);
+    const config = JSON.parse(
+      await podman.podman("image", "inspect", "--format", "{{json .Config}}", GATEWAY_IMAGE),
+    ) as { User: string };
     expect(config.User).toBe("1000:1000");
   });
 
   it("the gateway image resolves its user and host names without NSS modules (glibc's own files and dns)", async () => {
-    const script = 'const os = require("node:os"); require("node:dns").lookup("localhost", { family: 4 }, (e, a) => console.log(os.userInfo().username, e ? e.code : a))';
-    const out = await podman.podman("run", "--rm", "--network", "none", "--read-only", "--entrypoint", "/usr/local/bin/node", GATEWAY_IMAGE, "-e", script);
+    const script =
+      'const os = require("node:os"); require("node:dns").lookup("localhost", { family: 4 }, (e, a) => console.log(os.userInfo().username, e ? e.code : a))';
+    const out = await podman.podman(
+      "run",
+      "--rm",
+      "--network",
+      "none",
+      "--read-only",
+      "--entrypoint",
+      "/usr/local/bin/node",
+      GATEWAY_IMAGE,
+      "-e",
+      script,
+    );
     expect(out).toBe("node 127.0.0.1\n");
   });
 
@@ -122,7 +163,13 @@ describe.skipIf(!toolsPresent)("images built with podman and run as users run th
           const call = JSON.parse(body) as { token: string; target: Record<string, unknown> };
           webhookCalls.push(call);
           response.setHeader("content-type", "application/json");
-          response.end(JSON.stringify(call.token === "let-me-in" ? { allowed: true, user: "alice" } : { allowed: false, reason: "unknown token" }));
+          response.end(
+            JSON.stringify(
+              call.token === "let-me-in"
+                ? { allowed: true, user: "alice" }
+                : { allowed: false, reason: "unknown token" },
+            ),
+          );
         });
       });
       await new Promise<void>((resolve) => webhook.listen(0, "127.0.0.1", resolve));
@@ -136,27 +183,46 @@ describe.skipIf(!toolsPresent)("images built with podman and run as users run th
       gatewayPort = await freePort();
       metricsPort = await freePort();
       await podman.podman(
-        "run", "-d", "--name", "exec-gateway",
-        "--network", "host",
-        "--read-only", "--read-only-tmpfs=false",
-        "--cap-drop", "ALL",
-        "--security-opt", "no-new-privileges",
-        "--group-add", String(socketGroup),
-        "-v", `${podman.socketPath}:/var/run/docker.sock`,
-        "-e", "ENTRYWAY_HOST=127.0.0.1",
-        "-e", `ENTRYWAY_PORT=${gatewayPort}`,
-        "-e", "ENTRYWAY_METRICS_HOST=127.0.0.1",
-        "-e", `ENTRYWAY_METRICS_PORT=${metricsPort}`,
-        "-e", "ENTRYWAY_BACKEND=docker",
-        "-e", "ENTRYWAY_AUTHORIZER=webhook",
-        "-e", `ENTRYWAY_WEBHOOK_URL=http://127.0.0.1:${(webhook.address() as AddressInfo).port}/entry-auth`,
+        "run",
+        "-d",
+        "--name",
+        "exec-gateway",
+        "--network",
+        "host",
+        "--read-only",
+        "--read-only-tmpfs=false",
+        "--cap-drop",
+        "ALL",
+        "--security-opt",
+        "no-new-privileges",
+        "--group-add",
+        String(socketGroup),
+        "-v",
+        `${podman.socketPath}:/var/run/docker.sock`,
+        "-e",
+        "ENTRYWAY_HOST=127.0.0.1",
+        "-e",
+        `ENTRYWAY_PORT=${gatewayPort}`,
+        "-e",
+        "ENTRYWAY_METRICS_HOST=127.0.0.1",
+        "-e",
+        `ENTRYWAY_METRICS_PORT=${metricsPort}`,
+        "-e",
+        "ENTRYWAY_BACKEND=docker",
+        "-e",
+        "ENTRYWAY_AUTHORIZER=webhook",
+        "-e",
+        `ENTRYWAY_WEBHOOK_URL=http://127.0.0.1:${(webhook.address() as AddressInfo).port}/entry-auth`,
         GATEWAY_IMAGE,
       );
-      const running = async () => (await podman.podman("inspect", "--format", "{{.State.Running}}", "exec-gateway")).trim() === "true";
+      const running = async () =>
+        (await podman.podman("inspect", "--format", "{{.State.Running}}", "exec-gateway")).trim() === "true";
       try {
         await waitForPort(gatewayPort, "the gateway container", running);
       } catch (error) {
-        throw new Error(`${(error as Error).message}\n${await podman.podman("logs", "exec-gateway").catch(() => "")}`, { cause: error });
+        throw new Error(`${(error as Error).message}\n${await podman.podman("logs", "exec-gateway").catch(() => "")}`, {
+          cause: error,
+        });
       }
     }, 120_000);
 
@@ -165,7 +231,9 @@ describe.skipIf(!toolsPresent)("images built with podman and run as users run th
     it("runs as uid 1000 and answers readiness once the Docker API answers", async () => {
       // podman top reads /proc from the host (psgo): the image has no ps to run. `node` is uid 1000 in the image's /etc/passwd.
       const top = await podman.podman("top", "exec-gateway", "user", "args");
-      expect(top.trim().split("\n").slice(1)).toEqual([expect.stringMatching(/^node\s+\/usr\/local\/bin\/node \/app\/gateway\/dist\/cli\/main\.js serve\s*$/)]);
+      expect(top.trim().split("\n").slice(1)).toEqual([
+        expect.stringMatching(/^node\s+\/usr\/local\/bin\/node \/app\/gateway\/dist\/cli\/main\.js serve\s*$/),
+      ]);
       const pid = (await podman.podman("inspect", "--format", "{{.State.Pid}}", "exec-gateway")).trim();
       const status = readFileSync(`/proc/${pid}/status`, "utf8");
       expect(status).toMatch(/^Uid:\s+1000\s+1000\s+1000\s+1000$/m);
@@ -176,7 +244,9 @@ describe.skipIf(!toolsPresent)("images built with podman and run as users run th
     });
 
     it("gives an allowed client a shell in the target container, with its output and exit code", async () => {
-      const client = await EntryClient.connect(`ws://127.0.0.1:${gatewayPort}/v1/enter?container=exec-target`, { token: "let-me-in" });
+      const client = await EntryClient.connect(`ws://127.0.0.1:${gatewayPort}/v1/enter?container=exec-target`, {
+        token: "let-me-in",
+      });
       client.winch(80, 24);
       client.type("echo from-the-image-$((6 * 7)); exit 7\n");
       await client.waitFor(/from-the-image-42/);
@@ -185,7 +255,9 @@ describe.skipIf(!toolsPresent)("images built with podman and run as users run th
     });
 
     it("refuses a token the webhook does not allow", async () => {
-      const client = await EntryClient.connect(`ws://127.0.0.1:${gatewayPort}/v1/enter?container=exec-target`, { token: "guess" });
+      const client = await EntryClient.connect(`ws://127.0.0.1:${gatewayPort}/v1/enter?container=exec-target`, {
+        token: "guess",
+      });
       expect(await client.closed).toMatchObject({ closeCode: "denied" });
       expect(await podman.shells("exec-target")).toEqual([]);
     });
@@ -208,24 +280,45 @@ describe.skipIf(!toolsPresent)("images built with podman and run as users run th
       expect(result.status).toBe(0);
       const [uid, name, ...status] = result.stdout.trim().split("\n");
       expect([uid, name]).toEqual(["1000", "dev"]);
-      expect(Object.fromEntries(status.map((line) => line.split(/:\s+/)))).toEqual({ CapPrm: "0000000000000000", CapEff: "0000000000000000", CapBnd: "0000000000000000", NoNewPrivs: "1" });
+      expect(Object.fromEntries(status.map((line) => line.split(/:\s+/)))).toEqual({
+        CapPrm: "0000000000000000",
+        CapEff: "0000000000000000",
+        CapBnd: "0000000000000000",
+        NoNewPrivs: "1",
+      });
     });
 
     it("has no root process: sshd and the session run as uid 1000", () => {
       const result = ssh("ps -e -o uid=,comm=");
       expect(result.status).toBe(0);
-      const processes = result.stdout.trim().split("\n").map((line) => line.trim().split(/\s+/));
+      const processes = result.stdout
+        .trim()
+        .split("\n")
+        .map((line) => line.trim().split(/\s+/));
       expect(processes.map(([, command]) => command)).toContain("sshd");
       expect(processes.filter(([uid]) => uid !== "1000")).toEqual([]);
     });
 
     it("writes only to the home volume and the emptyDirs: the root filesystem is read-only", () => {
-      const result = ssh("for f in ~/kept /tmp/scratch /run/entryway/scratch /etc/x /usr/local/x; do touch $f 2>/dev/null && echo \"$f yes\" || echo \"$f no\"; done");
-      expect(result.stdout).toBe(["/home/dev/kept yes", "/tmp/scratch yes", "/run/entryway/scratch yes", "/etc/x no", "/usr/local/x no", ""].join("\n"));
+      const result = ssh(
+        'for f in ~/kept /tmp/scratch /run/entryway/scratch /etc/x /usr/local/x; do touch $f 2>/dev/null && echo "$f yes" || echo "$f no"; done',
+      );
+      expect(result.stdout).toBe(
+        [
+          "/home/dev/kept yes",
+          "/tmp/scratch yes",
+          "/run/entryway/scratch yes",
+          "/etc/x no",
+          "/usr/local/x no",
+          "",
+        ].join("\n"),
+      );
     });
 
     it("is reached through the CONNECT gateway of the chart (the Istio model) with entryway connect-proxy, and an undeclared workspace is refused", async () => {
-      const objects = helmTemplate(helmBinaries()[0], join(repoRoot, "charts/entryway"), { valuesFiles: [join(repoRoot, "charts/entryway/ci/ssh-one-workspace.yaml")] });
+      const objects = helmTemplate(helmBinaries()[0], join(repoRoot, "charts/entryway"), {
+        valuesFiles: [join(repoRoot, "charts/entryway/ci/ssh-one-workspace.yaml")],
+      });
       const envoy = buildGatewayEnvoy({ objects, gatewayName: "entryway-connect-gateway" });
       expect(envoy.rejected).toBeUndefined();
       const clusters = [...envoy.clusters].filter((c) => c.startsWith("outbound|22||"));
@@ -238,13 +331,27 @@ describe.skipIf(!toolsPresent)("images built with podman and run as users run th
         writeFileSync(knownHosts, readFileSync(workspace.knownHostsFile, "utf8").replace(/^\S+/, fqdn));
         const script = (target: string) =>
           run("bash", [join(repoRoot, "scripts/e2e/ssh-through-gateway.sh")], {
-            env: { ...process.env, E2E_DIR: join(podman.dir, "e2e"), GATEWAY: `127.0.0.1:${model.port}`, WORKSPACE: target, SSH_USER: workspace.user, IDENTITY_FILE: workspace.identityFile, KNOWN_HOSTS: knownHosts },
+            env: {
+              ...process.env,
+              E2E_DIR: join(podman.dir, "e2e"),
+              GATEWAY: `127.0.0.1:${model.port}`,
+              WORKSPACE: target,
+              SSH_USER: workspace.user,
+              IDENTITY_FILE: workspace.identityFile,
+              KNOWN_HOSTS: knownHosts,
+            },
           });
-        expect(await script(fqdn)).toEqual({ status: 0, stdout: `ssh through 127.0.0.1:${model.port} to ${workspace.user}@${fqdn}: ok\n`, stderr: "" });
+        expect(await script(fqdn)).toEqual({
+          status: 0,
+          stdout: `ssh through 127.0.0.1:${model.port} to ${workspace.user}@${fqdn}: ok\n`,
+          stderr: "",
+        });
         const undeclared = fqdn.replace(/^[^.]+/, "nosuch");
         const refused = await script(undeclared);
         expect(refused.status).not.toBe(0);
-        expect(refused.stderr).toContain(`entryway connect-proxy: the gateway 127.0.0.1:${model.port} refused ${undeclared}:22: 404 Not Found`);
+        expect(refused.stderr).toContain(
+          `entryway connect-proxy: the gateway 127.0.0.1:${model.port} refused ${undeclared}:22: 404 Not Found`,
+        );
       } finally {
         await model.close();
       }

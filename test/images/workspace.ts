@@ -33,7 +33,12 @@ export interface WorkspaceContainer {
   sshArgs(command: string): string[];
 }
 
-export async function startWorkspaceContainer(podman: Podman, image: string, name: string, user = "dev"): Promise<WorkspaceContainer> {
+export async function startWorkspaceContainer(
+  podman: Podman,
+  image: string,
+  name: string,
+  user = "dev",
+): Promise<WorkspaceContainer> {
   const dir = join(podman.dir, name);
   mkdirSync(dir, { recursive: true });
   const identityFile = join(dir, "id_ed25519");
@@ -42,33 +47,56 @@ export async function startWorkspaceContainer(podman: Podman, image: string, nam
   writeFileSync(authorizedKeys, readFileSync(`${identityFile}.pub`));
   chmodSync(authorizedKeys, 0o444); // the Secret's defaultMode
   const sshdConfig = join(dir, "sshd_config");
-  writeFileSync(sshdConfig, readFileSync(join(repoRoot, "images/ssh-workspace/sshd_config"), "utf8").replace(/^ListenAddress .*$/m, "ListenAddress 127.0.0.1"));
+  writeFileSync(
+    sshdConfig,
+    readFileSync(join(repoRoot, "images/ssh-workspace/sshd_config"), "utf8").replace(
+      /^ListenAddress .*$/m,
+      "ListenAddress 127.0.0.1",
+    ),
+  );
   chmodSync(sshdConfig, 0o444);
 
   const port = await freePort();
   const home = `/home/${user}`;
   await podman.podman(
-    "run", "-d", "--name", name,
-    "--network", "host",
-    "--user", "1000",
-    "--cap-drop", "ALL",
-    "--security-opt", "no-new-privileges",
-    "--read-only", "--read-only-tmpfs=false",
-    "-v", `${name}-home:${home}`,
-    "-v", `${authorizedKeys}:/etc/entryway/keys/authorized_keys:ro`,
-    "-v", `${sshdConfig}:/etc/ssh/entryway/sshd_config:ro`,
+    "run",
+    "-d",
+    "--name",
+    name,
+    "--network",
+    "host",
+    "--user",
+    "1000",
+    "--cap-drop",
+    "ALL",
+    "--security-opt",
+    "no-new-privileges",
+    "--read-only",
+    "--read-only-tmpfs=false",
+    "-v",
+    `${name}-home:${home}`,
+    "-v",
+    `${authorizedKeys}:/etc/entryway/keys/authorized_keys:ro`,
+    "-v",
+    `${sshdConfig}:/etc/ssh/entryway/sshd_config:ro`,
     // Writable by the user, as the pod's emptyDir is (podman gives a tmpfs the image directory's
     // mode, 0755, and root as owner; U hands it to the container's user).
-    "--tmpfs", "/run/entryway:rw,size=16m,U",
-    "--tmpfs", "/tmp:rw,mode=1777",
-    "-e", `ENTRYWAY_SSHD_PORT=${port}`,
+    "--tmpfs",
+    "/run/entryway:rw,size=16m,U",
+    "--tmpfs",
+    "/tmp:rw,mode=1777",
+    "-e",
+    `ENTRYWAY_SSHD_PORT=${port}`,
     image,
   );
-  const running = async () => (await podman.podman("inspect", "--format", "{{.State.Running}}", name)).trim() === "true";
+  const running = async () =>
+    (await podman.podman("inspect", "--format", "{{.State.Running}}", name)).trim() === "true";
   try {
     await waitForPort(port, `sshd in ${name}`, running);
   } catch (error) {
-    throw new Error(`${(error as Error).message}\n${await podman.podman("logs", name).catch(() => "")}`, { cause: error });
+    throw new Error(`${(error as Error).message}\n${await podman.podman("logs", name).catch(() => "")}`, {
+      cause: error,
+    });
   }
 
   // The host key the entrypoint made on the home volume, for a known_hosts line.
@@ -83,9 +111,22 @@ export async function startWorkspaceContainer(podman: Podman, image: string, nam
     identityFile,
     knownHostsFile,
     sshArgs: (command) => [
-      "-F", "none", "-i", identityFile, "-p", String(port),
-      "-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes", "-o", "StrictHostKeyChecking=yes", "-o", `UserKnownHostsFile=${knownHostsFile}`,
-      `${user}@127.0.0.1`, command,
+      "-F",
+      "none",
+      "-i",
+      identityFile,
+      "-p",
+      String(port),
+      "-o",
+      "BatchMode=yes",
+      "-o",
+      "IdentitiesOnly=yes",
+      "-o",
+      "StrictHostKeyChecking=yes",
+      "-o",
+      `UserKnownHostsFile=${knownHostsFile}`,
+      `${user}@127.0.0.1`,
+      command,
     ],
   };
 }

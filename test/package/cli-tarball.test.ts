@@ -29,13 +29,29 @@ let gatewayPackage: PackedPackage;
 /** Runs the installed `entryway` (the gateway model lives in this process). */
 function entryway(args: string[], input = "") {
   // The prefix's bin/ first, as after `npm install -g`; the CLI's `#!/usr/bin/env node` finds this Node.
-  return runText(entrywayBin, args, { input, env: { ...process.env, PATH: `${path.dirname(entrywayBin)}:${path.dirname(process.execPath)}:${process.env.PATH}` } });
+  return runText(entrywayBin, args, {
+    input,
+    env: { ...process.env, PATH: `${path.dirname(entrywayBin)}:${path.dirname(process.execPath)}:${process.env.PATH}` },
+  });
 }
 
 beforeAll(() => {
   const packed = npmPack(scratch, ["@entryway/ssh-config", "@entryway/gateway"]);
   gatewayPackage = packed.find((p) => p.name === "@entryway/gateway")!;
-  const install = run("npm", ["install", "--global", "--prefix", prefix, ...packed.map((p) => p.tarball), "--prefer-offline", "--no-audit", "--no-fund"], scratch);
+  const install = run(
+    "npm",
+    [
+      "install",
+      "--global",
+      "--prefix",
+      prefix,
+      ...packed.map((p) => p.tarball),
+      "--prefer-offline",
+      "--no-audit",
+      "--no-fund",
+    ],
+    scratch,
+  );
   if (!install.ok) throw new Error(`npm install -g of the tarballs failed: ${install.output}`);
 }, 600_000);
 
@@ -45,8 +61,21 @@ const SUBCOMMANDS = ["enter", "ssh-config", "connect-proxy", "serve"];
 
 describe("npm install -g @entryway/gateway", () => {
   it("packs the built CLI, the protocol's proto file and the web terminal, without sources or tests", () => {
-    expect(gatewayPackage.files).toEqual(expect.arrayContaining(["package.json", "README.md", "dist/cli/main.js", "dist/server.js", "proto/message.proto", "dist/web/index.html"]));
-    expect(gatewayPackage.files.filter((f) => /^(src|test|bench|web)\//.test(f) || (f.endsWith(".ts") && !f.endsWith(".d.ts")))).toEqual([]);
+    expect(gatewayPackage.files).toEqual(
+      expect.arrayContaining([
+        "package.json",
+        "README.md",
+        "dist/cli/main.js",
+        "dist/server.js",
+        "proto/message.proto",
+        "dist/web/index.html",
+      ]),
+    );
+    expect(
+      gatewayPackage.files.filter(
+        (f) => /^(src|test|bench|web)\//.test(f) || (f.endsWith(".ts") && !f.endsWith(".d.ts")),
+      ),
+    ).toEqual([]);
   });
 
   it("puts `entryway` on the prefix's bin/, and its help lists every subcommand", async () => {
@@ -69,9 +98,21 @@ describe("npm install -g @entryway/gateway", () => {
   });
 
   it("`entryway ssh-config` prints the block the components output", async () => {
-    const result = await entryway(["ssh-config", "--gateway", "ssh.example.com:2222", "alice=entryway-ws-alice.dev.svc.cluster.local"]);
+    const result = await entryway([
+      "ssh-config",
+      "--gateway",
+      "ssh.example.com:2222",
+      "alice=entryway-ws-alice.dev.svc.cluster.local",
+    ]);
     expect(result).toMatchObject({ status: 0, stderr: "" });
-    expect(result.stdout).toBe(sshConfigBlock({ alias: "alice", hostName: "entryway-ws-alice.dev.svc.cluster.local", user: "dev", gateway: "ssh.example.com:2222" }));
+    expect(result.stdout).toBe(
+      sshConfigBlock({
+        alias: "alice",
+        hostName: "entryway-ws-alice.dev.svc.cluster.local",
+        user: "dev",
+        gateway: "ssh.example.com:2222",
+      }),
+    );
   });
 });
 
@@ -86,8 +127,12 @@ describe("the installed `entryway connect-proxy` through the Istio gateway model
       socket.write("SSH-2.0-echo\r\n");
       socket.pipe(socket);
     });
-    const echoPort = await new Promise<number>((resolve) => echo.listen(0, "127.0.0.1", () => resolve((echo.address() as net.AddressInfo).port)));
-    const objects = helmTemplate(helmBinaries()[0], path.join(repoRoot, "charts/entryway"), { valuesFiles: [path.join(repoRoot, "charts/entryway/ci/ssh-one-workspace.yaml")] });
+    const echoPort = await new Promise<number>((resolve) =>
+      echo.listen(0, "127.0.0.1", () => resolve((echo.address() as net.AddressInfo).port)),
+    );
+    const objects = helmTemplate(helmBinaries()[0], path.join(repoRoot, "charts/entryway"), {
+      valuesFiles: [path.join(repoRoot, "charts/entryway/ci/ssh-one-workspace.yaml")],
+    });
     const envoy = buildGatewayEnvoy({ objects, gatewayName: "entryway-connect-gateway" });
     expect(envoy.rejected).toBeUndefined();
     const workspaceClusters = [...envoy.clusters].filter((c) => c.startsWith("outbound|22||"));
@@ -102,7 +147,10 @@ describe("the installed `entryway connect-proxy` through the Istio gateway model
   });
 
   it("tunnels to the declared workspace: its greeting and the echoed stdin come back, and stdin's end ends it", async () => {
-    const result = await entryway(["connect-proxy", `127.0.0.1:${model.port}`, workspace, "22"], "hello through the installed CLI\n");
+    const result = await entryway(
+      ["connect-proxy", `127.0.0.1:${model.port}`, workspace, "22"],
+      "hello through the installed CLI\n",
+    );
     expect(result).toEqual({ status: 0, stdout: "SSH-2.0-echo\r\nhello through the installed CLI\n", stderr: "" });
     expect(model.log.at(-1)).toMatchObject({ method: "CONNECT", authority: `${workspace}:22`, status: 200 });
   });

@@ -15,11 +15,38 @@ import { beforeAll, describe, expect, it } from "vitest";
 import * as entryway from "../../components";
 import { generatePackageSchema, PACKAGE_SCHEMA_FILE } from "../../scripts/generate-package-schema";
 
-interface Property { type?: string; $ref?: string; items?: Property; additionalProperties?: Property; description?: string; plain?: boolean }
-interface Resource { isComponent: boolean; inputProperties: Record<string, Property>; requiredInputs: string[]; properties: Record<string, Property> }
-interface PackageSchema { name: string; resources: Record<string, Resource>; types: Record<string, { type: string; enum?: { name: string; value: string }[]; properties?: Record<string, Property> }> }
+interface Property {
+  type?: string;
+  $ref?: string;
+  items?: Property;
+  additionalProperties?: Property;
+  description?: string;
+  plain?: boolean;
+}
+interface Resource {
+  isComponent: boolean;
+  inputProperties: Record<string, Property>;
+  requiredInputs: string[];
+  properties: Record<string, Property>;
+}
+interface PackageSchema {
+  name: string;
+  resources: Record<string, Resource>;
+  types: Record<
+    string,
+    { type: string; enum?: { name: string; value: string }[]; properties?: Record<string, Property> }
+  >;
+}
 
-const COMPONENTS = ["ExecGateway", "ConnectGateway", "SshWorkspace", "AnsibleForms", "RemoteRte", "RunnerSeed", "Stack"];
+const COMPONENTS = [
+  "ExecGateway",
+  "ConnectGateway",
+  "SshWorkspace",
+  "AnsibleForms",
+  "RemoteRte",
+  "RunnerSeed",
+  "Stack",
+];
 let inferred = "";
 let schema: PackageSchema;
 const resource = (name: string) => schema.resources[`entryway:index:${name}`];
@@ -32,7 +59,9 @@ beforeAll(async () => {
 
 describe("the package schema Pulumi's analyzer infers", () => {
   it("is the checked-in schema.json (npm run generate:package-schema)", () => {
-    expect(inferred, "schema.json is stale: run npm run generate:package-schema").toBe(readFileSync(PACKAGE_SCHEMA_FILE, "utf8"));
+    expect(inferred, "schema.json is stale: run npm run generate:package-schema").toBe(
+      readFileSync(PACKAGE_SCHEMA_FILE, "utf8"),
+    );
   });
 
   it("has all seven components, and nothing else", () => {
@@ -45,30 +74,59 @@ describe("the package schema Pulumi's analyzer infers", () => {
     const exec = resource("ExecGateway");
     expect(exec.inputProperties.namespace).toMatchObject({ type: "string" });
     expect(exec.inputProperties.namespace.plain).toBeUndefined();
-    expect(exec.inputProperties.targetNamespaces).toMatchObject({ type: "array", items: { type: "string" }, plain: true });
+    expect(exec.inputProperties.targetNamespaces).toMatchObject({
+      type: "array",
+      items: { type: "string" },
+      plain: true,
+    });
     expect(exec.inputProperties.authorizer).toMatchObject({ $ref: typeRef("ExecGatewayAuthorizer") });
     expect(exec.requiredInputs).toEqual(["namespace"]);
-    expect(resource("SshWorkspace").inputProperties.gateway).toMatchObject({ $ref: typeRef("ConnectGatewayRegistration") });
+    expect(resource("SshWorkspace").inputProperties.gateway).toMatchObject({
+      $ref: typeRef("ConnectGatewayRegistration"),
+    });
     expect(schema.types["entryway:index:ConnectGatewayRegistration"].properties).toMatchObject({
-      gatewayName: { type: "string" }, namespace: { type: "string" }, port: { type: "number" }, routeConfigurationName: { type: "string" }, tls: { type: "boolean" },
-      selector: { type: "object", additionalProperties: { type: "string" } }, dns: { $ref: typeRef("InClusterPeer") },
+      gatewayName: { type: "string" },
+      namespace: { type: "string" },
+      port: { type: "number" },
+      routeConfigurationName: { type: "string" },
+      tls: { type: "boolean" },
+      selector: { type: "object", additionalProperties: { type: "string" } },
+      dns: { $ref: typeRef("InClusterPeer") },
     });
     expect(resource("Stack").requiredInputs).toEqual(["namespace"]);
-    expect(resource("Stack").inputProperties.workspaces).toMatchObject({ type: "array", items: { $ref: typeRef("SshWorkspaceConfig") } });
+    expect(resource("Stack").inputProperties.workspaces).toMatchObject({
+      type: "array",
+      items: { $ref: typeRef("SshWorkspaceConfig") },
+    });
     expect(resource("RunnerSeed").inputProperties.seed).toMatchObject({ $ref: typeRef("SeedSpec") });
-    expect(schema.types["entryway:index:SeedRunner"].properties).toMatchObject({ type: { $ref: typeRef("RunnerType") }, mode: { $ref: typeRef("RteRunnerMode") } });
-    expect(resource("ConnectGateway").properties.registration).toMatchObject({ $ref: typeRef("ConnectGatewayRegistration") });
+    expect(schema.types["entryway:index:SeedRunner"].properties).toMatchObject({
+      type: { $ref: typeRef("RunnerType") },
+      mode: { $ref: typeRef("RteRunnerMode") },
+    });
+    expect(resource("ConnectGateway").properties.registration).toMatchObject({
+      $ref: typeRef("ConnectGatewayRegistration"),
+    });
     expect(resource("AnsibleForms").properties.rteMode).toMatchObject({ $ref: typeRef("AnsibleFormsRteMode") });
   });
 
   it("describes the inputs and outputs with their doc comments", () => {
-    expect(resource("ExecGateway").inputProperties.targetNamespaces.description).toMatch(/^The namespaces the gateway may enter: a Role and RoleBinding in each/);
-    expect(resource("ConnectGateway").inputProperties.port.description).toBe("The CONNECT port (default 2222). 80, 443 and Istio's own ports are refused.");
-    expect(resource("SshWorkspace").properties.sshConfig.description).toBe("The ~/.ssh/config block (alias: sshAlias, default the workspace's object name).");
+    expect(resource("ExecGateway").inputProperties.targetNamespaces.description).toMatch(
+      /^The namespaces the gateway may enter: a Role and RoleBinding in each/,
+    );
+    expect(resource("ConnectGateway").inputProperties.port.description).toBe(
+      "The CONNECT port (default 2222). 80, 443 and Istio's own ports are refused.",
+    );
+    expect(resource("SshWorkspace").properties.sshConfig.description).toBe(
+      "The ~/.ssh/config block (alias: sshAlias, default the workspace's object name).",
+    );
     // A JSDoc tag is for the config schema, not part of the description.
-    expect(resource("Stack").inputProperties.name.description).toBe('The base of every object name, as the Helm release name is for the chart (default "entryway").');
+    expect(resource("Stack").inputProperties.name.description).toBe(
+      'The base of every object name, as the Helm release name is for the chart (default "entryway").',
+    );
     const undescribed = Object.entries(schema.resources).flatMap(([type, r]) =>
-      [...Object.entries(r.inputProperties), ...Object.entries(r.properties)].filter(([, p]) => !p.description).map(([key]) => `${type}.${key}`),
+      [...Object.entries(r.inputProperties), ...Object.entries(r.properties)]
+        .filter(([, p]) => !p.description)
+        .map(([key]) => `${type}.${key}`),
     );
     expect(undescribed).toEqual([]);
   });
@@ -76,7 +134,9 @@ describe("the package schema Pulumi's analyzer infers", () => {
   it("says which inputs take secrets and which outputs are secrets", () => {
     expect(resource("AnsibleForms").inputProperties.rteToken.description).toMatch(/Pass a secret/);
     expect(resource("RemoteRte").inputProperties.token.description).toMatch(/pass a secret/);
-    expect(schema.types["entryway:index:ExecGatewayWebhookArgs"].properties!.url.description).toMatch(/pass a Pulumi secret/);
+    expect(schema.types["entryway:index:ExecGatewayWebhookArgs"].properties!.url.description).toMatch(
+      /pass a Pulumi secret/,
+    );
     expect(resource("AnsibleForms").properties.adminPassword.description).toMatch(/\(secret\)/);
     expect(resource("AnsibleForms").properties.rteToken.description).toMatch(/\(secret\)/);
     expect(resource("Stack").properties.ansibleFormsAdminPassword.description).toMatch(/\(a secret\)/);
@@ -94,6 +154,10 @@ describe("the package schema Pulumi's analyzer infers", () => {
       expect(type.type).toBe("string");
       expect(Object.fromEntries(type.enum!.map((member) => [member.name, member.value])), name).toEqual(exported);
     }
-    expect(schema.types["entryway:index:ExecGatewayAuthorizer"].enum!.map((m) => m.value)).toEqual(["kubernetes", "webhook", "oidc"]);
+    expect(schema.types["entryway:index:ExecGatewayAuthorizer"].enum!.map((m) => m.value)).toEqual([
+      "kubernetes",
+      "webhook",
+      "oidc",
+    ]);
   });
 });

@@ -22,7 +22,12 @@ function exportsOf(program: ts.Program, file: string): string[] {
   const source = program.getSourceFile(file);
   if (!source) throw new Error(`${file} is not in the program`);
   const module = program.getTypeChecker().getSymbolAtLocation(source);
-  return module ? program.getTypeChecker().getExportsOfModule(module).map((s) => s.name) : [];
+  return module
+    ? program
+        .getTypeChecker()
+        .getExportsOfModule(module)
+        .map((s) => s.name)
+    : [];
 }
 
 /** Every declaration under components/ exported with an `export` modifier and tagged `@internal`. */
@@ -35,9 +40,15 @@ function internalNames(): string[] {
       else if (entry.name.endsWith(".ts")) {
         const source = ts.createSourceFile(file, ts.sys.readFile(file)!, ts.ScriptTarget.Latest, true);
         for (const statement of source.statements) {
-          if (!ts.canHaveModifiers(statement) || !ts.getModifiers(statement)?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword)) continue;
+          if (
+            !ts.canHaveModifiers(statement) ||
+            !ts.getModifiers(statement)?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword)
+          )
+            continue;
           if (!ts.getJSDocTags(statement).some((tag) => tag.tagName.text === "internal")) continue;
-          const declared = ts.isVariableStatement(statement) ? statement.declarationList.declarations.map((d) => d.name.getText(source)) : [(statement as ts.DeclarationStatement).name?.getText(source) ?? ""];
+          const declared = ts.isVariableStatement(statement)
+            ? statement.declarationList.declarations.map((d) => d.name.getText(source))
+            : [(statement as ts.DeclarationStatement).name?.getText(source) ?? ""];
           names.push(...declared);
         }
       }
@@ -48,11 +59,25 @@ function internalNames(): string[] {
 }
 
 beforeAll(() => {
-  const config = ts.getParsedCommandLineOfConfigFile(path.join(repoRoot, "tsconfig.build.json"), { outDir, emitDeclarationOnly: true, sourceMap: false }, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => { throw new Error(ts.flattenDiagnosticMessageText(d.messageText, "\n")); } });
+  const config = ts.getParsedCommandLineOfConfigFile(
+    path.join(repoRoot, "tsconfig.build.json"),
+    { outDir, emitDeclarationOnly: true, sourceMap: false },
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (d) => {
+        throw new Error(ts.flattenDiagnosticMessageText(d.messageText, "\n"));
+      },
+    },
+  );
   if (!config) throw new Error("tsconfig.build.json cannot be read");
   const build = ts.createProgram(config.fileNames, config.options);
   const result = build.emit();
-  expect(ts.formatDiagnostics([...ts.getPreEmitDiagnostics(build), ...result.diagnostics], ts.createCompilerHost(config.options))).toBe("");
+  expect(
+    ts.formatDiagnostics(
+      [...ts.getPreEmitDiagnostics(build), ...result.diagnostics],
+      ts.createCompilerHost(config.options),
+    ),
+  ).toBe("");
   // The declarations import @pulumi/* and @entryway/ssh-config, as they do from a platform repo's node_modules.
   symlinkSync(path.join(repoRoot, "node_modules"), path.join(outDir, "node_modules"), "dir");
   emitted = ts.createProgram([path.join(outDir, "components/index.d.ts")], {
@@ -70,18 +95,58 @@ afterAll(() => rmSync(outDir, { recursive: true, force: true }));
 
 describe("the published declarations", () => {
   it("export by name from components/index.d.ts what components/index.ts exports: the components, their args and the shapes and enums these use", () => {
-    const source = ts.createProgram([path.join(repoRoot, "components/index.ts")], { strict: true, skipLibCheck: true, resolveJsonModule: true, esModuleInterop: true, noEmit: true });
+    const source = ts.createProgram([path.join(repoRoot, "components/index.ts")], {
+      strict: true,
+      skipLibCheck: true,
+      resolveJsonModule: true,
+      esModuleInterop: true,
+      noEmit: true,
+    });
     const publicNames = exportsOf(source, path.join(repoRoot, "components/index.ts"));
     expect(exportsOf(emitted, path.join(outDir, "components/index.d.ts")).sort()).toEqual([...publicNames].sort());
-    expect(publicNames).toEqual(expect.arrayContaining(["ExecGateway", "ExecGatewayArgs", "ConnectGateway", "SshWorkspace", "AnsibleForms", "RemoteRte", "RunnerSeed", "Stack", "parseStackConfig", "SecretKeyRef", "NetworkProtocol", "ImageSettings"]));
+    expect(publicNames).toEqual(
+      expect.arrayContaining([
+        "ExecGateway",
+        "ExecGatewayArgs",
+        "ConnectGateway",
+        "SshWorkspace",
+        "AnsibleForms",
+        "RemoteRte",
+        "RunnerSeed",
+        "Stack",
+        "parseStackConfig",
+        "SecretKeyRef",
+        "NetworkProtocol",
+        "ImageSettings",
+      ]),
+    );
   });
 
   it("leave out every @internal helper, in every module, so no deep import reaches one", () => {
     const internal = internalNames();
-    expect(internal).toEqual(expect.arrayContaining(["objectName", "EXEC_RULES", "DEBUG_RULE", "REVIEW_RULES", "standardLabels", "dnsEgressRule", "restrictedPodSecurityContext", "validateExecGatewayArgs", "claimGatewayDomain", "seedProblems"]));
-    const modules = emitted.getSourceFiles().filter((f) => f.fileName.startsWith(outDir) && !f.fileName.includes("/node_modules/"));
+    expect(internal).toEqual(
+      expect.arrayContaining([
+        "objectName",
+        "EXEC_RULES",
+        "DEBUG_RULE",
+        "REVIEW_RULES",
+        "standardLabels",
+        "dnsEgressRule",
+        "restrictedPodSecurityContext",
+        "validateExecGatewayArgs",
+        "claimGatewayDomain",
+        "seedProblems",
+      ]),
+    );
+    const modules = emitted
+      .getSourceFiles()
+      .filter((f) => f.fileName.startsWith(outDir) && !f.fileName.includes("/node_modules/"));
     expect(modules.length).toBeGreaterThan(10);
-    const leaked = modules.flatMap((module) => exportsOf(emitted, module.fileName).filter((name) => internal.includes(name)).map((name) => `${path.relative(outDir, module.fileName)}: ${name}`));
+    const leaked = modules.flatMap((module) =>
+      exportsOf(emitted, module.fileName)
+        .filter((name) => internal.includes(name))
+        .map((name) => `${path.relative(outDir, module.fileName)}: ${name}`),
+    );
     expect(leaked).toEqual([]);
   });
 

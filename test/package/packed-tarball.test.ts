@@ -21,7 +21,6 @@ const tsc = path.join(repoRoot, "node_modules/typescript/bin/tsc");
 let packedFiles: string[] = [];
 let sshConfigFiles: string[] = [];
 
-
 const CONSUMER = `
 import * as pulumi from "@pulumi/pulumi";
 import { ConnectGateway, ExecGateway, SshWorkspace, Stack, type ExecGatewayArgs } from "entryway";
@@ -59,8 +58,15 @@ beforeAll(() => {
   packedFiles = library.files;
   sshConfigFiles = sshConfig.files;
   mkdirSync(project);
-  writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "platform-repo", version: "1.0.0", private: true }));
-  const install = run("npm", ["install", library.tarball, sshConfig.tarball, "--prefer-offline", "--no-audit", "--no-fund"], project);
+  writeFileSync(
+    path.join(project, "package.json"),
+    JSON.stringify({ name: "platform-repo", version: "1.0.0", private: true }),
+  );
+  const install = run(
+    "npm",
+    ["install", library.tarball, sshConfig.tarball, "--prefer-offline", "--no-audit", "--no-fund"],
+    project,
+  );
   if (!install.ok) throw new Error(`npm install of the tarball failed: ${install.output}`);
   writeFileSync(
     path.join(project, "tsconfig.json"),
@@ -86,24 +92,43 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 describe("the packed package", () => {
   it("ships the built library, its types, the chart and the docs README links to, and no tests or sources", () => {
     expect(packedFiles).toEqual(
-      expect.arrayContaining(["dist/components/index.js", "dist/components/index.d.ts", "dist/components/exec-gateway/index.d.ts", "charts/entryway/Chart.yaml", "README.md", "docs/ssh-workspaces.md", "docs/reference.md"]),
+      expect.arrayContaining([
+        "dist/components/index.js",
+        "dist/components/index.d.ts",
+        "dist/components/exec-gateway/index.d.ts",
+        "charts/entryway/Chart.yaml",
+        "README.md",
+        "docs/ssh-workspaces.md",
+        "docs/reference.md",
+      ]),
     );
-    expect(packedFiles.filter((f) => /^(test|scripts|policies|gateway|packages)\//.test(f) || /(^|\/)gateway\//.test(f) || /\.ts$/.test(f) && !f.endsWith(".d.ts"))).toEqual([]);
+    expect(
+      packedFiles.filter(
+        (f) =>
+          /^(test|scripts|policies|gateway|packages)\//.test(f) ||
+          /(^|\/)gateway\//.test(f) ||
+          (/\.ts$/.test(f) && !f.endsWith(".d.ts")),
+      ),
+    ).toEqual([]);
   });
 
   it("takes the ssh config writer from @entryway/ssh-config, a CommonJS package of its own, not from the gateway's sources", () => {
     expect(sshConfigFiles.sort()).toEqual(["dist/index.d.ts", "dist/index.js", "package.json"]);
     const installed = path.join(project, "node_modules/@entryway/ssh-config/package.json");
     expect(JSON.parse(readFileSync(installed, "utf8")).type ?? "commonjs").toBe("commonjs");
-    expect(readFileSync(path.join(project, "node_modules/entryway/dist/components/ssh/ssh-workspace.js"), "utf8")).toContain('require("@entryway/ssh-config")');
+    expect(
+      readFileSync(path.join(project, "node_modules/entryway/dist/components/ssh/ssh-workspace.js"), "utf8"),
+    ).toContain('require("@entryway/ssh-config")');
   });
 
   it("installs into a scratch project with its declared dependencies", () => {
     expect(readdirSync(path.join(project, "node_modules/entryway/dist/components"))).toContain("index.js");
-    expect(readdirSync(path.join(project, "node_modules/@pulumi"))).toEqual(expect.arrayContaining(["pulumi", "kubernetes", "random"]));
+    expect(readdirSync(path.join(project, "node_modules/@pulumi"))).toEqual(
+      expect.arrayContaining(["pulumi", "kubernetes", "random"]),
+    );
   });
 
-  it("type-checks and runs `import { ExecGateway } from \"entryway\"`, creating the gateway's resources", () => {
+  it('type-checks and runs `import { ExecGateway } from "entryway"`, creating the gateway\'s resources', () => {
     writeFileSync(path.join(project, "index.ts"), CONSUMER);
     const compiled = run("node", [tsc, "-p", "tsconfig.json"], project);
     expect(compiled.output).toBe("");
@@ -124,10 +149,15 @@ describe("the packed package", () => {
   });
 
   it("rejects wrong arguments at compile time (the types ship, not any)", () => {
-    writeFileSync(path.join(project, "index.ts"), `import { ExecGateway } from "entryway";\nnew ExecGateway("x", { namespace: "a", targetNamespaces: "team-a" });\n`);
+    writeFileSync(
+      path.join(project, "index.ts"),
+      `import { ExecGateway } from "entryway";\nnew ExecGateway("x", { namespace: "a", targetNamespaces: "team-a" });\n`,
+    );
     const compiled = run("node", [tsc, "-p", "tsconfig.json", "--noEmit"], project);
     expect(compiled.ok).toBe(false);
-    expect(compiled.output).toMatch(/targetNamespaces.*string\[\]|Type 'string' is not assignable to type 'string\[\]'/);
+    expect(compiled.output).toMatch(
+      /targetNamespaces.*string\[\]|Type 'string' is not assignable to type 'string\[\]'/,
+    );
   });
 
   it("keeps the components' helpers out of its API: neither the entry nor a deep import has objectName or EXEC_RULES", () => {
@@ -137,7 +167,11 @@ describe("the packed package", () => {
     );
     const compiled = run("node", [tsc, "-p", "tsconfig.json", "--noEmit"], project);
     expect(compiled.ok).toBe(false);
-    expect(compiled.output).toMatch(/index\.ts\(1,\d+\): error TS2305: Module '"entryway"' has no exported member 'objectName'/);
-    expect(compiled.output).toMatch(/index\.ts\(2,\d+\): error TS2305: Module '"entryway\/dist\/components\/exec-gateway"' has no exported member 'EXEC_RULES'/);
+    expect(compiled.output).toMatch(
+      /index\.ts\(1,\d+\): error TS2305: Module '"entryway"' has no exported member 'objectName'/,
+    );
+    expect(compiled.output).toMatch(
+      /index\.ts\(2,\d+\): error TS2305: Module '"entryway\/dist\/components\/exec-gateway"' has no exported member 'EXEC_RULES'/,
+    );
   });
 });

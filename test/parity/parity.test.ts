@@ -34,7 +34,8 @@ export function normalise(object: ObjectLike): Record<string, unknown> {
     if (Array.isArray(node)) return node.forEach(strip);
     if (typeof node !== "object" || node === null) return;
     const record = node as Record<string, unknown>;
-    const metadata = record.metadata as { labels?: Record<string, string>; annotations?: Record<string, string> } | undefined;
+    const metadata = record.metadata as
+      { labels?: Record<string, string>; annotations?: Record<string, string> } | undefined;
     if (metadata?.labels) for (const key of TOOL_LABELS) delete metadata.labels[key];
     Object.values(record).forEach(strip);
   };
@@ -62,9 +63,16 @@ export function differences(fromPulumi: ObjectLike[], fromHelm: ObjectLike[]): s
     if (fromComponents === undefined) continue;
     const walk = (a: unknown, b: unknown, where: string): void => {
       if (JSON.stringify(a) === JSON.stringify(b)) return;
-      if (typeof a === "object" && a !== null && typeof b === "object" && b !== null && Array.isArray(a) === Array.isArray(b)) {
+      if (
+        typeof a === "object" &&
+        a !== null &&
+        typeof b === "object" &&
+        b !== null &&
+        Array.isArray(a) === Array.isArray(b)
+      ) {
         const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-        for (const key of keys) walk((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key], `${where}/${key}`);
+        for (const key of keys)
+          walk((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key], `${where}/${key}`);
         return;
       }
       found.push(`${id} ${where}: Pulumi ${JSON.stringify(a)}, Helm ${JSON.stringify(b)}`);
@@ -104,7 +112,11 @@ describe("parity of the chart and the Pulumi components", () => {
       const file = stackFileFor(scenario);
       if (!existsSync(file)) throw new Error(`no ${path.relative(repoRoot, file)} (see the test above)`);
       const fromPulumi = await renderStack(file);
-      const fromHelm = helmTemplate(helm, chart, { valuesFiles: [scenario], releaseName: "entryway", namespace: "entryway" });
+      const fromHelm = helmTemplate(helm, chart, {
+        valuesFiles: [scenario],
+        releaseName: "entryway",
+        namespace: "entryway",
+      });
       expect(differences(fromPulumi, fromHelm)).toEqual([]);
       expect(fromHelm.length, "objects compared").toBe(fromPulumi.length);
     });

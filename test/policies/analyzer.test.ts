@@ -8,7 +8,15 @@
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot } from "../harness/helm";
-import { Empty, grpc, pulumiRequire, startPulumiPlugin, Struct, unary, type RunningPlugin } from "../harness/pulumi-plugin";
+import {
+  Empty,
+  grpc,
+  pulumiRequire,
+  startPulumiPlugin,
+  Struct,
+  unary,
+  type RunningPlugin,
+} from "../harness/pulumi-plugin";
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 const analyzerPb = pulumiRequire("@pulumi/pulumi/proto/analyzer_pb");
@@ -28,8 +36,8 @@ async function analyze(type: string, props: Record<string, unknown>): Promise<{ 
   request.setUrn(`urn:pulumi:dev::entryway::${type}::x`);
   request.setName("x");
   request.setOptions(new analyzerPb.AnalyzerResourceOptions()); // the engine always sends options
-  const response = await call<any>("analyze", request);  
-  return response.getDiagnosticsList().map((d: any) => ({ policy: d.getPolicyname(), message: d.getMessage() }));  
+  const response = await call<any>("analyze", request);
+  return response.getDiagnosticsList().map((d: any) => ({ policy: d.getPolicyname(), message: d.getMessage() }));
 }
 
 const clusterExecRole = {
@@ -53,9 +61,14 @@ afterAll(() => {
 
 describe("the policy pack served as the Pulumi CLI runs it", () => {
   it("announces the pack and its thirteen policies", async () => {
-    const info = await call<any>("getAnalyzerInfo", new Empty());  
+    const info = await call<any>("getAnalyzerInfo", new Empty());
     expect(info.getName()).toBe("entryway");
-    expect(info.getPoliciesList().map((p: any) => p.getName()).sort()).toEqual([  
+    expect(
+      info
+        .getPoliciesList()
+        .map((p: any) => p.getName())
+        .sort(),
+    ).toEqual([
       "entryway-connect-dedicated-gateway",
       "entryway-connect-static-clusters",
       "entryway-exec-gateway-debug-rbac",
@@ -74,8 +87,17 @@ describe("the policy pack served as the Pulumi CLI runs it", () => {
 
   it("reports a violation for a bad resource and none for a good one", async () => {
     const bad = await analyze("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", clusterExecRole);
-    expect(bad).toEqual([{ policy: "entryway-exec-rbac", message: expect.stringMatching(/grants create pods\/exec \(exec or its equivalent\) in every namespace/) }]);
-    const good = await analyze("kubernetes:rbac.authorization.k8s.io/v1:Role", { ...clusterExecRole, kind: "Role", metadata: { ...clusterExecRole.metadata, namespace: "team-a" } });
+    expect(bad).toEqual([
+      {
+        policy: "entryway-exec-rbac",
+        message: expect.stringMatching(/grants create pods\/exec \(exec or its equivalent\) in every namespace/),
+      },
+    ]);
+    const good = await analyze("kubernetes:rbac.authorization.k8s.io/v1:Role", {
+      ...clusterExecRole,
+      kind: "Role",
+      metadata: { ...clusterExecRole.metadata, namespace: "team-a" },
+    });
     expect(good).toEqual([]);
   });
 

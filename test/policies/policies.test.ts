@@ -17,7 +17,9 @@ import { chartScenarios, helmBinaries, helmTemplate, repoRoot } from "../harness
 import { render } from "../harness/pulumi";
 
 async function devStackResources(): Promise<Resource[]> {
-  const document = parse(readFileSync(path.join(repoRoot, "Pulumi.dev.yaml"), "utf8")) as { config: Record<string, unknown> };
+  const document = parse(readFileSync(path.join(repoRoot, "Pulumi.dev.yaml"), "utf8")) as {
+    config: Record<string, unknown>;
+  };
   const config = parseStackConfig(document.config["entryway:stack"]);
   const { resources } = await render(() => new Stack("dev", config));
   return resources.filter((r) => r.custom).map((r) => ({ type: r.type, props: r.inputs }));
@@ -49,7 +51,9 @@ describe("policy pack", () => {
   it("has each rule in a file of its own, named after it, with its good and bad fixtures beside it", () => {
     const files = readdirSync(path.join(repoRoot, "policies", "rules")).sort();
     const rules = entrywayPolicies.map((p) => p.name.replace(/^entryway-/, ""));
-    expect(files).toEqual([...rules.flatMap((rule) => [`${rule}.test.ts`, `${rule}.ts`]), "helpers.ts", "index.ts"].sort());
+    expect(files).toEqual(
+      [...rules.flatMap((rule) => [`${rule}.test.ts`, `${rule}.ts`]), "helpers.ts", "index.ts"].sort(),
+    );
   });
 
   it("passes every rule on the default stack (Pulumi.dev.yaml), which exercises them", async () => {
@@ -66,8 +70,13 @@ describe("policy pack", () => {
       for (const scenario of scenarios) {
         const objects = helmTemplate(helm, chart, { valuesFiles: [scenario] });
         // Chart scenarios may grant cluster-wide exec on purpose (clusterWide: true) with the policy allowing it.
-        const allowClusterWide = objects.some((o) => o.kind === "ClusterRole" && String(o.metadata?.name).endsWith("exec-gateway-exec"));
-        expect(await allViolations(objects.map(asResource), { allowClusterWideExec: allowClusterWide }), path.basename(scenario)).toEqual([]);
+        const allowClusterWide = objects.some(
+          (o) => o.kind === "ClusterRole" && String(o.metadata?.name).endsWith("exec-gateway-exec"),
+        );
+        expect(
+          await allViolations(objects.map(asResource), { allowClusterWideExec: allowClusterWide }),
+          path.basename(scenario),
+        ).toEqual([]);
       }
     }
   });

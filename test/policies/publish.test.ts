@@ -29,7 +29,9 @@ let client: any;
 
 beforeAll(async () => {
   workDir = mkdtempSync(path.join(os.tmpdir(), "entryway-policy-pack-"));
-  [packed] = JSON.parse(execFileSync(npm, ["pack", "--json", "--pack-destination", workDir], { cwd: packDir, encoding: "utf8" }));
+  [packed] = JSON.parse(
+    execFileSync(npm, ["pack", "--json", "--pack-destination", workDir], { cwd: packDir, encoding: "utf8" }),
+  );
   execFileSync("tar", ["-xzf", path.join(workDir, packed.filename), "-C", workDir]);
   const unpacked = path.join(workDir, "package");
   // Only what the pack declares, each as installed for the tests (its own dependencies resolve
@@ -51,14 +53,27 @@ afterAll(() => {
 describe("the policy pack published on its own (npm pack of policies/)", () => {
   it("ships the pack's manifest, sources (one file per rule, its tests left out) and compiler settings, nothing else", () => {
     const rules = entrywayPolicies.map((policy) => `rules/${policy.name.replace(/^entryway-/, "")}.ts`);
-    const expected = ["PulumiPolicy.yaml", "index.ts", "package.json", "rules/helpers.ts", "rules/index.ts", ...rules, "tsconfig.json"];
+    const expected = [
+      "PulumiPolicy.yaml",
+      "index.ts",
+      "package.json",
+      "rules/helpers.ts",
+      "rules/index.ts",
+      ...rules,
+      "tsconfig.json",
+    ];
     expect(packed.files.map((f) => f.path).sort()).toEqual(expected.sort());
   });
 
   it("serves every policy from the tarball with only its declared dependencies", async () => {
     const info = await unary<any>(client, "getAnalyzerInfo", new Empty());
     expect(info.getName()).toBe("entryway");
-    expect(info.getPoliciesList().map((policy: { getName(): string }) => policy.getName()).sort()).toEqual(entrywayPolicies.map((policy) => policy.name).sort());
+    expect(
+      info
+        .getPoliciesList()
+        .map((policy: { getName(): string }) => policy.getName())
+        .sort(),
+    ).toEqual(entrywayPolicies.map((policy) => policy.name).sort());
   });
 
   it("is versioned with the package and depends on what the tests ran (Pulumi Cloud versions a nodejs pack by package.json)", () => {

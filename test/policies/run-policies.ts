@@ -1,5 +1,10 @@
 /** Runs the policy pack's CrossGuard callbacks as the engine would, without the Pulumi CLI. */
-import type { ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs, StackValidationPolicy } from "@pulumi/policy";
+import type {
+  ResourceValidationArgs,
+  ResourceValidationPolicy,
+  StackValidationArgs,
+  StackValidationPolicy,
+} from "@pulumi/policy";
 import { entrywayPolicies, type EntrywayPolicyConfig } from "../../policies/rules";
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -18,7 +23,11 @@ function notApplicable(reason?: string): never {
 }
 
 /** Runs one resource policy on one resource as the engine would; returns the violations. */
-export async function runResourcePolicy(policy: ResourceValidationPolicy, resource: Resource, config: EntrywayPolicyConfig = {}): Promise<string[]> {
+export async function runResourcePolicy(
+  policy: ResourceValidationPolicy,
+  resource: Resource,
+  config: EntrywayPolicyConfig = {},
+): Promise<string[]> {
   const violations: string[] = [];
   const args = {
     type: resource.type,
@@ -43,7 +52,13 @@ export async function runResourcePolicy(policy: ResourceValidationPolicy, resour
 export async function runStackPolicy(policy: StackValidationPolicy, resources: Resource[]): Promise<string[]> {
   const violations: string[] = [];
   const args = {
-    resources: resources.map((r) => ({ ...r, urn: `urn:${r.type}`, name: r.props.metadata?.name ?? "x", dependencies: [], propertyDependencies: {} })),
+    resources: resources.map((r) => ({
+      ...r,
+      urn: `urn:${r.type}`,
+      name: r.props.metadata?.name ?? "x",
+      dependencies: [],
+      propertyDependencies: {},
+    })),
     getConfig: <T extends object>() => ({}) as T,
     notApplicable,
   } as unknown as StackValidationArgs;
@@ -65,4 +80,3 @@ export function asResource(object: Obj): Resource {
   const [group, version] = object.apiVersion.includes("/") ? object.apiVersion.split("/") : ["core", object.apiVersion];
   return { type: `kubernetes:${group}/${version}:${object.kind}`, props: object };
 }
-

@@ -14,7 +14,12 @@ import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { parse } from "yaml";
 import { repoRoot } from "../harness/helm";
-import { checkPythonProgram, checkYamlProgram, type PackageSchema, type PythonComponentCall } from "../harness/package-schema";
+import {
+  checkPythonProgram,
+  checkYamlProgram,
+  type PackageSchema,
+  type PythonComponentCall,
+} from "../harness/package-schema";
 
 const schema = JSON.parse(readFileSync(path.join(repoRoot, "schema.json"), "utf8")) as PackageSchema;
 const yamlProgramFile = path.join(repoRoot, "examples", "yaml", "Pulumi.yaml");
@@ -25,7 +30,11 @@ function yamlProgram(): Record<string, any> {
 }
 
 function pythonUse(file: string): { calls: PythonComponentCall[]; attributeReads: [string, string][] } {
-  const result = spawnSync("python3", [path.join(repoRoot, "test", "provider", "python-calls.py"), file, "pulumi_entryway"], { encoding: "utf8" });
+  const result = spawnSync(
+    "python3",
+    [path.join(repoRoot, "test", "provider", "python-calls.py"), file, "pulumi_entryway"],
+    { encoding: "utf8" },
+  );
   if (result.error) throw new Error(`python3 is needed to read examples/python: ${result.error.message}`);
   if (result.status !== 0) throw new Error(`python-calls.py failed: ${result.stderr}`);
   return JSON.parse(result.stdout);
@@ -51,7 +60,11 @@ describe.each(["yaml", "python"])("examples/%s/Pulumi.yaml", (language) => {
 
 describe("the YAML example against schema.json", () => {
   it("deploys an SSH workspace (behind its CONNECT gateway), the exec gateway, and AnsibleForms with a remote RTE", () => {
-    expect(Object.values(yamlProgram().resources).map((r: any) => r.type).sort()).toEqual([
+    expect(
+      Object.values(yamlProgram().resources)
+        .map((r: any) => r.type)
+        .sort(),
+    ).toEqual([
       "entryway:index:AnsibleForms",
       "entryway:index:ConnectGateway",
       "entryway:index:ExecGateway",
@@ -73,10 +86,18 @@ describe("the YAML example against schema.json", () => {
     exec.authorizer = "ldap";
     program.outputs.execUrl = "${exec.ulr}";
     const problems = checkYamlProgram(schema, program);
-    expect(problems).toContainEqual(expect.stringMatching(/^resources\.exec: entryway:index:ExecGateway: unknown property "targetNamespace"/));
-    expect(problems).toContain('resources.alice: entryway:index:SshWorkspace: required property "namespace" is missing');
-    expect(problems).toContainEqual(expect.stringMatching(/^resources\.exec: entryway:index:ExecGateway\.authorizer: "ldap" is not one of/));
-    expect(problems).toContainEqual(expect.stringMatching(/^outputs: exec \(entryway:index:ExecGateway\) has no output "ulr"/));
+    expect(problems).toContainEqual(
+      expect.stringMatching(/^resources\.exec: entryway:index:ExecGateway: unknown property "targetNamespace"/),
+    );
+    expect(problems).toContain(
+      'resources.alice: entryway:index:SshWorkspace: required property "namespace" is missing',
+    );
+    expect(problems).toContainEqual(
+      expect.stringMatching(/^resources\.exec: entryway:index:ExecGateway\.authorizer: "ldap" is not one of/),
+    );
+    expect(problems).toContainEqual(
+      expect.stringMatching(/^outputs: exec \(entryway:index:ExecGateway\) has no output "ulr"/),
+    );
   });
 });
 
@@ -84,7 +105,11 @@ describe("the Python example against schema.json's names", () => {
   const source = readFileSync(pythonProgramFile, "utf8");
 
   it("deploys an SSH workspace (behind its CONNECT gateway), the exec gateway, and AnsibleForms with a remote RTE", () => {
-    expect(pythonUse(pythonProgramFile).calls.map((c) => c.className).sort()).toEqual(["AnsibleForms", "ConnectGateway", "ExecGateway", "RemoteRte", "SshWorkspace"]);
+    expect(
+      pythonUse(pythonProgramFile)
+        .calls.map((c) => c.className)
+        .sort(),
+    ).toEqual(["AnsibleForms", "ConnectGateway", "ExecGateway", "RemoteRte", "SshWorkspace"]);
   });
 
   it("uses only the generated SDK's classes, keywords and outputs, with literals of the right types", () => {
@@ -93,10 +118,19 @@ describe("the Python example against schema.json's names", () => {
 
   it("is refused with a misspelt keyword, an unknown class or output", () => {
     const problems = pythonProblems(
-      source.replace("target_namespaces=", "target_namespace=").replace("entryway.ConnectGateway(", "entryway.ConnectGateways(").replace("alice.ssh_config", "alice.ssh_conf"),
+      source
+        .replace("target_namespaces=", "target_namespace=")
+        .replace("entryway.ConnectGateway(", "entryway.ConnectGateways(")
+        .replace("alice.ssh_config", "alice.ssh_conf"),
     );
-    expect(problems).toContainEqual(expect.stringMatching(/entryway:index:ExecGateway: unknown property "targetNamespace"/));
-    expect(problems).toContainEqual(expect.stringMatching(/entryway:index:ConnectGateways: not a resource of package entryway/));
-    expect(problems).toContainEqual(expect.stringMatching(/alice \(entryway:index:SshWorkspace\) has no output "sshConf"/));
+    expect(problems).toContainEqual(
+      expect.stringMatching(/entryway:index:ExecGateway: unknown property "targetNamespace"/),
+    );
+    expect(problems).toContainEqual(
+      expect.stringMatching(/entryway:index:ConnectGateways: not a resource of package entryway/),
+    );
+    expect(problems).toContainEqual(
+      expect.stringMatching(/alice \(entryway:index:SshWorkspace\) has no output "sshConf"/),
+    );
   });
 });

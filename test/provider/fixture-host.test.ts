@@ -9,7 +9,15 @@ import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot } from "../harness/helm";
 import { render } from "../harness/pulumi";
-import { construct, getSchema, secretInput, startComponentProviderHost, startResourceMonitor, type ComponentProviderHost, type ResourceMonitor } from "../harness/provider-host";
+import {
+  construct,
+  getSchema,
+  secretInput,
+  startComponentProviderHost,
+  startResourceMonitor,
+  type ComponentProviderHost,
+  type ResourceMonitor,
+} from "../harness/provider-host";
 import { Notice } from "../fixtures/component-package";
 import { checkResource } from "../harness/package-schema";
 
@@ -34,9 +42,15 @@ describe("a component package served by Pulumi's component provider host", () =>
     const notice = schema.resources["hostfixture:index:Notice"];
     expect(notice.isComponent).toBe(true);
     expect(notice.requiredInputs).toEqual(["namespace"]);
-    expect(notice.inputProperties.namespace).toEqual({ type: "string", description: "The namespace of the ConfigMap." });
+    expect(notice.inputProperties.namespace).toEqual({
+      type: "string",
+      description: "The namespace of the ConfigMap.",
+    });
     expect(notice.inputProperties.greeting.$ref).toBe("#/types/hostfixture:index:Greeting");
-    expect(schema.types["hostfixture:index:Greeting"].enum.map((e: { value: string }) => e.value).sort()).toEqual(["goodbye", "hello"]);
+    expect(schema.types["hostfixture:index:Greeting"].enum.map((e: { value: string }) => e.value).sort()).toEqual([
+      "goodbye",
+      "hello",
+    ]);
     expect(notice.properties.configMapName.type).toBe("string");
   });
 
@@ -46,10 +60,16 @@ describe("a component package served by Pulumi's component provider host", () =>
       name: "hello",
       inputs: { namespace: "team-a", greeting: "goodbye", token: secretInput("s3cret") },
     });
-    const offline = await render(() => new Notice("hello", { namespace: "team-a", greeting: "goodbye", token: pulumi.secret("s3cret") }));
-    const children = (resources: typeof offline.resources) => resources.filter((r) => r.type !== "hostfixture:index:Notice").sort((a, b) => a.urn.localeCompare(b.urn));
+    const offline = await render(
+      () => new Notice("hello", { namespace: "team-a", greeting: "goodbye", token: pulumi.secret("s3cret") }),
+    );
+    const children = (resources: typeof offline.resources) =>
+      resources.filter((r) => r.type !== "hostfixture:index:Notice").sort((a, b) => a.urn.localeCompare(b.urn));
     expect(constructed.urn).toBe("urn:pulumi:test::entryway::hostfixture:index:Notice::hello");
-    expect(children(constructed.registrations).map((r) => r.type)).toEqual(["kubernetes:core/v1:ConfigMap", "kubernetes:core/v1:Secret"]);
+    expect(children(constructed.registrations).map((r) => r.type)).toEqual([
+      "kubernetes:core/v1:ConfigMap",
+      "kubernetes:core/v1:Secret",
+    ]);
     expect(children(constructed.registrations)).toEqual(children(offline.resources));
     expect(children(constructed.registrations)[1].secretPaths).toEqual(["stringData"]);
     expect(constructed.state).toEqual({ configMapName: "hello-greeting" });
@@ -57,12 +77,21 @@ describe("a component package served by Pulumi's component provider host", () =>
 
   it("the monitor stand-in refuses a registration under an unknown parent", async () => {
     const parent = "urn:pulumi:test::entryway::pulumi:pulumi:Stack::nowhere";
-    await expect(construct(host, monitor, { type: "hostfixture:index:Notice", name: "orphan", inputs: { namespace: "team-a" }, parent })).rejects.toThrow();
+    await expect(
+      construct(host, monitor, {
+        type: "hostfixture:index:Notice",
+        name: "orphan",
+        inputs: { namespace: "team-a" },
+        parent,
+      }),
+    ).rejects.toThrow();
     expect(monitor.refusals).toContain(`could not find parent resource ${parent}`);
   });
 
   it("the monitor stand-in refuses two registrations of one URN", async () => {
-    await expect(construct(host, monitor, { type: "hostfixture:index:Twins", name: "pair", inputs: { namespace: "team-a" } })).rejects.toThrow();
+    await expect(
+      construct(host, monitor, { type: "hostfixture:index:Twins", name: "pair", inputs: { namespace: "team-a" } }),
+    ).rejects.toThrow();
     expect(monitor.refusals).toContain(
       "Duplicate resource URN 'urn:pulumi:test::entryway::hostfixture:index:Twins$kubernetes:core/v1:ConfigMap::twin'; try giving it a unique name",
     );
@@ -70,7 +99,13 @@ describe("a component package served by Pulumi's component provider host", () =>
 
   it("the schema check accepts what the inferred schema allows and names what it does not", async () => {
     const schema = await getSchema(host);
-    expect(checkResource(schema, "hostfixture:index:Notice", { namespace: "team-a", greeting: "hello", token: "${secret.value}" })).toEqual([]);
+    expect(
+      checkResource(schema, "hostfixture:index:Notice", {
+        namespace: "team-a",
+        greeting: "hello",
+        token: "${secret.value}",
+      }),
+    ).toEqual([]);
     expect(checkResource(schema, "hostfixture:index:Notice", { namespace: "team-a", greting: "hello" })).toEqual([
       'hostfixture:index:Notice: unknown property "greting" (known: greeting, namespace, token)',
     ]);
@@ -78,7 +113,11 @@ describe("a component package served by Pulumi's component provider host", () =>
       'hostfixture:index:Notice: required property "namespace" is missing',
       'hostfixture:index:Notice.greeting: "hi" is not one of ["hello","goodbye"]',
     ]);
-    expect(checkResource(schema, "hostfixture:index:Notice", { namespace: 7 })).toEqual(["hostfixture:index:Notice.namespace: expected a string, got 7"]);
-    expect(checkResource(schema, "hostfixture:index:Notic", {})[0]).toMatch(/^hostfixture:index:Notic: not a resource of package hostfixture/);
+    expect(checkResource(schema, "hostfixture:index:Notice", { namespace: 7 })).toEqual([
+      "hostfixture:index:Notice.namespace: expected a string, got 7",
+    ]);
+    expect(checkResource(schema, "hostfixture:index:Notic", {})[0]).toMatch(
+      /^hostfixture:index:Notic: not a resource of package hostfixture/,
+    );
   });
 });

@@ -13,15 +13,35 @@ import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AnsibleForms, ConnectGateway, ExecGateway, type ExecGatewayArgs, parseStackConfig, RemoteRte, RunnerSeed, SshWorkspace, Stack } from "../../components";
+import {
+  AnsibleForms,
+  ConnectGateway,
+  ExecGateway,
+  type ExecGatewayArgs,
+  parseStackConfig,
+  RemoteRte,
+  RunnerSeed,
+  SshWorkspace,
+  Stack,
+} from "../../components";
 import { repoRoot } from "../harness/helm";
 import { run } from "../harness/npm";
 import { render, type RecordedResource } from "../harness/pulumi";
-import { construct, getSchema, secretInput, startComponentProviderHost, startResourceMonitor, type ComponentProviderHost, type ResourceMonitor } from "../harness/provider-host";
+import {
+  construct,
+  getSchema,
+  secretInput,
+  startComponentProviderHost,
+  startResourceMonitor,
+  type ComponentProviderHost,
+  type ResourceMonitor,
+} from "../harness/provider-host";
 
 const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIIqHgiy0GmQ2fM0zVj8Ff7R2xjH5l6mQfC1tq7g0nW9e alice@laptop";
 const RTE_TOKEN = "rte-token-from-the-platform-0123456789";
-const devStack = parseStackConfig(parse(readFileSync(path.join(repoRoot, "Pulumi.dev.yaml"), "utf8")).config["entryway:stack"]);
+const devStack = parseStackConfig(
+  parse(readFileSync(path.join(repoRoot, "Pulumi.dev.yaml"), "utf8")).config["entryway:stack"],
+);
 
 let monitor: ResourceMonitor;
 let host: ComponentProviderHost;
@@ -55,7 +75,14 @@ function shortId(urn: string): string {
 function descendants(resources: readonly RecordedResource[], type: string, name: string) {
   return resources
     .filter((r) => !(r.type === type && r.name === name))
-    .map((r) => ({ type: r.type, name: r.name, parent: r.parent && shortId(r.parent), custom: r.custom, inputs: r.inputs, secretPaths: r.secretPaths }))
+    .map((r) => ({
+      type: r.type,
+      name: r.name,
+      parent: r.parent && shortId(r.parent),
+      custom: r.custom,
+      inputs: r.inputs,
+      secretPaths: r.secretPaths,
+    }))
     .sort((a, b) => `${a.parent} ${a.type}::${a.name}`.localeCompare(`${b.parent} ${b.type}::${b.name}`));
 }
 
@@ -82,15 +109,25 @@ describe("the Entryway package served by Pulumi's component provider host", () =
 
   it("ConnectGateway and an SshWorkspace given its registration output, as a YAML program chains them", async () => {
     let offlineGateway: ConnectGateway | undefined;
-    const gateway = await expectSameChildren("entryway:index:ConnectGateway", "entryway", { namespace: "dev-connect", hostname: "ssh.example.com" }, () => {
-      offlineGateway = new ConnectGateway("entryway", { namespace: "dev-connect", hostname: "ssh.example.com" });
-    });
+    const gateway = await expectSameChildren(
+      "entryway:index:ConnectGateway",
+      "entryway",
+      { namespace: "dev-connect", hostname: "ssh.example.com" },
+      () => {
+        offlineGateway = new ConnectGateway("entryway", { namespace: "dev-connect", hostname: "ssh.example.com" });
+      },
+    );
     expect(gateway.registration).toEqual(offlineGateway!.registration);
     const workspace = await expectSameChildren(
       "entryway:index:SshWorkspace",
       "entryway-ws-alice",
       { gateway: gateway.registration, namespace: "dev", authorizedKeys: [KEY] },
-      () => new SshWorkspace("entryway-ws-alice", { gateway: offlineGateway!.registration, namespace: "dev", authorizedKeys: [KEY] }),
+      () =>
+        new SshWorkspace("entryway-ws-alice", {
+          gateway: offlineGateway!.registration,
+          namespace: "dev",
+          authorizedKeys: [KEY],
+        }),
       // The engine names the gateway the registration came from, so the component gets an Output
       // (found by the real engine: test/real/languages.test.ts).
       { gateway: ["urn:pulumi:test::entryway::entryway:index:ConnectGateway::entryway"] },
@@ -99,24 +136,58 @@ describe("the Entryway package served by Pulumi's component provider host", () =
   });
 
   it("ExecGateway", async () => {
-    const args: ExecGatewayArgs = { namespace: "entryway", targetNamespaces: ["team-a"], authorizer: "webhook", webhook: { urlSecret: { name: "console", key: "url" } } };
-    await expectSameChildren("entryway:index:ExecGateway", "entryway", { ...args }, () => new ExecGateway("entryway", args));
+    const args: ExecGatewayArgs = {
+      namespace: "entryway",
+      targetNamespaces: ["team-a"],
+      authorizer: "webhook",
+      webhook: { urlSecret: { name: "console", key: "url" } },
+    };
+    await expectSameChildren(
+      "entryway:index:ExecGateway",
+      "entryway",
+      { ...args },
+      () => new ExecGateway("entryway", args),
+    );
   });
 
   it("ExecGateway with its webhook URL a secret inside the webhook object, as a Python or YAML program passes it", async () => {
     const hook = "https://console.example/auth?key=hunter2";
-    const wire = { namespace: "entryway", targetNamespaces: ["team-a"], authorizer: "webhook", webhook: { url: secretInput(hook), timeoutMs: 5000 } };
+    const wire = {
+      namespace: "entryway",
+      targetNamespaces: ["team-a"],
+      authorizer: "webhook",
+      webhook: { url: secretInput(hook), timeoutMs: 5000 },
+    };
     // The host hands the object over as one secret Output; the offline run is given the same.
-    await expectSameChildren("entryway:index:ExecGateway", "hooked", wire, () => new ExecGateway("hooked", { ...wire, authorizer: "webhook", webhook: pulumi.secret({ url: hook, timeoutMs: 5000 }) as never }));
-    const urlSecret = monitor.registrations.find((r) => r.type === "kubernetes:core/v1:Secret" && JSON.stringify(r.inputs).includes(hook));
+    await expectSameChildren(
+      "entryway:index:ExecGateway",
+      "hooked",
+      wire,
+      () =>
+        new ExecGateway("hooked", {
+          ...wire,
+          authorizer: "webhook",
+          webhook: pulumi.secret({ url: hook, timeoutMs: 5000 }) as never,
+        }),
+    );
+    const urlSecret = monitor.registrations.find(
+      (r) => r.type === "kubernetes:core/v1:Secret" && JSON.stringify(r.inputs).includes(hook),
+    );
     expect(urlSecret?.secretPaths.length).toBeGreaterThan(0);
   });
 
   it("AnsibleForms (its passwords from @pulumi/random), its RTE token a secret on the wire and in its Secret, and a RemoteRte", async () => {
-    await expectSameChildren("entryway:index:AnsibleForms", "entryway", { namespace: "forms", rteToken: secretInput(RTE_TOKEN) }, () => {
-      new AnsibleForms("entryway", { namespace: "forms", rteToken: pulumi.secret(RTE_TOKEN) });
-    });
-    const tokenSecret = monitor.registrations.find((r) => r.type === "kubernetes:core/v1:Secret" && JSON.stringify(r.inputs).includes(RTE_TOKEN));
+    await expectSameChildren(
+      "entryway:index:AnsibleForms",
+      "entryway",
+      { namespace: "forms", rteToken: secretInput(RTE_TOKEN) },
+      () => {
+        new AnsibleForms("entryway", { namespace: "forms", rteToken: pulumi.secret(RTE_TOKEN) });
+      },
+    );
+    const tokenSecret = monitor.registrations.find(
+      (r) => r.type === "kubernetes:core/v1:Secret" && JSON.stringify(r.inputs).includes(RTE_TOKEN),
+    );
     expect(tokenSecret?.secretPaths.length).toBeGreaterThan(0);
     const remote = { namespace: "rte", appUrl: "https://forms.example.com", existingTokenSecret: "rte-token" };
     await expectSameChildren("entryway:index:RemoteRte", "entryway", remote, () => new RemoteRte("entryway", remote));
@@ -127,7 +198,18 @@ describe("the Entryway package served by Pulumi's component provider host", () =
       namespace: "forms",
       configMapName: "forms-seed",
       appEnv: ["RTE_TOKEN"],
-      seed: { runners: [{ name: "rte", type: "rte", mode: "inbound", uri: "http://127.0.0.1:8001", token: "${RTE_TOKEN}", is_default: true }] },
+      seed: {
+        runners: [
+          {
+            name: "rte",
+            type: "rte",
+            mode: "inbound",
+            uri: "http://127.0.0.1:8001",
+            token: "${RTE_TOKEN}",
+            is_default: true,
+          },
+        ],
+      },
     } as const;
     const state = await expectSameChildren("entryway:index:RunnerSeed", "seed", seed, () => {
       new RunnerSeed("seed", seed as never);

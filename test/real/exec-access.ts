@@ -9,8 +9,22 @@ export function execAuditEvents(auditLog: string, namespace: string): { user: st
   return readFileSync(auditLog, "utf8")
     .split("\n")
     .filter(Boolean)
-    .map((line) => JSON.parse(line) as { stage: string; objectRef?: { namespace?: string; resource?: string; subresource?: string; name?: string }; user: { username: string }; responseStatus?: { code: number } })
-    .filter((e) => e.stage === "ResponseComplete" && e.objectRef?.resource === "pods" && e.objectRef.subresource === "exec" && e.objectRef.namespace === namespace)
+    .map(
+      (line) =>
+        JSON.parse(line) as {
+          stage: string;
+          objectRef?: { namespace?: string; resource?: string; subresource?: string; name?: string };
+          user: { username: string };
+          responseStatus?: { code: number };
+        },
+    )
+    .filter(
+      (e) =>
+        e.stage === "ResponseComplete" &&
+        e.objectRef?.resource === "pods" &&
+        e.objectRef.subresource === "exec" &&
+        e.objectRef.namespace === namespace,
+    )
     .map((e) => ({ user: e.user.username, pod: e.objectRef!.name!, code: e.responseStatus?.code ?? 0 }));
 }
 
@@ -28,14 +42,31 @@ export async function grantGatewayRights(
   const { core, rbac } = api;
   const { gatewayNamespace, teamA, teamB, reviewRole } = names;
   for (const name of [gatewayNamespace, teamA, teamB]) await core.createNamespace({ body: { metadata: { name } } });
-  for (const [namespace, name] of [[gatewayNamespace, "exec-gateway"], [teamA, "alice"], [teamA, "bob"]] as const) {
+  for (const [namespace, name] of [
+    [gatewayNamespace, "exec-gateway"],
+    [teamA, "alice"],
+    [teamA, "bob"],
+  ] as const) {
     await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
   }
   const subjects = [{ kind: "ServiceAccount", name: "exec-gateway", namespace: gatewayNamespace }];
   for (const namespace of [teamA, teamB]) {
     await rbac.createNamespacedRole({ namespace, body: { metadata: { name: "exec-gateway" }, rules } });
-    await rbac.createNamespacedRoleBinding({ namespace, body: { metadata: { name: "exec-gateway" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "exec-gateway" }, subjects } });
+    await rbac.createNamespacedRoleBinding({
+      namespace,
+      body: {
+        metadata: { name: "exec-gateway" },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "exec-gateway" },
+        subjects,
+      },
+    });
   }
   await rbac.createClusterRole({ body: { metadata: { name: reviewRole }, rules: reviewRules } });
-  await rbac.createClusterRoleBinding({ body: { metadata: { name: reviewRole }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: reviewRole }, subjects } });
+  await rbac.createClusterRoleBinding({
+    body: {
+      metadata: { name: reviewRole },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: reviewRole },
+      subjects,
+    },
+  });
 }

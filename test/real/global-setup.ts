@@ -9,7 +9,14 @@ import { installUpstreamCrds, startControlPlane, type ControlPlane } from "../ha
 
 declare module "vitest" {
   export interface ProvidedContext {
-    controlPlane: { kubeconfig: string; server: string; caFile: string; dir: string; auditLog: string; nodeName: string };
+    controlPlane: {
+      kubeconfig: string;
+      server: string;
+      caFile: string;
+      dir: string;
+      auditLog: string;
+      nodeName: string;
+    };
   }
 }
 

@@ -32,8 +32,17 @@ const objects = KubernetesObjectApi.makeApiClient(config);
 
 async function helm(h: Helm, args: string[]): Promise<string> {
   const home = path.join(repoRoot, ".ci", "cache", "helm", "home");
-  const result = await run(h.path, args, { env: { ...process.env, KUBECONFIG: kubeconfig, HELM_CACHE_HOME: home, HELM_CONFIG_HOME: home, HELM_DATA_HOME: home } });
-  if (result.status !== 0) throw new Error(`helm ${h.major} ${args.slice(0, 2).join(" ")} failed: ${result.stderr}${result.stdout}`);
+  const result = await run(h.path, args, {
+    env: {
+      ...process.env,
+      KUBECONFIG: kubeconfig,
+      HELM_CACHE_HOME: home,
+      HELM_CONFIG_HOME: home,
+      HELM_DATA_HOME: home,
+    },
+  });
+  if (result.status !== 0)
+    throw new Error(`helm ${h.major} ${args.slice(0, 2).join(" ")} failed: ${result.stderr}${result.stdout}`);
   return result.stdout;
 }
 
@@ -48,21 +57,35 @@ async function ensureNamespace(name: string): Promise<void> {
 /** The namespaces a scenario's objects are in and that the chart does not make itself (target namespaces). */
 function namespacesOf(rendered: KubernetesObject[]): string[] {
   const owned = new Set(rendered.filter((o) => o.kind === "Namespace").map((o) => o.metadata!.name!));
-  return [...new Set(rendered.map((o) => o.metadata?.namespace).filter((ns): ns is string => Boolean(ns) && !owned.has(ns!)))];
+  return [
+    ...new Set(rendered.map((o) => o.metadata?.namespace).filter((ns): ns is string => Boolean(ns) && !owned.has(ns!))),
+  ];
 }
 
-type PodOwner = KubernetesObject & { spec?: { template?: { spec?: { volumes?: { persistentVolumeClaim?: { claimName?: string } }[] } } } };
+type PodOwner = KubernetesObject & {
+  spec?: { template?: { spec?: { volumes?: { persistentVolumeClaim?: { claimName?: string } }[] } } };
+};
 
 /** Claims the scenario's pods mount by name that the chart does not make (a user's existing volume). */
 async function makeExistingClaims(rendered: KubernetesObject[]): Promise<void> {
-  const made = new Set(rendered.filter((o) => o.kind === "PersistentVolumeClaim").map((o) => `${o.metadata!.namespace}/${o.metadata!.name}`));
+  const made = new Set(
+    rendered
+      .filter((o) => o.kind === "PersistentVolumeClaim")
+      .map((o) => `${o.metadata!.namespace}/${o.metadata!.name}`),
+  );
   for (const owner of rendered as PodOwner[]) {
     for (const volume of owner.spec?.template?.spec?.volumes ?? []) {
       const claim = volume.persistentVolumeClaim?.claimName;
       const namespace = owner.metadata?.namespace;
       if (!claim || !namespace || made.has(`${namespace}/${claim}`)) continue;
       made.add(`${namespace}/${claim}`);
-      await core.createNamespacedPersistentVolumeClaim({ namespace, body: { metadata: { name: claim }, spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } } } });
+      await core.createNamespacedPersistentVolumeClaim({
+        namespace,
+        body: {
+          metadata: { name: claim },
+          spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } },
+        },
+      });
     }
   }
 }
@@ -85,22 +108,51 @@ async function makeClusterPrerequisites(rendered: PodSpecOwner[]): Promise<void>
   for (const owner of rendered) {
     const selector = owner.spec?.template?.spec?.nodeSelector;
     if (selector && Object.keys(selector).length > 0) {
-      const name = `kwok-${Object.entries(selector).map(([k, v]) => `${k}-${v}`).join("-").replace(/[^a-z0-9-]/g, "-")}`.slice(0, 63);
-      await objects.create(fakeNode(name, { ...selector, "topology.kubernetes.io/zone": "zone-a" })).catch(ignoreExisting);
+      const name = `kwok-${Object.entries(selector)
+        .map(([k, v]) => `${k}-${v}`)
+        .join("-")
+        .replace(/[^a-z0-9-]/g, "-")}`.slice(0, 63);
+      await objects
+        .create(fakeNode(name, { ...selector, "topology.kubernetes.io/zone": "zone-a" }))
+        .catch(ignoreExisting);
     }
     const priority = owner.spec?.template?.spec?.priorityClassName;
-    if (priority) await objects.create({ apiVersion: "scheduling.k8s.io/v1", kind: "PriorityClass", metadata: { name: priority }, value: 1000 } as KubernetesObject).catch(ignoreExisting);
-    const claims = [...(owner.spec?.volumeClaimTemplates ?? []).map((t) => t.spec ?? {}), ...(owner.kind === "PersistentVolumeClaim" ? [owner.spec ?? {}] : [])];
+    if (priority)
+      await objects
+        .create({
+          apiVersion: "scheduling.k8s.io/v1",
+          kind: "PriorityClass",
+          metadata: { name: priority },
+          value: 1000,
+        } as KubernetesObject)
+        .catch(ignoreExisting);
+    const claims = [
+      ...(owner.spec?.volumeClaimTemplates ?? []).map((t) => t.spec ?? {}),
+      ...(owner.kind === "PersistentVolumeClaim" ? [owner.spec ?? {}] : []),
+    ];
     for (const claim of claims) {
       const storageClass = claim.storageClassName;
       if (!storageClass || storageClass === "kwok-volume") continue;
-      await objects.create({ apiVersion: "storage.k8s.io/v1", kind: "StorageClass", metadata: { name: storageClass }, provisioner: "kubernetes.io/no-provisioner", volumeBindingMode: "Immediate" } as KubernetesObject).catch(ignoreExisting);
+      await objects
+        .create({
+          apiVersion: "storage.k8s.io/v1",
+          kind: "StorageClass",
+          metadata: { name: storageClass },
+          provisioner: "kubernetes.io/no-provisioner",
+          volumeBindingMode: "Immediate",
+        } as KubernetesObject)
+        .catch(ignoreExisting);
       volumeCount += 1;
       await objects.create({
         apiVersion: "v1",
         kind: "PersistentVolume",
         metadata: { name: `static-${storageClass}-${volumeCount}` },
-        spec: { storageClassName: storageClass, capacity: { storage: claim.resources?.requests?.storage ?? "1Gi" }, accessModes: ["ReadWriteOnce"], hostPath: { path: `/tmp/entryway-static-${volumeCount}` } },
+        spec: {
+          storageClassName: storageClass,
+          capacity: { storage: claim.resources?.requests?.storage ?? "1Gi" },
+          accessModes: ["ReadWriteOnce"],
+          hostPath: { path: `/tmp/entryway-static-${volumeCount}` },
+        },
       } as KubernetesObject);
     }
   }
@@ -122,9 +174,23 @@ async function prepare(rendered: KubernetesObject[]): Promise<void> {
 async function releaseObjects(release: string, rendered: KubernetesObject[]): Promise<string[]> {
   const kinds = [...new Map(rendered.map((o) => [`${o.apiVersion} ${o.kind}`, o])).values()];
   const left: string[] = [];
-  for (const kind of [...kinds, { apiVersion: "v1", kind: "PersistentVolumeClaim" }, { apiVersion: "v1", kind: "Pod" }]) {
-    const list = await objects.list(kind.apiVersion!, kind.kind!, undefined, undefined, undefined, undefined, undefined, `app.kubernetes.io/instance=${release}`);
-    for (const item of list.items) left.push(`${item.kind ?? kind.kind}/${item.metadata?.namespace ?? ""}/${item.metadata?.name}`);
+  for (const kind of [
+    ...kinds,
+    { apiVersion: "v1", kind: "PersistentVolumeClaim" },
+    { apiVersion: "v1", kind: "Pod" },
+  ]) {
+    const list = await objects.list(
+      kind.apiVersion!,
+      kind.kind!,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      `app.kubernetes.io/instance=${release}`,
+    );
+    for (const item of list.items)
+      left.push(`${item.kind ?? kind.kind}/${item.metadata?.namespace ?? ""}/${item.metadata?.name}`);
   }
   return left;
 }
@@ -134,96 +200,175 @@ function releaseName(h: Helm, scenario: string): string {
   return `h${h.major}-${scenarios.indexOf(scenario)}`;
 }
 
-describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("the chart on the real API server, %s", (_label, h) => {
-  // Each scenario in a release and namespace of its own, all at once: helm mostly waits on the
-  // API server and the controllers, and one at a time would take most of CI's budget.
-  it("every ci/ scenario: install --wait, then uninstall leaves nothing", async () => {
-    const outcomes = await Promise.all(
-      scenarios.map(async (scenario) => {
-        const name = path.basename(scenario, ".yaml");
-        try {
-          const release = releaseName(h, scenario);
-          const namespace = `${release}-ns`;
-          await ensureNamespace(namespace);
-          const rendered = helmTemplate(h, chart, { valuesFiles: [scenario], set: NO_LOAD_BALANCER, releaseName: release, namespace }) as KubernetesObject[];
-          await prepare(rendered);
-          await helm(h, ["install", release, chart, "-n", namespace, "-f", scenario, ...NO_LOAD_BALANCER.flatMap((s) => ["--set", s]), "--wait", "--timeout", "3m"]);
-          const installed = await releaseObjects(release, rendered);
-          const expected = rendered.filter((o) => o.metadata?.labels?.["app.kubernetes.io/instance"] === release).map((o) => `${o.kind}/${o.metadata?.namespace ?? ""}/${o.metadata?.name}`);
-          const missing = expected.filter((key) => !installed.includes(key));
-          await helm(h, ["uninstall", release, "-n", namespace, "--wait", "--timeout", "3m"]);
-          // A StatefulSet's volumeClaimTemplates outlive it (persistentVolumeClaimRetentionPolicy
-          // whenDeleted defaults to Retain: kubernetes.io/docs/concepts/workloads/controllers/statefulset,
-          // "PersistentVolumeClaim retention"): homes and databases are kept on purpose, nothing else.
-          // Pods go after their controllers, through the garbage collector: a minute at most.
-          const kept = (key: string) => key.startsWith("PersistentVolumeClaim/");
-          let left = await releaseObjects(release, rendered);
-          for (let i = 0; i < 120 && left.some((key) => !kept(key)); i++) {
-            await new Promise((r) => setTimeout(r, 500));
-            left = await releaseObjects(release, rendered);
+describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))(
+  "the chart on the real API server, %s",
+  (_label, h) => {
+    // Each scenario in a release and namespace of its own, all at once: helm mostly waits on the
+    // API server and the controllers, and one at a time would take most of CI's budget.
+    it("every ci/ scenario: install --wait, then uninstall leaves nothing", async () => {
+      const outcomes = await Promise.all(
+        scenarios.map(async (scenario) => {
+          const name = path.basename(scenario, ".yaml");
+          try {
+            const release = releaseName(h, scenario);
+            const namespace = `${release}-ns`;
+            await ensureNamespace(namespace);
+            const rendered = helmTemplate(h, chart, {
+              valuesFiles: [scenario],
+              set: NO_LOAD_BALANCER,
+              releaseName: release,
+              namespace,
+            }) as KubernetesObject[];
+            await prepare(rendered);
+            await helm(h, [
+              "install",
+              release,
+              chart,
+              "-n",
+              namespace,
+              "-f",
+              scenario,
+              ...NO_LOAD_BALANCER.flatMap((s) => ["--set", s]),
+              "--wait",
+              "--timeout",
+              "3m",
+            ]);
+            const installed = await releaseObjects(release, rendered);
+            const expected = rendered
+              .filter((o) => o.metadata?.labels?.["app.kubernetes.io/instance"] === release)
+              .map((o) => `${o.kind}/${o.metadata?.namespace ?? ""}/${o.metadata?.name}`);
+            const missing = expected.filter((key) => !installed.includes(key));
+            await helm(h, ["uninstall", release, "-n", namespace, "--wait", "--timeout", "3m"]);
+            // A StatefulSet's volumeClaimTemplates outlive it (persistentVolumeClaimRetentionPolicy
+            // whenDeleted defaults to Retain: kubernetes.io/docs/concepts/workloads/controllers/statefulset,
+            // "PersistentVolumeClaim retention"): homes and databases are kept on purpose, nothing else.
+            // Pods go after their controllers, through the garbage collector: a minute at most.
+            const kept = (key: string) => key.startsWith("PersistentVolumeClaim/");
+            let left = await releaseObjects(release, rendered);
+            for (let i = 0; i < 120 && left.some((key) => !kept(key)); i++) {
+              await new Promise((r) => setTimeout(r, 500));
+              left = await releaseObjects(release, rendered);
+            }
+            const leftBehind = left.filter((key) => !kept(key));
+            for (const key of left.filter(kept)) {
+              const [, ns, claim] = key.split("/");
+              await objects
+                .delete({ apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { namespace: ns, name: claim! } })
+                .catch((error: { code?: number }) => {
+                  if (error.code !== 404) throw error;
+                });
+            }
+            return { name, objects: expected.length, missing, leftBehind };
+          } catch (error) {
+            return {
+              name,
+              objects: 0,
+              missing: [],
+              leftBehind: [],
+              error: `${(error as Error).message} ${(error as { body?: string }).body ?? ""}`,
+            };
           }
-          const leftBehind = left.filter((key) => !kept(key));
-          for (const key of left.filter(kept)) {
-            const [, ns, claim] = key.split("/");
-            await objects.delete({ apiVersion: "v1", kind: "PersistentVolumeClaim", metadata: { namespace: ns, name: claim! } }).catch((error: { code?: number }) => {
-              if (error.code !== 404) throw error;
-            });
-          }
-          return { name, objects: expected.length, missing, leftBehind };
-        } catch (error) {
-          return { name, objects: 0, missing: [], leftBehind: [], error: `${(error as Error).message} ${(error as { body?: string }).body ?? ""}` };
-        }
-      }),
-    );
-    console.log(`helm ${h.major} on the real API server:\n${outcomes.map((o) => `  ${o.error ? "FAILED" : "ok    "} ${o.name}: ${o.objects} objects${o.error ? `: ${o.error.slice(0, 300)}` : ""}`).join("\n")}`);
-    expect(outcomes.filter((o) => o.error || o.missing.length || o.leftBehind.length)).toEqual([]);
-    expect(outcomes.reduce((sum, o) => sum + o.objects, 0)).toBeGreaterThan(100);
-  });
-
-  it("upgrade with one exec gateway setting changed rolls the exec gateway only", async () => {
-    const valuesFiles = ["exec-gateway-kubernetes.yaml", "ansibleforms-sidecar.yaml"].map((f) => path.join(chart, "ci", f));
-    const release = `h${h.major}-upgrade`;
-    const namespace = `${release}-ns`;
-    await ensureNamespace(namespace);
-    await prepare(helmTemplate(h, chart, { valuesFiles, set: NO_LOAD_BALANCER, releaseName: release, namespace }) as KubernetesObject[]);
-    const values = [...valuesFiles.flatMap((f) => ["-f", f]), ...NO_LOAD_BALANCER.flatMap((s) => ["--set", s])];
-    await helm(h, ["install", release, chart, "-n", namespace, ...values, "--wait", "--timeout", "3m"]);
-    const generations = async () => {
-      const deployments = (await objects.list("apps/v1", "Deployment", namespace)).items.map((w) => [`Deployment/${w.metadata!.name}`, w.metadata!.generation]);
-      const statefulSets = (await objects.list("apps/v1", "StatefulSet", namespace)).items.map((w) => [`StatefulSet/${w.metadata!.name}`, w.metadata!.generation]);
-      return Object.fromEntries([...deployments, ...statefulSets]);
-    };
-    const before = await generations();
-    expect(Object.keys(before).length).toBeGreaterThan(1);
-    await helm(h, ["upgrade", release, chart, "-n", namespace, ...values, "--set", "execGateway.settings.idleTimeoutMs=600000", "--wait", "--timeout", "3m"]);
-    const after = await generations();
-    const rolled = Object.keys(after).filter((key) => after[key] !== before[key]);
-    expect(rolled).toEqual([expect.stringMatching(/^Deployment\/.*exec-gateway$/)]);
-    await helm(h, ["uninstall", release, "-n", namespace, "--wait"]);
-  });
-
-  it("RBAC of the exec gateway (debug containers) and the TLS CONNECT gateway, decided by the real authorizer", async () => {
-    const release = `h${h.major}-rbac`;
-    const namespace = `${release}-ns`;
-    await ensureNamespace(namespace);
-    const valuesFiles = ["exec-gateway-debug.yaml", "ssh-tls.yaml"].map((f) => path.join(chart, "ci", f));
-    // Exec through Roles in the target namespaces (the scenario's clusterWide ClusterRole, on purpose, allows it everywhere).
-    const set = [...NO_LOAD_BALANCER, "execGateway.clusterWide=false"];
-    const rendered = helmTemplate(h, chart, { valuesFiles, set, releaseName: release, namespace }) as KubernetesObject[];
-    await prepare(rendered);
-    await helm(h, ["install", release, chart, "-n", namespace, ...valuesFiles.flatMap((f) => ["-f", f]), ...set.flatMap((s) => ["--set", s]), "--wait", "--timeout", "3m"]);
-    const roleNamespaces = rendered.filter((o) => o.kind === "Role" && o.metadata?.name?.includes("exec-gateway")).map((o) => o.metadata!.namespace!);
-    const connectNamespace = rendered.find((o) => o.kind === "ServiceAccount" && o.metadata?.labels?.["app.kubernetes.io/name"] === "connect-gateway")!.metadata!.namespace!;
-    await expectRbacAsDeployed(kubeconfig, {
-      frontEnd: `Helm ${h.major}, ${valuesFiles.map((f) => path.basename(f)).join(" + ")}`,
-      gatewayNamespace: namespace,
-      targetNamespaces: roleNamespaces,
-      connectNamespace,
-      stackNamespaces: [...new Set([namespace, connectNamespace])],
-      debugContainers: true,
-      kubernetesAuthorizer: true,
-      connectTls: true,
+        }),
+      );
+      console.log(
+        `helm ${h.major} on the real API server:\n${outcomes.map((o) => `  ${o.error ? "FAILED" : "ok    "} ${o.name}: ${o.objects} objects${o.error ? `: ${o.error.slice(0, 300)}` : ""}`).join("\n")}`,
+      );
+      expect(outcomes.filter((o) => o.error || o.missing.length || o.leftBehind.length)).toEqual([]);
+      expect(outcomes.reduce((sum, o) => sum + o.objects, 0)).toBeGreaterThan(100);
     });
-    await helm(h, ["uninstall", release, "-n", namespace, "--wait"]);
-  });
-});
+
+    it("upgrade with one exec gateway setting changed rolls the exec gateway only", async () => {
+      const valuesFiles = ["exec-gateway-kubernetes.yaml", "ansibleforms-sidecar.yaml"].map((f) =>
+        path.join(chart, "ci", f),
+      );
+      const release = `h${h.major}-upgrade`;
+      const namespace = `${release}-ns`;
+      await ensureNamespace(namespace);
+      await prepare(
+        helmTemplate(h, chart, {
+          valuesFiles,
+          set: NO_LOAD_BALANCER,
+          releaseName: release,
+          namespace,
+        }) as KubernetesObject[],
+      );
+      const values = [...valuesFiles.flatMap((f) => ["-f", f]), ...NO_LOAD_BALANCER.flatMap((s) => ["--set", s])];
+      await helm(h, ["install", release, chart, "-n", namespace, ...values, "--wait", "--timeout", "3m"]);
+      const generations = async () => {
+        const deployments = (await objects.list("apps/v1", "Deployment", namespace)).items.map((w) => [
+          `Deployment/${w.metadata!.name}`,
+          w.metadata!.generation,
+        ]);
+        const statefulSets = (await objects.list("apps/v1", "StatefulSet", namespace)).items.map((w) => [
+          `StatefulSet/${w.metadata!.name}`,
+          w.metadata!.generation,
+        ]);
+        return Object.fromEntries([...deployments, ...statefulSets]);
+      };
+      const before = await generations();
+      expect(Object.keys(before).length).toBeGreaterThan(1);
+      await helm(h, [
+        "upgrade",
+        release,
+        chart,
+        "-n",
+        namespace,
+        ...values,
+        "--set",
+        "execGateway.settings.idleTimeoutMs=600000",
+        "--wait",
+        "--timeout",
+        "3m",
+      ]);
+      const after = await generations();
+      const rolled = Object.keys(after).filter((key) => after[key] !== before[key]);
+      expect(rolled).toEqual([expect.stringMatching(/^Deployment\/.*exec-gateway$/)]);
+      await helm(h, ["uninstall", release, "-n", namespace, "--wait"]);
+    });
+
+    it("RBAC of the exec gateway (debug containers) and the TLS CONNECT gateway, decided by the real authorizer", async () => {
+      const release = `h${h.major}-rbac`;
+      const namespace = `${release}-ns`;
+      await ensureNamespace(namespace);
+      const valuesFiles = ["exec-gateway-debug.yaml", "ssh-tls.yaml"].map((f) => path.join(chart, "ci", f));
+      // Exec through Roles in the target namespaces (the scenario's clusterWide ClusterRole, on purpose, allows it everywhere).
+      const set = [...NO_LOAD_BALANCER, "execGateway.clusterWide=false"];
+      const rendered = helmTemplate(h, chart, {
+        valuesFiles,
+        set,
+        releaseName: release,
+        namespace,
+      }) as KubernetesObject[];
+      await prepare(rendered);
+      await helm(h, [
+        "install",
+        release,
+        chart,
+        "-n",
+        namespace,
+        ...valuesFiles.flatMap((f) => ["-f", f]),
+        ...set.flatMap((s) => ["--set", s]),
+        "--wait",
+        "--timeout",
+        "3m",
+      ]);
+      const roleNamespaces = rendered
+        .filter((o) => o.kind === "Role" && o.metadata?.name?.includes("exec-gateway"))
+        .map((o) => o.metadata!.namespace!);
+      const connectNamespace = rendered.find(
+        (o) => o.kind === "ServiceAccount" && o.metadata?.labels?.["app.kubernetes.io/name"] === "connect-gateway",
+      )!.metadata!.namespace!;
+      await expectRbacAsDeployed(kubeconfig, {
+        frontEnd: `Helm ${h.major}, ${valuesFiles.map((f) => path.basename(f)).join(" + ")}`,
+        gatewayNamespace: namespace,
+        targetNamespaces: roleNamespaces,
+        connectNamespace,
+        stackNamespaces: [...new Set([namespace, connectNamespace])],
+        debugContainers: true,
+        kubernetesAuthorizer: true,
+        connectTls: true,
+      });
+      await helm(h, ["uninstall", release, "-n", namespace, "--wait"]);
+    });
+  },
+);

@@ -35,7 +35,11 @@ const TEAM_B = "authz-team-b";
 const AUDIENCE = defaultConfig.tokenAudiences[0]!;
 
 async function token(namespace: string, name: string, audiences: string[], seconds = 600): Promise<string> {
-  const request = await core.createNamespacedServiceAccountToken({ namespace, name, body: { spec: { audiences, expirationSeconds: seconds } } });
+  const request = await core.createNamespacedServiceAccountToken({
+    namespace,
+    name,
+    body: { spec: { audiences, expirationSeconds: seconds } },
+  });
   if (!request.status?.token) throw new Error(`no token for ${namespace}/${name}`);
   return request.status.token;
 }
@@ -64,7 +68,13 @@ async function waitReady(namespace: string, labelSelector: string): Promise<stri
 
 const restricted = {
   securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: "RuntimeDefault" } },
-  containers: [{ name: "app", image: "registry.example.com/app:1", securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } } }],
+  containers: [
+    {
+      name: "app",
+      image: "registry.example.com/app:1",
+      securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },
+    },
+  ],
 };
 
 describe("the kubernetes authorizer and backend on the real API server", () => {
@@ -75,23 +85,66 @@ describe("the kubernetes authorizer and backend on the real API server", () => {
 
   beforeAll(async () => {
     // The gateway's rights, as the ExecGateway component grants them.
-    await grantGatewayRights({ core, rbac }, { gatewayNamespace: GATEWAY_NS, teamA: TEAM_A, teamB: TEAM_B, reviewRole: "authz-exec-gateway-review" }, EXEC_RULES, REVIEW_RULES);
+    await grantGatewayRights(
+      { core, rbac },
+      { gatewayNamespace: GATEWAY_NS, teamA: TEAM_A, teamB: TEAM_B, reviewRole: "authz-exec-gateway-review" },
+      EXEC_RULES,
+      REVIEW_RULES,
+    );
     // alice may exec in team-a; bob may not, anywhere.
-    await rbac.createNamespacedRole({ namespace: TEAM_A, body: { metadata: { name: "exec" }, rules: [{ apiGroups: [""], resources: ["pods/exec"], verbs: ["create"] }] } });
-    await rbac.createNamespacedRoleBinding({ namespace: TEAM_A, body: { metadata: { name: "alice-exec" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "exec" }, subjects: [{ kind: "ServiceAccount", name: "alice", namespace: TEAM_A }] } });
+    await rbac.createNamespacedRole({
+      namespace: TEAM_A,
+      body: { metadata: { name: "exec" }, rules: [{ apiGroups: [""], resources: ["pods/exec"], verbs: ["create"] }] },
+    });
+    await rbac.createNamespacedRoleBinding({
+      namespace: TEAM_A,
+      body: {
+        metadata: { name: "alice-exec" },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "exec" },
+        subjects: [{ kind: "ServiceAccount", name: "alice", namespace: TEAM_A }],
+      },
+    });
 
     // Targets: a pod, a Deployment and a StatefulSet in team-a, a pod in team-b (kwok makes them Ready).
     for (const namespace of [TEAM_A, TEAM_B]) {
-      await core.createNamespacedPod({ namespace, body: { metadata: { name: "web-pod", labels: { app: "web-pod" } }, spec: restricted } });
+      await core.createNamespacedPod({
+        namespace,
+        body: { metadata: { name: "web-pod", labels: { app: "web-pod" } }, spec: restricted },
+      });
     }
     const template = (app: string) => ({ metadata: { labels: { app } }, spec: restricted });
-    await apps.createNamespacedDeployment({ namespace: TEAM_A, body: { metadata: { name: "api" }, spec: { replicas: 1, selector: { matchLabels: { app: "api" } }, template: template("api") } } });
-    await apps.createNamespacedStatefulSet({ namespace: TEAM_A, body: { metadata: { name: "db" }, spec: { replicas: 1, serviceName: "db", selector: { matchLabels: { app: "db" } }, template: template("db") } } });
-    pods = { pod: await waitReady(TEAM_A, "app=web-pod"), deployment: await waitReady(TEAM_A, "app=api"), statefulSet: await waitReady(TEAM_A, "app=db") };
+    await apps.createNamespacedDeployment({
+      namespace: TEAM_A,
+      body: {
+        metadata: { name: "api" },
+        spec: { replicas: 1, selector: { matchLabels: { app: "api" } }, template: template("api") },
+      },
+    });
+    await apps.createNamespacedStatefulSet({
+      namespace: TEAM_A,
+      body: {
+        metadata: { name: "db" },
+        spec: { replicas: 1, serviceName: "db", selector: { matchLabels: { app: "db" } }, template: template("db") },
+      },
+    });
+    pods = {
+      pod: await waitReady(TEAM_A, "app=web-pod"),
+      deployment: await waitReady(TEAM_A, "app=api"),
+      statefulSet: await waitReady(TEAM_A, "app=db"),
+    };
     await waitReady(TEAM_B, "app=web-pod");
 
-    const gatewayConfig = kubeConfigFor(await token(GATEWAY_NS, "exec-gateway", ["https://kubernetes.default.svc.cluster.local"]));
-    const config: GatewayConfig = { ...defaultConfig, host: "127.0.0.1", port: 0, backend: "kubernetes", authorizer: "kubernetes", logLevel: "warn" };
+    const gatewayConfig = kubeConfigFor(
+      await token(GATEWAY_NS, "exec-gateway", ["https://kubernetes.default.svc.cluster.local"]),
+    );
+    const config: GatewayConfig = {
+      ...defaultConfig,
+      host: "127.0.0.1",
+      port: 0,
+      backend: "kubernetes",
+      authorizer: "kubernetes",
+      logLevel: "warn",
+    };
     gateway = createGateway({
       config,
       backend: kubernetesBackend(gatewayConfig),
@@ -116,28 +169,42 @@ describe("the kubernetes authorizer and backend on the real API server", () => {
 
   it("allowed sessions reach the kubelet dial of the API server's exec, which finds no kubelet: the session ends as a backend error, its cause in the gateway's log only", async () => {
     const alice = await token(TEAM_A, "alice", [AUDIENCE]);
-    for (const query of [`namespace=${TEAM_A}&pod=${pods.pod}`, `namespace=${TEAM_A}&workload=deployment/api&instance=0`, `namespace=${TEAM_A}&workload=statefulset/db&instance=0`]) {
+    for (const query of [
+      `namespace=${TEAM_A}&pod=${pods.pod}`,
+      `namespace=${TEAM_A}&workload=deployment/api&instance=0`,
+      `namespace=${TEAM_A}&workload=statefulset/db&instance=0`,
+    ]) {
       const closed = await session(alice, query);
       // Authorized (RBAC let the gateway's WebSocket exec through: get and create pods/exec), then
       // the API server could not reach the node's kubelet (kwok's node, at 127.0.0.1, has none), and
       // the session ends with a backend error; the API server's own words for it (the node's
       // kubelet address, the exec URL) go to the gateway's log, never to the client.
-      expect(closed.reason, query).toMatch(/^lost the connection to the shell \(session [^;]+; the gateway's log has the cause\)$/);
+      expect(closed.reason, query).toMatch(
+        /^lost the connection to the shell \(session [^;]+; the gateway's log has the cause\)$/,
+      );
       expect(closed.closeCode, query).toBe("backend-error");
     }
-    const causes = logged.filter((entry) => entry.message === "lost the connection to the shell").map((entry) => String(entry.error));
+    const causes = logged
+      .filter((entry) => entry.message === "lost the connection to the shell")
+      .map((entry) => String(entry.error));
     expect(causes).toHaveLength(3);
     for (const cause of causes) expect(cause).toMatch(/dial tcp 127\.0\.0\.1:10250: connect: connection refused/);
-    const execs = execAuditEvents(auditLog, TEAM_A).filter((e) => e.user === `system:serviceaccount:${GATEWAY_NS}:exec-gateway`);
+    const execs = execAuditEvents(auditLog, TEAM_A).filter(
+      (e) => e.user === `system:serviceaccount:${GATEWAY_NS}:exec-gateway`,
+    );
     expect(execs.map((e) => e.pod).sort()).toEqual([pods.deployment, pods.pod, pods.statefulSet].sort());
   });
 
   it("denied sessions never reach the exec endpoint: the wrong user, the wrong namespace, the wrong audience", async () => {
     const before = execAuditEvents(auditLog, TEAM_A).length + execAuditEvents(auditLog, TEAM_B).length;
     const bob = await token(TEAM_A, "bob", [AUDIENCE]);
-    expect((await session(bob, `namespace=${TEAM_A}&pod=${pods.pod}`)).reason).toMatch(/may not exec in namespace authz-team-a/);
+    expect((await session(bob, `namespace=${TEAM_A}&pod=${pods.pod}`)).reason).toMatch(
+      /may not exec in namespace authz-team-a/,
+    );
     const alice = await token(TEAM_A, "alice", [AUDIENCE]);
-    expect((await session(alice, `namespace=${TEAM_B}&pod=web-pod`)).reason).toMatch(/may not exec in namespace authz-team-b/);
+    expect((await session(alice, `namespace=${TEAM_B}&pod=web-pod`)).reason).toMatch(
+      /may not exec in namespace authz-team-b/,
+    );
     // A token for the API server itself is refused by the TokenReview's audience check.
     const apiToken = await token(TEAM_A, "alice", ["https://kubernetes.default.svc.cluster.local"]);
     expect((await session(apiToken, `namespace=${TEAM_A}&pod=${pods.pod}`)).reason).toMatch(/token rejected/);
@@ -147,6 +214,8 @@ describe("the kubernetes authorizer and backend on the real API server", () => {
   it("a revoked RoleBinding denies the next session", async () => {
     const alice = await token(TEAM_A, "alice", [AUDIENCE]);
     await rbac.deleteNamespacedRoleBinding({ namespace: TEAM_A, name: "alice-exec" });
-    expect((await session(alice, `namespace=${TEAM_A}&pod=${pods.pod}`)).reason).toMatch(/may not exec in namespace authz-team-a/);
+    expect((await session(alice, `namespace=${TEAM_A}&pod=${pods.pod}`)).reason).toMatch(
+      /may not exec in namespace authz-team-a/,
+    );
   });
 });

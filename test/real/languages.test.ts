@@ -47,13 +47,17 @@ const NAMESPACE_OF: Record<string, string> = {
   "ansibleforms-rte": "yaml-rte",
 };
 
-type Program = { packages?: Record<string, string>; resources: Record<string, { type: string; properties: Record<string, unknown> }> } & Record<string, unknown>;
+type Program = {
+  packages?: Record<string, string>;
+  resources: Record<string, { type: string; properties: Record<string, unknown> }>;
+} & Record<string, unknown>;
 
 /** Namespace names (only as whole strings) renamed to this suite's. */
 function renamed(value: unknown): unknown {
   if (typeof value === "string") return NAMESPACE_OF[value] ?? value;
   if (Array.isArray(value)) return value.map(renamed);
-  if (typeof value === "object" && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renamed(v)]));
+  if (typeof value === "object" && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renamed(v)]));
   return value;
 }
 
@@ -72,7 +76,10 @@ export function adaptedExample(): Program {
   program.resources = renamed(program.resources) as Program["resources"];
   for (const resource of Object.values(program.resources)) {
     if (resource.type === "entryway:index:ConnectGateway") {
-      resource.properties.serviceAnnotations = { ...(resource.properties.serviceAnnotations as Record<string, string> | undefined), "pulumi.com/skipAwait": "true" };
+      resource.properties.serviceAnnotations = {
+        ...(resource.properties.serviceAnnotations as Record<string, string> | undefined),
+        "pulumi.com/skipAwait": "true",
+      };
     }
   }
   return program;
@@ -94,7 +101,15 @@ function pulumiCli(packageDir: string): Cli {
   symlinkSync(LAUNCHER, path.join(bin, "pulumi-resource-entryway"));
   const pulumiBin = realTool("pulumi");
   const env: NodeJS.ProcessEnv = {
-    PATH: [bin, realTool("pulumi-language-yaml"), realTool("pulumi-resource-kubernetes"), realTool("random-standin"), pulumiBin, path.dirname(process.execPath), process.env.PATH ?? ""].join(path.delimiter),
+    PATH: [
+      bin,
+      realTool("pulumi-language-yaml"),
+      realTool("pulumi-resource-kubernetes"),
+      realTool("random-standin"),
+      pulumiBin,
+      path.dirname(process.execPath),
+      process.env.PATH ?? "",
+    ].join(path.delimiter),
     HOME: process.env.HOME ?? dir,
     PULUMI_HOME: path.join(dir, "home"),
     PULUMI_BACKEND_URL: `file://${path.join(dir, "state")}`,
@@ -147,7 +162,8 @@ describe("examples/yaml on the real engine and the real YAML language host", () 
     if (!build.ok) throw new Error(`npm run build failed: ${build.output}`);
     cli = pulumiCli(repoRoot);
     dir = project(cli, "yaml-example", adaptedExample());
-    for (const name of Object.values(NAMESPACE_OF)) await api.create({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
+    for (const name of Object.values(NAMESPACE_OF))
+      await api.create({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
     await expectOk(cli, ["stack", "init", "yaml", "--secrets-provider", "passphrase"], dir);
   });
 
@@ -158,17 +174,34 @@ describe("examples/yaml on the real engine and the real YAML language host", () 
   it("pulumi up deploys the program's five components; every Kubernetes object in the state is on the API server; the generated secrets are encrypted in the state file", async () => {
     const up = await expectOk(cli, ["up", "--yes", "--skip-preview", "--suppress-progress"], dir);
     expect(up).toMatch(/entryway:index:ConnectGateway/);
-    const state = JSON.parse(await expectOk(cli, ["stack", "export"], dir)) as { deployment: { resources: StateResource[] } };
+    const state = JSON.parse(await expectOk(cli, ["stack", "export"], dir)) as {
+      deployment: { resources: StateResource[] };
+    };
     const types = new Set(state.deployment.resources.map((r) => r.type));
-    for (const type of ["entryway:index:ConnectGateway", "entryway:index:SshWorkspace", "entryway:index:ExecGateway", "entryway:index:AnsibleForms", "entryway:index:RemoteRte", "pulumi:providers:entryway"]) {
+    for (const type of [
+      "entryway:index:ConnectGateway",
+      "entryway:index:SshWorkspace",
+      "entryway:index:ExecGateway",
+      "entryway:index:AnsibleForms",
+      "entryway:index:RemoteRte",
+      "pulumi:providers:entryway",
+    ]) {
       expect(types).toContain(type);
     }
     kubernetesObjects = state.deployment.resources
       .filter((r) => r.custom && r.type.startsWith("kubernetes:") && r.outputs?.kind)
-      .map((r) => ({ apiVersion: r.outputs!.apiVersion!, kind: r.outputs!.kind!, metadata: { name: r.outputs!.metadata!.name!, namespace: r.outputs!.metadata?.namespace } }));
-    expect(kubernetesObjects.map((o) => o.kind)).toEqual(expect.arrayContaining(["Deployment", "StatefulSet", "Service", "NetworkPolicy"]));
+      .map((r) => ({
+        apiVersion: r.outputs!.apiVersion!,
+        kind: r.outputs!.kind!,
+        metadata: { name: r.outputs!.metadata!.name!, namespace: r.outputs!.metadata?.namespace },
+      }));
+    expect(kubernetesObjects.map((o) => o.kind)).toEqual(
+      expect.arrayContaining(["Deployment", "StatefulSet", "Service", "NetworkPolicy"]),
+    );
     const missing: string[] = [];
-    for (const object of kubernetesObjects) if (!(await exists(object))) missing.push(`${object.kind} ${object.metadata?.namespace}/${object.metadata?.name}`);
+    for (const object of kubernetesObjects)
+      if (!(await exists(object)))
+        missing.push(`${object.kind} ${object.metadata?.namespace}/${object.metadata?.name}`);
     expect(missing).toEqual([]);
     const outputs = JSON.parse(await expectOk(cli, ["stack", "output", "--json"], dir)) as Record<string, unknown>;
     expect(String(outputs.sshConfig)).toMatch(/ProxyCommand/);
@@ -178,15 +211,28 @@ describe("examples/yaml on the real engine and the real YAML language host", () 
     // The generated secrets: the admin password (a secret output), and every value of the Secrets
     // AnsibleForms and the RTE wrote (passwords, keys, the RTE token and its copy), read back from
     // the API server. None is in the state file in plain text.
-    const revealed = JSON.parse(await expectOk(cli, ["stack", "output", "--json", "--show-secrets"], dir)) as Record<string, unknown>;
+    const revealed = JSON.parse(await expectOk(cli, ["stack", "output", "--json", "--show-secrets"], dir)) as Record<
+      string,
+      unknown
+    >;
     const tokens: string[] = [];
     for (const namespace of ["yaml-forms", "yaml-rte"]) {
-      const secrets = (await api.list("v1", "Secret", namespace)).items as (KubernetesObject & { data?: Record<string, string> })[];
+      const secrets = (await api.list("v1", "Secret", namespace)).items as (KubernetesObject & {
+        data?: Record<string, string>;
+      })[];
       // Generated values only (the random ones are 24 to 64 characters); names and usernames are shorter.
-      for (const secret of secrets) tokens.push(...Object.values(secret.data ?? {}).map((value) => Buffer.from(value, "base64").toString()).filter((value) => value.length >= 16));
+      for (const secret of secrets)
+        tokens.push(
+          ...Object.values(secret.data ?? {})
+            .map((value) => Buffer.from(value, "base64").toString())
+            .filter((value) => value.length >= 16),
+        );
     }
     expect(tokens.length).toBeGreaterThanOrEqual(4);
-    const stateFile = readFileSync(path.join(cli.dir, "state", ".pulumi", "stacks", "entryway-yaml-example", "yaml.json"), "utf8");
+    const stateFile = readFileSync(
+      path.join(cli.dir, "state", ".pulumi", "stacks", "entryway-yaml-example", "yaml.json"),
+      "utf8",
+    );
     for (const secret of [revealed.formsAdminPassword, ...tokens]) {
       expect(typeof secret).toBe("string");
       expect((secret as string).length).toBeGreaterThanOrEqual(16);
@@ -197,7 +243,8 @@ describe("examples/yaml on the real engine and the real YAML language host", () 
   it("pulumi destroy removes every object it made", async () => {
     await expectOk(cli, ["destroy", "--yes", "--skip-preview", "--suppress-progress"], dir);
     const left: string[] = [];
-    for (const object of kubernetesObjects) if (await exists(object)) left.push(`${object.kind} ${object.metadata?.namespace}/${object.metadata?.name}`);
+    for (const object of kubernetesObjects)
+      if (await exists(object)) left.push(`${object.kind} ${object.metadata?.namespace}/${object.metadata?.name}`);
     // Namespaced objects go at once; a StatefulSet's volume claims are kept by design (its retention policy).
     expect(left.filter((key) => !key.startsWith("PersistentVolumeClaim"))).toEqual([]);
   });
@@ -213,7 +260,9 @@ describe("the example as written, with its packages: entry", () => {
       const up = await cli.pulumi(["up", "--yes", "--skip-preview", "--suppress-progress"], dir);
       expect(up.ok).toBe(false);
       // The stand-in is on PATH here too: a project plugin comes first (plugins.go getPluginInfoAndPath).
-      expect(up.output).toMatch(/failed to load plugin [^:\n]*\/pulumi-resource-entryway: loading runtime: no language plugin 'pulumi-language-nodejs' found in the workspace or on your \$PATH/);
+      expect(up.output).toMatch(
+        /failed to load plugin [^:\n]*\/pulumi-resource-entryway: loading runtime: no language plugin 'pulumi-language-nodejs' found in the workspace or on your \$PATH/,
+      );
     } finally {
       rmSync(cli.dir, { recursive: true, force: true });
     }
@@ -225,19 +274,37 @@ describe("the component plugin stand-in fails loudly", () => {
     const unbuilt = mkdtempSync(path.join(os.tmpdir(), "entryway-unbuilt-"));
     try {
       // The checkout as cloned, before `npm run build`: its manifest and dependencies, no dist/.
-      for (const file of ["package.json", "PulumiPlugin.yaml"]) copyFileSync(path.join(repoRoot, file), path.join(unbuilt, file));
+      for (const file of ["package.json", "PulumiPlugin.yaml"])
+        copyFileSync(path.join(repoRoot, file), path.join(unbuilt, file));
       symlinkSync(path.join(repoRoot, "node_modules"), path.join(unbuilt, "node_modules"));
       const cli = pulumiCli(unbuilt);
       try {
-        const dir = project(cli, "yaml-unbuilt", { name: "entryway-yaml-unbuilt", runtime: "yaml", resources: { connect: { type: "entryway:index:ConnectGateway", properties: { namespace: "yaml-unbuilt", hostname: "ssh.example.com" } } } });
+        const dir = project(cli, "yaml-unbuilt", {
+          name: "entryway-yaml-unbuilt",
+          runtime: "yaml",
+          resources: {
+            connect: {
+              type: "entryway:index:ConnectGateway",
+              properties: { namespace: "yaml-unbuilt", hostname: "ssh.example.com" },
+            },
+          },
+        });
         await expectOk(cli, ["stack", "init", "unbuilt", "--secrets-provider", "passphrase"], dir);
         const up = await cli.pulumi(["up", "--yes", "--skip-preview", "--suppress-progress"], dir);
         expect(up.ok).toBe(false);
         // run-plugin's own words, passed through by the engine, and the engine's.
         expect(up.output).toMatch(/Cannot find module '[^']*\/dist\/components\/index\.js'/);
-        expect(up.output).toMatch(/Error loading schema from plugin: could not read plugin \[[^\]]*pulumi-resource-entryway\]: exit status 32/);
-        const state = JSON.parse(await expectOk(cli, ["stack", "export"], dir)) as { deployment: { resources?: StateResource[] } };
-        expect((state.deployment.resources ?? []).filter((r) => r.type.startsWith("entryway:") || r.type.startsWith("kubernetes:"))).toEqual([]);
+        expect(up.output).toMatch(
+          /Error loading schema from plugin: could not read plugin \[[^\]]*pulumi-resource-entryway\]: exit status 32/,
+        );
+        const state = JSON.parse(await expectOk(cli, ["stack", "export"], dir)) as {
+          deployment: { resources?: StateResource[] };
+        };
+        expect(
+          (state.deployment.resources ?? []).filter(
+            (r) => r.type.startsWith("entryway:") || r.type.startsWith("kubernetes:"),
+          ),
+        ).toEqual([]);
       } finally {
         rmSync(cli.dir, { recursive: true, force: true });
       }

@@ -31,11 +31,17 @@ export async function renderOffline(stackName: string, config: Record<string, un
     // The repository's program, from a folder that holds this stack's configuration.
     writeFileSync(path.join(tree, "index.ts"), `export * from ${JSON.stringify(path.join(repoRoot, "index.ts"))};\n`);
     const out = path.join(tree, "rendered");
-    const result = await run(path.join(repoRoot, "node_modules", ".bin", "tsx"), [path.join(repoRoot, "scripts", "render.ts"), stackName, "--out", out], { cwd: tree });
+    const result = await run(
+      path.join(repoRoot, "node_modules", ".bin", "tsx"),
+      [path.join(repoRoot, "scripts", "render.ts"), stackName, "--out", out],
+      { cwd: tree },
+    );
     if (result.status !== 0) throw new Error(`offline render of ${stackName} failed: ${result.stderr}${result.stdout}`);
     const files = readdirSync(out);
     return {
-      objects: files.filter((file) => file.endsWith(".yaml") && !file.startsWith("_")).map((file) => parse(readFileSync(path.join(out, file), "utf8")) as RenderedObject),
+      objects: files
+        .filter((file) => file.endsWith(".yaml") && !file.startsWith("_"))
+        .map((file) => parse(readFileSync(path.join(out, file), "utf8")) as RenderedObject),
       outputs: parse(readFileSync(path.join(out, "_outputs.yaml"), "utf8")) as Record<string, unknown>,
     };
   } finally {

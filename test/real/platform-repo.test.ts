@@ -64,11 +64,25 @@ describe("a TypeScript platform repo importing the packed package, on the real e
     const [library] = npmPack(scratch);
     const [sshConfig] = npmPack(scratch, ["@entryway/ssh-config"]);
     mkdirSync(project);
-    writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "platform-repo", version: "1.0.0", private: true, type: "module" }));
-    const install = run("npm", ["install", library!.tarball, sshConfig!.tarball, "--prefer-offline", "--no-audit", "--no-fund"], project);
+    writeFileSync(
+      path.join(project, "package.json"),
+      JSON.stringify({ name: "platform-repo", version: "1.0.0", private: true, type: "module" }),
+    );
+    const install = run(
+      "npm",
+      ["install", library!.tarball, sshConfig!.tarball, "--prefer-offline", "--no-audit", "--no-fund"],
+      project,
+    );
     if (!install.ok) throw new Error(`npm install of the tarballs failed: ${install.output}`);
     writeFileSync(path.join(project, "index.ts"), PROGRAM);
-    stack = new PulumiStack({ stackName: "platform", config: {}, kubeconfig, program: path.join(project, "index.ts"), projectDir: project, projectName: "platform-repo" });
+    stack = new PulumiStack({
+      stackName: "platform",
+      config: {},
+      kubeconfig,
+      program: path.join(project, "index.ts"),
+      projectDir: project,
+      projectName: "platform-repo",
+    });
     // The namespaces are the platform team's: made before, as a cluster admin would.
     const { objectApi } = await import("../harness/control-plane");
     const api = objectApi(kubeconfig);
@@ -83,7 +97,14 @@ describe("a TypeScript platform repo importing the packed package, on the real e
   it("pulumi up deploys the four components; the generated secrets are encrypted in the state file", async () => {
     const up = await stack.expect("up");
     const types = new Set(up.steps.filter((s) => s.op === "create").map((s) => s.type));
-    for (const type of ["entryway:index:ExecGateway", "entryway:index:ConnectGateway", "entryway:index:SshWorkspace", "entryway:index:AnsibleForms", "entryway:index:RemoteRte"]) expect(types).toContain(type);
+    for (const type of [
+      "entryway:index:ExecGateway",
+      "entryway:index:ConnectGateway",
+      "entryway:index:SshWorkspace",
+      "entryway:index:AnsibleForms",
+      "entryway:index:RemoteRte",
+    ])
+      expect(types).toContain(type);
     expect(up.outputs.adminPassword?.secret).toBe(true);
     expect(up.outputs.rteToken?.secret).toBe(true);
     const state = readFileSync(stack.stateFile(), "utf8");

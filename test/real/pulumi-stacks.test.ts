@@ -61,7 +61,8 @@ describe("the dev stack on the real engine and API server", () => {
     const created = kubernetesSteps(firstUp, ["create"]);
     expect(created.length).toBe(offline.objects.length);
     const missing: string[] = [];
-    for (const object of offline.objects) if (!(await exists(object as KubernetesObject))) missing.push(objectKey(object));
+    for (const object of offline.objects)
+      if (!(await exists(object as KubernetesObject))) missing.push(objectKey(object));
     expect(missing).toEqual([]);
   });
 
@@ -69,15 +70,25 @@ describe("the dev stack on the real engine and API server", () => {
     const namespaces = [...new Set(offline.objects.filter((o) => o.kind === "Namespace").map((o) => o.metadata.name))];
     expect(namespaces.length).toBeGreaterThan(0);
     for (const namespace of namespaces) {
-      const ns = (await api.read({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } })) as KubernetesObject;
+      const ns = (await api.read({
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name: namespace },
+      })) as KubernetesObject;
       // No label of its own: the cluster's default, restricted, applied (control-plane.ts).
       expect(ns.metadata?.labels?.["pod-security.kubernetes.io/enforce"] ?? "restricted").toBe("restricted");
     }
-    const pods = (await api.list("v1", "Pod")).items as (KubernetesObject & { status?: { phase?: string; conditions?: { type: string; status: string }[] } })[];
+    const pods = (await api.list("v1", "Pod")).items as (KubernetesObject & {
+      status?: { phase?: string; conditions?: { type: string; status: string }[] };
+    })[];
     const ours = pods.filter((pod) => namespaces.includes(pod.metadata!.namespace!));
     const workloads = offline.objects.filter((o) => ["Deployment", "StatefulSet"].includes(o.kind));
     expect(ours.length).toBeGreaterThanOrEqual(workloads.length);
-    const notReady = ours.filter((pod) => pod.status?.phase !== "Running" || !pod.status.conditions?.some((c) => c.type === "Ready" && c.status === "True"));
+    const notReady = ours.filter(
+      (pod) =>
+        pod.status?.phase !== "Running" ||
+        !pod.status.conditions?.some((c) => c.type === "Ready" && c.status === "True"),
+    );
     expect(notReady.map((pod) => `${pod.metadata!.namespace}/${pod.metadata!.name}`)).toEqual([]);
   });
 
@@ -95,7 +106,9 @@ describe("the dev stack on the real engine and API server", () => {
   });
 
   it("the stack outputs are the ones the offline renderer printed", () => {
-    const engineOutputs = Object.fromEntries(Object.entries(firstUp.outputs).map(([key, { value, secret }]) => [key, secret ? "[secret]" : value]));
+    const engineOutputs = Object.fromEntries(
+      Object.entries(firstUp.outputs).map(([key, { value, secret }]) => [key, secret ? "[secret]" : value]),
+    );
     expect(engineOutputs).toEqual(offline.outputs);
   });
 
@@ -103,7 +116,9 @@ describe("the dev stack on the real engine and API server", () => {
     const again = await stack.expect("up");
     expect(Object.keys(again.summary).filter((kind) => kind !== "same")).toEqual([]);
     const refresh = await stack.expect("refresh");
-    const drifted = refresh.steps.filter((step) => step.op !== "same" && step.op !== "refresh" && step.type.startsWith(K8S_PREFIX));
+    const drifted = refresh.steps.filter(
+      (step) => step.op !== "same" && step.op !== "refresh" && step.type.startsWith(K8S_PREFIX),
+    );
     expect(drifted.map((s) => `${s.op} ${s.urn}`)).toEqual([]);
     expect(Object.keys(refresh.summary).filter((kind) => kind !== "same")).toEqual([]);
   });
@@ -117,7 +132,9 @@ describe("the dev stack on the real engine and API server", () => {
     // EnvoyFilter and the CONNECT gateway's NetworkPolicy, which selects by namespace, untouched).
     const before = new Map(offline.objects.map((object) => [objectKey(object), JSON.stringify(object)]));
     const offlineAdded = withBob.objects.filter((object) => !before.has(objectKey(object)));
-    const offlineChanged = withBob.objects.filter((object) => before.has(objectKey(object)) && before.get(objectKey(object)) !== JSON.stringify(object));
+    const offlineChanged = withBob.objects.filter(
+      (object) => before.has(objectKey(object)) && before.get(objectKey(object)) !== JSON.stringify(object),
+    );
     expect(offlineAdded.length).toBeGreaterThan(0);
     expect(offlineChanged.map(objectKey)).toEqual([]);
 
@@ -158,11 +175,13 @@ describe("the production example on the real engine and API server", () => {
     const up = await stack.expect("up");
     expect(kubernetesSteps(up, ["create"]).length).toBe(offline.objects.length);
     const missing: string[] = [];
-    for (const object of offline.objects) if (!(await exists(object as KubernetesObject))) missing.push(objectKey(object));
+    for (const object of offline.objects)
+      if (!(await exists(object as KubernetesObject))) missing.push(objectKey(object));
     expect(missing).toEqual([]);
     await stack.expect("destroy");
     const left: string[] = [];
-    for (const object of offline.objects) if (object.kind !== "Namespace" && (await exists(object as KubernetesObject))) left.push(objectKey(object));
+    for (const object of offline.objects)
+      if (object.kind !== "Namespace" && (await exists(object as KubernetesObject))) left.push(objectKey(object));
     expect(left).toEqual([]);
   });
 });

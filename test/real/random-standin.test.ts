@@ -15,7 +15,13 @@ const program = path.join(path.dirname(new URL(import.meta.url).pathname), "fixt
 const stacks: PulumiStack[] = [];
 
 function stackWith(args: Record<string, unknown>): PulumiStack {
-  const stack = new PulumiStack({ stackName: `random${stacks.length}`, projectName: "fixture", config: { "fixture:args": args }, kubeconfig, program });
+  const stack = new PulumiStack({
+    stackName: `random${stacks.length}`,
+    projectName: "fixture",
+    config: { "fixture:args": args },
+    kubeconfig,
+    program,
+  });
   stacks.push(stack);
   return stack;
 }
@@ -36,12 +42,20 @@ describe("the random provider's stand-in on the real engine", () => {
     stack.setConfig({ "fixture:args": { length: 24, special: false, minUpper: 3, keepers: { rotation: "2" } } });
     const preview = await stack.expect("preview");
     // The engine's steps of a replacement: create the new one, replace, delete the old one.
-    expect(preview.steps.filter((s) => s.type === "random:index/randomPassword:RandomPassword").map((s) => s.op).sort()).toEqual(["create-replacement", "delete-replaced", "replace"]);
+    expect(
+      preview.steps
+        .filter((s) => s.type === "random:index/randomPassword:RandomPassword")
+        .map((s) => s.op)
+        .sort(),
+    ).toEqual(["create-replacement", "delete-replaced", "replace"]);
   });
 
   it.each([
     [{ length: 0 }, /length must be a whole number >= 1/],
-    [{ length: 4, minUpper: 3, minNumeric: 3 }, /length \(4\) must be >= minUpper \+ minLower \+ minNumeric \+ minSpecial \(6\)/],
+    [
+      { length: 4, minUpper: 3, minNumeric: 3 },
+      /length \(4\) must be >= minUpper \+ minLower \+ minNumeric \+ minSpecial \(6\)/,
+    ],
   ])("refuses %j", async (args, message) => {
     const result = await stackWith(args).run("preview");
     expect(result.ok).toBe(false);

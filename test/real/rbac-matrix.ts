@@ -38,11 +38,16 @@ function clients(kubeconfig: string): { authz: AuthorizationV1Api; core: CoreV1A
 
 async function serviceAccountsIn(core: CoreV1Api, namespace: string, labelSelector?: string): Promise<string[]> {
   const list = await core.listNamespacedServiceAccount({ namespace, labelSelector });
-  return list.items.map((sa) => `system:serviceaccount:${namespace}:${sa.metadata!.name}`).filter((user) => !user.endsWith(":default"));
+  return list.items
+    .map((sa) => `system:serviceaccount:${namespace}:${sa.metadata!.name}`)
+    .filter((user) => !user.endsWith(":default"));
 }
 
 /** Asks every question; returns the printed table and the answers that were not the expected ones. */
-async function rbacMatrix(kubeconfig: string, deployed: Deployed): Promise<{ table: string; wrong: string[]; asked: number }> {
+async function rbacMatrix(
+  kubeconfig: string,
+  deployed: Deployed,
+): Promise<{ table: string; wrong: string[]; asked: number }> {
   const { authz, core } = clients(kubeconfig);
   const questions: Question[] = [];
   const ask: Ask = (who, namespace, verb, group, resource, subresource, expected) =>
@@ -50,10 +55,16 @@ async function rbacMatrix(kubeconfig: string, deployed: Deployed): Promise<{ tab
 
   if (deployed.gatewayNamespace) await execGatewayQuestions(core, deployed, deployed.gatewayNamespace, ask);
   if (deployed.connectNamespace) {
-    const [connect] = await serviceAccountsIn(core, deployed.connectNamespace, "app.kubernetes.io/name=connect-gateway");
+    const [connect] = await serviceAccountsIn(
+      core,
+      deployed.connectNamespace,
+      "app.kubernetes.io/name=connect-gateway",
+    );
     if (!connect) throw new Error(`no CONNECT gateway ServiceAccount in ${deployed.connectNamespace}`);
     ask(connect, deployed.connectNamespace, "list", "", "secrets", undefined, deployed.connectTls);
-    for (const namespace of [deployed.gatewayNamespace, ...deployed.targetNamespaces, "kube-system", "default"].filter((ns): ns is string => Boolean(ns))) {
+    for (const namespace of [deployed.gatewayNamespace, ...deployed.targetNamespaces, "kube-system", "default"].filter(
+      (ns): ns is string => Boolean(ns),
+    )) {
       ask(connect, namespace, "list", "", "secrets", undefined, false);
       ask(connect, namespace, "get", "", "secrets", undefined, false);
     }
@@ -62,13 +73,28 @@ async function rbacMatrix(kubeconfig: string, deployed: Deployed): Promise<{ tab
   return answer(authz, deployed.frontEnd, questions);
 }
 
-type Ask = (who: string, namespace: string, verb: string, group: string, resource: string, subresource: string | undefined, expected: boolean) => void;
+type Ask = (
+  who: string,
+  namespace: string,
+  verb: string,
+  group: string,
+  resource: string,
+  subresource: string | undefined,
+  expected: boolean,
+) => void;
 
 /** Exec where it may enter, nowhere else; reviews with the Kubernetes authorizer; debug containers only when configured. */
-async function execGatewayQuestions(core: CoreV1Api, deployed: Deployed, gatewayNamespace: string, ask: Ask): Promise<void> {
+async function execGatewayQuestions(
+  core: CoreV1Api,
+  deployed: Deployed,
+  gatewayNamespace: string,
+  ask: Ask,
+): Promise<void> {
   const [execGateway] = await serviceAccountsIn(core, gatewayNamespace, "app.kubernetes.io/name=exec-gateway");
   if (!execGateway) throw new Error(`no exec gateway ServiceAccount in ${gatewayNamespace}`);
-  const elsewhere = [gatewayNamespace, deployed.connectNamespace, "kube-system", "default"].filter((ns): ns is string => Boolean(ns));
+  const elsewhere = [gatewayNamespace, deployed.connectNamespace, "kube-system", "default"].filter((ns): ns is string =>
+    Boolean(ns),
+  );
   for (const target of deployed.targetNamespaces) {
     ask(execGateway, target, "create", "", "pods", "exec", true);
     // The WebSocket upgrade is a GET: authorized as `get` pods/exec, then `create` (EXEC_RULES).
@@ -85,7 +111,15 @@ async function execGatewayQuestions(core: CoreV1Api, deployed: Deployed, gateway
     ask(execGateway, namespace, "patch", "", "pods", "ephemeralcontainers", false);
   }
   ask(execGateway, "", "create", "authentication.k8s.io", "tokenreviews", undefined, deployed.kubernetesAuthorizer);
-  ask(execGateway, "", "create", "authorization.k8s.io", "subjectaccessreviews", undefined, deployed.kubernetesAuthorizer);
+  ask(
+    execGateway,
+    "",
+    "create",
+    "authorization.k8s.io",
+    "subjectaccessreviews",
+    undefined,
+    deployed.kubernetesAuthorizer,
+  );
 }
 
 /** No ServiceAccount of the stack may grant itself more, act as another, or mint tokens. */
@@ -100,11 +134,16 @@ async function noEscalation(core: CoreV1Api, deployed: Deployed, ask: Ask): Prom
     }
     ask(who, "", "escalate", "rbac.authorization.k8s.io", "clusterroles", undefined, false);
     ask(who, "", "bind", "rbac.authorization.k8s.io", "clusterroles", undefined, false);
-    for (const resource of ["users", "groups", "serviceaccounts"]) ask(who, "", "impersonate", "", resource, undefined, false);
+    for (const resource of ["users", "groups", "serviceaccounts"])
+      ask(who, "", "impersonate", "", resource, undefined, false);
   }
 }
 
-async function answer(authz: AuthorizationV1Api, frontEnd: string, questions: Question[]): Promise<{ table: string; wrong: string[]; asked: number }> {
+async function answer(
+  authz: AuthorizationV1Api,
+  frontEnd: string,
+  questions: Question[],
+): Promise<{ table: string; wrong: string[]; asked: number }> {
   const rows: string[] = [];
   const wrong: string[] = [];
   for (const q of questions) {
@@ -116,7 +155,13 @@ async function answer(authz: AuthorizationV1Api, frontEnd: string, questions: Qu
         spec: {
           user: q.who,
           groups: ["system:serviceaccounts", `system:serviceaccounts:${namespaceOf}`, "system:authenticated"],
-          resourceAttributes: { namespace: q.namespace || undefined, verb: q.verb, group: q.group, resource: q.resource, subresource: q.subresource },
+          resourceAttributes: {
+            namespace: q.namespace || undefined,
+            verb: q.verb,
+            group: q.group,
+            resource: q.resource,
+            subresource: q.subresource,
+          },
         },
       },
     });
@@ -126,7 +171,10 @@ async function answer(authz: AuthorizationV1Api, frontEnd: string, questions: Qu
     rows.push(row);
     if (allowed !== q.expected) wrong.push(row);
   }
-  const table = [`RBAC decided by the real authorizer (${frontEnd}): ${questions.length} SubjectAccessReviews`, ...rows].join("\n");
+  const table = [
+    `RBAC decided by the real authorizer (${frontEnd}): ${questions.length} SubjectAccessReviews`,
+    ...rows,
+  ].join("\n");
   return { table, wrong, asked: questions.length };
 }
 

@@ -37,7 +37,16 @@
  */
 import { isUtf8 } from "node:buffer";
 import { createHash, randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import os from "node:os";
 import { AppsV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api, type V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -79,18 +88,32 @@ const TEAM_B = "node-team-b";
 const AUDIENCE = defaultConfig.tokenAudiences[0]!;
 
 /** A pod spec that passes Pod Security `restricted`, as the stack's own targets are. */
-function restrictedPod(name: string, command: string[], extra: Partial<V1Pod["spec"]> = {}, labels: Record<string, string> = { app: name }): V1Pod {
+function restrictedPod(
+  name: string,
+  command: string[],
+  extra: Partial<V1Pod["spec"]> = {},
+  labels: Record<string, string> = { app: name },
+): V1Pod {
   return {
     metadata: { name, labels },
     spec: {
-      securityContext: { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, seccompProfile: { type: "RuntimeDefault" } },
+      securityContext: {
+        runAsNonRoot: true,
+        runAsUser: 1000,
+        runAsGroup: 1000,
+        seccompProfile: { type: "RuntimeDefault" },
+      },
       containers: [
         {
           name: "app",
           image: BUSYBOX_IMAGE,
           imagePullPolicy: "IfNotPresent",
           command,
-          securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } },
+          securityContext: {
+            allowPrivilegeEscalation: false,
+            readOnlyRootFilesystem: true,
+            capabilities: { drop: ["ALL"] },
+          },
           readinessProbe: { exec: { command: ["cat", "/tmp/ready"] }, periodSeconds: 1 },
           volumeMounts: [{ name: "tmp", mountPath: "/tmp" }],
         },
@@ -122,15 +145,20 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       if (pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")) return pod;
       await new Promise((r) => setTimeout(r, 250));
     }
-    throw new Error(`pod ${namespace}/${name} not Ready in ${timeoutMs} ms: ${JSON.stringify(pod?.status)}\n--- kubelet\n${node.tail("kubelet", 30)}`);
+    throw new Error(
+      `pod ${namespace}/${name} not Ready in ${timeoutMs} ms: ${JSON.stringify(pod?.status)}\n--- kubelet\n${node.tail("kubelet", 30)}`,
+    );
   }
 
   async function token(namespace: string, name: string, audiences: string[]): Promise<string> {
-    const request = await core.createNamespacedServiceAccountToken({ namespace, name, body: { spec: { audiences, expirationSeconds: 600 } } });
+    const request = await core.createNamespacedServiceAccountToken({
+      namespace,
+      name,
+      body: { spec: { audiences, expirationSeconds: 600 } },
+    });
     if (!request.status?.token) throw new Error(`no token for ${namespace}/${name}`);
     return request.status.token;
   }
-
 
   let images: Promise<{ gateway: ProjectImage; workspace: ProjectImage }> | undefined;
   /** The project's two images (test/harness/project-images.ts: built with podman, or from the image cache), imported once. */
@@ -139,7 +167,9 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       const started = performance.now();
       const { gateway: gatewayImage, workspace, built } = await projectImages();
       await node.importImages([gatewayImage.archive, workspace.archive]);
-      console.log(`real-node: exec-gateway and ssh-workspace images ${built.length ? `built (${built.join(", ")})` : "from the image cache"} and imported in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+      console.log(
+        `real-node: exec-gateway and ssh-workspace images ${built.length ? `built (${built.join(", ")})` : "from the image cache"} and imported in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+      );
       return { gateway: gatewayImage, workspace };
     })());
   let crds: Promise<void> | undefined;
@@ -148,9 +178,19 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
   async function helmInstall(release: string, namespace: string, args: string[]): Promise<void> {
     const helm = helmBinaries()[0]!;
     const home = path.join(repoRoot, ".ci", "cache", "helm", "home");
-    const install = await run(helm.path, ["install", release, path.join(repoRoot, "charts", "entryway"), "-n", namespace, "--create-namespace", ...args], {
-      env: { ...process.env, KUBECONFIG: controlPlane.kubeconfig, HELM_CACHE_HOME: home, HELM_CONFIG_HOME: home, HELM_DATA_HOME: home },
-    });
+    const install = await run(
+      helm.path,
+      ["install", release, path.join(repoRoot, "charts", "entryway"), "-n", namespace, "--create-namespace", ...args],
+      {
+        env: {
+          ...process.env,
+          KUBECONFIG: controlPlane.kubeconfig,
+          HELM_CACHE_HOME: home,
+          HELM_CONFIG_HOME: home,
+          HELM_DATA_HOME: home,
+        },
+      },
+    );
     expect(install.status, install.stderr).toBe(0);
   }
 
@@ -158,12 +198,22 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
   async function gatewayPod(except?: string, timeoutMs = 120_000): Promise<V1Pod> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const pods = (await core.listNamespacedPod({ namespace: EXEC_NS, labelSelector: EXEC_SELECTOR })).items.filter((p) => p.metadata?.name !== except && !p.metadata?.deletionTimestamp);
+      const pods = (await core.listNamespacedPod({ namespace: EXEC_NS, labelSelector: EXEC_SELECTOR })).items.filter(
+        (p) => p.metadata?.name !== except && !p.metadata?.deletionTimestamp,
+      );
       const ready = pods.find((p) => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"));
       if (ready) return ready;
       if (Date.now() > deadline) {
-        const logs = await Promise.all(pods.map((p) => core.readNamespacedPodLog({ namespace: EXEC_NS, name: p.metadata!.name!, container: "gateway" }).catch((error: unknown) => String(error))));
-        throw new Error(`no Ready exec gateway pod in ${timeoutMs} ms: ${JSON.stringify(pods.map((p) => p.status))}\n--- the gateway's log\n${logs.join("\n---\n")}\n--- kubelet\n${node.tail("kubelet", 30)}`);
+        const logs = await Promise.all(
+          pods.map((p) =>
+            core
+              .readNamespacedPodLog({ namespace: EXEC_NS, name: p.metadata!.name!, container: "gateway" })
+              .catch((error: unknown) => String(error)),
+          ),
+        );
+        throw new Error(
+          `no Ready exec gateway pod in ${timeoutMs} ms: ${JSON.stringify(pods.map((p) => p.status))}\n--- the gateway's log\n${logs.join("\n---\n")}\n--- kubelet\n${node.tail("kubelet", 30)}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 500));
     }
@@ -183,17 +233,24 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       // The scenario's exposure renders Istio's Gateway and VirtualService: their CRDs must exist.
       await upstreamCrds();
       await helmInstall("exec", EXEC_NS, [
-        "-f", path.join(repoRoot, "charts", "entryway", "ci", "exec-gateway-kubernetes.yaml"),
-        "--set", "execGateway.replicas=1",
-        "--set", `execGateway.targetNamespaces={${TEAM_A}}`,
+        "-f",
+        path.join(repoRoot, "charts", "entryway", "ci", "exec-gateway-kubernetes.yaml"),
+        "--set",
+        "execGateway.replicas=1",
+        "--set",
+        `execGateway.targetNamespaces={${TEAM_A}}`,
         // The browser reaches the Service on a loopback port, not at the scenario's public host, so
         // the page's origin is http://127.0.0.1:<port>: with no allowedOrigins the gateway accepts
         // exactly its own origin as the Host header names it, when that is an IP address (server.ts
         // originAllowed). Clients that are not browsers send no Origin.
-        "--set-json", "execGateway.settings.allowedOrigins=[]",
-        "--set", `execGateway.image.registry=${image.registry}`,
-        "--set", `execGateway.image.repository=${image.repository}`,
-        "--set-string", `execGateway.image.tag=${image.tag}`,
+        "--set-json",
+        "execGateway.settings.allowedOrigins=[]",
+        "--set",
+        `execGateway.image.registry=${image.registry}`,
+        "--set",
+        `execGateway.image.repository=${image.repository}`,
+        "--set-string",
+        `execGateway.image.tag=${image.tag}`,
       ]);
       await gatewayPod();
       const service = await core.readNamespacedService({ namespace: EXEC_NS, name: "exec-exec-gateway" });
@@ -215,11 +272,23 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     if (!existsSync(bin)) {
       mkdirSync(bin);
       const [command, ...args] = cliCommand();
-      writeFileSync(path.join(bin, "entryway"), `#!/bin/sh\nexec nsenter --net=/run/netns/${node.netns} -- ${command} ${args.join(" ")} "$@"\n`, { mode: 0o755 });
+      writeFileSync(
+        path.join(bin, "entryway"),
+        `#!/bin/sh\nexec nsenter --net=/run/netns/${node.netns} -- ${command} ${args.join(" ")} "$@"\n`,
+        { mode: 0o755 },
+      );
     }
-    return cleanEnv(cliHome, { PATH: `${bin}:${process.env.PATH}`, ENTRYWAY_GATEWAY: gatewayUrl, ENTRYWAY_TOKEN_FILE: path.join(cliHome, "token") });
+    return cleanEnv(cliHome, {
+      PATH: `${bin}:${process.env.PATH}`,
+      ENTRYWAY_GATEWAY: gatewayUrl,
+      ENTRYWAY_TOKEN_FILE: path.join(cliHome, "token"),
+    });
   }
-  async function entryway(gatewayUrl: string, args: string[], input = ""): Promise<{ status: number | null; stdout: Buffer; stderr: string }> {
+  async function entryway(
+    gatewayUrl: string,
+    args: string[],
+    input = "",
+  ): Promise<{ status: number | null; stdout: Buffer; stderr: string }> {
     return runBytes("entryway", args, { env: cliEnv(gatewayUrl), cwd: repoRoot, input });
   }
   /** `entryway enter --insecure <target>` on a terminal (tmux, 100x30), once the remote shell's prompt shows. */
@@ -271,7 +340,9 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       await tmux.type("echo shell-pid=$$; sleep 600");
       await tmux.enter();
       const inner = Number((await tmux.waitFor(/^shell-pid=(\d+)$/m, 60_000))[1]);
-      await expect.poll(async () => (await sessionProcesses()).map((p) => p.cmdline), { timeout: 15_000, interval: 250 }).toContain("sleep 600");
+      await expect
+        .poll(async () => (await sessionProcesses()).map((p) => p.cmdline), { timeout: 15_000, interval: 250 })
+        .toContain("sleep 600");
       expect((await sessionProcesses()).map((p) => p.inner)).toContain(inner);
       return { tmux, inner };
     } catch (error) {
@@ -286,7 +357,8 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     (gatewayPort ??= (async () => {
       await execGatewayInstalled();
       const service = await core.readNamespacedService({ namespace: EXEC_NS, name: "exec-exec-gateway" });
-      return (await node.forward(service.spec!.clusterIP!, service.spec!.ports!.find((p) => p.name === "http")!.port)).port;
+      return (await node.forward(service.spec!.clusterIP!, service.spec!.ports!.find((p) => p.name === "http")!.port))
+        .port;
     })());
 
   beforeAll(async () => {
@@ -295,7 +367,9 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     controlPlane = await startControlPlane({ auditLog: true, kwok: false });
     const cpReady = performance.now();
     node = await startNode(controlPlane);
-    console.log(`real-node: control plane ${((cpReady - started) / 1000).toFixed(1)} s, node ${node.name} Ready ${((performance.now() - cpReady) / 1000).toFixed(1)} s`);
+    console.log(
+      `real-node: control plane ${((cpReady - started) / 1000).toFixed(1)} s, node ${node.name} Ready ${((performance.now() - cpReady) / 1000).toFixed(1)} s`,
+    );
     const admin = new KubeConfig();
     admin.loadFromFile(controlPlane.kubeconfig);
     core = admin.makeApiClient(CoreV1Api);
@@ -303,8 +377,16 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     rbac = admin.makeApiClient(RbacAuthorizationV1Api);
 
     // As the ExecGateway component grants them with debugContainers on.
-    await grantGatewayRights({ core, rbac }, { gatewayNamespace: GATEWAY_NS, teamA: TEAM_A, teamB: TEAM_B, reviewRole: "node-exec-gateway-review" }, [...EXEC_RULES, DEBUG_RULE], REVIEW_RULES);
-    await rbac.createNamespacedRole({ namespace: TEAM_A, body: { metadata: { name: "exec" }, rules: [{ apiGroups: [""], resources: ["pods/exec"], verbs: ["create"] }] } });
+    await grantGatewayRights(
+      { core, rbac },
+      { gatewayNamespace: GATEWAY_NS, teamA: TEAM_A, teamB: TEAM_B, reviewRole: "node-exec-gateway-review" },
+      [...EXEC_RULES, DEBUG_RULE],
+      REVIEW_RULES,
+    );
+    await rbac.createNamespacedRole({
+      namespace: TEAM_A,
+      body: { metadata: { name: "exec" }, rules: [{ apiGroups: [""], resources: ["pods/exec"], verbs: ["create"] }] },
+    });
     // alice may exec and add debug containers in team-a; bob may only exec there.
     await rbac.createNamespacedRoleBinding({
       namespace: TEAM_A,
@@ -317,17 +399,45 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
         ],
       },
     });
-    await rbac.createNamespacedRole({ namespace: TEAM_A, body: { metadata: { name: "debug" }, rules: [{ apiGroups: [""], resources: ["pods/ephemeralcontainers"], verbs: ["patch"] }] } });
-    await rbac.createNamespacedRoleBinding({ namespace: TEAM_A, body: { metadata: { name: "alice-debug" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "debug" }, subjects: [{ kind: "ServiceAccount", name: "alice", namespace: TEAM_A }] } });
+    await rbac.createNamespacedRole({
+      namespace: TEAM_A,
+      body: {
+        metadata: { name: "debug" },
+        rules: [{ apiGroups: [""], resources: ["pods/ephemeralcontainers"], verbs: ["patch"] }],
+      },
+    });
+    await rbac.createNamespacedRoleBinding({
+      namespace: TEAM_A,
+      body: {
+        metadata: { name: "alice-debug" },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "debug" },
+        subjects: [{ kind: "ServiceAccount", name: "alice", namespace: TEAM_A }],
+      },
+    });
 
     const gatewayConfig = new KubeConfig();
     gatewayConfig.loadFromOptions({
-      clusters: [{ name: "real", server: controlPlane.server, caData: readFileSync(controlPlane.caFile).toString("base64") }],
-      users: [{ name: "exec-gateway", token: await token(GATEWAY_NS, "exec-gateway", ["https://kubernetes.default.svc.cluster.local"]) }],
+      clusters: [
+        { name: "real", server: controlPlane.server, caData: readFileSync(controlPlane.caFile).toString("base64") },
+      ],
+      users: [
+        {
+          name: "exec-gateway",
+          token: await token(GATEWAY_NS, "exec-gateway", ["https://kubernetes.default.svc.cluster.local"]),
+        },
+      ],
       contexts: [{ name: "real", cluster: "real", user: "exec-gateway" }],
       currentContext: "real",
     });
-    const config: GatewayConfig = { ...defaultConfig, host: "127.0.0.1", port: 0, backend: "kubernetes", authorizer: "kubernetes", logLevel: "warn", debugImages: [BUSYBOX_IMAGE] };
+    const config: GatewayConfig = {
+      ...defaultConfig,
+      host: "127.0.0.1",
+      port: 0,
+      backend: "kubernetes",
+      authorizer: "kubernetes",
+      logLevel: "warn",
+      debugImages: [BUSYBOX_IMAGE],
+    };
     gateway = createGateway({
       config,
       backend: kubernetesBackend(gatewayConfig),
@@ -344,16 +454,23 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     try {
       await gateway?.shutdown("test over");
       if (core) {
-        for (const name of [GATEWAY_NS, TEAM_A, TEAM_B, EXEC_NS]) await core.deleteNamespace({ name, gracePeriodSeconds: 0 }).catch(() => undefined);
+        for (const name of [GATEWAY_NS, TEAM_A, TEAM_B, EXEC_NS])
+          await core.deleteNamespace({ name, gracePeriodSeconds: 0 }).catch(() => undefined);
       }
       if (node) {
         const times = await node.stop();
-        console.log(`real-node: node stop ${Object.entries(times).map(([step, ms]) => `${step} ${ms} ms`).join(", ")}`);
+        console.log(
+          `real-node: node stop ${Object.entries(times)
+            .map(([step, ms]) => `${step} ${ms} ms`)
+            .join(", ")}`,
+        );
         // The machine as found: no namespace, cgroup, mount or process of the node is left.
         const n = node.name.replace("entryway-node-", "");
         expect(existsSync(`/run/netns/${node.netns}`), "the node's network namespace").toBe(false);
         expect(existsSync(`/sys/fs/cgroup/pids/entryway-node-${n}`), "the node's cgroup root").toBe(false);
-        expect(readFileSync("/proc/self/mountinfo", "utf8").includes(node.dir), "mounts under the node's folder").toBe(false);
+        expect(readFileSync("/proc/self/mountinfo", "utf8").includes(node.dir), "mounts under the node's folder").toBe(
+          false,
+        );
         expect(existsSync(node.dir), "the node's folder").toBe(false);
         const leftovers = readdirSync("/proc")
           .filter((pid) => /^\d+$/.test(pid))
@@ -371,12 +488,17 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       await controlPlane?.stop();
       const suite = performance.now() - suiteStarted;
       const added = newCases.reduce((sum, c) => sum + c.ms, 0);
-      console.log(`real-node: teardown ${((performance.now() - stopping) / 1000).toFixed(1)} s; suite ${(suite / 1000).toFixed(1)} s, of which the new gateway-pod cases ${(added / 1000).toFixed(1)} s (${newCases.map((c) => `${c.name} ${(c.ms / 1000).toFixed(1)} s`).join(", ")})`);
+      console.log(
+        `real-node: teardown ${((performance.now() - stopping) / 1000).toFixed(1)} s; suite ${(suite / 1000).toFixed(1)} s, of which the new gateway-pod cases ${(added / 1000).toFixed(1)} s (${newCases.map((c) => `${c.name} ${(c.ms / 1000).toFixed(1)} s`).join(", ")})`,
+      );
     }
   }, 180_000);
 
   it("a restricted target pod is Running and Ready through the kubelet: its container in containerd, a real process of uid 1000, an IP on the node's bridge", async () => {
-    await core.createNamespacedPod({ namespace: TEAM_A, body: restrictedPod("target", ["sh", "-c", "touch /tmp/ready && exec sleep 86400"]) });
+    await core.createNamespacedPod({
+      namespace: TEAM_A,
+      body: restrictedPod("target", ["sh", "-c", "touch /tmp/ready && exec sleep 86400"]),
+    });
     const pod = await waitReady(TEAM_A, "target");
     expect(pod.status?.phase).toBe("Running");
     expect(pod.spec?.nodeName).toBe(node.name);
@@ -395,26 +517,47 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
   });
 
   it("a ClusterIP Service works through kube-proxy, and pods reach the API server through the kubernetes Service", async () => {
-    await core.createNamespacedPod({ namespace: TEAM_A, body: restrictedPod("web", ["sh", "-c", "mkdir -p /tmp/www && echo hello-through-a-service > /tmp/www/index.html && touch /tmp/ready && exec httpd -f -p 8080 -h /tmp/www"]) });
-    await core.createNamespacedService({ namespace: TEAM_A, body: { metadata: { name: "web" }, spec: { selector: { app: "web" }, ports: [{ port: 80, targetPort: 8080 }] } } });
+    await core.createNamespacedPod({
+      namespace: TEAM_A,
+      body: restrictedPod("web", [
+        "sh",
+        "-c",
+        "mkdir -p /tmp/www && echo hello-through-a-service > /tmp/www/index.html && touch /tmp/ready && exec httpd -f -p 8080 -h /tmp/www",
+      ]),
+    });
+    await core.createNamespacedService({
+      namespace: TEAM_A,
+      body: { metadata: { name: "web" }, spec: { selector: { app: "web" }, ports: [{ port: 80, targetPort: 8080 }] } },
+    });
     await waitReady(TEAM_A, "web");
     const service = await core.readNamespacedService({ namespace: TEAM_A, name: "web" });
     const clusterIp = service.spec!.clusterIP!;
     // A client pod fetches the page through the Service IP (kube-proxy's DNAT in the node), and
     // opens a TCP connection to the API server through 10.96.0.1:443; kube-proxy may take a moment
     // to write a new Service's rules, so each is tried for up to 20 s.
-    await core.createNamespacedPod({ namespace: TEAM_A, body: restrictedPod("client", ["sh", "-c", "touch /tmp/ready && exec sleep 86400"]) });
+    await core.createNamespacedPod({
+      namespace: TEAM_A,
+      body: restrictedPod("client", ["sh", "-c", "touch /tmp/ready && exec sleep 86400"]),
+    });
     await waitReady(TEAM_A, "client");
     const alice = await token(TEAM_A, "alice", [AUDIENCE]);
     const inClient = async (script: string) => {
-      const client = await EntryClient.connect(`${url}?namespace=${TEAM_A}&pod=client&tty=false&command=sh&command=-c&command=${encodeURIComponent(script)}`, { token: alice });
+      const client = await EntryClient.connect(
+        `${url}?namespace=${TEAM_A}&pod=client&tty=false&command=sh&command=-c&command=${encodeURIComponent(script)}`,
+        { token: alice },
+      );
       const closed = await client.closed;
       return { ...closed, out: client.text, err: client.errorOutput.toString() };
     };
     const retry = (command: string) => `for i in $(seq 20); do ${command} && exit 0; sleep 1; done; exit 1`;
     // HTTP by hand with nc: Debian's busybox-static wget crashes (SIGSEGV) even on an IP address.
-    const page = await inClient(retry(`printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 2 ${clusterIp} 80 | grep -x hello-through-a-service`));
-    expect(page, `\n--- kube-proxy\n${node.tail("kube-proxy")}`).toMatchObject({ exitCode: 0, out: "hello-through-a-service\n" });
+    const page = await inClient(
+      retry(`printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 2 ${clusterIp} 80 | grep -x hello-through-a-service`),
+    );
+    expect(page, `\n--- kube-proxy\n${node.tail("kube-proxy")}`).toMatchObject({
+      exitCode: 0,
+      out: "hello-through-a-service\n",
+    });
     const api = await inClient(retry("nc -w 2 10.96.0.1 443 </dev/null"));
     expect(api).toMatchObject({ exitCode: 0 });
   });
@@ -433,13 +576,24 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     await client.waitFor(/\r\näöü 你好 🙂\r\n/);
     client.type("exit 3\n");
     expect(await client.closed).toMatchObject({ closeCode: "exit", exitCode: 3 });
-    expect(execAuditEvents(controlPlane.auditLog!, TEAM_A).filter((e) => e.user === `system:serviceaccount:${GATEWAY_NS}:exec-gateway` && e.pod === "target").length).toBeGreaterThan(0);
+    expect(
+      execAuditEvents(controlPlane.auditLog!, TEAM_A).filter(
+        (e) => e.user === `system:serviceaccount:${GATEWAY_NS}:exec-gateway` && e.pod === "target",
+      ).length,
+    ).toBeGreaterThan(0);
   });
 
   it("pipe mode through the kubelet: stdin to the command, stdout and stderr apart, 20 MiB of output identical, the exit code", async () => {
     const alice = await token(TEAM_A, "alice", [AUDIENCE]);
-    const command = ["sh", "-c", "read a; echo \"got $a\" >&2; dd if=/dev/zero bs=65536 count=320 2>/dev/null | tr '\\0' x; exit 4"];
-    const client = await EntryClient.connect(`${url}?namespace=${TEAM_A}&pod=target&tty=false&${command.map((c) => `command=${encodeURIComponent(c)}`).join("&")}`, { token: alice, keepFrames: false });
+    const command = [
+      "sh",
+      "-c",
+      "read a; echo \"got $a\" >&2; dd if=/dev/zero bs=65536 count=320 2>/dev/null | tr '\\0' x; exit 4",
+    ];
+    const client = await EntryClient.connect(
+      `${url}?namespace=${TEAM_A}&pod=target&tty=false&${command.map((c) => `command=${encodeURIComponent(c)}`).join("&")}`,
+      { token: alice, keepFrames: false },
+    );
     client.type("x\n");
     expect(await client.closed).toMatchObject({ closeCode: "exit", exitCode: 4 });
     expect(client.errorOutput.toString()).toBe("got x\n");
@@ -457,21 +611,33 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     const inner = Number(/shell-pid=(\d+)\r\n/.exec(client.text)![1]);
     expect(await shellsInTarget(inner)).toHaveLength(1);
     client.ws.terminate();
-    await expect.poll(() => shellsInTarget(inner), { timeout: defaultConfig.reapTimeoutMs + 10_000, interval: 500 }).toHaveLength(0);
+    await expect
+      .poll(() => shellsInTarget(inner), { timeout: defaultConfig.reapTimeoutMs + 10_000, interval: 500 })
+      .toHaveLength(0);
   });
 
   it("access boundary: allowed in team-a, denied in team-b and in the gateway's namespace, with no exec request reaching the API server", async () => {
-    await core.createNamespacedPod({ namespace: TEAM_B, body: restrictedPod("target", ["sh", "-c", "touch /tmp/ready && exec sleep 86400"]) });
+    await core.createNamespacedPod({
+      namespace: TEAM_B,
+      body: restrictedPod("target", ["sh", "-c", "touch /tmp/ready && exec sleep 86400"]),
+    });
     await waitReady(TEAM_B, "target");
-    const before = execAuditEvents(controlPlane.auditLog!, TEAM_B).length + execAuditEvents(controlPlane.auditLog!, GATEWAY_NS).length;
+    const before =
+      execAuditEvents(controlPlane.auditLog!, TEAM_B).length +
+      execAuditEvents(controlPlane.auditLog!, GATEWAY_NS).length;
     const alice = await token(TEAM_A, "alice", [AUDIENCE]);
     const denied = await EntryClient.connect(`${url}?namespace=${TEAM_B}&pod=target`, { token: alice });
     expect((await denied.closed).reason).toMatch(/may not exec in namespace node-team-b/);
     const own = await EntryClient.connect(`${url}?namespace=${GATEWAY_NS}&pod=exec-gateway-0`, { token: alice });
     expect((await own.closed).reason).toMatch(/may not exec in namespace node-gateway|not found|refused/);
-    expect(execAuditEvents(controlPlane.auditLog!, TEAM_B).length + execAuditEvents(controlPlane.auditLog!, GATEWAY_NS).length).toBe(before);
+    expect(
+      execAuditEvents(controlPlane.auditLog!, TEAM_B).length +
+        execAuditEvents(controlPlane.auditLog!, GATEWAY_NS).length,
+    ).toBe(before);
     // The same user still gets a shell in team-a.
-    const allowed = await EntryClient.connect(`${url}?namespace=${TEAM_A}&pod=target&tty=false&command=id&command=-u`, { token: alice });
+    const allowed = await EntryClient.connect(`${url}?namespace=${TEAM_A}&pod=target&tty=false&command=id&command=-u`, {
+      token: alice,
+    });
     expect(await allowed.closed).toMatchObject({ exitCode: 0 });
     expect(allowed.text).toBe("1000\n");
     void apps;
@@ -484,8 +650,24 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       body: {
         metadata: { name: "distroless", labels: { app: "distroless" } },
         spec: {
-          securityContext: { runAsNonRoot: true, runAsUser: 65535, runAsGroup: 65535, seccompProfile: { type: "RuntimeDefault" } },
-          containers: [{ name: "app", image: PAUSE_IMAGE, imagePullPolicy: "IfNotPresent", securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } } }],
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: 65535,
+            runAsGroup: 65535,
+            seccompProfile: { type: "RuntimeDefault" },
+          },
+          containers: [
+            {
+              name: "app",
+              image: PAUSE_IMAGE,
+              imagePullPolicy: "IfNotPresent",
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                capabilities: { drop: ["ALL"] },
+              },
+            },
+          ],
           terminationGracePeriodSeconds: 1,
         },
       },
@@ -493,14 +675,25 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     await waitReady(TEAM_A, "distroless");
     const alice = await token(TEAM_A, "alice", [AUDIENCE]);
     const bob = await token(TEAM_A, "bob", [AUDIENCE]);
-    const open = (bearer: string, debug?: string) => EntryClient.connect(`${url}?namespace=${TEAM_A}&pod=distroless${debug ? `&debug=${encodeURIComponent(debug)}` : ""}`, { token: bearer });
-    const ephemeral = async () => (await core.readNamespacedPod({ namespace: TEAM_A, name: "distroless" })).spec?.ephemeralContainers ?? [];
+    const open = (bearer: string, debug?: string) =>
+      EntryClient.connect(
+        `${url}?namespace=${TEAM_A}&pod=distroless${debug ? `&debug=${encodeURIComponent(debug)}` : ""}`,
+        { token: bearer },
+      );
+    const ephemeral = async () =>
+      (await core.readNamespacedPod({ namespace: TEAM_A, name: "distroless" })).spec?.ephemeralContainers ?? [];
 
     // Control: without the option there is no shell to run (the runtime's own words).
     expect(await (await open(alice)).closed).toMatchObject({ closeCode: "backend-error" });
     // Off the allow-list, and bob (exec allowed, ephemeral containers not): refused, nothing added.
-    expect(await (await open(alice, "busybox:latest")).closed).toMatchObject({ closeCode: "bad-request", reason: expect.stringMatching(/is not allowed on this gateway/) });
-    expect(await (await open(bob, "true")).closed).toMatchObject({ closeCode: "denied", reason: expect.stringMatching(/bob may not add debug containers to pod node-team-a\/distroless/) });
+    expect(await (await open(alice, "busybox:latest")).closed).toMatchObject({
+      closeCode: "bad-request",
+      reason: expect.stringMatching(/is not allowed on this gateway/),
+    });
+    expect(await (await open(bob, "true")).closed).toMatchObject({
+      closeCode: "denied",
+      reason: expect.stringMatching(/bob may not add debug containers to pod node-team-a\/distroless/),
+    });
     expect(await ephemeral()).toEqual([]);
 
     const client = await open(alice, "auto");
@@ -511,10 +704,11 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     expect(await client.closed).toMatchObject({ exitCode: 0 });
     const added = await ephemeral();
     expect(added).toMatchObject([{ image: BUSYBOX_IMAGE, targetContainerName: "app" }]);
-    const statuses = (await core.readNamespacedPod({ namespace: TEAM_A, name: "distroless" })).status?.ephemeralContainerStatuses ?? [];
+    const statuses =
+      (await core.readNamespacedPod({ namespace: TEAM_A, name: "distroless" })).status?.ephemeralContainerStatuses ??
+      [];
     expect(statuses.find((st) => st.name === added[0]!.name)?.containerID).toMatch(/^containerd:\/\//);
   });
-
 
   it("the exec gateway AS A POD (the chart's ci/exec-gateway-kubernetes.yaml, its image built here) and the real `entryway enter` on a terminal: echo, resize (stty size follows), the exit code; its own namespace refused", async () => {
     await waitReady(TEAM_A, "target");
@@ -542,29 +736,61 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       await tmux.stop();
     }
     // The session went through the pod: its audit record is in the pod's log (stdout).
-    const log = await core.readNamespacedPodLog({ namespace: EXEC_NS, name: pod.metadata!.name!, container: "gateway" });
+    const log = await core.readNamespacedPodLog({
+      namespace: EXEC_NS,
+      name: pod.metadata!.name!,
+      container: "gateway",
+    });
     expect(log).toMatch(new RegExp(`"event":"session.start".*"user":"system:serviceaccount:${TEAM_A}:alice"`));
 
     // The downward API gave the pod its namespace: a target there is refused (one line, exit 77).
     const own = await entryway(gatewayUrl, ["enter", "--insecure", `${EXEC_NS}/${pod.metadata!.name!}`, "--", "true"]);
-    expect({ status: own.status, stderr: own.stderr }).toEqual({ status: ExitCode.denied, stderr: `entryway: permission denied: namespace ${EXEC_NS} is the gateway's own\n` });
+    expect({ status: own.status, stderr: own.stderr }).toEqual({
+      status: ExitCode.denied,
+      stderr: `entryway: permission denied: namespace ${EXEC_NS} is the gateway's own\n`,
+    });
   }, 900_000);
 
   it("through the gateway pod: pipe mode (stdin in, stdout out, the exit code) and `entryway cp` into the target and back, identical", async () => {
     const gatewayUrl = await execGatewayInstalled();
     await aliceTokenFile();
-    const piped = await entryway(gatewayUrl, ["enter", "--insecure", `${TEAM_A}/target`, "--", "sh", "-c", "wc -c; exit 5"], "x".repeat(100_000));
-    expect({ status: piped.status, stdout: piped.stdout.toString().trim(), stderr: piped.stderr }).toEqual({ status: 5, stdout: "100000", stderr: "" });
+    const piped = await entryway(
+      gatewayUrl,
+      ["enter", "--insecure", `${TEAM_A}/target`, "--", "sh", "-c", "wc -c; exit 5"],
+      "x".repeat(100_000),
+    );
+    expect({ status: piped.status, stdout: piped.stdout.toString().trim(), stderr: piped.stderr }).toEqual({
+      status: 5,
+      stdout: "100000",
+      stderr: "",
+    });
 
     const local = mkdtempSync(path.join(cliHome, "cp-"));
     const payload = randomBytes(3 * 1024 * 1024);
     writeFileSync(path.join(local, "payload.bin"), payload);
-    const up = await entryway(gatewayUrl, ["cp", "--insecure", path.join(local, "payload.bin"), `${TEAM_A}/target:/tmp/payload.bin`]);
+    const up = await entryway(gatewayUrl, [
+      "cp",
+      "--insecure",
+      path.join(local, "payload.bin"),
+      `${TEAM_A}/target:/tmp/payload.bin`,
+    ]);
     expect({ status: up.status, stderr: up.stderr }).toEqual({ status: 0, stderr: "" });
     // In the target, read by the target's own tools.
-    const sum = await entryway(gatewayUrl, ["enter", "--insecure", `${TEAM_A}/target`, "--", "sha256sum", "/tmp/payload.bin"]);
+    const sum = await entryway(gatewayUrl, [
+      "enter",
+      "--insecure",
+      `${TEAM_A}/target`,
+      "--",
+      "sha256sum",
+      "/tmp/payload.bin",
+    ]);
     expect(sum.stdout.toString().split(" ")[0]).toBe(createHash("sha256").update(payload).digest("hex"));
-    const down = await entryway(gatewayUrl, ["cp", "--insecure", `${TEAM_A}/target:/tmp/payload.bin`, path.join(local, "back.bin")]);
+    const down = await entryway(gatewayUrl, [
+      "cp",
+      "--insecure",
+      `${TEAM_A}/target:/tmp/payload.bin`,
+      path.join(local, "back.bin"),
+    ]);
     expect({ status: down.status, stderr: down.stderr }).toEqual({ status: 0, stderr: "" });
     expect(readFileSync(path.join(local, "back.bin")).equals(payload)).toBe(true);
   }, 900_000);
@@ -576,7 +802,15 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     // Random bytes written to a file in the target first, their digest taken there by the target's
     // own sha256sum (on stderr, a stream of its own in pipe mode), then the file on stdout.
     const size = 20 * 1024 * 1024;
-    const big = await entryway(gatewayUrl, ["enter", "--insecure", `${TEAM_A}/target`, "--", "sh", "-c", `head -c ${size} /dev/urandom > /tmp/big && sha256sum /tmp/big >&2 && cat /tmp/big; status=$?; rm -f /tmp/big; exit $status`]);
+    const big = await entryway(gatewayUrl, [
+      "enter",
+      "--insecure",
+      `${TEAM_A}/target`,
+      "--",
+      "sh",
+      "-c",
+      `head -c ${size} /dev/urandom > /tmp/big && sha256sum /tmp/big >&2 && cat /tmp/big; status=$?; rm -f /tmp/big; exit $status`,
+    ]);
     expect({ status: big.status, bytes: big.stdout.length }, big.stderr).toEqual({ status: 0, bytes: size });
     expect(createHash("sha256").update(big.stdout).digest("hex")).toBe(big.stderr.split(" ")[0]);
     newCases.push({ name: "20 MiB", ms: performance.now() - started });
@@ -587,7 +821,9 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     const port = await gatewayForward();
     const alice = await token(TEAM_A, "alice", [AUDIENCE]);
     // A frame-level client (the CLI writes bytes as they come and could not tell a split character).
-    const client = await EntryClient.connect(`ws://127.0.0.1:${port}/v1/enter?namespace=${TEAM_A}&pod=target`, { token: alice });
+    const client = await EntryClient.connect(`ws://127.0.0.1:${port}/v1/enter?namespace=${TEAM_A}&pod=target`, {
+      token: alice,
+    });
     // 2^14 groups of 9 bytes: 144 KiB, past the gateway's output frames (outputFrameBytes, 32 KiB).
     const run = "é€😀".repeat(2 ** 14);
     client.type(`${utf8Run(14)}; exit 0\n`);
@@ -617,17 +853,31 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       await waitForText(page, /^web-42\n1000$/m);
       // 2^12 groups: 36 KiB, more than one frame; xterm.js wraps it over rows, so the rows are joined.
       await typeLine(page, utf8Run(12));
-      await expect.poll(async () => (await screenText(page)).replace(/\n/g, "").includes(`utf8<${"é€😀".repeat(2 ** 12)}>`), { timeout: 45_000 }).toBe(true);
+      await expect
+        .poll(async () => (await screenText(page)).replace(/\n/g, "").includes(`utf8<${"é€😀".repeat(2 ** 12)}>`), {
+          timeout: 45_000,
+        })
+        .toBe(true);
       expect(await screenText(page)).not.toContain("\uFFFD");
       await typeLine(page, "exit 3");
-      await expect.poll(() => page.evaluate(() => (globalThis as unknown as { entryway: { ended: unknown } }).entryway.ended), { timeout: 30_000 }).toMatchObject({ exitCode: 3, closeCode: "exit" });
+      await expect
+        .poll(() => page.evaluate(() => (globalThis as unknown as { entryway: { ended: unknown } }).entryway.ended), {
+          timeout: 30_000,
+        })
+        .toMatchObject({ exitCode: 3, closeCode: "exit" });
     } finally {
       await browser.close();
     }
     // The session went through the pod (its audit record on the pod's stdout), opened by the browser.
     const pod = await gatewayPod();
-    const log = await core.readNamespacedPodLog({ namespace: EXEC_NS, name: pod.metadata!.name!, container: "gateway" });
-    expect(log).toMatch(new RegExp(`"event":"session.end".*"user":"system:serviceaccount:${TEAM_A}:alice".*"exitCode":3`));
+    const log = await core.readNamespacedPodLog({
+      namespace: EXEC_NS,
+      name: pod.metadata!.name!,
+      container: "gateway",
+    });
+    expect(log).toMatch(
+      new RegExp(`"event":"session.end".*"user":"system:serviceaccount:${TEAM_A}:alice".*"exitCode":3`),
+    );
     newCases.push({ name: "web terminal", ms: performance.now() - started });
   }, 300_000);
 
@@ -647,9 +897,15 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     }
     // The gateway's reaper ended it: the pod's log names the shell by its PID inside the pod.
     const pod = await gatewayPod();
-    const log = await core.readNamespacedPodLog({ namespace: EXEC_NS, name: pod.metadata!.name!, container: "gateway" });
+    const log = await core.readNamespacedPodLog({
+      namespace: EXEC_NS,
+      name: pod.metadata!.name!,
+      container: "gateway",
+    });
     expect(log).toMatch(new RegExp(`"msg":"ended abandoned shell".*"pid":${inner},"result":"(hangup|killed)"`));
-    console.log(`real-node: CLI killed; the session's processes gone from the target ${(reapedMs.at(-1)! / 1000).toFixed(1)} s later`);
+    console.log(
+      `real-node: CLI killed; the session's processes gone from the target ${(reapedMs.at(-1)! / 1000).toFixed(1)} s later`,
+    );
     newCases.push({ name: "kill -9", ms: performance.now() - started });
   }, 300_000);
 
@@ -675,10 +931,16 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       await tmux.waitFor(/^cli-exit=\d+$/m, 60_000);
       const screen = await tmux.screen();
       expect(screen).toMatch(new RegExp(`^cli-exit=${ExitCode.ended}$`, "m"));
-      expect(screen.split("\n").filter((line) => line.startsWith("entryway:"))).toEqual(["entryway: the gateway is shutting down"]);
-      await expect.poll(() => shellsInTarget(inner), { timeout: defaultConfig.reapTimeoutMs + 5_000, interval: 250 }).toHaveLength(0);
+      expect(screen.split("\n").filter((line) => line.startsWith("entryway:"))).toEqual([
+        "entryway: the gateway is shutting down",
+      ]);
+      await expect
+        .poll(() => shellsInTarget(inner), { timeout: defaultConfig.reapTimeoutMs + 5_000, interval: 250 })
+        .toHaveLength(0);
       reapedMs.push(performance.now() - deleted);
-      console.log(`real-node: gateway pod deleted; the CLI told and the shell gone ${(reapedMs.at(-1)! / 1000).toFixed(1)} s later`);
+      console.log(
+        `real-node: gateway pod deleted; the CLI told and the shell gone ${(reapedMs.at(-1)! / 1000).toFixed(1)} s later`,
+      );
     } finally {
       await tmux.stop();
     }
@@ -691,8 +953,16 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       await new Promise((r) => setTimeout(r, 1000));
       next = await entryway(gatewayUrl, ["enter", "--insecure", `${TEAM_A}/target`, "--", "id", "-u"]);
     }
-    expect({ status: next.status, stdout: next.stdout.toString(), stderr: next.stderr }).toEqual({ status: 0, stdout: "1000\n", stderr: "" });
-    const log = await core.readNamespacedPodLog({ namespace: EXEC_NS, name: fresh.metadata!.name!, container: "gateway" });
+    expect({ status: next.status, stdout: next.stdout.toString(), stderr: next.stderr }).toEqual({
+      status: 0,
+      stdout: "1000\n",
+      stderr: "",
+    });
+    const log = await core.readNamespacedPodLog({
+      namespace: EXEC_NS,
+      name: fresh.metadata!.name!,
+      container: "gateway",
+    });
     expect(log).toMatch(new RegExp(`"event":"session.start".*"user":"system:serviceaccount:${TEAM_A}:alice"`));
   }, 900_000);
 
@@ -708,7 +978,9 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     // exec's stream does not: kubernetes/kubernetes#89031), so the checks measure the reaper.
     const wait = Math.min(defaultConfig.reapTimeoutMs + 5_000, Math.max(5_000, 2 * Math.max(...reapedMs)));
     try {
-      const container = pod.status!.containerStatuses!.find((c) => c.name === "gateway")!.containerID!.replace("containerd://", "");
+      const container = pod
+        .status!.containerStatuses!.find((c) => c.name === "gateway")!
+        .containerID!.replace("containerd://", "");
       await node.ctr("tasks", "kill", "--signal", "SIGKILL", container);
       // The CLI tells of the lost connection (exit 69) and does not hang.
       await tmux.waitFor(new RegExp(`^cli-exit=${ExitCode.network}$`, "m"), 60_000);
@@ -716,7 +988,9 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       const lingering = await sessionProcesses();
       expect(lingering.map((p) => p.cmdline)).toContain("sleep 600");
       expect(lingering.map((p) => p.inner)).toContain(inner);
-      console.log(`real-node: control: gateway killed; the shell and its command still in the target ${(wait / 1000).toFixed(1)} s later`);
+      console.log(
+        `real-node: control: gateway killed; the shell and its command still in the target ${(wait / 1000).toFixed(1)} s later`,
+      );
     } finally {
       await tmux.stop();
       // What the control left in the target goes (the gateway's container restarts on its own).
@@ -745,40 +1019,90 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     mkdirSync(homeDir);
     chmodSync(homeDir, 0o777);
     await core.createPersistentVolume({
-      body: { metadata: { name: "node-workspace-home" }, spec: { storageClassName: "", capacity: { storage: "10Gi" }, accessModes: ["ReadWriteOnce"], hostPath: { path: homeDir, type: "Directory" } } },
+      body: {
+        metadata: { name: "node-workspace-home" },
+        spec: {
+          storageClassName: "",
+          capacity: { storage: "10Gi" },
+          accessModes: ["ReadWriteOnce"],
+          hostPath: { path: homeDir, type: "Directory" },
+        },
+      },
     });
     // The user's key: the test's own (the scenario's is alice's, whose private half is not here);
     // a values file, since a list is replaced whole.
-    await run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "node-test", "-f", path.join(cliHome, "id_ed25519")]);
+    await run("ssh-keygen", [
+      "-q",
+      "-t",
+      "ed25519",
+      "-N",
+      "",
+      "-C",
+      "node-test",
+      "-f",
+      path.join(cliHome, "id_ed25519"),
+    ]);
     const keyValues = path.join(cliHome, "workspace-key.yaml");
-    writeFileSync(keyValues, JSON.stringify({ workspaces: [{ name: "alice", authorizedKeys: [readFileSync(path.join(cliHome, "id_ed25519.pub"), "utf8").trim()] }] }));
+    writeFileSync(
+      keyValues,
+      JSON.stringify({
+        workspaces: [
+          { name: "alice", authorizedKeys: [readFileSync(path.join(cliHome, "id_ed25519.pub"), "utf8").trim()] },
+        ],
+      }),
+    );
     await helmInstall("entryway", WORKSPACE_NS, [
-      "-f", path.join(repoRoot, "charts", "entryway", "ci", "ssh-one-workspace.yaml"),
-      "-f", keyValues,
-      "--set", "connectGateway.serviceType=NodePort",
-      "--set", `workspaceDefaults.image.registry=${image.registry}`,
-      "--set", `workspaceDefaults.image.repository=${image.repository}`,
-      "--set-string", `workspaceDefaults.image.tag=${image.tag}`,
+      "-f",
+      path.join(repoRoot, "charts", "entryway", "ci", "ssh-one-workspace.yaml"),
+      "-f",
+      keyValues,
+      "--set",
+      "connectGateway.serviceType=NodePort",
+      "--set",
+      `workspaceDefaults.image.registry=${image.registry}`,
+      "--set",
+      `workspaceDefaults.image.repository=${image.repository}`,
+      "--set-string",
+      `workspaceDefaults.image.tag=${image.tag}`,
     ]);
     const deadline = Date.now() + 180_000;
     let pods: V1Pod[];
     for (;;) {
       pods = (await core.listPodForAllNamespaces({ labelSelector: "app.kubernetes.io/instance=entryway" })).items;
       const workspace = pods.filter((p) => p.metadata?.ownerReferences?.some((o) => o.kind === "StatefulSet"));
-      if (workspace.length && workspace.every((p) => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"))) break;
+      if (
+        workspace.length &&
+        workspace.every((p) => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"))
+      )
+        break;
       if (Date.now() > deadline) {
         // The container's own output, read through the API server from the kubelet.
         const logs = await Promise.all(
-          workspace.map((p) => core.readNamespacedPodLog({ namespace: p.metadata!.namespace!, name: p.metadata!.name!, container: "sshd", previous: true }).catch((error: unknown) => String(error))),
+          workspace.map((p) =>
+            core
+              .readNamespacedPodLog({
+                namespace: p.metadata!.namespace!,
+                name: p.metadata!.name!,
+                container: "sshd",
+                previous: true,
+              })
+              .catch((error: unknown) => String(error)),
+          ),
         );
-        throw new Error(`workspace pods not Ready: ${JSON.stringify(workspace.map((p) => p.status?.containerStatuses))}\n--- sshd's log\n${logs.join("\n---\n")}`);
+        throw new Error(
+          `workspace pods not Ready: ${JSON.stringify(workspace.map((p) => p.status?.containerStatuses))}\n--- sshd's log\n${logs.join("\n---\n")}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 1000));
     }
     const notReady = pods.filter((p) => !p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"));
     // The CONNECT gateway's pod has `image: auto`: only Istio's injection makes it runnable.
     expect(notReady.map((p) => p.spec?.containers.map((c) => c.image))).toEqual(notReady.map(() => ["auto"]));
-    const claims = (await core.listPersistentVolumeClaimForAllNamespaces()).items.filter((c) => c.metadata?.labels?.["app.kubernetes.io/instance"] === "entryway" || c.spec?.volumeName === "node-workspace-home");
+    const claims = (await core.listPersistentVolumeClaimForAllNamespaces()).items.filter(
+      (c) =>
+        c.metadata?.labels?.["app.kubernetes.io/instance"] === "entryway" ||
+        c.spec?.volumeName === "node-workspace-home",
+    );
     expect(claims.map((c) => c.status?.phase)).toContain("Bound");
   }, 900_000);
 
@@ -786,9 +1110,19 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     const helm = helmBinaries()[0]!;
     const home = path.join(repoRoot, ".ci", "cache", "helm", "home");
     // The objects the release applied, as istiod would read them.
-    const manifest = await run(helm.path, ["get", "manifest", "entryway", "-n", WORKSPACE_NS], { env: { ...process.env, KUBECONFIG: controlPlane.kubeconfig, HELM_CACHE_HOME: home, HELM_CONFIG_HOME: home, HELM_DATA_HOME: home } });
+    const manifest = await run(helm.path, ["get", "manifest", "entryway", "-n", WORKSPACE_NS], {
+      env: {
+        ...process.env,
+        KUBECONFIG: controlPlane.kubeconfig,
+        HELM_CACHE_HOME: home,
+        HELM_CONFIG_HOME: home,
+        HELM_DATA_HOME: home,
+      },
+    });
     expect(manifest.status, manifest.stderr).toBe(0);
-    const objects = parseAllDocuments(manifest.stdout).map((doc) => doc.toJS() as ObjectLike | null).filter((o): o is ObjectLike => o !== null);
+    const objects = parseAllDocuments(manifest.stdout)
+      .map((doc) => doc.toJS() as ObjectLike | null)
+      .filter((o): o is ObjectLike => o !== null);
     const envoy = buildGatewayEnvoy({ objects, gatewayName: "entryway-connect-gateway" });
     expect(envoy.rejected).toBeUndefined();
     const cluster = `outbound|22||${WORKSPACE_HOST}`;
@@ -805,17 +1139,35 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       const [command, ...args] = cliCommand();
       writeFileSync(path.join(bin, "entryway"), `#!/bin/sh\nexec ${command} ${args.join(" ")} "$@"\n`, { mode: 0o755 });
       const env = { ...cleanEnv(cliHome), PATH: `${bin}:${process.env.PATH}` };
-      const block = await run("entryway", ["ssh-config", "--gateway", `127.0.0.1:${model.port}`, "--identity-file", path.join(cliHome, "id_ed25519"), `alice=${WORKSPACE_HOST}`], { env, cwd: repoRoot });
+      const block = await run(
+        "entryway",
+        [
+          "ssh-config",
+          "--gateway",
+          `127.0.0.1:${model.port}`,
+          "--identity-file",
+          path.join(cliHome, "id_ed25519"),
+          `alice=${WORKSPACE_HOST}`,
+        ],
+        { env, cwd: repoRoot },
+      );
       expect(block.status, block.stderr).toBe(0);
       expect(block.stdout).toMatch(/^ {2}ProxyCommand entryway connect-proxy /m);
       const knownHosts = path.join(cliHome, "known_hosts");
       const config = path.join(cliHome, "ssh_config");
       const writeConfig = (checking: "accept-new" | "yes") =>
-        writeFileSync(config, `${block.stdout}\nHost *\n  UserKnownHostsFile ${knownHosts}\n  StrictHostKeyChecking ${checking}\n  BatchMode yes\n  ConnectTimeout 20\n`);
-      const ssh = (remote: string, input: Buffer | string = "") => runBytes("ssh", ["-F", config, "alice", remote], { env, cwd: repoRoot, input });
+        writeFileSync(
+          config,
+          `${block.stdout}\nHost *\n  UserKnownHostsFile ${knownHosts}\n  StrictHostKeyChecking ${checking}\n  BatchMode yes\n  ConnectTimeout 20\n`,
+        );
+      const ssh = (remote: string, input: Buffer | string = "") =>
+        runBytes("ssh", ["-F", config, "alice", remote], { env, cwd: repoRoot, input });
       writeConfig("accept-new");
       const hello = await ssh("echo $((6*7)) $(id -un) $HOME");
-      expect({ status: hello.status, stdout: hello.stdout.toString(), stderr: hello.stderr }).toMatchObject({ status: 0, stdout: "42 dev /home/dev\n" });
+      expect({ status: hello.status, stdout: hello.stdout.toString(), stderr: hello.stderr }).toMatchObject({
+        status: 0,
+        stdout: "42 dev /home/dev\n",
+      });
 
       const payload = randomBytes(4 * 1024 * 1024);
       const digest = createHash("sha256").update(payload).digest("hex");
@@ -831,19 +1183,37 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       await core.deleteNamespacedPod({ namespace: WORKSPACE_NS, name: "entryway-ws-alice-0" });
       const deadline = Date.now() + 120_000;
       for (;;) {
-        const pod = await core.readNamespacedPod({ namespace: WORKSPACE_NS, name: "entryway-ws-alice-0" }).catch(() => undefined);
-        if (pod && pod.metadata?.uid !== before.metadata?.uid && pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")) break;
-        if (Date.now() > deadline) throw new Error(`the workspace pod did not come back Ready: ${JSON.stringify(pod?.status)}`);
+        const pod = await core
+          .readNamespacedPod({ namespace: WORKSPACE_NS, name: "entryway-ws-alice-0" })
+          .catch(() => undefined);
+        if (
+          pod &&
+          pod.metadata?.uid !== before.metadata?.uid &&
+          pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")
+        )
+          break;
+        if (Date.now() > deadline)
+          throw new Error(`the workspace pod did not come back Ready: ${JSON.stringify(pod?.status)}`);
         await new Promise((r) => setTimeout(r, 500));
       }
       writeConfig("yes");
       // kube-proxy may take a moment to have the new pod's endpoint.
       let again = await ssh("sha256sum ~/payload.bin");
-      for (let attempt = 0; again.status === 255 && !/Host key verification failed|REMOTE HOST IDENTIFICATION/.test(again.stderr) && attempt < 20; attempt++) {
+      for (
+        let attempt = 0;
+        again.status === 255 &&
+        !/Host key verification failed|REMOTE HOST IDENTIFICATION/.test(again.stderr) &&
+        attempt < 20;
+        attempt++
+      ) {
         await new Promise((r) => setTimeout(r, 1000));
         again = await ssh("sha256sum ~/payload.bin");
       }
-      expect({ status: again.status, stdout: again.stdout.toString().split(" ")[0], stderr: again.stderr }).toMatchObject({ status: 0, stdout: digest });
+      expect({
+        status: again.status,
+        stdout: again.stdout.toString().split(" ")[0],
+        stderr: again.stderr,
+      }).toMatchObject({ status: 0, stdout: digest });
       expect(model.log.filter((d) => d.authority === `${WORKSPACE_HOST}:22`).every((d) => d.status === 200)).toBe(true);
     } finally {
       await model.close();

@@ -21,7 +21,9 @@ export type StackDocument = Record<string, unknown> & {
 
 /** The `entryway:stack` object of Pulumi.<stack>.yaml. */
 export function shippedStack(stack: string): StackDocument {
-  const document = parse(readFileSync(path.join(repoRoot, `Pulumi.${stack}.yaml`), "utf8")) as { config: Record<string, unknown> };
+  const document = parse(readFileSync(path.join(repoRoot, `Pulumi.${stack}.yaml`), "utf8")) as {
+    config: Record<string, unknown>;
+  };
   return structuredClone(document.config["entryway:stack"]) as StackDocument;
 }
 
@@ -31,10 +33,16 @@ const SKIP_AWAIT = { "pulumi.com/skipAwait": "true" };
 export function withoutAddressWaits(stack: StackDocument): StackDocument {
   const result = structuredClone(stack);
   if (result.connectGateway) {
-    result.connectGateway.serviceAnnotations = { ...(result.connectGateway.serviceAnnotations as Record<string, string> | undefined), ...SKIP_AWAIT };
+    result.connectGateway.serviceAnnotations = {
+      ...(result.connectGateway.serviceAnnotations as Record<string, string> | undefined),
+      ...SKIP_AWAIT,
+    };
   }
   if (result.ansibleForms?.expose) {
-    result.ansibleForms.expose.annotations = { ...(result.ansibleForms.expose.annotations as Record<string, string> | undefined), ...SKIP_AWAIT };
+    result.ansibleForms.expose.annotations = {
+      ...(result.ansibleForms.expose.annotations as Record<string, string> | undefined),
+      ...SKIP_AWAIT,
+    };
   }
   return result;
 }

@@ -42,7 +42,10 @@ describe("repositoryOf (distribution's reference grammar)", () => {
 
 describe("pin-digests", () => {
   it("pins both images a release builds in the chart's values.yaml (the gateway's and the workspaces' default) and changes nothing else, comments included", () => {
-    const { text, pinned } = pinDigests(valuesText, parseMapping([`${GATEWAY}=${digest("a")}`, `${WORKSPACE}=${digest("b")}`]));
+    const { text, pinned } = pinDigests(
+      valuesText,
+      parseMapping([`${GATEWAY}=${digest("a")}`, `${WORKSPACE}=${digest("b")}`]),
+    );
     expect(pinned).toEqual([
       { path: "execGateway.image.digest", from: "", to: digest("a") },
       { path: "workspaceDefaults.image.digest", from: "", to: digest("b") },
@@ -73,7 +76,10 @@ describe("pin-digests", () => {
       "  image: mysql:8.4",
       "",
     ].join("\n");
-    const { text, pinned } = pinDigests(values, parseMapping([`${WORKSPACE}=${digest("b")}`, `${GATEWAY}=${digest("a")}`]));
+    const { text, pinned } = pinDigests(
+      values,
+      parseMapping([`${WORKSPACE}=${digest("b")}`, `${GATEWAY}=${digest("a")}`]),
+    );
     expect(pinned.map((p) => p.path)).toEqual(["workspaces[0].image", "other.image.digest"]);
     expect(parse(text)).toEqual({
       workspaces: [
@@ -88,9 +94,9 @@ describe("pin-digests", () => {
   });
 
   it("refuses a repository no image uses", () => {
-    expect(() => pinDigests(valuesText, parseMapping([`${GATEWAY}=${digest("a")}`, `${WORKSPACE}-debug=${digest("b")}`]))).toThrow(
-      `no image in the values uses ${WORKSPACE}-debug: nothing to pin`,
-    );
+    expect(() =>
+      pinDigests(valuesText, parseMapping([`${GATEWAY}=${digest("a")}`, `${WORKSPACE}-debug=${digest("b")}`])),
+    ).toThrow(`no image in the values uses ${WORKSPACE}-debug: nothing to pin`);
   });
 
   it.each([
@@ -114,7 +120,9 @@ describe("pin-digests", () => {
     expect(parse(readFileSync(file, "utf8")).execGateway.image.digest).toBe(digest("d"));
     const bad = spawnSync(process.execPath, [tsx, script, file, `${GATEWAY}=sha256:short`], { encoding: "utf8" });
     expect(bad.status).toBe(1);
-    expect(bad.stderr).toBe(`pin-digests: the digest of ${GATEWAY} must be sha256:<64 hex digits>, not "sha256:short"\n`);
+    expect(bad.stderr).toBe(
+      `pin-digests: the digest of ${GATEWAY} must be sha256:<64 hex digits>, not "sha256:short"\n`,
+    );
   });
 });
 
@@ -123,7 +131,12 @@ describe("package-chart", () => {
   const out = path.join(scratch, "packages");
 
   it("packages the release's chart: its version, the digests pinned, lint --strict under Helm 3 and 4, and the Deployment runs the pinned image", () => {
-    const { file, pinned } = packageChart({ version: "1.2.3", out, helm: helm4.path, digests: parseMapping([`${GATEWAY}=${digest("e")}`, `${WORKSPACE}=${digest("f")}`]) });
+    const { file, pinned } = packageChart({
+      version: "1.2.3",
+      out,
+      helm: helm4.path,
+      digests: parseMapping([`${GATEWAY}=${digest("e")}`, `${WORKSPACE}=${digest("f")}`]),
+    });
     expect(file).toBe(path.join(out, "entryway-1.2.3.tgz"));
     expect(pinned.map((p) => p.to)).toEqual([digest("e"), digest("f")]);
     for (const helm of [helm4, helm3]) {
@@ -131,24 +144,38 @@ describe("package-chart", () => {
       expect(lint.output).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
       expect(lint.ok, lint.output).toBe(true);
     }
-    const objects = helmTemplate(helm4, file, { valuesFiles: [path.join(chartDir, "ci/exec-gateway-kubernetes.yaml")] });
-    const deployment = objects.find((o) => o.kind === "Deployment" && o.metadata?.name === "entryway-exec-gateway") as { spec: { template: { spec: { containers: { image: string }[] } } } } | undefined;
+    const objects = helmTemplate(helm4, file, {
+      valuesFiles: [path.join(chartDir, "ci/exec-gateway-kubernetes.yaml")],
+    });
+    const deployment = objects.find((o) => o.kind === "Deployment" && o.metadata?.name === "entryway-exec-gateway") as
+      { spec: { template: { spec: { containers: { image: string }[] } } } } | undefined;
     expect(deployment?.spec.template.spec.containers[0].image).toBe(`${GATEWAY}@${digest("e")}`);
     const workspaces = helmTemplate(helm4, file, { valuesFiles: [path.join(chartDir, "ci/ssh-one-workspace.yaml")] });
-    const workspace = workspaces.find((o) => o.kind === "StatefulSet") as { spec: { template: { spec: { containers: { image: string }[] } } } } | undefined;
+    const workspace = workspaces.find((o) => o.kind === "StatefulSet") as
+      { spec: { template: { spec: { containers: { image: string }[] } } } } | undefined;
     expect(workspace?.spec.template.spec.containers[0].image).toBe(`${WORKSPACE}@${digest("f")}`);
     const meta = spawnSync("tar", ["-xzOf", file, "entryway/Chart.yaml"], { encoding: "utf8" });
     expect(parse(meta.stdout)).toMatchObject({ name: "entryway", version: "1.2.3", appVersion: "1.2.3" });
   });
 
   it("refuses a version that is not SemVer (a tag's leading v stays out)", () => {
-    expect(() => packageChart({ version: "v1.2.3", out, helm: helm4.path, digests: parseMapping([`${GATEWAY}=${digest("e")}`]) })).toThrow(/the version must be SemVer/);
+    expect(() =>
+      packageChart({ version: "v1.2.3", out, helm: helm4.path, digests: parseMapping([`${GATEWAY}=${digest("e")}`]) }),
+    ).toThrow(/the version must be SemVer/);
   });
 });
 
 describe("version (set before tagging, checked by the release's first job)", () => {
-  const rootVersion = (JSON.parse(readFileSync(path.join(repoRoot, "package.json"), "utf8")) as { version: string }).version;
-  const VERSIONED = ["package.json", "package-lock.json", "packages/ssh-config/package.json", "gateway/package.json", "charts/entryway", "components"];
+  const rootVersion = (JSON.parse(readFileSync(path.join(repoRoot, "package.json"), "utf8")) as { version: string })
+    .version;
+  const VERSIONED = [
+    "package.json",
+    "package-lock.json",
+    "packages/ssh-config/package.json",
+    "gateway/package.json",
+    "charts/entryway",
+    "components",
+  ];
 
   it("finds every version of the repository in agreement", () => {
     expect(versionMismatches(rootVersion)).toEqual([]);
@@ -160,19 +187,23 @@ describe("version (set before tagging, checked by the release's first job)", () 
     setVersion("7.8.9", copy);
     expect(versionMismatches("7.8.9", copy)).toEqual([]);
     const old = versionMismatches(rootVersion, copy);
-    expect(old).toEqual(expect.arrayContaining([
-      "package.json: entryway is 7.8.9",
-      "package-lock.json: @entryway/gateway is 7.8.9",
-      "gateway/package.json: depends on @entryway/ssh-config 7.8.9",
-      "charts/entryway/Chart.yaml: appVersion is 7.8.9",
-      "charts/entryway/values.yaml: entryway/exec-gateway tag 7.8.9",
-      "charts/entryway/values.yaml: entryway/ssh-workspace tag 7.8.9",
-      "components/ssh/ssh-workspace.ts: entryway/ssh-workspace tag 7.8.9",
-    ]));
+    expect(old).toEqual(
+      expect.arrayContaining([
+        "package.json: entryway is 7.8.9",
+        "package-lock.json: @entryway/gateway is 7.8.9",
+        "gateway/package.json: depends on @entryway/ssh-config 7.8.9",
+        "charts/entryway/Chart.yaml: appVersion is 7.8.9",
+        "charts/entryway/values.yaml: entryway/exec-gateway tag 7.8.9",
+        "charts/entryway/values.yaml: entryway/ssh-workspace tag 7.8.9",
+        "components/ssh/ssh-workspace.ts: entryway/ssh-workspace tag 7.8.9",
+      ]),
+    );
     // Lines changed per file: the versions only, nothing reformatted.
     const changed: Record<string, number> = {};
     for (const entry of VERSIONED) {
-      const files = statSync(path.join(copy, entry)).isDirectory() ? readdirSync(path.join(copy, entry), { recursive: true, encoding: "utf8" }).map((f) => path.join(entry, f)) : [entry];
+      const files = statSync(path.join(copy, entry)).isDirectory()
+        ? readdirSync(path.join(copy, entry), { recursive: true, encoding: "utf8" }).map((f) => path.join(entry, f))
+        : [entry];
       for (const file of files.filter((f) => statSync(path.join(copy, f)).isFile())) {
         const [before, after] = [repoRoot, copy].map((root) => readFileSync(path.join(root, file), "utf8").split("\n"));
         expect(after.length, file).toBe(before.length);

@@ -14,24 +14,41 @@ const tsx = path.join(repoRoot, "node_modules/tsx/dist/cli.mjs");
 const main = path.join(repoRoot, "gateway/src/cli/main.ts");
 const entryway = (args: string[], input = "") => runBytes(process.execPath, [tsx, main, ...args], { input });
 
-
-const base = { alias: "alice", hostName: "entryway-ws-alice.dev.svc.cluster.local", user: "dev", gateway: "ssh.example.com:2222" };
+const base = {
+  alias: "alice",
+  hostName: "entryway-ws-alice.dev.svc.cluster.local",
+  user: "dev",
+  gateway: "ssh.example.com:2222",
+};
 
 describe("sshConfigBlock", () => {
   it("writes the block with proxytunnel, TLS and a CA, or the built-in connect-proxy (the default)", () => {
-    expect(sshConfigBlock({ ...base, proxy: "proxytunnel", tls: true, caFile: "~/.ssh/gateway-ca.pem", identityFile: "~/.ssh/id_ed25519", serverAliveInterval: 15 })).toBe([
-      "Host alice",
-      "  HostName entryway-ws-alice.dev.svc.cluster.local",
-      "  Port 22",
-      "  User dev",
-      "  ProxyCommand proxytunnel -q -E -C ~/.ssh/gateway-ca.pem -p ssh.example.com:2222 -d %h:%p",
-      "  ServerAliveInterval 15",
-      "  IdentityFile ~/.ssh/id_ed25519",
-      "  IdentitiesOnly yes",
-      "",
-    ].join("\n"));
+    expect(
+      sshConfigBlock({
+        ...base,
+        proxy: "proxytunnel",
+        tls: true,
+        caFile: "~/.ssh/gateway-ca.pem",
+        identityFile: "~/.ssh/id_ed25519",
+        serverAliveInterval: 15,
+      }),
+    ).toBe(
+      [
+        "Host alice",
+        "  HostName entryway-ws-alice.dev.svc.cluster.local",
+        "  Port 22",
+        "  User dev",
+        "  ProxyCommand proxytunnel -q -E -C ~/.ssh/gateway-ca.pem -p ssh.example.com:2222 -d %h:%p",
+        "  ServerAliveInterval 15",
+        "  IdentityFile ~/.ssh/id_ed25519",
+        "  IdentitiesOnly yes",
+        "",
+      ].join("\n"),
+    );
     expect(sshConfigBlock(base)).toContain("  ProxyCommand entryway connect-proxy ssh.example.com:2222 %h %p\n");
-    expect(sshConfigBlock({ ...base, proxy: "entryway", tls: true, caFile: "C:\\Users\\al\\ca.pem" })).toContain("ProxyCommand entryway connect-proxy --tls --ca-file C:\\Users\\al\\ca.pem ssh.example.com:2222 %h %p");
+    expect(sshConfigBlock({ ...base, proxy: "entryway", tls: true, caFile: "C:\\Users\\al\\ca.pem" })).toContain(
+      "ProxyCommand entryway connect-proxy --tls --ca-file C:\\Users\\al\\ca.pem ssh.example.com:2222 %h %p",
+    );
   });
 
   it.each([
@@ -52,13 +69,22 @@ describe("sshConfigBlock", () => {
 
 describe("entryway ssh-config", () => {
   it("prints the same blocks the components output, for several workspaces", async () => {
-    const result = await entryway(["ssh-config", "--gateway", "ssh.example.com:2222", "--tls", "entryway-ws-alice.dev.svc.cluster.local", "bob=entryway-ws-bob.team-b.svc.cluster.local"]);
+    const result = await entryway([
+      "ssh-config",
+      "--gateway",
+      "ssh.example.com:2222",
+      "--tls",
+      "entryway-ws-alice.dev.svc.cluster.local",
+      "bob=entryway-ws-bob.team-b.svc.cluster.local",
+    ]);
     expect(result.stderr).toBe("");
     expect(result.status).toBe(0);
-    expect(result.stdout.toString()).toBe([
-      sshConfigBlock({ ...base, alias: "entryway-ws-alice", tls: true }),
-      sshConfigBlock({ ...base, alias: "bob", hostName: "entryway-ws-bob.team-b.svc.cluster.local", tls: true }),
-    ].join("\n"));
+    expect(result.stdout.toString()).toBe(
+      [
+        sshConfigBlock({ ...base, alias: "entryway-ws-alice", tls: true }),
+        sshConfigBlock({ ...base, alias: "bob", hostName: "entryway-ws-bob.team-b.svc.cluster.local", tls: true }),
+      ].join("\n"),
+    );
   });
 
   it("names bad input in one line and exits 2", async () => {
@@ -97,16 +123,23 @@ describe("entryway connect-proxy against a stand-in gateway", () => {
     socket.on("data", onData);
     socket.on("error", () => undefined);
   });
-  const listening = new Promise<number>((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as net.AddressInfo).port)));
+  const listening = new Promise<number>((resolve) =>
+    server.listen(0, "127.0.0.1", () => resolve((server.address() as net.AddressInfo).port)),
+  );
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   it("tunnels: the bytes sent with the 200 and the echoed stdin arrive, and stdin's end ends it", async () => {
     const port = await listening;
-    const result = await entryway(["connect-proxy", `127.0.0.1:${port}`, "ws.dev.svc.cluster.local", "22"], "hello through the tunnel\n");
+    const result = await entryway(
+      ["connect-proxy", `127.0.0.1:${port}`, "ws.dev.svc.cluster.local", "22"],
+      "hello through the tunnel\n",
+    );
     expect(result.stderr).toBe("");
     expect(result.status).toBe(0);
     expect(result.stdout.toString()).toBe("SSH-2.0-standin\r\nhello through the tunnel\n");
-    expect(requests.at(-1)).toMatch(/^CONNECT ws\.dev\.svc\.cluster\.local:22 HTTP\/1\.1\r\nHost: ws\.dev\.svc\.cluster\.local:22\r\n/);
+    expect(requests.at(-1)).toMatch(
+      /^CONNECT ws\.dev\.svc\.cluster\.local:22 HTTP\/1\.1\r\nHost: ws\.dev\.svc\.cluster\.local:22\r\n/,
+    );
   });
 
   it.each([
@@ -129,16 +162,31 @@ describe("entryway connect-proxy against a stand-in gateway", () => {
     });
     const result = await entryway(["connect-proxy", `127.0.0.1:${closed}`, "ws.dev.svc.cluster.local", "22"]);
     expect(result.status).toBe(1);
-    expect(result.stderr).toMatch(new RegExp(`^entryway connect-proxy: cannot reach the gateway 127\\.0\\.0\\.1:${closed}: connect ECONNREFUSED 127\\.0\\.0\\.1:${closed}\\n$`));
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `^entryway connect-proxy: cannot reach the gateway 127\\.0\\.0\\.1:${closed}: connect ECONNREFUSED 127\\.0\\.0\\.1:${closed}\\n$`,
+      ),
+    );
   });
 
   it("gives up on a gateway that accepts but never answers, in one line", async () => {
     const silent = net.createServer((socket) => socket.on("error", () => undefined));
-    const port = await new Promise<number>((resolve) => silent.listen(0, "127.0.0.1", () => resolve((silent.address() as net.AddressInfo).port)));
+    const port = await new Promise<number>((resolve) =>
+      silent.listen(0, "127.0.0.1", () => resolve((silent.address() as net.AddressInfo).port)),
+    );
     try {
-      const result = await entryway(["connect-proxy", "--timeout", "1", `127.0.0.1:${port}`, "ws.dev.svc.cluster.local", "22"]);
+      const result = await entryway([
+        "connect-proxy",
+        "--timeout",
+        "1",
+        `127.0.0.1:${port}`,
+        "ws.dev.svc.cluster.local",
+        "22",
+      ]);
       expect(result.status).toBe(1);
-      expect(result.stderr).toBe(`entryway connect-proxy: the gateway 127.0.0.1:${port} did not answer CONNECT ws.dev.svc.cluster.local:22 within 1 s\n`);
+      expect(result.stderr).toBe(
+        `entryway connect-proxy: the gateway 127.0.0.1:${port} did not answer CONNECT ws.dev.svc.cluster.local:22 within 1 s\n`,
+      );
     } finally {
       silent.close();
     }

@@ -10,19 +10,36 @@ const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIIqHgiy0GmQ2fM0zVj8Ff7R2xjH5l6m
 
 type WorkspaceSpec = Omit<SshWorkspaceArgs, "gateway" | "namespace"> & { name: string; namespace?: string };
 
-function program(gatewayArgs: Partial<ConnectGatewayArgs>, workspaces: WorkspaceSpec[], captured: { gateway?: ConnectGateway; workspaces: SshWorkspace[] } = { workspaces: [] }) {
+function program(
+  gatewayArgs: Partial<ConnectGatewayArgs>,
+  workspaces: WorkspaceSpec[],
+  captured: { gateway?: ConnectGateway; workspaces: SshWorkspace[] } = { workspaces: [] },
+) {
   return () => {
-    const gateway = new ConnectGateway("entryway", { namespace: "dev-connect", hostname: "ssh.example.com", ...gatewayArgs });
+    const gateway = new ConnectGateway("entryway", {
+      namespace: "dev-connect",
+      hostname: "ssh.example.com",
+      ...gatewayArgs,
+    });
     captured.gateway = gateway;
     for (const { name, ...rest } of workspaces) {
-      captured.workspaces.push(new SshWorkspace(`entryway-ws-${name}`, { gateway: gateway.registration, authorizedKeys: [KEY], namespace: "dev", ...rest }));
+      captured.workspaces.push(
+        new SshWorkspace(`entryway-ws-${name}`, {
+          gateway: gateway.registration,
+          authorizedKeys: [KEY],
+          namespace: "dev",
+          ...rest,
+        }),
+      );
     }
   };
 }
 
 async function expectValid(manifests: Manifest[]) {
   await assertValidObjects(manifests);
-  const envoyErrors = (await Promise.all(manifests.filter((m) => m.kind === "EnvoyFilter").map(checkEnvoyFilter))).flat();
+  const envoyErrors = (
+    await Promise.all(manifests.filter((m) => m.kind === "EnvoyFilter").map(checkEnvoyFilter))
+  ).flat();
   expect(envoyErrors).toEqual([]);
 }
 
@@ -50,14 +67,23 @@ describe("ConnectGateway", () => {
     expect(deployment.template.metadata.annotations).toEqual({ "inject.istio.io/templates": "gateway" });
     expect(deployment.template.metadata.labels["sidecar.istio.io/inject"]).toBe("true");
     expect(deployment.template.spec.containers[0]).toMatchObject({ name: "istio-proxy", image: "auto" });
-    expect(deployment.template.spec.containers[0].securityContext).toMatchObject({ runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } });
+    expect(deployment.template.spec.containers[0].securityContext).toMatchObject({
+      runAsNonRoot: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ["ALL"] },
+    });
 
     const service = specOf(findManifest(manifests, "Service", "entryway-connect-gateway"));
     expect(service.type).toBe("LoadBalancer");
     expect(service.ports).toEqual([{ name: "tcp-connect", port: 2222, targetPort: 2222, protocol: "TCP" }]);
 
     const gw = specOf(findManifest(manifests, "Gateway", "entryway-connect-gateway"));
-    expect(gw.servers).toEqual([{ port: { number: 2222, name: "connect", protocol: "HTTP" }, hosts: ["dev-connect/entryway-connect-gateway.connect.invalid"] }]);
+    expect(gw.servers).toEqual([
+      {
+        port: { number: 2222, name: "connect", protocol: "HTTP" },
+        hosts: ["dev-connect/entryway-connect-gateway.connect.invalid"],
+      },
+    ]);
 
     const filter = specOf(findManifest(manifests, "EnvoyFilter", "entryway-connect-gateway-connect"));
     expect(filter.configPatches).toHaveLength(1);
@@ -84,39 +110,104 @@ describe("ConnectGateway", () => {
     // In: CONNECT, readiness and metrics. Out: DNS, istiod's 15012 and workspace pods' sshd only.
     const np = specOf(findManifest(manifests, "NetworkPolicy", "entryway-connect-gateway"));
     expect(np.policyTypes).toEqual(["Ingress", "Egress"]);
-    expect(np.ingress).toEqual([{ ports: [{ port: 2222, protocol: "TCP" }, { port: 15021, protocol: "TCP" }, { port: 15090, protocol: "TCP" }] }]);
+    expect(np.ingress).toEqual([
+      {
+        ports: [
+          { port: 2222, protocol: "TCP" },
+          { port: 15021, protocol: "TCP" },
+          { port: 15090, protocol: "TCP" },
+        ],
+      },
+    ]);
     expect(np.egress).toEqual([
-      { to: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } }, podSelector: { matchLabels: { "k8s-app": "kube-dns" } } }], ports: [{ port: 53, protocol: "UDP" }, { port: 53, protocol: "TCP" }] },
-      { to: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "istio-system" } }, podSelector: { matchLabels: { app: "istiod" } } }], ports: [{ port: 15012, protocol: "TCP" }] },
-      { to: [{ namespaceSelector: {}, podSelector: { matchLabels: { "app.kubernetes.io/name": "ssh-workspace" } } }], ports: [{ port: 2222, protocol: "TCP" }] },
+      {
+        to: [
+          {
+            namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } },
+            podSelector: { matchLabels: { "k8s-app": "kube-dns" } },
+          },
+        ],
+        ports: [
+          { port: 53, protocol: "UDP" },
+          { port: 53, protocol: "TCP" },
+        ],
+      },
+      {
+        to: [
+          {
+            namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "istio-system" } },
+            podSelector: { matchLabels: { app: "istiod" } },
+          },
+        ],
+        ports: [{ port: 15012, protocol: "TCP" }],
+      },
+      {
+        to: [{ namespaceSelector: {}, podSelector: { matchLabels: { "app.kubernetes.io/name": "ssh-workspace" } } }],
+        ports: [{ port: 2222, protocol: "TCP" }],
+      },
     ]);
   });
 
   it("takes the cluster DNS and istiod of a cluster that differs from the defaults", async () => {
-    const { manifests } = await render(program({ dns: { namespace: "dns", podSelector: { app: "coredns" } }, istiod: { namespace: "istio-1-26", podSelector: { app: "istiod", "istio.io/rev": "1-26" } } }, [{ name: "alice" }]));
-    const peers = (name: string) => specOf(findManifest(manifests, "NetworkPolicy", name)).egress.flatMap((rule: { to: unknown[] }) => rule.to);
-    expect(peers("entryway-connect-gateway")).toContainEqual({ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "dns" } }, podSelector: { matchLabels: { app: "coredns" } } });
-    expect(peers("entryway-connect-gateway")).toContainEqual({ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "istio-1-26" } }, podSelector: { matchLabels: { app: "istiod", "istio.io/rev": "1-26" } } });
-    expect(peers("entryway-ws-alice")).toEqual([{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "dns" } }, podSelector: { matchLabels: { app: "coredns" } } }]);
+    const { manifests } = await render(
+      program(
+        {
+          dns: { namespace: "dns", podSelector: { app: "coredns" } },
+          istiod: { namespace: "istio-1-26", podSelector: { app: "istiod", "istio.io/rev": "1-26" } },
+        },
+        [{ name: "alice" }],
+      ),
+    );
+    const peers = (name: string) =>
+      specOf(findManifest(manifests, "NetworkPolicy", name)).egress.flatMap((rule: { to: unknown[] }) => rule.to);
+    expect(peers("entryway-connect-gateway")).toContainEqual({
+      namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "dns" } },
+      podSelector: { matchLabels: { app: "coredns" } },
+    });
+    expect(peers("entryway-connect-gateway")).toContainEqual({
+      namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "istio-1-26" } },
+      podSelector: { matchLabels: { app: "istiod", "istio.io/rev": "1-26" } },
+    });
+    expect(peers("entryway-ws-alice")).toEqual([
+      {
+        namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "dns" } },
+        podSelector: { matchLabels: { app: "coredns" } },
+      },
+    ]);
   });
 
   it("takes a port, a service type, annotations, client CIDRs and an HPA", async () => {
-    const { manifests } = await render(program({
-      port: 8022,
-      serviceType: "NodePort",
-      nodePort: 30222,
-      serviceAnnotations: { "example.com/lb": "internal" },
-      allowedSourceRanges: ["10.0.0.0/8", "192.168.1.0/24"],
-      autoscaling: { minReplicas: 2, maxReplicas: 4 },
-    }, []));
+    const { manifests } = await render(
+      program(
+        {
+          port: 8022,
+          serviceType: "NodePort",
+          nodePort: 30222,
+          serviceAnnotations: { "example.com/lb": "internal" },
+          allowedSourceRanges: ["10.0.0.0/8", "192.168.1.0/24"],
+          autoscaling: { minReplicas: 2, maxReplicas: 4 },
+        },
+        [],
+      ),
+    );
     await expectValid(manifests);
     const service = findManifest(manifests, "Service", "entryway-connect-gateway");
     expect(service.metadata.annotations).toEqual({ "example.com/lb": "internal" });
-    expect(specOf(service)).toMatchObject({ type: "NodePort", externalTrafficPolicy: "Local", ports: [{ port: 8022, targetPort: 8022, nodePort: 30222 }] });
+    expect(specOf(service)).toMatchObject({
+      type: "NodePort",
+      externalTrafficPolicy: "Local",
+      ports: [{ port: 8022, targetPort: 8022, nodePort: 30222 }],
+    });
     expect(specOf(findManifest(manifests, "AuthorizationPolicy", "entryway-connect-gateway")).rules).toEqual([
-      { from: [{ source: { remoteIpBlocks: ["10.0.0.0/8", "192.168.1.0/24"] } }], to: [{ operation: { methods: ["CONNECT"], ports: ["8022"] } }] },
+      {
+        from: [{ source: { remoteIpBlocks: ["10.0.0.0/8", "192.168.1.0/24"] } }],
+        to: [{ operation: { methods: ["CONNECT"], ports: ["8022"] } }],
+      },
     ]);
-    expect(specOf(findManifest(manifests, "HorizontalPodAutoscaler", "entryway-connect-gateway"))).toMatchObject({ minReplicas: 2, maxReplicas: 4 });
+    expect(specOf(findManifest(manifests, "HorizontalPodAutoscaler", "entryway-connect-gateway"))).toMatchObject({
+      minReplicas: 2,
+      maxReplicas: 4,
+    });
     expect(specOf(findManifest(manifests, "Deployment", "entryway-connect-gateway")).replicas).toBeUndefined();
     expect(specOf(service).loadBalancerSourceRanges).toBeUndefined(); // NodePort: no cloud load balancer
   });
@@ -124,26 +215,41 @@ describe("ConnectGateway", () => {
   it("passes the client CIDRs to a LoadBalancer as loadBalancerSourceRanges", async () => {
     const { manifests } = await render(program({ allowedSourceRanges: ["203.0.113.0/24"] }, []));
     await expectValid(manifests);
-    expect(specOf(findManifest(manifests, "Service", "entryway-connect-gateway"))).toMatchObject({ type: "LoadBalancer", externalTrafficPolicy: "Local", loadBalancerSourceRanges: ["203.0.113.0/24"] });
+    expect(specOf(findManifest(manifests, "Service", "entryway-connect-gateway"))).toMatchObject({
+      type: "LoadBalancer",
+      externalTrafficPolicy: "Local",
+      loadBalancerSourceRanges: ["203.0.113.0/24"],
+    });
   });
 
   it("with TLS: an HTTPS server, the SDS Role, and workspaces patch Istio's https route configuration", async () => {
     const captured = { workspaces: [] as SshWorkspace[] } as { gateway?: ConnectGateway; workspaces: SshWorkspace[] };
-    const { manifests } = await render(program({ tls: { credentialName: "ssh-gateway-cert" } }, [{ name: "alice" }], captured));
+    const { manifests } = await render(
+      program({ tls: { credentialName: "ssh-gateway-cert" } }, [{ name: "alice" }], captured),
+    );
     await expectValid(manifests);
-    expect(specOf(findManifest(manifests, "Gateway", "entryway-connect-gateway")).servers).toEqual([{
-      port: { number: 2222, name: "connect", protocol: "HTTPS" },
-      hosts: ["ssh.example.com"],
-      tls: { mode: "SIMPLE", credentialName: "ssh-gateway-cert", minProtocolVersion: "TLSV1_2" },
-    }]);
+    expect(specOf(findManifest(manifests, "Gateway", "entryway-connect-gateway")).servers).toEqual([
+      {
+        port: { number: 2222, name: "connect", protocol: "HTTPS" },
+        hosts: ["ssh.example.com"],
+        tls: { mode: "SIMPLE", credentialName: "ssh-gateway-cert", minProtocolVersion: "TLSV1_2" },
+      },
+    ]);
     // istio: https.<port>.<portName>.<gatewayName>.<namespace>
     expect(captured.gateway!.routeConfigurationName).toBe("https.2222.connect.entryway-connect-gateway.dev-connect");
     const route = specOf(findManifest(manifests, "EnvoyFilter", "entryway-ws-alice-route"));
-    expect(route.configPatches[0].match.routeConfiguration).toEqual({ portNumber: 2222, name: "https.2222.connect.entryway-connect-gateway.dev-connect" });
+    expect(route.configPatches[0].match.routeConfiguration).toEqual({
+      portNumber: 2222,
+      name: "https.2222.connect.entryway-connect-gateway.dev-connect",
+    });
     const role = findManifest(manifests, "Role", "entryway-connect-gateway-sds");
     expect(role.rules).toEqual([{ apiGroups: [""], resources: ["secrets"], verbs: ["get", "watch", "list"] }]);
-    expect(findManifest(manifests, "RoleBinding", "entryway-connect-gateway-sds").subjects).toEqual([{ kind: "ServiceAccount", name: "entryway-connect-gateway", namespace: "dev-connect" }]);
-    expect(await outputOf(captured.workspaces[0].sshConfig)).toContain("ProxyCommand entryway connect-proxy --tls ssh.example.com:2222 %h %p");
+    expect(findManifest(manifests, "RoleBinding", "entryway-connect-gateway-sds").subjects).toEqual([
+      { kind: "ServiceAccount", name: "entryway-connect-gateway", namespace: "dev-connect" },
+    ]);
+    expect(await outputOf(captured.workspaces[0].sshConfig)).toContain(
+      "ProxyCommand entryway connect-proxy --tls ssh.example.com:2222 %h %p",
+    );
   });
 
   it.each([
@@ -154,7 +260,10 @@ describe("ConnectGateway", () => {
     [{ allowedSourceRanges: ["10.0.0.0"] }, /"10.0.0.0" is not a CIDR/],
     [{ hostname: "SSH Example" }, /hostname "SSH Example" is not a lower-case DNS name/],
     // Istio's validation refuses a TLS Gateway host without a dot (test/ssh/istiod.test.ts shows istiod refusing it).
-    [{ hostname: "localhost", tls: { credentialName: "cert" } }, /with tls, hostname "localhost" must be a fully qualified name/],
+    [
+      { hostname: "localhost", tls: { credentialName: "cert" } },
+      /with tls, hostname "localhost" must be a fully qualified name/,
+    ],
     [{ autoscaling: { minReplicas: 5, maxReplicas: 2 } }, /minReplicas <= maxReplicas/],
     [{ namespace: "Dev_Connect" }, /namespace "Dev_Connect" is not a namespace name/],
   ])("refuses %j at preview", async (bad, message) => {
@@ -162,7 +271,9 @@ describe("ConnectGateway", () => {
   });
 
   it("reports every problem at once, one a line, as an error of the component", async () => {
-    const error = await failure(render(program({ port: 80, hostname: "SSH Example", autoscaling: { minReplicas: 5, maxReplicas: 2 } }, [])));
+    const error = await failure(
+      render(program({ port: 80, hostname: "SSH Example", autoscaling: { minReplicas: 5, maxReplicas: 2 } }, [])),
+    );
     expect(pulumi.ResourceError.isInstance(error)).toBe(true);
     expect(error.message.split("\n")).toEqual([
       "ConnectGateway entryway: port 80 is reserved (80/443 carry web traffic; 150xx are Istio's); pick a dedicated port such as 2222",
@@ -175,10 +286,27 @@ describe("ConnectGateway", () => {
 describe("SshWorkspace", () => {
   it("makes a restricted sshd StatefulSet with a home volume, PDB, Service tcp-ssh, NetworkPolicy and its route", async () => {
     const captured = { workspaces: [] as SshWorkspace[] } as { gateway?: ConnectGateway; workspaces: SshWorkspace[] };
-    const { manifests, resources } = await render(program({}, [{ name: "alice", namespace: "team-a", storage: { size: "20Gi", storageClassName: "fast" }, idleTimeout: "7200s" }], captured));
+    const { manifests, resources } = await render(
+      program(
+        {},
+        [
+          {
+            name: "alice",
+            namespace: "team-a",
+            storage: { size: "20Gi", storageClassName: "fast" },
+            idleTimeout: "7200s",
+          },
+        ],
+        captured,
+      ),
+    );
     await expectValid(manifests);
     const component = resources.find((r) => r.type === "entryway:index:SshWorkspace")!;
-    expect(childrenOf(resources, component.urn).map((r) => r.type).sort()).toEqual([
+    expect(
+      childrenOf(resources, component.urn)
+        .map((r) => r.type)
+        .sort(),
+    ).toEqual([
       "kubernetes:apps/v1:StatefulSet",
       "kubernetes:core/v1:Secret",
       "kubernetes:core/v1:Service",
@@ -190,13 +318,29 @@ describe("SshWorkspace", () => {
     const sts = specOf(findManifest(manifests, "StatefulSet", "entryway-ws-alice"));
     expect(findManifest(manifests, "StatefulSet", "entryway-ws-alice").metadata.namespace).toBe("team-a");
     const pod = sts.template.spec;
-    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000, fsGroup: 1000, seccompProfile: { type: "RuntimeDefault" } });
-    expect(pod.containers[0].securityContext).toMatchObject({ runAsNonRoot: true, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } });
+    expect(pod.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      runAsUser: 1000,
+      fsGroup: 1000,
+      seccompProfile: { type: "RuntimeDefault" },
+    });
+    expect(pod.containers[0].securityContext).toMatchObject({
+      runAsNonRoot: true,
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ["ALL"] },
+    });
     expect(pod.automountServiceAccountToken).toBe(false);
     expect(pod.containers[0].volumeMounts).toContainEqual({ name: "home", mountPath: "/home/dev" });
-    expect(sts.volumeClaimTemplates[0].spec).toEqual({ accessModes: ["ReadWriteOnce"], storageClassName: "fast", resources: { requests: { storage: "20Gi" } } });
+    expect(sts.volumeClaimTemplates[0].spec).toEqual({
+      accessModes: ["ReadWriteOnce"],
+      storageClassName: "fast",
+      resources: { requests: { storage: "20Gi" } },
+    });
     expect(specOf(findManifest(manifests, "PodDisruptionBudget", "entryway-ws-alice")).maxUnavailable).toBe(0); // disruption: never
-    expect(specOf(findManifest(manifests, "Service", "entryway-ws-alice")).ports).toEqual([{ name: "tcp-ssh", port: 22, targetPort: 2222, protocol: "TCP" }]);
+    expect(specOf(findManifest(manifests, "Service", "entryway-ws-alice")).ports).toEqual([
+      { name: "tcp-ssh", port: 22, targetPort: 2222, protocol: "TCP" },
+    ]);
     findManifest(manifests, "Secret", "entryway-ws-alice-authorized-keys"); // its data is redacted in manifests
     const secret = resources.find((r) => r.type === "kubernetes:core/v1:Secret")!;
     expect((secret.inputs as { stringData: unknown }).stringData).toEqual({ authorized_keys: `${KEY}\n` });
@@ -204,88 +348,149 @@ describe("SshWorkspace", () => {
     const np = specOf(findManifest(manifests, "NetworkPolicy", "entryway-ws-alice"));
     const gatewayPods = specOf(findManifest(manifests, "Deployment", "entryway-connect-gateway")).selector.matchLabels;
     expect(np.policyTypes).toEqual(["Ingress", "Egress"]);
-    expect(np.ingress).toEqual([{
-      from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "dev-connect" } }, podSelector: { matchLabels: gatewayPods } }],
-      ports: [{ port: 2222, protocol: "TCP" }],
-    }]);
+    expect(np.ingress).toEqual([
+      {
+        from: [
+          {
+            namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "dev-connect" } },
+            podSelector: { matchLabels: gatewayPods },
+          },
+        ],
+        ports: [{ port: 2222, protocol: "TCP" }],
+      },
+    ]);
     // Default egress: the cluster DNS only.
-    expect(np.egress).toEqual([{ to: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } }, podSelector: { matchLabels: { "k8s-app": "kube-dns" } } }], ports: [{ port: 53, protocol: "UDP" }, { port: 53, protocol: "TCP" }] }]);
+    expect(np.egress).toEqual([
+      {
+        to: [
+          {
+            namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } },
+            podSelector: { matchLabels: { "k8s-app": "kube-dns" } },
+          },
+        ],
+        ports: [
+          { port: 53, protocol: "UDP" },
+          { port: 53, protocol: "TCP" },
+        ],
+      },
+    ]);
     expect(pod.containers[0].env).toContainEqual({ name: "ENTRYWAY_TCP_FORWARDING", value: "no" });
 
     const route = findManifest(manifests, "EnvoyFilter", "entryway-ws-alice-route");
     expect(route.metadata.namespace).toBe("dev-connect"); // the gateway's namespace
-    expect(route.metadata.annotations).toEqual({ "envoyfilter.istio.io/referenced-services": "team-a/entryway-ws-alice.team-a.svc.cluster.local" });
+    expect(route.metadata.annotations).toEqual({
+      "envoyfilter.istio.io/referenced-services": "team-a/entryway-ws-alice.team-a.svc.cluster.local",
+    });
     expect(specOf(route)).toEqual({
       workloadSelector: { labels: gatewayPods },
-      configPatches: [{
-        applyTo: "VIRTUAL_HOST",
-        match: { context: "GATEWAY", routeConfiguration: { portNumber: 2222, name: "http.2222" } },
-        patch: {
-          operation: "ADD",
-          value: {
-            name: "entryway-ws-alice.team-a",
-            // No port in the domain: Istio's gateways ignore it in host matching; the route pins it.
-            domains: ["entryway-ws-alice.team-a.svc.cluster.local"],
-            routes: [{
-              match: { connect_matcher: {}, headers: [{ name: ":authority", string_match: { exact: "entryway-ws-alice.team-a.svc.cluster.local:22" } }] },
-              route: {
-                cluster: "outbound|22||entryway-ws-alice.team-a.svc.cluster.local",
-                timeout: "0s",
-                idle_timeout: "7200s",
-                upgrade_configs: [{ upgrade_type: "CONNECT", connect_config: {} }],
-              },
-            }],
+      configPatches: [
+        {
+          applyTo: "VIRTUAL_HOST",
+          match: { context: "GATEWAY", routeConfiguration: { portNumber: 2222, name: "http.2222" } },
+          patch: {
+            operation: "ADD",
+            value: {
+              name: "entryway-ws-alice.team-a",
+              // No port in the domain: Istio's gateways ignore it in host matching; the route pins it.
+              domains: ["entryway-ws-alice.team-a.svc.cluster.local"],
+              routes: [
+                {
+                  match: {
+                    connect_matcher: {},
+                    headers: [
+                      { name: ":authority", string_match: { exact: "entryway-ws-alice.team-a.svc.cluster.local:22" } },
+                    ],
+                  },
+                  route: {
+                    cluster: "outbound|22||entryway-ws-alice.team-a.svc.cluster.local",
+                    timeout: "0s",
+                    idle_timeout: "7200s",
+                    upgrade_configs: [{ upgrade_type: "CONNECT", connect_config: {} }],
+                  },
+                },
+              ],
+            },
           },
         },
-      }],
+      ],
     });
 
-    expect(await outputOf(captured.workspaces[0].sshConfig)).toBe([
-      "Host entryway-ws-alice",
-      "  HostName entryway-ws-alice.team-a.svc.cluster.local",
-      "  Port 22",
-      "  User dev",
-      "  ProxyCommand entryway connect-proxy ssh.example.com:2222 %h %p",
-      "  ServerAliveInterval 30",
-      "",
-    ].join("\n"));
+    expect(await outputOf(captured.workspaces[0].sshConfig)).toBe(
+      [
+        "Host entryway-ws-alice",
+        "  HostName entryway-ws-alice.team-a.svc.cluster.local",
+        "  Port 22",
+        "  User dev",
+        "  ProxyCommand entryway connect-proxy ssh.example.com:2222 %h %p",
+        "  ServerAliveInterval 30",
+        "",
+      ].join("\n"),
+    );
   });
 
   it("takes local forwarding and an egress allow-list", async () => {
-    const internet = { to: [{ ipBlock: { cidr: "0.0.0.0/0", except: ["10.0.0.0/8"] } }], ports: [{ port: 443, protocol: NetworkProtocol.TCP }] };
+    const internet = {
+      to: [{ ipBlock: { cidr: "0.0.0.0/0", except: ["10.0.0.0/8"] } }],
+      ports: [{ port: 443, protocol: NetworkProtocol.TCP }],
+    };
     const { manifests } = await render(program({}, [{ name: "alice", tcpForwarding: "local", egress: [internet] }]));
     await expectValid(manifests);
-    expect(specOf(findManifest(manifests, "StatefulSet", "entryway-ws-alice")).template.spec.containers[0].env).toContainEqual({ name: "ENTRYWAY_TCP_FORWARDING", value: "local" });
+    expect(
+      specOf(findManifest(manifests, "StatefulSet", "entryway-ws-alice")).template.spec.containers[0].env,
+    ).toContainEqual({ name: "ENTRYWAY_TCP_FORWARDING", value: "local" });
     expect(specOf(findManifest(manifests, "NetworkPolicy", "entryway-ws-alice")).egress[1]).toEqual(internet);
   });
 
   it("lets drains move the workspace with disruption: allowed (the PDB stays, with maxUnavailable 1)", async () => {
     const { manifests } = await render(program({}, [{ name: "alice", disruption: "allowed" }]));
     expect(specOf(findManifest(manifests, "PodDisruptionBudget", "entryway-ws-alice")).maxUnavailable).toBe(1);
-    await expect(render(program({}, [{ name: "bob", disruption: "sometimes" as "never" }]))).rejects.toThrow(/disruption must be "never" or "allowed"/);
+    await expect(render(program({}, [{ name: "bob", disruption: "sometimes" as "never" }]))).rejects.toThrow(
+      /disruption must be "never" or "allowed"/,
+    );
   });
 
   it("takes the alias of its ssh config block", async () => {
     const captured = { workspaces: [] as SshWorkspace[] } as { gateway?: ConnectGateway; workspaces: SshWorkspace[] };
     await render(program({}, [{ name: "alice", sshAlias: "alice-dev" }], captured));
-    expect(await outputOf(captured.workspaces[0].sshConfig)).toMatch(/^Host alice-dev\n {2}HostName entryway-ws-alice\.dev\.svc\.cluster\.local\n/);
+    expect(await outputOf(captured.workspaces[0].sshConfig)).toMatch(
+      /^Host alice-dev\n {2}HostName entryway-ws-alice\.dev\.svc\.cluster\.local\n/,
+    );
   });
 
   it("mounts an existing Secret's key instead of making one", async () => {
-    const { manifests } = await render(program({}, [{ name: "bob", authorizedKeys: undefined, authorizedKeysSecret: { name: "bob-keys", key: "keys" } }]));
+    const { manifests } = await render(
+      program({}, [
+        { name: "bob", authorizedKeys: undefined, authorizedKeysSecret: { name: "bob-keys", key: "keys" } },
+      ]),
+    );
     await expectValid(manifests);
     expect(manifests.filter((m) => m.kind === "Secret")).toEqual([]);
     const volumes = specOf(findManifest(manifests, "StatefulSet", "entryway-ws-bob")).template.spec.volumes;
-    expect(volumes).toContainEqual({ name: "authorized-keys", secret: { secretName: "bob-keys", defaultMode: 0o444, items: [{ key: "keys", path: "authorized_keys" }] } });
+    expect(volumes).toContainEqual({
+      name: "authorized-keys",
+      secret: { secretName: "bob-keys", defaultMode: 0o444, items: [{ key: "keys", path: "authorized_keys" }] },
+    });
   });
 
   it("refuses two workspaces with the same domain on one gateway at preview", async () => {
     // Same name in the same namespace, via two different resource names that make one object name.
-    await expect(render(() => {
-      const gateway = new ConnectGateway("entryway", { namespace: "dev-connect" });
-      new SshWorkspace("entryway-ws-alice", { gateway: gateway.registration, namespace: "dev", authorizedKeys: [KEY] });
-      new SshWorkspace("Entryway-WS-Alice", { gateway: gateway.registration, namespace: "dev", authorizedKeys: [KEY] });
-    })).rejects.toThrow(/domain entryway-ws-alice\.dev\.svc\.cluster\.local is already routed by workspace entryway-ws-alice .*Envoy would reject every route/);
+    await expect(
+      render(() => {
+        const gateway = new ConnectGateway("entryway", { namespace: "dev-connect" });
+        new SshWorkspace("entryway-ws-alice", {
+          gateway: gateway.registration,
+          namespace: "dev",
+          authorizedKeys: [KEY],
+        });
+        new SshWorkspace("Entryway-WS-Alice", {
+          gateway: gateway.registration,
+          namespace: "dev",
+          authorizedKeys: [KEY],
+        });
+      }),
+    ).rejects.toThrow(
+      /domain entryway-ws-alice\.dev\.svc\.cluster\.local is already routed by workspace entryway-ws-alice .*Envoy would reject every route/,
+    );
   });
 
   it.each([
@@ -296,14 +501,21 @@ describe("SshWorkspace", () => {
     [{ uid: 0 }, /uid must be a non-root user id/],
     [{ idleTimeout: "1h" }, /idleTimeout must be seconds/],
     [{ sshAlias: "alice dev" }, /SshWorkspace entryway-ws-carol: alias "alice dev" must be/],
-    [{ namespace: "dev-connect" }, /namespace dev-connect is the connect gateway's; a workspace \(and its keys Secret\) runs in another namespace/],
+    [
+      { namespace: "dev-connect" },
+      /namespace dev-connect is the connect gateway's; a workspace \(and its keys Secret\) runs in another namespace/,
+    ],
     [{ tcpForwarding: "remote" }, /tcpForwarding must be "none" or "local"/],
   ])("refuses %j at preview", async (bad, message) => {
-    await expect(render(program({}, [{ name: "carol", ...(bad as Partial<SshWorkspaceArgs>) }]))).rejects.toThrow(message);
+    await expect(render(program({}, [{ name: "carol", ...(bad as Partial<SshWorkspaceArgs>) }]))).rejects.toThrow(
+      message,
+    );
   });
 
   it("reports every problem at once, one a line, as an error of the component", async () => {
-    const error = await failure(render(program({}, [{ name: "carol", uid: 0, authorizedKeys: [], idleTimeout: "1h" }])));
+    const error = await failure(
+      render(program({}, [{ name: "carol", uid: 0, authorizedKeys: [], idleTimeout: "1h" }])),
+    );
     expect(pulumi.ResourceError.isInstance(error)).toBe(true);
     expect(error.message.split("\n")).toEqual([
       "SshWorkspace entryway-ws-carol: uid must be a non-root user id (>= 1), not 0",
@@ -316,7 +528,8 @@ describe("SshWorkspace", () => {
     const one = await render(program({}, [{ name: "alice" }]));
     const two = await render(program({}, [{ name: "alice" }, { name: "bob" }]));
     const none = await render(program({}, []));
-    const listener = (r: { manifests: Manifest[] }) => findManifest(r.manifests, "EnvoyFilter", "entryway-connect-gateway-connect");
+    const listener = (r: { manifests: Manifest[] }) =>
+      findManifest(r.manifests, "EnvoyFilter", "entryway-connect-gateway-connect");
     expect(listener(two)).toEqual(listener(one));
     expect(listener(none)).toEqual(listener(one));
     // Only the new workspace's own objects appear; nothing that existed changes.
@@ -326,7 +539,14 @@ describe("SshWorkspace", () => {
       if (before.has(key(m))) expect(m).toEqual(before.get(key(m)));
       else expect(m.metadata.name).toMatch(/^entryway-ws-bob/);
     }
-    const envoyFilters = two.manifests.filter((m) => m.kind === "EnvoyFilter").map((m) => m.metadata.name).sort();
-    expect(envoyFilters).toEqual(["entryway-connect-gateway-connect", "entryway-ws-alice-route", "entryway-ws-bob-route"]);
+    const envoyFilters = two.manifests
+      .filter((m) => m.kind === "EnvoyFilter")
+      .map((m) => m.metadata.name)
+      .sort();
+    expect(envoyFilters).toEqual([
+      "entryway-connect-gateway-connect",
+      "entryway-ws-alice-route",
+      "entryway-ws-bob-route",
+    ]);
   });
 });

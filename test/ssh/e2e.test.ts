@@ -27,7 +27,16 @@
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -86,10 +95,14 @@ function start(name: string, command: string, args: string[], env: NodeJS.Proces
 }
 
 function run(command: string, args: string[], options: { input?: Buffer | string; env?: NodeJS.ProcessEnv } = {}) {
-  const result = spawnSync(command, args, { input: options.input, env: options.env ?? process.env, maxBuffer: 64 * 1024 * 1024, timeout: 120_000 });
+  const result = spawnSync(command, args, {
+    input: options.input,
+    env: options.env ?? process.env,
+    maxBuffer: 64 * 1024 * 1024,
+    timeout: 120_000,
+  });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr?.toString() ?? "" };
 }
-
 
 const sha256 = (data: Buffer) => createHash("sha256").update(data).digest("hex");
 
@@ -98,7 +111,10 @@ const key = path.join(dir, "id_ed25519");
 const knownHosts = path.join(dir, "known_hosts");
 const caFile = path.join(dir, "ca.pem");
 const binDir = path.join(dir, "bin");
-const tlsMaterial = () => ({ cert: readFileSync(path.join(dir, "gw.pem")), key: readFileSync(path.join(dir, "gw.key")) });
+const tlsMaterial = () => ({
+  cert: readFileSync(path.join(dir, "gw.pem")),
+  key: readFileSync(path.join(dir, "gw.key")),
+});
 /**
  * The gateway as the test's clients reach it: its hostname is set to this, and the port is the
  * model's. A name with a dot: Istio refuses a TLS Gateway host without one (istiod.test.ts). The
@@ -106,7 +122,12 @@ const tlsMaterial = () => ({ cert: readFileSync(path.join(dir, "gw.pem")), key: 
  */
 const GATEWAY_HOST = "ssh-gateway.test";
 const hostsFile = path.join(dir, "hosts");
-const env = () => ({ ...process.env, PATH: `${binDir}:${process.env.PATH}`, LD_PRELOAD: NSS_WRAPPER, NSS_WRAPPER_HOSTS: hostsFile });
+const env = () => ({
+  ...process.env,
+  PATH: `${binDir}:${process.env.PATH}`,
+  LD_PRELOAD: NSS_WRAPPER,
+  NSS_WRAPPER_HOSTS: hostsFile,
+});
 
 /** One front end's rendering: its objects, and the ssh config its stack outputs. */
 interface FrontEnd {
@@ -130,19 +151,35 @@ async function frontEnds(): Promise<FrontEnd[]> {
     const objects = renderScenario(helmBinaries()[0], scenario, [`connectGateway.hostname=${GATEWAY_HOST}`]);
     // The chart has no ssh config output: its parity stack file (equal objects, test/parity) has.
     const stackFile = path.join(repoRoot, "test/parity", `${path.basename(scenario, ".yaml")}.stack.yaml`);
-    const { sshConfig } = await stackOutputs(parse(readFileSync(stackFile, "utf8")) as Record<string, unknown>, stackFile);
-    fromChart.push({ name: `chart ${path.basename(scenario)}`, objects, sshConfig, bulk: path.basename(scenario) === "ssh-tls.yaml" });
+    const { sshConfig } = await stackOutputs(
+      parse(readFileSync(stackFile, "utf8")) as Record<string, unknown>,
+      stackFile,
+    );
+    fromChart.push({
+      name: `chart ${path.basename(scenario)}`,
+      objects,
+      sshConfig,
+      bulk: path.basename(scenario) === "ssh-tls.yaml",
+    });
   }
-  return [{ name: "Pulumi.dev.yaml", objects: pulumiDev.manifests, sshConfig: pulumiDev.sshConfig, bulk: true }, ...fromChart];
+  return [
+    { name: "Pulumi.dev.yaml", objects: pulumiDev.manifests, sshConfig: pulumiDev.sshConfig, bulk: true },
+    ...fromChart,
+  ];
 }
 
 /** The Host blocks of an ssh config, field by field. */
 function hostBlocks(config: string): { alias: string; fields: Record<string, string> }[] {
-  return config.split(/^(?=Host )/m).filter((b) => b.trim()).map((block) => {
-    const [first, ...rest] = block.trim().split("\n");
-    const fields = Object.fromEntries(rest.map((line) => line.trim().split(/ (.*)/s).slice(0, 2) as [string, string]));
-    return { alias: first.replace(/^Host /, ""), fields };
-  });
+  return config
+    .split(/^(?=Host )/m)
+    .filter((b) => b.trim())
+    .map((block) => {
+      const [first, ...rest] = block.trim().split("\n");
+      const fields = Object.fromEntries(
+        rest.map((line) => line.trim().split(/ (.*)/s).slice(0, 2) as [string, string]),
+      );
+      return { alias: first.replace(/^Host /, ""), fields };
+    });
 }
 
 /**
@@ -150,21 +187,36 @@ function hostBlocks(config: string): { alias: string; fields: Record<string, str
  * is the model's, the user is this test's (sshd logs in only the user it runs as), the key is the
  * test's, and a TLS gateway's CA is the test CA.
  */
-function clientBlock(block: { alias: string; fields: Record<string, string> }, gatewayPort: number, proxy: "entryway" | "proxytunnel", hostName = block.fields.HostName): string {
+function clientBlock(
+  block: { alias: string; fields: Record<string, string> },
+  gatewayPort: number,
+  proxy: "entryway" | "proxytunnel",
+  hostName = block.fields.HostName,
+): string {
   const command = block.fields.ProxyCommand;
   const tls = / (-E|--tls) /.test(command);
   const gateway = /(?:-p |connect-proxy (?:--tls )?)(\S+)/.exec(command)![1];
   expect(parseHostPort(gateway).host).toBe(GATEWAY_HOST);
   const entry: SshConfigEntry = {
-    alias: block.alias, hostName, port: Number(block.fields.Port), user, gateway: `${GATEWAY_HOST}:${gatewayPort}`,
-    tls, ...(tls ? { caFile } : {}), proxy, identityFile: key,
+    alias: block.alias,
+    hostName,
+    port: Number(block.fields.Port),
+    user,
+    gateway: `${GATEWAY_HOST}:${gatewayPort}`,
+    tls,
+    ...(tls ? { caFile } : {}),
+    proxy,
+    identityFile: key,
   };
   return sshConfigBlock(entry);
 }
 
 function sshConfigFile(name: string, blocks: string[]): string {
   const file = path.join(dir, `${name.replace(/\W+/g, "-")}.config`);
-  writeFileSync(file, `${blocks.join("\n")}\nHost *\n  UserKnownHostsFile ${knownHosts}\n  StrictHostKeyChecking yes\n  BatchMode yes\n  ConnectTimeout 20\n`);
+  writeFileSync(
+    file,
+    `${blocks.join("\n")}\nHost *\n  UserKnownHostsFile ${knownHosts}\n  StrictHostKeyChecking yes\n  BatchMode yes\n  ConnectTimeout 20\n`,
+  );
   return file;
 }
 
@@ -181,40 +233,102 @@ beforeAll(async () => {
 
   // sshd from the image's entrypoint and sshd_config, on loopback only.
   const config = path.join(dir, "sshd_config");
-  writeFileSync(config, readFileSync(path.join(repoRoot, "images/ssh-workspace/sshd_config"), "utf8").replace(/^ListenAddress .*$/m, "ListenAddress 127.0.0.1"));
+  writeFileSync(
+    config,
+    readFileSync(path.join(repoRoot, "images/ssh-workspace/sshd_config"), "utf8").replace(
+      /^ListenAddress .*$/m,
+      "ListenAddress 127.0.0.1",
+    ),
+  );
   if (isRoot && !existsSync("/run/sshd")) {
     // sshd's privilege separation directory (root only), which the openssh-server package's
     // service makes at boot. It stays: another sshd (another run of this suite) may be using it.
     mkdirSync("/run/sshd", { recursive: true, mode: 0o755 });
   }
   const hostKeyDir = path.join(dir, "hostkey");
-  const sshd = start("sshd", "sh", [
-    path.join(repoRoot, "images/ssh-workspace/entrypoint.sh"),
-    "-o", `AuthorizedKeysFile=${path.join(dir, "authorized_keys")}`,
-    "-o", `PidFile=${path.join(dir, "sshd.pid")}`,
-    // The image runs sshd as the workspace user; a root test run must be allowed to log in.
-    ...(isRoot ? ["-o", "PermitRootLogin=prohibit-password"] : []),
-  ], {
-    ...process.env,
-    ENTRYWAY_SSHD_PORT: String(sshPort),
-    ENTRYWAY_SSHD_CONFIG: config,
-    ENTRYWAY_HOST_KEY_DIR: hostKeyDir,
-    ...(isRoot ? { ENTRYWAY_ALLOW_ROOT: "1" } : {}),
-  });
+  const sshd = start(
+    "sshd",
+    "sh",
+    [
+      path.join(repoRoot, "images/ssh-workspace/entrypoint.sh"),
+      "-o",
+      `AuthorizedKeysFile=${path.join(dir, "authorized_keys")}`,
+      "-o",
+      `PidFile=${path.join(dir, "sshd.pid")}`,
+      // The image runs sshd as the workspace user; a root test run must be allowed to log in.
+      ...(isRoot ? ["-o", "PermitRootLogin=prohibit-password"] : []),
+    ],
+    {
+      ...process.env,
+      ENTRYWAY_SSHD_PORT: String(sshPort),
+      ENTRYWAY_SSHD_CONFIG: config,
+      ENTRYWAY_HOST_KEY_DIR: hostKeyDir,
+      ...(isRoot ? { ENTRYWAY_ALLOW_ROOT: "1" } : {}),
+    },
+  );
   sshdChild = sshd;
   await waitForPort(sshPort, "sshd", () => sshd.exitCode === null);
 
   // The gateway's certificate (TLS scenarios), from a test CA, for the name users reach it by.
   const ca = (args: string[]) => expect(run("openssl", args).status).toBe(0);
-  ca(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj", "/CN=entryway test CA", "-keyout", path.join(dir, "ca.key"), "-out", caFile]);
-  ca(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", `/CN=${GATEWAY_HOST}`, "-keyout", path.join(dir, "gw.key"), "-out", path.join(dir, "gw.csr")]);
+  ca([
+    "req",
+    "-x509",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:P-256",
+    "-nodes",
+    "-days",
+    "1",
+    "-subj",
+    "/CN=entryway test CA",
+    "-keyout",
+    path.join(dir, "ca.key"),
+    "-out",
+    caFile,
+  ]);
+  ca([
+    "req",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:P-256",
+    "-nodes",
+    "-subj",
+    `/CN=${GATEWAY_HOST}`,
+    "-keyout",
+    path.join(dir, "gw.key"),
+    "-out",
+    path.join(dir, "gw.csr"),
+  ]);
   writeFileSync(path.join(dir, "gw.ext"), `subjectAltName=DNS:${GATEWAY_HOST},IP:127.0.0.1\n`);
-  ca(["x509", "-req", "-in", path.join(dir, "gw.csr"), "-CA", caFile, "-CAkey", path.join(dir, "ca.key"), "-CAcreateserial", "-days", "1", "-extfile", path.join(dir, "gw.ext"), "-out", path.join(dir, "gw.pem")]);
+  ca([
+    "x509",
+    "-req",
+    "-in",
+    path.join(dir, "gw.csr"),
+    "-CA",
+    caFile,
+    "-CAkey",
+    path.join(dir, "ca.key"),
+    "-CAcreateserial",
+    "-days",
+    "1",
+    "-extfile",
+    path.join(dir, "gw.ext"),
+    "-out",
+    path.join(dir, "gw.pem"),
+  ]);
 
   // `entryway` on PATH, as an installed CLI would be.
   mkdirSync(binDir);
   const tsx = path.join(repoRoot, "node_modules/tsx/dist/cli.mjs");
-  writeFileSync(path.join(binDir, "entryway"), `#!/bin/sh\nexec "${process.execPath}" "${tsx}" "${path.join(repoRoot, "gateway/src/cli/main.ts")}" "$@"\n`, { mode: 0o755 });
+  writeFileSync(
+    path.join(binDir, "entryway"),
+    `#!/bin/sh\nexec "${process.execPath}" "${tsx}" "${path.join(repoRoot, "gateway/src/cli/main.ts")}" "$@"\n`,
+    { mode: 0o755 },
+  );
 
   // The istio tool (istiod's config generation) is built on first use: about 35 minutes cold.
   realTool("istio");
@@ -238,7 +352,9 @@ function istiodEnvoyFor(front: FrontEnd): Promise<GatewayEnvoy> {
   let envoy = istiodOutputs.get(front);
   if (!envoy) {
     const gatewayName = "entryway-connect-gateway";
-    envoy = istiodGatewayConfig(front.objects, { gatewayName }).then((config) => gatewayEnvoyFromIstiod(config, front.objects, gatewayName));
+    envoy = istiodGatewayConfig(front.objects, { gatewayName }).then((config) =>
+      gatewayEnvoyFromIstiod(config, front.objects, gatewayName),
+    );
     istiodOutputs.set(front, envoy);
   }
   return envoy;
@@ -251,7 +367,9 @@ function istiodEnvoyFor(front: FrontEnd): Promise<GatewayEnvoy> {
 async function gatewayFor(front: FrontEnd, endpointPort = sshPort): Promise<RunningGatewayModel> {
   const envoy = await istiodEnvoyFor(front);
   expect(envoy.rejected).toBeUndefined();
-  const endpoints = Object.fromEntries([...envoy.clusters].filter((c) => c.startsWith("outbound|22||")).map((c) => [c, endpointPort]));
+  const endpoints = Object.fromEntries(
+    [...envoy.clusters].filter((c) => c.startsWith("outbound|22||")).map((c) => [c, endpointPort]),
+  );
   const model = await startGatewayModel(envoy, endpoints, envoy.sniHosts ? tlsMaterial() : undefined);
   models.push(model);
   return model;
@@ -262,126 +380,208 @@ const CLIENTS = [
   { proxy: "proxytunnel" as const, name: "proxytunnel" },
 ];
 
-describe.runIf(canRun)("ssh through the gateway (istiod's real config, Envoy modelled), with the ssh config the stack outputs", () => {
-  it("covers the dev stack and every ssh-* chart scenario", () => {
-    expect(fronts.map((f) => f.name)).toEqual(["Pulumi.dev.yaml", "chart ssh-one-workspace.yaml", "chart ssh-several-workspaces.yaml", "chart ssh-tls.yaml"]);
-    // The stack's blocks use the default client.
-    for (const front of fronts) for (const block of hostBlocks(front.sshConfig)) expect(block.fields.ProxyCommand).toMatch(/^entryway connect-proxy /);
-  });
-
-  it("every workspace of every front end runs a command through both clients", async () => {
-    for (const front of fronts) {
-      const model = await gatewayFor(front);
-      for (const client of CLIENTS) {
-        const blocks = hostBlocks(front.sshConfig);
-        const config = sshConfigFile(`${front.name}-${client.proxy}`, blocks.map((b) => clientBlock(b, model.port, client.proxy)));
-        for (const block of blocks) {
-          const result = await runBytes("ssh", ["-F", config, block.alias, "echo through-the-gateway; id -un"], { env: env() });
-          expect({ front: front.name, client: client.proxy, alias: block.alias, stderr: result.stderr, status: result.status }).toEqual({ front: front.name, client: client.proxy, alias: block.alias, stderr: "", status: 0 });
-          expect(result.stdout.toString()).toBe(`through-the-gateway\n${user}\n`);
-        }
-      }
-      // Each CONNECT the model saw was for a declared workspace on port 22, and was tunnelled.
-      expect(model.log.length).toBe(hostBlocks(front.sshConfig).length * CLIENTS.length);
-      expect(model.log.every((d) => d.status === 200 && d.method === "CONNECT" && d.authority.endsWith(".svc.cluster.local:22"))).toBe(true);
-    }
-  }, 300_000);
-
-  it("copies 20 MB each way byte-identical, once per client, through the Pulumi dev stack and the chart's TLS scenario", async () => {
-    const data = randomBytes(20 * 1024 * 1024);
-    for (const front of fronts.filter((f) => f.bulk)) {
-      const model = await gatewayFor(front);
-      const [block] = hostBlocks(front.sshConfig);
-      for (const client of CLIENTS) {
-        const config = sshConfigFile(`bulk-${front.name}-${client.proxy}`, [clientBlock(block, model.port, client.proxy)]);
-        const target = path.join(dir, `upload-${client.proxy}`);
-        const up = await runBytes("ssh", ["-F", config, block.alias, `cat > ${target}`], { input: data, env: env() });
-        expect(up.status, up.stderr).toBe(0);
-        expect(sha256(readFileSync(target))).toBe(sha256(data));
-        const down = await runBytes("ssh", ["-F", config, block.alias, `cat ${target}`], { env: env() });
-        expect(down.status, down.stderr).toBe(0);
-        expect(down.stdout.length).toBe(data.length);
-        expect(sha256(down.stdout)).toBe(sha256(data));
-        rmSync(target);
-      }
-    }
-  }, 300_000);
-
-  it("an undeclared host and the declared host on port 2222 get 404, and ssh shows one line naming status and target", async () => {
-    for (const front of fronts) {
-      const model = await gatewayFor(front);
-      const [block] = hostBlocks(front.sshConfig);
-      const declared = block.fields.HostName;
-      const undeclared = declared.replace(/^[^.]+/, "entryway-ws-nobody");
-      for (const [hostName, port] of [[undeclared, 22], [declared, 2222]] as const) {
-        const entry = clientBlock(block, model.port, "entryway", hostName).replace(/^ {2}Port 22$/m, `  Port ${port}`);
-        const config = sshConfigFile(`refused-${front.name}`, [entry]);
-        const result = await runBytes("ssh", ["-F", config, block.alias, "true"], { env: env() });
-        expect(result.status).toBe(255);
-        const lines = result.stderr.split("\n").filter((l) => l.startsWith("entryway connect-proxy:"));
-        expect(lines).toEqual([`entryway connect-proxy: the gateway ${GATEWAY_HOST}:${model.port} refused ${hostName}:${port}: 404 Not Found (no workspace is declared at that address on this gateway)`]);
-        // proxytunnel is refused the same way (ssh fails, nothing reaches sshd).
-        const viaProxytunnel = await runBytes("ssh", ["-F", sshConfigFile(`refused-pt-${front.name}`, [clientBlock(block, model.port, "proxytunnel", hostName).replace(/^ {2}Port 22$/m, `  Port ${port}`)]), block.alias, "true"], { env: env() });
-        expect(viaProxytunnel.status).toBe(255);
-        expect(viaProxytunnel.stdout.toString()).toBe("");
-      }
-      expect(model.log.map((d) => d.status)).toEqual([404, 404, 404, 404]);
-    }
-  }, 300_000);
-
-  it("the previous route form (domain <fqdn>:22), through istiod and the modelled Envoy, fails: 404, named in one line", async () => {
-    const front = fronts[0];
-    const objects = structuredClone(front.objects) as (ObjectLike & { spec?: { configPatches?: { applyTo: string; patch: { value: { domains: string[]; routes: { match: unknown }[] } } }[] } })[];
-    for (const filter of objects.filter((o) => o.kind === "EnvoyFilter")) {
-      for (const patch of filter.spec!.configPatches!.filter((p) => p.applyTo === "VIRTUAL_HOST")) {
-        patch.patch.value.domains = patch.patch.value.domains.map((d) => `${d}:22`);
-        for (const route of patch.patch.value.routes) route.match = { connect_matcher: {} };
-      }
-    }
-    const model = await gatewayFor({ ...front, objects });
-    const [block] = hostBlocks(front.sshConfig);
-    const result = await runBytes("ssh", ["-F", sshConfigFile("old-form", [clientBlock(block, model.port, "entryway")]), block.alias, "true"], { env: env() });
-    expect(result.status).toBe(255);
-    expect(result.stderr).toContain(`refused ${block.fields.HostName}:22: 404 Not Found`);
-    expect(model.log.map((d) => [d.status, d.details])).toEqual([[404, "route_not_found (NR)"]]);
-  });
-
-  it("an HTTP/1.0 CONNECT (ncat, socat, connect.exe) reaches sshd: the listener filter turns accept_http_10 on", async () => {
-    const front = fronts[0];
-    const model = await gatewayFor(front);
-    const target = `${hostBlocks(front.sshConfig)[0].fields.HostName}:22`;
-    const answer = await new Promise<string>((resolve, reject) => {
-      const socket = net.connect({ host: "127.0.0.1", port: model.port }, () => socket.write(`CONNECT ${target} HTTP/1.0\r\n\r\n`));
-      let got = "";
-      socket.on("data", (chunk) => {
-        got += chunk.toString("latin1");
-        if (got.includes("SSH-2.0-")) {
-          socket.destroy();
-          resolve(got);
-        }
-      });
-      socket.on("error", reject);
+describe.runIf(canRun)(
+  "ssh through the gateway (istiod's real config, Envoy modelled), with the ssh config the stack outputs",
+  () => {
+    it("covers the dev stack and every ssh-* chart scenario", () => {
+      expect(fronts.map((f) => f.name)).toEqual([
+        "Pulumi.dev.yaml",
+        "chart ssh-one-workspace.yaml",
+        "chart ssh-several-workspaces.yaml",
+        "chart ssh-tls.yaml",
+      ]);
+      // The stack's blocks use the default client.
+      for (const front of fronts)
+        for (const block of hostBlocks(front.sshConfig))
+          expect(block.fields.ProxyCommand).toMatch(/^entryway connect-proxy /);
     });
-    expect(answer).toMatch(/^HTTP\/1\.1 200 OK\r\n\r\nSSH-2\.0-OpenSSH/);
-  });
 
-  it("TLS: a client that does not send the Gateway host as SNI finds no filter chain (connect-proxy says so in one line)", async () => {
-    const model = await gatewayFor(fronts.find((f) => f.name === "chart ssh-tls.yaml")!);
-    const result = await runBytes("entryway", ["connect-proxy", "--tls", "--ca-file", caFile, `127.0.0.1:${model.port}`, "entryway-ws-alice.entryway.svc.cluster.local", "22"], { input: "", env: env() });
-    expect(result.status).toBe(1);
-    expect(result.stderr.trim().split("\n")).toHaveLength(1);
-    expect(result.stderr).toMatch(/^entryway connect-proxy: (cannot reach|the gateway 127\.0\.0\.1:\d+ closed)/);
-    expect(model.log).toEqual([]);
-  });
+    it("every workspace of every front end runs a command through both clients", async () => {
+      for (const front of fronts) {
+        const model = await gatewayFor(front);
+        for (const client of CLIENTS) {
+          const blocks = hostBlocks(front.sshConfig);
+          const config = sshConfigFile(
+            `${front.name}-${client.proxy}`,
+            blocks.map((b) => clientBlock(b, model.port, client.proxy)),
+          );
+          for (const block of blocks) {
+            const result = await runBytes("ssh", ["-F", config, block.alias, "echo through-the-gateway; id -un"], {
+              env: env(),
+            });
+            expect({
+              front: front.name,
+              client: client.proxy,
+              alias: block.alias,
+              stderr: result.stderr,
+              status: result.status,
+            }).toEqual({ front: front.name, client: client.proxy, alias: block.alias, stderr: "", status: 0 });
+            expect(result.stdout.toString()).toBe(`through-the-gateway\n${user}\n`);
+          }
+        }
+        // Each CONNECT the model saw was for a declared workspace on port 22, and was tunnelled.
+        expect(model.log.length).toBe(hostBlocks(front.sshConfig).length * CLIENTS.length);
+        expect(
+          model.log.every(
+            (d) => d.status === 200 && d.method === "CONNECT" && d.authority.endsWith(".svc.cluster.local:22"),
+          ),
+        ).toBe(true);
+      }
+    }, 300_000);
 
-  it("TLS: connect-proxy refuses a gateway whose certificate it cannot verify, in one line", async () => {
-    const model = await gatewayFor(fronts.find((f) => f.name === "chart ssh-tls.yaml")!);
-    const result = await runBytes("entryway", ["connect-proxy", "--tls", `${GATEWAY_HOST}:${model.port}`, "entryway-ws-alice.entryway.svc.cluster.local", "22"], { input: "", env: env() });
-    expect(result.status).toBe(1);
-    expect(result.stderr.trim().split("\n")).toHaveLength(1);
-    expect(result.stderr).toMatch(new RegExp(`^entryway connect-proxy: cannot reach the gateway ${GATEWAY_HOST.replace(/\./g, "\\.")}:\\d+: .*(certificate|issuer)`));
-  });
-});
+    it("copies 20 MB each way byte-identical, once per client, through the Pulumi dev stack and the chart's TLS scenario", async () => {
+      const data = randomBytes(20 * 1024 * 1024);
+      for (const front of fronts.filter((f) => f.bulk)) {
+        const model = await gatewayFor(front);
+        const [block] = hostBlocks(front.sshConfig);
+        for (const client of CLIENTS) {
+          const config = sshConfigFile(`bulk-${front.name}-${client.proxy}`, [
+            clientBlock(block, model.port, client.proxy),
+          ]);
+          const target = path.join(dir, `upload-${client.proxy}`);
+          const up = await runBytes("ssh", ["-F", config, block.alias, `cat > ${target}`], { input: data, env: env() });
+          expect(up.status, up.stderr).toBe(0);
+          expect(sha256(readFileSync(target))).toBe(sha256(data));
+          const down = await runBytes("ssh", ["-F", config, block.alias, `cat ${target}`], { env: env() });
+          expect(down.status, down.stderr).toBe(0);
+          expect(down.stdout.length).toBe(data.length);
+          expect(sha256(down.stdout)).toBe(sha256(data));
+          rmSync(target);
+        }
+      }
+    }, 300_000);
+
+    it("an undeclared host and the declared host on port 2222 get 404, and ssh shows one line naming status and target", async () => {
+      for (const front of fronts) {
+        const model = await gatewayFor(front);
+        const [block] = hostBlocks(front.sshConfig);
+        const declared = block.fields.HostName;
+        const undeclared = declared.replace(/^[^.]+/, "entryway-ws-nobody");
+        for (const [hostName, port] of [
+          [undeclared, 22],
+          [declared, 2222],
+        ] as const) {
+          const entry = clientBlock(block, model.port, "entryway", hostName).replace(
+            /^ {2}Port 22$/m,
+            `  Port ${port}`,
+          );
+          const config = sshConfigFile(`refused-${front.name}`, [entry]);
+          const result = await runBytes("ssh", ["-F", config, block.alias, "true"], { env: env() });
+          expect(result.status).toBe(255);
+          const lines = result.stderr.split("\n").filter((l) => l.startsWith("entryway connect-proxy:"));
+          expect(lines).toEqual([
+            `entryway connect-proxy: the gateway ${GATEWAY_HOST}:${model.port} refused ${hostName}:${port}: 404 Not Found (no workspace is declared at that address on this gateway)`,
+          ]);
+          // proxytunnel is refused the same way (ssh fails, nothing reaches sshd).
+          const viaProxytunnel = await runBytes(
+            "ssh",
+            [
+              "-F",
+              sshConfigFile(`refused-pt-${front.name}`, [
+                clientBlock(block, model.port, "proxytunnel", hostName).replace(/^ {2}Port 22$/m, `  Port ${port}`),
+              ]),
+              block.alias,
+              "true",
+            ],
+            { env: env() },
+          );
+          expect(viaProxytunnel.status).toBe(255);
+          expect(viaProxytunnel.stdout.toString()).toBe("");
+        }
+        expect(model.log.map((d) => d.status)).toEqual([404, 404, 404, 404]);
+      }
+    }, 300_000);
+
+    it("the previous route form (domain <fqdn>:22), through istiod and the modelled Envoy, fails: 404, named in one line", async () => {
+      const front = fronts[0];
+      const objects = structuredClone(front.objects) as (ObjectLike & {
+        spec?: {
+          configPatches?: { applyTo: string; patch: { value: { domains: string[]; routes: { match: unknown }[] } } }[];
+        };
+      })[];
+      for (const filter of objects.filter((o) => o.kind === "EnvoyFilter")) {
+        for (const patch of filter.spec!.configPatches!.filter((p) => p.applyTo === "VIRTUAL_HOST")) {
+          patch.patch.value.domains = patch.patch.value.domains.map((d) => `${d}:22`);
+          for (const route of patch.patch.value.routes) route.match = { connect_matcher: {} };
+        }
+      }
+      const model = await gatewayFor({ ...front, objects });
+      const [block] = hostBlocks(front.sshConfig);
+      const result = await runBytes(
+        "ssh",
+        ["-F", sshConfigFile("old-form", [clientBlock(block, model.port, "entryway")]), block.alias, "true"],
+        { env: env() },
+      );
+      expect(result.status).toBe(255);
+      expect(result.stderr).toContain(`refused ${block.fields.HostName}:22: 404 Not Found`);
+      expect(model.log.map((d) => [d.status, d.details])).toEqual([[404, "route_not_found (NR)"]]);
+    });
+
+    it("an HTTP/1.0 CONNECT (ncat, socat, connect.exe) reaches sshd: the listener filter turns accept_http_10 on", async () => {
+      const front = fronts[0];
+      const model = await gatewayFor(front);
+      const target = `${hostBlocks(front.sshConfig)[0].fields.HostName}:22`;
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = net.connect({ host: "127.0.0.1", port: model.port }, () =>
+          socket.write(`CONNECT ${target} HTTP/1.0\r\n\r\n`),
+        );
+        let got = "";
+        socket.on("data", (chunk) => {
+          got += chunk.toString("latin1");
+          if (got.includes("SSH-2.0-")) {
+            socket.destroy();
+            resolve(got);
+          }
+        });
+        socket.on("error", reject);
+      });
+      expect(answer).toMatch(/^HTTP\/1\.1 200 OK\r\n\r\nSSH-2\.0-OpenSSH/);
+    });
+
+    it("TLS: a client that does not send the Gateway host as SNI finds no filter chain (connect-proxy says so in one line)", async () => {
+      const model = await gatewayFor(fronts.find((f) => f.name === "chart ssh-tls.yaml")!);
+      const result = await runBytes(
+        "entryway",
+        [
+          "connect-proxy",
+          "--tls",
+          "--ca-file",
+          caFile,
+          `127.0.0.1:${model.port}`,
+          "entryway-ws-alice.entryway.svc.cluster.local",
+          "22",
+        ],
+        { input: "", env: env() },
+      );
+      expect(result.status).toBe(1);
+      expect(result.stderr.trim().split("\n")).toHaveLength(1);
+      expect(result.stderr).toMatch(/^entryway connect-proxy: (cannot reach|the gateway 127\.0\.0\.1:\d+ closed)/);
+      expect(model.log).toEqual([]);
+    });
+
+    it("TLS: connect-proxy refuses a gateway whose certificate it cannot verify, in one line", async () => {
+      const model = await gatewayFor(fronts.find((f) => f.name === "chart ssh-tls.yaml")!);
+      const result = await runBytes(
+        "entryway",
+        [
+          "connect-proxy",
+          "--tls",
+          `${GATEWAY_HOST}:${model.port}`,
+          "entryway-ws-alice.entryway.svc.cluster.local",
+          "22",
+        ],
+        { input: "", env: env() },
+      );
+      expect(result.status).toBe(1);
+      expect(result.stderr.trim().split("\n")).toHaveLength(1);
+      expect(result.stderr).toMatch(
+        new RegExp(
+          `^entryway connect-proxy: cannot reach the gateway ${GATEWAY_HOST.replace(/\./g, "\\.")}:\\d+: .*(certificate|issuer)`,
+        ),
+      );
+    });
+  },
+);
 
 describe.runIf(canRun)("the image's sshd_config and entrypoint, with Debian's real sshd", () => {
   const imageConfig = path.join(repoRoot, "images/ssh-workspace/sshd_config");
@@ -391,7 +591,15 @@ describe.runIf(canRun)("the image's sshd_config and entrypoint, with Debian's re
     const check = run("/usr/sbin/sshd", ["-t", "-f", imageConfig, "-h", hostKey()]);
     expect(check.stderr).toBe("");
     expect(check.status).toBe(0);
-    const effective = run("/usr/sbin/sshd", ["-T", "-f", imageConfig, "-h", hostKey(), "-C", "user=dev,host=gw,addr=10.0.0.1"]).stdout.toString();
+    const effective = run("/usr/sbin/sshd", [
+      "-T",
+      "-f",
+      imageConfig,
+      "-h",
+      hostKey(),
+      "-C",
+      "user=dev,host=gw,addr=10.0.0.1",
+    ]).stdout.toString();
     for (const line of [
       "passwordauthentication no",
       "kbdinteractiveauthentication no",
@@ -422,7 +630,8 @@ describe.runIf(canRun)("the image's sshd_config and entrypoint, with Debian's re
   });
 
   it("the entrypoint turned PerSourcePenalties off exactly when this sshd has it (OpenSSH >= 9.8)", () => {
-    const supported = run("/usr/sbin/sshd", ["-t", "-f", imageConfig, "-h", hostKey(), "-o", "PerSourcePenalties=no"]).status === 0;
+    const supported =
+      run("/usr/sbin/sshd", ["-t", "-f", imageConfig, "-h", hostKey(), "-o", "PerSourcePenalties=no"]).status === 0;
     // sshd rewrites its process title to "sshd: <its command line> [listener] ...".
     const title = readFileSync(`/proc/${sshdChild!.pid}/cmdline`, "utf8").replace(/\0/g, " ");
     expect(title).toMatch(/^sshd: \/usr\/sbin\/sshd -D -e /); // exec'd: the entrypoint's shell is gone
@@ -433,7 +642,9 @@ describe.runIf(canRun)("the image's sshd_config and entrypoint, with Debian's re
   });
 
   it("the entrypoint refuses a forwarding mode other than no or local", () => {
-    const result = run("sh", [path.join(repoRoot, "images/ssh-workspace/entrypoint.sh")], { env: { ...process.env, ENTRYWAY_ALLOW_ROOT: "1", ENTRYWAY_TCP_FORWARDING: "remote" } });
+    const result = run("sh", [path.join(repoRoot, "images/ssh-workspace/entrypoint.sh")], {
+      env: { ...process.env, ENTRYWAY_ALLOW_ROOT: "1", ENTRYWAY_TCP_FORWARDING: "remote" },
+    });
     expect(result.status).toBe(1);
     expect(result.stderr).toBe("entrypoint: ENTRYWAY_TCP_FORWARDING must be no or local, not remote\n");
   });
@@ -443,23 +654,55 @@ describe.runIf(canRun)("the image's sshd_config and entrypoint, with Debian's re
     let agent: ChildProcess | undefined;
     const agentSocket = path.join(dir, "agent.sock");
     const known = path.join(dir, "known_hosts_direct");
-    const direct = (port: number, options: string[], command: string[] = []) => run("ssh", [
-      "-p", String(port), "-i", key, "-o", "BatchMode=yes", "-o", `UserKnownHostsFile=${known}`, "-o", "StrictHostKeyChecking=yes",
-      "-o", "ExitOnForwardFailure=yes", ...options, `${user}@127.0.0.1`, ...command,
-    ], { env: { ...process.env, SSH_AUTH_SOCK: agentSocket } });
+    const direct = (port: number, options: string[], command: string[] = []) =>
+      run(
+        "ssh",
+        [
+          "-p",
+          String(port),
+          "-i",
+          key,
+          "-o",
+          "BatchMode=yes",
+          "-o",
+          `UserKnownHostsFile=${known}`,
+          "-o",
+          "StrictHostKeyChecking=yes",
+          "-o",
+          "ExitOnForwardFailure=yes",
+          ...options,
+          `${user}@127.0.0.1`,
+          ...command,
+        ],
+        { env: { ...process.env, SSH_AUTH_SOCK: agentSocket } },
+      );
 
     beforeAll(async () => {
       // A second sshd from the entrypoint with ENTRYWAY_TCP_FORWARDING=local (tcpForwarding: local),
       // and agent forwarding turned on by hand, to show the checks below see the difference.
       localPort = await freePort();
-      const local = start("sshd (local forwarding)", "sh", [
-        path.join(repoRoot, "images/ssh-workspace/entrypoint.sh"),
-        "-o", `AuthorizedKeysFile=${path.join(dir, "authorized_keys")}`, "-o", `PidFile=${path.join(dir, "sshd-local.pid")}`, "-o", "AllowAgentForwarding=yes",
-        ...(isRoot ? ["-o", "PermitRootLogin=prohibit-password"] : []),
-      ], {
-        ...process.env, ENTRYWAY_SSHD_PORT: String(localPort), ENTRYWAY_SSHD_CONFIG: path.join(dir, "sshd_config"), ENTRYWAY_HOST_KEY_DIR: path.join(dir, "hostkey"),
-        ENTRYWAY_TCP_FORWARDING: "local", ...(isRoot ? { ENTRYWAY_ALLOW_ROOT: "1" } : {}),
-      });
+      const local = start(
+        "sshd (local forwarding)",
+        "sh",
+        [
+          path.join(repoRoot, "images/ssh-workspace/entrypoint.sh"),
+          "-o",
+          `AuthorizedKeysFile=${path.join(dir, "authorized_keys")}`,
+          "-o",
+          `PidFile=${path.join(dir, "sshd-local.pid")}`,
+          "-o",
+          "AllowAgentForwarding=yes",
+          ...(isRoot ? ["-o", "PermitRootLogin=prohibit-password"] : []),
+        ],
+        {
+          ...process.env,
+          ENTRYWAY_SSHD_PORT: String(localPort),
+          ENTRYWAY_SSHD_CONFIG: path.join(dir, "sshd_config"),
+          ENTRYWAY_HOST_KEY_DIR: path.join(dir, "hostkey"),
+          ENTRYWAY_TCP_FORWARDING: "local",
+          ...(isRoot ? { ENTRYWAY_ALLOW_ROOT: "1" } : {}),
+        },
+      );
       agent = start("ssh-agent", "ssh-agent", ["-D", "-a", agentSocket]);
       await waitForPort(localPort, "sshd (local forwarding)", () => local.exitCode === null);
       for (let i = 0; i < 50 && !existsSync(agentSocket); i++) await new Promise((r) => setTimeout(r, 100));
@@ -494,7 +737,9 @@ describe.runIf(canRun)("the image's sshd_config and entrypoint, with Debian's re
   });
 
   it.runIf(isRoot)("the entrypoint refuses to run sshd as root unless told to", () => {
-    const result = run("sh", [path.join(repoRoot, "images/ssh-workspace/entrypoint.sh")], { env: { ...process.env, ENTRYWAY_ALLOW_ROOT: "" } });
+    const result = run("sh", [path.join(repoRoot, "images/ssh-workspace/entrypoint.sh")], {
+      env: { ...process.env, ENTRYWAY_ALLOW_ROOT: "" },
+    });
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/refusing to run sshd as root/);
   });
@@ -514,12 +759,23 @@ describe.runIf(canRunAsOtherUser)("sshd as the workspace user (non-root, no capa
     mkdirSync(path.join(nrDir, "run"));
     chmodSync(nrDir, 0o755);
     for (const sub of ["home", "run"]) spawnSync("chown", [`${uid}:${uid}`, path.join(nrDir, sub)]);
-    writeFileSync(path.join(nrDir, "passwd"), `${wsUser}:x:${uid}:${uid}:workspace:${path.join(nrDir, "home")}:/bin/sh\n`, { mode: 0o644 });
+    writeFileSync(
+      path.join(nrDir, "passwd"),
+      `${wsUser}:x:${uid}:${uid}:workspace:${path.join(nrDir, "home")}:/bin/sh\n`,
+      { mode: 0o644 },
+    );
     writeFileSync(path.join(nrDir, "group"), `${wsUser}:x:${uid}:\n`, { mode: 0o644 });
     // Everything the unprivileged sshd reads is copied here, world-readable: the checkout may sit
     // under a folder other users cannot traverse (a `mktemp -d` folder is 0700).
     const config = path.join(nrDir, "sshd_config");
-    writeFileSync(config, readFileSync(path.join(repoRoot, "images/ssh-workspace/sshd_config"), "utf8").replace(/^ListenAddress .*$/m, "ListenAddress 127.0.0.1"), { mode: 0o644 });
+    writeFileSync(
+      config,
+      readFileSync(path.join(repoRoot, "images/ssh-workspace/sshd_config"), "utf8").replace(
+        /^ListenAddress .*$/m,
+        "ListenAddress 127.0.0.1",
+      ),
+      { mode: 0o644 },
+    );
     const entrypoint = path.join(nrDir, "entrypoint.sh");
     copyFileSync(path.join(repoRoot, "images/ssh-workspace/entrypoint.sh"), entrypoint);
     chmodSync(entrypoint, 0o644);
@@ -527,20 +783,32 @@ describe.runIf(canRunAsOtherUser)("sshd as the workspace user (non-root, no capa
     const authorizedKeys = path.join(nrDir, "authorized_keys");
     copyFileSync(path.join(dir, "authorized_keys"), authorizedKeys);
     chmodSync(authorizedKeys, 0o444);
-    const sshd = start("sshd (non-root)", "setpriv", [
-      `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
-      "sh", entrypoint,
-      "-o", `AuthorizedKeysFile=${authorizedKeys}`,
-      "-o", `PidFile=${path.join(nrDir, "run", "sshd.pid")}`,
-    ], {
-      PATH: process.env.PATH,
-      LD_PRELOAD: NSS_WRAPPER,
-      NSS_WRAPPER_PASSWD: path.join(nrDir, "passwd"),
-      NSS_WRAPPER_GROUP: path.join(nrDir, "group"),
-      HOME: path.join(nrDir, "home"),
-      ENTRYWAY_SSHD_PORT: String(nonRootPort),
-      ENTRYWAY_SSHD_CONFIG: config,
-    });
+    const sshd = start(
+      "sshd (non-root)",
+      "setpriv",
+      [
+        `--reuid=${uid}`,
+        `--regid=${uid}`,
+        "--clear-groups",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "sh",
+        entrypoint,
+        "-o",
+        `AuthorizedKeysFile=${authorizedKeys}`,
+        "-o",
+        `PidFile=${path.join(nrDir, "run", "sshd.pid")}`,
+      ],
+      {
+        PATH: process.env.PATH,
+        LD_PRELOAD: NSS_WRAPPER,
+        NSS_WRAPPER_PASSWD: path.join(nrDir, "passwd"),
+        NSS_WRAPPER_GROUP: path.join(nrDir, "group"),
+        HOME: path.join(nrDir, "home"),
+        ENTRYWAY_SSHD_PORT: String(nonRootPort),
+        ENTRYWAY_SSHD_CONFIG: config,
+      },
+    );
     nonRootSshd = sshd;
     await waitForPort(nonRootPort, "sshd (non-root)", () => sshd.exitCode === null);
     // The dev stack's gateway, its workspace's cluster tunnelling to this sshd.
@@ -550,7 +818,14 @@ describe.runIf(canRunAsOtherUser)("sshd as the workspace user (non-root, no capa
     const hostKey = readFileSync(path.join(nrDir, "home", ".entryway", "ssh_host_ed25519_key.pub"), "utf8");
     writeFileSync(path.join(nrDir, "known_hosts"), `${block.fields.HostName} ${hostKey}`);
     const clientSettings = `  UserKnownHostsFile ${path.join(nrDir, "known_hosts")}\n  StrictHostKeyChecking yes\n  BatchMode yes\n`;
-    const blockFor = (login: string) => sshConfigBlock({ alias: "ws-nonroot", hostName: block.fields.HostName, user: login, gateway: `${GATEWAY_HOST}:${model.port}`, identityFile: key }) + clientSettings;
+    const blockFor = (login: string) =>
+      sshConfigBlock({
+        alias: "ws-nonroot",
+        hostName: block.fields.HostName,
+        user: login,
+        gateway: `${GATEWAY_HOST}:${model.port}`,
+        identityFile: key,
+      }) + clientSettings;
     writeFileSync(path.join(nrDir, "ssh.config"), blockFor(wsUser));
     writeFileSync(path.join(nrDir, "ssh-root.config"), blockFor("root"));
   });
@@ -563,7 +838,9 @@ describe.runIf(canRunAsOtherUser)("sshd as the workspace user (non-root, no capa
   });
 
   it("logs the workspace user in through the gateway with the generated block", async () => {
-    const result = await runBytes("ssh", ["-F", path.join(nrDir, "ssh.config"), "ws-nonroot", "id -u; echo $HOME"], { env: env() });
+    const result = await runBytes("ssh", ["-F", path.join(nrDir, "ssh.config"), "ws-nonroot", "id -u; echo $HOME"], {
+      env: env(),
+    });
     expect(result.stderr).toBe("");
     expect(result.status).toBe(0);
     expect(result.stdout.toString()).toBe(`${uid}\n${path.join(nrDir, "home")}\n`);

@@ -14,12 +14,17 @@ export const chart = path.join(repoRoot, "charts/entryway");
 
 /** Pulumi.dev.yaml's `entryway:stack` section. */
 export function devStackConfig(): Record<string, unknown> {
-  const dev = parse(readFileSync(path.join(repoRoot, "Pulumi.dev.yaml"), "utf8")) as { config: Record<string, Record<string, unknown>> };
+  const dev = parse(readFileSync(path.join(repoRoot, "Pulumi.dev.yaml"), "utf8")) as {
+    config: Record<string, Record<string, unknown>>;
+  };
   return dev.config["entryway:stack"];
 }
 
 /** A stack config rendered through the Stack: its objects, and the ssh config it outputs. One at a time (the offline runtime records one program). */
-export async function renderStack(config: Record<string, unknown>, where: string): Promise<{ manifests: ObjectLike[]; sshConfig: string }> {
+export async function renderStack(
+  config: Record<string, unknown>,
+  where: string,
+): Promise<{ manifests: ObjectLike[]; sshConfig: string }> {
   let stack: Stack | undefined;
   const { manifests } = await render(() => {
     stack = new Stack("dev", parseStackConfig(config, where));
@@ -29,7 +34,9 @@ export async function renderStack(config: Record<string, unknown>, where: string
 
 /** The chart's `ssh-*` scenarios (values files), in name order. */
 export function sshScenarios(): string[] {
-  return chartScenarios().find((c) => c.chart === chart)!.scenarios.filter((s) => path.basename(s).startsWith("ssh-"));
+  return chartScenarios()
+    .find((c) => c.chart === chart)!
+    .scenarios.filter((s) => path.basename(s).startsWith("ssh-"));
 }
 
 /** A scenario as `helm template` renders it (release `entryway`, namespace `entryway`). */

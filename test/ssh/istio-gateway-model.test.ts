@@ -12,14 +12,24 @@ import type { ObjectLike } from "../harness/validate";
 import { buildGatewayEnvoy, decide, type GatewayModelOptions } from "./istio-gateway-model";
 
 const chart = path.join(repoRoot, "charts/entryway");
-const render = (scenario: string) => helmTemplate(helmBinaries()[0], chart, { valuesFiles: [path.join(chart, "ci", `${scenario}.yaml`)] });
+const render = (scenario: string) =>
+  helmTemplate(helmBinaries()[0], chart, { valuesFiles: [path.join(chart, "ci", `${scenario}.yaml`)] });
 const alice = "entryway-ws-alice.entryway.svc.cluster.local";
 const bob = "entryway-ws-bob.team-b.svc.cluster.local";
-const connect = (authority: string, httpVersion: "1.0" | "1.1" = "1.1") => ({ method: "CONNECT", authority, httpVersion });
-const envoyFor = (objects: ObjectLike[], options: Omit<GatewayModelOptions, "objects"> = {}) => buildGatewayEnvoy({ objects, ...options });
+const connect = (authority: string, httpVersion: "1.0" | "1.1" = "1.1") => ({
+  method: "CONNECT",
+  authority,
+  httpVersion,
+});
+const envoyFor = (objects: ObjectLike[], options: Omit<GatewayModelOptions, "objects"> = {}) =>
+  buildGatewayEnvoy({ objects, ...options });
 
-type Filter = ObjectLike & { metadata: { name: string; annotations?: Record<string, string> }; spec: { configPatches: { patch: { value: { domains: string[]; routes: { match: unknown }[] } } }[] } };
-const routeFilter = (objects: ObjectLike[], workspace: string) => objects.find((o) => o.kind === "EnvoyFilter" && o.metadata?.name === `entryway-ws-${workspace}-route`) as Filter;
+type Filter = ObjectLike & {
+  metadata: { name: string; annotations?: Record<string, string> };
+  spec: { configPatches: { patch: { value: { domains: string[]; routes: { match: unknown }[] } } }[] };
+};
+const routeFilter = (objects: ObjectLike[], workspace: string) =>
+  objects.find((o) => o.kind === "EnvoyFilter" && o.metadata?.name === `entryway-ws-${workspace}-route`) as Filter;
 
 describe("the model of Istio's gateway, from the rendered chart", () => {
   const objects = render("ssh-one-workspace");
@@ -29,9 +39,15 @@ describe("the model of Istio's gateway, from the rendered chart", () => {
     expect(envoy.rejected).toBeUndefined();
     expect(envoy.routeConfig.name).toBe("http.2222");
     expect(envoy.routeConfig.ignore_port_in_host_matching).toBe(true);
-    expect(envoy.routeConfig.virtual_hosts.map((v) => [v.name, v.domains])).toEqual([["blackhole:2222", ["*"]], [`entryway-ws-alice.entryway`, [alice]]]);
+    expect(envoy.routeConfig.virtual_hosts.map((v) => [v.name, v.domains])).toEqual([
+      ["blackhole:2222", ["*"]],
+      [`entryway-ws-alice.entryway`, [alice]],
+    ]);
     // The listener MERGE appended CONNECT to Istio's websocket upgrade and turned on HTTP/1.0.
-    expect(envoy.connectionManager.upgrade_configs).toEqual([{ upgrade_type: "websocket" }, { upgrade_type: "CONNECT" }]);
+    expect(envoy.connectionManager.upgrade_configs).toEqual([
+      { upgrade_type: "websocket" },
+      { upgrade_type: "CONNECT" },
+    ]);
     expect(envoy.connectionManager.http_protocol_options).toEqual({ accept_http_10: true });
     expect(envoy.connectionManager.rds).toEqual({ route_config_name: "http.2222" });
     expect([...envoy.clusters]).toContain(`outbound|22||${alice}`);
@@ -39,7 +55,11 @@ describe("the model of Istio's gateway, from the rendered chart", () => {
 
   it("tunnels CONNECT <fqdn>:22 (HTTP/1.1 and 1.0) and answers 404 to anything else", () => {
     const envoy = envoyFor(objects);
-    expect(decide(envoy, connect(`${alice}:22`))).toEqual({ status: 200, details: "via_upstream", cluster: `outbound|22||${alice}` });
+    expect(decide(envoy, connect(`${alice}:22`))).toEqual({
+      status: 200,
+      details: "via_upstream",
+      cluster: `outbound|22||${alice}`,
+    });
     expect(decide(envoy, connect(`${alice.toUpperCase()}:22`)).status).toBe(404); // the :authority match is exact
     expect(decide(envoy, connect(`${alice}:22`, "1.0")).status).toBe(200);
     expect(decide(envoy, connect(`${alice}:2222`)).status).toBe(404);
@@ -68,7 +88,9 @@ describe("the model of Istio's gateway, from the rendered chart", () => {
     const copy = structuredClone(routeFilter(objects, "alice"));
     copy.metadata.name = "entryway-ws-alice-route-copy";
     const envoy = envoyFor([...objects, copy]);
-    expect(envoy.rejected).toBe(`Only unique values for domains are permitted. Duplicate entry of domain ${alice} in route http.2222`);
+    expect(envoy.rejected).toBe(
+      `Only unique values for domains are permitted. Duplicate entry of domain ${alice} in route http.2222`,
+    );
     expect(decide(envoy, connect(`${alice}:22`)).status).toBe(404);
   });
 
@@ -88,17 +110,26 @@ describe("what else breaks on a real mesh, in the model", () => {
     const bare = structuredClone(objects);
     for (const name of ["alice", "bob"]) delete routeFilter(bare, name).metadata.annotations;
     const envoy = envoyFor(bare, { filterGatewayClusterConfig: true });
-    expect(decide(envoy, connect(`${bob}:22`))).toEqual({ status: 503, details: "cluster_not_found (NC)", cluster: `outbound|22||${bob}` });
+    expect(decide(envoy, connect(`${bob}:22`))).toEqual({
+      status: 503,
+      details: "cluster_not_found (NC)",
+      cluster: `outbound|22||${bob}`,
+    });
     expect(decide(envoyFor(bare), connect(`${bob}:22`)).status).toBe(200); // Istio's default sends every cluster
   });
 
   it("a workspace namespace outside discoverySelectors gives 503 NC; a mesh exporting Services only to their own namespace does not, as each workspace Service is exported to the gateway's", () => {
     expect(decide(envoyFor(objects, { discoveredNamespaces: ["entryway"] }), connect(`${bob}:22`)).status).toBe(503);
     expect(decide(envoyFor(objects, { discoveredNamespaces: ["entryway"] }), connect(`${alice}:22`)).status).toBe(200);
-    for (const workspace of [alice, bob]) expect(decide(envoyFor(objects, { defaultServiceExportTo: ["."] }), connect(`${workspace}:22`)).status).toBe(200);
+    for (const workspace of [alice, bob])
+      expect(decide(envoyFor(objects, { defaultServiceExportTo: ["."] }), connect(`${workspace}:22`)).status).toBe(200);
     // Without the annotation: every workspace lives outside the gateway's namespace, so "." hides it.
     const bare = structuredClone(objects);
-    for (const service of bare.filter((o) => o.kind === "Service")) delete (service.metadata as { annotations?: unknown }).annotations;
-    expect(decide(envoyFor(bare, { defaultServiceExportTo: ["."] }), connect(`${alice}:22`))).toMatchObject({ status: 503, details: "cluster_not_found (NC)" });
+    for (const service of bare.filter((o) => o.kind === "Service"))
+      delete (service.metadata as { annotations?: unknown }).annotations;
+    expect(decide(envoyFor(bare, { defaultServiceExportTo: ["."] }), connect(`${alice}:22`))).toMatchObject({
+      status: 503,
+      details: "cluster_not_found (NC)",
+    });
   });
 });

@@ -107,7 +107,8 @@ export interface GatewayEnvoy {
   readonly rejected?: string;
 }
 
-const HCM_TYPE = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
+const HCM_TYPE =
+  "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
 const HCM_NAME = "envoy.filters.network.http_connection_manager";
 const ROOT_NAMESPACE = "istio-system";
 
@@ -124,7 +125,8 @@ function protoNames(value: unknown): unknown {
 export function protoMerge(dst: Json, src: Json): Json {
   for (const [key, value] of Object.entries(src)) {
     if (Array.isArray(value)) dst[key] = [...((dst[key] as unknown[]) ?? []), ...value];
-    else if (typeof value === "object" && value !== null) dst[key] = protoMerge((dst[key] as Json) ?? {}, value as Json);
+    else if (typeof value === "object" && value !== null)
+      dst[key] = protoMerge((dst[key] as Json) ?? {}, value as Json);
     else if (value !== false && value !== 0 && value !== "") dst[key] = value;
   }
   return dst;
@@ -140,24 +142,63 @@ function one<T>(items: T[], what: string): T {
 
 /** Builds what istiod sends the gateway from the rendered objects. */
 export function buildGatewayEnvoy(options: GatewayModelOptions): GatewayEnvoy {
-  const objects = options.objects as (ObjectLike & { spec?: Json; metadata?: { name?: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> } })[];
-  const gateway = one(objects.filter((o) => o.kind === "Gateway" && String(o.apiVersion).startsWith("networking.istio.io/")
-    && (options.gatewayName === undefined || o.metadata?.name === options.gatewayName)), "Istio Gateway");
+  const objects = options.objects as (ObjectLike & {
+    spec?: Json;
+    metadata?: {
+      name?: string;
+      namespace?: string;
+      labels?: Record<string, string>;
+      annotations?: Record<string, string>;
+    };
+  })[];
+  const gateway = one(
+    objects.filter(
+      (o) =>
+        o.kind === "Gateway" &&
+        String(o.apiVersion).startsWith("networking.istio.io/") &&
+        (options.gatewayName === undefined || o.metadata?.name === options.gatewayName),
+    ),
+    "Istio Gateway",
+  );
   const gwName = gateway.metadata!.name!;
   const gwNamespace = gateway.metadata!.namespace!;
-  const gwSpec = gateway.spec as { selector: Record<string, string>; servers: { port: { number: number; name: string; protocol: string }; hosts: string[]; tls?: Json }[] };
+  const gwSpec = gateway.spec as {
+    selector: Record<string, string>;
+    servers: { port: { number: number; name: string; protocol: string }; hosts: string[]; tls?: Json }[];
+  };
   const server = one(gwSpec.servers, "Gateway server");
   // The gateway's pod labels: EnvoyFilter workloadSelectors are matched against them.
-  const deployment = one(objects.filter((o) => o.kind === "Deployment" && labelsMatch(gwSpec.selector, (o.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels)), "gateway Deployment");
-  const podLabels = (deployment.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels;
+  const deployment = one(
+    objects.filter(
+      (o) =>
+        o.kind === "Deployment" &&
+        labelsMatch(
+          gwSpec.selector,
+          (o.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels,
+        ),
+    ),
+    "gateway Deployment",
+  );
+  const podLabels = (deployment.spec as { template: { metadata: { labels: Record<string, string> } } }).template
+    .metadata.labels;
 
   const port = server.port.number;
   const protocol = server.port.protocol.toUpperCase();
-  if (protocol !== "HTTP" && protocol !== "HTTPS") throw new Error(`istio gateway model: server protocol ${protocol} is not modelled`);
+  if (protocol !== "HTTP" && protocol !== "HTTPS")
+    throw new Error(`istio gateway model: server protocol ${protocol} is not modelled`);
   const routeName = protocol === "HTTP" ? `http.${port}` : `https.${port}.${server.port.name}.${gwName}.${gwNamespace}`;
-  const sniHosts = protocol === "HTTPS" ? [...new Set(server.hosts.map((h) => (h.includes("/") ? h.split("/")[1] : h)))].sort() : undefined;
+  const sniHosts =
+    protocol === "HTTPS"
+      ? [...new Set(server.hosts.map((h) => (h.includes("/") ? h.split("/")[1] : h)))].sort()
+      : undefined;
 
-  const bound = objects.filter((o) => o.kind === "VirtualService" && ((o.spec as { gateways?: string[] }).gateways ?? []).some((g) => g === gwName || g === `${gwNamespace}/${gwName}`));
+  const bound = objects.filter(
+    (o) =>
+      o.kind === "VirtualService" &&
+      ((o.spec as { gateways?: string[] }).gateways ?? []).some(
+        (g) => g === gwName || g === `${gwNamespace}/${gwName}`,
+      ),
+  );
   if (bound.length > 0) throw new Error("istio gateway model: VirtualServices bound to the gateway are not modelled");
   const routeConfig: RouteConfiguration = {
     name: routeName,
@@ -173,25 +214,46 @@ export function buildGatewayEnvoy(options: GatewayModelOptions): GatewayEnvoy {
     stream_idle_timeout: "0s",
   };
 
-  const filters = objects.filter((o) => o.kind === "EnvoyFilter"
-    && (o.metadata!.namespace === gwNamespace || o.metadata!.namespace === ROOT_NAMESPACE)
-    && labelsMatch((o.spec as { workloadSelector?: { labels?: Record<string, string> } }).workloadSelector?.labels, podLabels));
+  const filters = objects.filter(
+    (o) =>
+      o.kind === "EnvoyFilter" &&
+      (o.metadata!.namespace === gwNamespace || o.metadata!.namespace === ROOT_NAMESPACE) &&
+      labelsMatch(
+        (o.spec as { workloadSelector?: { labels?: Record<string, string> } }).workloadSelector?.labels,
+        podLabels,
+      ),
+  );
   const referenced = new Set<string>();
   for (const filter of filters) {
-    for (const ref of (filter.metadata!.annotations?.["envoyfilter.istio.io/referenced-services"] ?? "").split(",").filter(Boolean)) referenced.add(ref.trim());
-    for (const patch of (filter.spec as { configPatches: { applyTo: string; match?: Json; patch: { operation: string; value: Json } }[] }).configPatches) {
-      const match = (patch.match ?? {}) as { context?: string; routeConfiguration?: { portNumber?: number; name?: string }; listener?: { portNumber?: number; filterChain?: { filter?: { name?: string } } } };
+    for (const ref of (filter.metadata!.annotations?.["envoyfilter.istio.io/referenced-services"] ?? "")
+      .split(",")
+      .filter(Boolean))
+      referenced.add(ref.trim());
+    for (const patch of (
+      filter.spec as { configPatches: { applyTo: string; match?: Json; patch: { operation: string; value: Json } }[] }
+    ).configPatches) {
+      const match = (patch.match ?? {}) as {
+        context?: string;
+        routeConfiguration?: { portNumber?: number; name?: string };
+        listener?: { portNumber?: number; filterChain?: { filter?: { name?: string } } };
+      };
       if (match.context !== undefined && match.context !== "GATEWAY" && match.context !== "ANY") continue;
       const value = protoNames(patch.patch.value) as Json;
       if (patch.applyTo === "VIRTUAL_HOST" && patch.patch.operation === "ADD") {
         const rc = match.routeConfiguration ?? {};
-        if ((rc.name === undefined || rc.name === routeName) && (rc.portNumber === undefined || rc.portNumber === port)) {
+        if (
+          (rc.name === undefined || rc.name === routeName) &&
+          (rc.portNumber === undefined || rc.portNumber === port)
+        ) {
           routeConfig.virtual_hosts.push(structuredClone(value) as unknown as VirtualHost);
         }
       } else if (patch.applyTo === "NETWORK_FILTER" && patch.patch.operation === "MERGE") {
         const listener = match.listener ?? {};
         const name = listener.filterChain?.filter?.name;
-        if ((listener.portNumber === undefined || listener.portNumber === port) && (name === undefined || name === HCM_NAME)) {
+        if (
+          (listener.portNumber === undefined || listener.portNumber === port) &&
+          (name === undefined || name === HCM_NAME)
+        ) {
           const typed = value.typed_config as Json | undefined;
           // MergeAnyWithAny needs the same type on both sides; otherwise Istio keeps the filter as is.
           if (typed?.["@type"] === HCM_TYPE) {
@@ -204,22 +266,42 @@ export function buildGatewayEnvoy(options: GatewayModelOptions): GatewayEnvoy {
       }
     }
   }
-  if ("route_config" in connectionManager) throw new Error("istio gateway model: an inline route_config replaces Istio's RDS and is not modelled");
+  if ("route_config" in connectionManager)
+    throw new Error("istio gateway model: an inline route_config replaces Istio's RDS and is not modelled");
 
   const clusters = new Set<string>();
   const discovered = options.discoveredNamespaces ? new Set(options.discoveredNamespaces) : undefined;
   for (const service of objects.filter((o) => o.kind === "Service")) {
-    const { name, namespace, annotations } = service.metadata as { name: string; namespace: string; annotations?: Record<string, string> };
+    const { name, namespace, annotations } = service.metadata as {
+      name: string;
+      namespace: string;
+      annotations?: Record<string, string>;
+    };
     if (discovered && !discovered.has(namespace)) continue;
-    const exportTo = annotations?.["networking.istio.io/exportTo"]?.split(",").map((s) => s.trim()) ?? [...(options.defaultServiceExportTo ?? ["*"])];
-    const visible = !exportTo.includes("~") && (exportTo.includes("*") || exportTo.includes(gwNamespace) || (exportTo.includes(".") && namespace === gwNamespace));
+    const exportTo = annotations?.["networking.istio.io/exportTo"]?.split(",").map((s) => s.trim()) ?? [
+      ...(options.defaultServiceExportTo ?? ["*"]),
+    ];
+    const visible =
+      !exportTo.includes("~") &&
+      (exportTo.includes("*") ||
+        exportTo.includes(gwNamespace) ||
+        (exportTo.includes(".") && namespace === gwNamespace));
     if (!visible) continue;
     const host = `${name}.${namespace}.svc.cluster.local`;
-    if (options.filterGatewayClusterConfig && !referenced.has(host) && !referenced.has(`${namespace}/${host}`)) continue;
-    for (const servicePort of (service.spec as { ports: { port: number }[] }).ports) clusters.add(`outbound|${servicePort.port}||${host}`);
+    if (options.filterGatewayClusterConfig && !referenced.has(host) && !referenced.has(`${namespace}/${host}`))
+      continue;
+    for (const servicePort of (service.spec as { ports: { port: number }[] }).ports)
+      clusters.add(`outbound|${servicePort.port}||${host}`);
   }
 
-  return { port, routeConfig, connectionManager, clusters, sniHosts, rejected: validateRouteConfiguration(routeConfig) };
+  return {
+    port,
+    routeConfig,
+    connectionManager,
+    clusters,
+    sniHosts,
+    rejected: validateRouteConfiguration(routeConfig),
+  };
 }
 
 /** Envoy's RouteMatcher constructor checks: a message when the whole configuration is rejected. */
@@ -263,10 +345,14 @@ export function findVirtualHost(rc: RouteConfiguration, authority: string): Virt
   if (exact) return exact.vhost;
   const byLength = (a: { domain: string }, b: { domain: string }) => b.domain.length - a.domain.length;
   // Wildcards must match at least one character of the host, longest first.
-  const suffix = domains.filter((d) => d.domain.length > 1 && d.domain.startsWith("*")).sort(byLength)
+  const suffix = domains
+    .filter((d) => d.domain.length > 1 && d.domain.startsWith("*"))
+    .sort(byLength)
     .find((d) => host.length > d.domain.length - 1 && host.endsWith(d.domain.slice(1)));
   if (suffix) return suffix.vhost;
-  const prefix = domains.filter((d) => d.domain.length > 1 && d.domain.endsWith("*")).sort(byLength)
+  const prefix = domains
+    .filter((d) => d.domain.length > 1 && d.domain.endsWith("*"))
+    .sort(byLength)
     .find((d) => host.length > d.domain.length - 1 && host.startsWith(d.domain.slice(0, -1)));
   if (prefix) return prefix.vhost;
   return domains.find((d) => d.domain === "*")?.vhost;
@@ -282,11 +368,16 @@ function headerMatches(matcher: HeaderMatcher, headers: Map<string, string>): bo
     const m = matcher.string_match;
     const v = m.ignore_case ? value.toLowerCase() : value;
     const c = (s: string) => (m.ignore_case ? s.toLowerCase() : s);
-    matched = m.exact !== undefined ? v === c(m.exact)
-      : m.prefix !== undefined ? v.startsWith(c(m.prefix))
-        : m.suffix !== undefined ? v.endsWith(c(m.suffix))
-          : m.contains !== undefined ? v.includes(c(m.contains))
-            : false;
+    matched =
+      m.exact !== undefined
+        ? v === c(m.exact)
+        : m.prefix !== undefined
+          ? v.startsWith(c(m.prefix))
+          : m.suffix !== undefined
+            ? v.endsWith(c(m.suffix))
+            : m.contains !== undefined
+              ? v.includes(c(m.contains))
+              : false;
   } else matched = value !== undefined;
   return matcher.invert_match ? !matched : matched;
 }
@@ -314,10 +405,17 @@ export interface Decision {
 }
 
 /** How the gateway answers a request: the status, or 200 with the cluster a CONNECT tunnels to. */
-export function decide(envoy: GatewayEnvoy, request: { method: string; authority: string; path?: string; httpVersion: "1.0" | "1.1" }): Decision {
+export function decide(
+  envoy: GatewayEnvoy,
+  request: { method: string; authority: string; path?: string; httpVersion: "1.0" | "1.1" },
+): Decision {
   if (envoy.rejected) return { status: 404, details: `route configuration rejected: ${envoy.rejected}` };
-  if (request.httpVersion === "1.0" && !envoy.connectionManager.http_protocol_options.accept_http_10) return { status: 426, details: "low_version" };
-  const headers = new Map([[":authority", request.authority], [":method", request.method]]);
+  if (request.httpVersion === "1.0" && !envoy.connectionManager.http_protocol_options.accept_http_10)
+    return { status: 426, details: "low_version" };
+  const headers = new Map([
+    [":authority", request.authority],
+    [":method", request.method],
+  ]);
   if (request.path !== undefined) headers.set(":path", request.path);
   const vhost = findVirtualHost(envoy.routeConfig, request.authority);
   const route = vhost?.routes.find((r) => routeMatches(r, request.method, headers));
@@ -325,7 +423,8 @@ export function decide(envoy: GatewayEnvoy, request: { method: string; authority
   if (request.method === "CONNECT") {
     // The route's upgrade config decides when it names CONNECT; otherwise the HCM's must allow it
     // (envoy source/extensions/filters/network/http_connection_manager/config.cc, createUpgradeFilterChain).
-    const connectIn = (configs: { upgrade_type: string; enabled?: boolean }[] | undefined) => configs?.find((c) => c.upgrade_type.toUpperCase() === "CONNECT");
+    const connectIn = (configs: { upgrade_type: string; enabled?: boolean }[] | undefined) =>
+      configs?.find((c) => c.upgrade_type.toUpperCase() === "CONNECT");
     const decider = connectIn(route.route?.upgrade_configs) ?? connectIn(envoy.connectionManager.upgrade_configs);
     if (!decider || decider.enabled === false) return { status: 403, details: "upgrade_failed" };
   }
@@ -335,7 +434,15 @@ export function decide(envoy: GatewayEnvoy, request: { method: string; authority
   return { status: 200, details: "via_upstream", cluster };
 }
 
-const REASONS: Record<number, string> = { 200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 426: "Upgrade Required", 431: "Request Header Fields Too Large", 503: "Service Unavailable" };
+const REASONS: Record<number, string> = {
+  200: "OK",
+  400: "Bad Request",
+  403: "Forbidden",
+  404: "Not Found",
+  426: "Upgrade Required",
+  431: "Request Header Fields Too Large",
+  503: "Service Unavailable",
+};
 const MAX_HEAD = 60 * 1024; // Envoy's default max_request_headers_kb
 
 export interface RunningGatewayModel {
@@ -349,8 +456,13 @@ export interface RunningGatewayModel {
  * Serves the modelled gateway on 127.0.0.1. `endpoints` maps a cluster name to the local port of
  * its one endpoint. `tlsMaterial` is needed when the Gateway server is HTTPS.
  */
-export function startGatewayModel(envoy: GatewayEnvoy, endpoints: Record<string, number>, tlsMaterial?: { cert: Buffer; key: Buffer }): Promise<RunningGatewayModel> {
-  if (envoy.sniHosts && !tlsMaterial) throw new Error("istio gateway model: the Gateway server is HTTPS; give the test certificate");
+export function startGatewayModel(
+  envoy: GatewayEnvoy,
+  endpoints: Record<string, number>,
+  tlsMaterial?: { cert: Buffer; key: Buffer },
+): Promise<RunningGatewayModel> {
+  if (envoy.sniHosts && !tlsMaterial)
+    throw new Error("istio gateway model: the Gateway server is HTTPS; give the test certificate");
   const log: (Decision & { method: string; authority: string })[] = [];
   const sockets = new Set<net.Socket>();
 
@@ -359,7 +471,10 @@ export function startGatewayModel(envoy: GatewayEnvoy, endpoints: Record<string,
     client.on("close", () => sockets.delete(client));
     client.on("error", () => client.destroy());
     let head = Buffer.alloc(0);
-    const reply = (status: number) => client.end(`HTTP/1.1 ${status} ${REASONS[status] ?? ""}\r\ncontent-length: 0\r\nserver: istio-envoy\r\nconnection: close\r\n\r\n`);
+    const reply = (status: number) =>
+      client.end(
+        `HTTP/1.1 ${status} ${REASONS[status] ?? ""}\r\ncontent-length: 0\r\nserver: istio-envoy\r\nconnection: close\r\n\r\n`,
+      );
     const onData = (chunk: Buffer) => {
       head = Buffer.concat([head, chunk]);
       const end = head.indexOf("\r\n\r\n");
@@ -385,7 +500,12 @@ export function startGatewayModel(envoy: GatewayEnvoy, endpoints: Record<string,
       if (isConnect && !/^[A-Za-z0-9.-]+:\d{1,5}$/.test(target)) return reply(400);
       const authority = isConnect ? target : headers.get("host");
       if (authority === undefined) return reply(400);
-      const decision = decide(envoy, { method, authority, path: isConnect ? undefined : target, httpVersion: minor === "0" ? "1.0" : "1.1" });
+      const decision = decide(envoy, {
+        method,
+        authority,
+        path: isConnect ? undefined : target,
+        httpVersion: minor === "0" ? "1.0" : "1.1",
+      });
       log.push({ ...decision, method, authority });
       if (decision.status !== 200 || !isConnect) return reply(decision.status === 200 ? 404 : decision.status);
       const endpoint = endpoints[decision.cluster!];
@@ -402,24 +522,33 @@ export function startGatewayModel(envoy: GatewayEnvoy, endpoints: Record<string,
       });
       sockets.add(upstream);
       upstream.on("close", () => sockets.delete(upstream));
-      upstream.on("error", () => (client.writable && !client.destroyed && upstream.connecting ? reply(503) : client.destroy()));
+      upstream.on("error", () =>
+        client.writable && !client.destroyed && upstream.connecting ? reply(503) : client.destroy(),
+      );
       client.on("close", () => upstream.destroy());
     };
     client.on("data", onData);
   };
 
   const server: net.Server = envoy.sniHosts
-    ? tls.createServer({ cert: tlsMaterial!.cert, key: tlsMaterial!.key, minVersion: "TLSv1.2", allowHalfOpen: true })
-      .on("secureConnection", (socket: tls.TLSSocket) => {
-        // The server's filter chain matches only its hosts' SNI; anything else finds no filter chain.
-        const sni = (socket as tls.TLSSocket & { servername?: string | false }).servername;
-        const anyHost = envoy.sniHosts!.includes("*");
-        if (!anyHost && !(typeof sni === "string" && envoy.sniHosts!.some((h) => h === sni || (h.startsWith("*.") && sni.endsWith(h.slice(1)))))) {
-          socket.destroy();
-          return;
-        }
-        onConnection(socket);
-      })
+    ? tls
+        .createServer({ cert: tlsMaterial!.cert, key: tlsMaterial!.key, minVersion: "TLSv1.2", allowHalfOpen: true })
+        .on("secureConnection", (socket: tls.TLSSocket) => {
+          // The server's filter chain matches only its hosts' SNI; anything else finds no filter chain.
+          const sni = (socket as tls.TLSSocket & { servername?: string | false }).servername;
+          const anyHost = envoy.sniHosts!.includes("*");
+          if (
+            !anyHost &&
+            !(
+              typeof sni === "string" &&
+              envoy.sniHosts!.some((h) => h === sni || (h.startsWith("*.") && sni.endsWith(h.slice(1))))
+            )
+          ) {
+            socket.destroy();
+            return;
+          }
+          onConnection(socket);
+        })
     : net.createServer({ allowHalfOpen: true }, onConnection);
 
   // Every accepted connection, TLS handshakes included, so that close() ends them all: half-open
@@ -434,10 +563,11 @@ export function startGatewayModel(envoy: GatewayEnvoy, endpoints: Record<string,
       resolve({
         port: (server.address() as net.AddressInfo).port,
         log,
-        close: () => new Promise<void>((done) => {
-          for (const socket of sockets) socket.destroy();
-          server.close(() => done());
-        }),
+        close: () =>
+          new Promise<void>((done) => {
+            for (const socket of sockets) socket.destroy();
+            server.close(() => done());
+          }),
       });
     });
   });

@@ -22,7 +22,12 @@ import { helmBinaries, helmTemplate } from "../harness/helm";
 import { realTool } from "../harness/realcp";
 import { run } from "../harness/process";
 import type { ObjectLike } from "../harness/validate";
-import { validateRouteConfiguration, type ConnectionManager, type GatewayEnvoy, type RouteConfiguration } from "./istio-gateway-model";
+import {
+  validateRouteConfiguration,
+  type ConnectionManager,
+  type GatewayEnvoy,
+  type RouteConfiguration,
+} from "./istio-gateway-model";
 
 type Json = Record<string, unknown>;
 
@@ -44,7 +49,12 @@ export interface ObjectRef {
 /** What istiod sends the gateway proxy (istiod-gateway-config's JSON). */
 export interface IstiodGatewayConfig {
   readonly istio: { readonly version: string; readonly gitRevision: string };
-  readonly proxy: { readonly id: string; readonly namespace: string; readonly ip: string; readonly labels: Record<string, string> };
+  readonly proxy: {
+    readonly id: string;
+    readonly namespace: string;
+    readonly ip: string;
+    readonly labels: Record<string, string>;
+  };
   readonly settings: { readonly PILOT_FILTER_GATEWAY_CLUSTER_CONFIG: boolean };
   readonly istioConfigs: readonly ObjectRef[];
   readonly kubernetesObjects: readonly ObjectRef[];
@@ -70,14 +80,21 @@ export interface IstiodOptions {
   readonly meshConfig?: Json;
 }
 
-type Obj = ObjectLike & { metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: Json };
+type Obj = ObjectLike & {
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec?: Json;
+};
 
-const istioGateways = (objects: readonly ObjectLike[]) => (objects as Obj[]).filter((o) => o.kind === "Gateway" && o.apiVersion.startsWith("networking.istio.io/"));
+const istioGateways = (objects: readonly ObjectLike[]) =>
+  (objects as Obj[]).filter((o) => o.kind === "Gateway" && o.apiVersion.startsWith("networking.istio.io/"));
 
 /** The Istio Gateway object the options name (or the only one). */
 export function istioGateway(objects: readonly ObjectLike[], gatewayName?: string): Obj {
   const found = istioGateways(objects).filter((g) => gatewayName === undefined || g.metadata.name === gatewayName);
-  if (found.length !== 1) throw new Error(`istiod: expected one Istio Gateway${gatewayName ? ` named ${gatewayName}` : ""}, found ${found.length}`);
+  if (found.length !== 1)
+    throw new Error(
+      `istiod: expected one Istio Gateway${gatewayName ? ` named ${gatewayName}` : ""}, found ${found.length}`,
+    );
   return found[0];
 }
 
@@ -95,17 +112,43 @@ const INJECTED_PROXY_IMAGE = "docker.io/istio/proxyv2:1.31-dev";
  * injector made it: istiod finds the proxy's workload, and the Service ports that map the Gateway's
  * server ports, through it.
  */
-export function gatewayPod(objects: readonly ObjectLike[], gatewayName?: string, workload?: IstiodOptions["gatewayWorkload"]): Obj {
+export function gatewayPod(
+  objects: readonly ObjectLike[],
+  gatewayName?: string,
+  workload?: IstiodOptions["gatewayWorkload"],
+): Obj {
   const gateway = istioGateway(objects, gatewayName);
   const selector = (gateway.spec as { selector: Record<string, string> }).selector;
-  const status = { phase: "Running", podIP: GATEWAY_POD_IP, podIPs: [{ ip: GATEWAY_POD_IP }], conditions: [{ type: "Ready", status: "True" }] };
+  const status = {
+    phase: "Running",
+    podIP: GATEWAY_POD_IP,
+    podIPs: [{ ip: GATEWAY_POD_IP }],
+    conditions: [{ type: "Ready", status: "True" }],
+  };
   if (workload) {
-    return { apiVersion: "v1", kind: "Pod", metadata: { ...workload, labels: selector }, spec: { containers: [{ name: "istio-proxy", image: INJECTED_PROXY_IMAGE }] }, status };
+    return {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { ...workload, labels: selector },
+      spec: { containers: [{ name: "istio-proxy", image: INJECTED_PROXY_IMAGE }] },
+      status,
+    };
   }
-  type Deployment = Obj & { spec: { template: { metadata: { labels: Record<string, string>; annotations?: Record<string, string> }; spec: Json } } };
-  const deployments = (objects as Deployment[]).filter((o) => o.kind === "Deployment" && o.metadata.namespace === gateway.metadata.namespace
-    && Object.entries(selector).every(([k, v]) => o.spec.template.metadata.labels?.[k] === v));
-  if (deployments.length !== 1) throw new Error(`istiod: expected one Deployment for Gateway ${gateway.metadata.name}'s selector, found ${deployments.length}`);
+  type Deployment = Obj & {
+    spec: {
+      template: { metadata: { labels: Record<string, string>; annotations?: Record<string, string> }; spec: Json };
+    };
+  };
+  const deployments = (objects as Deployment[]).filter(
+    (o) =>
+      o.kind === "Deployment" &&
+      o.metadata.namespace === gateway.metadata.namespace &&
+      Object.entries(selector).every(([k, v]) => o.spec.template.metadata.labels?.[k] === v),
+  );
+  if (deployments.length !== 1)
+    throw new Error(
+      `istiod: expected one Deployment for Gateway ${gateway.metadata.name}'s selector, found ${deployments.length}`,
+    );
   const [deployment] = deployments;
   const podSpec = structuredClone(deployment.spec.template.spec) as { containers: { name: string; image: string }[] };
   for (const container of podSpec.containers) if (container.image === "auto") container.image = INJECTED_PROXY_IMAGE;
@@ -150,21 +193,36 @@ export function istioInstall(revision = ""): IstioInstall {
   const known = installs.get(revision);
   if (known) return known;
   const chartDir = path.join(realTool("istio"), "..", "share", "charts", "istio-discovery");
-  const objects = helmTemplate(helmBinaries()[0], chartDir, { releaseName: "istiod", namespace: "istio-system", set: revision ? [`revision=${revision}`] : [] }) as Obj[];
-  const meshMap = objects.find((o) => o.kind === "ConfigMap" && o.metadata.name === (revision ? `istio-${revision}` : "istio")) as (Obj & { data: { mesh: string } }) | undefined;
+  const objects = helmTemplate(helmBinaries()[0], chartDir, {
+    releaseName: "istiod",
+    namespace: "istio-system",
+    set: revision ? [`revision=${revision}`] : [],
+  }) as Obj[];
+  const meshMap = objects.find(
+    (o) => o.kind === "ConfigMap" && o.metadata.name === (revision ? `istio-${revision}` : "istio"),
+  ) as (Obj & { data: { mesh: string } }) | undefined;
   if (!meshMap) throw new Error("istio-discovery rendered no mesh config ConfigMap");
   type Webhooks = Obj & { webhooks: { clientConfig: { service?: { name: string; namespace: string } } }[] };
   const webhooks = objects.filter((o) => o.kind === "MutatingWebhookConfiguration") as Webhooks[];
   if (webhooks.length === 0) throw new Error("istio-discovery rendered no MutatingWebhookConfiguration");
-  const called = new Set(webhooks.flatMap((w) => w.webhooks.map((h) => `${h.clientConfig.service?.namespace}/${h.clientConfig.service?.name}`)));
-  const services = objects.filter((o) => o.kind === "Service" && called.has(`${o.metadata.namespace}/${o.metadata.name}`));
+  const called = new Set(
+    webhooks.flatMap((w) =>
+      w.webhooks.map((h) => `${h.clientConfig.service?.namespace}/${h.clientConfig.service?.name}`),
+    ),
+  );
+  const services = objects.filter(
+    (o) => o.kind === "Service" && called.has(`${o.metadata.namespace}/${o.metadata.name}`),
+  );
   const install = { meshConfig: parse(meshMap.data.mesh) as Json, injector: [...webhooks, ...services] };
   installs.set(revision, install);
   return install;
 }
 
 /** What istiod's own code generates for the gateway's proxy from the rendered objects. */
-export function istiodGatewayConfig(objects: readonly ObjectLike[], options: IstiodOptions = {}): Promise<IstiodGatewayConfig> {
+export function istiodGatewayConfig(
+  objects: readonly ObjectLike[],
+  options: IstiodOptions = {},
+): Promise<IstiodGatewayConfig> {
   const binary = path.join(realTool("istio"), "istiod-gateway-config");
   const pod = gatewayPod(objects, options.gatewayName, options.gatewayWorkload);
   const meshConfig = { ...istioInstall().meshConfig, ...options.meshConfig };
@@ -172,10 +230,23 @@ export function istiodGatewayConfig(objects: readonly ObjectLike[], options: Ist
     const manifests = path.join(dir, "manifests.yaml");
     writeFileSync(manifests, yamlStream([...objects, pod]));
     writeFileSync(path.join(dir, "mesh.yaml"), stringify(meshConfig));
-    const args = ["--manifests", manifests, "--gateway-pod", `${pod.metadata.namespace}/${pod.metadata.name}`, "--mesh-config", path.join(dir, "mesh.yaml")];
-    const env = { ...process.env, PILOT_FILTER_GATEWAY_CLUSTER_CONFIG: String(options.filterGatewayClusterConfig ?? false) };
+    const args = [
+      "--manifests",
+      manifests,
+      "--gateway-pod",
+      `${pod.metadata.namespace}/${pod.metadata.name}`,
+      "--mesh-config",
+      path.join(dir, "mesh.yaml"),
+    ];
+    const env = {
+      ...process.env,
+      PILOT_FILTER_GATEWAY_CLUSTER_CONFIG: String(options.filterGatewayClusterConfig ?? false),
+    };
     const result = await run(binary, args, { env });
-    if (result.status !== 0) throw new Error(`istiod-gateway-config failed (${result.status}): ${result.stderr.trim().split("\n").slice(-5).join("\n")}`);
+    if (result.status !== 0)
+      throw new Error(
+        `istiod-gateway-config failed (${result.status}): ${result.stderr.trim().split("\n").slice(-5).join("\n")}`,
+      );
     const config = JSON.parse(result.stdout) as IstiodGatewayConfig;
     if (config.settings.PILOT_FILTER_GATEWAY_CLUSTER_CONFIG !== (options.filterGatewayClusterConfig ?? false)) {
       throw new Error("istiod-gateway-config did not take PILOT_FILTER_GATEWAY_CLUSTER_CONFIG from its environment");
@@ -198,7 +269,11 @@ export interface Analysis {
   readonly skipped: string[];
 }
 
-async function analyze(command: string, args: string[], objects: readonly ObjectLike[]): Promise<{ messages: AnalyzeMessage[]; stderr: string }> {
+async function analyze(
+  command: string,
+  args: string[],
+  objects: readonly ObjectLike[],
+): Promise<{ messages: AnalyzeMessage[]; stderr: string }> {
   return withTempDir(async (dir) => {
     const manifests = path.join(dir, "rendered.yaml");
     writeFileSync(manifests, yamlStream(objects));
@@ -221,9 +296,19 @@ async function analyze(command: string, args: string[], objects: readonly Object
  */
 export async function istioctlAnalyze(objects: readonly ObjectLike[]): Promise<Analysis> {
   const binary = path.join(realTool("istio"), "istioctl");
-  const { messages, stderr } = await analyze(binary, ["analyze", "--use-kube=false", "--all-namespaces", "--output", "json", "--output-threshold", "Info", "--verbose"], objects);
+  const { messages, stderr } = await analyze(
+    binary,
+    ["analyze", "--use-kube=false", "--all-namespaces", "--output", "json", "--output-threshold", "Info", "--verbose"],
+    objects,
+  );
   const skippedList = /Skipped analyzers:\n((?:\t.*\n)*)/.exec(stderr)?.[1] ?? "";
-  return { messages, skipped: skippedList.split("\n").map((line) => line.trim()).filter(Boolean) };
+  return {
+    messages,
+    skipped: skippedList
+      .split("\n")
+      .map((line) => line.trim())
+      .filter(Boolean),
+  };
 }
 
 /**
@@ -231,9 +316,16 @@ export async function istioctlAnalyze(objects: readonly ObjectLike[]): Promise<A
  * objects read, the gateway's Pod (`gatewayPod`) and Istio's sidecar-injector webhooks
  * (`istioInstall`). Returns the messages and the analyzers that still did not run.
  */
-export async function analyzeWithWorkloads(objects: readonly ObjectLike[], options: { gatewayName?: string; revision?: string } = {}): Promise<Analysis> {
+export async function analyzeWithWorkloads(
+  objects: readonly ObjectLike[],
+  options: { gatewayName?: string; revision?: string } = {},
+): Promise<Analysis> {
   const binary = path.join(realTool("istio"), "istio-analyze-with-workloads");
-  const { messages, stderr } = await analyze(binary, [], [...objects, gatewayPod(objects, options.gatewayName), ...istioInstall(options.revision).injector]);
+  const { messages, stderr } = await analyze(
+    binary,
+    [],
+    [...objects, gatewayPod(objects, options.gatewayName), ...istioInstall(options.revision).injector],
+  );
   return { messages, skipped: [...stderr.matchAll(/^skipped analyzer: (\S+)$/gm)].map((m) => m[1]) };
 }
 
@@ -249,20 +341,30 @@ interface FilterChainJson {
  * configuration it names, the TLS server names its filter chain matches, and every cluster.
  * Envoy's own check of the route configuration (duplicate domains) stays the model's.
  */
-export function gatewayEnvoyFromIstiod(config: IstiodGatewayConfig, objects: readonly ObjectLike[], gatewayName?: string): GatewayEnvoy {
+export function gatewayEnvoyFromIstiod(
+  config: IstiodGatewayConfig,
+  objects: readonly ObjectLike[],
+  gatewayName?: string,
+): GatewayEnvoy {
   const gateway = istioGateway(objects, gatewayName);
   const servers = (gateway.spec as { servers: { port: { number: number } }[] }).servers;
-  if (servers.length !== 1) throw new Error(`istiod: Gateway ${gateway.metadata.name} has ${servers.length} servers; one is expected`);
+  if (servers.length !== 1)
+    throw new Error(`istiod: Gateway ${gateway.metadata.name} has ${servers.length} servers; one is expected`);
   const port = servers[0].port.number;
   const listener = config.listeners.find((l) => l.name === `0.0.0.0_${port}`);
-  if (!listener) throw new Error(`istiod sent no listener 0.0.0.0_${port}; listeners: ${config.listeners.map((l) => l.name).join(", ")}`);
+  if (!listener)
+    throw new Error(
+      `istiod sent no listener 0.0.0.0_${port}; listeners: ${config.listeners.map((l) => l.name).join(", ")}`,
+    );
   const chains = (listener.resource as { filter_chains: FilterChainJson[] }).filter_chains;
-  if (chains.length !== 1) throw new Error(`istiod: listener ${listener.name} has ${chains.length} filter chains; one is expected`);
+  if (chains.length !== 1)
+    throw new Error(`istiod: listener ${listener.name} has ${chains.length} filter chains; one is expected`);
   const [chain] = chains;
   const hcmFilter = chain.filters.find((f) => f.name === "envoy.filters.network.http_connection_manager");
   if (!hcmFilter) throw new Error(`istiod: listener ${listener.name} has no HTTP connection manager`);
   const { "@type": _type, ...connectionManager } = hcmFilter.typed_config as unknown as HcmJson;
-  if (!connectionManager.rds) throw new Error(`istiod: the connection manager on ${listener.name} has no RDS (an inline route_config?)`);
+  if (!connectionManager.rds)
+    throw new Error(`istiod: the connection manager on ${listener.name} has no RDS (an inline route_config?)`);
   const routeName = connectionManager.rds.route_config_name;
   const route = config.routes.find((r) => r.name === routeName);
   if (!route) throw new Error(`istiod sent no route configuration ${routeName}`);
@@ -276,7 +378,11 @@ export function gatewayEnvoyFromIstiod(config: IstiodGatewayConfig, objects: rea
   return {
     port,
     routeConfig,
-    connectionManager: { ...connectionManager, http_protocol_options: connectionManager.http_protocol_options ?? {}, upgrade_configs: connectionManager.upgrade_configs ?? [] },
+    connectionManager: {
+      ...connectionManager,
+      http_protocol_options: connectionManager.http_protocol_options ?? {},
+      upgrade_configs: connectionManager.upgrade_configs ?? [],
+    },
     clusters: new Set(config.clusters.map((c) => c.name)),
     sniHosts: serverNames ? [...serverNames].sort() : undefined,
     rejected: validateRouteConfiguration(routeConfig),

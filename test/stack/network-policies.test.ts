@@ -37,11 +37,18 @@ async function stackFronts(): Promise<FrontEnd[]> {
   const stacks = ["dev", "prod.example"];
   const fronts: FrontEnd[] = [];
   for (const stack of stacks) {
-    const document = parse(readFileSync(path.join(repoRoot, `Pulumi.${stack}.yaml`), "utf8")) as { config: Record<string, unknown> };
+    const document = parse(readFileSync(path.join(repoRoot, `Pulumi.${stack}.yaml`), "utf8")) as {
+      config: Record<string, unknown>;
+    };
     const config = parseStackConfig(document.config["entryway:stack"]);
     let made: Stack | undefined;
     const { manifests } = await render(() => (made = new Stack(stack, config)));
-    fronts.push({ name: `Pulumi.${stack}.yaml`, objects: manifests as ObjectLike[], owned: [config.namespace, ...(made!.connectNamespace ? [made!.connectNamespace] : [])], dns: config.networkPolicy?.dns ?? DEFAULT_DNS });
+    fronts.push({
+      name: `Pulumi.${stack}.yaml`,
+      objects: manifests as ObjectLike[],
+      owned: [config.namespace, ...(made!.connectNamespace ? [made!.connectNamespace] : [])],
+      dns: config.networkPolicy?.dns ?? DEFAULT_DNS,
+    });
   }
   return fronts;
 }
@@ -54,7 +61,11 @@ function chartFronts(): FrontEnd[] {
     const gateway = values.connectGateway ?? {};
     return {
       name: `chart ${path.basename(scenario)}`,
-      objects: helmTemplate(helmBinaries()[0], chart, { valuesFiles: [scenario], releaseName: "entryway", namespace: "entryway" }),
+      objects: helmTemplate(helmBinaries()[0], chart, {
+        valuesFiles: [scenario],
+        releaseName: "entryway",
+        namespace: "entryway",
+      }),
       owned: ["entryway", ...(gateway.enabled ? [gateway.namespace || "entryway-connect"] : [])],
       dns: values.networkPolicy?.dns ?? DEFAULT_DNS,
     };
@@ -63,14 +74,23 @@ function chartFronts(): FrontEnd[] {
 
 const podIn = (peer: InClusterPeer): PodEndpoint => ({ namespace: peer.namespace, labels: peer.podSelector });
 const isDefaultDeny = (o: ObjectLike & { spec: Json }) =>
-  Object.keys(o.spec.podSelector ?? {}).length === 0 && JSON.stringify(o.spec.policyTypes) === JSON.stringify(["Ingress", "Egress"]) && !o.spec.ingress?.length && !o.spec.egress?.length;
+  Object.keys(o.spec.podSelector ?? {}).length === 0 &&
+  JSON.stringify(o.spec.policyTypes) === JSON.stringify(["Ingress", "Egress"]) &&
+  !o.spec.ingress?.length &&
+  !o.spec.egress?.length;
 const INTERNET = { ip: "198.51.100.7" };
 
 describe("the model of NetworkPolicy itself", () => {
   const ns = "app";
   const pod: PodEndpoint = { namespace: ns, labels: { app: "web" }, ports: [{ name: "http", containerPort: 8080 }] };
   const client: PodEndpoint = { namespace: "clients", labels: { role: "client" } };
-  const policy = (spec: Json) => ({ apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy", metadata: { name: "p", namespace: ns }, spec }) as ObjectLike & { spec: Json };
+  const policy = (spec: Json) =>
+    ({
+      apiVersion: "networking.k8s.io/v1",
+      kind: "NetworkPolicy",
+      metadata: { name: "p", namespace: ns },
+      spec,
+    }) as ObjectLike & { spec: Json };
 
   it("denies everything under a default deny alone, and admits what an added policy allows (named ports resolved)", () => {
     const deny = policy({ podSelector: {}, policyTypes: ["Ingress", "Egress"] });
@@ -78,7 +98,11 @@ describe("the model of NetworkPolicy itself", () => {
     expect(allows([deny], client, pod, 8080)).toBe(false);
     expect(allows([deny], pod, podIn(DEFAULT_DNS), 53, "UDP")).toBe(false);
     expect(portAdmitted([deny], pod, 8080)).toBe(false);
-    const web = policy({ podSelector: { matchLabels: { app: "web" } }, policyTypes: ["Ingress"], ingress: [{ ports: [{ port: "http" }] }] });
+    const web = policy({
+      podSelector: { matchLabels: { app: "web" } },
+      policyTypes: ["Ingress"],
+      ingress: [{ ports: [{ port: "http" }] }],
+    });
     expect(allows([deny, web], client, pod, 8080)).toBe(true);
     expect(allows([deny, web], client, pod, 8081)).toBe(false);
   });
@@ -86,10 +110,18 @@ describe("the model of NetworkPolicy itself", () => {
   it("reads namespaceSelector and podSelector in one peer as AND, in two peers as OR, and ipBlock with except", () => {
     const both = (peers: Json[]) => [policy({ podSelector: {}, policyTypes: ["Ingress"], ingress: [{ from: peers }] })];
     const stranger: PodEndpoint = { namespace: "clients", labels: { role: "other" } };
-    const and = both([{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "clients" } }, podSelector: { matchLabels: { role: "client" } } }]);
+    const and = both([
+      {
+        namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "clients" } },
+        podSelector: { matchLabels: { role: "client" } },
+      },
+    ]);
     expect(allows(and, client, pod, 8080)).toBe(true);
     expect(allows(and, stranger, pod, 8080)).toBe(false);
-    const or = both([{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "clients" } } }, { podSelector: { matchLabels: { role: "client" } } }]);
+    const or = both([
+      { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "clients" } } },
+      { podSelector: { matchLabels: { role: "client" } } },
+    ]);
     expect(allows(or, stranger, pod, 8080)).toBe(true);
     const block = both([{ ipBlock: { cidr: "0.0.0.0/0", except: ["10.0.0.0/8"] } }]);
     expect(allows(block, INTERNET, pod, 8080)).toBe(true);
@@ -102,7 +134,14 @@ describe("the stack's NetworkPolicies", async () => {
   const fronts = [...(await stackFronts()), ...chartFronts()];
 
   it("covers the shipped stacks and every chart scenario", () => {
-    expect(fronts.map((f) => f.name)).toEqual(expect.arrayContaining(["Pulumi.dev.yaml", "Pulumi.prod.example.yaml", "chart default.yaml", "chart ssh-tls.yaml"]));
+    expect(fronts.map((f) => f.name)).toEqual(
+      expect.arrayContaining([
+        "Pulumi.dev.yaml",
+        "Pulumi.prod.example.yaml",
+        "chart default.yaml",
+        "chart ssh-tls.yaml",
+      ]),
+    );
   });
 
   describe.each(fronts.map((f) => [f.name, f] as const))("%s", (_name, front) => {
@@ -110,24 +149,41 @@ describe("the stack's NetworkPolicies", async () => {
     const pods = podsOf(front.objects);
 
     it("has exactly one default deny in every namespace the stack owns, and none elsewhere", () => {
-      const denies = policies.filter(isDefaultDeny).map((p) => p.metadata!.namespace!).sort();
+      const denies = policies
+        .filter(isDefaultDeny)
+        .map((p) => p.metadata!.namespace!)
+        .sort();
       expect(denies).toEqual([...front.owned].sort());
     });
 
     it("lets every pod in an owned namespace ask the cluster DNS", () => {
       const owned = pods.filter((p) => front.owned.includes(p.namespace));
-      for (const pod of owned) expect({ pod: pod.name, dns: allows(policies, pod, podIn(front.dns), 53, "UDP") && allows(policies, pod, podIn(front.dns), 53, "TCP") }).toEqual({ pod: pod.name, dns: true });
+      for (const pod of owned)
+        expect({
+          pod: pod.name,
+          dns: allows(policies, pod, podIn(front.dns), 53, "UDP") && allows(policies, pod, podIn(front.dns), 53, "TCP"),
+        }).toEqual({ pod: pod.name, dns: true });
     });
 
     it("admits every port a Service sends to on the pods it selects", () => {
       for (const service of front.objects.filter((o) => o.kind === "Service") as (ObjectLike & { spec: Json })[]) {
-        const selected = pods.filter((p) => p.namespace === service.metadata?.namespace && Object.entries((service.spec.selector ?? {}) as Record<string, string>).every(([k, v]) => p.labels[k] === v));
+        const selected = pods.filter(
+          (p) =>
+            p.namespace === service.metadata?.namespace &&
+            Object.entries((service.spec.selector ?? {}) as Record<string, string>).every(
+              ([k, v]) => p.labels[k] === v,
+            ),
+        );
         for (const pod of selected) {
           for (const servicePort of service.spec.ports as Json[]) {
             const target = servicePort.targetPort ?? servicePort.port;
             const port = typeof target === "number" ? target : pod.ports!.find((p) => p.name === target)!.containerPort;
-            expect({ service: service.metadata?.name, pod: pod.name, port, admitted: portAdmitted(policies, pod, port, servicePort.protocol ?? "TCP") })
-              .toEqual({ service: service.metadata?.name, pod: pod.name, port, admitted: true });
+            expect({
+              service: service.metadata?.name,
+              pod: pod.name,
+              port,
+              admitted: portAdmitted(policies, pod, port, servicePort.protocol ?? "TCP"),
+            }).toEqual({ service: service.metadata?.name, pod: pod.name, port, admitted: true });
           }
         }
       }
@@ -136,42 +192,57 @@ describe("the stack's NetworkPolicies", async () => {
     const gateway = pods.find((p) => p.labels["app.kubernetes.io/name"] === "connect-gateway");
     const workspaces = pods.filter((p) => p.labels["app.kubernetes.io/name"] === "ssh-workspace");
     // Only where there is a gateway (no test is made, and none skipped, elsewhere).
-    if (gateway) it("lets the SSH path through and nothing else: internet -> gateway -> istiod and workspaces", () => {
-      const connectPort = gateway!.ports!.find((p) => p.name === "connect")!.containerPort;
-      for (const port of [connectPort, 15021, 15090]) expect(allows(policies, INTERNET, gateway!, port)).toBe(true);
-      expect(allows(policies, INTERNET, gateway!, 15000)).toBe(false); // Envoy's admin port
-      expect(allows(policies, gateway!, podIn(DEFAULT_ISTIOD), 15012)).toBe(true);
-      expect(allows(policies, gateway!, podIn(DEFAULT_ISTIOD), 15010)).toBe(false); // istiod's plaintext xDS
-      expect(allows(policies, gateway!, { ip: "203.0.113.9" }, 443)).toBe(false);
-      const others = pods.filter((p) => p !== gateway && !workspaces.includes(p));
-      for (const other of others) for (const port of other.ports ?? []) expect(allows(policies, gateway!, other, port.containerPort)).toBe(false);
-      const stranger: PodEndpoint = { namespace: front.owned[0], labels: { app: "stranger" } };
-      // A workspace of this instance in a namespace the stack declares none in, and another
-      // instance's workspace beside a real one. (A pod in a declared namespace carrying this
-      // instance's labels is admitted whatever its component label says: whoever may create it
-      // could copy a real workspace's component label too, so selecting by component would add
-      // nothing but an update of the policy for every workspace added.)
-      for (const impostor of [
-        { namespace: "elsewhere", labels: { "app.kubernetes.io/name": "ssh-workspace", "app.kubernetes.io/instance": "entryway", "app.kubernetes.io/component": "alice" } },
-        ...workspaces.map((ws) => ({ namespace: ws.namespace, labels: { ...ws.labels, "app.kubernetes.io/instance": "another-release" } })),
-      ]) {
-        expect(allows(policies, gateway!, impostor, 2222), JSON.stringify(impostor)).toBe(false);
-      }
-      for (const workspace of workspaces) {
-        expect(allows(policies, gateway!, workspace, 2222)).toBe(true);
-        expect(allows(policies, INTERNET, workspace, 2222)).toBe(false);
-        expect(allows(policies, stranger, workspace, 2222)).toBe(false);
-        expect(allows(policies, workspace, stranger, 8000)).toBe(false);
-        expect(allows(policies, workspace, podIn(front.dns), 53, "UDP")).toBe(true);
-        expect(allows(policies, workspace, { ip: "10.1.2.3" }, 443)).toBe(false); // the cluster's range: never by default or by the example allow-list
-      }
-    });
+    if (gateway)
+      it("lets the SSH path through and nothing else: internet -> gateway -> istiod and workspaces", () => {
+        const connectPort = gateway!.ports!.find((p) => p.name === "connect")!.containerPort;
+        for (const port of [connectPort, 15021, 15090]) expect(allows(policies, INTERNET, gateway!, port)).toBe(true);
+        expect(allows(policies, INTERNET, gateway!, 15000)).toBe(false); // Envoy's admin port
+        expect(allows(policies, gateway!, podIn(DEFAULT_ISTIOD), 15012)).toBe(true);
+        expect(allows(policies, gateway!, podIn(DEFAULT_ISTIOD), 15010)).toBe(false); // istiod's plaintext xDS
+        expect(allows(policies, gateway!, { ip: "203.0.113.9" }, 443)).toBe(false);
+        const others = pods.filter((p) => p !== gateway && !workspaces.includes(p));
+        for (const other of others)
+          for (const port of other.ports ?? [])
+            expect(allows(policies, gateway!, other, port.containerPort)).toBe(false);
+        const stranger: PodEndpoint = { namespace: front.owned[0], labels: { app: "stranger" } };
+        // A workspace of this instance in a namespace the stack declares none in, and another
+        // instance's workspace beside a real one. (A pod in a declared namespace carrying this
+        // instance's labels is admitted whatever its component label says: whoever may create it
+        // could copy a real workspace's component label too, so selecting by component would add
+        // nothing but an update of the policy for every workspace added.)
+        for (const impostor of [
+          {
+            namespace: "elsewhere",
+            labels: {
+              "app.kubernetes.io/name": "ssh-workspace",
+              "app.kubernetes.io/instance": "entryway",
+              "app.kubernetes.io/component": "alice",
+            },
+          },
+          ...workspaces.map((ws) => ({
+            namespace: ws.namespace,
+            labels: { ...ws.labels, "app.kubernetes.io/instance": "another-release" },
+          })),
+        ]) {
+          expect(allows(policies, gateway!, impostor, 2222), JSON.stringify(impostor)).toBe(false);
+        }
+        for (const workspace of workspaces) {
+          expect(allows(policies, gateway!, workspace, 2222)).toBe(true);
+          expect(allows(policies, INTERNET, workspace, 2222)).toBe(false);
+          expect(allows(policies, stranger, workspace, 2222)).toBe(false);
+          expect(allows(policies, workspace, stranger, 8000)).toBe(false);
+          expect(allows(policies, workspace, podIn(front.dns), 53, "UDP")).toBe(true);
+          expect(allows(policies, workspace, { ip: "10.1.2.3" }, 443)).toBe(false); // the cluster's range: never by default or by the example allow-list
+        }
+      });
   });
 
   it("a workspace's egress allow-list opens exactly what it names (chart ssh-several-workspaces: bob, 443 outside 10.0.0.0/8)", () => {
     const front = fronts.find((f) => f.name === "chart ssh-several-workspaces.yaml")!;
     const policies = networkPolicies(front.objects);
-    const [alice, bob] = ["entryway-ws-alice", "entryway-ws-bob"].map((name) => podsOf(front.objects).find((p) => p.labels["app.kubernetes.io/component"] === name)!);
+    const [alice, bob] = ["entryway-ws-alice", "entryway-ws-bob"].map((name) =>
+      podsOf(front.objects).find((p) => p.labels["app.kubernetes.io/component"] === name)!,
+    );
     expect(allows(policies, bob, INTERNET, 443)).toBe(true);
     expect(allows(policies, bob, INTERNET, 80)).toBe(false);
     expect(allows(policies, alice, INTERNET, 443)).toBe(false);

@@ -25,7 +25,9 @@ const stacks = readdirSync(repoRoot)
   .sort();
 
 async function renderStack(stack: string) {
-  const document = parse(readFileSync(path.join(repoRoot, `Pulumi.${stack}.yaml`), "utf8")) as { config: Record<string, unknown> };
+  const document = parse(readFileSync(path.join(repoRoot, `Pulumi.${stack}.yaml`), "utf8")) as {
+    config: Record<string, unknown>;
+  };
   const config = parseStackConfig(document.config["entryway:stack"], `Pulumi.${stack}.yaml`);
   let made: Stack | undefined;
   const rendered = await render(() => {
@@ -43,18 +45,26 @@ describe("the shipped stacks", () => {
     const { resources, manifests } = await renderStack(name);
     expect(manifests.length).toBeGreaterThan(5);
     await assertValidObjects(manifests);
-    const envoyErrors = (await Promise.all((manifests as ObjectLike[]).filter((o) => o.kind === "EnvoyFilter").map(checkEnvoyFilter))).flat();
+    const envoyErrors = (
+      await Promise.all((manifests as ObjectLike[]).filter((o) => o.kind === "EnvoyFilter").map(checkEnvoyFilter))
+    ).flat();
     expect(envoyErrors).toEqual([]);
-    const violations = await allViolations(resources.filter((r) => r.custom).map((r) => ({ type: r.type, props: r.inputs })));
+    const violations = await allViolations(
+      resources.filter((r) => r.custom).map((r) => ({ type: r.type, props: r.inputs })),
+    );
     expect(violations).toEqual([]);
   });
 
   it("the production example deploys the exec gateway with least privilege, autoscaled, over TLS", async () => {
     const { manifests, stack } = await renderStack("prod.example");
-    const roles = manifests.filter((m) => m.kind === "Role" && m.metadata.name === "entryway-exec-gateway").map((m) => m.metadata.namespace);
+    const roles = manifests
+      .filter((m) => m.kind === "Role" && m.metadata.name === "entryway-exec-gateway")
+      .map((m) => m.metadata.namespace);
     expect(roles.sort()).toEqual(["checkout", "payments", "search"]);
     expect(manifests.some((m) => m.kind === "ClusterRole" && /exec-gateway/.test(m.metadata.name ?? ""))).toBe(false);
-    expect(manifests.some((m) => m.kind === "HorizontalPodAutoscaler" && m.metadata.name === "entryway-exec-gateway")).toBe(true);
+    expect(
+      manifests.some((m) => m.kind === "HorizontalPodAutoscaler" && m.metadata.name === "entryway-exec-gateway"),
+    ).toBe(true);
     expect(await outputOf(stack.execGatewayUrl!)).toBe("wss://exec.example.com/v1/enter");
     expect(await outputOf(stack.ansibleFormsUrl!)).toBe("https://forms.example.com");
   });
@@ -74,7 +84,10 @@ describe("the shipped stacks", () => {
     const ca = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
     const config = parseStackConfig({
       namespace: "x",
-      ansibleForms: { existingSecrets: { rteToken: "forms-rte-token" }, expose: { host: "forms.example.com", tlsSecretName: "forms-tls", caBundle: ca } },
+      ansibleForms: {
+        existingSecrets: { rteToken: "forms-rte-token" },
+        expose: { host: "forms.example.com", tlsSecretName: "forms-tls", caBundle: ca },
+      },
     });
     let stack: Stack | undefined;
     await render(() => (stack = new Stack("ca", config)));
@@ -85,29 +98,66 @@ describe("the shipped stacks", () => {
   it("a second stack's RemoteRte takes the token and CA as outputs (what a StackReference gives): a Secret, the CA mounted and hashed", async () => {
     const ca = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
     const { manifests } = await render(
-      () => new RemoteRte("dc2", { namespace: "rte", appUrl: "https://forms.example.com", token: pulumi.secret("0123456789abcdef0123"), caBundle: pulumi.output(ca) }),
+      () =>
+        new RemoteRte("dc2", {
+          namespace: "rte",
+          appUrl: "https://forms.example.com",
+          token: pulumi.secret("0123456789abcdef0123"),
+          caBundle: pulumi.output(ca),
+        }),
     );
     const objects = manifests as ObjectLike[];
-    const configMap = objects.find((o) => o.kind === "ConfigMap" && o.metadata?.name === "dc2-remote-rte-ca") as unknown as { data: Record<string, string> };
+    const configMap = objects.find(
+      (o) => o.kind === "ConfigMap" && o.metadata?.name === "dc2-remote-rte-ca",
+    ) as unknown as { data: Record<string, string> };
     expect(configMap.data["ca.crt"]).toBe(ca);
-    const statefulSet = objects.find((o) => o.kind === "StatefulSet") as unknown as { spec: { template: { metadata: { annotations: Record<string, string> } } } };
-    expect(statefulSet.spec.template.metadata.annotations["checksum/ca-bundle"]).toBe(createHash("sha256").update(ca).digest("hex"));
+    const statefulSet = objects.find((o) => o.kind === "StatefulSet") as unknown as {
+      spec: { template: { metadata: { annotations: Record<string, string> } } };
+    };
+    expect(statefulSet.spec.template.metadata.annotations["checksum/ca-bundle"]).toBe(
+      createHash("sha256").update(ca).digest("hex"),
+    );
     expect(objects.some((o) => o.kind === "Secret" && o.metadata?.name === "dc2-remote-rte-token")).toBe(true);
   });
 
   it.each([
     [{ namespace: "x", execGateway: {} }, /ExecGateway entryway: targetNamespaces is empty/],
-    [{ namespace: "x", execGateway: { targetNamespaces: ["a"], authorizer: "ldap" } }, /entryway:stack is invalid: \/execGateway\/authorizer must be equal to one of the allowed values/],
-    [{ namespace: "x", execGateway: { targetNamespaces: ["a"], replicas: 1.5 } }, /\/execGateway\/replicas must be integer/],
-    [{ namespace: "x", execGateway: { targetNamespaces: ["a"], exposure: { kind: "ingress", host: "exec.example.com" } } }, /\/execGateway\/exposure must have required property 'tlsSecretName'/],
-    [{ namespace: "x", connectGateway: { hostname: "ssh.example.com" }, execGateway: { targetNamespaces: ["a", "x-connect"] } }, /targetNamespaces includes "x-connect", a namespace the stack owns/],
+    [
+      { namespace: "x", execGateway: { targetNamespaces: ["a"], authorizer: "ldap" } },
+      /entryway:stack is invalid: \/execGateway\/authorizer must be equal to one of the allowed values/,
+    ],
+    [
+      { namespace: "x", execGateway: { targetNamespaces: ["a"], replicas: 1.5 } },
+      /\/execGateway\/replicas must be integer/,
+    ],
+    [
+      {
+        namespace: "x",
+        execGateway: { targetNamespaces: ["a"], exposure: { kind: "ingress", host: "exec.example.com" } },
+      },
+      /\/execGateway\/exposure must have required property 'tlsSecretName'/,
+    ],
+    [
+      {
+        namespace: "x",
+        connectGateway: { hostname: "ssh.example.com" },
+        execGateway: { targetNamespaces: ["a", "x-connect"] },
+      },
+      /targetNamespaces includes "x-connect", a namespace the stack owns/,
+    ],
   ])("refuses a bad execGateway section with a clear error (%j)", async (raw, message) => {
     await expect(render(() => new Stack("bad", parseStackConfig(raw)))).rejects.toThrow(message);
   });
 
   it("has the exec gateway refuse the CONNECT gateway's namespace at request time too (also with clusterWide), unless allowOwnedNamespaces", async () => {
     const refused = async (execGateway: Record<string, unknown>) => {
-      const { manifests } = await render(() => new Stack("s", parseStackConfig({ namespace: "x", connectGateway: { hostname: "ssh.example.com" }, execGateway })));
+      const { manifests } = await render(
+        () =>
+          new Stack(
+            "s",
+            parseStackConfig({ namespace: "x", connectGateway: { hostname: "ssh.example.com" }, execGateway }),
+          ),
+      );
       return gatewaySettings(manifests as ObjectLike[]).refusedNamespaces;
     };
     expect(await refused({ clusterWide: true })).toEqual(["x-connect"]);

@@ -25,13 +25,22 @@ describe("actionlint", () => {
   it("rejects the mistakes it is here to catch", async () => {
     const broken: Array<[kind: string, source: string]> = [
       // A job that needs a job that does not exist.
-      ["job-needs", "on: push\njobs:\n  a:\n    runs-on: ubuntu-24.04\n    needs: [nope]\n    steps:\n      - run: echo hi\n"],
+      [
+        "job-needs",
+        "on: push\njobs:\n  a:\n    runs-on: ubuntu-24.04\n    needs: [nope]\n    steps:\n      - run: echo hi\n",
+      ],
       // A misspelt key in a step.
       ["syntax-check", "on: push\njobs:\n  a:\n    runs-on: ubuntu-24.04\n    steps:\n      - rn: echo hi\n"],
       // The secrets context is not available in a job-level `if`.
-      ["expression", "on: push\njobs:\n  a:\n    if: secrets.TOKEN != ''\n    runs-on: ubuntu-24.04\n    steps:\n      - run: echo hi\n"],
+      [
+        "expression",
+        "on: push\njobs:\n  a:\n    if: secrets.TOKEN != ''\n    runs-on: ubuntu-24.04\n    steps:\n      - run: echo hi\n",
+      ],
       // An undefined input of a well-known action.
-      ["action", "on: push\njobs:\n  a:\n    runs-on: ubuntu-24.04\n    steps:\n      - uses: actions/checkout@v4\n        with:\n          fetch-deepth: 0\n"],
+      [
+        "action",
+        "on: push\njobs:\n  a:\n    runs-on: ubuntu-24.04\n    steps:\n      - uses: actions/checkout@v4\n        with:\n          fetch-deepth: 0\n",
+      ],
     ];
     for (const [kind, source] of broken) {
       const kinds = (await runLint(source, "broken.yml")).map((result) => result.kind);

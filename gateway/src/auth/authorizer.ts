@@ -22,7 +22,10 @@ export type Decision =
  * `expired` when the token no longer authenticates, `denied` when the user may no longer enter);
  * or the authorizer could not say (the session goes on and is asked again next time). Never thrown.
  */
-export type Recheck = { outcome: "allowed" } | { outcome: "revoked"; closeCode: "expired" | "denied"; reason: string } | { outcome: "unavailable"; detail: string };
+export type Recheck =
+  | { outcome: "allowed" }
+  | { outcome: "revoked"; closeCode: "expired" | "denied"; reason: string }
+  | { outcome: "unavailable"; detail: string };
 
 /** Wraps a recheck so that a failure is "unavailable", never a throw. */
 export function recheckFailSoft(recheck: () => Promise<Recheck>): () => Promise<Recheck> {
@@ -54,10 +57,14 @@ export function jwtExpiry(token: string): number | undefined {
  * pod is known and before anything is created. Never throws: errors deny. Authorizers without it
  * allow no debug containers.
  */
-export type DebugAccess = (pod: { namespace: string; pod: string }) => Promise<{ allow: true } | { allow: false; reason: string; detail?: string }>;
+export type DebugAccess = (pod: {
+  namespace: string;
+  pod: string;
+}) => Promise<{ allow: true } | { allow: false; reason: string; detail?: string }>;
 
 /** Who holds a token and the groups the authorizer knows them by (reviewer access to recordings). */
-export type Identity = { known: true; user: string; groups: string[] } | { known: false; reason: string; detail?: string };
+export type Identity =
+  { known: true; user: string; groups: string[] } | { known: false; reason: string; detail?: string };
 
 export interface IdentifyRequest {
   token: string;
@@ -72,12 +79,19 @@ export interface Authorizer {
 }
 
 /** Wraps an identity lookup so that any failure leaves the token's owner unknown. */
-export function identifyFailClosed(name: string, lookup: (request: IdentifyRequest) => Promise<Identity>): (request: IdentifyRequest) => Promise<Identity> {
+export function identifyFailClosed(
+  name: string,
+  lookup: (request: IdentifyRequest) => Promise<Identity>,
+): (request: IdentifyRequest) => Promise<Identity> {
   return async (request) => {
     try {
       return await lookup(request);
     } catch (error) {
-      return { known: false, reason: `${name} authorizer unavailable`, detail: error instanceof Error ? error.message : String(error) };
+      return {
+        known: false,
+        reason: `${name} authorizer unavailable`,
+        detail: error instanceof Error ? error.message : String(error),
+      };
     }
   };
 }
@@ -89,7 +103,11 @@ export function failClosed(name: string, decide: (request: AuthRequest) => Promi
       try {
         return await decide(request);
       } catch (error) {
-        return { allow: false, reason: `${name} authorizer unavailable`, detail: error instanceof Error ? error.message : String(error) };
+        return {
+          allow: false,
+          reason: `${name} authorizer unavailable`,
+          detail: error instanceof Error ? error.message : String(error),
+        };
       }
     },
   };

@@ -23,31 +23,54 @@
 // ServiceAccount (the token no longer authenticates: `expired`) or a removed RoleBinding (`denied`)
 // ends it.
 import { AuthenticationV1Api, AuthorizationV1Api, type KubeConfig, type V1UserInfo } from "@kubernetes/client-node";
-import { failClosed, identifyFailClosed, jwtExpiry, recheckFailSoft, type Authorizer, type DebugAccess, type Identity, type Recheck } from "./authorizer.js";
+import {
+  failClosed,
+  identifyFailClosed,
+  jwtExpiry,
+  recheckFailSoft,
+  type Authorizer,
+  type DebugAccess,
+  type Identity,
+  type Recheck,
+} from "./authorizer.js";
 
 export function kubernetesAuthorizer(kubeConfig: KubeConfig, audiences: string[]): Authorizer {
   if (audiences.length === 0) throw new Error("tokenAudiences must name at least one audience");
   const authentication = kubeConfig.makeApiClient(AuthenticationV1Api);
   const authorization = kubeConfig.makeApiClient(AuthorizationV1Api);
   /** The TokenReview's user (with uid, groups, extra), or why the token is refused. */
-  async function review(token: string): Promise<{ ok: true; user: string; info: V1UserInfo } | { ok: false; reason: string; detail?: string }> {
+  async function review(
+    token: string,
+  ): Promise<{ ok: true; user: string; info: V1UserInfo } | { ok: false; reason: string; detail?: string }> {
     const { status } = await authentication.createTokenReview({
       body: { apiVersion: "authentication.k8s.io/v1", kind: "TokenReview", spec: { token, audiences } },
     });
     const user = status?.user?.username;
-    if (!status?.authenticated || !user) return { ok: false, reason: "token rejected", ...(status?.error ? { detail: status.error } : {}) };
+    if (!status?.authenticated || !user)
+      return { ok: false, reason: "token rejected", ...(status?.error ? { detail: status.error } : {}) };
     if (!status.audiences?.some((audience) => audiences.includes(audience))) {
-      return { ok: false, reason: `token rejected: not made for audience ${audiences.join(" or ")} (kubectl create token --audience ${audiences[0]})` };
+      return {
+        ok: false,
+        reason: `token rejected: not made for audience ${audiences.join(" or ")} (kubectl create token --audience ${audiences[0]})`,
+      };
     }
     return { ok: true, user, info: status.user! };
   }
   const { authorize } = failClosed("kubernetes", async ({ token, target }) => {
-    if (target.kind === "docker") return { allow: false, reason: "the kubernetes authorizer only covers Kubernetes targets" };
+    if (target.kind === "docker")
+      return { allow: false, reason: "the kubernetes authorizer only covers Kubernetes targets" };
     const reviewed = await review(token);
-    if (!reviewed.ok) return { allow: false, reason: reviewed.reason, ...(reviewed.detail ? { detail: reviewed.detail } : {}) };
+    if (!reviewed.ok)
+      return { allow: false, reason: reviewed.reason, ...(reviewed.detail ? { detail: reviewed.detail } : {}) };
     const { user } = reviewed;
     /** The cluster's answer to "may this user (as TokenReview knows them) <verb> pods/<subresource> here?", and its reason. */
-    const accessReview = async ({ user: username, info }: { user: string; info: V1UserInfo }, verb: string, subresource: string, namespace: string, name?: string) => {
+    const accessReview = async (
+      { user: username, info }: { user: string; info: V1UserInfo },
+      verb: string,
+      subresource: string,
+      namespace: string,
+      name?: string,
+    ) => {
       const access = await authorization.createSubjectAccessReview({
         body: {
           apiVersion: "authorization.k8s.io/v1",
@@ -61,24 +84,44 @@ export function kubernetesAuthorizer(kubeConfig: KubeConfig, audiences: string[]
           },
         },
       });
-      return { allowed: access.status?.allowed === true, why: access.status?.reason ? `: ${access.status.reason}` : "" };
+      return {
+        allowed: access.status?.allowed === true,
+        why: access.status?.reason ? `: ${access.status.reason}` : "",
+      };
     };
-    const mayExec = (who: { user: string; info: V1UserInfo }) => accessReview(who, "create", "exec", target.namespace, target.kind === "pod" ? target.pod : undefined);
+    const mayExec = (who: { user: string; info: V1UserInfo }) =>
+      accessReview(who, "create", "exec", target.namespace, target.kind === "pod" ? target.pod : undefined);
     const exec = await mayExec(reviewed);
-    if (!exec.allowed) return { allow: false, reason: `${user} may not exec in namespace ${target.namespace}${exec.why}`, user };
+    if (!exec.allowed)
+      return { allow: false, reason: `${user} may not exec in namespace ${target.namespace}${exec.why}`, user };
     const recheck = recheckFailSoft(async (): Promise<Recheck> => {
       const again = await review(token);
-      if (!again.ok) return { outcome: "revoked", closeCode: "expired", reason: `the access token is no longer valid (${again.reason})` };
+      if (!again.ok)
+        return {
+          outcome: "revoked",
+          closeCode: "expired",
+          reason: `the access token is no longer valid (${again.reason})`,
+        };
       const still = await mayExec(again);
       if (still.allowed) return { outcome: "allowed" };
-      return { outcome: "revoked", closeCode: "denied", reason: `permission denied: ${user} may no longer exec in namespace ${target.namespace}${still.why}` };
+      return {
+        outcome: "revoked",
+        closeCode: "denied",
+        reason: `permission denied: ${user} may no longer exec in namespace ${target.namespace}${still.why}`,
+      };
     });
     const mayDebug: DebugAccess = async ({ namespace, pod }) => {
       try {
         const debug = await accessReview(reviewed, "patch", "ephemeralcontainers", namespace, pod);
-        return debug.allowed ? { allow: true } : { allow: false, reason: `${user} may not add debug containers to pod ${namespace}/${pod}${debug.why}` };
+        return debug.allowed
+          ? { allow: true }
+          : { allow: false, reason: `${user} may not add debug containers to pod ${namespace}/${pod}${debug.why}` };
       } catch (error) {
-        return { allow: false, reason: "kubernetes authorizer unavailable", detail: error instanceof Error ? error.message : String(error) };
+        return {
+          allow: false,
+          reason: "kubernetes authorizer unavailable",
+          detail: error instanceof Error ? error.message : String(error),
+        };
       }
     };
     const expiresAt = jwtExpiry(token);
@@ -87,7 +130,8 @@ export function kubernetesAuthorizer(kubeConfig: KubeConfig, audiences: string[]
   // Groups as the API server authenticated them (TokenReviewStatus.user.groups).
   const identify = identifyFailClosed("kubernetes", async ({ token }): Promise<Identity> => {
     const reviewed = await review(token);
-    if (!reviewed.ok) return { known: false, reason: reviewed.reason, ...(reviewed.detail ? { detail: reviewed.detail } : {}) };
+    if (!reviewed.ok)
+      return { known: false, reason: reviewed.reason, ...(reviewed.detail ? { detail: reviewed.detail } : {}) };
     return { known: true, user: reviewed.user, groups: reviewed.info.groups ?? [] };
   });
   return { authorize, identify };

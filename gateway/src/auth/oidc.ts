@@ -52,12 +52,15 @@ function listClaim(claim: unknown): string[] {
 }
 
 export function oidcAuthorizer(options: OidcOptions): Authorizer {
-  if (!options.issuer || !options.audience) throw new Error("oidcIssuer and oidcAudience are required for the oidc authorizer");
+  if (!options.issuer || !options.audience)
+    throw new Error("oidcIssuer and oidcAudience are required for the oidc authorizer");
   secureUrl(options.issuer, "oidcIssuer", KEYS_IN_TRANSIT);
   if (options.jwksUri) secureUrl(options.jwksUri, "oidcJwksUri", KEYS_IN_TRANSIT);
   let keys: ReturnType<typeof createRemoteJWKSet> | undefined;
   /** The verified claims with the user, or why the token is refused. */
-  async function verify(token: string): Promise<{ ok: true; user: string; payload: JWTPayload } | { ok: false; reason: string }> {
+  async function verify(
+    token: string,
+  ): Promise<{ ok: true; user: string; payload: JWTPayload } | { ok: false; reason: string }> {
     keys ??= createRemoteJWKSet(options.jwksUri ? new URL(options.jwksUri) : await discoverJwksUri(options.issuer), {
       ...(options.jwksCooldownMs !== undefined ? { cooldownDuration: options.jwksCooldownMs } : {}),
     });
@@ -89,7 +92,11 @@ export function oidcAuthorizer(options: OidcOptions): Authorizer {
   const identify = identifyFailClosed("oidc", async ({ token }): Promise<Identity> => {
     const verified = await verify(token);
     if (!verified.ok) return { known: false, reason: verified.reason };
-    return { known: true, user: verified.user, groups: listClaim(verified.payload[options.groupsClaim ?? defaultConfig.oidcGroupsClaim]) };
+    return {
+      known: true,
+      user: verified.user,
+      groups: listClaim(verified.payload[options.groupsClaim ?? defaultConfig.oidcGroupsClaim]),
+    };
   });
   return { authorize, identify };
 }

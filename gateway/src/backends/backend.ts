@@ -42,7 +42,13 @@ export interface Backend {
    * Starts `command` with stdin attached: on a TTY of the given size, or, with `tty: false` (pipe
    * mode), on plain pipes with stdout and stderr apart.
    */
-  exec(target: ResolvedTarget, command: string[], size: { cols: number; rows: number }, handlers: ExecHandlers, options?: { tty: boolean }): Promise<ExecControl>;
+  exec(
+    target: ResolvedTarget,
+    command: string[],
+    size: { cols: number; rows: number },
+    handlers: ExecHandlers,
+    options?: { tty: boolean },
+  ): Promise<ExecControl>;
   /**
    * Runs a short command without a TTY and returns its exit code (null if unknown). When `signal`
    * aborts, the exec stream is dropped and the promise rejects (the command itself may go on).

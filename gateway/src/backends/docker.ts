@@ -3,7 +3,14 @@
 import http from "node:http";
 import net, { type Socket } from "node:net";
 import type { Target } from "../target.js";
-import { NotFoundError, type Backend, type ExecControl, type ExecHandlers, type OutputStream, type ResolvedTarget } from "./backend.js";
+import {
+  NotFoundError,
+  type Backend,
+  type ExecControl,
+  type ExecHandlers,
+  type OutputStream,
+  type ResolvedTarget,
+} from "./backend.js";
 
 const API = "/v1.41";
 
@@ -16,7 +23,8 @@ interface Endpoint {
 function parseDockerHost(dockerHost: string): Endpoint {
   const url = new URL(dockerHost);
   if (url.protocol === "unix:") return { socketPath: url.pathname };
-  if (url.protocol === "tcp:" || url.protocol === "http:") return { host: url.hostname, port: Number(url.port || 2375) };
+  if (url.protocol === "tcp:" || url.protocol === "http:")
+    return { host: url.hostname, port: Number(url.port || 2375) };
   throw new Error(`unsupported dockerHost ${dockerHost}: use unix:///path or tcp://host:port`);
 }
 
@@ -169,7 +177,10 @@ export function dockerBackend(dockerHost: string): Backend {
         ),
       );
       socket.once("error", (error) => head !== null && fail(error));
-      socket.once("end", () => head !== null && fail(new Error("Docker API exec start: the engine closed the connection")));
+      socket.once(
+        "end",
+        () => head !== null && fail(new Error("Docker API exec start: the engine closed the connection")),
+      );
     });
   }
 
@@ -208,11 +219,13 @@ export function dockerBackend(dockerHost: string): Backend {
         // daemon/container.go GetContainer): "fe16" would open the container whose id starts with
         // fe16 for a user authorized only for a container named fe16. Only what was named counts.
         const name = info.Name.replace(/^\//, "");
-        if (target.container !== name && target.container !== info.Id) throw new NotFoundError(`no container named ${target.container} (give a name, or an id in full)`);
+        if (target.container !== name && target.container !== info.Id)
+          throw new NotFoundError(`no container named ${target.container} (give a name, or an id in full)`);
         if (!info.State.Running) throw new NotFoundError(`container ${target.container} is not running`);
         return { container: info.Id, label: `docker/${name}` };
       } catch (error) {
-        if (error instanceof DockerApiError && error.status === 404) throw new NotFoundError(`no container ${target.container}`);
+        if (error instanceof DockerApiError && error.status === 404)
+          throw new NotFoundError(`no container ${target.container}`);
         throw error;
       }
     },
@@ -220,7 +233,11 @@ export function dockerBackend(dockerHost: string): Backend {
     async exec(target, command, size, handlers: ExecHandlers, { tty } = { tty: true }): Promise<ExecControl> {
       const execId = await createExec(target.container, command, tty, true);
       const demuxer = tty ? null : new StreamDemuxer((chunk, which) => handlers.onOutput(chunk, which));
-      const stream = await startExec(execId, tty, demuxer ? (chunk) => demuxer.push(chunk) : (chunk) => handlers.onOutput(chunk, "stdout"));
+      const stream = await startExec(
+        execId,
+        tty,
+        demuxer ? (chunk) => demuxer.push(chunk) : (chunk) => handlers.onOutput(chunk, "stdout"),
+      );
       let ended = false;
       const end = (error?: string) => {
         if (ended) return;

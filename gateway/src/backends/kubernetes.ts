@@ -35,7 +35,14 @@ import {
   type V1Status,
 } from "@kubernetes/client-node";
 import type { Target } from "../target.js";
-import { DebugContainerError, NotFoundError, type Backend, type DebugContainers, type ExecControl, type ResolvedTarget } from "./backend.js";
+import {
+  DebugContainerError,
+  NotFoundError,
+  type Backend,
+  type DebugContainers,
+  type ExecControl,
+  type ResolvedTarget,
+} from "./backend.js";
 
 /** How often a new debug container's status is read while it starts. */
 const DEBUG_POLL_MS = 250;
@@ -63,7 +70,10 @@ function isNotFound(error: unknown): boolean {
 /** Whether `owner` is `object`'s controller (its ownerReference with controller: true, by uid). */
 function controlledBy(object: { metadata?: V1ObjectMeta }, owner: { metadata?: V1ObjectMeta }): boolean {
   const uid = owner.metadata?.uid;
-  return uid !== undefined && (object.metadata?.ownerReferences ?? []).some((reference) => reference.controller === true && reference.uid === uid);
+  return (
+    uid !== undefined &&
+    (object.metadata?.ownerReferences ?? []).some((reference) => reference.controller === true && reference.uid === uid)
+  );
 }
 
 function isRunning(pod: V1Pod): boolean {
@@ -100,7 +110,8 @@ export function kubernetesBackend(kubeConfig: KubeConfig): Backend {
       try {
         const statefulSet = await apps.readNamespacedStatefulSet({ namespace, name });
         const pod = await readPod(namespace, `${name}-${instance}`);
-        if (!controlledBy(pod, statefulSet)) throw new NotFoundError(`pod ${namespace}/${name}-${instance} does not belong to statefulset ${name}`);
+        if (!controlledBy(pod, statefulSet))
+          throw new NotFoundError(`pod ${namespace}/${name}-${instance} does not belong to statefulset ${name}`);
         return pod;
       } catch (error) {
         if (!isNotFound(error) || kind === "statefulset") throw error;
@@ -118,14 +129,21 @@ export function kubernetesBackend(kubeConfig: KubeConfig): Backend {
       .map(([k, v]) => `${k}=${v}`)
       .join(",");
     const narrowed = labelSelector ? { labelSelector } : {};
-    const replicaSets = (await apps.listNamespacedReplicaSet({ namespace, ...narrowed })).items.filter((rs) => controlledBy(rs, deployment));
-    const pods = (await core.listNamespacedPod({ namespace, ...narrowed })).items.filter((pod) => isRunning(pod) && replicaSets.some((rs) => controlledBy(pod, rs)));
+    const replicaSets = (await apps.listNamespacedReplicaSet({ namespace, ...narrowed })).items.filter((rs) =>
+      controlledBy(rs, deployment),
+    );
+    const pods = (await core.listNamespacedPod({ namespace, ...narrowed })).items.filter(
+      (pod) => isRunning(pod) && replicaSets.some((rs) => controlledBy(pod, rs)),
+    );
     pods.sort((a, b) => {
       const byTime = (a.metadata?.creationTimestamp?.getTime() ?? 0) - (b.metadata?.creationTimestamp?.getTime() ?? 0);
       return byTime !== 0 ? byTime : (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? "");
     });
     const pod = pods[instance];
-    if (!pod) throw new NotFoundError(`deployment ${namespace}/${name} has ${pods.length} running pods, no instance ${instance}`);
+    if (!pod)
+      throw new NotFoundError(
+        `deployment ${namespace}/${name} has ${pods.length} running pods, no instance ${instance}`,
+      );
     return pod;
   }
 
@@ -139,9 +157,19 @@ export function kubernetesBackend(kubeConfig: KubeConfig): Backend {
     onEnd: (result: { exitCode: number | null; error?: string }) => void,
   ) {
     let status: V1Status | undefined;
-    const socket = await exec().exec(target.namespace!, target.pod!, target.container, command, output.stdout, output.stderr, stdin, tty, (s) => {
-      status = s;
-    });
+    const socket = await exec().exec(
+      target.namespace!,
+      target.pod!,
+      target.container,
+      command,
+      output.stdout,
+      output.stderr,
+      stdin,
+      tty,
+      (s) => {
+        status = s;
+      },
+    );
     let ended = false;
     const end = (error?: string) => {
       if (ended) return;
@@ -173,8 +201,13 @@ export function kubernetesBackend(kubeConfig: KubeConfig): Backend {
       const namespace = target.namespace!;
       const pod = target.pod!;
       const name = `entryway-debug-${randomBytes(4).toString("hex")}`;
-      const targetContext = (await readPod(namespace, pod)).spec?.containers.find((c) => c.name === target.container)?.securityContext;
-      const sameUser = { ...(targetContext?.runAsUser !== undefined ? { runAsUser: targetContext.runAsUser } : {}), ...(targetContext?.runAsGroup !== undefined ? { runAsGroup: targetContext.runAsGroup } : {}) };
+      const targetContext = (await readPod(namespace, pod)).spec?.containers.find(
+        (c) => c.name === target.container,
+      )?.securityContext;
+      const sameUser = {
+        ...(targetContext?.runAsUser !== undefined ? { runAsUser: targetContext.runAsUser } : {}),
+        ...(targetContext?.runAsGroup !== undefined ? { runAsGroup: targetContext.runAsGroup } : {}),
+      };
       // `sleep` as the main process: the sessions exec into the container (the usual wrapper, so the
       // reaper works there too), and it ends by itself once no session can still use it.
       const container: V1EphemeralContainer = {
@@ -196,7 +229,8 @@ export function kubernetesBackend(kubeConfig: KubeConfig): Backend {
           setHeaderOptions("Content-Type", PatchStrategy.StrategicMergePatch),
         );
       } catch (error) {
-        if (isNotFound(error)) throw new NotFoundError(`no pod ${namespace}/${pod}, or ephemeral containers are off in this cluster`);
+        if (isNotFound(error))
+          throw new NotFoundError(`no pod ${namespace}/${pod}, or ephemeral containers are off in this cluster`);
         throw error;
       }
       return { namespace, pod, container: name, label: `${namespace}/${pod}/${name}` };
@@ -209,9 +243,16 @@ export function kubernetesBackend(kubeConfig: KubeConfig): Backend {
         const pod = await readPod(debugTarget.namespace!, debugTarget.pod!);
         const state = pod.status?.ephemeralContainerStatuses?.find((s) => s.name === debugTarget.container)?.state;
         if (state?.running) return;
-        if (state?.terminated) throw new DebugContainerError(`debug container ${debugTarget.container} ended (${state.terminated.reason ?? `exit code ${state.terminated.exitCode}`})`);
-        if (state?.waiting) last = [state.waiting.reason, state.waiting.message].filter(Boolean).join(": ") || "waiting";
-        if (Date.now() >= deadline) throw new DebugContainerError(`debug container ${debugTarget.container} did not start within ${Math.round(timeoutMs / 1000)} s (${last})`);
+        if (state?.terminated)
+          throw new DebugContainerError(
+            `debug container ${debugTarget.container} ended (${state.terminated.reason ?? `exit code ${state.terminated.exitCode}`})`,
+          );
+        if (state?.waiting)
+          last = [state.waiting.reason, state.waiting.message].filter(Boolean).join(": ") || "waiting";
+        if (Date.now() >= deadline)
+          throw new DebugContainerError(
+            `debug container ${debugTarget.container} did not start within ${Math.round(timeoutMs / 1000)} s (${last})`,
+          );
         await sleep(Math.min(DEBUG_POLL_MS, Math.max(0, deadline - Date.now())));
       }
     },
@@ -222,13 +263,19 @@ export function kubernetesBackend(kubeConfig: KubeConfig): Backend {
     debugContainers,
 
     async resolve(target: Target): Promise<ResolvedTarget> {
-      if (target.kind === "docker") throw new NotFoundError("the Kubernetes backend takes a namespace and a pod or workload");
-      const pod = target.kind === "pod" ? await readPod(target.namespace, target.pod) : await workloadPod(target.namespace, target.workload, target.instance);
+      if (target.kind === "docker")
+        throw new NotFoundError("the Kubernetes backend takes a namespace and a pod or workload");
+      const pod =
+        target.kind === "pod"
+          ? await readPod(target.namespace, target.pod)
+          : await workloadPod(target.namespace, target.workload, target.instance);
       const name = pod.metadata!.name!;
       if (!isRunning(pod)) throw new NotFoundError(`pod ${target.namespace}/${name} is not running`);
       const containers = (pod.spec?.containers ?? []).map((c) => c.name);
-      const container = target.container ?? pod.metadata?.annotations?.["kubectl.kubernetes.io/default-container"] ?? containers[0];
-      if (!container || !containers.includes(container)) throw new NotFoundError(`pod ${target.namespace}/${name} has no container ${container ?? ""}`);
+      const container =
+        target.container ?? pod.metadata?.annotations?.["kubectl.kubernetes.io/default-container"] ?? containers[0];
+      if (!container || !containers.includes(container))
+        throw new NotFoundError(`pod ${target.namespace}/${name} has no container ${container ?? ""}`);
       return { namespace: target.namespace, pod: name, container, label: `${target.namespace}/${name}/${container}` };
     },
 
@@ -240,7 +287,9 @@ export function kubernetesBackend(kubeConfig: KubeConfig): Backend {
       );
       const stderr = tty ? null : outputSink((chunk) => handlers.onOutput(chunk, "stderr"));
       const stdin = new PassThrough();
-      const socket = await startExec(target, command, { stdout, stderr }, stdin, tty, (result) => handlers.onEnd(result));
+      const socket = await startExec(target, command, { stdout, stderr }, stdin, tty, (result) =>
+        handlers.onEnd(result),
+      );
       return {
         write: (data, written) => void stdin.write(data, written && (() => written())),
         closeStdin: () => {
@@ -272,13 +321,10 @@ export function kubernetesBackend(kubeConfig: KubeConfig): Backend {
         startExec(target, command, { stdout: sink, stderr: sink }, null, false, (result) => {
           signal?.removeEventListener("abort", aborted);
           resolve(result.exitCode);
-        }).then(
-          (socket) => {
-            if (signal?.aborted) socket.close();
-            else signal?.addEventListener("abort", () => socket.close(), { once: true });
-          },
-          reject,
-        );
+        }).then((socket) => {
+          if (signal?.aborted) socket.close();
+          else signal?.addEventListener("abort", () => socket.close(), { once: true });
+        }, reject);
       });
     },
 

@@ -7,13 +7,20 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 type Options = NonNullable<ParseArgsConfig["options"]>;
 /** -h/--help, which every subcommand takes. */
 const HELP = { help: { type: "boolean", short: "h", default: false } } as const satisfies Options;
-type Parsed<O extends Options> = ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: true; options: O & typeof HELP }>>;
+type Parsed<O extends Options> = ReturnType<
+  typeof parseArgs<{ args: string[]; allowPositionals: true; options: O & typeof HELP }>
+>;
 
 /**
  * Parses `argv` for `entryway <command>` with `options` and -h/--help. Returns the parsed values, or the exit code to end
  * with: 0 after printing usage for --help, 2 after a one-line error and usage for a bad option.
  */
-export function parseCommand<O extends Options>(command: string, usage: string, argv: string[], options: O): Parsed<O> | number {
+export function parseCommand<O extends Options>(
+  command: string,
+  usage: string,
+  argv: string[],
+  options: O,
+): Parsed<O> | number {
   let parsed: Parsed<O>;
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, options: { ...options, ...HELP } });

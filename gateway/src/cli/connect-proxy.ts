@@ -57,14 +57,17 @@ export function openTunnel(options: ConnectOptions): Promise<{ socket: net.Socke
       socket.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\nUser-Agent: entryway-connect-proxy\r\n\r\n`);
     };
     const socket: net.Socket = options.tls
-      ? tls.connect({
-          host: gateway.host,
-          port: gateway.port,
-          servername: net.isIP(gateway.host) ? undefined : gateway.host,
-          ca: options.ca,
-          rejectUnauthorized: options.rejectUnauthorized ?? true,
-          minVersion: "TLSv1.2",
-        }, onConnect)
+      ? tls.connect(
+          {
+            host: gateway.host,
+            port: gateway.port,
+            servername: net.isIP(gateway.host) ? undefined : gateway.host,
+            ca: options.ca,
+            rejectUnauthorized: options.rejectUnauthorized ?? true,
+            minVersion: "TLSv1.2",
+          },
+          onConnect,
+        )
       : net.connect({ host: gateway.host, port: gateway.port }, onConnect);
     let head = Buffer.alloc(0);
     const fail = (message: string) => {
@@ -75,7 +78,8 @@ export function openTunnel(options: ConnectOptions): Promise<{ socket: net.Socke
       head = Buffer.concat([head, chunk]);
       const end = head.indexOf("\r\n\r\n");
       if (end < 0) {
-        if (head.length > MAX_HEADER) fail(`the gateway ${options.gateway} sent an over-long response to CONNECT ${target}`);
+        if (head.length > MAX_HEADER)
+          fail(`the gateway ${options.gateway} sent an over-long response to CONNECT ${target}`);
         return;
       }
       socket.off("data", onData);
@@ -84,7 +88,9 @@ export function openTunnel(options: ConnectOptions): Promise<{ socket: net.Socke
       const statusLine = head.subarray(0, head.indexOf("\r\n")).toString("latin1");
       const match = /^HTTP\/\d(?:\.\d)? (\d{3})(?: (.*))?$/.exec(statusLine);
       if (!match) {
-        fail(`the gateway ${options.gateway} did not answer CONNECT ${target} with HTTP (got ${JSON.stringify(statusLine.slice(0, 80))})`);
+        fail(
+          `the gateway ${options.gateway} did not answer CONNECT ${target} with HTTP (got ${JSON.stringify(statusLine.slice(0, 80))})`,
+        );
         return;
       }
       const status = Number(match[1]);
@@ -101,7 +107,10 @@ export function openTunnel(options: ConnectOptions): Promise<{ socket: net.Socke
     const onError = (error: Error) => fail(`cannot reach the gateway ${options.gateway}: ${error.message}`);
     const onEnd = () => fail(`the gateway ${options.gateway} closed the connection before answering CONNECT ${target}`);
     const timeoutMs = options.timeoutMs ?? 30_000;
-    const timer = setTimeout(() => fail(`the gateway ${options.gateway} did not answer CONNECT ${target} within ${timeoutMs / 1000} s`), timeoutMs);
+    const timer = setTimeout(
+      () => fail(`the gateway ${options.gateway} did not answer CONNECT ${target} within ${timeoutMs / 1000} s`),
+      timeoutMs,
+    );
     socket.on("close", () => clearTimeout(timer));
     socket.on("data", onData);
     socket.on("error", onError);
@@ -110,7 +119,11 @@ export function openTunnel(options: ConnectOptions): Promise<{ socket: net.Socke
 }
 
 /** `entryway connect-proxy ...`: resolves to the exit code once the tunnel is over. */
-export async function run(argv: string[], stdin: NodeJS.ReadableStream = process.stdin, stdout: NodeJS.WritableStream = process.stdout): Promise<number> {
+export async function run(
+  argv: string[],
+  stdin: NodeJS.ReadableStream = process.stdin,
+  stdout: NodeJS.WritableStream = process.stdout,
+): Promise<number> {
   const parsed = parseCommand("connect-proxy", USAGE, argv, {
     tls: { type: "boolean", default: false },
     "ca-file": { type: "string" },
@@ -127,10 +140,12 @@ export async function run(argv: string[], stdin: NodeJS.ReadableStream = process
   const port = Number(portText);
   let tunnel: { socket: net.Socket; rest: Buffer };
   try {
-    if (!Number.isInteger(port) || port < 1 || port > 65535) throw new ConnectError(`port must be 1-65535, not ${JSON.stringify(portText)}`);
+    if (!Number.isInteger(port) || port < 1 || port > 65535)
+      throw new ConnectError(`port must be 1-65535, not ${JSON.stringify(portText)}`);
     if (values["ca-file"] && !values.tls) throw new ConnectError("--ca-file needs --tls");
     const timeout = Number(values.timeout);
-    if (!(timeout > 0)) throw new ConnectError(`--timeout must be a positive number of seconds, not ${JSON.stringify(values.timeout)}`);
+    if (!(timeout > 0))
+      throw new ConnectError(`--timeout must be a positive number of seconds, not ${JSON.stringify(values.timeout)}`);
     let ca: Buffer | undefined;
     if (values["ca-file"]) {
       try {
@@ -139,7 +154,15 @@ export async function run(argv: string[], stdin: NodeJS.ReadableStream = process
         throw new ConnectError(`cannot read the CA file: ${(error as Error).message}`);
       }
     }
-    tunnel = await openTunnel({ gateway, host, port, tls: values.tls, ca, rejectUnauthorized: !values["insecure-skip-verify"], timeoutMs: timeout * 1000 });
+    tunnel = await openTunnel({
+      gateway,
+      host,
+      port,
+      tls: values.tls,
+      ca,
+      rejectUnauthorized: !values["insecure-skip-verify"],
+      timeoutMs: timeout * 1000,
+    });
   } catch (error) {
     process.stderr.write(`entryway connect-proxy: ${(error as Error).message}\n`);
     return 1;

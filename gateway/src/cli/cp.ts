@@ -17,7 +17,16 @@
 // Into a container the archive is packed here from readdir names (no separator can be in one),
 // without links, modes masked to 0777; the container's tar gets its directory as an argument, never
 // through a shell.
-import { constants, createReadStream, createWriteStream, lstatSync, mkdirSync, openSync, readdirSync, statSync } from "node:fs";
+import {
+  constants,
+  createReadStream,
+  createWriteStream,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  statSync,
+} from "node:fs";
 import path, { join, posix, type PlatformPath } from "node:path";
 import { PassThrough, Readable, Writable } from "node:stream";
 import { parseArgs } from "node:util";
@@ -57,7 +66,10 @@ export function parseRemote(text: string, container?: string): RemotePath | null
   const path = text.slice(colon + 1);
   const name = posix.basename(path);
   if (!path || name === "" || name === "." || name === ".." || path.endsWith("/")) {
-    throw new EnterError(ExitCode.usage, `bad remote path ${JSON.stringify(path)}: name a file or directory (no trailing /)`);
+    throw new EnterError(
+      ExitCode.usage,
+      `bad remote path ${JSON.stringify(path)}: name a file or directory (no trailing /)`,
+    );
   }
   return { target: parseEnterTarget(text.slice(0, colon), container), path };
 }
@@ -73,8 +85,13 @@ function packLocal(source: string, name: string): Readable {
       for (const child of readdirSync(path).sort()) await add(join(path, child), `${entryName}/${child}`);
     } else if (stat.isFile()) {
       await new Promise<void>((resolve, reject) => {
-        const entry = pack.entry({ name: entryName, type: "file", size: stat.size, mode, mtime: stat.mtime }, (error) => (error ? reject(error) : resolve()));
-        createReadStream(path).on("error", reject).pipe(entry as unknown as Writable);
+        const entry = pack.entry(
+          { name: entryName, type: "file", size: stat.size, mode, mtime: stat.mtime },
+          (error) => (error ? reject(error) : resolve()),
+        );
+        createReadStream(path)
+          .on("error", reject)
+          .pipe(entry as unknown as Writable);
       });
     } else process.stderr.write(`entryway: skipped ${path}: not a regular file or directory\n`);
   };
@@ -95,21 +112,34 @@ const UNSAFE_NAME = /[\\:\x00-\x1f\x7f-\x9f]/;
 
 /** Text from the archive as it may be printed: control characters escaped. */
 /* eslint-disable no-control-regex -- control characters are what it matches (a block: a formatter may wrap the line) */
-const printable = (text: string) => text.replace(/[\x00-\x1f\x7f-\x9f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+const printable = (text: string) =>
+  text.replace(/[\x00-\x1f\x7f-\x9f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
 /* eslint-enable no-control-regex */
 
 /**
  * The local path for an archive entry, or an error when the entry would land outside `destination`.
  * `paths` is the local path flavour (Node's path; tests pass path.win32 and path.posix).
  */
-export function entryPath(entryName: string, expected: string, destination: string, paths: PlatformPath = path): string {
-  const refuse = (why: string) => new EnterError(ExitCode.badRequest, `refusing the archive from the container: entry ${JSON.stringify(entryName.slice(0, 200))} ${why}`);
-  if (UNSAFE_NAME.test(entryName)) throw refuse("holds \\, : or a control character (a separator, drive or stream on Windows)");
+export function entryPath(
+  entryName: string,
+  expected: string,
+  destination: string,
+  paths: PlatformPath = path,
+): string {
+  const refuse = (why: string) =>
+    new EnterError(
+      ExitCode.badRequest,
+      `refusing the archive from the container: entry ${JSON.stringify(entryName.slice(0, 200))} ${why}`,
+    );
+  if (UNSAFE_NAME.test(entryName))
+    throw refuse("holds \\, : or a control character (a separator, drive or stream on Windows)");
   const parts = entryName.split("/").filter((part) => part !== "" && part !== ".");
-  if (entryName.startsWith("/") || parts.includes("..") || parts[0] !== expected) throw refuse(`is outside ${expected}`);
+  if (entryName.startsWith("/") || parts.includes("..") || parts[0] !== expected)
+    throw refuse(`is outside ${expected}`);
   const resolved = paths.join(destination, ...parts.slice(1));
   const relative = paths.relative(destination, resolved);
-  if (relative === ".." || relative.startsWith(`..${paths.sep}`) || paths.isAbsolute(relative)) throw refuse(`is outside ${expected}`);
+  if (relative === ".." || relative.startsWith(`..${paths.sep}`) || paths.isAbsolute(relative))
+    throw refuse(`is outside ${expected}`);
   return resolved;
 }
 
@@ -133,7 +163,9 @@ function unpackInto(destination: string, expected: string): { sink: Writable; do
       }
       if (header.type !== "file" && header.type !== "contiguous-file") {
         const link = header.linkname ? ` -> ${printable(header.linkname)}` : "";
-        process.stderr.write(`entryway: skipped ${header.name}${link}: ${printable(header.type ?? "unknown")} entries are not copied\n`);
+        process.stderr.write(
+          `entryway: skipped ${header.name}${link}: ${printable(header.type ?? "unknown")} entries are not copied\n`,
+        );
         stream.resume();
         return next();
       }
@@ -164,9 +196,14 @@ export async function run(argv: string[]): Promise<number> {
       process.stdout.write(HELP);
       return 0;
     }
-    if (positionals.length !== 2) throw new EnterError(ExitCode.usage, "give a source and a destination (entryway cp --help)");
+    if (positionals.length !== 2)
+      throw new EnterError(ExitCode.usage, "give a source and a destination (entryway cp --help)");
     const [from, to] = [parseRemote(positionals[0]!, values.container), parseRemote(positionals[1]!, values.container)];
-    if ((from === null) === (to === null)) throw new EnterError(ExitCode.usage, "exactly one of source and destination must be <target>:<path> (entryway cp --help)");
+    if ((from === null) === (to === null))
+      throw new EnterError(
+        ExitCode.usage,
+        "exactly one of source and destination must be <target>:<path> (entryway cp --help)",
+      );
 
     if (to) {
       const source = positionals[0]!;
@@ -177,7 +214,10 @@ export async function run(argv: string[]): Promise<number> {
       }
       const command = ["tar", "xf", "-", "-C", posix.dirname(to.path)];
       const settings = sessionSettings(values, to.target, command, true);
-      return await runSession(settings, true, { input: packLocal(source, posix.basename(to.path)), output: new PassThrough().resume() });
+      return await runSession(settings, true, {
+        input: packLocal(source, posix.basename(to.path)),
+        output: new PassThrough().resume(),
+      });
     }
 
     const remote = from!;
@@ -192,7 +232,13 @@ export async function run(argv: string[]): Promise<number> {
     const settings = sessionSettings(values, remote.target, command, true);
     const { sink, done } = unpackInto(destination, name);
     // A refused archive ends the session at once (the refusal is the one line on stderr).
-    const unpackError = (error: unknown) => (error instanceof EnterError ? error : new EnterError(ExitCode.badRequest, `cannot unpack the archive from the container: ${(error as Error).message}`));
+    const unpackError = (error: unknown) =>
+      error instanceof EnterError
+        ? error
+        : new EnterError(
+            ExitCode.badRequest,
+            `cannot unpack the archive from the container: ${(error as Error).message}`,
+          );
     const abort = new AbortController();
     done.catch((error: unknown) => abort.abort(unpackError(error)));
     const code = await runSession(settings, true, { input: Readable.from([]), output: sink, signal: abort.signal });

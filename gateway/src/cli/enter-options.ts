@@ -61,18 +61,26 @@ export type EnterTarget =
  * The gateway checks the names; here only the shape is checked.
  */
 export function parseEnterTarget(text: string, container?: string): EnterTarget {
-  const bad = (why: string) => new EnterError(ExitCode.usage, `bad target ${JSON.stringify(text)}: ${why} (see entryway enter --help)`);
+  const bad = (why: string) =>
+    new EnterError(ExitCode.usage, `bad target ${JSON.stringify(text)}: ${why} (see entryway enter --help)`);
   if (!text) throw bad("empty");
   const hash = text.indexOf("#");
   if (hash >= 0) {
     const left = text.slice(0, hash).split("/");
     const right = text.slice(hash + 1).split("/");
-    if (left.length < 2 || left.length > 3 || left.some((part) => !part)) throw bad("expected <namespace>/[<kind>/]<workload>#<instance>");
+    if (left.length < 2 || left.length > 3 || left.some((part) => !part))
+      throw bad("expected <namespace>/[<kind>/]<workload>#<instance>");
     const [instanceText, inner, ...rest] = right;
     if (!/^\d{1,6}$/.test(instanceText ?? "")) throw bad("the instance after # must be a number");
     if (rest.length > 0 || inner === "") throw bad("too many parts after the instance");
     const named = container ?? inner;
-    return { kind: "workload", namespace: left[0]!, workload: left.slice(1).join("/"), instance: Number(instanceText), ...(named ? { container: named } : {}) };
+    return {
+      kind: "workload",
+      namespace: left[0]!,
+      workload: left.slice(1).join("/"),
+      instance: Number(instanceText),
+      ...(named ? { container: named } : {}),
+    };
   }
   const parts = text.split("/");
   if (parts.some((part) => !part)) throw bad("empty part");
@@ -110,14 +118,24 @@ export function endpointUrl(gateway: string, target: EnterTarget, command: strin
   try {
     url = new URL(gateway);
   } catch {
-    throw new EnterError(ExitCode.usage, `bad gateway URL ${JSON.stringify(gateway)}: expected https://host or wss://host/v1/enter`);
+    throw new EnterError(
+      ExitCode.usage,
+      `bad gateway URL ${JSON.stringify(gateway)}: expected https://host or wss://host/v1/enter`,
+    );
   }
   const schemes: Record<string, string> = { "http:": "ws:", "https:": "wss:", "ws:": "ws:", "wss:": "wss:" };
   const scheme = schemes[url.protocol];
-  if (!scheme) throw new EnterError(ExitCode.usage, `bad gateway URL ${JSON.stringify(gateway)}: the scheme must be https, http, wss or ws`);
+  if (!scheme)
+    throw new EnterError(
+      ExitCode.usage,
+      `bad gateway URL ${JSON.stringify(gateway)}: the scheme must be https, http, wss or ws`,
+    );
   url.protocol = scheme;
   if (scheme === "ws:" && !insecure && !isLoopbackHost(url.hostname)) {
-    throw new EnterError(ExitCode.usage, `refusing plain ${url.host}: the token would cross the network unencrypted; use https:// (wss://), or --insecure if you must`);
+    throw new EnterError(
+      ExitCode.usage,
+      `refusing plain ${url.host}: the token would cross the network unencrypted; use https:// (wss://), or --insecure if you must`,
+    );
   }
   if (url.pathname === "/" || url.pathname === "") url.pathname = "/v1/enter";
   url.search = "";
@@ -166,10 +184,16 @@ function readConfigFile(path: string, explicit: boolean): Layer {
   } catch (error) {
     throw new EnterError(ExitCode.usage, `config file ${path} is not JSON: ${(error as Error).message}`);
   }
-  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw new EnterError(ExitCode.usage, `config file ${path}: expected a JSON object`);
+  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed))
+    throw new EnterError(ExitCode.usage, `config file ${path}: expected a JSON object`);
   for (const [key, value] of Object.entries(parsed)) {
-    if (!CONFIG_KEYS.includes(key)) throw new EnterError(ExitCode.usage, `config file ${path}: unknown key ${key} (known: ${CONFIG_KEYS.join(", ")})`);
-    if (typeof value !== "string" && !((key === "connectTimeout" || key === "keepalive") && typeof value === "number")) throw new EnterError(ExitCode.usage, `config file ${path}: ${key} must be a string`);
+    if (!CONFIG_KEYS.includes(key))
+      throw new EnterError(
+        ExitCode.usage,
+        `config file ${path}: unknown key ${key} (known: ${CONFIG_KEYS.join(", ")})`,
+      );
+    if (typeof value !== "string" && !((key === "connectTimeout" || key === "keepalive") && typeof value === "number"))
+      throw new EnterError(ExitCode.usage, `config file ${path}: ${key} must be a string`);
   }
   return parsed as Layer;
 }
@@ -199,21 +223,32 @@ export function resolveSettings(flags: Layer & { config?: string }, env: NodeJS.
     keepalive: env.ENTRYWAY_KEEPALIVE || undefined,
   };
   const layers = [flags, fromEnv, file];
-  const first = <K extends keyof Layer>(key: K) => layers.map((layer) => layer[key]).find((value) => value !== undefined && value !== "");
+  const first = <K extends keyof Layer>(key: K) =>
+    layers.map((layer) => layer[key]).find((value) => value !== undefined && value !== "");
 
   const gateway = first("gateway");
-  if (!gateway) throw new EnterError(ExitCode.usage, "no gateway URL: give --gateway, set ENTRYWAY_GATEWAY, or put \"gateway\" in the config file");
+  if (!gateway)
+    throw new EnterError(
+      ExitCode.usage,
+      'no gateway URL: give --gateway, set ENTRYWAY_GATEWAY, or put "gateway" in the config file',
+    );
   let token: string | undefined;
   for (const layer of layers) {
     if (layer.token) token = layer.token;
     else if (layer.tokenFile) token = readTokenFile(layer.tokenFile);
     if (token !== undefined) break;
   }
-  if (!token) throw new EnterError(ExitCode.denied, "no access token: give --token or --token-file, set ENTRYWAY_TOKEN or ENTRYWAY_TOKEN_FILE, or put it in the config file");
+  if (!token)
+    throw new EnterError(
+      ExitCode.denied,
+      "no access token: give --token or --token-file, set ENTRYWAY_TOKEN or ENTRYWAY_TOKEN_FILE, or put it in the config file",
+    );
   const timeout = Number(first("connectTimeout") ?? 10);
-  if (!Number.isFinite(timeout) || timeout <= 0) throw new EnterError(ExitCode.usage, "connect timeout must be a positive number of seconds");
+  if (!Number.isFinite(timeout) || timeout <= 0)
+    throw new EnterError(ExitCode.usage, "connect timeout must be a positive number of seconds");
   const keepalive = Number(first("keepalive") ?? 15);
-  if (!Number.isFinite(keepalive) || keepalive < 0) throw new EnterError(ExitCode.usage, "keepalive must be a number of seconds (0 turns it off)");
+  if (!Number.isFinite(keepalive) || keepalive < 0)
+    throw new EnterError(ExitCode.usage, "keepalive must be a number of seconds (0 turns it off)");
   const caFile = first("caFile");
   return { gateway, token, connectTimeoutSeconds: timeout, keepaliveSeconds: keepalive, ...(caFile ? { caFile } : {}) };
 }
@@ -224,8 +259,15 @@ export function classifyConnectError(error: Error & { code?: string }, url: URL)
   const where = `${url.protocol}//${url.host}`;
   if (/^ERR_(TLS|SSL)_|CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|^EPROTO$/.test(code)) {
     const text = error.message.split("\n")[0]!.trim();
-    if (/wrong version number|packet length too long/i.test(text)) return new EnterError(ExitCode.tls, `TLS error with ${where}: the server does not speak TLS (${code || "wrong version number"}); for a plain-HTTP gateway use http:// or ws://`);
-    return new EnterError(ExitCode.tls, `TLS error with ${where}: ${text}${code && !text.includes(code) ? ` (${code})` : ""}; give --ca-file if the gateway's CA is private`);
+    if (/wrong version number|packet length too long/i.test(text))
+      return new EnterError(
+        ExitCode.tls,
+        `TLS error with ${where}: the server does not speak TLS (${code || "wrong version number"}); for a plain-HTTP gateway use http:// or ws://`,
+      );
+    return new EnterError(
+      ExitCode.tls,
+      `TLS error with ${where}: ${text}${code && !text.includes(code) ? ` (${code})` : ""}; give --ca-file if the gateway's CA is private`,
+    );
   }
   const known: Record<string, string> = {
     ECONNREFUSED: "connection refused",
@@ -242,9 +284,14 @@ export function classifyConnectError(error: Error & { code?: string }, url: URL)
 /** An HTTP answer instead of a WebSocket upgrade. */
 export function classifyHttpStatus(status: number, url: URL): EnterError {
   const where = `${url.protocol}//${url.host}${url.pathname}`;
-  if (status === 401 || status === 403) return new EnterError(ExitCode.denied, `permission denied: the gateway answered HTTP ${status} at ${where}`);
-  if (status === 404) return new EnterError(ExitCode.network, `no gateway endpoint at ${where} (HTTP 404): check the URL's path`);
-  return new EnterError(ExitCode.network, `the gateway answered HTTP ${status} at ${where} instead of opening a session`);
+  if (status === 401 || status === 403)
+    return new EnterError(ExitCode.denied, `permission denied: the gateway answered HTTP ${status} at ${where}`);
+  if (status === 404)
+    return new EnterError(ExitCode.network, `no gateway endpoint at ${where} (HTTP 404): check the URL's path`);
+  return new EnterError(
+    ExitCode.network,
+    `the gateway answered HTTP ${status} at ${where} instead of opening a session`,
+  );
 }
 
 /** An EnterError or a bad option as one line on stderr and its exit code; anything else is rethrown. */

@@ -11,7 +11,18 @@ import WebSocket from "ws";
 import { decodeResponse, encodeRequest, RequestType, ResponseType, type Response } from "../protocol.js";
 import { INPUT_FRAME_BYTES } from "../wire.js";
 import type { Readable, Writable } from "node:stream";
-import { classifyConnectError, classifyHttpStatus, endpointUrl, EnterError, exitCodeForClose, ExitCode, parseEnterTarget, reportFailure, resolveSettings, type EnterTarget } from "./enter-options.js";
+import {
+  classifyConnectError,
+  classifyHttpStatus,
+  endpointUrl,
+  EnterError,
+  exitCodeForClose,
+  ExitCode,
+  parseEnterTarget,
+  reportFailure,
+  resolveSettings,
+  type EnterTarget,
+} from "./enter-options.js";
 
 const HELP = `usage: entryway enter [options] <target> [-- <command> [args...]]
 
@@ -97,7 +108,9 @@ export const CONNECTION_OPTIONS = {
   help: { type: "boolean", short: "h" },
 } as const;
 
-type ConnectionValues = { [K in keyof typeof CONNECTION_OPTIONS]?: (typeof CONNECTION_OPTIONS)[K]["type"] extends "string" ? string : boolean };
+type ConnectionValues = {
+  [K in keyof typeof CONNECTION_OPTIONS]?: (typeof CONNECTION_OPTIONS)[K]["type"] extends "string" ? string : boolean;
+};
 
 export interface SessionSettings {
   url: URL;
@@ -108,7 +121,13 @@ export interface SessionSettings {
 }
 
 /** Settings (flags, environment, config file) and the endpoint URL for one session; `debug` is the gateway's debug option. */
-export function sessionSettings(values: ConnectionValues, target: EnterTarget, command: string[], pipe: boolean, debug?: string): SessionSettings {
+export function sessionSettings(
+  values: ConnectionValues,
+  target: EnterTarget,
+  command: string[],
+  pipe: boolean,
+  debug?: string,
+): SessionSettings {
   const settings = resolveSettings(
     {
       gateway: values.gateway,
@@ -132,7 +151,13 @@ export function sessionSettings(values: ConnectionValues, target: EnterTarget, c
       throw new EnterError(ExitCode.usage, `cannot read the CA file ${settings.caFile}: ${(error as Error).message}`);
     }
   }
-  return { url, token: settings.token, connectTimeoutMs: settings.connectTimeoutSeconds * 1000, keepaliveMs: settings.keepaliveSeconds * 1000, ...(ca ? { ca } : {}) };
+  return {
+    url,
+    token: settings.token,
+    connectTimeoutMs: settings.connectTimeoutSeconds * 1000,
+    keepaliveMs: settings.keepaliveSeconds * 1000,
+    ...(ca ? { ca } : {}),
+  };
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -144,18 +169,32 @@ export async function run(argv: string[]): Promise<number> {
       // parseArgs has no optional values: a bare --debug is --debug=true (the gateway's default image).
       args: own.map((arg) => (arg === "--debug" ? "--debug=true" : arg)),
       allowPositionals: true,
-      options: { ...CONNECTION_OPTIONS, tty: { type: "boolean" }, "no-tty": { type: "boolean", short: "T" }, debug: { type: "string" } },
+      options: {
+        ...CONNECTION_OPTIONS,
+        tty: { type: "boolean" },
+        "no-tty": { type: "boolean", short: "T" },
+        debug: { type: "string" },
+      },
     });
     if (values.help) {
       process.stdout.write(HELP);
       return 0;
     }
-    if (positionals.length !== 1) throw new EnterError(ExitCode.usage, positionals.length === 0 ? "name a target (entryway enter --help)" : `one target at a time, got ${positionals.join(" ")}`);
+    if (positionals.length !== 1)
+      throw new EnterError(
+        ExitCode.usage,
+        positionals.length === 0
+          ? "name a target (entryway enter --help)"
+          : `one target at a time, got ${positionals.join(" ")}`,
+      );
     const target = parseEnterTarget(positionals[0]!, values.container);
-    if (values.tty && values["no-tty"]) throw new EnterError(ExitCode.usage, "--tty and --no-tty (-T) contradict each other");
+    if (values.tty && values["no-tty"])
+      throw new EnterError(ExitCode.usage, "--tty and --no-tty (-T) contradict each other");
     const pipe = values["no-tty"] === true || (!values.tty && !(process.stdin.isTTY && process.stdout.isTTY));
-    if (values.debug !== undefined && target.kind === "docker") throw new EnterError(ExitCode.usage, "--debug is for Kubernetes targets (a debug container is added to a pod)");
-    if (values.debug === "") throw new EnterError(ExitCode.usage, "--debug= needs an image, or use --debug alone for the gateway's default");
+    if (values.debug !== undefined && target.kind === "docker")
+      throw new EnterError(ExitCode.usage, "--debug is for Kubernetes targets (a debug container is added to a pod)");
+    if (values.debug === "")
+      throw new EnterError(ExitCode.usage, "--debug= needs an image, or use --debug alone for the gateway's default");
     return await runSession(sessionSettings(values, target, command, pipe, values.debug), pipe);
   } catch (error) {
     return reportFailure(error, "enter");
@@ -178,7 +217,12 @@ export function runSession(
   const interactive = !pipe && stdin.isTTY === true;
   // Node's TLS defaults plus the given CA: `ca` alone would replace the system's roots.
   const tlsOptions = ca ? { ca: [...rootCertificates, ca.toString("utf8")] } : {};
-  const ws = new WebSocket(url, { headers: { "access-token": token }, handshakeTimeout: connectTimeoutMs, perMessageDeflate: false, ...tlsOptions });
+  const ws = new WebSocket(url, {
+    headers: { "access-token": token },
+    handshakeTimeout: connectTimeoutMs,
+    perMessageDeflate: false,
+    ...tlsOptions,
+  });
 
   return new Promise<number>((resolve) => {
     let raw = false;
@@ -309,7 +353,10 @@ export function runSession(
       if (keepaliveMs > 0) {
         keepalive = setInterval(() => {
           if (awaitingPong) {
-            failure = new EnterError(ExitCode.network, `connection to the gateway lost: no answer to a ping in ${keepaliveMs / 1000} s`);
+            failure = new EnterError(
+              ExitCode.network,
+              `connection to the gateway lost: no answer to a ping in ${keepaliveMs / 1000} s`,
+            );
             ws.terminate();
             return;
           }
@@ -355,8 +402,15 @@ export function runSession(
     });
     ws.on("error", (error: Error & { code?: string }) => {
       if (failure) return;
-      if (/handshake has timed out/i.test(error.message)) failure = new EnterError(ExitCode.network, `cannot reach the gateway at ${url.protocol}//${url.host}: timed out after ${connectTimeoutMs / 1000} s`);
-      else failure = opened ? new EnterError(ExitCode.network, `connection to the gateway lost: ${error.message}`) : classifyConnectError(error, url);
+      if (/handshake has timed out/i.test(error.message))
+        failure = new EnterError(
+          ExitCode.network,
+          `cannot reach the gateway at ${url.protocol}//${url.host}: timed out after ${connectTimeoutMs / 1000} s`,
+        );
+      else
+        failure = opened
+          ? new EnterError(ExitCode.network, `connection to the gateway lost: ${error.message}`)
+          : classifyConnectError(error, url);
     });
     ws.on("close", (wsCode) => {
       if (closeMessage) {
@@ -367,7 +421,12 @@ export function runSession(
         return finish(exitCodeForClose(closeCode), reason || closeCode);
       }
       if (failure) return finish(failure.exitCode, failure.message);
-      finish(ExitCode.network, opened ? `connection to the gateway lost (WebSocket close ${wsCode})` : `cannot reach the gateway at ${url.protocol}//${url.host}`);
+      finish(
+        ExitCode.network,
+        opened
+          ? `connection to the gateway lost (WebSocket close ${wsCode})`
+          : `cannot reach the gateway at ${url.protocol}//${url.host}`,
+      );
     });
   });
 }

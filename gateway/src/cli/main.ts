@@ -12,12 +12,22 @@ export const subcommands: Record<string, Subcommand> = {
   cp: { summary: "copy files to or from a container through the gateway", load: () => import("./cp.js") },
   replay: { summary: "play a session recording (a .cast file or a recording id)", load: () => import("./replay.js") },
   "ssh-config": { summary: "print ~/.ssh/config blocks for SSH workspaces", load: () => import("./ssh-config.js") },
-  "connect-proxy": { summary: "an ssh ProxyCommand through the CONNECT gateway", load: () => import("./connect-proxy.js") },
+  "connect-proxy": {
+    summary: "an ssh ProxyCommand through the CONNECT gateway",
+    load: () => import("./connect-proxy.js"),
+  },
 };
 
 function usage(): string {
   const lines = Object.entries(subcommands).map(([name, { summary }]) => `  ${name.padEnd(16)}${summary}`);
-  return ["usage: entryway <command> [options]", "", "commands:", ...lines, "", "entryway <command> --help for a command's options"].join("\n");
+  return [
+    "usage: entryway <command> [options]",
+    "",
+    "commands:",
+    ...lines,
+    "",
+    "entryway <command> --help for a command's options",
+  ].join("\n");
 }
 
 export async function main(argv: string[]): Promise<number> {

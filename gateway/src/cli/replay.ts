@@ -6,7 +6,15 @@ import http from "node:http";
 import https from "node:https";
 import { rootCertificates } from "node:tls";
 import { parseArgs } from "node:util";
-import { onlyAllowedSequences, outputBytes, parseCast, playbackTimes, recordingStart, withoutTerminalQueries, type Cast } from "../asciicast.js";
+import {
+  onlyAllowedSequences,
+  outputBytes,
+  parseCast,
+  playbackTimes,
+  recordingStart,
+  withoutTerminalQueries,
+  type Cast,
+} from "../asciicast.js";
 import { isLoopbackHost } from "../net.js";
 import { classifyConnectError, EnterError, ExitCode, reportFailure, resolveSettings } from "./enter-options.js";
 
@@ -48,9 +56,16 @@ export function recordingUrl(gateway: string, id: string, insecure = false): URL
   }
   const schemes: Record<string, string> = { "http:": "http:", "https:": "https:", "ws:": "http:", "wss:": "https:" };
   const scheme = schemes[url.protocol];
-  if (!scheme) throw new EnterError(ExitCode.usage, `bad gateway URL ${JSON.stringify(gateway)}: the scheme must be https or http`);
+  if (!scheme)
+    throw new EnterError(
+      ExitCode.usage,
+      `bad gateway URL ${JSON.stringify(gateway)}: the scheme must be https or http`,
+    );
   if (scheme === "http:" && !insecure && !isLoopbackHost(url.hostname)) {
-    throw new EnterError(ExitCode.usage, `refusing plain ${url.host}: the token would cross the network unencrypted; use https://, or --insecure if you must`);
+    throw new EnterError(
+      ExitCode.usage,
+      `refusing plain ${url.host}: the token would cross the network unencrypted; use https://, or --insecure if you must`,
+    );
   }
   return new URL(`${scheme}//${url.host}/v1/recordings/${id}`);
 }
@@ -58,20 +73,39 @@ export function recordingUrl(gateway: string, id: string, insecure = false): URL
 function download(url: URL, token: string, timeoutMs: number, ca: string | undefined): Promise<string> {
   const client = url.protocol === "https:" ? https : http;
   return new Promise((resolve, reject) => {
-    const request = client.get(url, { headers: { authorization: `Bearer ${token}` }, timeout: timeoutMs, ...(ca ? { ca: [...rootCertificates, ca] } : {}) }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on("data", (chunk: Buffer) => chunks.push(chunk));
-      response.on("error", reject);
-      response.on("end", () => {
-        const status = response.statusCode ?? 0;
-        if (status === 200) return resolve(Buffer.concat(chunks).toString("utf8"));
-        if (status === 401 || status === 403) return reject(new EnterError(ExitCode.denied, `permission denied: the gateway answered HTTP ${status} (recordings are for reviewers only)`));
-        if (status === 404) return reject(new EnterError(ExitCode.notFound, `no recording ${url.pathname.split("/").pop()} on ${url.host}`));
-        reject(new EnterError(ExitCode.network, `the gateway answered HTTP ${status} for ${url.pathname}`));
-      });
-    });
+    const request = client.get(
+      url,
+      {
+        headers: { authorization: `Bearer ${token}` },
+        timeout: timeoutMs,
+        ...(ca ? { ca: [...rootCertificates, ca] } : {}),
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on("data", (chunk: Buffer) => chunks.push(chunk));
+        response.on("error", reject);
+        response.on("end", () => {
+          const status = response.statusCode ?? 0;
+          if (status === 200) return resolve(Buffer.concat(chunks).toString("utf8"));
+          if (status === 401 || status === 403)
+            return reject(
+              new EnterError(
+                ExitCode.denied,
+                `permission denied: the gateway answered HTTP ${status} (recordings are for reviewers only)`,
+              ),
+            );
+          if (status === 404)
+            return reject(
+              new EnterError(ExitCode.notFound, `no recording ${url.pathname.split("/").pop()} on ${url.host}`),
+            );
+          reject(new EnterError(ExitCode.network, `the gateway answered HTTP ${status} for ${url.pathname}`));
+        });
+      },
+    );
     request.on("timeout", () => request.destroy(Object.assign(new Error("timed out"), { code: "ETIMEDOUT" })));
-    request.on("error", (error: Error & { code?: string }) => reject(error instanceof EnterError ? error : classifyConnectError(error, url)));
+    request.on("error", (error: Error & { code?: string }) =>
+      reject(error instanceof EnterError ? error : classifyConnectError(error, url)),
+    );
   });
 }
 
@@ -102,7 +136,13 @@ function muteInput(stop: () => void): () => void {
  * Writes each output event at its time; resizes cannot change the local terminal and are skipped.
  * Only the allowed sequences are written (onlyAllowedSequences), or with `raw` all but the queries.
  */
-async function play(text: string, speed: number, maxIdle: number | undefined, raw: boolean, out: NodeJS.WritableStream): Promise<void> {
+async function play(
+  text: string,
+  speed: number,
+  maxIdle: number | undefined,
+  raw: boolean,
+  out: NodeJS.WritableStream,
+): Promise<void> {
   const parsed = parseCast(text);
   const cast = { ...parsed, events: raw ? withoutTerminalQueries(parsed.events) : onlyAllowedSequences(parsed.events) };
   const times = playbackTimes(cast.events, speed, maxIdle);
@@ -115,7 +155,12 @@ async function play(text: string, speed: number, maxIdle: number | undefined, ra
   }
 }
 
-async function playEvents(cast: Cast, times: number[], out: NodeJS.WritableStream, stopped: () => boolean): Promise<void> {
+async function playEvents(
+  cast: Cast,
+  times: number[],
+  out: NodeJS.WritableStream,
+  stopped: () => boolean,
+): Promise<void> {
   const started = performance.now();
   for (const [index, event] of cast.events.entries()) {
     if (stopped()) return;
@@ -129,7 +174,8 @@ async function playEvents(cast: Cast, times: number[], out: NodeJS.WritableStrea
 function positive(name: string, text: string | undefined, fallback?: number): number | undefined {
   if (text === undefined) return fallback;
   const value = Number(text);
-  if (!Number.isFinite(value) || value <= 0) throw new EnterError(ExitCode.usage, `${name} must be a positive number, got ${JSON.stringify(text)}`);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new EnterError(ExitCode.usage, `${name} must be a positive number, got ${JSON.stringify(text)}`);
   return value;
 }
 
@@ -156,7 +202,11 @@ export async function run(argv: string[]): Promise<number> {
       process.stdout.write(HELP);
       return 0;
     }
-    if (positionals.length !== 1) throw new EnterError(ExitCode.usage, "name one recording: a .cast file or a recording id (entryway replay --help)");
+    if (positionals.length !== 1)
+      throw new EnterError(
+        ExitCode.usage,
+        "name one recording: a .cast file or a recording id (entryway replay --help)",
+      );
     const speed = positive("--speed", values.speed, 1)!;
     const maxIdle = positive("--max-idle", values["max-idle"]);
     const source = positionals[0]!;
@@ -165,28 +215,56 @@ export async function run(argv: string[]): Promise<number> {
       try {
         text = readFileSync(source, "utf8");
       } catch (error) {
-        throw new EnterError(ExitCode.usage, `cannot read ${source}: ${(error as Error).message} (and it is not a recording id)`);
+        throw new EnterError(
+          ExitCode.usage,
+          `cannot read ${source}: ${(error as Error).message} (and it is not a recording id)`,
+        );
       }
     } else {
-      const settings = resolveSettings({ gateway: values.gateway, token: values.token, tokenFile: values["token-file"], caFile: values["ca-file"], config: values.config }, process.env);
+      const settings = resolveSettings(
+        {
+          gateway: values.gateway,
+          token: values.token,
+          tokenFile: values["token-file"],
+          caFile: values["ca-file"],
+          config: values.config,
+        },
+        process.env,
+      );
       let ca: string | undefined;
       if (settings.caFile) {
         try {
           ca = readFileSync(settings.caFile, "utf8");
         } catch (error) {
-          throw new EnterError(ExitCode.usage, `cannot read the CA file ${settings.caFile}: ${(error as Error).message}`);
+          throw new EnterError(
+            ExitCode.usage,
+            `cannot read the CA file ${settings.caFile}: ${(error as Error).message}`,
+          );
         }
       }
-      text = await download(recordingUrl(settings.gateway, source, values.insecure), settings.token, settings.connectTimeoutSeconds * 1000, ca);
+      text = await download(
+        recordingUrl(settings.gateway, source, values.insecure),
+        settings.token,
+        settings.connectTimeoutSeconds * 1000,
+        ca,
+      );
     }
     const raw = values.raw === true;
-    if (raw) process.stderr.write("entryway: warning: --raw writes the recording's escape sequences as recorded: a recorded session can set your clipboard and title, and use your terminal's other features\n");
+    if (raw)
+      process.stderr.write(
+        "entryway: warning: --raw writes the recording's escape sequences as recorded: a recorded session can set your clipboard and title, and use your terminal's other features\n",
+      );
     try {
       if (values.bytes) {
         // The recorded output byte for byte, for a file or a pipe: on a terminal it is --raw's risk.
-        if (process.stdout.isTTY) process.stderr.write("entryway: warning: --bytes writes the recorded output as it was, escape sequences included, to your terminal\n");
+        if (process.stdout.isTTY)
+          process.stderr.write(
+            "entryway: warning: --bytes writes the recorded output as it was, escape sequences included, to your terminal\n",
+          );
         const bytes = outputBytes(parseCast(text).events);
-        await new Promise<void>((resolve, reject) => process.stdout.write(bytes, (error) => (error ? reject(error) : resolve())));
+        await new Promise<void>((resolve, reject) =>
+          process.stdout.write(bytes, (error) => (error ? reject(error) : resolve())),
+        );
         return 0;
       }
       await play(text, speed, maxIdle, raw, process.stdout);

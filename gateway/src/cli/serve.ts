@@ -12,7 +12,9 @@ import type { AddressInfo } from "node:net";
 
 export async function run(argv: string[]): Promise<number> {
   if (argv.includes("--help") || argv.includes("-h")) {
-    process.stdout.write("usage: entryway serve\n\nRuns the exec gateway. Every setting is an ENTRYWAY_* environment variable or a key of the JSON file named by ENTRYWAY_CONFIG (see gateway/README.md).\n");
+    process.stdout.write(
+      "usage: entryway serve\n\nRuns the exec gateway. Every setting is an ENTRYWAY_* environment variable or a key of the JSON file named by ENTRYWAY_CONFIG (see gateway/README.md).\n",
+    );
     return 0;
   }
   const config = loadConfig();
@@ -20,10 +22,23 @@ export async function run(argv: string[]): Promise<number> {
   let kubeConfig: KubeConfig | undefined;
   const kube = () => (kubeConfig ??= loadKubeConfig(config.kubeconfig));
   const backend = config.backend === "docker" ? dockerBackend(config.dockerHost) : kubernetesBackend(kube());
-  const gateway = createGateway({ config, backend, authorizer: createAuthorizer(config, kube), logger, routes: [webAssets({ config, logger })] });
+  const gateway = createGateway({
+    config,
+    backend,
+    authorizer: createAuthorizer(config, kube),
+    logger,
+    routes: [webAssets({ config, logger })],
+  });
   const address = await gateway.listen();
   const monitoring = gateway.monitoringServer.address() as AddressInfo;
-  logger.log("info", "listening", { address: address.address, port: address.port, metricsPort: monitoring.port, path: config.path, backend: config.backend, authorizer: config.authorizer });
+  logger.log("info", "listening", {
+    address: address.address,
+    port: address.port,
+    metricsPort: monitoring.port,
+    path: config.path,
+    backend: config.backend,
+    authorizer: config.authorizer,
+  });
   return new Promise((resolve) => {
     const stop = (signal: string) => {
       logger.log("info", "stopping", { signal });

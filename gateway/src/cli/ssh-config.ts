@@ -40,7 +40,9 @@ export async function run(argv: string[]): Promise<number> {
   if (typeof parsed === "number") return parsed;
   const { values, positionals } = parsed;
   if (!values.gateway || positionals.length === 0) {
-    process.stderr.write(`entryway ssh-config: ${values.gateway ? "name at least one workspace" : "--gateway is required"}\n${USAGE}`);
+    process.stderr.write(
+      `entryway ssh-config: ${values.gateway ? "name at least one workspace" : "--gateway is required"}\n${USAGE}`,
+    );
     return 2;
   }
   try {

@@ -50,16 +50,29 @@ export class Admission {
     const { ctx, request, signal } = this;
     const token = request.token ?? (await this.awaitAuthMessage());
     signal.throwIfAborted();
-    if (!token) throw new Refusal("unauthenticated", "no access token: send it in the access-token header, as a bearer token, a subprotocol or a first AUTH message");
+    if (!token)
+      throw new Refusal(
+        "unauthenticated",
+        "no access token: send it in the access-token header, as a bearer token, a subprotocol or a first AUTH message",
+      );
     const authorized = ctx.metrics.setupSeconds.startTimer({ step: "authorize" });
-    const decision = await ctx.authorizer.authorize({ token, target: request.target, clientAddress: request.clientAddress });
+    const decision = await ctx.authorizer.authorize({
+      token,
+      target: request.target,
+      clientAddress: request.clientAddress,
+    });
     authorized();
     this.settle();
     signal.throwIfAborted();
     this.user = decision.user;
     if (!decision.allow) {
       ctx.metrics.denials.inc({ reason: "denied" });
-      if (decision.detail) ctx.logger.log("warn", "authorizer failed", { session: this.session.id, target: this.session.label, error: decision.detail });
+      if (decision.detail)
+        ctx.logger.log("warn", "authorizer failed", {
+          session: this.session.id,
+          target: this.session.label,
+          error: decision.detail,
+        });
       throw new Refusal("denied", `permission denied: ${decision.reason}`);
     }
     const refusal = ctx.limits.admit(decision.user);
@@ -68,7 +81,12 @@ export class Admission {
       throw new Refusal("limit", refusal);
     }
     this.admitted = true;
-    return { user: decision.user, expiresAt: decision.expiresAt, recheck: decision.recheck, mayDebug: decision.mayDebug };
+    return {
+      user: decision.user,
+      expiresAt: decision.expiresAt,
+      recheck: decision.recheck,
+      mayDebug: decision.mayDebug,
+    };
   }
 
   /** Takes a client's message while the AUTH message is awaited; false: the message is not admission's. */

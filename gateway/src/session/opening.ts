@@ -56,7 +56,9 @@ export class Opening {
     }
     if (ctx.recordings) await this.startRecording(grant.user, this.resolved);
     const { pump } = session;
-    const command = wrapCommand(request.command.length > 0 ? request.command : ctx.config.shell, { terminal: request.tty ? pump.size : undefined });
+    const command = wrapCommand(request.command.length > 0 ? request.command : ctx.config.shell, {
+      terminal: request.tty ? pump.size : undefined,
+    });
     const started = setup.startTimer({ step: "exec" });
     const exec = await ctx.backend.exec(this.resolved, command, pump.size, session.handlers, { tty: request.tty });
     started();
@@ -71,16 +73,28 @@ export class Opening {
    * shell there. The second authorization comes before anything is created; the audit record as
    * soon as the container exists.
    */
-  private async enterDebugContainer(target: ResolvedTarget, debug: DebugRequest, grant: Grant): Promise<ResolvedTarget> {
+  private async enterDebugContainer(
+    target: ResolvedTarget,
+    debug: DebugRequest,
+    grant: Grant,
+  ): Promise<ResolvedTarget> {
     const { ctx, signal, session } = this;
     const containers = ctx.backend.debugContainers;
     if (debug.when === "no-shell" && (await ctx.backend.run(target, SHELL_PROBE, { signal })) === 0) return target;
     const { mayDebug } = grant;
-    const access = mayDebug && containers ? await mayDebug({ namespace: target.namespace!, pod: target.pod! }) : { allow: false as const, reason: "this gateway's authorizer cannot authorize debug containers" };
+    const access =
+      mayDebug && containers
+        ? await mayDebug({ namespace: target.namespace!, pod: target.pod! })
+        : { allow: false as const, reason: "this gateway's authorizer cannot authorize debug containers" };
     signal.throwIfAborted();
     if (!access.allow) {
       ctx.metrics.denials.inc({ reason: "denied" });
-      if (access.detail) ctx.logger.log("warn", "authorizer failed", { session: session.id, target: session.label, error: access.detail });
+      if (access.detail)
+        ctx.logger.log("warn", "authorizer failed", {
+          session: session.id,
+          target: session.label,
+          error: access.detail,
+        });
       throw new Refusal("denied", `permission denied: ${access.reason}`);
     }
     const debugTarget = await containers!.create(target, debug.image, ctx.config.maxSessionSeconds);
@@ -111,7 +125,10 @@ export class Opening {
       recording = await ctx.recordings!.start({ session: session.id, user, target: target.label }, session.pump.size);
     } catch {
       // The sink logged the cause (it may name the bucket or path): the client gets the policy.
-      throw new Refusal("recording-failed", `the session's recording cannot be written, so the session is refused (session ${session.id}; the gateway's log has the cause)`);
+      throw new Refusal(
+        "recording-failed",
+        `the session's recording cannot be written, so the session is refused (session ${session.id}; the gateway's log has the cause)`,
+      );
     }
     stored();
     if (signal.aborted) {

@@ -11,7 +11,14 @@ import type { WebSocket } from "ws";
 import type { AuditEvent } from "../audit.js";
 import { DebugContainerError, NotFoundError, type ExecHandlers } from "../backends/backend.js";
 import { errorMessage } from "../log.js";
-import { decodeRequest, encodeOutput, encodeResponse, ResponseType, type CloseCode, type Request } from "../protocol.js";
+import {
+  decodeRequest,
+  encodeOutput,
+  encodeResponse,
+  ResponseType,
+  type CloseCode,
+  type Request,
+} from "../protocol.js";
 import { describeTarget } from "../target.js";
 import { Admission } from "./admission.js";
 import { Refusal, SessionEnded, type SessionContext, type SessionRequest } from "./context.js";
@@ -57,7 +64,22 @@ export class Session {
       onOutput: (chunk, stream) => pump.onOutput(chunk, stream),
       onEnd: (result) => void this.onExecEnd(result.exitCode, result.error),
     };
-    this.opening = new Opening(ctx, request, { id: this.id, label: this.label, pump, handlers, recordingFailed: () => void this.end("recording-failed", `the session's recording could not be written, so the session is ended (session ${this.id}; the gateway's log has the cause)`) }, signal);
+    this.opening = new Opening(
+      ctx,
+      request,
+      {
+        id: this.id,
+        label: this.label,
+        pump,
+        handlers,
+        recordingFailed: () =>
+          void this.end(
+            "recording-failed",
+            `the session's recording could not be written, so the session is ended (session ${this.id}; the gateway's log has the cause)`,
+          ),
+      },
+      signal,
+    );
     ws.on("message", (data: Buffer, isBinary: boolean) => this.onMessage(data, isBinary));
     ws.on("pong", () => (pump.peerAlive = true));
     ws.on("error", (error: Error & { code?: string }) => {
@@ -78,7 +100,15 @@ export class Session {
       await this.opening.open(grant);
       this.ctx.metrics.active.inc();
       this.audit("session.start");
-      const session = { id: this.id, label: this.label, ws: this.ws, pump: this.pump, startedAt: this.startedAt, ping: () => this.send(ResponseType.PING, Buffer.alloc(0)), end: (closeCode: CloseCode, reason: string) => this.end(closeCode, reason) };
+      const session = {
+        id: this.id,
+        label: this.label,
+        ws: this.ws,
+        pump: this.pump,
+        startedAt: this.startedAt,
+        ping: () => this.send(ResponseType.PING, Buffer.alloc(0)),
+        end: (closeCode: CloseCode, reason: string) => this.end(closeCode, reason),
+      };
       this.stopWatch = watch(this.ctx, session, grant, signal);
       this.pump.start();
     } catch (error) {
@@ -90,10 +120,19 @@ export class Session {
         this.ctx.metrics.backendErrors.inc({ operation: "debug" });
         return void (await this.end("backend-error", error.message));
       }
-      this.ctx.metrics.backendErrors.inc({ operation: this.opening.exec ? "stream" : this.opening.resolved ? "exec" : "resolve" });
+      this.ctx.metrics.backendErrors.inc({
+        operation: this.opening.exec ? "stream" : this.opening.resolved ? "exec" : "resolve",
+      });
       // The backend's text (client-node errors carry API response bodies) goes to the log only.
-      this.ctx.logger.log("error", "session setup failed", { session: this.id, target: this.label, error: errorMessage(error) });
-      await this.end("backend-error", `could not start the shell (session ${this.id}; the gateway's log has the cause)`);
+      this.ctx.logger.log("error", "session setup failed", {
+        session: this.id,
+        target: this.label,
+        error: errorMessage(error),
+      });
+      await this.end(
+        "backend-error",
+        `could not start the shell (session ${this.id}; the gateway's log has the cause)`,
+      );
     }
   }
 
@@ -122,7 +161,11 @@ export class Session {
   /** Sends a message that is not output (PING, CLOSE). */
   private send(msgType: number, content: Buffer, extra: { exitCode?: number; closeCode?: string } = {}): void {
     if (this.ws.readyState !== this.ws.OPEN) return;
-    this.ws.send(extra.closeCode === undefined && extra.exitCode === undefined ? encodeOutput(msgType, content) : encodeResponse({ msgType, content, ...extra }));
+    this.ws.send(
+      extra.closeCode === undefined && extra.exitCode === undefined
+        ? encodeOutput(msgType, content)
+        : encodeResponse({ msgType, content, ...extra }),
+    );
   }
 
   private async onExecEnd(exitCode: number | null, error?: string): Promise<void> {
@@ -134,11 +177,21 @@ export class Session {
       // node's kubelet address and the exec request's URL (the wrapper command). Only a missing
       // executable (a target image with no shell) is named to the client, who can act on it.
       this.ctx.metrics.backendErrors.inc({ operation: "stream" });
-      this.ctx.logger.log("error", "lost the connection to the shell", { session: this.id, target: this.label, ...(error ? { error } : {}) });
+      this.ctx.logger.log("error", "lost the connection to the shell", {
+        session: this.id,
+        target: this.label,
+        ...(error ? { error } : {}),
+      });
       if (error && MISSING_EXECUTABLE.test(error)) {
-        return this.end("backend-error", "the shell could not start in the target: no such file or directory (an image without a shell: a debug container can help where this gateway allows them)");
+        return this.end(
+          "backend-error",
+          "the shell could not start in the target: no such file or directory (an image without a shell: a debug container can help where this gateway allows them)",
+        );
       }
-      return this.end("backend-error", `lost the connection to the shell (session ${this.id}; the gateway's log has the cause)`);
+      return this.end(
+        "backend-error",
+        `lost the connection to the shell (session ${this.id}; the gateway's log has the cause)`,
+      );
     }
     this.execEnded = true;
     await this.end("exit", `shell exited with code ${exitCode}`, exitCode);
@@ -149,7 +202,13 @@ export class Session {
     const exec = this.opening.exec;
     if (!exec || this.execEnded) return;
     this.execEnded = true;
-    await abandonShell(this.ctx, { id: this.id, label: this.label, user: this.admission.user }, exec, this.pump, this.opening.resolved);
+    await abandonShell(
+      this.ctx,
+      { id: this.id, label: this.label, user: this.admission.user },
+      exec,
+      this.pump,
+      this.opening.resolved,
+    );
   }
 
   private async end(closeCode: CloseCode, reason: string, exitCode: number | null = null): Promise<void> {
@@ -177,12 +236,18 @@ export class Session {
       await this.opening.recording?.finish(closeCode);
     } catch (error) {
       // A session ended by its recording's failure says so in its close code; any other gets a record of its own.
-      if (closeCode !== "recording-failed") this.audit("recording.failed", { reason: `the recording could not be stored to its end: ${errorMessage(error)}` });
+      if (closeCode !== "recording-failed")
+        this.audit("recording.failed", {
+          reason: `the recording could not be stored to its end: ${errorMessage(error)}`,
+        });
     }
     this.resolveFinished();
   }
 
-  private audit(event: AuditEvent["event"], end?: { closeCode?: CloseCode; reason: string; exitCode?: number | null }): void {
+  private audit(
+    event: AuditEvent["event"],
+    end?: { closeCode?: CloseCode; reason: string; exitCode?: number | null },
+  ): void {
     const { user } = this.admission;
     const { resolved, recording } = this.opening;
     const record: AuditEvent = {

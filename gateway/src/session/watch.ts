@@ -26,10 +26,16 @@ export function watch(ctx: SessionContext, session: WatchedSession, grant: Grant
     for (const timer of timers) clearInterval(timer);
   };
   // An absolute end: the token's expiry, or maxSessionSeconds after the start, whichever comes first.
-  const limits = [grant.expiresAt, maxSessionSeconds > 0 ? session.startedAt.getTime() + maxSessionSeconds * 1000 : undefined].filter((t): t is number => t !== undefined);
+  const limits = [
+    grant.expiresAt,
+    maxSessionSeconds > 0 ? session.startedAt.getTime() + maxSessionSeconds * 1000 : undefined,
+  ].filter((t): t is number => t !== undefined);
   if (limits.length > 0) {
     const deadline = Math.min(...limits);
-    const why = deadline === grant.expiresAt ? "the access token expired" : `the session reached its limit of ${maxSessionSeconds} s`;
+    const why =
+      deadline === grant.expiresAt
+        ? "the access token expired"
+        : `the session reached its limit of ${maxSessionSeconds} s`;
     // setTimeout takes at most 2^31-1 ms; a later deadline is checked again when that fires.
     const arm = (): void => {
       const left = deadline - Date.now();
@@ -55,7 +61,11 @@ export function watch(ctx: SessionContext, session: WatchedSession, grant: Grant
           ctx.metrics.denials.inc({ reason: "revoked" });
           await session.end(answer.closeCode, answer.reason);
         } else if (answer.outcome === "unavailable") {
-          ctx.logger.log("warn", "could not authorize the session again; it goes on until the next check", { session: session.id, target: session.label, error: answer.detail });
+          ctx.logger.log("warn", "could not authorize the session again; it goes on until the next check", {
+            session: session.id,
+            target: session.label,
+            error: answer.detail,
+          });
         }
       } finally {
         rechecking = false;
@@ -82,7 +92,8 @@ export function watch(ctx: SessionContext, session: WatchedSession, grant: Grant
     const check = Math.max(50, Math.min(idleTimeoutMs / 4, 5000));
     timers.push(
       setInterval(() => {
-        if (Date.now() - pump.lastActivity >= idleTimeoutMs) void session.end("idle-timeout", `idle for ${Math.round(idleTimeoutMs / 1000)} s`);
+        if (Date.now() - pump.lastActivity >= idleTimeoutMs)
+          void session.end("idle-timeout", `idle for ${Math.round(idleTimeoutMs / 1000)} s`);
       }, check),
     );
   }

@@ -44,14 +44,24 @@ export interface BedGateway {
 
 /** A gateway on loopback in front of the given podman. */
 export async function startBedGateway(podman: Podman, options: BedOptions = {}): Promise<BedGateway> {
-  const config: GatewayConfig = { ...defaultConfig, host: "127.0.0.1", port: 0, backend: "docker", logLevel: "warn", ...options.overrides };
+  const config: GatewayConfig = {
+    ...defaultConfig,
+    host: "127.0.0.1",
+    port: 0,
+    backend: "docker",
+    logLevel: "warn",
+    ...options.overrides,
+  };
   const audit: AuditEvent[] = [];
   const gateway = createGateway({
     config,
     backend: dockerBackend(`unix://${podman.socketPath}`),
     authorizer: options.authorizer ?? tokenAuthorizer(),
     logger: { log: () => {} },
-    audit: { write: (event) => void (event.event.startsWith("session.") && audit.push(event as AuditEvent)), close: async () => {} },
+    audit: {
+      write: (event) => void (event.event.startsWith("session.") && audit.push(event as AuditEvent)),
+      close: async () => {},
+    },
     routes: options.routes?.(config) ?? [],
   });
   const address = await gateway.listen();
@@ -85,7 +95,11 @@ export async function startClientBed(container: string, options: BedOptions = {}
  * A client bed started before the suite's tests, and a home whose environment points the CLI at
  * its gateway as alice; `use` gets the three. Both are removed after the suite.
  */
-export function withCliBed(container: string, homePrefix: string, use: (bed: ClientBed, home: string, env: NodeJS.ProcessEnv) => void): void {
+export function withCliBed(
+  container: string,
+  homePrefix: string,
+  use: (bed: ClientBed, home: string, env: NodeJS.ProcessEnv) => void,
+): void {
   let bed: ClientBed | undefined;
   let home: string | undefined;
   beforeAll(async () => {

@@ -6,7 +6,13 @@ export const CHROMIUM = "/usr/bin/chromium";
 
 /** What these helpers read in the page (typed here: the gateway's TypeScript has no DOM library). */
 interface TerminalGlobals {
-  entryway?: { terminal?: { buffer: { active: { length: number; getLine(i: number): { translateToString(trim: boolean): string } | undefined } } } };
+  entryway?: {
+    terminal?: {
+      buffer: {
+        active: { length: number; getLine(i: number): { translateToString(trim: boolean): string } | undefined };
+      };
+    };
+  };
 }
 
 /** What went wrong in the browser, collected over a context's whole life (reloads included). */
@@ -18,7 +24,18 @@ export interface Observed {
 
 interface CspReporter {
   reportCspViolation(text: string): void;
-  document: { addEventListener(type: "securitypolicyviolation", listener: (event: { violatedDirective: string; blockedURI: string; sourceFile: string; lineNumber: number; sample: string }) => void): void };
+  document: {
+    addEventListener(
+      type: "securitypolicyviolation",
+      listener: (event: {
+        violatedDirective: string;
+        blockedURI: string;
+        sourceFile: string;
+        lineNumber: number;
+        sample: string;
+      }) => void,
+    ): void;
+  };
 }
 
 /**
@@ -30,13 +47,20 @@ export async function observePages(context: BrowserContext): Promise<Observed> {
   await context.exposeBinding("reportCspViolation", (_source, text: string) => void observed.cspViolations.push(text));
   await context.addInitScript(() => {
     const page = globalThis as unknown as CspReporter;
-    page.document.addEventListener("securitypolicyviolation", (event) => page.reportCspViolation(`${event.violatedDirective} ${event.blockedURI} ${event.sourceFile}:${event.lineNumber} ${event.sample}`));
+    page.document.addEventListener("securitypolicyviolation", (event) =>
+      page.reportCspViolation(
+        `${event.violatedDirective} ${event.blockedURI} ${event.sourceFile}:${event.lineNumber} ${event.sample}`,
+      ),
+    );
   });
   context.on("console", (message) => {
     if (message.type() === "error") observed.consoleErrors.push(`${message.location().url}: ${message.text()}`);
   });
   context.on("weberror", (error) => void observed.consoleErrors.push(`uncaught: ${error.error().message}`));
-  context.on("requestfailed", (request) => void observed.failedRequests.push(`${request.url()}: ${request.failure()?.errorText}`));
+  context.on(
+    "requestfailed",
+    (request) => void observed.failedRequests.push(`${request.url()}: ${request.failure()?.errorText}`),
+  );
   context.on("response", (response) => {
     if (response.status() >= 400) observed.failedRequests.push(`${response.url()}: HTTP ${response.status()}`);
   });
@@ -53,7 +77,16 @@ export async function launchChromium({ webgl = false }: { webgl?: boolean } = {}
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ["--headless", "--no-sandbox", ...(webgl ? ["--use-angle=swiftshader", "--enable-unsafe-swiftshader"] : ["--disable-gpu"]), "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      ...(webgl ? ["--use-angle=swiftshader", "--enable-unsafe-swiftshader"] : ["--disable-gpu"]),
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
 }
 
@@ -75,7 +108,10 @@ export async function waitForText(page: Page, pattern: RegExp, timeoutMs = 45_00
     const text = await screenText(page);
     const match = text.match(pattern);
     if (match) return match;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern}; terminal:\n${text.trimEnd().split("\n").slice(-15).join("\n")}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out waiting for ${pattern}; terminal:\n${text.trimEnd().split("\n").slice(-15).join("\n")}`,
+      );
     await page.waitForTimeout(100);
   }
 }

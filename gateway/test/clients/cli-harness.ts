@@ -34,7 +34,10 @@ export interface CliResult {
   output: Buffer;
 }
 
-export function runCli(args: string[], options: { env: NodeJS.ProcessEnv; input?: string | Buffer; timeoutMs?: number }): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  options: { env: NodeJS.ProcessEnv; input?: string | Buffer; timeoutMs?: number },
+): Promise<CliResult> {
   const [command, ...rest] = cliCommand(...args);
   const child = spawn(command!, rest, { cwd: REPO, env: options.env, stdio: ["pipe", "pipe", "pipe"] });
   const chunks: Buffer[] = [];
@@ -50,7 +53,11 @@ export function runCli(args: string[], options: { env: NodeJS.ProcessEnv; input?
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error(`CLI did not end in time; stdout ${JSON.stringify(stdout.slice(-400))} stderr ${JSON.stringify(stderr)}`));
+      reject(
+        new Error(
+          `CLI did not end in time; stdout ${JSON.stringify(stdout.slice(-400))} stderr ${JSON.stringify(stderr)}`,
+        ),
+      );
     }, options.timeoutMs ?? 90_000);
     child.on("exit", (code) => {
       clearTimeout(timer);
@@ -94,8 +101,21 @@ export interface Tmux {
 export async function startTmux(env: NodeJS.ProcessEnv, cols = 100, rows = 30): Promise<Tmux> {
   const dir = mkdtempSync(join(tmpdir(), "entryway-tmux-"));
   const socket = join(dir, "tmux.sock");
-  const tmux = async (...args: string[]) => (await run("tmux", ["-S", socket, "-f", "/dev/null", ...args], { env, cwd: REPO })).stdout;
-  await tmux("new-session", "-d", "-s", "cli", "-x", String(cols), "-y", String(rows), "-c", REPO, "env PS1='local$ ' /bin/sh");
+  const tmux = async (...args: string[]) =>
+    (await run("tmux", ["-S", socket, "-f", "/dev/null", ...args], { env, cwd: REPO })).stdout;
+  await tmux(
+    "new-session",
+    "-d",
+    "-s",
+    "cli",
+    "-x",
+    String(cols),
+    "-y",
+    String(rows),
+    "-c",
+    REPO,
+    "env PS1='local$ ' /bin/sh",
+  );
   await tmux("set-option", "-g", "status", "off");
   await tmux("resize-window", "-t", "cli", "-x", String(cols), "-y", String(rows));
   const screen = () => tmux("capture-pane", "-p", "-t", "cli");
@@ -117,22 +137,42 @@ export async function startTmux(env: NodeJS.ProcessEnv, cols = 100, rows = 30): 
     resize: async (c, r) => void (await tmux("resize-window", "-t", "cli", "-x", String(c), "-y", String(r))),
     async foregroundPid() {
       const shell = Number((await tmux("display-message", "-p", "-t", "cli", "#{pane_pid}")).trim());
-      const children = readFileSync(`/proc/${shell}/task/${shell}/children`, "utf8").trim().split(/\s+/).filter(Boolean);
-      if (children.length !== 1) throw new Error(`expected one foreground process under the pane's shell, found ${children.join(",") || "none"}`);
+      const children = readFileSync(`/proc/${shell}/task/${shell}/children`, "utf8")
+        .trim()
+        .split(/\s+/)
+        .filter(Boolean);
+      if (children.length !== 1)
+        throw new Error(
+          `expected one foreground process under the pane's shell, found ${children.join(",") || "none"}`,
+        );
       return Number(children[0]);
     },
     typeOnOutput(trigger, keys) {
       // ignore-size: this client must not change the window's size.
-      const control = spawn("tmux", ["-S", socket, "-f", "/dev/null", "-C", "attach-session", "-t", "cli", "-f", "ignore-size"], { env, stdio: ["pipe", "pipe", "ignore"] });
+      const control = spawn(
+        "tmux",
+        ["-S", socket, "-f", "/dev/null", "-C", "attach-session", "-t", "cli", "-f", "ignore-size"],
+        { env, stdio: ["pipe", "pipe", "ignore"] },
+      );
       let lines = "";
       let seen = "";
       return new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => {
           control.kill();
-          reject(new Error(`timed out waiting for ${JSON.stringify(trigger)}; pane output: ${JSON.stringify(seen.slice(-300))}`));
+          reject(
+            new Error(
+              `timed out waiting for ${JSON.stringify(trigger)}; pane output: ${JSON.stringify(seen.slice(-300))}`,
+            ),
+          );
         }, 45_000);
         control.on("error", reject);
-        control.on("exit", (code) => reject(new Error(`tmux control client exited (${code}) before ${JSON.stringify(trigger)} was seen; pane output: ${JSON.stringify(seen.slice(-300))}`)));
+        control.on("exit", (code) =>
+          reject(
+            new Error(
+              `tmux control client exited (${code}) before ${JSON.stringify(trigger)} was seen; pane output: ${JSON.stringify(seen.slice(-300))}`,
+            ),
+          ),
+        );
         control.stdout.on("data", (data: Buffer) => {
           lines += data.toString("latin1");
           let newline;
@@ -167,13 +207,37 @@ export async function startTmux(env: NodeJS.ProcessEnv, cols = 100, rows = 30): 
 export function selfSignedCertificate(dir: string): { keyPath: string; certPath: string } {
   const keyPath = join(dir, "key.pem");
   const certPath = join(dir, "cert.pem");
-  execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", keyPath, "-out", certPath], { stdio: "ignore" });
+  execFileSync(
+    "openssl",
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-days",
+      "1",
+      "-subj",
+      "/CN=127.0.0.1",
+      "-addext",
+      "subjectAltName=IP:127.0.0.1",
+      "-keyout",
+      keyPath,
+      "-out",
+      certPath,
+    ],
+    { stdio: "ignore" },
+  );
   return { keyPath, certPath };
 }
 
 /** A TLS-terminating TCP proxy in front of the gateway (an ingress, in short), whose connections can be cut. */
-export async function startTlsProxy(targetPort: number, certDir: string): Promise<{ port: number; cut(): void; freeze(): void; stop(): Promise<void> }> {
+export async function startTlsProxy(
+  targetPort: number,
+  certDir: string,
+): Promise<{ port: number; cut(): void; freeze(): void; stop(): Promise<void> }> {
   const { keyPath, certPath } = selfSignedCertificate(certDir);
   const sockets = new Set<net.Socket>();
   const pairs: [net.Socket, net.Socket][] = [];

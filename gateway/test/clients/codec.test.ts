@@ -25,7 +25,12 @@ describe("web codec", () => {
         fc.option(fc.integer({ min: -2147483648, max: 2147483647 }), { nil: undefined }),
         fc.option(fc.string({ minLength: 1, maxLength: 40 }), { nil: undefined }),
         (msgType, content, exitCode, closeCode) => {
-          const frame = encodeResponse({ msgType, content: Buffer.from(content), ...(exitCode !== undefined ? { exitCode } : {}), ...(closeCode ? { closeCode } : {}) });
+          const frame = encodeResponse({
+            msgType,
+            content: Buffer.from(content),
+            ...(exitCode !== undefined ? { exitCode } : {}),
+            ...(closeCode ? { closeCode } : {}),
+          });
           const decoded = decodeResponse(frame);
           expect(decoded.msgType).toBe(msgType);
           expect(Buffer.from(decoded.content).equals(Buffer.from(content))).toBe(true);

@@ -40,16 +40,32 @@ it("maps archive entries under the expected name, and refuses absolute names and
 });
 
 it("refuses Windows separators, drives, streams and control characters on both path flavours, and keeps paths under the destination", () => {
-  const startup = "data/..\\..\\..\\..\\Users\\me\\AppData\\Roaming\\Microsoft\\Windows\\Start Menu\\Programs\\Startup\\x.bat";
-  const hostile = [startup, "data/C:\\Windows\\x.dll", "data/C:x", "data/file.txt:stream", "data/\\\\server\\share\\x", "data/a\x1b]52;c;Y3VybA==\x07", "data/\u009b2J", "data/a\nb"];
+  const startup =
+    "data/..\\..\\..\\..\\Users\\me\\AppData\\Roaming\\Microsoft\\Windows\\Start Menu\\Programs\\Startup\\x.bat";
+  const hostile = [
+    startup,
+    "data/C:\\Windows\\x.dll",
+    "data/C:x",
+    "data/file.txt:stream",
+    "data/\\\\server\\share\\x",
+    "data/a\x1b]52;c;Y3VybA==\x07",
+    "data/\u009b2J",
+    "data/a\nb",
+  ];
   const flavours = [
     ["win32", path.win32, "C:\\Users\\me\\dest\\data"],
     ["posix", path.posix, "/home/me/dest/data"],
   ] as const;
   for (const [flavour, paths, destination] of flavours) {
-    for (const name of hostile) expect(() => entryPath(name, "data", destination, paths), `${flavour} ${JSON.stringify(name)}`).toThrow(/refusing the archive from the container: entry .* holds/);
-    for (const name of ["data/../x", "/data/x", "data/a/../../x"]) expect(() => entryPath(name, "data", destination, paths), `${flavour} ${name}`).toThrow(/is outside data/);
-    expect(entryPath("data/sub/report 1.txt", "data", destination, paths)).toBe(paths.join(destination, "sub", "report 1.txt"));
+    for (const name of hostile)
+      expect(() => entryPath(name, "data", destination, paths), `${flavour} ${JSON.stringify(name)}`).toThrow(
+        /refusing the archive from the container: entry .* holds/,
+      );
+    for (const name of ["data/../x", "/data/x", "data/a/../../x"])
+      expect(() => entryPath(name, "data", destination, paths), `${flavour} ${name}`).toThrow(/is outside data/);
+    expect(entryPath("data/sub/report 1.txt", "data", destination, paths)).toBe(
+      paths.join(destination, "sub", "report 1.txt"),
+    );
   }
   expect(entryPath("data/sub/x", "data", "C:\\dest\\data", path.win32)).toBe("C:\\dest\\data\\sub\\x");
 });
@@ -58,9 +74,18 @@ it("--help explains both directions and the checks on the archive; entryway --he
   const env = cleanEnv(tmpdir());
   const help = await runCli(["cp", "--help"], { env });
   expect(help.code).toBe(0);
-  for (const text of ["<local path> <target>:<path>", "<target>:<path> <local path>", "symlinks, hard links", "exit status"]) expect(help.stdout).toContain(text);
+  for (const text of [
+    "<local path> <target>:<path>",
+    "<target>:<path> <local path>",
+    "symlinks, hard links",
+    "exit status",
+  ])
+    expect(help.stdout).toContain(text);
   expect((await runCli(["--help"], { env })).stdout).toMatch(/^ {2}cp {14}copy files to or from a container/m);
-  expect(await runCli(["cp", "a", "b"], { env })).toMatchObject({ code: ExitCode.usage, stderr: "entryway: exactly one of source and destination must be <target>:<path> (entryway cp --help)\n" });
+  expect(await runCli(["cp", "a", "b"], { env })).toMatchObject({
+    code: ExitCode.usage,
+    stderr: "entryway: exactly one of source and destination must be <target>:<path> (entryway cp --help)\n",
+  });
 });
 
 describeNeeding({ podman: podmanAvailable() }, "entryway cp against a gateway on podman", () => {
@@ -77,13 +102,22 @@ describeNeeding({ podman: podmanAvailable() }, "entryway cp against a gateway on
     writeFileSync(join(source, "big.bin"), big);
     writeFileSync(join(source, "sub", "small.txt"), "small 你好\n");
     const started = Date.now();
-    expect(await runCli(["cp", source, `${bed.container}:/tmp/copied`], { env, timeoutMs: 300_000 })).toMatchObject({ code: 0, stderr: "" });
+    expect(await runCli(["cp", source, `${bed.container}:/tmp/copied`], { env, timeoutMs: 300_000 })).toMatchObject({
+      code: 0,
+      stderr: "",
+    });
     const upSeconds = (Date.now() - started) / 1000;
-    const remote = await runCli(["enter", bed.container, "--", "md5sum", "/tmp/copied/big.bin", "/tmp/copied/sub/small.txt"], { env });
+    const remote = await runCli(
+      ["enter", bed.container, "--", "md5sum", "/tmp/copied/big.bin", "/tmp/copied/sub/small.txt"],
+      { env },
+    );
     expect(remote.stdout).toContain(createHash("md5").update(big).digest("hex"));
     const back = join(home, "back");
     const downStarted = Date.now();
-    expect(await runCli(["cp", `${bed.container}:/tmp/copied`, back], { env, timeoutMs: 300_000 })).toMatchObject({ code: 0, stderr: "" });
+    expect(await runCli(["cp", `${bed.container}:/tmp/copied`, back], { env, timeoutMs: 300_000 })).toMatchObject({
+      code: 0,
+      stderr: "",
+    });
     const downSeconds = (Date.now() - downStarted) / 1000;
     expect(sha256(readFileSync(join(back, "big.bin")))).toBe(sha256(big));
     expect(readFileSync(join(back, "sub", "small.txt"), "utf8")).toBe("small 你好\n");
@@ -115,7 +149,11 @@ describe("entryway cp: hostile archives from a container (Kubernetes stand-in)",
     mkdirSync(join(home, "bin"));
     writeFileSync(join(home, "bin", "tar"), `#!/bin/sh\ncat '${evilTar}'\n`, { mode: 0o755 });
     process.env.PATH = `${join(home, "bin")}:${path}`; // the stand-in runs commands with this PATH
-    kube = await startKubeStandin({ protocol: "v5.channel.k8s.io", serviceAccountToken: "sa", pods: [{ namespace: "team-a", name: "evil-0", containers: ["app"] }] });
+    kube = await startKubeStandin({
+      protocol: "v5.channel.k8s.io",
+      serviceAccountToken: "sa",
+      pods: [{ namespace: "team-a", name: "evil-0", containers: ["app"] }],
+    });
     g = await startGateway(kubernetesBackend(loadKubeConfig(kube.kubeconfigPath)), tokenAuthorizer());
     env = cleanEnv(home, { ENTRYWAY_GATEWAY: g.base, ENTRYWAY_TOKEN: "user:alice" });
   });
@@ -129,14 +167,23 @@ describe("entryway cp: hostile archives from a container (Kubernetes stand-in)",
   const plant = async (entries: Entry[]) => writeFileSync(evilTar, await makeTar(entries));
 
   it.each([
-    ["a .. entry (CVE-2019-11249)", [{ name: "data/ok.txt", content: "ok" }, { name: "data/../../escape.txt", content: "pwned" }]],
+    [
+      "a .. entry (CVE-2019-11249)",
+      [
+        { name: "data/ok.txt", content: "ok" },
+        { name: "data/../../escape.txt", content: "pwned" },
+      ],
+    ],
     ["an absolute name", [{ name: "/tmp/escape.txt", content: "pwned" }]],
     ["a name outside the one asked for", [{ name: "elsewhere/escape.txt", content: "pwned" }]],
   ])("refuses an archive with %s and writes nothing outside the destination", async (_what, entries) => {
     const root = mkdtempSync(join(home, "hostile-"));
     await plant(entries as Entry[]);
     const result = await runCli(["cp", "team-a/evil-0:/srv/data", join(root, "dest", "data")], { env });
-    expect(result).toMatchObject({ code: ExitCode.badRequest, stderr: expect.stringMatching(/^entryway: refusing the archive from the container: entry .* is outside data\n$/) });
+    expect(result).toMatchObject({
+      code: ExitCode.badRequest,
+      stderr: expect.stringMatching(/^entryway: refusing the archive from the container: entry .* is outside data\n$/),
+    });
     expect(existsSync(join(root, "escape.txt"))).toBe(false);
     expect(existsSync(join(root, "dest", "escape.txt"))).toBe(false);
     expect(existsSync("/tmp/escape.txt")).toBe(false);
@@ -150,7 +197,12 @@ describe("entryway cp: hostile archives from a container (Kubernetes stand-in)",
     const root = mkdtempSync(join(home, "unsafe-name-"));
     await plant(entries as Entry[]);
     const result = await runCli(["cp", "team-a/evil-0:/srv/data", join(root, "dest", "data")], { env });
-    expect(result).toMatchObject({ code: ExitCode.badRequest, stderr: expect.stringMatching(/^entryway: refusing the archive from the container: entry .* holds \\, : or a control character/) });
+    expect(result).toMatchObject({
+      code: ExitCode.badRequest,
+      stderr: expect.stringMatching(
+        /^entryway: refusing the archive from the container: entry .* holds \\, : or a control character/,
+      ),
+    });
     expect(result.stderr).not.toContain("\x1b");
     expect(existsSync(join(root, "dest", "data"))).toBe(false);
   });

@@ -47,7 +47,15 @@ describe("Kubernetes targets in the CLI and the web page (stand-in API server + 
     assets = mkdtempSync(join(tmpdir(), "entryway-web-kube-"));
     await buildWebAssets(assets);
     const kubeConfig = loadKubeConfig(kube.kubeconfigPath);
-    const config: GatewayConfig = { ...defaultConfig, host: "127.0.0.1", port: 0, backend: "kubernetes", authorizer: "kubernetes", logLevel: "warn", debugImages: [DEBUG_IMAGE] };
+    const config: GatewayConfig = {
+      ...defaultConfig,
+      host: "127.0.0.1",
+      port: 0,
+      backend: "kubernetes",
+      authorizer: "kubernetes",
+      logLevel: "warn",
+      debugImages: [DEBUG_IMAGE],
+    };
     gateway = createGateway({
       config,
       backend: kubernetesBackend(kubeConfig),
@@ -90,7 +98,10 @@ describe("Kubernetes targets in the CLI and the web page (stand-in API server + 
 
   it("CLI: --debug=auto enters a debug container in a distroless pod; an image off the gateway's list is refused", async () => {
     const env = cleanEnv(home, { ENTRYWAY_GATEWAY: base, ENTRYWAY_TOKEN: "alice-token" });
-    const debug = await runCli(["enter", "--tty", "--debug=auto", "team-a/distroless-0"], { env, input: "echo debug-$((6*7))\nexit 4\n" });
+    const debug = await runCli(["enter", "--tty", "--debug=auto", "team-a/distroless-0"], {
+      env,
+      input: "echo debug-$((6*7))\nexit 4\n",
+    });
     expect(debug.stdout).toMatch(/^debug-42\r?$/m);
     expect(debug).toMatchObject({ code: 4, stderr: "" });
     const [container] = kube.ephemeralContainers("team-a/distroless-0");
@@ -104,37 +115,41 @@ describe("Kubernetes targets in the CLI and the web page (stand-in API server + 
     expect(kube.ephemeralPatches.length).toBe(patches);
   });
 
-  itNeeding({ chromium: existsSync(CHROMIUM) }, "web: the picker opens a pod's container, then a workload instance, each as a deep link", async () => {
-    const browser = await launchChromium();
-    try {
-      const page = await browser.newPage({ viewport: { width: 900, height: 500 } });
-      await page.goto(`${base}/`);
-      await page.locator("#token").fill("alice-token");
-      await page.getByRole("button", { name: "Sign in" }).click();
-      await page.locator("#namespace").fill("team-a");
-      await page.locator("#pod").fill("api-1");
-      await page.locator("#container").fill("sidecar");
-      await page.getByRole("button", { name: "Open" }).click();
-      await expect.poll(() => page.locator("#status").textContent(), { timeout: 30_000 }).toBe("connected");
-      await page.keyboard.type("echo picked-$((40+2))\n");
-      await waitForText(page, /^picked-42$/m);
-      expect(new URL(page.url()).search).toBe("?namespace=team-a&pod=api-1&container=sidecar");
-      expect(kube.execs.at(-1)).toMatchObject({ pod: "api-1", container: "sidecar" });
+  itNeeding(
+    { chromium: existsSync(CHROMIUM) },
+    "web: the picker opens a pod's container, then a workload instance, each as a deep link",
+    async () => {
+      const browser = await launchChromium();
+      try {
+        const page = await browser.newPage({ viewport: { width: 900, height: 500 } });
+        await page.goto(`${base}/`);
+        await page.locator("#token").fill("alice-token");
+        await page.getByRole("button", { name: "Sign in" }).click();
+        await page.locator("#namespace").fill("team-a");
+        await page.locator("#pod").fill("api-1");
+        await page.locator("#container").fill("sidecar");
+        await page.getByRole("button", { name: "Open" }).click();
+        await expect.poll(() => page.locator("#status").textContent(), { timeout: 30_000 }).toBe("connected");
+        await page.keyboard.type("echo picked-$((40+2))\n");
+        await waitForText(page, /^picked-42$/m);
+        expect(new URL(page.url()).search).toBe("?namespace=team-a&pod=api-1&container=sidecar");
+        expect(kube.execs.at(-1)).toMatchObject({ pod: "api-1", container: "sidecar" });
 
-      await page.locator("#bar-other").click();
-      await page.getByLabel("Workload and instance").check();
-      await page.locator("#namespace").fill("team-a");
-      await page.locator("#workload").fill("statefulset/web");
-      await page.locator("#instance").fill("1");
-      await page.locator("#container").fill("");
-      await page.getByRole("button", { name: "Open" }).click();
-      await expect.poll(() => page.locator("#status").textContent(), { timeout: 30_000 }).toBe("connected");
-      await page.keyboard.type("echo instance-$((1+1))\n");
-      await waitForText(page, /^instance-2$/m);
-      expect(new URL(page.url()).search).toBe("?namespace=team-a&workload=statefulset%2Fweb&instance=1");
-      expect(kube.execs.at(-1)).toMatchObject({ pod: "web-1", container: "app" });
-    } finally {
-      await browser.close();
-    }
-  });
+        await page.locator("#bar-other").click();
+        await page.getByLabel("Workload and instance").check();
+        await page.locator("#namespace").fill("team-a");
+        await page.locator("#workload").fill("statefulset/web");
+        await page.locator("#instance").fill("1");
+        await page.locator("#container").fill("");
+        await page.getByRole("button", { name: "Open" }).click();
+        await expect.poll(() => page.locator("#status").textContent(), { timeout: 30_000 }).toBe("connected");
+        await page.keyboard.type("echo instance-$((1+1))\n");
+        await waitForText(page, /^instance-2$/m);
+        expect(new URL(page.url()).search).toBe("?namespace=team-a&workload=statefulset%2Fweb&instance=1");
+        expect(kube.execs.at(-1)).toMatchObject({ pod: "web-1", container: "app" });
+      } finally {
+        await browser.close();
+      }
+    },
+  );
 });

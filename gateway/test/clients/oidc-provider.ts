@@ -16,7 +16,11 @@ export interface OidcProvider {
   stop(): Promise<void>;
 }
 
-export async function startOidcProvider(options: { clientId: string; subject: string; namespaces: string[] }): Promise<OidcProvider> {
+export async function startOidcProvider(options: {
+  clientId: string;
+  subject: string;
+  namespaces: string[];
+}): Promise<OidcProvider> {
   const { privateKey, publicKey } = await generateKeyPair("ES256");
   const jwk = { ...(await exportJWK(publicKey)), kid: "test-key", alg: "ES256", use: "sig" };
   const codes = new Map<string, { challenge: string; redirectUri: string; nonce: string }>();
@@ -29,13 +33,24 @@ export async function startOidcProvider(options: { clientId: string; subject: st
     const json = (status: number, body: unknown, extra: Record<string, string> = {}) =>
       response.writeHead(status, { "content-type": "application/json", ...extra }).end(JSON.stringify(body));
     if (url.pathname === "/.well-known/openid-configuration") {
-      return json(200, { issuer, authorization_endpoint: `${issuer}/authorize`, token_endpoint: `${issuer}/token`, jwks_uri: `${issuer}/jwks`, code_challenge_methods_supported: ["S256"] });
+      return json(200, {
+        issuer,
+        authorization_endpoint: `${issuer}/authorize`,
+        token_endpoint: `${issuer}/token`,
+        jwks_uri: `${issuer}/jwks`,
+        code_challenge_methods_supported: ["S256"],
+      });
     }
     if (url.pathname === "/jwks") return json(200, { keys: [jwk] });
     if (url.pathname === "/authorize") {
       const query = Object.fromEntries(url.searchParams);
       authorizations.push(query);
-      if (query.client_id !== options.clientId || query.response_type !== "code" || query.code_challenge_method !== "S256" || !query.code_challenge) {
+      if (
+        query.client_id !== options.clientId ||
+        query.response_type !== "code" ||
+        query.code_challenge_method !== "S256" ||
+        !query.code_challenge
+      ) {
         return response.writeHead(400).end("bad authorization request");
       }
       const code = randomBytes(16).toString("hex");
@@ -54,8 +69,16 @@ export async function startOidcProvider(options: { clientId: string; subject: st
         const cors = { "access-control-allow-origin": request.headers.origin ?? "*" };
         const grant = codes.get(form.code ?? "");
         codes.delete(form.code ?? "");
-        const verifierHash = createHash("sha256").update(form.code_verifier ?? "").digest("base64url");
-        if (!grant || form.grant_type !== "authorization_code" || form.client_id !== options.clientId || form.redirect_uri !== grant.redirectUri || verifierHash !== grant.challenge) {
+        const verifierHash = createHash("sha256")
+          .update(form.code_verifier ?? "")
+          .digest("base64url");
+        if (
+          !grant ||
+          form.grant_type !== "authorization_code" ||
+          form.client_id !== options.clientId ||
+          form.redirect_uri !== grant.redirectUri ||
+          verifierHash !== grant.challenge
+        ) {
           return json(400, { error: "invalid_grant" }, cors);
         }
         void new SignJWT({ namespaces: options.namespaces, nonce: grant.nonce })
@@ -66,7 +89,9 @@ export async function startOidcProvider(options: { clientId: string; subject: st
           .setIssuedAt()
           .setExpirationTime("5m")
           .sign(privateKey)
-          .then((idToken) => json(200, { id_token: idToken, access_token: "opaque", token_type: "Bearer", expires_in: 300 }, cors));
+          .then((idToken) =>
+            json(200, { id_token: idToken, access_token: "opaque", token_type: "Bearer", expires_in: 300 }, cors),
+          );
       });
       return;
     }
@@ -78,9 +103,10 @@ export async function startOidcProvider(options: { clientId: string; subject: st
     issuer,
     authorizations,
     tokenRequests,
-    stop: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    stop: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -18,7 +18,10 @@ export class EntryClient {
   readonly closed: Promise<Closed>;
   closeMessage: Response | undefined;
 
-  constructor(readonly ws: WebSocket, keepFrames = true) {
+  constructor(
+    readonly ws: WebSocket,
+    keepFrames = true,
+  ) {
     this.closed = new Promise((resolve) => {
       ws.on("close", (wsCode) => {
         const close = this.closeMessage;
@@ -47,7 +50,14 @@ export class EntryClient {
 
   static connect(
     url: string,
-    options: { token?: string; headers?: Record<string, string>; protocols?: string[]; keepFrames?: boolean; origin?: string; localAddress?: string } = {},
+    options: {
+      token?: string;
+      headers?: Record<string, string>;
+      protocols?: string[];
+      keepFrames?: boolean;
+      origin?: string;
+      localAddress?: string;
+    } = {},
   ): Promise<EntryClient> {
     const headers = { ...(options.token ? { "access-token": options.token } : {}), ...options.headers };
     const ws = new WebSocket(url, options.protocols ?? [], {
@@ -104,8 +114,14 @@ export class EntryClient {
     const check = () => (test instanceof RegExp ? test.test(this.text) : test(this));
     const deadline = Date.now() + timeoutMs;
     while (!check()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${String(test)}; output so far: ${JSON.stringify(this.text.slice(-500))}`);
-      if (this.ws.readyState === WebSocket.CLOSED && !check()) throw new Error(`connection closed while waiting for ${String(test)}: ${JSON.stringify(this.closeMessage?.content.toString() ?? "")}; output: ${JSON.stringify(this.text.slice(-500))}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `timed out waiting for ${String(test)}; output so far: ${JSON.stringify(this.text.slice(-500))}`,
+        );
+      if (this.ws.readyState === WebSocket.CLOSED && !check())
+        throw new Error(
+          `connection closed while waiting for ${String(test)}: ${JSON.stringify(this.closeMessage?.content.toString() ?? "")}; output: ${JSON.stringify(this.text.slice(-500))}`,
+        );
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, 200);
         this.waiters.push(() => {

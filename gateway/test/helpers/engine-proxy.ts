@@ -31,7 +31,10 @@ export async function startEngineProxy(upstream: string, path: string): Promise<
     }
     // Requests are written whole and small, so a request line does not straddle two chunks.
     client.on("data", (chunk: Buffer) => {
-      for (const [, line] of chunk.toString("latin1").matchAll(/(?:^|\r\n)((?:GET|POST|PUT|DELETE|HEAD) \S+) HTTP\/1\.1\r\n/g)) lines.push(line!);
+      for (const [, line] of chunk
+        .toString("latin1")
+        .matchAll(/(?:^|\r\n)((?:GET|POST|PUT|DELETE|HEAD) \S+) HTTP\/1\.1\r\n/g))
+        lines.push(line!);
     });
     client.pipe(engine).pipe(client);
     client.on("close", () => engine.destroy());

@@ -86,11 +86,16 @@ export function execBackendCases(name: string, createBed: () => Promise<RealBed>
     const open = (query: Record<string, string | string[]> = {}, token = TOKEN, keepFrames = true) =>
       EntryClient.connect(g.url({ ...bed.target, ...query }), { token, keepFrames });
     /** Runs `script` in raw mode (see raw). */
-    const openRaw = (script: string, keepFrames = true, gateway = g) => EntryClient.connect(gateway.url({ ...bed.target, ...raw(script) }), { token: TOKEN, keepFrames });
+    const openRaw = (script: string, keepFrames = true, gateway = g) =>
+      EntryClient.connect(gateway.url({ ...bed.target, ...raw(script) }), { token: TOKEN, keepFrames });
 
     beforeAll(async () => {
       bed = await createBed();
-      g = await startGateway(bed.backend, tokenAuthorizer(), { maxSessionsPerUser: 100, maxSessions: 200, reapGraceSeconds: 1 });
+      g = await startGateway(bed.backend, tokenAuthorizer(), {
+        maxSessionsPerUser: 100,
+        maxSessions: 200,
+        reapGraceSeconds: 1,
+      });
     });
     afterAll(async () => {
       await g?.stop();
@@ -202,7 +207,12 @@ export function execBackendCases(name: string, createBed: () => Promise<RealBed>
       const resolved = await bed.backend.resolve(parseTarget(new URL(g.url(bed.target)), {}, bed.backend.name));
       const before = await bed.shells();
       const marker = new PidMarkerFilter();
-      const exec = await bed.backend.exec(resolved, wrapCommand(["/bin/sh"], {}), { cols: 80, rows: 24 }, { onOutput: (c) => void marker.push(c), onEnd: () => {} });
+      const exec = await bed.backend.exec(
+        resolved,
+        wrapCommand(["/bin/sh"], {}),
+        { cols: 80, rows: 24 },
+        { onOutput: (c) => void marker.push(c), onEnd: () => {} },
+      );
       await expect.poll(() => marker.shell !== null && bed.shells(), { timeout: 10_000 }).toBe(before + 1);
       exec.close();
       await new Promise((r) => setTimeout(r, 1500));
@@ -210,7 +220,12 @@ export function execBackendCases(name: string, createBed: () => Promise<RealBed>
       const shell = marker.shell!;
       expect(shell.startTime).toMatch(/^\d+$/);
       // PID reuse: the same PID with another start time is another process, and is left alone.
-      expect(await bed.backend.run(resolved, reapCommand({ pid: shell.pid, startTime: String(Number(shell.startTime) + 1) }, 1))).toBe(0);
+      expect(
+        await bed.backend.run(
+          resolved,
+          reapCommand({ pid: shell.pid, startTime: String(Number(shell.startTime) + 1) }, 1),
+        ),
+      ).toBe(0);
       expect(await bed.shells()).toBe(before + 1);
       expect(await bed.backend.run(resolved, reapCommand(shell, 1))).toBe(1); // ended by SIGHUP
       await expect.poll(() => bed.shells(), { timeout: 10_000 }).toBe(before);
@@ -219,7 +234,9 @@ export function execBackendCases(name: string, createBed: () => Promise<RealBed>
     it("a run that does not end is dropped when its signal aborts (the reaper's deadline), and none starts after", async () => {
       const resolved = await bed.backend.resolve(parseTarget(new URL(g.url(bed.target)), {}, bed.backend.name));
       const before = await bed.shells();
-      await expect(bed.backend.run(resolved, ["/bin/sh", "-c", "sleep 3"], { signal: AbortSignal.timeout(300) })).rejects.toThrow(/abort|timeout/i);
+      await expect(
+        bed.backend.run(resolved, ["/bin/sh", "-c", "sleep 3"], { signal: AbortSignal.timeout(300) }),
+      ).rejects.toThrow(/abort|timeout/i);
       const execs = await bed.execIds();
       const late = bed.backend.run(resolved, ["/bin/sh", "-c", "exit 0"], { signal: AbortSignal.abort() });
       await expect(late).rejects.toThrow(/abort/i);
@@ -241,7 +258,8 @@ export function execBackendCases(name: string, createBed: () => Promise<RealBed>
       it("1 MB of random bytes through cat arrive unchanged, and EOF ends cat", async () => {
         const input = randomBytes(1024 * 1024);
         const client = await open({ tty: "false", command: ["cat"] });
-        for (let offset = 0; offset < input.length; offset += 16 * 1024) client.type(input.subarray(offset, offset + 16 * 1024));
+        for (let offset = 0; offset < input.length; offset += 16 * 1024)
+          client.type(input.subarray(offset, offset + 16 * 1024));
         client.eof();
         expect(await client.closed).toMatchObject({ closeCode: "exit", exitCode: 0 });
         expect(client.outputBytes).toBe(input.length);
@@ -278,7 +296,9 @@ export function execBackendCases(name: string, createBed: () => Promise<RealBed>
     it("20 clients killed abruptly leave 0 shells behind", async () => {
       const baseline = await bed.shells();
       const script = fileURLToPath(new URL("./killed-clients.mjs", import.meta.url));
-      const child = spawn(process.execPath, [script, g.url(bed.target), TOKEN, "20"], { stdio: ["ignore", "pipe", "inherit"] });
+      const child = spawn(process.execPath, [script, g.url(bed.target), TOKEN, "20"], {
+        stdio: ["ignore", "pipe", "inherit"],
+      });
       await new Promise<void>((resolve, reject) => {
         child.stdout.on("data", (d: Buffer) => d.toString().includes("ready") && resolve());
         child.on("exit", (code) => reject(new Error(`client process exited with ${code}`)));
@@ -286,7 +306,9 @@ export function execBackendCases(name: string, createBed: () => Promise<RealBed>
       expect(await bed.shells()).toBe(baseline + 20);
       child.kill("SIGKILL");
       await expect.poll(() => bed.shells(), { timeout: 30_000, interval: 250 }).toBe(baseline);
-      await expect.poll(() => g.audit.filter((e) => e.event === "session.end" && e.closeCode === "client-gone").length).toBeGreaterThanOrEqual(20);
+      await expect
+        .poll(() => g.audit.filter((e) => e.event === "session.end" && e.closeCode === "client-gone").length)
+        .toBeGreaterThanOrEqual(20);
     });
   });
 }

@@ -60,7 +60,8 @@ export function fakeBackend(): FakeBackend {
             if (exit) {
               ended = true;
               setImmediate(() => handlers.onEnd({ exitCode: Number(exit[1]) }));
-            } else if (command === "size") handlers.onOutput(Buffer.from(`${current.rows} ${current.cols}\n`), "stdout");
+            } else if (command === "size")
+              handlers.onOutput(Buffer.from(`${current.rows} ${current.cols}\n`), "stdout");
           }
         },
         closeStdin() {
@@ -82,7 +83,9 @@ export function fakeBackend(): FakeBackend {
       backend.reaped.push(Number(command[4]));
       if (!backend.reaperHangs) return 1;
       // A container whose user made the reaper hang (a /bin/sh or kill that never returns): only the gateway's deadline ends the wait.
-      return new Promise((_resolve, reject) => signal?.addEventListener("abort", () => reject(signal.reason), { once: true }));
+      return new Promise((_resolve, reject) =>
+        signal?.addEventListener("abort", () => reject(signal.reason), { once: true }),
+      );
     },
     async check() {},
   };

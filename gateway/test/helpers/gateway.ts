@@ -38,14 +38,28 @@ export function tokenAuthorizer(): Authorizer & { calls: number } {
     },
     async identify({ token }: { token: string }) {
       const match = parse(token);
-      return match ? { known: true as const, user: match[1]!, groups: match[2]?.split(",") ?? [] } : { known: false as const, reason: "unknown token" };
+      return match
+        ? { known: true as const, user: match[1]!, groups: match[2]?.split(",") ?? [] }
+        : { known: false as const, reason: "unknown token" };
     },
   };
   return authorizer;
 }
 
-export async function startGateway(backend: Backend, authorizer: Authorizer, overrides: Partial<GatewayConfig> = {}): Promise<TestGateway> {
-  const config: GatewayConfig = { ...defaultConfig, host: "127.0.0.1", port: 0, metricsHost: "127.0.0.1", backend: backend.name, logLevel: "debug", ...overrides };
+export async function startGateway(
+  backend: Backend,
+  authorizer: Authorizer,
+  overrides: Partial<GatewayConfig> = {},
+): Promise<TestGateway> {
+  const config: GatewayConfig = {
+    ...defaultConfig,
+    host: "127.0.0.1",
+    port: 0,
+    metricsHost: "127.0.0.1",
+    backend: backend.name,
+    logLevel: "debug",
+    ...overrides,
+  };
   const audit: AuditEvent[] = [];
   const debugContainers: DebugContainerEvent[] = [];
   const access: RecordingAccessEvent[] = [];
@@ -58,7 +72,13 @@ export async function startGateway(backend: Backend, authorizer: Authorizer, ove
     logger: { log: (level, msg, fields) => logs.push({ level, msg, ...fields }) },
     audit: {
       write: (event) =>
-        void (event.event === "debug.container" ? debugContainers.push(event) : event.event === "reap.failed" ? reaps.push(event) : "session" in event ? audit.push(event) : access.push(event)),
+        void (event.event === "debug.container"
+          ? debugContainers.push(event)
+          : event.event === "reap.failed"
+            ? reaps.push(event)
+            : "session" in event
+              ? audit.push(event)
+              : access.push(event)),
       close: async () => {},
     },
   });

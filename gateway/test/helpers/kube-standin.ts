@@ -72,7 +72,12 @@ export interface StandinOptions {
   serviceAccountToken: string;
   pods: PodFixture[];
   statefulSets?: { namespace: string; name: string }[];
-  deployments?: { namespace: string; name: string; matchLabels: Record<string, string>; matchExpressions?: Record<string, unknown>[] }[];
+  deployments?: {
+    namespace: string;
+    name: string;
+    matchLabels: Record<string, string>;
+    matchExpressions?: Record<string, unknown>[];
+  }[];
   /** ReplicaSets, each controlled by the Deployment named (or by none: an orphan). */
   replicaSets?: { namespace: string; name: string; deployment?: string; labels: Record<string, string> }[];
   /** TokenReview: user tokens to user names (audience "entryway", groups system:authenticated) or full user info. */
@@ -108,7 +113,13 @@ export const API_SERVER_AUDIENCE = "https://kubernetes.default.svc.cluster.local
 
 export function standinUser(token: string, user: string | StandinUser): StandinUser {
   if (typeof user !== "string") return user;
-  return { username: user, uid: `uid-${user}`, groups: ["system:authenticated"], extra: { "authentication.kubernetes.io/credential-id": [`JTI=${token}`] }, audiences: ["entryway"] };
+  return {
+    username: user,
+    uid: `uid-${user}`,
+    groups: ["system:authenticated"],
+    extra: { "authentication.kubernetes.io/credential-id": [`JTI=${token}`] },
+    audiences: ["entryway"],
+  };
 }
 
 export interface SubjectAccessReviewSpec {
@@ -136,16 +147,26 @@ export function judgeAccessReview(
     ["groups", same(spec.groups, user.groups)],
     ["uid", spec.uid === user.uid],
     ["extra", same(spec.extra, user.extra)],
-  ].filter(([, ok]) => !ok).map(([field]) => field);
-  if (missing.length > 0) return { allowed: false, reason: `the review does not carry the user's ${missing.join(", ")} as TokenReview returned them` };
+  ]
+    .filter(([, ok]) => !ok)
+    .map(([field]) => field);
+  if (missing.length > 0)
+    return {
+      allowed: false,
+      reason: `the review does not carry the user's ${missing.join(", ")} as TokenReview returned them`,
+    };
   const attrs = spec.resourceAttributes;
   const isExec = attrs?.verb === "create" && attrs.subresource === "exec";
   const isDebug = attrs?.verb === "patch" && attrs.subresource === "ephemeralcontainers";
   if (!attrs || attrs.resource !== "pods" || !(isExec || isDebug) || !attrs.namespace) {
-    return { allowed: false, reason: "no RBAC rule allows it (not create pods/exec or patch pods/ephemeralcontainers in a namespace)" };
+    return {
+      allowed: false,
+      reason: "no RBAC rule allows it (not create pods/exec or patch pods/ephemeralcontainers in a namespace)",
+    };
   }
   const rules = (isExec ? execAllowed : debugAllowed)[user.username] ?? [];
-  const allowed = rules.includes(attrs.namespace) || (attrs.name !== undefined && rules.includes(`${attrs.namespace}/${attrs.name}`));
+  const allowed =
+    rules.includes(attrs.namespace) || (attrs.name !== undefined && rules.includes(`${attrs.namespace}/${attrs.name}`));
   return allowed ? { allowed } : { allowed, reason: "no RBAC rule allows it" };
 }
 
@@ -194,7 +215,14 @@ function json(response: ServerResponse, status: number, body: unknown): void {
 }
 
 function notFound(response: ServerResponse, what: string): void {
-  json(response, 404, { kind: "Status", apiVersion: "v1", status: "Failure", reason: "NotFound", code: 404, message: `${what} not found` });
+  json(response, 404, {
+    kind: "Status",
+    apiVersion: "v1",
+    status: "Failure",
+    reason: "NotFound",
+    code: 404,
+    message: `${what} not found`,
+  });
 }
 
 function readBody(request: IncomingMessage): Promise<Record<string, unknown>> {
@@ -225,15 +253,34 @@ function processesInSessions(sessions: Set<number>): number[] {
 
 /** The JSON names of allowedEphemeralContainerFields (validation.go) that are true, and EphemeralContainer's own targetContainerName. */
 const EPHEMERAL_ALLOWED_FIELDS = new Set([
-  "name", "image", "command", "args", "workingDir", "envFrom", "env", "volumeMounts", "volumeDevices", "terminationMessagePath",
-  "terminationMessagePolicy", "imagePullPolicy", "securityContext", "stdin", "stdinOnce", "tty", "targetContainerName",
+  "name",
+  "image",
+  "command",
+  "args",
+  "workingDir",
+  "envFrom",
+  "env",
+  "volumeMounts",
+  "volumeDevices",
+  "terminationMessagePath",
+  "terminationMessagePolicy",
+  "imagePullPolicy",
+  "securityContext",
+  "stdin",
+  "stdinOnce",
+  "tty",
+  "targetContainerName",
 ]);
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 /** A canonical JSON text (keys sorted), for the API server's semantic equality of two containers. */
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
-  if (value && typeof value === "object") return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(",")}}`;
+  if (value && typeof value === "object")
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+      .join(",")}}`;
   return JSON.stringify(value);
 }
 
@@ -247,7 +294,8 @@ export function patchEphemeralContainers(
   patch: unknown,
 ): { containers: Record<string, unknown>[] } | { errors: string[] } {
   const entries = (patch as { spec?: { ephemeralContainers?: unknown } })?.spec?.ephemeralContainers;
-  if (!Array.isArray(entries)) return { errors: ["spec.ephemeralContainers: Required value: the patch lists no ephemeral containers"] };
+  if (!Array.isArray(entries))
+    return { errors: ["spec.ephemeralContainers: Required value: the patch lists no ephemeral containers"] };
   const merged = existing.map((c) => ({ ...c }));
   for (const entry of entries as Record<string, unknown>[]) {
     const at = merged.findIndex((c) => c.name === entry.name);
@@ -260,19 +308,27 @@ export function patchEphemeralContainers(
   merged.forEach((container, i) => {
     const name = typeof container.name === "string" ? container.name : "";
     if (!name) errors.push(`${path(i, "name")}: Required value`);
-    else if (!DNS1123_LABEL.test(name) || name.length > 63) errors.push(`${path(i, "name")}: Invalid value: ${JSON.stringify(name)}: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'`);
+    else if (!DNS1123_LABEL.test(name) || name.length > 63)
+      errors.push(
+        `${path(i, "name")}: Invalid value: ${JSON.stringify(name)}: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'`,
+      );
     if (names.has(name)) errors.push(`${path(i, "name")}: Duplicate value: ${JSON.stringify(name)}`);
     names.add(name);
     if (!container.image) errors.push(`${path(i, "image")}: Required value`);
     const target = container.targetContainerName;
-    if (target !== undefined && target !== "" && !pod.containers.includes(String(target))) errors.push(`${path(i, "targetContainerName")}: Not found: ${JSON.stringify(target)}`);
+    if (target !== undefined && target !== "" && !pod.containers.includes(String(target)))
+      errors.push(`${path(i, "targetContainerName")}: Not found: ${JSON.stringify(target)}`);
     for (const field of Object.keys(container)) {
-      if (!EPHEMERAL_ALLOWED_FIELDS.has(field)) errors.push(`${path(i, field)}: Forbidden: cannot be set for an Ephemeral Container`);
+      if (!EPHEMERAL_ALLOWED_FIELDS.has(field))
+        errors.push(`${path(i, field)}: Forbidden: cannot be set for an Ephemeral Container`);
     }
   });
   for (const old of existing) {
     const now = merged.find((c) => c.name === old.name);
-    if (canonical(now) !== canonical(old)) errors.push(`spec.ephemeralContainers: Forbidden: existing ephemeral containers ${JSON.stringify(old.name)} may not be changed`);
+    if (canonical(now) !== canonical(old))
+      errors.push(
+        `spec.ephemeralContainers: Forbidden: existing ephemeral containers ${JSON.stringify(old.name)} may not be changed`,
+      );
   }
   return errors.length > 0 ? { errors } : { containers: merged };
 }
@@ -300,7 +356,10 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
   const ephemeralPatches: EphemeralPatchRecord[] = [];
   const ephemeralTransitions: { pod: string; container: string; state: string }[] = [];
   /** Per pod ("namespace/name"): its ephemeral containers and their states (ContainerState objects). */
-  const ephemeral = new Map<string, { containers: Record<string, unknown>[]; states: Map<string, Record<string, unknown>> }>();
+  const ephemeral = new Map<
+    string,
+    { containers: Record<string, unknown>[]; states: Map<string, Record<string, unknown>> }
+  >();
   const timers = new Set<NodeJS.Timeout>();
   const ephemeralOf = (pod: PodFixture) => {
     const key = `${pod.namespace}/${pod.name}`;
@@ -309,7 +368,13 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
   };
   const setState = (pod: PodFixture, container: string, state: Record<string, unknown>) => {
     ephemeralOf(pod).states.set(container, state);
-    ephemeralTransitions.push({ pod: `${pod.namespace}/${pod.name}`, container, state: Object.entries(state).map(([k, v]) => `${k}${(v as { reason?: string }).reason ? `:${(v as { reason: string }).reason}` : ""}`).join() });
+    ephemeralTransitions.push({
+      pod: `${pod.namespace}/${pod.name}`,
+      container,
+      state: Object.entries(state)
+        .map(([k, v]) => `${k}${(v as { reason?: string }).reason ? `:${(v as { reason: string }).reason}` : ""}`)
+        .join(),
+    });
   };
   const later = (ms: number, action: () => void) => {
     const timer = setTimeout(() => {
@@ -325,19 +390,43 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
     const pullable = !options.pullableImages || options.pullableImages.includes(String(container.image));
     later(200, () => {
       if (pullable) return setState(pod, name, { running: { startedAt: new Date().toISOString() } });
-      setState(pod, name, { waiting: { reason: "ErrImagePull", message: `failed to pull image "${String(container.image)}": not found` } });
-      later(200, () => setState(pod, name, { waiting: { reason: "ImagePullBackOff", message: `Back-off pulling image "${String(container.image)}"` } }));
+      setState(pod, name, {
+        waiting: { reason: "ErrImagePull", message: `failed to pull image "${String(container.image)}": not found` },
+      });
+      later(200, () =>
+        setState(pod, name, {
+          waiting: { reason: "ImagePullBackOff", message: `Back-off pulling image "${String(container.image)}"` },
+        }),
+      );
     });
   };
-  const runningEphemeral = (pod: PodFixture, container: string) => ephemeral.get(`${pod.namespace}/${pod.name}`)?.states.get(container)?.running !== undefined;
-  const authorized = (request: IncomingMessage) => request.headers.authorization === `Bearer ${options.serviceAccountToken}`;
+  const runningEphemeral = (pod: PodFixture, container: string) =>
+    ephemeral.get(`${pod.namespace}/${pod.name}`)?.states.get(container)?.running !== undefined;
+  const authorized = (request: IncomingMessage) =>
+    request.headers.authorization === `Bearer ${options.serviceAccountToken}`;
 
   /** An ownerReferences entry naming the object's controller (apimachinery meta/v1 OwnerReference). */
-  const controllerReference = (kind: string, namespace: string, name: string) => ({ apiVersion: "apps/v1", kind, name, uid: standinUid(kind, namespace, name), controller: true, blockOwnerDeletion: true });
+  const controllerReference = (kind: string, namespace: string, name: string) => ({
+    apiVersion: "apps/v1",
+    kind,
+    name,
+    uid: standinUid(kind, namespace, name),
+    controller: true,
+    blockOwnerDeletion: true,
+  });
   /** Equality-based label selectors (k=v,...), what the gateway sends. */
-  const selectorOf = (url: URL) => Object.fromEntries((url.searchParams.get("labelSelector") ?? "").split(",").filter(Boolean).map((kv) => kv.split("=") as [string, string]));
+  const selectorOf = (url: URL) =>
+    Object.fromEntries(
+      (url.searchParams.get("labelSelector") ?? "")
+        .split(",")
+        .filter(Boolean)
+        .map((kv) => kv.split("=") as [string, string]),
+    );
   const podObject = (pod: PodFixture) => {
-    const { containers, states } = ephemeral.get(`${pod.namespace}/${pod.name}`) ?? { containers: [], states: new Map() };
+    const { containers, states } = ephemeral.get(`${pod.namespace}/${pod.name}`) ?? {
+      containers: [],
+      states: new Map(),
+    };
     return {
       apiVersion: "v1",
       kind: "Pod",
@@ -350,20 +439,33 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
         ...(pod.owner ? { ownerReferences: [controllerReference(pod.owner.kind, pod.namespace, pod.owner.name)] } : {}),
       },
       spec: {
-        containers: pod.containers.map((name) => ({ name, image: "busybox", ...(pod.runAsUser !== undefined ? { securityContext: { runAsUser: pod.runAsUser } } : {}) })),
+        containers: pod.containers.map((name) => ({
+          name,
+          image: "busybox",
+          ...(pod.runAsUser !== undefined ? { securityContext: { runAsUser: pod.runAsUser } } : {}),
+        })),
         ...(containers.length > 0 ? { ephemeralContainers: containers } : {}),
       },
       status: {
         phase: pod.phase ?? "Running",
         ...(states.size > 0
-          ? { ephemeralContainerStatuses: [...states].map(([name, state]) => ({ name, image: containers.find((c) => c.name === name)?.image, state, ready: false, restartCount: 0 })) }
+          ? {
+              ephemeralContainerStatuses: [...states].map(([name, state]) => ({
+                name,
+                image: containers.find((c) => c.name === name)?.image,
+                state,
+                ready: false,
+                restartCount: 0,
+              })),
+            }
           : {}),
       },
     };
   };
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    if (!authorized(request)) return json(response, 401, { kind: "Status", status: "Failure", code: 401, message: "Unauthorized" });
+    if (!authorized(request))
+      return json(response, 401, { kind: "Status", status: "Failure", code: 401, message: "Unauthorized" });
     const url = new URL(request.url ?? "/", "http://standin");
     const path = url.pathname;
     let m: RegExpExecArray | null;
@@ -372,24 +474,51 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
       const pod = options.pods.find((p) => p.namespace === m![1] && p.name === m![2]);
       return pod ? json(response, 200, podObject(pod)) : notFound(response, `pods "${m[2]}"`);
     }
-    if ((m = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/ephemeralcontainers$/.exec(path)) && request.method === "PATCH") {
+    if (
+      (m = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/ephemeralcontainers$/.exec(path)) &&
+      request.method === "PATCH"
+    ) {
       const pod = options.pods.find((p) => p.namespace === m![1] && p.name === m![2]);
-      const record = (status: number, message?: string) => ephemeralPatches.push({ pod: `${m![1]}/${m![2]}`, status, ...(message ? { message } : {}) });
+      const record = (status: number, message?: string) =>
+        ephemeralPatches.push({ pod: `${m![1]}/${m![2]}`, status, ...(message ? { message } : {}) });
       if (!pod) {
         record(404);
-        return json(response, 404, { kind: "Status", apiVersion: "v1", status: "Failure", reason: "NotFound", code: 404, details: { name: m[2], kind: "pods" }, message: `pods "${m[2]}" not found` });
+        return json(response, 404, {
+          kind: "Status",
+          apiVersion: "v1",
+          status: "Failure",
+          reason: "NotFound",
+          code: 404,
+          details: { name: m[2], kind: "pods" },
+          message: `pods "${m[2]}" not found`,
+        });
       }
       const contentType = request.headers["content-type"];
       if (contentType !== "application/strategic-merge-patch+json") {
         record(415);
-        return json(response, 415, { kind: "Status", apiVersion: "v1", status: "Failure", reason: "UnsupportedMediaType", code: 415, message: `the stand-in takes the strategic merge patch kubectl debug sends, not ${contentType}` });
+        return json(response, 415, {
+          kind: "Status",
+          apiVersion: "v1",
+          status: "Failure",
+          reason: "UnsupportedMediaType",
+          code: 415,
+          message: `the stand-in takes the strategic merge patch kubectl debug sends, not ${contentType}`,
+        });
       }
       const state = ephemeralOf(pod);
       const result = patchEphemeralContainers(pod, state.containers, await readBody(request));
       if ("errors" in result) {
         const message = `Pod "${pod.name}" is invalid: ${result.errors.length === 1 ? result.errors[0] : `[${result.errors.join(", ")}]`}`;
         record(422, message);
-        return json(response, 422, { kind: "Status", apiVersion: "v1", status: "Failure", reason: "Invalid", code: 422, details: { name: pod.name, kind: "Pod" }, message });
+        return json(response, 422, {
+          kind: "Status",
+          apiVersion: "v1",
+          status: "Failure",
+          reason: "Invalid",
+          code: 422,
+          details: { name: pod.name, kind: "Pod" },
+          message,
+        });
       }
       const added = result.containers.filter((c) => !state.containers.some((old) => old.name === c.name));
       state.containers = result.containers;
@@ -399,7 +528,9 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
     }
     if ((m = /^\/api\/v1\/namespaces\/([^/]+)\/pods$/.exec(path))) {
       const selector = selectorOf(url);
-      const items = options.pods.filter((p) => p.namespace === m![1] && Object.entries(selector).every(([k, v]) => p.labels?.[k] === v));
+      const items = options.pods.filter(
+        (p) => p.namespace === m![1] && Object.entries(selector).every(([k, v]) => p.labels?.[k] === v),
+      );
       return json(response, 200, { apiVersion: "v1", kind: "PodList", metadata: {}, items: items.map(podObject) });
     }
     if ((m = /^\/apis\/apps\/v1\/namespaces\/([^/]+)\/(statefulsets|deployments)\/([^/]+)$/.exec(path))) {
@@ -407,13 +538,26 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
       if (kind === "statefulsets") {
         const found = options.statefulSets?.some((s) => s.namespace === namespace && s.name === name);
         return found
-          ? json(response, 200, { apiVersion: "apps/v1", kind: "StatefulSet", metadata: { name, namespace, uid: standinUid("StatefulSet", namespace!, name!) }, spec: {} })
+          ? json(response, 200, {
+              apiVersion: "apps/v1",
+              kind: "StatefulSet",
+              metadata: { name, namespace, uid: standinUid("StatefulSet", namespace!, name!) },
+              spec: {},
+            })
           : notFound(response, `statefulsets.apps "${name}"`);
       }
       const deployment = options.deployments?.find((d) => d.namespace === namespace && d.name === name);
-      const selector = { matchLabels: deployment?.matchLabels, ...(deployment?.matchExpressions ? { matchExpressions: deployment.matchExpressions } : {}) };
+      const selector = {
+        matchLabels: deployment?.matchLabels,
+        ...(deployment?.matchExpressions ? { matchExpressions: deployment.matchExpressions } : {}),
+      };
       return deployment
-        ? json(response, 200, { apiVersion: "apps/v1", kind: "Deployment", metadata: { name, namespace, uid: standinUid("Deployment", namespace!, name!) }, spec: { selector } })
+        ? json(response, 200, {
+            apiVersion: "apps/v1",
+            kind: "Deployment",
+            metadata: { name, namespace, uid: standinUid("Deployment", namespace!, name!) },
+            spec: { selector },
+          })
         : notFound(response, `deployments.apps "${name}"`);
     }
     if ((m = /^\/apis\/apps\/v1\/namespaces\/([^/]+)\/replicasets$/.exec(path))) {
@@ -424,7 +568,15 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
         .map((rs) => ({
           apiVersion: "apps/v1",
           kind: "ReplicaSet",
-          metadata: { name: rs.name, namespace, uid: standinUid("ReplicaSet", namespace, rs.name), labels: rs.labels, ...(rs.deployment ? { ownerReferences: [controllerReference("Deployment", namespace, rs.deployment)] } : {}) },
+          metadata: {
+            name: rs.name,
+            namespace,
+            uid: standinUid("ReplicaSet", namespace, rs.name),
+            labels: rs.labels,
+            ...(rs.deployment
+              ? { ownerReferences: [controllerReference("Deployment", namespace, rs.deployment)] }
+              : {}),
+          },
           spec: { selector: { matchLabels: rs.labels } },
         }));
       return json(response, 200, { apiVersion: "apps/v1", kind: "ReplicaSetList", metadata: {}, items });
@@ -436,21 +588,52 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
       const user = users.get(token);
       const wanted = body.spec?.audiences?.length ? body.spec.audiences : [API_SERVER_AUDIENCE];
       const audiences = user ? user.audiences.filter((a) => wanted.includes(a)) : [];
-      if (!user || audiences.length === 0) return json(response, 201, { ...body, status: { authenticated: false, error: user ? "token audiences are invalid" : "invalid bearer token" } });
+      if (!user || audiences.length === 0)
+        return json(response, 201, {
+          ...body,
+          status: { authenticated: false, error: user ? "token audiences are invalid" : "invalid bearer token" },
+        });
       const { username, uid, groups, extra } = user;
-      return json(response, 201, { ...body, status: { authenticated: true, user: { username, uid, groups, extra }, audiences } });
+      return json(response, 201, {
+        ...body,
+        status: { authenticated: true, user: { username, uid, groups, extra }, audiences },
+      });
     }
     if (request.method === "POST" && path === "/apis/authorization.k8s.io/v1/subjectaccessreviews") {
       const body = (await readBody(request)) as { spec?: SubjectAccessReviewSpec };
       accessReviews.push(body.spec ?? {});
-      return json(response, 201, { ...body, status: judgeAccessReview(body.spec ?? {}, [...users.values()], execAllowed, options.debugAllowed ?? {}) });
+      return json(response, 201, {
+        ...body,
+        status: judgeAccessReview(body.spec ?? {}, [...users.values()], execAllowed, options.debugAllowed ?? {}),
+      });
     }
     notFound(response, path);
   }
 
   // TLS like a real API server (client-node refuses plain HTTP): a throwaway self-signed certificate for 127.0.0.1.
-  execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")], { stdio: "ignore" });
+  execFileSync(
+    "openssl",
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-days",
+      "1",
+      "-subj",
+      "/CN=127.0.0.1",
+      "-addext",
+      "subjectAltName=IP:127.0.0.1",
+      "-keyout",
+      join(dir, "key.pem"),
+      "-out",
+      join(dir, "cert.pem"),
+    ],
+    { stdio: "ignore" },
+  );
   const cert = readFileSync(join(dir, "cert.pem"));
   const server = https.createServer({ key: readFileSync(join(dir, "key.pem")), cert }, (request, response) => {
     handle(request, response).catch((error: Error) => json(response, 500, { message: error.message }));
@@ -475,7 +658,9 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
       const command = url.searchParams.getAll("command");
       const tty = url.searchParams.get("tty") === "true";
       if (pod.distroless && pod.containers.includes(container)) return failExec(ws, command[0] ?? "");
-      runExec(ws, command, tty, url.searchParams.get("stdin") === "true", (pid) => execs.push({ namespace: pod.namespace, pod: pod.name, container, command, tty, pid }));
+      runExec(ws, command, tty, url.searchParams.get("stdin") === "true", (pid) =>
+        execs.push({ namespace: pod.namespace, pod: pod.name, container, command, tty, pid }),
+      );
     });
   });
 
@@ -486,7 +671,10 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
         : {
             metadata: {},
             status: "Failure",
-            message: exitCode === null ? `command terminated by signal ${signal}` : `command terminated with non-zero exit code: exit status ${exitCode}`,
+            message:
+              exitCode === null
+                ? `command terminated by signal ${signal}`
+                : `command terminated with non-zero exit code: exit status ${exitCode}`,
             reason: exitCode === null ? "InternalError" : "NonZeroExitCode",
             details: exitCode === null ? {} : { causes: [{ reason: "ExitCode", message: String(exitCode) }] },
           };
@@ -499,12 +687,25 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
   /** A distroless container: the runtime cannot start the command, and the kubelet says so as an internal error. */
   function failExec(ws: WebSocket, file: string): void {
     const cause = `error executing command in container: failed to exec in container: failed to start exec: OCI runtime exec failed: exec failed: unable to start container process: exec: ${JSON.stringify(file)}: stat ${file}: no such file or directory: unknown`;
-    const status = { metadata: {}, status: "Failure", message: `Internal error occurred: ${cause}`, reason: "InternalError", details: { causes: [{ message: cause }] }, code: 500 };
+    const status = {
+      metadata: {},
+      status: "Failure",
+      message: `Internal error occurred: ${cause}`,
+      reason: "InternalError",
+      details: { causes: [{ message: cause }] },
+      code: 500,
+    };
     ws.send(Buffer.concat([Buffer.from([3]), Buffer.from(JSON.stringify(status))]));
     ws.close(1000);
   }
 
-  function runExec(ws: WebSocket, command: string[], tty: boolean, stdin: boolean, record: (pid: number) => void): void {
+  function runExec(
+    ws: WebSocket,
+    command: string[],
+    tty: boolean,
+    stdin: boolean,
+    record: (pid: number) => void,
+  ): void {
     const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, TERM: "xterm", LANG: "C.UTF-8" };
     if (tty) {
       const [file, ...args] = command;
@@ -514,7 +715,9 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
       // node-pty destroys its PTY socket 200 ms after the process exits, dropping output not read by
       // then (easily, under load). A kubelet never drops output: let the socket end by itself (EIO
       // after the last byte), at most 5 s later.
-      const ptySocket = (proc as unknown as { _socket: { destroy(): void; once(event: string, listener: () => void): void } })._socket;
+      const ptySocket = (
+        proc as unknown as { _socket: { destroy(): void; once(event: string, listener: () => void): void } }
+      )._socket;
       const destroyNow = ptySocket.destroy.bind(ptySocket);
       ptySocket.destroy = () => {
         const timer = setTimeout(destroyNow, 5000);
@@ -561,7 +764,8 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
       // Exit comes after the PTY socket closed (see above), so all output was read: send the status
       // once it has also gone out, as the kubelet does.
       proc.onExit(({ exitCode, signal }) => {
-        const finish = () => (pending > 0 ? void setTimeout(finish, 20) : sendStatus(ws, signal ? null : exitCode, signal));
+        const finish = () =>
+          pending > 0 ? void setTimeout(finish, 20) : sendStatus(ws, signal ? null : exitCode, signal);
         finish();
       });
       ws.on("message", (data: Buffer) => {
@@ -570,7 +774,12 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
         if (channel === 0) proc.write(Buffer.from(payload));
         else if (channel === 4) {
           // Go's JSON decoding ignores case: the kubelet takes {"Width","Height"} and client-node's {"width","height"}.
-          const size = Object.fromEntries(Object.entries(JSON.parse(payload.toString("utf8")) as Record<string, number>).map(([k, v]) => [k.toLowerCase(), v]));
+          const size = Object.fromEntries(
+            Object.entries(JSON.parse(payload.toString("utf8")) as Record<string, number>).map(([k, v]) => [
+              k.toLowerCase(),
+              v,
+            ]),
+          );
           try {
             if (size.width && size.height) proc.resize(size.width, size.height);
           } catch {
@@ -586,7 +795,12 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
     // API server's wsstream (k8s.io/apiserver/pkg/util/wsstream/conn.go, handle) skips a frame for a
     // channel it does not have, so stdin stays open there, as it does here.
     // detached: a session of its own, as a PTY gives, so liveShells() counts what it started too.
-    const child = spawnChild(command[0]!, command.slice(1), { cwd: dir, env, detached: true, stdio: [stdin ? "pipe" : "ignore", "pipe", "pipe"] });
+    const child = spawnChild(command[0]!, command.slice(1), {
+      cwd: dir,
+      env,
+      detached: true,
+      stdio: [stdin ? "pipe" : "ignore", "pipe", "pipe"],
+    });
     record(child.pid ?? -1);
     if (stdin && child.pid) ttyPids.push(child.pid);
     child.stdin?.on("error", () => {}); // the process may end before reading all its input

@@ -9,7 +9,29 @@ import { promisify } from "node:util";
 
 const run = promisify(execFile);
 export const IMAGE = "localhost/entryway-test-busybox:latest";
-const APPLETS = ["sh", "stty", "ps", "sleep", "cat", "head", "seq", "kill", "echo", "printf", "ls", "true", "false", "env", "tr", "wc", "yes", "md5sum", "dd", "pgrep", "tar"];
+const APPLETS = [
+  "sh",
+  "stty",
+  "ps",
+  "sleep",
+  "cat",
+  "head",
+  "seq",
+  "kill",
+  "echo",
+  "printf",
+  "ls",
+  "true",
+  "false",
+  "env",
+  "tr",
+  "wc",
+  "yes",
+  "md5sum",
+  "dd",
+  "pgrep",
+  "tar",
+];
 
 export interface Podman {
   socketPath: string;
@@ -28,7 +50,11 @@ export interface Podman {
 }
 
 export function podmanAvailable(): boolean {
-  return existsSync("/usr/bin/podman") && existsSync("/bin/busybox") && (existsSync("/usr/bin/runc") || existsSync("/usr/sbin/runc"));
+  return (
+    existsSync("/usr/bin/podman") &&
+    existsSync("/bin/busybox") &&
+    (existsSync("/usr/bin/runc") || existsSync("/usr/sbin/runc"))
+  );
 }
 
 export interface PodmanOptions {
@@ -39,11 +65,33 @@ export interface PodmanOptions {
 export async function startPodman(options: PodmanOptions = {}): Promise<Podman> {
   const dir = mkdtempSync(join(tmpdir(), "entryway-podman-"));
   const conf = join(dir, "containers.conf");
-  writeFileSync(conf, ['[containers]', 'default_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]', "[engine]", 'runtime = "runc"', 'cgroup_manager = "cgroupfs"', ""].join("\n"));
+  writeFileSync(
+    conf,
+    [
+      "[containers]",
+      'default_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]',
+      "[engine]",
+      'runtime = "runc"',
+      'cgroup_manager = "cgroupfs"',
+      "",
+    ].join("\n"),
+  );
   const env = { ...process.env, CONTAINERS_CONF: conf, XDG_RUNTIME_DIR: join(dir, "xdg") };
   mkdirSync(env.XDG_RUNTIME_DIR, { recursive: true });
-  const global = ["--root", join(dir, "storage"), "--runroot", join(dir, "run"), "--storage-driver", options.storageDriver ?? "vfs", "--tmpdir", join(dir, "tmp"), "--events-backend", "none"];
-  const podman = async (...args: string[]) => (await run("podman", [...global, ...args], { env, maxBuffer: 64 * 1024 * 1024 })).stdout;
+  const global = [
+    "--root",
+    join(dir, "storage"),
+    "--runroot",
+    join(dir, "run"),
+    "--storage-driver",
+    options.storageDriver ?? "vfs",
+    "--tmpdir",
+    join(dir, "tmp"),
+    "--events-backend",
+    "none",
+  ];
+  const podman = async (...args: string[]) =>
+    (await run("podman", [...global, ...args], { env, maxBuffer: 64 * 1024 * 1024 })).stdout;
 
   // Image: busybox-static and its applets, plus a file of known content for bulk-output tests.
   const rootfs = join(dir, "rootfs");
@@ -55,7 +103,10 @@ export async function startPodman(options: PodmanOptions = {}): Promise<Podman> 
   await podman("import", join(dir, "rootfs.tar"), IMAGE);
 
   const socketPath = join(dir, "podman.sock");
-  const service: ChildProcess = spawn("podman", [...global, "system", "service", "--time=0", `unix://${socketPath}`], { env, stdio: "ignore" });
+  const service: ChildProcess = spawn("podman", [...global, "system", "service", "--time=0", `unix://${socketPath}`], {
+    env,
+    stdio: "ignore",
+  });
   const deadline = Date.now() + 20_000;
   while (!existsSync(socketPath)) {
     if (Date.now() > deadline || service.exitCode !== null) throw new Error("podman system service did not start");
@@ -82,7 +133,10 @@ export async function startPodman(options: PodmanOptions = {}): Promise<Podman> 
         .split("\n")
         .slice(1)
         .map((line) => line.trim().split(/\s+/))
-        .filter(([pid, stat, ...args]) => pid && pid !== "1" && !stat?.startsWith("Z") && args.join(" ") !== "ps -o pid,stat,args")
+        .filter(
+          ([pid, stat, ...args]) =>
+            pid && pid !== "1" && !stat?.startsWith("Z") && args.join(" ") !== "ps -o pid,stat,args",
+        )
         .map(([pid]) => pid!);
     },
     async stop() {

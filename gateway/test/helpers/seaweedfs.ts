@@ -9,7 +9,13 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CreateBucketCommand, DeleteObjectCommand, ListBucketsCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import {
+  CreateBucketCommand,
+  DeleteObjectCommand,
+  ListBucketsCommand,
+  PutObjectCommand,
+  S3Client,
+} from "@aws-sdk/client-s3";
 
 export interface S3Identity {
   accessKeyId: string;
@@ -59,16 +65,25 @@ export async function startSeaweedFs(binDir: string, buckets: string[] = []): Pr
   const gateway = { accessKeyId: "gateway-access-key", secretAccessKey: "gateway-secret-key-for-the-tests-only" };
   const reader = { accessKeyId: "reader-access-key", secretAccessKey: "reader-secret-key-for-the-tests-only" };
   const scoped = (actions: string[]) => buckets.flatMap((bucket) => actions.map((action) => `${action}:${bucket}`));
-  const identity = (name: string, who: S3Identity, actions: string[]) => ({ name, credentials: [{ accessKey: who.accessKeyId, secretKey: who.secretAccessKey }], actions });
+  const identity = (name: string, who: S3Identity, actions: string[]) => ({
+    name,
+    credentials: [{ accessKey: who.accessKeyId, secretKey: who.secretAccessKey }],
+    actions,
+  });
   const config = join(dir, "s3.json");
   writeFileSync(
     config,
     JSON.stringify({
-      identities: [identity("admin", admin, ["Admin", "Read", "List", "Tagging", "Write"]), identity("gateway", gateway, scoped(["Read", "List", "Write"])), identity("reader", reader, scoped(["Read", "List"]))],
+      identities: [
+        identity("admin", admin, ["Admin", "Read", "List", "Tagging", "Write"]),
+        identity("gateway", gateway, scoped(["Read", "List", "Write"])),
+        identity("reader", reader, scoped(["Read", "List"])),
+      ],
     }),
   );
   const ports: Record<string, number> = {};
-  for (const name of ["master", "masterGrpc", "volume", "volumeGrpc", "filer", "filerGrpc", "s3", "s3Grpc"]) ports[name] = await freePort();
+  for (const name of ["master", "masterGrpc", "volume", "volumeGrpc", "filer", "filerGrpc", "s3", "s3Grpc"])
+    ports[name] = await freePort();
   const args = [
     "server",
     "-ip=127.0.0.1",
@@ -95,7 +110,15 @@ export async function startSeaweedFs(binDir: string, buckets: string[] = []): Pr
   let log = "";
   let child!: ChildProcess;
   const endpoint = `http://127.0.0.1:${ports.s3}`;
-  const client = (who: S3Identity) => new S3Client({ endpoint, region: "us-east-1", forcePathStyle: true, credentials: who, requestChecksumCalculation: "WHEN_REQUIRED", responseChecksumValidation: "WHEN_REQUIRED" });
+  const client = (who: S3Identity) =>
+    new S3Client({
+      endpoint,
+      region: "us-east-1",
+      forcePathStyle: true,
+      credentials: who,
+      requestChecksumCalculation: "WHEN_REQUIRED",
+      responseChecksumValidation: "WHEN_REQUIRED",
+    });
   const adminClient = client(admin);
 
   const launch = async () => {
@@ -136,7 +159,10 @@ export async function startSeaweedFs(binDir: string, buckets: string[] = []): Pr
           await adminClient.send(new DeleteObjectCommand({ Bucket: bucket, Key: ".entryway-test-ready" }));
           break;
         } catch (error) {
-          if (Date.now() > deadline) throw new Error(`SeaweedFS bucket ${bucket} not writable in 120 s: ${(error as Error).message}\n${log}`, { cause: error });
+          if (Date.now() > deadline)
+            throw new Error(`SeaweedFS bucket ${bucket} not writable in 120 s: ${(error as Error).message}\n${log}`, {
+              cause: error,
+            });
           await sleep(250);
         }
       }
@@ -148,12 +174,17 @@ export async function startSeaweedFs(binDir: string, buckets: string[] = []): Pr
 
   const shell = (command: string) =>
     new Promise<string>((resolve, reject) => {
-      const child = spawn(join(binDir, "weed"), ["shell", `-master=127.0.0.1:${ports.master}.${ports.masterGrpc}`], { cwd: dir, stdio: ["pipe", "pipe", "pipe"] });
+      const child = spawn(join(binDir, "weed"), ["shell", `-master=127.0.0.1:${ports.master}.${ports.masterGrpc}`], {
+        cwd: dir,
+        stdio: ["pipe", "pipe", "pipe"],
+      });
       let out = "";
       child.stdout.on("data", (d: Buffer) => (out += d.toString()));
       child.stderr.on("data", (d: Buffer) => (out += d.toString()));
       child.on("error", reject);
-      child.on("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`weed shell ${command}: exit ${code}\n${out}`))));
+      child.on("exit", (code) =>
+        code === 0 ? resolve(out) : reject(new Error(`weed shell ${command}: exit ${code}\n${out}`)),
+      );
       child.stdin.end(`${command}\nexit\n`);
     });
 

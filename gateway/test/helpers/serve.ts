@@ -22,7 +22,13 @@ export interface ServeProcess {
 export async function startServe(env: Record<string, string>): Promise<ServeProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", MAIN, "serve"], {
     // The "listening" line (the port) is logged at info: a level above it would hide it.
-    env: { PATH: process.env.PATH, ENTRYWAY_HOST: "127.0.0.1", ENTRYWAY_PORT: "0", ...env, ENTRYWAY_LOG_LEVEL: env.ENTRYWAY_LOG_LEVEL === "debug" ? "debug" : "info" },
+    env: {
+      PATH: process.env.PATH,
+      ENTRYWAY_HOST: "127.0.0.1",
+      ENTRYWAY_PORT: "0",
+      ...env,
+      ENTRYWAY_LOG_LEVEL: env.ENTRYWAY_LOG_LEVEL === "debug" ? "debug" : "info",
+    },
     stdio: ["ignore", "pipe", "inherit"],
   });
   let stdout = "";
@@ -61,7 +67,9 @@ export async function startWebhookAuthorizer(): Promise<WebhookAuthorizer> {
     request.on("end", () => {
       const { token } = JSON.parse(body || "{}") as { token?: string };
       const match = /^user:([^:\s]+)(?::(\S+))?$/.exec(token ?? "");
-      const answer = match ? { allowed: true, user: match[1], groups: match[2]?.split(",") ?? [] } : { allowed: false, reason: "unknown token" };
+      const answer = match
+        ? { allowed: true, user: match[1], groups: match[2]?.split(",") ?? [] }
+        : { allowed: false, reason: "unknown token" };
       response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer));
     });
   });

@@ -20,7 +20,9 @@ export function toolPlan(checks: Record<string, boolean>, ci: boolean = inCI): "
 
 function failure(missing: string[]): () => never {
   return () => {
-    throw new Error(`missing ${missing.join(", ")}: under CI a missing tool fails the test (install it: .ci/apt-packages.txt)`);
+    throw new Error(
+      `missing ${missing.join(", ")}: under CI a missing tool fails the test (install it: .ci/apt-packages.txt)`,
+    );
   };
 }
 
@@ -40,7 +42,12 @@ export function describeNeeding(checks: Record<string, boolean>, name: string, b
 }
 
 /** it(), unless tools are missing: then a failing test under CI, a named skip elsewhere. */
-export function itNeeding(checks: Record<string, boolean>, name: string, body: () => Promise<void>, timeout?: number): void {
+export function itNeeding(
+  checks: Record<string, boolean>,
+  name: string,
+  body: () => Promise<void>,
+  timeout?: number,
+): void {
   const missing = missingTools(checks);
   const plan = toolPlan(checks);
   if (plan === "run") it(name, body, timeout);

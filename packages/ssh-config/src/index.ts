@@ -75,18 +75,37 @@ export function proxyCommand(entry: Pick<SshConfigEntry, "gateway" | "tls" | "ca
   }
   const ca = entry.caFile;
   if (entry.proxy === "proxytunnel") {
-    return ["proxytunnel", "-q", ...(entry.tls ? ["-E"] : []), ...(ca ? ["-C", ca] : []), "-p", `${host}:${port}`, "-d", "%h:%p"].join(" ");
+    return [
+      "proxytunnel",
+      "-q",
+      ...(entry.tls ? ["-E"] : []),
+      ...(ca ? ["-C", ca] : []),
+      "-p",
+      `${host}:${port}`,
+      "-d",
+      "%h:%p",
+    ].join(" ");
   }
   if ((entry.proxy ?? "entryway") !== "entryway") {
     throw new Error(`proxy must be "proxytunnel" or "entryway", not ${JSON.stringify(entry.proxy)}`);
   }
-  return ["entryway", "connect-proxy", ...(entry.tls ? ["--tls"] : []), ...(ca ? ["--ca-file", ca] : []), `${host}:${port}`, "%h", "%p"].join(" ");
+  return [
+    "entryway",
+    "connect-proxy",
+    ...(entry.tls ? ["--tls"] : []),
+    ...(ca ? ["--ca-file", ca] : []),
+    `${host}:${port}`,
+    "%h",
+    "%p",
+  ].join(" ");
 }
 
 /** The `Host` block for one workspace, ending with a newline. Throws on values ssh would misread. */
 export function sshConfigBlock(entry: SshConfigEntry): string {
   if (!ALIAS.test(entry.alias)) {
-    throw new Error(`alias ${JSON.stringify(entry.alias)} must be letters, digits, '.', '_' or '-' (no spaces or patterns)`);
+    throw new Error(
+      `alias ${JSON.stringify(entry.alias)} must be letters, digits, '.', '_' or '-' (no spaces or patterns)`,
+    );
   }
   if (!HOST.test(entry.hostName) && !IPV4.test(entry.hostName)) {
     throw new Error(`hostName ${JSON.stringify(entry.hostName)} is not a DNS name or IPv4 address`);
@@ -95,7 +114,9 @@ export function sshConfigBlock(entry: SshConfigEntry): string {
     throw new Error(`user ${JSON.stringify(entry.user)} is not a valid login name`);
   }
   if (entry.identityFile !== undefined && !PATH.test(entry.identityFile)) {
-    throw new Error(`identityFile ${JSON.stringify(entry.identityFile)} must be a path without spaces, quotes, '%' or '$'`);
+    throw new Error(
+      `identityFile ${JSON.stringify(entry.identityFile)} must be a path without spaces, quotes, '%' or '$'`,
+    );
   }
   const interval = entry.serverAliveInterval ?? 30;
   if (!Number.isInteger(interval) || interval < 0) {
