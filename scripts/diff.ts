@@ -21,12 +21,20 @@ function git(args: string[], cwd = root): { ok: boolean; out: string } {
   return { ok: result.status === 0, out: `${result.stdout}${result.stderr}`.trim() };
 }
 
+/**
+ * Renders one tree with that tree's own renderer: the compiled one (scripts/render.mjs, what
+ * `npm run render` runs: less memory) where the tree has it, otherwise `tsx scripts/render.ts`
+ * (refs from before render.mjs). Either runs on this process's Node.
+ */
 function render(tree: string, stack: string, outDir: string, label: string): void {
-  if (!existsSync(path.join(tree, "scripts", "render.ts"))) {
-    fail(`${label} has no offline renderer (scripts/render.ts)`);
-  }
-  const tsx = path.join(root, "node_modules", ".bin", "tsx");
-  const result = spawnSync(tsx, ["scripts/render.ts", stack, "--out", outDir], { cwd: tree, encoding: "utf8" });
+  const compiled = path.join(tree, "scripts", "render.mjs");
+  const source = path.join(tree, "scripts", "render.ts");
+  if (!existsSync(source)) fail(`${label} has no offline renderer (scripts/render.ts)`);
+  const [command, args] = existsSync(compiled)
+    ? [compiled, [stack, "--out", outDir]]
+    : [path.join(root, "node_modules", ".bin", "tsx"), ["scripts/render.ts", stack, "--out", outDir]];
+  const PATH = `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ""}`;
+  const result = spawnSync(command, args, { cwd: tree, encoding: "utf8", env: { ...process.env, PATH } });
   if (result.status !== 0) {
     fail(`rendering ${label} failed: ${(result.stderr || result.stdout).trim().split("\n").pop()}`);
   }

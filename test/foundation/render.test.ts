@@ -174,6 +174,14 @@ describe("npm run diff", () => {
     expect(result.status, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^- {2}name: entryway-dev$/m);
     expect(result.stdout).toMatch(/^\+ {2}name: entryway-changed$/m);
+
+    // A ref from before the compiled renderer: its tree is rendered with tsx and scripts/render.ts.
+    git("rm", "-q", "scripts/render.mjs");
+    git("commit", "-qm", "no compiled renderer");
+    git("checkout", "-q", "HEAD~1", "--", "scripts/render.mjs");
+    const fromOldRef = run("diff.ts", ["HEAD"], repo);
+    expect(fromOldRef.status, fromOldRef.stderr).toBe(0);
+    expect(fromOldRef.stdout).toMatch(/^\+ {2}name: entryway-changed$/m);
   });
 });
 

@@ -1,5 +1,5 @@
 /**
- * The offline renderer (`npm run render`, scripts/render.ts) run on a stack configuration that is
+ * The offline renderer (`npm run render`: scripts/render.mjs, which compiles scripts/render.ts) run on a stack configuration that is
  * not a file of the repository, so its objects and outputs can be set beside what the real engine
  * and API server did with the same configuration.
  */
@@ -31,11 +31,12 @@ export async function renderOffline(stackName: string, config: Record<string, un
     // The repository's program, from a folder that holds this stack's configuration.
     writeFileSync(path.join(tree, "index.ts"), `export * from ${JSON.stringify(path.join(repoRoot, "index.ts"))};\n`);
     const out = path.join(tree, "rendered");
-    const result = await run(
-      path.join(repoRoot, "node_modules", ".bin", "tsx"),
-      [path.join(repoRoot, "scripts", "render.ts"), stackName, "--out", out],
-      { cwd: tree },
-    );
+    // What `npm run render` runs (the compiled renderer), on this process's Node.
+    const PATH = `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ""}`;
+    const result = await run(path.join(repoRoot, "scripts", "render.mjs"), [stackName, "--out", out], {
+      cwd: tree,
+      env: { ...process.env, PATH },
+    });
     if (result.status !== 0) throw new Error(`offline render of ${stackName} failed: ${result.stderr}${result.stdout}`);
     const files = readdirSync(out);
     return {
