@@ -376,7 +376,13 @@ async function main(): Promise<void> {
   console.log(
     `peak RSS: the process tree's summed VmRSS, polled every ${POLL_MS} ms from /proc; CPU: user+system of the reaped tree (GNU time)`,
   );
-  const controlPlane = await startControlPlane();
+  // Room for every pod at once: the largest size's workspaces from pulumi and again from helm (both
+  // stay up until the size's cleanup), and the stack's other pods. With the default 1,000 the
+  // scheduler left the last workspaces of a 1,000-workspace `pulumi up` Pending (node full), and
+  // the provider's await timed out on them.
+  const podCapacity = 2 * Math.max(...options.workspaces) + 100;
+  console.log(`the fake node holds ${podCapacity} pods`);
+  const controlPlane = await startControlPlane({ podCapacity });
   const rows: Row[] = [];
   const scratch = mkdtempSync(path.join(os.tmpdir(), "entryway-bench-scale-helm-"));
   try {

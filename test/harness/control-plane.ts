@@ -57,11 +57,18 @@ export interface ControlPlaneOptions {
    * (test/harness/node.ts: a real kubelet), so the scheduler places pods on real nodes only.
    */
   readonly kwok?: boolean;
+  /**
+   * How many pods the fake node holds (1000 unless given). The scheduler leaves a pod Pending once
+   * the node's `pods` allocatable is used up, as it would on a real full node: a benchmark of 1,000
+   * workspaces (plus the stack's other pods, plus the chart's copy) needs more than the default.
+   */
+  readonly podCapacity?: number;
 }
 
 const SERVICE_CIDR = "10.96.0.0/16";
 const POD_CIDR = "10.244.0.0/16";
 const NODE_NAME = "kwok-node-0";
+const DEFAULT_POD_CAPACITY = 1000;
 
 function openssl(dir: string, args: string[]): void {
   const result = spawnSync("openssl", args, { cwd: dir, encoding: "utf8" });
@@ -321,8 +328,12 @@ async function createObjects(kubeconfig: string, objects: KubernetesObject[]): P
  * The fake node kwok manages (it picks nodes by this annotation): no taint, so every pod may land
  * on it; its capacity is what the scheduler fits requests into.
  */
-export function fakeNode(name = NODE_NAME, labels: Record<string, string> = {}): KubernetesObject {
-  const capacity = { cpu: "32", memory: "256Gi", pods: "1000", "ephemeral-storage": "1Ti" };
+export function fakeNode(
+  name = NODE_NAME,
+  labels: Record<string, string> = {},
+  podCapacity = DEFAULT_POD_CAPACITY,
+): KubernetesObject {
+  const capacity = { cpu: "32", memory: "256Gi", pods: String(podCapacity), "ephemeral-storage": "1Ti" };
   return {
     apiVersion: "v1",
     kind: "Node",
@@ -445,7 +456,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         ...parseAllDocuments(readFileSync(path.join(kwokDir, "share", "objects.yaml"), "utf8")).map(
           (doc) => doc.toJS() as KubernetesObject,
         ),
-        fakeNode(),
+        fakeNode(NODE_NAME, {}, options.podCapacity),
       ]);
       await waitFor(
         `node ${NODE_NAME} Ready`,
