@@ -2,11 +2,13 @@
  * Generates charts/entryway/files/contract.json: the facts the chart shares with the components
  * (ports, paths, RBAC rules, the app's env names), emitted from the TypeScript constants so the
  * templates read them (`.Files.Get "files/contract.json" | fromJson`, entryway.contract) instead of
- * repeating them. A test keeps the file in step (`npm run generate:contract`).
+ * repeating them; and the same file as policies/contract.json for the policy pack, which is
+ * published from its own folder and so cannot read the chart's. A test keeps both in step
+ * (`npm run generate:contract`).
  */
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { COMPONENT_APP_ENV, LOCAL_FILES_FOLDERS } from "../components/ansibleforms/common";
+import { COMPONENT_APP_ENV, LOCAL_FILES_FOLDERS, SEED_TOKEN_ENV } from "../components/ansibleforms/common";
 import {
   DEBUG_RULE,
   EXEC_GATEWAY_CONFIG_DIR,
@@ -21,6 +23,7 @@ import {
 } from "../components/exec-gateway/index";
 
 export const CONTRACT_FILE = path.resolve(__dirname, "../charts/entryway/files/contract.json");
+export const POLICY_CONTRACT_FILE = path.resolve(__dirname, "../policies/contract.json");
 
 export function generateContract(): string {
   const contract = {
@@ -34,12 +37,18 @@ export function generateContract(): string {
       exposureProxyHops: EXPOSURE_PROXY_HOPS,
       rules: { exec: EXEC_RULES, debug: [DEBUG_RULE], review: REVIEW_RULES },
     },
-    ansibleForms: { componentAppEnv: COMPONENT_APP_ENV, localFilesFolders: LOCAL_FILES_FOLDERS },
+    ansibleForms: {
+      componentAppEnv: COMPONENT_APP_ENV,
+      seedTokenEnv: SEED_TOKEN_ENV,
+      localFilesFolders: LOCAL_FILES_FOLDERS,
+    },
   };
   return `${JSON.stringify(contract, null, 2)}\n`;
 }
 
 if (require.main === module) {
-  writeFileSync(CONTRACT_FILE, generateContract());
-  console.log(`wrote ${path.relative(process.cwd(), CONTRACT_FILE)}`);
+  for (const file of [CONTRACT_FILE, POLICY_CONTRACT_FILE]) {
+    writeFileSync(file, generateContract());
+    console.log(`wrote ${path.relative(process.cwd(), file)}`);
+  }
 }

@@ -6,31 +6,19 @@
  *
  * Upstream: ansibleforms.com, Config seed: the app reads the seed from CONFIG_SEED_PATH and resolves
  * each ${VAR} in it from its own environment, so a seed naming one of the app's variables hands that
- * secret to a runner row (docs/upstream-facts.md, "Seed"; the app's variables are
- * components/ansibleforms/common.ts COMPONENT_APP_ENV and SEED_TOKEN_ENV).
+ * secret to a runner row (docs/upstream-facts.md, "Seed").
  */
+import contract from "../contract.json";
 import { label, resourcePolicy, type K8sObject } from "./helpers";
 
 /**
  * The variables the components set in the AnsibleForms app container, RTE_TOKEN aside: a seed
  * credential (token, password) naming one would hand the app's own secret to a runner row
- * (components/ansibleforms/common.ts COMPONENT_APP_ENV, SEED_TOKEN_ENV).
+ * (generated from components/ansibleforms/common.ts COMPONENT_APP_ENV and SEED_TOKEN_ENV).
  */
-const NOT_SEED_TOKENS = [
-  "PORT",
-  "DB_HOST",
-  "DB_PORT",
-  "DB_USER",
-  "DB_PASSWORD",
-  "ENCRYPTION_SECRET",
-  "ACCESS_TOKEN_SECRET",
-  "ADMIN_USERNAME",
-  "ADMIN_PASSWORD",
-  "RTE_QUEUE_MINUTES",
-  "CONFIG_SEED_PATH",
-  "CONFIG_SEED_RELOAD_SECONDS",
-  "METRICS_TOKEN",
-];
+const NOT_SEED_TOKENS: string[] = contract.ansibleForms.componentAppEnv.filter(
+  (name) => name !== contract.ansibleForms.seedTokenEnv,
+);
 
 /** A ConfigMap carrying an AnsibleForms seed: every credential a ${VAR} of a token variable, never a literal. */
 export function checkSeedCredentials(o: K8sObject): string[] {

@@ -51,10 +51,11 @@ afterAll(() => {
 });
 
 describe("the policy pack published on its own (npm pack of policies/)", () => {
-  it("ships the pack's manifest, sources (one file per rule, its tests left out) and compiler settings, nothing else", () => {
+  it("ships the pack's manifest, sources (one file per rule, its tests left out), the generated contract and compiler settings, nothing else", () => {
     const rules = entrywayPolicies.map((policy) => `rules/${policy.name.replace(/^entryway-/, "")}.ts`);
     const expected = [
       "PulumiPolicy.yaml",
+      "contract.json",
       "index.ts",
       "package.json",
       "rules/helpers.ts",
