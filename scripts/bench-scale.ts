@@ -21,9 +21,10 @@
  * program, the `pulumi` CLI it starts and the providers the CLI starts; or `helm`), run under GNU
  * time, and a poller reads /proc every 200 ms: the tree's RSS is the sum of VmRSS over the root
  * and all its descendants (found through /proc/<pid>/task/<every thread>/children: `pulumi` starts
- * its providers from any of its threads), and the peak is the
- * largest sum seen (a peak shorter than the interval can be missed; shared pages count once per
- * process). CPU time is user plus system time of the whole reaped tree (GNU time's rusage). Wall
+ * its providers from any of its threads), and the peak is the largest sum seen, or, when larger,
+ * the largest RSS of any one process of the tree (GNU time's %M: a command that ends before the
+ * first poll still has a figure). A peak shorter than the interval can be missed; shared pages count
+ * once per process. CPU time is user plus system time of the whole reaped tree (GNU time's rusage). Wall
  * time is the command's.
  *
  * On this repository's CI machine (2 shared cores) `pulumi up` of 1,000 workspaces (6,000
@@ -168,7 +169,7 @@ async function measured(
 /**
  * CPU time from GNU time (Debian package "time"): the user and system time of the command and of
  * every descendant reaped in its tree (the engine runner waits for `pulumi`, which waits for its
- * providers), from the kernel's rusage.
+ * providers), from the kernel's rusage; and its %M, the largest RSS of any one process of the tree.
  */
 const GNU_TIME = "/usr/bin/time";
 
@@ -178,10 +179,12 @@ async function measuredTree(
   options: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
 ): Promise<Measurement> {
   const report = path.join(os.tmpdir(), `entryway-bench-scale-time-${process.pid}-${Date.now()}.txt`);
-  const result = await measured(GNU_TIME, ["-f", "%e %U %S", "-o", report, command, ...args], options);
+  const result = await measured(GNU_TIME, ["-f", "%e %U %S %M", "-o", report, command, ...args], options);
   try {
-    const [, user, system] = readFileSync(report, "utf8").trim().split("\n").pop()!.split(" ").map(Number);
-    return { ...result, cpuSeconds: user + system };
+    const [, user, system, maxKiB] = readFileSync(report, "utf8").trim().split("\n").pop()!.split(" ").map(Number);
+    // A command shorter than the poll interval (helm template of 10 workspaces) can end before the
+    // first poll of its tree: the largest single process the kernel saw (%M) is then the floor.
+    return { ...result, cpuSeconds: user + system, peakRssBytes: Math.max(result.peakRssBytes, maxKiB * 1024) };
   } catch {
     return result;
   } finally {
