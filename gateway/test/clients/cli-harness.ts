@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import net from "node:net";
 import tls from "node:tls";
+import { selfSignedCertificate } from "../helpers/tls.js";
 
 const run = promisify(execFile);
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
@@ -201,36 +202,6 @@ export async function startTmux(env: NodeJS.ProcessEnv, cols = 100, rows = 30): 
     },
   };
   return self;
-}
-
-/** A self-signed certificate for 127.0.0.1 (openssl), as PEM files in `dir`. */
-export function selfSignedCertificate(dir: string): { keyPath: string; certPath: string } {
-  const keyPath = join(dir, "key.pem");
-  const certPath = join(dir, "cert.pem");
-  execFileSync(
-    "openssl",
-    [
-      "req",
-      "-x509",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:prime256v1",
-      "-nodes",
-      "-days",
-      "1",
-      "-subj",
-      "/CN=127.0.0.1",
-      "-addext",
-      "subjectAltName=IP:127.0.0.1",
-      "-keyout",
-      keyPath,
-      "-out",
-      certPath,
-    ],
-    { stdio: "ignore" },
-  );
-  return { keyPath, certPath };
 }
 
 /** A TLS-terminating TCP proxy in front of the gateway (an ingress, in short), whose connections can be cut. */

@@ -44,6 +44,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pty from "node-pty";
 import { WebSocketServer, type WebSocket } from "ws";
+import { selfSignedCertificate } from "./tls.js";
 
 export type ExecProtocol = "v5.channel.k8s.io" | "v4.channel.k8s.io";
 
@@ -611,31 +612,9 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
   }
 
   // TLS like a real API server (client-node refuses plain HTTP): a throwaway self-signed certificate for 127.0.0.1.
-  execFileSync(
-    "openssl",
-    [
-      "req",
-      "-x509",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:prime256v1",
-      "-nodes",
-      "-days",
-      "1",
-      "-subj",
-      "/CN=127.0.0.1",
-      "-addext",
-      "subjectAltName=IP:127.0.0.1",
-      "-keyout",
-      join(dir, "key.pem"),
-      "-out",
-      join(dir, "cert.pem"),
-    ],
-    { stdio: "ignore" },
-  );
-  const cert = readFileSync(join(dir, "cert.pem"));
-  const server = https.createServer({ key: readFileSync(join(dir, "key.pem")), cert }, (request, response) => {
+  const { keyPath, certPath } = selfSignedCertificate(dir);
+  const cert = readFileSync(certPath);
+  const server = https.createServer({ key: readFileSync(keyPath), cert }, (request, response) => {
     handle(request, response).catch((error: Error) => json(response, 500, { message: error.message }));
   });
   const wss = new WebSocketServer({
