@@ -30,7 +30,7 @@ import {
   bearerFrom,
   hostPortEgress,
   monitoringPeer,
-  KEYS,
+  ANSIBLEFORMS_SECRET_KEYS,
   MYSQL_IMAGE,
   MYSQL_PORT,
   MYSQL_UID,
@@ -384,7 +384,12 @@ function plan(name: string, args: AnsibleFormsArgs): Plan {
   const dbSecret = external ? undefined : (args.existingSecrets?.database ?? objectName(name, "ansibleforms-db"));
   const db = external
     ? { host: external.host, port: external.port ?? MYSQL_PORT, user: external.user, password: external.passwordSecret }
-    : { host: mysqlName, port: MYSQL_PORT, user: "ansibleforms", password: { name: dbSecret!, key: KEYS.dbPassword } };
+    : {
+        host: mysqlName,
+        port: MYSQL_PORT,
+        user: "ansibleforms",
+        password: { name: dbSecret!, key: ANSIBLEFORMS_SECRET_KEYS.dbPassword },
+      };
 
   // The app's environment; the seed may reference exactly these names.
   const databaseEnv: EnvVar[] = [
@@ -396,15 +401,17 @@ function plan(name: string, args: AnsibleFormsArgs): Plan {
   const appEnv: EnvVar[] = [
     { name: "PORT", value: String(APP_PORT) },
     ...databaseEnv,
-    secretEnv("ENCRYPTION_SECRET", { name: keysSecret, key: KEYS.encryptionSecret }),
-    secretEnv("ACCESS_TOKEN_SECRET", { name: keysSecret, key: KEYS.accessTokenSecret }),
+    secretEnv("ENCRYPTION_SECRET", { name: keysSecret, key: ANSIBLEFORMS_SECRET_KEYS.encryptionSecret }),
+    secretEnv("ACCESS_TOKEN_SECRET", { name: keysSecret, key: ANSIBLEFORMS_SECRET_KEYS.accessTokenSecret }),
     { name: "ADMIN_USERNAME", value: args.adminUsername ?? "admin" },
-    secretEnv("ADMIN_PASSWORD", { name: keysSecret, key: KEYS.adminPassword }),
-    secretEnv("RTE_TOKEN", { name: tokenSecret, key: KEYS.rteToken }),
+    secretEnv("ADMIN_PASSWORD", { name: keysSecret, key: ANSIBLEFORMS_SECRET_KEYS.adminPassword }),
+    secretEnv("RTE_TOKEN", { name: tokenSecret, key: ANSIBLEFORMS_SECRET_KEYS.rteToken }),
     { name: "RTE_QUEUE_MINUTES", value: String(args.queueMinutes ?? 60) },
     { name: "CONFIG_SEED_PATH", value: SEED_PATH },
     { name: "CONFIG_SEED_RELOAD_SECONDS", value: String(args.seedReloadSeconds ?? 60) },
-    ...(appMetricsSecret ? [secretEnv("METRICS_TOKEN", { name: appMetricsSecret, key: KEYS.metricsToken })] : []),
+    ...(appMetricsSecret
+      ? [secretEnv("METRICS_TOKEN", { name: appMetricsSecret, key: ANSIBLEFORMS_SECRET_KEYS.metricsToken })]
+      : []),
     ...(args.secretEnv ?? []).map((e) => secretEnv(e.name, { name: e.secretName, key: e.key })),
   ];
 
@@ -432,7 +439,7 @@ function plan(name: string, args: AnsibleFormsArgs): Plan {
   // The RTE in the app pod, with its ansible.cfg when given (none with an outbound RTE elsewhere).
   const ansibleCfgConfigMap =
     mode !== "remote" && rte.ansibleCfg ? objectName(name, "ansibleforms-rte-ansible-cfg") : undefined;
-  const token = { name: tokenSecret, key: KEYS.rteToken };
+  const token = { name: tokenSecret, key: ANSIBLEFORMS_SECRET_KEYS.rteToken };
   const sidecar =
     mode === "sidecar"
       ? inboundSidecar({
@@ -574,9 +581,9 @@ export class AnsibleForms extends pulumi.ComponentResource {
           metadata: { name: p.keysSecret, namespace: ns, labels },
           type: "Opaque",
           stringData: {
-            [KEYS.encryptionSecret]: this.password(name, "encryption-secret", 32),
-            [KEYS.accessTokenSecret]: this.password(name, "access-token-secret", 64),
-            [KEYS.adminPassword]: adminPassword,
+            [ANSIBLEFORMS_SECRET_KEYS.encryptionSecret]: this.password(name, "encryption-secret", 32),
+            [ANSIBLEFORMS_SECRET_KEYS.accessTokenSecret]: this.password(name, "access-token-secret", 64),
+            [ANSIBLEFORMS_SECRET_KEYS.adminPassword]: adminPassword,
           },
         },
         child,
@@ -591,7 +598,7 @@ export class AnsibleForms extends pulumi.ComponentResource {
         {
           metadata: { name: p.tokenSecret, namespace: ns, labels },
           type: "Opaque",
-          stringData: { [KEYS.rteToken]: rteToken },
+          stringData: { [ANSIBLEFORMS_SECRET_KEYS.rteToken]: rteToken },
         },
         child,
       );
@@ -603,7 +610,7 @@ export class AnsibleForms extends pulumi.ComponentResource {
         {
           metadata: { name: objectName(name, part), namespace: ns, labels },
           type: "Opaque",
-          stringData: { [KEYS.metricsToken]: this.password(name, part, 32) },
+          stringData: { [ANSIBLEFORMS_SECRET_KEYS.metricsToken]: this.password(name, part, 32) },
         },
         child,
       );
@@ -617,8 +624,8 @@ export class AnsibleForms extends pulumi.ComponentResource {
           metadata: { name: p.dbSecret, namespace: ns, labels: p.mysqlLabels },
           type: "Opaque",
           stringData: {
-            [KEYS.dbPassword]: this.password(name, "db-password", 32),
-            [KEYS.dbRootPassword]: this.password(name, "db-root-password", 32),
+            [ANSIBLEFORMS_SECRET_KEYS.dbPassword]: this.password(name, "db-password", 32),
+            [ANSIBLEFORMS_SECRET_KEYS.dbRootPassword]: this.password(name, "db-root-password", 32),
           },
         },
         child,
@@ -943,10 +950,10 @@ export class AnsibleForms extends pulumi.ComponentResource {
                   imagePullPolicy: "IfNotPresent",
                   ports: [{ name: "mysql", containerPort: MYSQL_PORT, protocol: "TCP" }],
                   env: [
-                    secretEnv("MYSQL_ROOT_PASSWORD", { name: dbSecret, key: KEYS.dbRootPassword }),
+                    secretEnv("MYSQL_ROOT_PASSWORD", { name: dbSecret, key: ANSIBLEFORMS_SECRET_KEYS.dbRootPassword }),
                     { name: "MYSQL_DATABASE", value: DATABASE_SCHEMA },
                     { name: "MYSQL_USER", value: "ansibleforms" },
-                    secretEnv("MYSQL_PASSWORD", { name: dbSecret, key: KEYS.dbPassword }),
+                    secretEnv("MYSQL_PASSWORD", { name: dbSecret, key: ANSIBLEFORMS_SECRET_KEYS.dbPassword }),
                   ],
                   volumeMounts: [
                     { name: "data", mountPath: "/var/lib/mysql" },

@@ -21,7 +21,9 @@ type VolumeMount = k8s.types.input.core.v1.VolumeMount;
 type EnvVar = k8s.types.input.core.v1.EnvVar;
 type Resources = k8s.types.input.core.v1.ResourceRequirements;
 
+/** The AnsibleForms release the app's and the RTE's images default to. @internal */
 export const DEFAULT_TAG = "7.3.0";
+/** The app's image, at DEFAULT_TAG. @internal */
 export const APP_IMAGE: ImageSettings = {
   registry: "ghcr.io",
   repository: "ansibleforms/ansibleforms",
@@ -33,8 +35,10 @@ export const APP_IMAGE: ImageSettings = {
  * FROM) and "base" (no python, no ansible); "tags always match the app's" (ansibleforms/ansibleforms
  * server/src/runners/README.md, "Updating an RTE", and DEPRECATED.md "pull ... ansibleforms-rte-full:7").
  * There is no plain ansibleforms-rte image.
+ * @internal
  */
 export const RTE_REGISTRY = "ghcr.io";
+/** The RTE layers' repository, before its `-<flavour>`. @internal */
 export const RTE_REPOSITORY_PREFIX = "ansibleforms/ansibleforms-rte";
 /**
  * The published RTE layers. This and the other string unions of the settings are `as const`
@@ -51,28 +55,39 @@ export const RteFlavor = {
   Base: "base",
 } as const;
 export type RteFlavor = ValueOf<typeof RteFlavor>;
-export const RTE_FLAVORS: readonly RteFlavor[] = Object.values(RteFlavor);
+const RTE_FLAVORS: readonly RteFlavor[] = Object.values(RteFlavor);
+/** The image of the MySQL the component runs when no external database is given. @internal */
 export const MYSQL_IMAGE: ImageSettings = { registry: "docker.io", repository: "library/mysql", tag: "8.4" };
 
-/** Both images run as node, uid 1000; MySQL's image as mysql, uid 999. */
+/** Both images run as node, uid 1000; MySQL's image as mysql, uid 999. @internal */
 export const NODE_UID = 1000;
+/** The mysql user of MySQL's image. @internal */
 export const MYSQL_UID = 999;
 
+/** The port the app listens on (its PORT). @internal */
 export const APP_PORT = 8000;
-/** The sidecar shares the app pod's network, so it must listen elsewhere than the app. */
+/** The sidecar shares the app pod's network, so it must listen elsewhere than the app. @internal */
 export const SIDECAR_RTE_PORT = 8001;
+/** The port an outbound RemoteRte listens on (its PORT), for probes and metrics. @internal */
 export const RTE_PORT = 8000;
+/** MySQL's port, the default of an external database's too. @internal */
 export const MYSQL_PORT = 3306;
 
+/** The app's persistent folder, where its volume is mounted. @internal */
 export const PERSISTENT_PATH = "/app/dist/persistent";
+/** Where the runner seed's ConfigMap is mounted in the app container. @internal */
 export const SEED_DIR = "/etc/ansibleforms/seed";
+/** The runner seed's key in its ConfigMap, and so its file name. @internal */
 export const SEED_FILE = "seed.yaml";
 export const SEED_PATH = `${SEED_DIR}/${SEED_FILE}`;
-export const SPOOL_PATH = "/var/spool/ansibleforms-rte";
+const SPOOL_PATH = "/var/spool/ansibleforms-rte";
+/** node's ssh folder (keys, known_hosts) in the app's and the RTE's images. @internal */
 export const SSH_PATH = "/home/node/.ssh";
-/** The app's ssh folder (managed on its settings page), kept on its volume under this subPath. */
+/** The app's ssh folder (managed on its settings page), kept on its volume under this subPath. @internal */
 export const APP_SSH_SUBPATH = "ssh";
+/** Where a RemoteRte mounts the CA bundle that signed the app's certificate. @internal */
 export const CA_DIR = "/etc/ansibleforms/ca";
+/** The CA bundle's key in its ConfigMap, and so its file name. @internal */
 export const CA_FILE = "ca.crt";
 
 /**
@@ -86,6 +101,7 @@ export const CA_FILE = "ca.crt";
  * (ansible-core.js executeCommand). A folder missing on the volume is created by the kubelet with
  * the volume root's mode, group-writable under the pod's fsGroup (kubernetes/kubernetes
  * pkg/kubelet/kubelet_pods.go makeMounts, SafeMakeDir).
+ * @internal
  */
 export const LOCAL_FILES_FOLDERS = ["playbooks", "repositories"] as const;
 
@@ -93,6 +109,7 @@ export const LOCAL_FILES_FOLDERS = ["playbooks", "repositories"] as const;
  * The variables the component sets in the app container. A secretEnv may not reuse them, and the
  * seed's credentials (token, password) may reference none of them but RTE_TOKEN: a runner row
  * whose token is ${ENCRYPTION_SECRET} would hand the app's key to whoever can read runners.
+ * @internal
  */
 export const COMPONENT_APP_ENV = [
   "PORT",
@@ -110,15 +127,15 @@ export const COMPONENT_APP_ENV = [
   "CONFIG_SEED_RELOAD_SECONDS",
   "METRICS_TOKEN",
 ] as const;
-/** The one component-set variable a seed credential may reference. */
+/** The one component-set variable a seed credential may reference. @internal */
 export const SEED_TOKEN_ENV = "RTE_TOKEN";
 
 export const MIN_TOKEN_LENGTH = 16;
-/** The database schema AnsibleForms uses; its name is fixed upstream (there is no DB_NAME). */
+/** The database schema AnsibleForms uses; its name is fixed upstream (there is no DB_NAME). @internal */
 export const DATABASE_SCHEMA = "AnsibleForms";
 
 /** Keys in the Secrets the components make, or expect in existing Secrets of the same role. */
-export const KEYS = {
+export const ANSIBLEFORMS_SECRET_KEYS = {
   encryptionSecret: "encryption-secret",
   accessTokenSecret: "access-token-secret",
   adminPassword: "admin-password",
@@ -234,6 +251,7 @@ const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
  * Egress to host:port. A NetworkPolicy matches addresses, never names: an IPv4 literal becomes a
  * /32 ipBlock; a host name (an in-cluster Service, a database, the app's public name) opens the
  * port to any address, the closest a NetworkPolicy can get (docs/ansibleforms.md, "The security boundary").
+ * @internal
  */
 export function hostPortEgress(host: string, port: number): NetworkPolicyEgressRule {
   return {
@@ -242,7 +260,7 @@ export function hostPortEgress(host: string, port: number): NetworkPolicyEgressR
   };
 }
 
-/** Egress to the host and port of a URL (the scheme's default port when it names none). */
+/** Egress to the host and port of a URL (the scheme's default port when it names none). @internal */
 export function urlEgress(url: string): NetworkPolicyEgressRule {
   const parsed = new URL(url);
   const port = parsed.port ? Number(parsed.port) : /^(https|wss):$/.test(parsed.protocol) ? 443 : 80;
@@ -274,7 +292,7 @@ export interface MetricsSettings {
   existingSecret?: string;
 }
 
-/** The monitoring namespace (and its Prometheus pods) as a NetworkPolicy peer. */
+/** The monitoring namespace (and its Prometheus pods) as a NetworkPolicy peer. @internal */
 export function monitoringPeer(metrics: MetricsSettings): NetworkPolicyPeer {
   return {
     namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": metrics.namespace || "monitoring" } },
@@ -288,17 +306,19 @@ export function monitoringPeer(metrics: MetricsSettings): NetworkPolicyPeer {
  * A scrape endpoint's bearer token from a Secret: prometheus-operator's SafeAuthorization,
  * "credentials defines a key of a Secret in the namespace" of the monitor (monitoring.coreos.com/v1
  * Endpoint and PodMetricsEndpoint `authorization`, which replaces the deprecated bearerTokenSecret).
+ * @internal
  */
 export function bearerFrom(secret: string): { type: string; credentials: { name: string; key: string } } {
-  return { type: "Bearer", credentials: { name: secret, key: KEYS.metricsToken } };
+  return { type: "Bearer", credentials: { name: secret, key: ANSIBLEFORMS_SECRET_KEYS.metricsToken } };
 }
 
+/** An env var from a key of a Secret. @internal */
 export function secretEnv(name: string, ref: { name: pulumi.Input<string>; key: string }): EnvVar {
   return { name, valueFrom: { secretKeyRef: { name: ref.name, key: ref.key } } };
 }
 
 /** The container's resources for a job count: each playbook and its forks need CPU and memory. */
-export function rteResources(maxJobs: number): { requests: Record<string, string>; limits: Record<string, string> } {
+function rteResources(maxJobs: number): { requests: Record<string, string>; limits: Record<string, string> } {
   return {
     requests: { cpu: `${100 + 100 * maxJobs}m`, memory: `${256 + 128 * maxJobs}Mi` },
     limits: { memory: `${512 + 256 * maxJobs}Mi` },
@@ -311,7 +331,7 @@ function tokenProblem(token: string, where: string): string | undefined {
     : undefined;
 }
 
-/** The problem with a token known at build time (a plain string) that is too short; an Output is checked by checkedToken. */
+/** The problem with a token known at build time (a plain string) that is too short; an Output is checked by checkedToken. @internal */
 export function tokenProblems(token: pulumi.Input<string> | undefined, where: string): string[] {
   const problem = typeof token === "string" ? tokenProblem(token, where) : undefined;
   return problem ? [problem] : [];
@@ -321,6 +341,7 @@ export function tokenProblems(token: pulumi.Input<string> | undefined, where: st
  * The token as a secret output. A plain string was checked with the other settings
  * (tokenProblems); an Output is checked when its value is known, which fails the Secret that
  * carries it with an error on `resource`.
+ * @internal
  */
 export function checkedToken(
   token: pulumi.Input<string>,
@@ -336,7 +357,7 @@ export function checkedToken(
   );
 }
 
-/** The problems of an RTE's settings, inbound sidecar or outbound RemoteRte alike. */
+/** The problems of an RTE's settings, inbound sidecar or outbound RemoteRte alike. @internal */
 export function rteSettingsProblems(settings: RteSettings, where: string): string[] {
   const problems: string[] = [];
   const maxJobs = settings.maxJobs ?? 10;
@@ -353,7 +374,7 @@ export function rteSettingsProblems(settings: RteSettings, where: string): strin
 }
 
 /** The RTE image: the custom repository or the flavour's layer, at the given tag or the app's. */
-export function rteImage(settings: RteSettings, defaultTag: string, global: GlobalSettings | undefined): string {
+function rteImage(settings: RteSettings, defaultTag: string, global: GlobalSettings | undefined): string {
   return imageReference(
     { registry: RTE_REGISTRY, repository: `${RTE_REPOSITORY_PREFIX}-${settings.flavor ?? "full"}`, tag: defaultTag },
     settings.image,
@@ -361,6 +382,7 @@ export function rteImage(settings: RteSettings, defaultTag: string, global: Glob
   );
 }
 
+/** An RTE container as rteContainer builds it, for the pod that runs it. @internal */
 export interface RteContainerSpec {
   readonly container: Container;
   /** Pod volumes the container needs (the spool is not one of them: its owner decides). */
@@ -373,6 +395,7 @@ export interface RteContainerSpec {
  * The RTE container: its token from a Secret and nothing else of the app's (no DB_*,
  * ENCRYPTION_SECRET, ACCESS_TOKEN_SECRET, METRICS_TOKEN), its spool on the volume named
  * "rte-spool", ssh keys with owner-only modes, optional /etc/ansible mounts.
+ * @internal
  */
 export function rteContainer(options: {
   readonly settings: RteSettings;
@@ -408,7 +431,7 @@ export function rteContainer(options: {
       ? [{ name: "PROCESS_MAX_BUFFER", value: String(settings.processMaxBuffer) }]
       : []),
     ...(options.metricsSecret
-      ? [secretEnv("METRICS_TOKEN", { name: options.metricsSecret, key: KEYS.metricsToken })]
+      ? [secretEnv("METRICS_TOKEN", { name: options.metricsSecret, key: ANSIBLEFORMS_SECRET_KEYS.metricsToken })]
       : []),
     ...(options.extraEnv ?? []),
   ];
@@ -477,10 +500,10 @@ export function rteContainer(options: {
   };
 }
 
-/** Moved to components/shared/config-file.ts (the exec gateway's settings roll the same way); re-exported for the AnsibleForms files. */
+/** Moved to components/shared/config-file.ts (the exec gateway's settings roll the same way); re-exported for the AnsibleForms files. @internal */
 export { configChecksums } from "../shared/config-file";
 
-/** Seconds the pod gets to stop: the RTE's drain time plus a margin for the server itself. */
+/** Seconds the pod gets to stop: the RTE's drain time plus a margin for the server itself. @internal */
 export function terminationGraceSeconds(settings: RteSettings): number {
   return (settings.drainSeconds ?? 25) + 10;
 }

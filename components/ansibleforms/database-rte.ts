@@ -20,10 +20,10 @@ import { appVolumeMounts, inboundRunnerUri, type AppPodRteOptions } from "./side
 export const DATABASE_MODE_WARNING =
   "AnsibleForms RTE database mode is deprecated (RTE 7.0-7.2, removed in 8.0.0): the RTE holds the database credentials. Move to the inbound sidecar (rte.mode: sidecar) or an outbound RemoteRte.";
 
-/** The annotation on the app's Deployment that records the deprecation (the chart sets it too). */
+/** The annotation on the app's Deployment that records the deprecation (the chart sets it too). @internal */
 export const DEPRECATION_ANNOTATION = "entryway/deprecated";
 
-/** The database-mode RTE container in the app pod; `databaseEnv` is the app's DB_* (never ENCRYPTION_SECRET). */
+/** The database-mode RTE container in the app pod; `databaseEnv` is the app's DB_* (never ENCRYPTION_SECRET). @internal */
 export function databaseModeSidecar(
   options: AppPodRteOptions & { readonly databaseEnv: k8s.types.input.core.v1.EnvVar[] },
 ): RteContainerSpec {

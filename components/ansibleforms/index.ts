@@ -8,7 +8,7 @@ export * from "./runner-seed";
 export { DATABASE_MODE_WARNING } from "./database-rte";
 export { inboundRunnerUri, type SidecarRteSettings } from "./sidecar-rte";
 export {
-  KEYS as ANSIBLEFORMS_SECRET_KEYS,
+  ANSIBLEFORMS_SECRET_KEYS,
   MIN_TOKEN_LENGTH,
   SEED_PATH,
   type RteSettings,

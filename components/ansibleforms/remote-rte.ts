@@ -21,7 +21,7 @@ import {
   configChecksums,
   DEFAULT_TAG,
   bearerFrom,
-  KEYS,
+  ANSIBLEFORMS_SECRET_KEYS,
   monitoringPeer,
   NODE_UID,
   RTE_PORT,
@@ -172,7 +172,7 @@ function plan(name: string, args: RemoteRteArgs): Plan {
     global: args.global,
     port: RTE_PORT,
     mode: "outbound",
-    token: { name: tokenSecret, key: KEYS.rteToken },
+    token: { name: tokenSecret, key: ANSIBLEFORMS_SECRET_KEYS.rteToken },
     metricsSecret,
     ansibleCfgConfigMap,
     extraEnv: [
@@ -249,7 +249,7 @@ export class RemoteRte extends pulumi.ComponentResource {
         {
           metadata: { name: p.tokenSecret, namespace: ns, labels },
           type: "Opaque",
-          stringData: { [KEYS.rteToken]: token! },
+          stringData: { [ANSIBLEFORMS_SECRET_KEYS.rteToken]: token! },
         },
         child,
       );
@@ -261,7 +261,7 @@ export class RemoteRte extends pulumi.ComponentResource {
         {
           metadata: { name: p.metricsSecret, namespace: ns, labels },
           type: "Opaque",
-          stringData: { [KEYS.metricsToken]: value },
+          stringData: { [ANSIBLEFORMS_SECRET_KEYS.metricsToken]: value },
         },
         child,
       );

@@ -201,7 +201,7 @@ export function seedProblems(spec: SeedSpec, appEnv: readonly string[]): string[
   return problems;
 }
 
-/** The seed's problems, one line each, naming `where` (the component that reports them). */
+/** The seed's problems, one line each, naming `where` (the component that reports them). @internal */
 export function seedProblemLines(spec: SeedSpec, appEnv: readonly string[], where: string): string[] {
   return seedProblems(spec, appEnv).map((problem) => `${where}: the runner seed is invalid: ${problem}`);
 }

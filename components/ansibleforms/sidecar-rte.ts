@@ -36,6 +36,7 @@ export interface SidecarRteSettings extends RteSettings {
 /**
  * The sidecar's mounts of the app's volume: the playbook folders for RTE_FILES=local (and database
  * mode), never the whole volume; the ssh folder read-only for sshFromApp.
+ * @internal
  */
 export function appVolumeMounts(
   settings: SidecarRteSettings,
@@ -56,7 +57,7 @@ export function appVolumeMounts(
   ];
 }
 
-/** What every RTE container in the app pod is built from (inbound sidecar or database mode). */
+/** What every RTE container in the app pod is built from (inbound sidecar or database mode). @internal */
 export interface AppPodRteOptions {
   readonly settings: SidecarRteSettings;
   readonly port: number;
@@ -70,7 +71,7 @@ export interface AppPodRteOptions {
   readonly persistentVolume: string;
 }
 
-/** The sidecar container and the pod volumes it needs, besides "rte-spool" and the app's volume. */
+/** The sidecar container and the pod volumes it needs, besides "rte-spool" and the app's volume. @internal */
 export function inboundSidecar(options: AppPodRteOptions): RteContainerSpec {
   const local = options.settings.files === "local";
   return rteContainer({

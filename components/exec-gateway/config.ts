@@ -161,7 +161,7 @@ export interface ExecGatewayRecordingsConfig extends ExecGatewayRecordingsArgs {
   size?: string;
 }
 
-/** ExecGatewayArgs from the stack config section; `ownedNamespaces` are the stack's others (refused unless allowOwnedNamespaces). */
+/** ExecGatewayArgs from the stack config section; `ownedNamespaces` are the stack's others (refused unless allowOwnedNamespaces). @internal */
 export function execGatewayArgs(
   config: ExecGatewayConfig,
   namespace: ExecGatewayArgs["namespace"],

@@ -277,9 +277,9 @@ export const EXPOSURE_PROXY_HOPS = 1;
 
 /** Where the recordings volume is mounted in the gateway's pod (the document's recordDir). @internal */
 export const EXEC_GATEWAY_RECORD_DIR = "/var/lib/entryway/recordings";
-/** Where the settings ConfigMap is mounted, read-only, in the gateway's pod; ENTRYWAY_CONFIG names its file. */
+/** Where the settings ConfigMap is mounted, read-only, in the gateway's pod; ENTRYWAY_CONFIG names its file. @internal */
 export const EXEC_GATEWAY_CONFIG_DIR = "/etc/entryway";
-/** The settings document's key in the ConfigMap, and so its file name. */
+/** The settings document's key in the ConfigMap, and so its file name. @internal */
 export const EXEC_GATEWAY_CONFIG_FILE = "config.json";
 
 /**
@@ -439,7 +439,7 @@ const DEFAULT_RESOURCES = {
  * Every reason the args cannot make a working, least-privilege gateway, one line each (empty when
  * they can), as the chart's entryway.execGateway.validate checks its values.
  */
-export function execGatewayProblems(args: ExecGatewayArgs): string[] {
+function execGatewayProblems(args: ExecGatewayArgs): string[] {
   const problems: string[] = [];
   const targets = args.targetNamespaces ?? [];
   if (targets.length === 0 && !args.clusterWide) {
@@ -627,7 +627,7 @@ function webhookUrl(webhook: ExecGatewayWebhookArgs | pulumi.Output<ExecGatewayW
  * from the args. Nothing secret goes in (the webhook URL, S3 credentials: gatewayEnv). The chart's
  * entryway.execGateway.config makes the same document, and helmToJson the same bytes.
  */
-export function execGatewayConfig(args: ExecGatewayArgs): Record<string, pulumi.Input<unknown>> {
+function execGatewayConfig(args: ExecGatewayArgs): Record<string, pulumi.Input<unknown>> {
   const authorizer = args.authorizer ?? "kubernetes";
   const config: Record<string, pulumi.Input<unknown>> = {
     host: "0.0.0.0",

@@ -30,6 +30,7 @@ function sortedKeys(value: unknown): unknown {
  * sorted and escapes <, >, &, U+2028 and U+2029 as \u003c... (Go encoding/json, Marshal: "Map
  * values encode as JSON objects ... keys are sorted", and HTMLEscape). Integers below 1e21 print
  * alike in Go and JavaScript; undefined members are left out, as a map holds none.
+ * @internal
  */
 export function helmToJson(value: unknown): string {
   return JSON.stringify(sortedKeys(value)).replace(/[<>&\u2028\u2029]/g, (c) => HTML_UNSAFE[c]!);
@@ -44,6 +45,7 @@ export function helmToJson(value: unknown): string {
  * sha256sum over the same value (helm.sh/docs/howto/charts_tips_and_tricks/#automatically-roll-deployments;
  * ansibleforms/helm-charts rolls on its subPath-mounted my.cnf the same way, values.yaml
  * rollOnChange), so the annotations are equal in both front ends. Files not given are left out.
+ * @internal
  */
 export function configChecksums(files: Record<string, string | undefined>): { annotations?: Record<string, string> } {
   const annotations = Object.fromEntries(

@@ -159,7 +159,7 @@ export interface NetworkPeersConfig {
   istiod?: InClusterPeer;
 }
 
-/** The connect gateway's namespace: its own, `<namespace>-connect` unless named. */
+/** The connect gateway's namespace: its own, `<namespace>-connect` unless named. @internal */
 export function connectNamespace(config: ConnectGatewayConfig, stackNamespace: string): string {
   const namespace = config.namespace ?? `${stackNamespace}-connect`;
   if (namespace.length > 63) {
@@ -175,7 +175,7 @@ export function connectNamespace(config: ConnectGatewayConfig, stackNamespace: s
   return namespace;
 }
 
-/** ConnectGatewayArgs from the stack config; `workspaces` are the ones the stack declares (the only ones its egress admits). */
+/** ConnectGatewayArgs from the stack config; `workspaces` are the ones the stack declares (the only ones its egress admits). @internal */
 export function connectGatewayArgs(
   config: ConnectGatewayConfig,
   namespace: string,
@@ -194,6 +194,7 @@ export interface WorkspaceDefaultsConfig {
   image?: ImageSettings;
 }
 
+/** SshWorkspaceArgs from a workspace item of the stack config, its image over `defaults`' field by field. @internal */
 export function sshWorkspaceArgs(
   config: SshWorkspaceConfig,
   gateway: ConnectGatewayRegistration,
