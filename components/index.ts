@@ -1,5 +1,5 @@
-// The Entryway library, for platform repos to import: every component, its args and the shapes
-// and enums they use. Named exports, so that this list is the public API: the helpers the
+// The Entryway library, for platform repos to import: every component, its args, the stack
+// config's sections and the shapes and enums they use. Named exports, so that this list is the public API: the helpers the
 // components share (names, labels, NetworkPolicy and security-context builders, RBAC rules,
 // validators, the stack config's mapping to args) stay inside, each with the JSDoc tag that
 // tsconfig.build.json's stripInternal drops from the published declarations
@@ -16,6 +16,7 @@ export {
   type RteSettings,
   type RteResources,
   type PlainEnvVar,
+  type MetricsSettings,
   RteFlavor,
   RteFiles,
   EgressProtocol,
@@ -70,6 +71,15 @@ export {
   type ExecGatewayArgs,
   ExecGateway,
 } from "./exec-gateway";
+export type {
+  NamespaceName,
+  ImageName,
+  ExecGatewayWebhookConfig,
+  ExecGatewayConfig,
+  ExecGatewayDebugContainersConfig,
+  ExecGatewayRecordingsS3Config,
+  ExecGatewayRecordingsConfig,
+} from "./exec-gateway/config";
 export { type ImageSettings, ImagePullPolicy, type SecretName, type GlobalSettings } from "./shared/image";
 export {
   NetworkProtocol,
@@ -82,6 +92,7 @@ export {
 } from "./shared/network";
 export type { KubernetesFields, TopologySpreadConstraint, ContainerResources, PodSettings } from "./shared/pod";
 export type { SecretKeyRef } from "./shared/secret";
+export type { ValueOf } from "./shared/enum";
 export {
   ConnectGatewayServiceType,
   type ConnectGatewayAutoscaling,
@@ -91,6 +102,14 @@ export {
   ConnectGateway,
 } from "./ssh/connect-gateway";
 export type { ConnectGatewayRegistration } from "./ssh/contract";
+export type {
+  ConnectGatewayConfig,
+  SourceRange,
+  AuthorizedKey,
+  SshWorkspaceConfig,
+  NetworkPeersConfig,
+  WorkspaceDefaultsConfig,
+} from "./ssh/config";
 export {
   SshWorkspaceTcpForwarding,
   SshWorkspaceDisruption,

@@ -14,6 +14,7 @@ export {
   type RteSettings,
   type RteResources,
   type PlainEnvVar,
+  type MetricsSettings,
   RteFlavor,
   RteFiles,
   EgressProtocol,
