@@ -3,6 +3,9 @@
  * only the chart has. charts/entryway/values.schema.json is generated from ChartValues
  * (`npm run generate:schema`, scripts/generate-config-schema.ts) and a test keeps the two in step,
  * so a setting is declared once, in the component's interface, and both front ends validate it.
+ * Only the generator and tests read this file, so tsconfig.build.json leaves it out of dist: the
+ * internal tag, which would hide it from the package, also hides ChartValues from the generator
+ * (ts-json-schema-generator, SchemaGenerator.isExportType).
  *
  * What differs, and why, is all here:
  *  - a part is deployed by `enabled: true` (in the stack config, by its section's presence), so
