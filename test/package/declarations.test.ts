@@ -5,7 +5,8 @@
  * their modules only, tagged `@internal`, and stripInternal drops them from the declarations, so
  * no deep import (entryway/dist/components/shared/names) reaches them either. The declarations
  * must still compile on their own, without skipLibCheck: a public type that refers to a stripped
- * one would leave a platform repo with an error, or with `any` under skipLibCheck.
+ * one would leave a platform repo with an error, or with `any` under skipLibCheck. And a module
+ * exports nothing else: an untagged helper would still reach a deep import.
  */
 import { mkdtempSync, readdirSync, rmSync, symlinkSync } from "node:fs";
 import os from "node:os";
@@ -17,18 +18,16 @@ import { repoRoot } from "../harness/helm";
 const outDir = mkdtempSync(path.join(os.tmpdir(), "entryway-declarations-"));
 let emitted: ts.Program;
 
-/** The names a module exports, as the type checker sees them. */
-function exportsOf(program: ts.Program, file: string): string[] {
+/** What a module exports, as the type checker sees it. */
+function exportedSymbols(program: ts.Program, file: string): ts.Symbol[] {
   const source = program.getSourceFile(file);
   if (!source) throw new Error(`${file} is not in the program`);
   const module = program.getTypeChecker().getSymbolAtLocation(source);
-  return module
-    ? program
-        .getTypeChecker()
-        .getExportsOfModule(module)
-        .map((s) => s.name)
-    : [];
+  return module ? program.getTypeChecker().getExportsOfModule(module) : [];
 }
+
+/** The names a module exports. */
+const exportsOf = (program: ts.Program, file: string): string[] => exportedSymbols(program, file).map((s) => s.name);
 
 /** Every declaration under components/ exported with an `export` modifier and tagged `@internal`. */
 function internalNames(): string[] {
@@ -58,6 +57,13 @@ function internalNames(): string[] {
   return names;
 }
 
+/** Every emitted declaration file under components/, reachable from index.d.ts or not. */
+function emittedModules(): string[] {
+  return readdirSync(path.join(outDir, "components"), { recursive: true, encoding: "utf8" })
+    .filter((file) => file.endsWith(".d.ts"))
+    .map((file) => path.join(outDir, "components", file));
+}
+
 beforeAll(() => {
   const config = ts.getParsedCommandLineOfConfigFile(
     path.join(repoRoot, "tsconfig.build.json"),
@@ -80,7 +86,7 @@ beforeAll(() => {
   ).toBe("");
   // The declarations import @pulumi/* and @entryway/ssh-config, as they do from a platform repo's node_modules.
   symlinkSync(path.join(repoRoot, "node_modules"), path.join(outDir, "node_modules"), "dir");
-  emitted = ts.createProgram([path.join(outDir, "components/index.d.ts")], {
+  emitted = ts.createProgram(emittedModules(), {
     strict: true,
     module: ts.ModuleKind.NodeNext,
     moduleResolution: ts.ModuleResolutionKind.NodeNext,
@@ -148,6 +154,26 @@ describe("the published declarations", () => {
         .map((name) => `${path.relative(outDir, module.fileName)}: ${name}`),
     );
     expect(leaked).toEqual([]);
+  });
+
+  it("export from every module only public names, the ones components/index.d.ts exports", () => {
+    const checker = emitted.getTypeChecker();
+    /** What an export is, through any chain of re-exports. */
+    const target = (symbol: ts.Symbol) =>
+      symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
+    const publicApi = new Map(
+      exportedSymbols(emitted, path.join(outDir, "components/index.d.ts")).map((s) => [s.name, target(s)]),
+    );
+    expect(publicApi.size).toBeGreaterThan(50);
+    const modules = emittedModules();
+    expect(modules.length).toBeGreaterThan(10);
+    const notPublic = modules.flatMap((file) =>
+      exportedSymbols(emitted, file)
+        // By name and by what it is: a public value under another name is one more name to keep.
+        .filter((symbol) => publicApi.get(symbol.name) !== target(symbol))
+        .map((symbol) => `${path.relative(outDir, file)}: ${symbol.name}`),
+    );
+    expect(notPublic).toEqual([]);
   });
 
   it("compile on their own, without skipLibCheck: no public type refers to a stripped one", () => {
