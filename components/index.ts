@@ -1,7 +1,8 @@
 // The Entryway library, for platform repos to import: every component, its args, the stack
-// config's sections and the shapes and enums they use. Named exports, so that this list is the public API: the helpers the
-// components share (names, labels, NetworkPolicy and security-context builders, RBAC rules,
-// validators, the stack config's mapping to args) stay inside, each with the JSDoc tag that
+// config's sections and the shapes and enums they use. Named exports, so that this list is the
+// public API: the helpers the components share (names, labels, NetworkPolicy and security-context
+// builders, RBAC rules, validators, the stack config's mapping to args) stay inside, each with the
+// JSDoc tag that
 // tsconfig.build.json's stripInternal drops from the published declarations
 // (test/package/declarations.test.ts). This comment must not spell that tag: TypeScript strips
 // any declaration whose leading comment contains it, the next line included.
