@@ -577,7 +577,7 @@ describe("ExecGateway", () => {
     try {
       // As a YAML or Python program, or a stack config, can pass them: past TypeScript's types.
       await renderGateway({
-        settings: { idleTimout: 600000, maxSessions: "10", shell: [] } as ExecGatewayArgs["settings"],
+        settings: { idleTimout: 600000, maxSessions: "10", shell: [] } as unknown as ExecGatewayArgs["settings"],
       });
     } catch (caught) {
       error = caught;

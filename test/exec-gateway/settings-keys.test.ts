@@ -14,44 +14,41 @@ const json = (file: string) => JSON.parse(readFileSync(path.join(repoRoot, file)
  * from other arguments (execGatewayConfig, entryway.execGateway.config), the deployment fixes them,
  * or they are secret. Every other key of the gateway's defaultConfig must be in ExecGatewaySettings.
  */
-const NOT_SETTINGS: Record<keyof GatewayConfig, string> & Record<string, string> = Object.assign(
-  Object.create(null) as Record<string, string>,
-  {
-    host: "the front ends listen on all addresses of the pod (0.0.0.0)",
-    port: "the container port the Service, probes and NetworkPolicy name (contract.json)",
-    metricsHost: "the kubelet's readiness probe and Prometheus reach it from outside the pod: all addresses",
-    metricsPort: "the metrics port the Service, probes and NetworkPolicy name (contract.json)",
-    path: "the exposure's routes and clients use the contract's path (EXEC_GATEWAY_PATH)",
-    backend: "the front ends deploy into Kubernetes: always kubernetes",
-    dockerHost: "the docker backend only, which the front ends never deploy",
-    kubeconfig: "in-cluster: the pod's service account",
-    gatewayNamespace: "the downward API's metadata.namespace (env ENTRYWAY_GATEWAY_NAMESPACE)",
-    refusedNamespaces: "the stack's other namespaces (allowOwnedNamespaces decides)",
-    authorizer: "the authorizer argument / value",
-    webhookUrl: "secret: a Secret's key, as env ENTRYWAY_WEBHOOK_URL, never in the ConfigMap",
-    webhookTimeoutMs: "webhook.timeoutMs",
-    oidcIssuer: "oidc.issuer",
-    oidcAudience: "oidc.audience",
-    oidcJwksUri: "oidc.jwksUri",
-    oidcUsernameClaim: "oidc.usernameClaim",
-    oidcNamespacesClaim: "oidc.namespacesClaim",
-    oidcGroupsClaim: "oidc.groupsClaim",
-    oidcAlgorithms: "oidc.algorithms",
-    oidcMaxTokenAgeSeconds: "oidc.maxTokenAgeSeconds",
-    drainTimeoutMs:
-      "must stay under the pod's terminationGracePeriodSeconds (30 s, no setting) or the drain is SIGKILLed: the default 10 s",
-    auditFile: "the root filesystem is read-only: the audit goes to stdout, to the cluster's log collection",
-    recordDir: "recordings: the volume's mount path",
-    recordRetentionDays: "recordings.retentionDays",
-    recordS3Bucket: "recordings.s3.bucket",
-    recordS3Endpoint: "recordings.s3.endpoint",
-    recordS3Region: "recordings.s3.region",
-    recordS3Prefix: "recordings.s3.prefix",
-    recordS3ForcePathStyle: "recordings.s3.forcePathStyle",
-    debugImages: "debugContainers.images (it also grants patch on pods/ephemeralcontainers)",
-    debugDefaultImage: "debugContainers.defaultImage",
-  },
-);
+const NOT_SETTINGS: Partial<Record<keyof GatewayConfig, string>> = {
+  host: "the front ends listen on all addresses of the pod (0.0.0.0)",
+  port: "the container port the Service, probes and NetworkPolicy name (contract.json)",
+  metricsHost: "the kubelet's readiness probe and Prometheus reach it from outside the pod: all addresses",
+  metricsPort: "the metrics port the Service, probes and NetworkPolicy name (contract.json)",
+  path: "the exposure's routes and clients use the contract's path (EXEC_GATEWAY_PATH)",
+  backend: "the front ends deploy into Kubernetes: always kubernetes",
+  dockerHost: "the docker backend only, which the front ends never deploy",
+  kubeconfig: "in-cluster: the pod's service account",
+  gatewayNamespace: "the downward API's metadata.namespace (env ENTRYWAY_GATEWAY_NAMESPACE)",
+  refusedNamespaces: "the stack's other namespaces (allowOwnedNamespaces decides)",
+  authorizer: "the authorizer argument / value",
+  webhookUrl: "secret: a Secret's key, as env ENTRYWAY_WEBHOOK_URL, never in the ConfigMap",
+  webhookTimeoutMs: "webhook.timeoutMs",
+  oidcIssuer: "oidc.issuer",
+  oidcAudience: "oidc.audience",
+  oidcJwksUri: "oidc.jwksUri",
+  oidcUsernameClaim: "oidc.usernameClaim",
+  oidcNamespacesClaim: "oidc.namespacesClaim",
+  oidcGroupsClaim: "oidc.groupsClaim",
+  oidcAlgorithms: "oidc.algorithms",
+  oidcMaxTokenAgeSeconds: "oidc.maxTokenAgeSeconds",
+  drainTimeoutMs:
+    "must stay under the pod's terminationGracePeriodSeconds (30 s, no setting) or the drain is SIGKILLed: the default 10 s",
+  auditFile: "the root filesystem is read-only: the audit goes to stdout, to the cluster's log collection",
+  recordDir: "recordings: the volume's mount path",
+  recordRetentionDays: "recordings.retentionDays",
+  recordS3Bucket: "recordings.s3.bucket",
+  recordS3Endpoint: "recordings.s3.endpoint",
+  recordS3Region: "recordings.s3.region",
+  recordS3Prefix: "recordings.s3.prefix",
+  recordS3ForcePathStyle: "recordings.s3.forcePathStyle",
+  debugImages: "debugContainers.images (it also grants patch on pods/ephemeralcontainers)",
+  debugDefaultImage: "debugContainers.defaultImage",
+};
 
 const settingsSchema = json("components/exec-gateway/settings.schema.json") as { properties: Properties };
 const settable = Object.keys(settingsSchema.properties).sort();
@@ -61,7 +58,7 @@ describe("the exec gateway's settings, one list for the gateway and both front e
   it("lets users set every setting of the gateway (defaultConfig) but those the front ends derive, fix or keep secret", () => {
     const gatewayKeys = Object.keys(defaultConfig).sort();
     expect(settable.length).toBeGreaterThan(20);
-    expect(settable.filter((key) => key in NOT_SETTINGS)).toEqual([]);
+    expect(settable.filter((key) => Object.hasOwn(NOT_SETTINGS, key))).toEqual([]);
     expect([...settable, ...Object.keys(NOT_SETTINGS)].sort()).toEqual(gatewayKeys);
   });
 
