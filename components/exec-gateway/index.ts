@@ -371,7 +371,7 @@ export interface ExecGatewaySettings {
    * The command run when the client names none, as an argument list (default: bash, else sh).
    * @minItems 1
    */
-  shell?: ExecGatewayName[];
+  shell?: string[];
   /**
    * WebSocket pings; a peer missing one is dropped; 0: off (default 30000 ms).
    * @asType integer
