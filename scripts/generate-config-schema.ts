@@ -2,7 +2,9 @@
  * Generates both front ends' schemas from the same TypeScript interfaces:
  *  - components/stack/config.schema.json from StackConfig (components/stack/config.ts);
  *  - charts/entryway/values.schema.json from ChartValues (components/stack/chart-values.ts), which
- *    is StackConfig's sections plus what only the chart has.
+ *    is StackConfig's sections plus what only the chart has;
+ *  - components/exec-gateway/settings.schema.json from ExecGatewaySettings, each property with the
+ *    gateway's own default (gateway/src/config.ts): the component checks `settings` against it.
  * Tests keep both files in step (`npm run generate:schema`).
  */
 import { readFileSync, writeFileSync } from "node:fs";
@@ -11,11 +13,14 @@ import Ajv from "ajv";
 import { createGenerator, type Config } from "ts-json-schema-generator";
 import { parse } from "yaml";
 import { CHART_CONDITIONS } from "../components/stack/chart-values";
+import { defaultConfig } from "../gateway/src/config";
 
 export const CONFIG_SOURCE = path.resolve(__dirname, "../components/stack/config.ts");
 export const SCHEMA_FILE = path.resolve(__dirname, "../components/stack/config.schema.json");
 export const CHART_VALUES_SOURCE = path.resolve(__dirname, "../components/stack/chart-values.ts");
 export const VALUES_SCHEMA_FILE = path.resolve(__dirname, "../charts/entryway/values.schema.json");
+export const SETTINGS_SOURCE = path.resolve(__dirname, "../components/exec-gateway/index.ts");
+export const SETTINGS_SCHEMA_FILE = path.resolve(__dirname, "../components/exec-gateway/settings.schema.json");
 const VALUES_FILE = path.resolve(__dirname, "../charts/entryway/values.yaml");
 
 const common: Config = {
@@ -97,10 +102,29 @@ export function generateValuesSchema(): string {
   return print(schema);
 }
 
+/**
+ * The exec gateway's settings as users set them (ExecGatewaySettings), each with the gateway's
+ * default: the component's cross-field checks need the value a setting left out will have.
+ */
+export function generateSettingsSchema(): string {
+  const schema = createGenerator({
+    ...common,
+    path: SETTINGS_SOURCE,
+    type: "ExecGatewaySettings",
+    expose: "none",
+    topRef: false,
+  }).createSchema("ExecGatewaySettings") as Schema;
+  for (const [key, property] of Object.entries(schema.properties ?? {})) {
+    if (!Object.hasOwn(defaultConfig, key)) throw new Error(`ExecGatewaySettings.${key} is not a gateway setting`);
+    property.default = defaultConfig[key as keyof typeof defaultConfig];
+  }
+  return print(schema);
+}
+
 if (require.main === module) {
+  const files = [SCHEMA_FILE, VALUES_SCHEMA_FILE, SETTINGS_SCHEMA_FILE];
   writeFileSync(SCHEMA_FILE, generateConfigSchema());
   writeFileSync(VALUES_SCHEMA_FILE, generateValuesSchema());
-  console.log(
-    `wrote ${[SCHEMA_FILE, VALUES_SCHEMA_FILE].map((file) => path.relative(process.cwd(), file)).join(", ")}`,
-  );
+  writeFileSync(SETTINGS_SCHEMA_FILE, generateSettingsSchema());
+  console.log(`wrote ${files.map((file) => path.relative(process.cwd(), file)).join(", ")}`);
 }

@@ -21,6 +21,10 @@ import {
   EXPOSURE_PROXY_HOPS,
   REVIEW_RULES,
 } from "../components/exec-gateway/index";
+import { defaultConfig } from "../gateway/src/config";
+
+/** The gateway's defaults of the settings its cross-field rules compare, for a key the chart's values leave out. */
+const CROSS_FIELD_SETTINGS = ["reapGraceSeconds", "reapTimeoutMs", "bufferLowBytes", "bufferHighBytes"] as const;
 
 export const CONTRACT_FILE = path.resolve(__dirname, "../charts/entryway/files/contract.json");
 export const POLICY_CONTRACT_FILE = path.resolve(__dirname, "../policies/contract.json");
@@ -36,6 +40,7 @@ export function generateContract(): string {
       recordDir: EXEC_GATEWAY_RECORD_DIR,
       exposureProxyHops: EXPOSURE_PROXY_HOPS,
       rules: { exec: EXEC_RULES, debug: [DEBUG_RULE], review: REVIEW_RULES },
+      settingDefaults: Object.fromEntries(CROSS_FIELD_SETTINGS.map((key) => [key, defaultConfig[key]])),
     },
     ansibleForms: {
       componentAppEnv: COMPONENT_APP_ENV,

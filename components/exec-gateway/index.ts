@@ -19,6 +19,9 @@ import { podMetadata, podPlacement, type KubernetesFields, type PodSettings } fr
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 import type { ValueOf } from "../shared/enum";
 import { configChecksums, helmToJson } from "../shared/config-file";
+import { schemaProblems } from "../shared/schema";
+import Ajv from "ajv";
+import settingsSchema from "./settings.schema.json";
 
 /** The gateway image the chart and the component deploy unless told otherwise. @internal */
 export const EXEC_GATEWAY_IMAGE: ImageSettings = {
@@ -364,6 +367,85 @@ export interface ExecGatewaySettings {
   logLevel?: ExecGatewayLogLevel;
   /** Groups (as the authorizer names them) whose members may list and download recordings (default none). */
   reviewerGroups?: ExecGatewayName[];
+  /**
+   * The command run when the client names none, as an argument list (default: bash, else sh).
+   * @minItems 1
+   */
+  shell?: string[];
+  /**
+   * WebSocket pings; a peer missing one is dropped; 0: off (default 30000 ms).
+   * @asType integer
+   * @minimum 0
+   */
+  wsPingIntervalMs?: number;
+  /**
+   * How long a browser may take to send its AUTH message when no token came with the upgrade (default 3000 ms).
+   * @asType integer
+   * @minimum 1
+   */
+  authTimeoutMs?: number;
+  /**
+   * The largest frame a client may send; larger closes the session with 1009 (default 65536).
+   * @asType integer
+   * @minimum 1
+   */
+  maxFrameBytes?: number;
+  /**
+   * The largest output per frame (default 32768).
+   * @asType integer
+   * @minimum 4
+   */
+  outputFrameBytes?: number;
+  /**
+   * Queued output that pauses the exec stream (default 1048576); at least bufferLowBytes.
+   * @asType integer
+   * @minimum 1
+   */
+  bufferHighBytes?: number;
+  /**
+   * Queued output under which the exec stream resumes (default 262144); at most bufferHighBytes.
+   * @asType integer
+   * @minimum 0
+   */
+  bufferLowBytes?: number;
+  /**
+   * Seconds between SIGHUP and SIGKILL when ending an abandoned shell (default 2).
+   * @asType integer
+   * @minimum 0
+   */
+  reapGraceSeconds?: number;
+  /**
+   * The longest an abandoned shell's reaper may run, its grace included, so more than reapGraceSeconds x 1000; then it is given up (default 15000 ms).
+   * @asType integer
+   * @minimum 1
+   */
+  reapTimeoutMs?: number;
+  /**
+   * S3 recordings: what is not in a part yet is stored this often, the most output a dying gateway loses (default 10).
+   * @asType integer
+   * @minimum 1
+   * @maximum 3600
+   */
+  recordFlushSeconds?: number;
+  /**
+   * S3 recordings: the multipart part size, 5 MiB to 5 GiB, S3's part sizes (default 5242880).
+   * @asType integer
+   * @minimum 5242880
+   * @maximum 5368709120
+   */
+  recordPartBytes?: number;
+  /**
+   * A recording write (file append, or S3 request with its retries) taking longer ends its session (default 30000 ms).
+   * @asType integer
+   * @minimum 100
+   */
+  recordWriteTimeoutMs?: number;
+  /**
+   * The longest wait for a debug container to run, image pull included (default 60000 ms).
+   * @asType integer
+   * @minimum 1
+   */
+  debugStartTimeoutMs?: number;
 }
 
 /** The arguments of an ExecGateway. */
@@ -545,9 +627,7 @@ function execGatewayProblems(args: ExecGatewayArgs): string[] {
     if (args.settings?.maxSessionSeconds === 0)
       problems.push("debugContainers need settings.maxSessionSeconds > 0 (a debug container lives that long)");
   }
-  const hops = args.settings?.trustedProxyHops;
-  if (hops !== undefined && (!Number.isInteger(hops) || hops < 0))
-    problems.push("settings.trustedProxyHops must be an integer >= 0");
+  problems.push(...settingsProblems(args.settings));
   const exposure = args.exposure;
   if (exposure) {
     if (exposure.kind !== "istio" && exposure.kind !== "ingress")
@@ -556,6 +636,32 @@ function execGatewayProblems(args: ExecGatewayArgs): string[] {
     if (!exposure.tlsSecretName)
       problems.push("exposure.tlsSecretName is required: the gateway is exposed with TLS only");
   }
+  return problems;
+}
+
+const validateSettings = new Ajv({ allErrors: true, strict: false }).compile<ExecGatewaySettings>(settingsSchema);
+
+/**
+ * `settings` as the gateway will take them (it refuses anything else at start, and so would
+ * crash-loop): known keys with values of their type and range (settings.schema.json, generated from
+ * ExecGatewaySettings), then the gateway's cross-field rules, a setting left out at the gateway's
+ * default. TypeScript's types check a TypeScript program only; a YAML or Python program, or a stack
+ * config, reaches here with whatever it wrote.
+ */
+function settingsProblems(settings: ExecGatewaySettings | undefined): string[] {
+  if (settings === undefined) return [];
+  if (!validateSettings(settings)) return schemaProblems(validateSettings.errors, "settings");
+  const defaults = settingsSchema.properties;
+  const problems: string[] = [];
+  const grace = settings.reapGraceSeconds ?? defaults.reapGraceSeconds.default;
+  const reapTimeout = settings.reapTimeoutMs ?? defaults.reapTimeoutMs.default;
+  if (reapTimeout <= grace * 1000)
+    problems.push(
+      `settings.reapTimeoutMs (${reapTimeout}) must be longer than settings.reapGraceSeconds (${grace}) x 1000: the reaper waits that long before SIGKILL`,
+    );
+  const low = settings.bufferLowBytes ?? defaults.bufferLowBytes.default;
+  const high = settings.bufferHighBytes ?? defaults.bufferHighBytes.default;
+  if (low > high) problems.push(`settings.bufferLowBytes (${low}) must not exceed settings.bufferHighBytes (${high})`);
   return problems;
 }
 

@@ -9,6 +9,7 @@ import type { ConnectGatewayConfig, NetworkPeersConfig, SshWorkspaceConfig } fro
 import type { ExecGatewayConfig } from "../exec-gateway/config";
 import type { AnsibleFormsConfig, RemoteRteConfig } from "../ansibleforms/config";
 import type { GlobalSettings } from "../shared/image";
+import { schemaProblems } from "../shared/schema";
 import type { WorkspaceDefaultsConfig } from "../ssh/config";
 
 /** The configuration of one environment (one Pulumi stack). */
@@ -63,15 +64,7 @@ export function parseStackConfig(raw: unknown, source = "entryway:stack"): Stack
     throw new StackConfigError(`${source} is missing: set it in Pulumi.<stack>.yaml`);
   }
   if (!validate(raw)) {
-    const problems = (validate.errors ?? []).map((e) => {
-      const where = e.instancePath || "(top level)";
-      const extra =
-        e.keyword === "additionalProperties"
-          ? ` "${(e.params as { additionalProperty: string }).additionalProperty}"`
-          : "";
-      return `${where} ${e.message}${extra}`;
-    });
-    throw new StackConfigError(`${source} is invalid: ${problems.join("; ")}`);
+    throw new StackConfigError(`${source} is invalid: ${schemaProblems(validate.errors).join("; ")}`);
   }
   return raw;
 }

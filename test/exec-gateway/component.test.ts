@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
 import { ExecGateway, type ExecGatewayArgs, type ExecGatewayWebhookArgs } from "../../components/exec-gateway";
@@ -544,15 +545,68 @@ describe("ExecGateway", () => {
   });
 
   it("rolls the pods when a setting changes (checksum/config of the document), and only then", async () => {
-    const checksum = async (settings: ExecGatewayArgs["settings"]) =>
-      (
-        (findManifest((await renderGateway({ settings })).manifests, "Deployment", "entryway-exec-gateway") as Obj).spec
-          .template.metadata.annotations as Record<string, string>
-      )["checksum/config"];
-    expect(await checksum({ idleTimeoutMs: 600000 })).toMatch(/^[0-9a-f]{64}$/);
-    expect(await checksum({ idleTimeoutMs: 600000 })).toBe(await checksum({ idleTimeoutMs: 600000 }));
-    expect(await checksum({ idleTimeoutMs: 600000 })).not.toBe(await checksum({ idleTimeoutMs: 900000 }));
+    // The ConfigMap keeps its name, so a changed document alone would reach running pods only as a
+    // file they never read again; the pod template's checksum of that document is what rolls them.
+    const rendered = async (settings: ExecGatewayArgs["settings"]) => {
+      const { manifests } = await renderGateway({ settings });
+      const configMap = findManifest(manifests, "ConfigMap", "entryway-exec-gateway") as Obj;
+      const deployment = findManifest(manifests, "Deployment", "entryway-exec-gateway") as Obj;
+      return {
+        document: configMap.data["config.json"] as string,
+        checksum: (deployment.spec.template.metadata.annotations as Record<string, string>)["checksum/config"],
+        volumes: deployment.spec.template.spec.volumes as Obj[],
+      };
+    };
+    const before = await rendered({ idleTimeoutMs: 600000 });
+    const after = await rendered({ idleTimeoutMs: 900000, reapGraceSeconds: 5, reapTimeoutMs: 20000 });
+    expect(JSON.parse(after.document)).toMatchObject({
+      idleTimeoutMs: 900000,
+      reapGraceSeconds: 5,
+      reapTimeoutMs: 20000,
+    });
+    for (const { document, checksum, volumes } of [before, after]) {
+      expect(checksum).toBe(createHash("sha256").update(document, "utf8").digest("hex"));
+      expect(volumes).toContainEqual({ name: "config", configMap: { name: "entryway-exec-gateway" } });
+    }
+    expect(after.checksum).not.toBe(before.checksum);
+    expect((await rendered({ idleTimeoutMs: 600000 })).checksum).toBe(before.checksum);
   });
+
+  it("refuses an unknown or mistyped setting before deployment, every one at once, as the gateway would at start", async () => {
+    let error: unknown;
+    try {
+      // As a YAML or Python program, or a stack config, can pass them: past TypeScript's types.
+      await renderGateway({
+        settings: { idleTimout: 600000, maxSessions: "10", shell: [] } as unknown as ExecGatewayArgs["settings"],
+      });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(pulumi.ResourceError);
+    expect((error as Error).message.split("\n")).toEqual([
+      'ExecGateway entryway: settings must NOT have additional properties "idleTimout"',
+      "ExecGateway entryway: settings/maxSessions must be integer",
+      "ExecGateway entryway: settings/shell must NOT have fewer than 1 items",
+    ]);
+  });
+
+  it.each([
+    [
+      { reapGraceSeconds: 20 },
+      "settings.reapTimeoutMs (15000) must be longer than settings.reapGraceSeconds (20) x 1000",
+    ],
+    [{ reapTimeoutMs: 2000 }, "settings.reapTimeoutMs (2000) must be longer than settings.reapGraceSeconds (2) x 1000"],
+    [
+      { bufferLowBytes: 2_000_000 },
+      "settings.bufferLowBytes (2000000) must not exceed settings.bufferHighBytes (1048576)",
+    ],
+    [{ bufferHighBytes: 1000 }, "settings.bufferLowBytes (262144) must not exceed settings.bufferHighBytes (1000)"],
+  ])(
+    "checks the gateway's cross-field rules before deployment, a setting left out at its default (%j)",
+    async (settings, message) => {
+      await expect(renderGateway({ settings })).rejects.toThrow(`ExecGateway entryway: ${message}`);
+    },
+  );
 
   it("refuses its own namespace as a target also when the namespace is only known at deployment (an Output)", async () => {
     await expect(
@@ -607,7 +661,7 @@ describe("ExecGateway", () => {
     expect(await hops({ exposure, settings: { trustedProxyHops: 2 } })).toBe(2);
     expect(await hops({ exposure, settings: { trustedProxyHops: 0 } })).toBe(0);
     await expect(renderGateway({ settings: { trustedProxyHops: -1 } })).rejects.toThrow(
-      /trustedProxyHops must be an integer >= 0/,
+      /settings\/trustedProxyHops must be >= 0/,
     );
   });
 });

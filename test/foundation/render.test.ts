@@ -6,8 +6,10 @@ import { afterAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import {
   generateConfigSchema,
+  generateSettingsSchema,
   generateValuesSchema,
   SCHEMA_FILE,
+  SETTINGS_SCHEMA_FILE,
   VALUES_SCHEMA_FILE,
 } from "../../scripts/generate-config-schema";
 import { REDACTED } from "../../scripts/offline/manifests";
@@ -191,5 +193,8 @@ describe("stack config schema", () => {
   });
   it("and the chart's values.schema.json is in step with the ChartValues interface (npm run generate:schema)", () => {
     expect(readFileSync(VALUES_SCHEMA_FILE, "utf8")).toBe(generateValuesSchema());
+  });
+  it("and the exec gateway's settings.schema.json with ExecGatewaySettings and the gateway's defaults (npm run generate:schema)", () => {
+    expect(readFileSync(SETTINGS_SCHEMA_FILE, "utf8")).toBe(generateSettingsSchema());
   });
 });

@@ -227,4 +227,20 @@ describe("the Entryway package served by Pulumi's component provider host", () =
     expect(monitor.refusals).toEqual([]);
     expect(monitor.logs.filter((l) => l.severity >= 3)).toEqual([]);
   });
+
+  // After the check above: this Construct fails on purpose.
+  it("ExecGateway refuses an unknown or mistyped setting as a YAML or Python program passes it, every one at once, before any child", async () => {
+    const before = monitor.registrations.length;
+    const inputs = {
+      namespace: "entryway",
+      targetNamespaces: ["team-a"],
+      settings: { idleTimout: 1, maxSessions: "10" },
+    };
+    await expect(
+      construct(host, monitor, { type: "entryway:index:ExecGateway", name: "typo", inputs }),
+    ).rejects.toThrow(
+      /ExecGateway typo: settings must NOT have additional properties "idleTimout"\nExecGateway typo: settings\/maxSessions must be integer/,
+    );
+    expect(monitor.registrations.slice(before).map((r) => r.type)).not.toContain("kubernetes:core/v1:ConfigMap");
+  });
 });

@@ -131,6 +131,14 @@ describe("the shipped stacks", () => {
       /\/execGateway\/replicas must be integer/,
     ],
     [
+      { namespace: "x", execGateway: { targetNamespaces: ["a"], settings: { idleTimout: 1, maxSessions: "10" } } },
+      /\/execGateway\/settings must NOT have additional properties "idleTimout"; \/execGateway\/settings\/maxSessions must be integer/,
+    ],
+    [
+      { namespace: "x", execGateway: { targetNamespaces: ["a"], settings: { reapGraceSeconds: 20 } } },
+      /ExecGateway entryway: settings.reapTimeoutMs \(15000\) must be longer than settings.reapGraceSeconds \(20\) x 1000/,
+    ],
+    [
       {
         namespace: "x",
         execGateway: { targetNamespaces: ["a"], exposure: { kind: "ingress", host: "exec.example.com" } },

@@ -158,6 +158,14 @@ execGatewayConfig() in components/exec-gateway/index.ts makes the same document.
 {{- fail "execGateway.debugContainers.defaultImage is set but execGateway.debugContainers.images is empty" -}}
 {{- end -}}
 {{- end -}}
+{{- /* The gateway's cross-field rules (gateway/src/config.ts), a setting left out at the gateway's default. */ -}}
+{{- $s := merge (deepCopy $g.settings) (include "entryway.contract" . | fromJson).execGateway.settingDefaults -}}
+{{- if le (float64 $s.reapTimeoutMs) (mulf $s.reapGraceSeconds 1000) -}}
+{{- fail (printf "execGateway.settings.reapTimeoutMs (%v) must be longer than execGateway.settings.reapGraceSeconds (%v) x 1000: the reaper waits that long before SIGKILL" (int64 $s.reapTimeoutMs) (int64 $s.reapGraceSeconds)) -}}
+{{- end -}}
+{{- if gt (float64 $s.bufferLowBytes) (float64 $s.bufferHighBytes) -}}
+{{- fail (printf "execGateway.settings.bufferLowBytes (%v) must not exceed execGateway.settings.bufferHighBytes (%v)" (int64 $s.bufferLowBytes) (int64 $s.bufferHighBytes)) -}}
+{{- end -}}
 {{- if $g.exposure.kind -}}
 {{- if not $g.exposure.host -}}
 {{- fail "execGateway.exposure.host is required when execGateway.exposure.kind is set" -}}
