@@ -519,9 +519,10 @@ const DEFAULT_RESOURCES = {
 
 /**
  * Every reason the args cannot make a working, least-privilege gateway, one line each (empty when
- * they can), as the chart's entryway.execGateway.validate checks its values.
+ * they can), as the chart's entryway.execGateway.validate checks its values. Exported for the
+ * settings drift test. @internal
  */
-function execGatewayProblems(args: ExecGatewayArgs): string[] {
+export function execGatewayProblems(args: ExecGatewayArgs): string[] {
   const problems: string[] = [];
   const targets = args.targetNamespaces ?? [];
   if (targets.length === 0 && !args.clusterWide) {
