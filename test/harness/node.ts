@@ -39,6 +39,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import net from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
 import os from "node:os";
 import path from "node:path";
 import { issue, nodeReady, stopChild, writeKubeconfig } from "./control-plane";
@@ -248,8 +249,16 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
     await must("ip", ["netns", "add", netns]);
     atStop("network namespace", async () => {
       await must("ip", ["netns", "delete", netns]);
-      // The veth goes with the namespace its other end is in; make sure.
-      if (existsSync(`/sys/class/net/${hostLink}`)) await must("ip", ["link", "delete", hostLink]);
+      // The veth's host end goes with the namespace its other end is in, but later: `ip netns delete`
+      // only drops a reference, and the kernel tears the namespace down from a workqueue
+      // (net/core/net_namespace.c, cleanup_net). Wait for that; delete the link only if it outlives
+      // the wait (a check then a delete could race the kernel: "Cannot find device").
+      const hostLinkExists = () => existsSync(`/sys/class/net/${hostLink}`);
+      for (let waited = 0; hostLinkExists() && waited < 10_000; waited += 100) await sleep(100);
+      if (hostLinkExists()) {
+        const deleted = await run("ip", ["link", "delete", hostLink]);
+        if (deleted.status !== 0 && hostLinkExists()) throw new Error(`ip link delete ${hostLink}: ${deleted.stderr}`);
+      }
     });
     await must("ip", ["link", "add", hostLink, "type", "veth", "peer", "name", "eth0", "netns", netns]);
     await must("ip", ["addr", "add", `${hostIp}/30`, "dev", hostLink]);
