@@ -28,7 +28,8 @@
  * time is the command's.
  *
  * On this repository's CI machine (2 shared cores) `pulumi up` of 1,000 workspaces (6,000
- * objects) takes far longer than the 100; give the sizes to run with --workspaces.
+ * objects) took 37 minutes and its cleanup 40 more (docs/testing.md, Scale on the real control
+ * plane); give the sizes to run with --workspaces.
  *
  * --skip-checkpoints runs the engine with PULUMI_SKIP_CHECKPOINTS=true: by default the engine saves
  * the whole state after every step (a cost that grows with steps x resources), with it only the
