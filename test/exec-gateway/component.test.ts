@@ -19,6 +19,16 @@ async function renderGateway(args: Partial<ExecGatewayArgs> = {}) {
   return { ...rendered, gateway: gateway! };
 }
 
+/** The one ResourceError a gateway the args cannot make is refused with, one line per problem. */
+async function refusalLines(args: Partial<ExecGatewayArgs>): Promise<string[]> {
+  const error: unknown = await renderGateway(args).then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(pulumi.ResourceError);
+  return (error as Error).message.split("\n");
+}
+
 const kinds = (manifests: Manifest[]) =>
   manifests.map((m) => `${m.kind}/${m.metadata.namespace ?? ""}/${m.metadata.name}`).sort();
 
@@ -467,18 +477,13 @@ describe("ExecGateway", () => {
   });
 
   it("reports every problem of the args at once, one line each, as a ResourceError of the component", async () => {
-    let error: unknown;
-    try {
-      await renderGateway({
+    expect(
+      await refusalLines({
         targetNamespaces: ["Bad_NS", "*"],
         runAsUser: 0,
         exposure: { kind: "ingress", host: "exec.example.com", tlsSecretName: "" },
-      });
-    } catch (caught) {
-      error = caught;
-    }
-    expect(error).toBeInstanceOf(pulumi.ResourceError);
-    expect((error as Error).message.split("\n")).toEqual([
+      }),
+    ).toEqual([
       'ExecGateway entryway: targetNamespaces: "Bad_NS" is not a namespace name',
       "ExecGateway entryway: targetNamespaces: no wildcards; use clusterWide: true to enter every namespace",
       "ExecGateway entryway: runAsUser must be a non-root numeric user (>= 1)",
@@ -573,17 +578,12 @@ describe("ExecGateway", () => {
   });
 
   it("refuses an unknown or mistyped setting before deployment, every one at once, as the gateway would at start", async () => {
-    let error: unknown;
-    try {
-      // As a YAML or Python program, or a stack config, can pass them: past TypeScript's types.
-      await renderGateway({
+    expect(
+      await refusalLines({
+        // As a YAML or Python program, or a stack config, can pass them: past TypeScript's types.
         settings: { idleTimout: 600000, maxSessions: "10", shell: [] } as unknown as ExecGatewayArgs["settings"],
-      });
-    } catch (caught) {
-      error = caught;
-    }
-    expect(error).toBeInstanceOf(pulumi.ResourceError);
-    expect((error as Error).message.split("\n")).toEqual([
+      }),
+    ).toEqual([
       'ExecGateway entryway: settings must NOT have additional properties "idleTimout"',
       "ExecGateway entryway: settings/maxSessions must be integer",
       "ExecGateway entryway: settings/shell must NOT have fewer than 1 items",
