@@ -274,6 +274,17 @@ function plan(
   };
 }
 
+/** A child's options that also wait for `extra` (after the component's own dependsOn, if any). */
+function withDependencies(opts: pulumi.CustomResourceOptions, extra: pulumi.Resource[]): pulumi.CustomResourceOptions {
+  if (extra.length === 0) return opts;
+  const own = opts.dependsOn;
+  if (own === undefined) return { ...opts, dependsOn: extra };
+  return {
+    ...opts,
+    dependsOn: pulumi.output(own).apply((resolved) => [...(Array.isArray(resolved) ? resolved : [resolved]), ...extra]),
+  };
+}
+
 // ConnectGateway, made in the order of the chart's templates/ssh/connect-gateway.yaml:
 // ServiceAccount and RBAC, Deployment, Service, PodDisruptionBudget, HorizontalPodAutoscaler,
 // NetworkPolicy, Gateway, EnvoyFilter, AuthorizationPolicy. Every problem in the arguments is
@@ -326,13 +337,13 @@ export class ConnectGateway extends pulumi.ComponentResource {
       dns,
     };
 
-    const serviceAccount = this.rbac(p);
+    const { serviceAccount, sdsAccess } = this.rbac(p);
     this.deployment(p, serviceAccount);
     const service = this.service(p);
     this.disruptionBudget(p);
     this.autoscaler(p);
     this.networkPolicy(p, dns);
-    this.gateway(p);
+    this.gateway(p, sdsAccess);
     this.connectFilter(p, this.connectFilterName);
     this.authorizationPolicy(p);
 
@@ -355,13 +366,15 @@ export class ConnectGateway extends pulumi.ComponentResource {
    * credentialName Secret to it: a SubjectAccessReview for verb list, resource secrets, the whole
    * namespace (istio pilot/pkg/credentials/kube/secrets.go, CredentialsController.Authorize), so
    * resourceNames cannot narrow it. Istio's gateway chart grants the same
-   * (manifests/charts/gateway/templates/role.yaml). Hence the namespace of its own.
+   * (manifests/charts/gateway/templates/role.yaml). Hence the namespace of its own. Returns the
+   * ServiceAccount and the Role and RoleBinding (none without TLS), which the Gateway waits for.
    */
-  private rbac(p: Plan): k8s.core.v1.ServiceAccount {
+  private rbac(p: Plan): { serviceAccount: k8s.core.v1.ServiceAccount; sdsAccess: pulumi.Resource[] } {
     const serviceAccount = new k8s.core.v1.ServiceAccount(p.gw, { metadata: p.meta(p.gw) }, p.child);
+    const sdsAccess: pulumi.Resource[] = [];
     if (p.tls) {
       const sds = objectName(p.name, "connect-gateway-sds");
-      new k8s.rbac.v1.Role(
+      const role = new k8s.rbac.v1.Role(
         sds,
         {
           metadata: p.meta(sds),
@@ -369,7 +382,7 @@ export class ConnectGateway extends pulumi.ComponentResource {
         },
         p.child,
       );
-      new k8s.rbac.v1.RoleBinding(
+      const binding = new k8s.rbac.v1.RoleBinding(
         sds,
         {
           metadata: p.meta(sds),
@@ -378,8 +391,9 @@ export class ConnectGateway extends pulumi.ComponentResource {
         },
         p.child,
       );
+      sdsAccess.push(role, binding);
     }
-    return serviceAccount;
+    return { serviceAccount, sdsAccess };
   }
 
   /** The gateway's pods: Istio's gateway injection fills in the proxy. */
@@ -540,8 +554,14 @@ export class ConnectGateway extends pulumi.ComponentResource {
     );
   }
 
-  /** The Istio Gateway: the server that makes Istio open the port, HTTPS with TLS. */
-  private gateway(p: Plan): void {
+  /**
+   * The Istio Gateway: the server that makes Istio open the port, HTTPS with TLS. With TLS it waits
+   * for the SDS Role and RoleBinding: istiod asks whether the proxy may read the credentialName
+   * Secret when it first pushes the server, and keeps a refusal for a minute (cacheTTL in istio
+   * pilot/pkg/credentials/kube/secrets.go), so a Gateway made first leaves the port without its
+   * certificate for that long (seen on the real node).
+   */
+  private gateway(p: Plan, sdsAccess: pulumi.Resource[]): void {
     const { args, port, ns, gw, tls } = p;
     new k8s.apiextensions.CustomResource(
       gw,
@@ -566,7 +586,7 @@ export class ConnectGateway extends pulumi.ComponentResource {
           ],
         },
       },
-      p.child,
+      withDependencies(p.child, sdsAccess),
     );
   }
 

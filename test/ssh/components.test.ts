@@ -252,6 +252,38 @@ describe("ConnectGateway", () => {
     );
   });
 
+  it("with TLS the Gateway waits for the SDS Role and RoleBinding (istiod keeps a refusal for a minute), without TLS for nothing of them", async () => {
+    const waits = async (tls: boolean): Promise<string[]> => {
+      const made = new Map<pulumi.Resource, string>();
+      let gatewayDependsOn: unknown;
+      await render(() => {
+        new ConnectGateway(
+          "entryway",
+          {
+            namespace: "dev-connect",
+            hostname: "ssh.example.com",
+            ...(tls ? { tls: { credentialName: "cert" } } : {}),
+          },
+          {
+            transformations: [
+              (a) => {
+                made.set(a.resource, `${a.type.split(":").at(-1)}/${a.name}`);
+                if (a.type === "kubernetes:networking.istio.io/v1:Gateway") gatewayDependsOn = a.opts.dependsOn;
+                return undefined;
+              },
+            ],
+          },
+        );
+      });
+      return ((gatewayDependsOn ?? []) as pulumi.Resource[]).map((r) => made.get(r) ?? "?").sort();
+    };
+    expect(await waits(true)).toEqual([
+      "Role/entryway-connect-gateway-sds",
+      "RoleBinding/entryway-connect-gateway-sds",
+    ]);
+    expect(await waits(false)).toEqual([]);
+  });
+
   it.each([
     [{ port: 80 }, /port 80 is reserved/],
     [{ port: 443 }, /port 443 is reserved/],
