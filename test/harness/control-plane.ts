@@ -63,6 +63,14 @@ export interface ControlPlaneOptions {
    * workspaces (plus the stack's other pods, plus the chart's copy) needs more than the default.
    */
   readonly podCapacity?: number;
+  /**
+   * The API server dials a webhook's Service at one of its endpoints (a pod IP) instead of its
+   * ClusterIP (--enable-aggregator-routing: kube-apiserver's buildServiceResolver picks
+   * NewEndpointServiceResolver). On a real node the pod network is routable from this machine, the
+   * Service network is not (kube-proxy's rules live in the node's namespace): istiod's injection
+   * webhook needs this.
+   */
+  readonly endpointRouting?: boolean;
 }
 
 const SERVICE_CIDR = "10.96.0.0/16";
@@ -412,6 +420,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         `--kubelet-client-certificate=${path.join(dir, "apiserver-kubelet-client.crt")}`,
         `--kubelet-client-key=${path.join(dir, "apiserver-kubelet-client.key")}`,
         ...auditArgs,
+        ...(options.endpointRouting ? ["--enable-aggregator-routing=true"] : []),
       ]),
     );
     const admin = writeKubeconfig(dir, "admin", server);

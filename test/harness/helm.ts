@@ -40,6 +40,11 @@ export interface HelmResult {
   readonly output: string;
 }
 
+/** The environment helm talks to a cluster in: the repository's helm home, that cluster's kubeconfig. */
+export function helmEnv(kubeconfig: string): NodeJS.ProcessEnv {
+  return { ...process.env, HELM_CACHE_HOME: helmHome, HELM_CONFIG_HOME: helmHome, HELM_DATA_HOME: helmHome, KUBECONFIG: kubeconfig };
+}
+
 /** Runs helm; `env` adds to the environment (e.g. KUBECONFIG for a command that talks to a cluster). */
 export function runHelm(helm: Helm, args: string[], env: NodeJS.ProcessEnv = {}): HelmResult {
   const result = spawnSync(helm.path, args, {

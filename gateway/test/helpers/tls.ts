@@ -1,9 +1,10 @@
 /** TLS material for the tests' local servers (the kube stand-in, the CLI's TLS proxy). */
 import { execFileSync } from "node:child_process";
+import { isIP } from "node:net";
 import { join } from "node:path";
 
-/** A throwaway self-signed certificate for 127.0.0.1 (openssl, EC P-256, one day), as PEM files in `dir`. */
-export function selfSignedCertificate(dir: string): { keyPath: string; certPath: string } {
+/** A throwaway self-signed certificate for `name` (an IP address or a DNS name; openssl, EC P-256, one day), as PEM files in `dir`. */
+export function selfSignedCertificate(dir: string, name = "127.0.0.1"): { keyPath: string; certPath: string } {
   const keyPath = join(dir, "key.pem");
   const certPath = join(dir, "cert.pem");
   execFileSync(
@@ -19,9 +20,9 @@ export function selfSignedCertificate(dir: string): { keyPath: string; certPath:
       "-days",
       "1",
       "-subj",
-      "/CN=127.0.0.1",
+      `/CN=${name}`,
       "-addext",
-      "subjectAltName=IP:127.0.0.1",
+      `subjectAltName=${isIP(name) ? "IP" : "DNS"}:${name}`,
       "-keyout",
       keyPath,
       "-out",

@@ -1,0 +1,61 @@
+/**
+ * A real Istio control plane on the real node (test/harness/node.ts): istiod (pilot-discovery from
+ * the istio.io/istio module, scripts/realcp/istio) installed by `helm install` of Istio's own
+ * istio-discovery chart from that module, so its injection webhook, its CA and its xDS server are
+ * Istio's own. Gateways that ask for injection (`image: auto`, as the CONNECT gateway does) get
+ * the proxy image made here: pilot-agent from the same module and upstream Envoy (scripts/realcp/envoy).
+ *
+ * What differs from a default install, and why (each a setting of the chart or of istiod, read
+ * where istiod reads it; nothing of istiod's output is edited):
+ * - hub and tag name the images made here (the chart's deployment.yaml builds
+ *   `{hub}/pilot:{tag}`; the injector `{hub}/proxyv2:{tag}`, its `.ProxyImage`);
+ * - `global.imagePullPolicy: IfNotPresent`: there is no registry; the gateway injection template
+ *   writes it into the injected proxy (files/gateway-injection-template.yaml,
+ *   `{{with .Values.global.imagePullPolicy }}imagePullPolicy: ...`), where the API server's default
+ *   for the untagged `image: auto` would be Always;
+ * - three Envoy extensions that upstream Envoy lacks (Istio builds its proxy with them; upstream
+ *   refuses a config naming them: "Didn't find a registered implementation"), each turned off:
+ *   `istio.metadata_exchange` by istiod's PILOT_ENABLE_METADATA_EXCHANGE=false
+ *   (pilot/pkg/features/telemetry.go), `istio.alpn` by PILOT_ENABLE_ALPN_FILTER=false
+ *   (pilot/pkg/features/pilot.go), and `istio.stats` by the chart's `telemetry.enabled: false`
+ *   (templates/_helpers.tpl default-prometheus: no default metrics provider in the mesh config);
+ * - `seccompProfile: RuntimeDefault` and small requests: the cluster enforces Pod Security
+ *   `restricted` (control-plane.ts), which the chart's defaults leave unset;
+ * - no autoscaler (one istiod).
+ */
+import path from "node:path";
+import { helmBinaries, helmEnv } from "./helm";
+import { run } from "./process";
+import { realTool } from "./realcp";
+
+export const ISTIO_HUB = "localhost/entryway-node";
+export const ISTIO_TAG = "1";
+/** istiod's image, as the chart names it. */
+export const PILOT_IMAGE = `${ISTIO_HUB}/pilot:${ISTIO_TAG}`;
+/** The proxy's image, as the injector names it. */
+export const PROXY_IMAGE = `${ISTIO_HUB}/proxyv2:${ISTIO_TAG}`;
+export const ISTIO_NAMESPACE = "istio-system";
+
+/** The values of the istio-discovery release (see the header for each). */
+export const ISTIOD_VALUES: readonly string[] = [
+  `hub=${ISTIO_HUB}`,
+  `tag=${ISTIO_TAG}`,
+  "global.imagePullPolicy=IfNotPresent",
+  "autoscaleEnabled=false",
+  "seccompProfile.type=RuntimeDefault",
+  "resources.requests.cpu=100m",
+  "resources.requests.memory=256Mi",
+  "telemetry.enabled=false",
+  "env.PILOT_ENABLE_METADATA_EXCHANGE=false",
+  "env.PILOT_ENABLE_ALPN_FILTER=false",
+];
+
+/** `helm install` of Istio's istio-discovery chart into istio-system (no waiting: the caller polls pods). */
+export async function installIstiod(kubeconfig: string): Promise<void> {
+  const chart = path.join(realTool("istio"), "..", "share", "charts", "istio-discovery");
+  const helm = helmBinaries()[0]!;
+  const args = ["install", "istiod", chart, "-n", ISTIO_NAMESPACE, "--create-namespace"];
+  for (const value of ISTIOD_VALUES) args.push("--set", value);
+  const installed = await run(helm.path, args, { env: helmEnv(kubeconfig) });
+  if (installed.status !== 0) throw new Error(`helm install of istio-discovery failed: ${installed.stderr}`);
+}
