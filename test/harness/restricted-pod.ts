@@ -3,7 +3,7 @@
  * level: control-plane.ts): busybox targets and probes.
  */
 import type { V1Pod } from "@kubernetes/client-node";
-import { BUSYBOX_IMAGE } from "./node-images";
+import { BUSYBOX_IMAGE, PAUSE_IMAGE } from "./node-images";
 
 /** A pod spec that passes Pod Security `restricted`, as the stack's own targets are. */
 export function restrictedPod(
@@ -39,6 +39,34 @@ export function restrictedPod(
       volumes: [{ name: "tmp", emptyDir: {} }],
       terminationGracePeriodSeconds: 1,
       ...extra,
+    },
+  };
+}
+
+/** A pod with no shell and no tools at all (the pause image), under Pod Security `restricted`: a target for debug containers. */
+export function distrolessPod(name: string): V1Pod {
+  return {
+    metadata: { name, labels: { app: name } },
+    spec: {
+      securityContext: {
+        runAsNonRoot: true,
+        runAsUser: 65535,
+        runAsGroup: 65535,
+        seccompProfile: { type: "RuntimeDefault" },
+      },
+      containers: [
+        {
+          name: "app",
+          image: PAUSE_IMAGE,
+          imagePullPolicy: "IfNotPresent",
+          securityContext: {
+            allowPrivilegeEscalation: false,
+            readOnlyRootFilesystem: true,
+            capabilities: { drop: ["ALL"] },
+          },
+        },
+      ],
+      terminationGracePeriodSeconds: 1,
     },
   };
 }

@@ -70,8 +70,8 @@ import { buildGatewayEnvoy, startGatewayModel } from "../ssh/istio-gateway-model
 import { run, runBytes } from "../harness/process";
 import { projectImages, type ProjectImage } from "../harness/project-images";
 import { missingNodeTools, startNode, type RealNode } from "../harness/node";
-import { BUSYBOX_IMAGE, PAUSE_IMAGE } from "../harness/node-images";
-import { restrictedPod } from "../harness/restricted-pod";
+import { BUSYBOX_IMAGE } from "../harness/node-images";
+import { distrolessPod, restrictedPod } from "../harness/restricted-pod";
 
 const inCI = !["", "0", "false"].includes((process.env.CI ?? "").toLowerCase());
 const missing = missingNodeTools();
@@ -610,30 +610,7 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     // The target runs the pause image: one static binary, no shell.
     await core.createNamespacedPod({
       namespace: TEAM_A,
-      body: {
-        metadata: { name: "distroless", labels: { app: "distroless" } },
-        spec: {
-          securityContext: {
-            runAsNonRoot: true,
-            runAsUser: 65535,
-            runAsGroup: 65535,
-            seccompProfile: { type: "RuntimeDefault" },
-          },
-          containers: [
-            {
-              name: "app",
-              image: PAUSE_IMAGE,
-              imagePullPolicy: "IfNotPresent",
-              securityContext: {
-                allowPrivilegeEscalation: false,
-                readOnlyRootFilesystem: true,
-                capabilities: { drop: ["ALL"] },
-              },
-            },
-          ],
-          terminationGracePeriodSeconds: 1,
-        },
-      },
+      body: distrolessPod("distroless"),
     });
     await waitReady(TEAM_A, "distroless");
     const alice = await token(TEAM_A, "alice", [AUDIENCE]);
