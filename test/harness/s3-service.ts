@@ -54,7 +54,7 @@ export interface SeaweedFsService {
   caPem: string;
   /** The bucket made for the recordings (execGateway.recordings.s3.bucket). */
   bucket: string;
-  /** The Secret in `namespace` with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (execGateway.recordings.s3.credentialsSecret). */
+  /** The Secret in `namespace` (and each of `credentialsIn`) with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (execGateway.recordings.s3.credentialsSecret). */
   credentialsSecret: string;
 }
 
@@ -199,8 +199,18 @@ async function weedShell(config: KubeConfig, namespace: string, pod: string, com
 /**
  * SeaweedFS in `namespace` (which must exist) on the real node, with a bucket for the recordings
  * and a credentials Secret; resolves once an object can be written to the bucket over TLS.
+ * `credentialsIn`: more namespaces (which must exist) that get the same credentials Secret: the exec
+ * gateway reads its credentialsSecret from its own namespace, and SeaweedFS is best kept out of that
+ * one, whose default-deny NetworkPolicy the stack writes (the gateway's egress allows the port).
+ * The gateway's settings: recordings.s3 {bucket, endpoint, forcePathStyle: true (the bucket is no
+ * DNS name here), credentialsSecret} and caBundle: caPem.
  */
-export async function startSeaweedFs(kubeconfig: string, node: RealNode, namespace: string): Promise<SeaweedFsService> {
+export async function startSeaweedFs(
+  kubeconfig: string,
+  node: RealNode,
+  namespace: string,
+  credentialsIn: string[] = [],
+): Promise<SeaweedFsService> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "entryway-seaweedfs-svc-"));
   try {
     const serviceName = `${NAME}.${namespace}.svc`;
@@ -221,13 +231,13 @@ export async function startSeaweedFs(kubeconfig: string, node: RealNode, namespa
         type: "kubernetes.io/tls",
         data: { "tls.crt": base64(certificate.certFile), "tls.key": base64(certificate.keyFile) },
       },
-      {
+      ...[namespace, ...credentialsIn].map((where) => ({
         apiVersion: "v1",
         kind: "Secret",
-        metadata: { name: CREDENTIALS_SECRET, namespace },
+        metadata: { name: CREDENTIALS_SECRET, namespace: where },
         type: "Opaque",
         stringData: credentials,
-      },
+      })),
       deployment(namespace),
       {
         apiVersion: "v1",
