@@ -11,6 +11,8 @@ import path from "node:path";
 import { COMPONENT_APP_ENV, LOCAL_FILES_FOLDERS, SEED_TOKEN_ENV } from "../components/ansibleforms/common";
 import {
   DEBUG_RULE,
+  EXEC_GATEWAY_CA_DIR,
+  EXEC_GATEWAY_CA_FILE,
   EXEC_GATEWAY_CONFIG_DIR,
   EXEC_GATEWAY_CONFIG_FILE,
   EXEC_GATEWAY_METRICS_PORT,
@@ -38,6 +40,8 @@ export function generateContract(): string {
       configDir: EXEC_GATEWAY_CONFIG_DIR,
       configFile: EXEC_GATEWAY_CONFIG_FILE,
       recordDir: EXEC_GATEWAY_RECORD_DIR,
+      caDir: EXEC_GATEWAY_CA_DIR,
+      caFile: EXEC_GATEWAY_CA_FILE,
       exposureProxyHops: EXPOSURE_PROXY_HOPS,
       rules: { exec: EXEC_RULES, debug: [DEBUG_RULE], review: REVIEW_RULES },
       settingDefaults: Object.fromEntries(CROSS_FIELD_SETTINGS.map((key) => [key, defaultConfig[key]])),

@@ -4,6 +4,7 @@
  * deploys the gateway). The Stack turns it into ExecGatewayArgs.
  */
 import type {
+  ConfigMapKeyRef,
   ExecGatewayArgs,
   ExecGatewayAuthorizer,
   ExecGatewayAutoscalingArgs,
@@ -108,6 +109,16 @@ export interface ExecGatewayConfig extends PodSettings {
   serviceAccountAnnotations?: Record<string, string>;
   /** Debug containers for distroless pods, from these images only (off without it; adds patch pods/ephemeralcontainers to the gateway's roles). */
   debugContainers?: ExecGatewayDebugContainersConfig;
+  /**
+   * PEM certificates (BEGIN/END CERTIFICATE blocks only) the gateway trusts besides the public roots,
+   * for an https endpoint a platform signs itself (an in-cluster S3 server, OIDC issuer, webhook): a
+   * ConfigMap is made, the gateway reads it at start (NODE_EXTRA_CA_CERTS), a change rolls its pods.
+   * Give this or existingCaConfigMap.
+   * @pattern ^(\s*-----BEGIN CERTIFICATE-----\r?\n([A-Za-z0-9+/=]+\r?\n)+-----END CERTIFICATE-----)+\s*$
+   */
+  caBundle?: string;
+  /** An existing ConfigMap key (in the gateway's namespace) holding such certificates, instead of caBundle; restart the gateway after changing it. */
+  existingCaConfigMap?: ConfigMapKeyRef;
 }
 
 /** Debug containers (ExecGatewayDebugContainersArgs). */

@@ -284,6 +284,24 @@ export const EXEC_GATEWAY_RECORD_DIR = "/var/lib/entryway/recordings";
 export const EXEC_GATEWAY_CONFIG_DIR = "/etc/entryway";
 /** The settings document's key in the ConfigMap, and so its file name. @internal */
 export const EXEC_GATEWAY_CONFIG_FILE = "config.json";
+/** Where the CA bundle (caBundle or existingCaConfigMap) is mounted, read-only; NODE_EXTRA_CA_CERTS names its file. @internal */
+export const EXEC_GATEWAY_CA_DIR = "/etc/entryway-ca";
+/** The CA bundle's file name there (and its key in the ConfigMap the component makes for caBundle). @internal */
+export const EXEC_GATEWAY_CA_FILE = "ca.crt";
+
+/** A key in an existing ConfigMap. */
+export interface ConfigMapKeyRef {
+  /**
+   * The ConfigMap's name (in the gateway's namespace).
+   * @pattern ^[a-z0-9]([-.a-z0-9]{0,251}[a-z0-9])?$
+   */
+  name: string;
+  /**
+   * The key in it.
+   * @pattern ^[-._a-zA-Z0-9]+$
+   */
+  key: string;
+}
 
 /**
  * Service settings, passed as they are into the gateway's settings document (config.json of its
@@ -508,6 +526,18 @@ export interface ExecGatewayArgs extends PodSettings {
   serviceAccountAnnotations?: Record<string, string>;
   /** Debug containers from an allow-list of images; without it the gateway adds none and may not. */
   debugContainers?: ExecGatewayDebugContainersArgs;
+  /**
+   * Certificates (PEM) the gateway trusts besides the public roots, for what it dials over https
+   * that a platform signs itself: an in-cluster S3 endpoint (recordings.s3.endpoint), the OIDC
+   * issuer, the webhook. Written into a ConfigMap and mounted read-only; the gateway reads them at
+   * start (NODE_EXTRA_CA_CERTS), so a change rolls its pods. Give this or existingCaConfigMap.
+   */
+  caBundle?: string;
+  /**
+   * An existing ConfigMap key in the gateway's namespace holding such certificates (PEM), instead
+   * of caBundle. The component does not read it: after changing it, restart the gateway's pods.
+   */
+  existingCaConfigMap?: ConfigMapKeyRef;
   /** Labels added to every object. */
   labels?: Record<string, string>;
 }
@@ -628,6 +658,7 @@ export function execGatewayProblems(args: ExecGatewayArgs): string[] {
     if (args.settings?.maxSessionSeconds === 0)
       problems.push("debugContainers need settings.maxSessionSeconds > 0 (a debug container lives that long)");
   }
+  problems.push(...caProblems(args));
   problems.push(...settingsProblems(args.settings));
   const exposure = args.exposure;
   if (exposure) {
@@ -636,6 +667,31 @@ export function execGatewayProblems(args: ExecGatewayArgs): string[] {
     if (!HOSTNAME.test(exposure.host ?? "")) problems.push(`exposure.host "${exposure.host}" is not a host name`);
     if (!exposure.tlsSecretName)
       problems.push("exposure.tlsSecretName is required: the gateway is exposed with TLS only");
+  }
+  return problems;
+}
+
+/**
+ * PEM certificates, and nothing else: one or more BEGIN/END CERTIFICATE blocks (base64 lines
+ * between them), whitespace around them (config.ts's caBundle pattern). A private key, or any
+ * other PEM block, does not match.
+ */
+const PEM_CERTIFICATES = /^(\s*-----BEGIN CERTIFICATE-----\r?\n([A-Za-z0-9+/=]+\r?\n)+-----END CERTIFICATE-----)+\s*$/;
+
+/** caBundle or existingCaConfigMap, never both; PEM certificates only (a private key is refused, not mounted). */
+function caProblems({ caBundle, existingCaConfigMap: existing }: ExecGatewayArgs): string[] {
+  const problems: string[] = [];
+  if (caBundle !== undefined && existing !== undefined)
+    problems.push("give caBundle or existingCaConfigMap, not both: the gateway reads one CA bundle");
+  if (caBundle !== undefined && (typeof caBundle !== "string" || !PEM_CERTIFICATES.test(caBundle)))
+    problems.push(
+      "caBundle is not PEM certificates: one or more -----BEGIN CERTIFICATE----- ... -----END CERTIFICATE----- blocks and nothing else (no private key)",
+    );
+  if (existing !== undefined) {
+    if (!DNS_SUBDOMAIN.test(existing?.name ?? ""))
+      problems.push(`existingCaConfigMap.name "${existing?.name}" is not a ConfigMap name`);
+    if (!/^[-._a-zA-Z0-9]+$/.test(existing?.key ?? ""))
+      problems.push(`existingCaConfigMap.key "${existing?.key}" is not a ConfigMap key`);
   }
   return problems;
 }
@@ -815,6 +871,12 @@ function gatewayEnv(args: ExecGatewayArgs, webhookSecret: SecretKeyRef | undefin
   return env;
 }
 
+/** The ConfigMap key the gateway's CA bundle comes from: the one made for caBundle, or existingCaConfigMap; none without either. */
+function caSource(name: string, args: ExecGatewayArgs): ConfigMapKeyRef | undefined {
+  if (args.caBundle !== undefined) return { name: objectName(name, "exec-gateway-ca"), key: EXEC_GATEWAY_CA_FILE };
+  return args.existingCaConfigMap;
+}
+
 /** The egress port of an S3 endpoint that is not on 443 (an S3-compatible server in or near the cluster). */
 function recordingsEgress(s3: ExecGatewayRecordingsS3Args | undefined): { port: number; protocol: string }[] {
   const port = s3?.endpoint ? Number(new URL(s3.endpoint).port || 443) : 443;
@@ -862,7 +924,7 @@ interface GatewayObjects {
 
 /**
  * The constructor reads like the chart: one step per file of charts/entryway/templates/exec-gateway/
- * (serviceAccount, rbac, secret, configMap, service, pvc, deployment, pdb, hpa, networkPolicy,
+ * (serviceAccount, rbac, secret, configMap, service, pvc, caConfigMap, deployment, pdb, hpa, networkPolicy,
  * exposure), each a private method making that file's objects with the same logical names and
  * `parent: this`, so no URN depends on how the constructor is laid out.
  */
@@ -911,7 +973,8 @@ export class ExecGateway extends pulumi.ComponentResource {
     const config = this.configMap(gateway);
     const service = this.service(gateway);
     this.pvc(gateway);
-    this.deployment(gateway, config, webhookSecret);
+    const caConfigMap = this.caConfigMap(gateway);
+    this.deployment(gateway, config, webhookSecret, caConfigMap);
     this.pdb(gateway);
     this.hpa(gateway);
     this.networkPolicy(gateway);
@@ -1024,6 +1087,16 @@ export class ExecGateway extends pulumi.ComponentResource {
     return { document, configMap };
   }
 
+  /** ca-configmap.yaml: the CA bundle given as caBundle (an existingCaConfigMap is the user's). */
+  private caConfigMap({ name, args, metadata }: GatewayObjects): k8s.core.v1.ConfigMap | undefined {
+    if (args.caBundle === undefined) return undefined;
+    return new k8s.core.v1.ConfigMap(
+      `${name}-exec-gateway-ca`,
+      { metadata: metadata(objectName(name, "exec-gateway-ca")), data: { [EXEC_GATEWAY_CA_FILE]: args.caBundle } },
+      { parent: this },
+    );
+  }
+
   /** service.yaml: the public port and the metrics port, in-cluster. */
   private service({ name, fullName, selector, metadata }: GatewayObjects): k8s.core.v1.Service {
     return new k8s.core.v1.Service(
@@ -1075,7 +1148,9 @@ export class ExecGateway extends pulumi.ComponentResource {
     { name, args, fullName, labels, selector, metadata, recordingsClaim }: GatewayObjects,
     config: { document: pulumi.Output<string>; configMap: k8s.core.v1.ConfigMap },
     webhookSecret: SecretKeyRef | undefined,
+    caConfigMap: k8s.core.v1.ConfigMap | undefined,
   ): void {
+    const ca = caSource(name, args);
     const singleNodeVolume =
       recordingsClaim !== undefined && (args.recordings?.accessMode ?? "ReadWriteOnce") === "ReadWriteOnce";
     new k8s.apps.v1.Deployment(
@@ -1090,11 +1165,13 @@ export class ExecGateway extends pulumi.ComponentResource {
             ? { type: "Recreate" }
             : { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
           template: {
-            // The gateway reads its settings once, at start.
+            // The gateway reads its settings and its CA bundle once, at start.
             metadata: podMetadata(
               labels,
               args,
-              config.document.apply((document) => configChecksums({ config: document }).annotations ?? {}),
+              config.document.apply(
+                (document) => configChecksums({ config: document, "ca-bundle": args.caBundle }).annotations ?? {},
+              ),
             ),
             spec: {
               serviceAccountName: fullName,
@@ -1121,7 +1198,14 @@ export class ExecGateway extends pulumi.ComponentResource {
                     { name: "http", containerPort: EXEC_GATEWAY_PORT, protocol: "TCP" },
                     { name: "metrics", containerPort: EXEC_GATEWAY_METRICS_PORT, protocol: "TCP" },
                   ],
-                  env: gatewayEnv(args, webhookSecret),
+                  env: [
+                    ...gatewayEnv(args, webhookSecret),
+                    // Node reads it at start: the public roots plus these (nodejs doc/api/cli.md,
+                    // NODE_EXTRA_CA_CERTS), for https.request (the S3 client) and fetch alike.
+                    ...(ca
+                      ? [{ name: "NODE_EXTRA_CA_CERTS", value: `${EXEC_GATEWAY_CA_DIR}/${EXEC_GATEWAY_CA_FILE}` }]
+                      : []),
+                  ],
                   // The kubelet probes from the node, which a NetworkPolicy always lets through
                   // (kubernetes/website content/en/docs/concepts/services-networking/network-policies.md).
                   livenessProbe: {
@@ -1142,6 +1226,7 @@ export class ExecGateway extends pulumi.ComponentResource {
                     { name: "tmp", mountPath: "/tmp" },
                     { name: "config", mountPath: EXEC_GATEWAY_CONFIG_DIR, readOnly: true },
                     ...(recordingsClaim ? [{ name: "recordings", mountPath: EXEC_GATEWAY_RECORD_DIR }] : []),
+                    ...(ca ? [{ name: "ca", mountPath: EXEC_GATEWAY_CA_DIR, readOnly: true }] : []),
                   ],
                 },
               ],
@@ -1151,13 +1236,17 @@ export class ExecGateway extends pulumi.ComponentResource {
                 ...(recordingsClaim
                   ? [{ name: "recordings", persistentVolumeClaim: { claimName: recordingsClaim } }]
                   : []),
+                // Only the bundle's key, as EXEC_GATEWAY_CA_FILE, whatever the existing ConfigMap calls it.
+                ...(ca
+                  ? [{ name: "ca", configMap: { name: ca.name, items: [{ key: ca.key, path: EXEC_GATEWAY_CA_FILE }] } }]
+                  : []),
               ],
             },
           },
         },
       },
       // New pods read the document once, at start: it is written before the Deployment rolls them.
-      { parent: this, dependsOn: [config.configMap] },
+      { parent: this, dependsOn: caConfigMap ? [config.configMap, caConfigMap] : [config.configMap] },
     );
   }
 

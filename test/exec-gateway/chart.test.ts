@@ -396,9 +396,12 @@ describe("the exec gateway's settings as one document", () => {
       expect(pod.volumes).toContainEqual({ name: "config", configMap: { name: "entryway-exec-gateway" } });
       const configFile = container.env.find((e: Obj) => e.name === "ENTRYWAY_CONFIG").value;
       expect(configFile).toBe(`${mount.mountPath}/config.json`);
-      // Only what is not a setting of the document reaches the pod as env: where it is, the downward API, Secrets.
+      // Only what is not a setting of the document reaches the pod as env: where it is (and the CA
+      // bundle Node reads itself), the downward API, Secrets.
       for (const variable of container.env as Obj[])
-        expect(variable.name === "ENTRYWAY_CONFIG" || variable.valueFrom !== undefined).toBe(true);
+        expect(
+          ["ENTRYWAY_CONFIG", "NODE_EXTRA_CA_CERTS"].includes(variable.name) || variable.valueFrom !== undefined,
+        ).toBe(true);
       const file = path.join(scratch, `${name}.config.json`);
       writeFileSync(file, JSON.stringify(gatewaySettings(objects)));
       expect(loadConfig({ ENTRYWAY_CONFIG: file })).toMatchObject(gatewaySettings(objects));

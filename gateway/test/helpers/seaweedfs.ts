@@ -3,8 +3,11 @@
 // cache (scripts/realcp/seaweedfs), on 127.0.0.1 only, with its data in a temporary folder and three
 // identities from an S3 config file: an admin (bucket setup, quotas), the gateway (read, write and
 // list on the recordings bucket only) and a reader (read and list: the bucket refuses its writes).
-// Telemetry is off. stop() kills the process by its PID and removes the folder.
+// Telemetry is off. stop() kills the process by its PID and removes the folder. With `tls`, the S3
+// API is https only (`-s3.cert.file`, `-s3.key.file`: weed/command/server.go; without
+// -s3.port.https, weed/command/s3.go serves TLS on -s3.port itself), at https://127.0.0.1:<port>.
 import { spawn, type ChildProcess } from "node:child_process";
+import https from "node:https";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -22,8 +25,15 @@ export interface S3Identity {
   secretAccessKey: string;
 }
 
+/** A server certificate (for 127.0.0.1) and the CA that signed it, which this helper's own clients trust. */
+export interface SeaweedFsTls {
+  certFile: string;
+  keyFile: string;
+  caPem: string;
+}
+
 export interface SeaweedFs {
-  /** http://127.0.0.1:<s3 port> */
+  /** http://127.0.0.1:<s3 port>, or https with `tls` */
   endpoint: string;
   admin: S3Identity;
   gateway: S3Identity;
@@ -57,7 +67,12 @@ async function freePort(): Promise<number> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export async function startSeaweedFs(binDir: string, buckets: string[] = []): Promise<SeaweedFs> {
+export async function startSeaweedFs(
+  binDir: string,
+  buckets: string[] = [],
+  options: { tls?: SeaweedFsTls } = {},
+): Promise<SeaweedFs> {
+  const tls = options.tls;
   const dir = mkdtempSync(join(tmpdir(), "entryway-seaweedfs-"));
   const data = join(dir, "data");
   mkdirSync(data);
@@ -106,16 +121,18 @@ export async function startSeaweedFs(binDir: string, buckets: string[] = []): Pr
     "-s3.port.lance=0",
     `-s3.localSocket=${join(dir, "s3.sock")}`,
     `-s3.config=${config}`,
+    ...(tls ? [`-s3.cert.file=${tls.certFile}`, `-s3.key.file=${tls.keyFile}`] : []),
   ];
   let log = "";
   let child!: ChildProcess;
-  const endpoint = `http://127.0.0.1:${ports.s3}`;
+  const endpoint = `${tls ? "https" : "http"}://127.0.0.1:${ports.s3}`;
   const client = (who: S3Identity) =>
     new S3Client({
       endpoint,
       region: "us-east-1",
       forcePathStyle: true,
       credentials: who,
+      ...(tls ? { requestHandler: { httpsAgent: new https.Agent({ ca: tls.caPem }) } } : {}),
       requestChecksumCalculation: "WHEN_REQUIRED",
       responseChecksumValidation: "WHEN_REQUIRED",
     });

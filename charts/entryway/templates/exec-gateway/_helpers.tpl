@@ -93,6 +93,18 @@ execGatewayConfig() in components/exec-gateway/index.ts makes the same document.
 {{- toJson $config -}}
 {{- end -}}
 
+{{/* The ConfigMap key of the gateway's CA bundle (caSource() in the component): the one made for caBundle, or existingCaConfigMap; "" without either. */}}
+{{- define "entryway.execGateway.caSource" -}}
+{{- $g := .Values.execGateway -}}
+{{- if $g.caBundle -}}
+name: {{ include "entryway.name" (dict "root" . "part" "exec-gateway-ca") }}
+key: {{ (include "entryway.contract" . | fromJson).execGateway.caFile }}
+{{- else if $g.existingCaConfigMap.name -}}
+name: {{ $g.existingCaConfigMap.name }}
+key: {{ $g.existingCaConfigMap.key }}
+{{- end -}}
+{{- end -}}
+
 {{/* Where recordings go: "s3" (recordings.s3.bucket set), "volume", or "" (not recorded). */}}
 {{- define "entryway.execGateway.recordingsSink" -}}
 {{- $r := .Values.execGateway.recordings -}}
@@ -165,6 +177,12 @@ execGatewayConfig() in components/exec-gateway/index.ts makes the same document.
 {{- end -}}
 {{- if gt (float64 $s.bufferLowBytes) (float64 $s.bufferHighBytes) -}}
 {{- fail (printf "execGateway.settings.bufferLowBytes (%v) must not exceed execGateway.settings.bufferHighBytes (%v)" (int64 $s.bufferLowBytes) (int64 $s.bufferHighBytes)) -}}
+{{- end -}}
+{{- if and $g.caBundle $g.existingCaConfigMap.name -}}
+{{- fail "execGateway: give caBundle or existingCaConfigMap, not both: the gateway reads one CA bundle" -}}
+{{- end -}}
+{{- if and $g.existingCaConfigMap.name (not $g.existingCaConfigMap.key) -}}
+{{- fail "execGateway.existingCaConfigMap.key is required with existingCaConfigMap.name: the key holding the PEM certificates" -}}
 {{- end -}}
 {{- if $g.exposure.kind -}}
 {{- if not $g.exposure.host -}}
