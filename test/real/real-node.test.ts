@@ -71,6 +71,7 @@ import { run, runBytes } from "../harness/process";
 import { projectImages, type ProjectImage } from "../harness/project-images";
 import { missingNodeTools, startNode, type RealNode } from "../harness/node";
 import { BUSYBOX_IMAGE, PAUSE_IMAGE } from "../harness/node-images";
+import { restrictedPod } from "./pods";
 
 const inCI = !["", "0", "false"].includes((process.env.CI ?? "").toLowerCase());
 const missing = missingNodeTools();
@@ -86,44 +87,6 @@ const EXEC_SELECTOR = "app.kubernetes.io/name=exec-gateway,app.kubernetes.io/ins
 const TEAM_A = "node-team-a";
 const TEAM_B = "node-team-b";
 const AUDIENCE = defaultConfig.tokenAudiences[0]!;
-
-/** A pod spec that passes Pod Security `restricted`, as the stack's own targets are. */
-function restrictedPod(
-  name: string,
-  command: string[],
-  extra: Partial<V1Pod["spec"]> = {},
-  labels: Record<string, string> = { app: name },
-): V1Pod {
-  return {
-    metadata: { name, labels },
-    spec: {
-      securityContext: {
-        runAsNonRoot: true,
-        runAsUser: 1000,
-        runAsGroup: 1000,
-        seccompProfile: { type: "RuntimeDefault" },
-      },
-      containers: [
-        {
-          name: "app",
-          image: BUSYBOX_IMAGE,
-          imagePullPolicy: "IfNotPresent",
-          command,
-          securityContext: {
-            allowPrivilegeEscalation: false,
-            readOnlyRootFilesystem: true,
-            capabilities: { drop: ["ALL"] },
-          },
-          readinessProbe: { exec: { command: ["cat", "/tmp/ready"] }, periodSeconds: 1 },
-          volumeMounts: [{ name: "tmp", mountPath: "/tmp" }],
-        },
-      ],
-      volumes: [{ name: "tmp", emptyDir: {} }],
-      terminationGracePeriodSeconds: 1,
-      ...extra,
-    },
-  };
-}
 
 describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and containerd on the real control plane", () => {
   let controlPlane: ControlPlane;
