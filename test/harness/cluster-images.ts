@@ -23,7 +23,7 @@
  *   volumes under /var/run/secrets), so the image's own root may stay read-only.
  *
  * Each archive is kept in the image cache (test/images/bases.ts CACHE_DIR) under a name made of a
- * hash of its binaries and of this recipe: a warm run only imports it.
+ * hash of its binaries and of how it is made (this file, node-images.ts): a warm run only imports it.
  */
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -42,6 +42,7 @@ import {
 } from "node:fs";
 import path from "node:path";
 import { CACHE_DIR } from "../images/bases";
+import { repoRoot } from "./helm";
 import { ociArchive, type ImageConfig } from "./node-images";
 import { realBinary, realTool } from "./realcp-tool";
 
@@ -82,7 +83,10 @@ function sharedLibraries(binary: string): string[] {
 }
 
 async function build(recipe: Recipe): Promise<ClusterImage> {
+  // The recipe, how an image is made (this file and ociArchive's), and the binaries.
   const hash = createHash("sha256").update(JSON.stringify(recipe));
+  for (const file of ["test/harness/cluster-images.ts", "test/harness/node-images.ts"])
+    hash.update(readFileSync(path.join(repoRoot, file)));
   for (const source of Object.values(recipe.files).sort()) hash.update(readFileSync(source));
   const key = hash.digest("hex").slice(0, 16);
   const image = {
@@ -95,6 +99,7 @@ async function build(recipe: Recipe): Promise<ClusterImage> {
   // Into place only when complete: a run stopped half-way leaves no archive that looks whole.
   const partial = `${image.archive}.partial-${process.pid}`;
   try {
+    chmodSync(rootfs, 0o755); // the image's `/` (mkdtemp makes it 0700)
     for (const dir of recipe.dirs ?? []) {
       mkdirSync(path.join(rootfs, dir), { recursive: true });
       if (path.basename(dir) === "tmp") chmodSync(path.join(rootfs, dir), 0o1777);
