@@ -17,7 +17,7 @@
  *   and /usr/local/bin/pilot-agent (tool `istio`), ENTRYPOINT ["/usr/local/bin/pilot-agent"]. Named
  *   <hub>/proxyv2:<tag> as istio names it (hub localhost/entryway-node, tag 1). Envoy is linked
  *   against glibc: the libraries `ldd` lists are copied from this machine (Debian bookworm). The
- *   user istio-proxy (1337) is in /etc/passwd. The folders pilot-agent writes are the injected
+ *   user istio-proxy (1337) is in /etc/passwd, and this machine's CA bundle in /etc/ssl/certs. The folders pilot-agent writes are the injected
  *   pod's volumes (istio-discovery's files/gateway-injection-template.yaml: emptyDirs istio-envoy
  *   at /etc/istio/proxy and istio-data at /var/lib/istio/data, the istio-token and istiod-ca-cert
  *   volumes under /var/run/secrets), so the image's own root may stay read-only.
@@ -172,6 +172,9 @@ export function proxyImage(): Promise<ClusterImage> {
         "share",
         "envoy_bootstrap_tmpl.json",
       ),
+      // istio's base image has Debian's ca-certificates; pilot-agent warns without a bundle ("OS CA
+      // Cert could not be found for agent"). This machine's.
+      "etc/ssl/certs/ca-certificates.crt": "/etc/ssl/certs/ca-certificates.crt",
       ...libraries,
     },
     dirs: ["tmp", "etc/istio/proxy", "var/lib/istio/data", "var/run/secrets"],
