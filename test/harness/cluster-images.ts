@@ -17,10 +17,11 @@
  *   and /usr/local/bin/pilot-agent (tool `istio`), ENTRYPOINT ["/usr/local/bin/pilot-agent"]. Named
  *   <hub>/proxyv2:<tag> as istio names it (hub localhost/entryway-node, tag 1). Envoy is linked
  *   against glibc: the libraries `ldd` lists are copied from this machine (Debian bookworm). The
- *   user istio-proxy (1337) is in /etc/passwd, and this machine's CA bundle in /etc/ssl/certs. The folders pilot-agent writes are the injected
- *   pod's volumes (istio-discovery's files/gateway-injection-template.yaml: emptyDirs istio-envoy
- *   at /etc/istio/proxy and istio-data at /var/lib/istio/data, the istio-token and istiod-ca-cert
- *   volumes under /var/run/secrets), so the image's own root may stay read-only.
+ *   user istio-proxy (1337) is in /etc/passwd, this machine's CA bundle in /etc/ssl/certs. The
+ *   folders pilot-agent writes are the injected pod's volumes (istio-discovery's
+ *   files/gateway-injection-template.yaml: emptyDirs istio-envoy at /etc/istio/proxy and
+ *   istio-data at /var/lib/istio/data, the istio-token and istiod-ca-cert volumes under
+ *   /var/run/secrets), so the image's own root may stay read-only.
  *
  * Each archive is kept in the image cache (test/images/bases.ts CACHE_DIR) under a name made of a
  * hash of its binaries and of how it is made (this file, node-images.ts): a warm run only imports it.
