@@ -98,6 +98,18 @@ describe.skipIf(missing.length > 0 && !inCI)("cluster DNS and NetworkPolicies on
     await expect.poll(enforced, { timeout: 60_000, interval: 250 }).toBe(true);
     figures[`${policy.metadata!.name} enforced`] = `${((performance.now() - started) / 1000).toFixed(1)} s`;
   }
+  /**
+   * kube-network-policies' log on the node: at --v=2 it logs each packet it is handed from its
+   * NFQUEUE and the verdict (pkg/networkpolicy/controller.go evaluatePacket: "Evaluating packet"
+   * with the source and destination pods, then "Ingress NetworkPolicies"/"Egress NetworkPolicies"
+   * with `allowed`).
+   */
+  async function networkPolicyLog(): Promise<string> {
+    const [pod] = (
+      await core.listNamespacedPod({ namespace: "kube-system", labelSelector: "app=kube-network-policies" })
+    ).items;
+    return core.readNamespacedPodLog({ namespace: "kube-system", name: pod!.metadata!.name! });
+  }
   const deletePolicy = (namespace: string, name: string) =>
     networking.deleteNamespacedNetworkPolicy({ namespace, name });
 
@@ -153,15 +165,14 @@ describe.skipIf(missing.length > 0 && !inCI)("cluster DNS and NetworkPolicies on
       [NS_B, "client"],
       [NS_B, "other"],
     ] as const) {
-      await expect
-        .poll(
-          async () =>
-            (await core.readNamespacedPod({ namespace, name })).status?.conditions?.some(
-              (c) => c.type === "Ready" && c.status === "True",
-            ),
-          { timeout: 90_000, interval: 250 },
-        )
-        .toBe(true);
+      // (expect.poll is for tests only, not hooks.)
+      for (const deadline = Date.now() + 90_000; ;) {
+        const pod = await core.readNamespacedPod({ namespace, name });
+        if (pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")) break;
+        if (Date.now() > deadline)
+          throw new Error(`pod ${namespace}/${name} not Ready: ${JSON.stringify(pod.status)}\n${node.tail("kubelet")}`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
     }
     webIp = (await core.readNamespacedPod({ namespace: NS_A, name: "web" })).status!.podIP!;
     webServiceIp = (await core.readNamespacedService({ namespace: NS_A, name: "web" })).spec!.clusterIP!;
@@ -225,6 +236,10 @@ describe.skipIf(missing.length > 0 && !inCI)("cluster DNS and NetworkPolicies on
       { metadata: { name: "default-deny-ingress" }, spec: { podSelector: {}, policyTypes: ["Ingress"] } },
       async () => (await verdict(NS_A, "client", webIp, 8080)) === "dropped",
     );
+    // Dropped by kube-network-policies' verdict on the packet it was queued.
+    const log = await networkPolicyLog();
+    expect(log).toMatch(new RegExp(`"Evaluating packet" srcPod="${NS_A}/client" dstPod="${NS_A}/web"`));
+    expect(log).toMatch(/"Ingress NetworkPolicies".*allowed=false/);
     // The same from another namespace, and through the Service's IP.
     expect(await verdict(NS_B, "client", webIp, 8080)).toBe("dropped");
     expect(await verdict(NS_B, "client", webServiceIp, 8080)).toBe("dropped");
@@ -289,6 +304,7 @@ describe.skipIf(missing.length > 0 && !inCI)("cluster DNS and NetworkPolicies on
       },
       async () => (await verdict(NS_B, "other", API_SERVICE, 443)) === "dropped",
     );
+    expect(await networkPolicyLog()).toMatch(/"Egress NetworkPolicies".*allowed=false/);
     // DNS is allowed: the name resolves; the connection it names is not.
     const lookup = await sh(NS_B, "other", `nslookup web.${NS_A}.svc.cluster.local`);
     expect(resolvedAddresses(lookup.out, `web.${NS_A}.svc.cluster.local`), lookup.out).toEqual([webServiceIp]);
