@@ -189,6 +189,7 @@ export async function smallImages(dir: string): Promise<string[]> {
       "grep",
       "rm",
       "tar",
+      "nslookup",
     ]) {
       symlinkSync("busybox", path.join(busyboxRoot, "bin", applet));
     }

@@ -11,7 +11,9 @@
  * kubelet prepared). So kube-proxy's iptables rules, the pod bridge, the forwarding and NAT
  * settings are the node's own and vanish with its namespace; the machine's own tables are never
  * touched. Pods get 10.245.<n>.0/24 on the node's bridge and reach the machine through the node's
- * masquerade.
+ * masquerade; the machine reaches them by one route of its own (10.245.<n>.0/24 via the node's IP,
+ * removed by stop()), as a control plane reaches pod IPs. With the option `clusterDns`, the kubelet
+ * gives pods that Service IP as their nameserver (CoreDNS: test/harness/cluster-services.ts).
  *
  * The API server listens on 127.0.0.1 only; the node reaches it through a relay in this process on
  * the host end of the veth (same port), with `tls-server-name: localhost` (a name the server's
@@ -23,7 +25,8 @@
  *
  * Everything is removed by stop(): pods' containers and sandboxes, containerd's shims, every mount
  * under the node's folder, the pod cgroups (under a cgroup root of the node's own), the network
- * namespace (and with it the veth, the bridge and kube-proxy's rules), CNI's cache files.
+ * namespace (and with it the veth, the bridge and kube-proxy's rules), the route to the pods, CNI's
+ * cache files.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import {
@@ -84,6 +87,7 @@ export interface RealNode {
   readonly ip: string;
   /** This machine's end of the veth. */
   readonly hostIp: string;
+  /** The pods' addresses; this machine routes them via the node's IP (so processes here reach pod IPs). */
   readonly podCidr: string;
   readonly netns: string;
   readonly dir: string;
@@ -168,7 +172,17 @@ function removeCgroup(dir: string): void {
   rmdirSync(dir);
 }
 
-export async function startNode(controlPlane: NodeControlPlane): Promise<RealNode> {
+export interface NodeOptions {
+  /**
+   * The cluster DNS Service's IP (e.g. CLUSTER_DNS_IP of cluster-services.ts, where
+   * startClusterDns puts CoreDNS): the kubelet's `clusterDNS`, so pods with dnsPolicy ClusterFirst
+   * (the default) get it as their nameserver with the cluster's search domains. Without it pods get
+   * this machine's resolv.conf and no cluster names resolve.
+   */
+  readonly clusterDns?: string;
+}
+
+export async function startNode(controlPlane: NodeControlPlane, options: NodeOptions = {}): Promise<RealNode> {
   const missing = missingNodeTools();
   if (missing.length) throw new Error(`the real node needs ${missing.join(", ")} (see .ci/apt-packages.txt)`);
   const kubeBin = realTool("kube");
@@ -279,6 +293,16 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
       "echo 1 > /proc/sys/net/ipv4/ip_forward && echo 1 > /proc/sys/net/bridge/bridge-nf-call-iptables",
     ]);
     await mustInNode("iptables", ["-t", "nat", "-A", "POSTROUTING", "-s", podCidr, "-o", "eth0", "-j", "MASQUERADE"]);
+    // This machine reaches the pods through the node, as a cluster's control plane reaches pod IPs
+    // (the API server's pods/proxy and services/proxy, an admission webhook behind a Service): the
+    // node's namespace forwards, and the pods' replies go back by its route to the veth.
+    await must("ip", ["route", "add", podCidr, "via", ip, "dev", hostLink]);
+    atStop("route to the pods", async () => {
+      const deleted = await run("ip", ["route", "delete", podCidr, "via", ip, "dev", hostLink]);
+      // Gone already if the veth went first.
+      if (deleted.status !== 0 && (await run("ip", ["route", "show", podCidr])).stdout.trim())
+        throw new Error(`ip route delete ${podCidr}: ${deleted.stderr}`);
+    });
 
     // --- the relay to the API server
     const apiPort = Number(new URL(controlPlane.server).port);
@@ -541,9 +565,11 @@ export async function startNode(controlPlane: NodeControlPlane): Promise<RealNod
       },
       authorization: { mode: "Webhook" },
       clusterDomain: "cluster.local",
+      ...(options.clusterDns ? { clusterDNS: [options.clusterDns] } : {}),
       podCIDR: podCidr,
       podLogsDir: path.join(dir, "pod-logs"),
-      // Pods get the machine's resolv.conf; there is no cluster DNS (tests use Service IPs).
+      // The machine's resolv.conf: what pods with dnsPolicy Default get (CoreDNS forwards what is
+      // not a cluster name there), and every pod's when there is no clusterDNS.
       resolvConf: "/etc/resolv.conf",
       failSwapOn: false,
       // The images were imported, never pulled: the kubelet must not collect them when the
