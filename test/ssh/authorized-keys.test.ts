@@ -127,7 +127,7 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("%s", 
     expect(result.output).not.toMatch(RAW_BREAK);
     const objects = objectsOf(result.output);
     expect(objects.some((o) => o.metadata?.name === "pwned")).toBe(false);
-    const seed = objects.find((o) => o.kind === "ConfigMap" && o.metadata?.name?.endsWith("-seed")) as {
+    const seed = objects.find((o) => o.kind === "ConfigMap" && o.metadata?.name?.endsWith("-seed")) as unknown as {
       data: Record<string, string>;
     };
     // The seed itself is what toYaml wrote (go-yaml keeps U+2028 raw inside its own block scalar,
