@@ -665,6 +665,7 @@ describe("every JSON line the gateway writes is one line, without raw C1 control
   // The attack: a command (allowCommand) holding U+2028, NEL (U+0085), CSI (U+009B), DEL and U+2029.
   const command = ["sh", "-c", "echo a\u2028b\u0085c\u009b31md\u007fe\u2029f"];
   // What Python's str.splitlines() breaks a line at (docs.python.org/3/library/stdtypes.html#str.splitlines).
+  // eslint-disable-next-line no-control-regex -- control characters are what it matches
   const lineBreaks = /\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/;
   const raw = /[\u007f-\u009f\u2028\u2029]/;
   const record = {
