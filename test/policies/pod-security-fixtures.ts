@@ -32,15 +32,25 @@ export interface PodSecurityCase {
   readonly rule: RegExp;
   /** Pod Security admission's reason (the check's ForbiddenReason). */
   readonly admission: string;
+  /**
+   * The API's own validation refuses it first on an API server without --allow-privileged (the
+   * default, and test/real's): privileged and hostProcess containers are "disallowed by cluster
+   * policy" (k8s.io/kubernetes pkg/apis/core/validation/validation.go), at any Pod Security level.
+   */
+  readonly refusedByValidation?: boolean;
 }
 
 export const REFUSED: readonly PodSecurityCase[] = [
   // check_privileged.go
   {
     name: "a privileged container",
-    change: (p) => (context(p).privileged = true),
+    change: (p) => {
+      context(p).privileged = true;
+      delete context(p).allowPrivilegeEscalation; // the API refuses privileged with it false
+    },
     rule: /container "c": privileged is not allowed/,
     admission: "privileged",
+    refusedByValidation: true,
   },
   {
     name: "a privileged init container",
@@ -49,11 +59,12 @@ export const REFUSED: readonly PodSecurityCase[] = [
         {
           name: "init",
           image: "registry.example.com/app:1",
-          securityContext: { ...restrictedContainer(), privileged: true },
+          securityContext: { ...restrictedContainer(), allowPrivilegeEscalation: undefined, privileged: true },
         },
       ]),
     rule: /container "init": privileged is not allowed/,
     admission: "privileged",
+    refusedByValidation: true,
   },
   // check_allowPrivilegeEscalation.go
   {
@@ -172,6 +183,7 @@ export const REFUSED: readonly PodSecurityCase[] = [
     },
     rule: /windowsOptions.hostProcess is not allowed/,
     admission: "hostProcess",
+    refusedByValidation: true,
   },
   // check_hostNamespaces.go
   {
@@ -191,7 +203,7 @@ export const REFUSED: readonly PodSecurityCase[] = [
     name: "a hostPath volume",
     change: (p) => (p.spec.volumes = [{ name: "root", hostPath: { path: "/" } }]),
     rule: /hostPath volume "root" is not allowed/,
-    admission: "hostPath volumes",
+    admission: "restricted volume types", // restricted's check overrides baseline's hostPathVolumes
   },
   {
     name: "an nfs volume",

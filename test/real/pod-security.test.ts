@@ -7,7 +7,9 @@
  * it admits at `restricted`. Every request is a dry run (admission runs; nothing is stored).
  *
  * Where the two differ: nowhere among these pods. The rule reads the pod template of every workload
- * kind; admission enforces on pods and only warns on templates.
+ * kind; admission enforces on pods and only warns on templates. Privileged and hostProcess
+ * containers never reach admission here: this API server, like any without --allow-privileged,
+ * refuses them in validation first.
  */
 import { CoreV1Api, KubeConfig, type V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -62,16 +64,36 @@ afterAll(async () => {
 });
 
 describe("Pod Security admission at restricted refuses what entryway-pod-security-restricted refuses", () => {
-  it.each(REFUSED.map((c) => [c.name, c] as const))("%s", async (_name, { change, rule, admission }) => {
-    const pod = restrictedPod();
-    change(pod);
-    expect((await runResourcePolicy(podSecurityRestricted, asResource(pod))).join("\n")).toMatch(rule);
-    const refused = await create(RESTRICTED, pod as V1Pod);
-    expect(refused?.code).toBe(403);
-    expect(refused?.message).toContain('violates PodSecurity "restricted:latest"');
-    expect(refused?.message).toContain(admission);
-    expect(await create(PRIVILEGED, pod as V1Pod)).toBeNull();
-  });
+  it.each(REFUSED.filter((c) => !c.refusedByValidation).map((c) => [c.name, c] as const))(
+    "%s",
+    async (_name, { change, rule, admission }) => {
+      const pod = restrictedPod();
+      change(pod);
+      expect((await runResourcePolicy(podSecurityRestricted, asResource(pod))).join("\n")).toMatch(rule);
+      const refused = await create(RESTRICTED, pod as V1Pod);
+      expect(refused?.code, refused?.message).toBe(403);
+      expect(refused?.message).toContain('violates PodSecurity "restricted:latest"');
+      expect(refused?.message).toContain(admission);
+      expect(await create(PRIVILEGED, pod as V1Pod)).toBeNull();
+    },
+  );
+
+  // This API server runs without --allow-privileged (the default): its validation refuses these
+  // before admission, at any level, so Pod Security's own privileged and hostProcess checks are not
+  // reached here; the API server still refuses every pod the rule refuses.
+  it.each(REFUSED.filter((c) => c.refusedByValidation).map((c) => [c.name, c] as const))(
+    "%s (refused by the API's validation first: disallowed by cluster policy)",
+    async (_name, { change, rule }) => {
+      const pod = restrictedPod();
+      change(pod);
+      expect((await runResourcePolicy(podSecurityRestricted, asResource(pod))).join("\n")).toMatch(rule);
+      for (const namespace of [RESTRICTED, PRIVILEGED]) {
+        const refused = await create(namespace, pod as V1Pod);
+        expect(refused?.code, refused?.message).toBe(422);
+        expect(refused?.message).toMatch(/disallowed by cluster policy/);
+      }
+    },
+  );
 
   it.each(ADMITTED.map((c) => [c.name, c] as const))(
     "and admits %s, which the rule passes",
