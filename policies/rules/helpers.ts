@@ -172,7 +172,10 @@ const BOOTSTRAP = { "kubernetes.io/bootstrapping": "rbac-defaults" };
  * serviceaccounts/token and impersonating serviceaccounts; system:node creates pods and tokens;
  * system:kube-controller-manager creates tokens; system:kubelet-api-admin has nodes/proxy) and
  * controller_policy.go (ControllerRoles: the controllers that create pods or workloads, the
- * garbage collector that patches every resource, and the aggregation controller that escalates).
+ * garbage collector and the storage version migrator that patch every resource, the namespace
+ * controller that may get every resource, pods/exec and nodes/proxy among them, and the
+ * aggregation controller that escalates). test/real/rbac-builtin.test.ts checks the list against
+ * the ClusterRoles a real API server makes.
  */
 export const BUILTIN_EXEC_CLUSTER_ROLES: Record<string, Record<string, string>> = {
   "cluster-admin": BOOTSTRAP,
@@ -190,10 +193,12 @@ export const BUILTIN_EXEC_CLUSTER_ROLES: Record<string, Record<string, string>> 
       "deployment-controller",
       "generic-garbage-collector",
       "job-controller",
+      "namespace-controller",
       "persistent-volume-binder",
       "replicaset-controller",
       "replication-controller",
       "statefulset-controller",
+      "storage-version-migrator-controller",
     ].map((name) => [`system:controller:${name}`, BOOTSTRAP]),
   ),
 };
