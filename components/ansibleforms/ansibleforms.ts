@@ -43,6 +43,7 @@ import {
   APP_SSH_SUBPATH,
   rteSettingsProblems,
   secretEnv,
+  secretsReadBy,
   terminationGraceSeconds,
   tokenProblems,
   type MetricsSettings,
@@ -451,6 +452,7 @@ function plan(name: string, args: AnsibleFormsArgs): Plan {
           metricsSecret: rteMetricsSecret,
           ansibleCfgConfigMap,
           persistentVolume: "persistent",
+          appSecrets: secretsReadBy(appEnv),
         })
       : mode === "database"
         ? databaseModeSidecar({
@@ -461,6 +463,7 @@ function plan(name: string, args: AnsibleFormsArgs): Plan {
             token,
             ansibleCfgConfigMap,
             persistentVolume: "persistent",
+            appSecrets: secretsReadBy(appEnv),
             databaseEnv,
           })
         : undefined;

@@ -382,6 +382,35 @@ function rteImage(settings: RteSettings, defaultTag: string, global: GlobalSetti
   );
 }
 
+/** The Secrets variables read (valueFrom.secretKeyRef), those whose names are known here. @internal */
+export function secretsReadBy(env: readonly EnvVar[]): string[] {
+  return env
+    .map((e) => (e.valueFrom as { secretKeyRef?: { name?: unknown } } | undefined)?.secretKeyRef?.name)
+    .filter((name): name is string => typeof name === "string");
+}
+
+/**
+ * An RTE reads no Secret but its own token, metrics token and (database mode) database password
+ * (the entryway-rte-boundary policy checks the same): an extraEnv is a plain value, never a Secret's
+ * (a caller in JavaScript may pass one), and its sshSecret, mounted whole, is a Secret of its own:
+ * neither one its variables read (the token's may be the app's keys Secret) nor one of the app's.
+ */
+function rteSecretProblems(settings: RteSettings, env: readonly EnvVar[], appSecrets: readonly string[]): string[] {
+  const problems = (settings.extraEnv ?? [])
+    .filter((extra) => (extra as EnvVar).valueFrom !== undefined)
+    .map(
+      (extra) =>
+        `extraEnv ${extra.name}: a plain value only (the RTE reads no Secret but its own token and metrics token)`,
+    );
+  const ssh = settings.sshSecret;
+  if (ssh && [...secretsReadBy(env), ...appSecrets].includes(ssh)) {
+    problems.push(
+      `sshSecret ${ssh} is a Secret the RTE's token or the app also reads: the RTE's ssh files are a Secret of their own (mounted whole, it gives every key it holds)`,
+    );
+  }
+  return problems;
+}
+
 /** An RTE container as rteContainer builds it, for the pod that runs it. @internal */
 export interface RteContainerSpec {
   readonly container: Container;
@@ -411,6 +440,8 @@ export function rteContainer(options: {
   readonly extraEnv?: EnvVar[];
   readonly extraMounts?: VolumeMount[];
   readonly securityContext: k8s.types.input.core.v1.SecurityContext;
+  /** The Secrets the app's container reads (in its pod): the RTE's sshSecret is none of them. */
+  readonly appSecrets?: readonly string[];
 }): RteContainerSpec {
   const { settings } = options;
   const maxJobs = settings.maxJobs ?? 10;
@@ -440,6 +471,7 @@ export function rteContainer(options: {
     taken.length > 0
       ? [`extraEnv ${taken.map((e) => e.name).join(", ")}: set by the component (change the setting that sets it)`]
       : [];
+  problems.push(...rteSecretProblems(settings, env, options.appSecrets ?? []));
   env.push(...(settings.extraEnv ?? []));
   const mounts: VolumeMount[] = [
     ...(socket ? [{ name: "rte-spool", mountPath: SPOOL_PATH }] : []),

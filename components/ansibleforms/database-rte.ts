@@ -42,5 +42,6 @@ export function databaseModeSidecar(
     ],
     extraMounts: appVolumeMounts(options.settings, options.persistentVolume, true),
     securityContext: restrictedContainerSecurityContext({ runAs: { user: NODE_UID } }),
+    appSecrets: options.appSecrets,
   });
 }

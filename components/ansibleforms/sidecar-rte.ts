@@ -69,6 +69,8 @@ export interface AppPodRteOptions {
   readonly ansibleCfgConfigMap?: pulumi.Input<string>;
   /** The pod volume holding the app's /app/dist/persistent. */
   readonly persistentVolume: string;
+  /** The Secrets the app's container reads: the RTE's sshSecret is none of them. */
+  readonly appSecrets: readonly string[];
 }
 
 /** The sidecar container and the pod volumes it needs, besides "rte-spool" and the app's volume. @internal */
@@ -85,6 +87,7 @@ export function inboundSidecar(options: AppPodRteOptions): RteContainerSpec {
     ansibleCfgConfigMap: options.ansibleCfgConfigMap,
     extraMounts: appVolumeMounts(options.settings, options.persistentVolume, local),
     securityContext: restrictedContainerSecurityContext({ runAs: { user: NODE_UID } }),
+    appSecrets: options.appSecrets,
   });
 }
 

@@ -85,8 +85,11 @@ export interface ConnectGatewayConfig extends PodSettings {
 export type SourceRange = string;
 
 /**
- * One OpenSSH public key line: type, key and an optional comment.
- * @pattern ^\s*(ssh-(ed25519|rsa|dss)|ecdsa-sha2-nistp(256|384|521)|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com) [A-Za-z0-9+/]+=*( [^\n]*)?\s*$
+ * One OpenSSH public key line: type, key and an optional comment. The comment holds no control
+ * character (Unicode Cc: C0, DEL and C1, NEL U+0085 among them) and no line or paragraph separator
+ * (U+2028, U+2029): YAML 1.1 (go-yaml, what Kubernetes decodes manifests with) reads CR, NEL, U+2028
+ * and U+2029 as line breaks, so such a comment could end the line it is written on.
+ * @pattern ^[ \t]*(ssh-(ed25519|rsa|dss)|ecdsa-sha2-nistp(256|384|521)|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com) [A-Za-z0-9+/]+=*( [^\p{Cc}\p{Zl}\p{Zp}]*)?[ \t]*\n?$
  */
 export type AuthorizedKey = string;
 

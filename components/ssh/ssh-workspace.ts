@@ -44,8 +44,9 @@ export const AUTHORIZED_KEYS_DIR = "/etc/entryway/keys";
 
 const LOGIN = /^[a-z_][a-z0-9_-]{0,31}$/;
 const DURATION = /^\d+(\.\d{1,9})?s$/;
+/** The AuthorizedKey pattern (config.ts): no control character or line separator in the comment. */
 const PUBLIC_KEY =
-  /^(ssh-(ed25519|rsa|dss)|ecdsa-sha2-nistp(256|384|521)|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com) [A-Za-z0-9+/]+=*( [^\n]*)?$/;
+  /^[ \t]*(ssh-(ed25519|rsa|dss)|ecdsa-sha2-nistp(256|384|521)|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com) [A-Za-z0-9+/]+=*( [^\p{Cc}\p{Zl}\p{Zp}]*)?[ \t]*\n?$/u;
 
 /**
  * What sshd forwards for a client: `none` (AllowTcpForwarding and AllowStreamLocalForwarding no)
@@ -183,9 +184,9 @@ function sshWorkspaceProblems(name: string, args: SshWorkspaceArgs): string[] {
   if (hasKeys) {
     if (args.authorizedKeys!.length === 0) problems.push(`authorizedKeys is empty: nobody could log in`);
     for (const key of args.authorizedKeys!) {
-      if (!PUBLIC_KEY.test(key.trim())) {
+      if (!PUBLIC_KEY.test(key)) {
         problems.push(
-          `authorizedKeys entry ${JSON.stringify(key.slice(0, 40))}... is not an OpenSSH public key (never put a private key here)`,
+          `authorizedKeys entry ${JSON.stringify(key.slice(0, 40))}... is not an OpenSSH public key on one line (never put a private key here; no control character or line separator in its comment)`,
         );
       }
     }

@@ -2,7 +2,7 @@
 // sessions or ends the process: a file that fails (ENOSPC, EIO) sends its records to stdout instead,
 // and stdout is a line writer that drops (and counts) lines rather than grow without end (log.ts).
 import { createWriteStream } from "node:fs";
-import { errorMessage, stdoutLines } from "./log.js";
+import { errorMessage, jsonLine, stdoutLines } from "./log.js";
 
 export interface AuditEvent {
   /** recording.failed: the last write of a session's recording failed after the session ended for another reason. */
@@ -84,17 +84,17 @@ export function auditSink(path: string, stdout: (line: string) => void = stdoutL
     if (fileFailed) return;
     fileFailed = true;
     stdout(
-      JSON.stringify({
+      jsonLine({
         time: new Date().toISOString(),
         level: "error",
         msg: "the audit file cannot be written: audit records go to stdout",
         error: errorMessage(error),
-      }) + "\n",
+      }),
     );
   });
   return {
     write(event) {
-      const line = JSON.stringify({ type: "audit", time: new Date().toISOString(), ...event }) + "\n";
+      const line = jsonLine({ type: "audit", time: new Date().toISOString(), ...event });
       if (file && !fileFailed) file.write(line, (error) => error && stdout(line));
       else stdout(line);
     },

@@ -49,11 +49,29 @@ export function stdoutLines(): LineWriter {
   return (stdout ??= lineWriter(process.stdout));
 }
 
+/**
+ * One JSON line: JSON.stringify, with the characters it leaves raw that a line-based reader or a
+ * terminal acts on escaped as \uXXXX (still the same JSON value): DEL and the C1 controls
+ * U+007F-U+009F (NEL U+0085 is a line break to Python's str.splitlines, CSI U+009B starts a
+ * terminal control sequence) and U+2028/U+2029 (line and paragraph separators: line breaks to
+ * YAML, Python and JavaScript). JSON.stringify escapes only U+0000-U+001F, `"` and `\\`
+ * (ECMA-262, QuoteJSONString). Every line the gateway writes (logs, audit, recordings) goes
+ * through it.
+ */
+export function jsonLine(value: unknown): string {
+  return (
+    JSON.stringify(value).replace(
+      /[\u007f-\u009f\u2028\u2029]/g,
+      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+    ) + "\n"
+  );
+}
+
 export function jsonLogger(minLevel: Level, write: (line: string) => void = stdoutLines()): Logger {
   return {
     log(level, msg, fields) {
       if (rank[level] < rank[minLevel]) return;
-      write(JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields }) + "\n");
+      write(jsonLine({ time: new Date().toISOString(), level, msg, ...fields }));
     },
   };
 }

@@ -8,6 +8,7 @@
 import { isUtf8 } from "node:buffer";
 import type { Readable } from "node:stream";
 import { BYTES_EVENT, END_EVENT, type RecordingSummary } from "./asciicast.js";
+import { jsonLine } from "./log.js";
 
 export type { RecordingSummary } from "./asciicast.js";
 
@@ -79,16 +80,14 @@ export class CastEncoder {
   private readonly started = process.hrtime.bigint();
 
   header(meta: RecordingMeta, size: TerminalSize): string {
-    return (
-      JSON.stringify({
-        version: 2,
-        width: size.cols,
-        height: size.rows,
-        timestamp: Math.floor(Date.now() / 1000),
-        title: meta.target,
-        entryway: meta,
-      }) + "\n"
-    );
+    return jsonLine({
+      version: 2,
+      width: size.cols,
+      height: size.rows,
+      timestamp: Math.floor(Date.now() / 1000),
+      title: meta.target,
+      entryway: meta,
+    });
   }
 
   /** The "o" event; when the bytes are not UTF-8 (pipe mode, or a program writing raw bytes), also their exact copy. */
@@ -114,7 +113,7 @@ export class CastEncoder {
 
 /** One event line. */
 export function event(seconds: number, code: string, data: string): string {
-  return JSON.stringify([seconds, code, data]) + "\n";
+  return jsonLine([seconds, code, data]);
 }
 
 /**

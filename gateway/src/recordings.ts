@@ -13,7 +13,7 @@ import type { Authorizer } from "./auth/authorizer.js";
 import type { GatewayConfig } from "./config.js";
 import { castEnding, recordingStart } from "./asciicast.js";
 import type { PreAuthLimits } from "./limits.js";
-import { errorMessage, type Logger } from "./log.js";
+import { errorMessage, jsonLine, type Logger } from "./log.js";
 import type { Metrics } from "./metrics.js";
 import {
   CastEncoder,
@@ -336,7 +336,7 @@ export function recordingsRoute(options: RecordingsRouteOptions): RouteHandler {
       extra: { user?: string; headers?: Record<string, string> } = {},
     ) => {
       record(status, { reason, ...(extra.user ? { user: extra.user } : {}) });
-      answer(status, JSON.stringify({ error: reason }) + "\n", extra.headers);
+      answer(status, jsonLine({ error: reason }), extra.headers);
       return true;
     };
 
@@ -378,7 +378,7 @@ export function recordingsRoute(options: RecordingsRouteOptions): RouteHandler {
         return unavailable(error);
       }
       record(200, { user });
-      answer(200, JSON.stringify({ recordings }) + "\n");
+      answer(200, jsonLine({ recordings }));
       return true;
     }
     if (!recordingStart(id)) return refuse(404, "no such recording", { user });

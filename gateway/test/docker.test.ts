@@ -1,8 +1,10 @@
 // Docker backend against a real engine: podman's Docker-compatible API on a unix socket this test
 // starts, and a container from an image built here from a busybox-static rootfs.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, beforeAll, afterAll } from "vitest";
-import { dockerBackend } from "../src/backends/docker.js";
+import { dockerBackend, ownContainerIds } from "../src/backends/docker.js";
 import { NotFoundError } from "../src/backends/backend.js";
 import { EntryClient } from "./helpers/client.js";
 import { startEngineProxy } from "./helpers/engine-proxy.js";
@@ -74,6 +76,46 @@ describe("Docker backend: targets", () => {
     const named = await backend.resolve({ kind: "docker", container: hexName });
     expect(named.label).toBe(`docker/${hexName}`);
     expect(named.container).not.toBe(id);
+  });
+
+  it("refuses the gateway's own container, known by what /proc/self says inside it, by name and by id", async () => {
+    // The container the gateway would run in: one with a shell (busybox sh), which the shipped
+    // image lacks. What its /proc/self says there is what ownContainerIds reads in the gateway's.
+    await podman.startContainer("gateway-self");
+    await podman.startContainer("web-2");
+    const id = (await podman.podman("inspect", "--format", "{{.Id}}", "gateway-self")).trim();
+    const procSelf = mkdtempSync(join(tmpdir(), "proc-self-"));
+    try {
+      for (const file of ["mountinfo", "cgroup"])
+        writeFileSync(join(procSelf, file), await podman.podman("exec", "gateway-self", "cat", `/proc/self/${file}`));
+      const own = ownContainerIds(procSelf);
+      expect([...own]).toEqual([id]);
+      const backend = dockerBackend(`unix://${podman.socketPath}`, { ownContainer: own });
+      const g = await startGateway(backend, tokenAuthorizer());
+      try {
+        for (const container of ["gateway-self", id]) {
+          const client = await EntryClient.connect(g.url({ container }), { token: "user:alice" });
+          expect(await client.closed).toMatchObject({
+            closeCode: "denied",
+            reason: "permission denied: container gateway-self is the gateway's own",
+          });
+          expect(await podman.shells("gateway-self")).toHaveLength(0); // no exec was made
+        }
+        // Any other container opens, and the gateway's own opens to a gateway elsewhere.
+        const client = await EntryClient.connect(g.url({ container: "web-2" }), { token: "user:alice" });
+        client.type("echo in-web-2; exit 0\n");
+        await client.waitFor(/in-web-2/);
+        expect(await client.closed).toMatchObject({ closeCode: "exit" });
+      } finally {
+        await g.stop();
+      }
+      expect(ownContainerIds()).toEqual(new Set()); // this test runs on the host
+      expect(
+        await dockerBackend(`unix://${podman.socketPath}`).resolve({ kind: "docker", container: "gateway-self" }),
+      ).toMatchObject({ container: id });
+    } finally {
+      rmSync(procSelf, { recursive: true, force: true });
+    }
   });
 
   it("answers not-found for a missing or stopped container, and readiness follows the engine", async () => {

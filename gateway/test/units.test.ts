@@ -8,7 +8,8 @@ import pty from "node-pty";
 import { describe, expect, it, vi } from "vitest";
 import { auditSink } from "../src/audit.js";
 import { cidrList, envName, loadConfig } from "../src/config.js";
-import { lineWriter } from "../src/log.js";
+import { jsonLogger, lineWriter } from "../src/log.js";
+import { CastEncoder, event as castEvent } from "../src/recording-sink.js";
 import { dockerBackend, StreamDemuxer } from "../src/backends/docker.js";
 import { PreAuthLimits } from "../src/limits.js";
 import { clientAddress, limitKey } from "../src/net.js";
@@ -657,6 +658,56 @@ describe("recording settings", () => {
     [{ ENTRYWAY_RECORD_FLUSH_SECONDS: "0" }, /recordFlushSeconds/],
   ])("refuses %j", (env, message) => {
     expect(() => loadConfig(env as NodeJS.ProcessEnv)).toThrow(message);
+  });
+});
+
+describe("every JSON line the gateway writes is one line, without raw C1 controls or line separators", () => {
+  // The attack: a command (allowCommand) holding U+2028, NEL (U+0085), CSI (U+009B), DEL and U+2029.
+  const command = ["sh", "-c", "echo a\u2028b\u0085c\u009b31md\u007fe\u2029f"];
+  // What Python's str.splitlines() breaks a line at (docs.python.org/3/library/stdtypes.html#str.splitlines).
+  // eslint-disable-next-line no-control-regex -- control characters are what it matches
+  const lineBreaks = /\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/;
+  const raw = /[\u007f-\u009f\u2028\u2029]/;
+  const record = {
+    event: "session.start" as const,
+    session: "s1",
+    target: "t",
+    command,
+    client: "127.0.0.1",
+    startedAt: new Date().toISOString(),
+  };
+  const expectOneLine = (text: string) => {
+    expect(text.endsWith("\n")).toBe(true);
+    expect(text.slice(0, -1).split(lineBreaks)).toHaveLength(1);
+    expect(text).not.toMatch(raw);
+    return JSON.parse(text) as unknown;
+  };
+
+  it("the audit file", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "audit-"));
+    try {
+      const sink = auditSink(join(dir, "audit.log"));
+      sink.write(record);
+      await sink.close();
+      expect(expectOneLine(readFileSync(join(dir, "audit.log"), "utf8"))).toMatchObject({ command });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+  it("audit records on stdout and log lines", () => {
+    const lines: string[] = [];
+    auditSink("", (line) => lines.push(line)).write(record);
+    jsonLogger("info", (line) => lines.push(line)).log("info", "session refused", { command });
+    expect(lines).toHaveLength(2);
+    for (const line of lines) expect(expectOneLine(line)).toMatchObject({ command });
+  });
+  it("a recording's header (its metadata) and events", () => {
+    const header = new CastEncoder().header(
+      { session: "s1", user: command[2], target: command[2] },
+      { cols: 80, rows: 24 },
+    );
+    expect(expectOneLine(header)).toMatchObject({ title: command[2], entryway: { user: command[2] } });
+    expect(expectOneLine(castEvent(1, "o", command[2]))).toEqual([1, "o", command[2]]);
   });
 });
 

@@ -4,7 +4,7 @@
  * (test/policies/run-policies.ts).
  */
 import { describe, expect, it } from "vitest";
-import { execRules, role } from "../../test/policies/fixtures";
+import { execRules, role, type Obj } from "../../test/policies/fixtures";
 import { asResource, runResourcePolicy } from "../../test/policies/run-policies";
 import { execRbac } from "./exec-rbac";
 
@@ -34,6 +34,19 @@ describe("exec gateway RBAC", () => {
     ["patch pods/ephemeralcontainers", { apiGroups: [""], resources: ["pods/ephemeralcontainers"], verbs: ["patch"] }],
     ["create pods", { apiGroups: [""], resources: ["pods"], verbs: ["create"] }],
     ["create serviceaccounts/token", { apiGroups: [""], resources: ["serviceaccounts/token"], verbs: ["create"] }],
+    // The attack (issue 33): rights that equal exec.
+    ["create deployments", { apiGroups: ["apps"], resources: ["deployments"], verbs: ["create"] }],
+    ["create jobs", { apiGroups: ["batch"], resources: ["jobs"], verbs: ["create"] }],
+    ["create cronjobs", { apiGroups: ["batch"], resources: ["cronjobs"], verbs: ["create"] }],
+    ["create statefulsets", { apiGroups: ["apps"], resources: ["statefulsets"], verbs: ["create"] }],
+    ["patch pods", { apiGroups: [""], resources: ["pods"], verbs: ["patch"] }],
+    ["update pods", { apiGroups: [""], resources: ["pods"], verbs: ["update"] }],
+    ["get nodes/proxy", { apiGroups: [""], resources: ["nodes/proxy"], verbs: ["get"] }],
+    ["create nodes/proxy", { apiGroups: [""], resources: ["nodes/proxy"], verbs: ["create"] }],
+    ["impersonate users", { apiGroups: [""], resources: ["users"], verbs: ["impersonate"] }],
+    ["impersonate serviceaccounts", { apiGroups: [""], resources: ["serviceaccounts"], verbs: ["impersonate"] }],
+    ["bind clusterroles", { apiGroups: ["rbac.authorization.k8s.io"], resources: ["clusterroles"], verbs: ["bind"] }],
+    ["escalate roles", { apiGroups: ["rbac.authorization.k8s.io"], resources: ["roles"], verbs: ["escalate"] }],
   ])("fires on a cluster-wide role that grants %s (exec's equivalent), not on read-only pods", async (right, rule) => {
     const other = { ...role("ClusterRole", [rule]), metadata: { name: "ci" } };
     expect((await runResourcePolicy(execRbac, asResource(other))).join()).toContain(
@@ -52,4 +65,29 @@ describe("exec gateway RBAC", () => {
     };
     expect((await runResourcePolicy(execRbac, asResource(other))).join()).toMatch(/wildcard in verbs/);
   });
+  it.each([
+    [
+      "aggregate-to-edit",
+      { matchLabels: { "rbac.authorization.k8s.io/aggregate-to-edit": "true" } },
+      "system:aggregate-to-edit",
+    ],
+    ["aggregate-to-admin", { matchLabels: { "rbac.authorization.k8s.io/aggregate-to-admin": "true" } }, "edit"],
+    ["everything (an empty selector)", {}, "cluster-admin"],
+  ])(
+    "fires on a ClusterRole aggregating %s, as exec; not on one aggregating aggregate-to-view",
+    async (_what, selector, builtin) => {
+      const aggregated = (clusterRoleSelectors: Obj[]) => ({
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRole",
+        metadata: { name: "team" },
+        aggregationRule: { clusterRoleSelectors },
+        rules: [],
+      });
+      expect((await runResourcePolicy(execRbac, asResource(aggregated([selector])))).join()).toContain(
+        `grants the built-in ${builtin}'s rights (aggregated)`,
+      );
+      const view = aggregated([{ matchLabels: { "rbac.authorization.k8s.io/aggregate-to-view": "true" } }]);
+      expect(await runResourcePolicy(execRbac, asResource(view))).toEqual([]);
+    },
+  );
 });

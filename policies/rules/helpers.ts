@@ -88,18 +88,44 @@ export function isAppContainer(container: Obj): boolean {
 
 /**
  * The rights that amount to running code in a namespace's pods, and so to their service-account
- * tokens: exec and attach, with `create` or `get` (a WebSocket upgrade is a GET, authorized as `get`
- * until Kubernetes 1.35 also asks for `create`: the AuthorizePodWebsocketUpgradeCreatePermission
- * gate, KEP-4006, kubernetes/kubernetes#133515); adding an ephemeral container (what kubectl debug
- * patches); creating a pod (it may run as any ServiceAccount of the namespace); and creating a
- * ServiceAccount token.
+ * tokens:
+ * - exec and attach, with `create` or `get` (a WebSocket upgrade is a GET, authorized as `get`
+ *   until Kubernetes 1.35 also asks for `create`: the AuthorizePodWebsocketUpgradeCreatePermission
+ *   gate, KEP-4006, kubernetes/kubernetes#133515);
+ * - adding an ephemeral container (what kubectl debug patches), and patching or updating a pod (a
+ *   running pod's image may be changed: k8s.io/kubernetes pkg/apis/core/validation/validation.go,
+ *   ValidatePodUpdate, which allows spec.containers[*].image);
+ * - creating a pod, or creating or changing a workload that makes pods (Deployment, ReplicaSet,
+ *   StatefulSet, DaemonSet, Job, CronJob, ReplicationController): the pod template may run as any
+ *   ServiceAccount of the namespace (https://kubernetes.io/docs/concepts/security/rbac-good-practices/,
+ *   "Workload creation");
+ * - creating a ServiceAccount token;
+ * - the kubelet's API through the API server's node proxy (nodes/proxy: `get`, and `create` for a
+ *   POST, runs /exec in any pod of the node; the same page, "Access to proxy subresource of Nodes");
+ * - impersonating a user, group or ServiceAccount, and `bind` or `escalate` on roles (a role with
+ *   any of the above, or a binding to one: the same page, "Escalate verb", "Bind verb",
+ *   "Impersonate verb").
  */
-const EXEC_EQUIVALENT: { resource: string; verbs: string[] }[] = [
-  { resource: "pods/exec", verbs: ["create", "get"] },
-  { resource: "pods/attach", verbs: ["create", "get"] },
-  { resource: "pods/ephemeralcontainers", verbs: ["patch", "update"] },
-  { resource: "pods", verbs: ["create"] },
-  { resource: "serviceaccounts/token", verbs: ["create"] },
+const EXEC_EQUIVALENT: { group: string; resource: string; verbs: string[] }[] = [
+  { group: "", resource: "pods/exec", verbs: ["create", "get"] },
+  { group: "", resource: "pods/attach", verbs: ["create", "get"] },
+  { group: "", resource: "pods/ephemeralcontainers", verbs: ["patch", "update"] },
+  { group: "", resource: "pods", verbs: ["create", "patch", "update"] },
+  ...["deployments", "replicasets", "statefulsets", "daemonsets"].map((resource) => ({
+    group: "apps",
+    resource,
+    verbs: ["create", "patch", "update"],
+  })),
+  ...["jobs", "cronjobs"].map((resource) => ({ group: "batch", resource, verbs: ["create", "patch", "update"] })),
+  { group: "", resource: "replicationcontrollers", verbs: ["create", "patch", "update"] },
+  { group: "", resource: "serviceaccounts/token", verbs: ["create"] },
+  { group: "", resource: "nodes/proxy", verbs: ["create", "get"] },
+  ...["users", "groups", "serviceaccounts"].map((resource) => ({ group: "", resource, verbs: ["impersonate"] })),
+  ...["roles", "clusterroles"].map((resource) => ({
+    group: "rbac.authorization.k8s.io",
+    resource,
+    verbs: ["bind", "escalate"],
+  })),
 ];
 
 /**
@@ -130,9 +156,106 @@ export function grantsOn(rule: Obj, apiGroup: string, resource: string, verbs: s
 /** The exec-equivalent rights (EXEC_EQUIVALENT) RBAC rules grant, as "verb resource". */
 export const execRightsIn = (rules: Obj[]): string[] => [
   ...new Set(
-    rules.flatMap((rule) => EXEC_EQUIVALENT.flatMap(({ resource, verbs }) => grantsOn(rule, "", resource, verbs))),
+    rules.flatMap((rule) =>
+      EXEC_EQUIVALENT.flatMap(({ group, resource, verbs }) => grantsOn(rule, group, resource, verbs)),
+    ),
   ),
 ];
+
+const BOOTSTRAP = { "kubernetes.io/bootstrapping": "rbac-defaults" };
+/**
+ * The built-in ClusterRoles that grant exec or its equivalent (EXEC_EQUIVALENT), with their labels
+ * (an aggregationRule that selects one aggregates its rights), as Kubernetes v1.37.2 makes them:
+ * plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go (ClusterRoles: every role labelled
+ * kubernetes.io/bootstrapping=rbac-defaults; editRules, aggregated into edit and from there into
+ * admin, holds pods/exec, pods/attach, writing pods, deployments, jobs and cronjobs,
+ * serviceaccounts/token and impersonating serviceaccounts; system:node creates pods and tokens;
+ * system:kube-controller-manager creates tokens; system:kubelet-api-admin has nodes/proxy) and
+ * controller_policy.go (ControllerRoles: the controllers that create pods or workloads, the
+ * garbage collector and the storage version migrator that patch every resource, the namespace
+ * controller that may get every resource, pods/exec and nodes/proxy among them, and the
+ * aggregation controller that escalates). test/real/rbac-builtin.test.ts checks the list against
+ * the ClusterRoles a real API server makes.
+ */
+export const BUILTIN_EXEC_CLUSTER_ROLES: Record<string, Record<string, string>> = {
+  "cluster-admin": BOOTSTRAP,
+  admin: BOOTSTRAP,
+  edit: { ...BOOTSTRAP, "rbac.authorization.k8s.io/aggregate-to-admin": "true" },
+  "system:aggregate-to-edit": { ...BOOTSTRAP, "rbac.authorization.k8s.io/aggregate-to-edit": "true" },
+  "system:node": BOOTSTRAP,
+  "system:kube-controller-manager": BOOTSTRAP,
+  "system:kubelet-api-admin": BOOTSTRAP,
+  ...Object.fromEntries(
+    [
+      "clusterrole-aggregation-controller",
+      "cronjob-controller",
+      "daemon-set-controller",
+      "deployment-controller",
+      "generic-garbage-collector",
+      "job-controller",
+      "namespace-controller",
+      "persistent-volume-binder",
+      "replicaset-controller",
+      "replication-controller",
+      "statefulset-controller",
+      "storage-version-migrator-controller",
+    ].map((name) => [`system:controller:${name}`, BOOTSTRAP]),
+  ),
+};
+/**
+ * Built-in ClusterRoles the same files make without any of those rights, which a binding may name.
+ * system:aggregate-to-admin writes roles and rolebindings, but RBAC lets no one grant through them
+ * what they do not hold themselves without `bind` or `escalate` (k8s.io/kubernetes
+ * pkg/registry/rbac/rolebinding/policybased/storage.go, pkg/registry/rbac/validation/rule.go
+ * ConfirmNoEscalation).
+ */
+export const BUILTIN_OTHER_CLUSTER_ROLES = [
+  "view",
+  "system:aggregate-to-view",
+  "system:aggregate-to-admin",
+  "system:auth-delegator",
+  "system:basic-user",
+  "system:discovery",
+  "system:public-info-viewer",
+  "system:monitoring",
+  "system:heapster",
+  "system:kube-aggregator",
+  "system:kube-dns",
+  "system:node-proxier",
+  "system:node-problem-detector",
+  "system:persistent-volume-provisioner",
+  "system:volume-scheduler",
+  "system:kube-scheduler",
+  "system:service-account-issuer-discovery",
+];
+
+/** Whether a label selector (matchLabels, matchExpressions) selects `labels`; an empty one selects all. */
+export function selects(selector: Obj, labels: Record<string, string>): boolean {
+  const matchLabels: Record<string, string> = selector.matchLabels ?? {};
+  if (!Object.entries(matchLabels).every(([key, value]) => labels[key] === value)) return false;
+  return ((selector.matchExpressions ?? []) as Obj[]).every(({ key, operator, values = [] }) => {
+    switch (operator) {
+      case "In":
+        return key in labels && values.includes(labels[key]);
+      case "NotIn":
+        return !(key in labels) || !values.includes(labels[key]);
+      case "Exists":
+        return key in labels;
+      case "DoesNotExist":
+        return !(key in labels);
+      default:
+        return false;
+    }
+  });
+}
+
+/** The built-in exec ClusterRoles an aggregationRule selects (its rules are theirs, kept so by the aggregation controller). */
+export const builtinExecAggregated = (role: K8sObject): string[] =>
+  (((role.aggregationRule as Obj | undefined)?.clusterRoleSelectors ?? []) as Obj[]).flatMap((selector) =>
+    Object.entries(BUILTIN_EXEC_CLUSTER_ROLES)
+      .filter(([, labels]) => selects(selector, labels))
+      .map(([name]) => name),
+  );
 
 // ---------------------------------------------------------------------------------------------
 // The CrossGuard wrappers

@@ -17,7 +17,7 @@ describe("no exec into the exec gateway's own namespace", () => {
       namespace: "entryway",
       labels: { "app.kubernetes.io/name": "exec-gateway" },
     },
-    spec: {},
+    spec: { template: { spec: { serviceAccountName: "entryway-exec-gateway" } } },
   };
   const binding = (namespace: string, roleRef: Obj) => ({
     apiVersion: "rbac.authorization.k8s.io/v1",
@@ -73,12 +73,9 @@ describe("no exec into the exec gateway's own namespace", () => {
     ["create pods", [{ apiGroups: [""], resources: ["pods"], verbs: ["create"] }]],
     ["create serviceaccounts/token", [{ apiGroups: [""], resources: ["serviceaccounts/token"], verbs: ["create"] }]],
     ["create pods/exec", [{ apiGroups: [""], resources: ["*/exec"], verbs: ["*"] }]],
+    ["patch deployments", [{ apiGroups: ["apps"], resources: ["deployments"], verbs: ["patch"] }]],
     [
-      "patch deployments (the exec gateway's Deployment)",
-      [{ apiGroups: ["apps"], resources: ["deployments"], verbs: ["patch"] }],
-    ],
-    [
-      "update deployments (the exec gateway's Deployment)",
+      "update deployments",
       [
         {
           apiGroups: ["apps"],
@@ -88,6 +85,24 @@ describe("no exec into the exec gateway's own namespace", () => {
         },
       ],
     ],
+    // Any Deployment's template may name the gateway's ServiceAccount.
+    [
+      "patch deployments",
+      [{ apiGroups: ["apps"], resources: ["deployments"], verbs: ["patch"], resourceNames: ["another-app"] }],
+    ],
+    // The attack (issue 33): workload creation, changing a pod, the kubelet's proxy, impersonation, bind, escalate.
+    ["create deployments", [{ apiGroups: ["apps"], resources: ["deployments"], verbs: ["create"] }]],
+    ["create jobs", [{ apiGroups: ["batch"], resources: ["jobs"], verbs: ["create"] }]],
+    ["create cronjobs", [{ apiGroups: ["batch"], resources: ["cronjobs"], verbs: ["create"] }]],
+    ["create daemonsets", [{ apiGroups: ["apps"], resources: ["daemonsets"], verbs: ["create"] }]],
+    ["patch pods", [{ apiGroups: [""], resources: ["pods"], verbs: ["patch"] }]],
+    ["update pods", [{ apiGroups: [""], resources: ["pods"], verbs: ["update"] }]],
+    ["get nodes/proxy", [{ apiGroups: [""], resources: ["nodes/proxy"], verbs: ["get"] }]],
+    ["create nodes/proxy", [{ apiGroups: [""], resources: ["nodes/proxy"], verbs: ["create"] }]],
+    ["impersonate serviceaccounts", [{ apiGroups: [""], resources: ["serviceaccounts"], verbs: ["impersonate"] }]],
+    ["impersonate users", [{ apiGroups: [""], resources: ["users"], verbs: ["impersonate"] }]],
+    ["bind clusterroles", [{ apiGroups: ["rbac.authorization.k8s.io"], resources: ["clusterroles"], verbs: ["bind"] }]],
+    ["escalate roles", [{ apiGroups: ["rbac.authorization.k8s.io"], resources: ["roles"], verbs: ["escalate"] }]],
   ])("fires on %s in the exec gateway's namespace", async (right, rules) => {
     const violations = await runStackPolicy(
       noExecIntoGatewayNamespace,
@@ -125,7 +140,7 @@ describe("no exec into the exec gateway's own namespace", () => {
     ).toMatch(/in quiet, a namespace the stack owns/);
     const harmless = [
       { apiGroups: [""], resources: ["pods", "pods/log"], verbs: ["get", "list", "watch"] },
-      { apiGroups: ["apps"], resources: ["deployments"], verbs: ["patch"], resourceNames: ["another-app"] },
+      { apiGroups: ["apps"], resources: ["deployments"], verbs: ["get", "list"] },
       { apiGroups: [""], resources: ["pods/*"], verbs: ["get"] }, // no wildcard to RBAC: only "*" and "*" + "/exec" are
     ];
     expect(
@@ -134,5 +149,110 @@ describe("no exec into the exec gateway's own namespace", () => {
     expect(
       await runStackPolicy(noExecIntoGatewayNamespace, [gateway, ...grant("team-a", createPods)].map(asResource)),
     ).toEqual([]);
+  });
+
+  // A ClusterRoleBinding: exec in every namespace, the stack's own among them.
+  const clusterBinding = (roleRef: Obj, subjects: Obj[] = [{ kind: "Group", name: "developers" }]) => ({
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRoleBinding",
+    metadata: { name: "devs" },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", ...roleRef },
+    subjects,
+  });
+  const run = async (objects: Obj[]) =>
+    (await runStackPolicy(noExecIntoGatewayNamespace, objects.map(asResource))).join("\n");
+
+  it.each([
+    // Built in, and carries pods/exec: kubernetes v1.37.2 bootstrappolicy/policy.go, editRules.
+    ["system:aggregate-to-edit"],
+    ["edit"],
+    ["admin"],
+    ["cluster-admin"],
+    ["system:kubelet-api-admin"],
+    ["system:controller:job-controller"],
+  ])(
+    "fires on a RoleBinding in the gateway's namespace, and a ClusterRoleBinding, to the built-in %s",
+    async (name) => {
+      expect(await run([gateway, binding("entryway", { kind: "ClusterRole", name })])).toMatch(
+        new RegExp(
+          `RoleBinding entryway/entryway-exec-gateway: grants the built-in ${name} role's exec in entryway, the exec gateway's own namespace`,
+        ),
+      );
+      expect(await run([gateway, clusterBinding({ kind: "ClusterRole", name })])).toMatch(
+        new RegExp(
+          `ClusterRoleBinding devs: grants the built-in ${name} role's exec in every namespace, among them entryway, the exec gateway's own namespace`,
+        ),
+      );
+    },
+  );
+
+  it("passes ClusterRoleBindings to roles without exec, and any when the stack owns no namespace", async () => {
+    const viewer = {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: "pod-reader" },
+      rules: [{ apiGroups: [""], resources: ["pods", "pods/log"], verbs: ["get", "list", "watch"] }],
+    };
+    expect(await run([gateway, clusterBinding({ kind: "ClusterRole", name: "view" })])).toBe("");
+    expect(await run([gateway, clusterBinding({ kind: "ClusterRole", name: "system:aggregate-to-admin" })])).toBe("");
+    expect(await run([gateway, viewer, clusterBinding({ kind: "ClusterRole", name: "pod-reader" })])).toBe("");
+    expect(await run([clusterBinding({ kind: "ClusterRole", name: "edit" })])).toBe("");
+  });
+
+  it("says so, instead of passing, when it cannot see the bound role's rules", async () => {
+    expect(await run([gateway, binding("entryway", { kind: "ClusterRole", name: "made-elsewhere" })])).toMatch(
+      /RoleBinding entryway\/entryway-exec-gateway: binds ClusterRole made-elsewhere, which the stack does not make and the pack does not know, so it cannot tell whether it grants exec or its equivalent in entryway/,
+    );
+    expect(await run([gateway, binding("entryway", { kind: "Role", name: "made-elsewhere" })])).toMatch(
+      /binds Role made-elsewhere, which the stack does not make/,
+    );
+    expect(await run([gateway, clusterBinding({ kind: "ClusterRole", name: "made-elsewhere" })])).toMatch(
+      /ClusterRoleBinding devs: binds ClusterRole made-elsewhere, .* in every namespace, among them entryway/,
+    );
+  });
+
+  it("treats an aggregated ClusterRole as the roles it selects: built-in edit or admin, or the stack's own", async () => {
+    const aggregated = (selector: Obj) => ({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: "team" },
+      aggregationRule: { clusterRoleSelectors: [selector] },
+      rules: [],
+    });
+    const toEdit = aggregated({ matchLabels: { "rbac.authorization.k8s.io/aggregate-to-edit": "true" } });
+    expect(await run([gateway, toEdit, binding("entryway", { kind: "ClusterRole", name: "team" })])).toMatch(
+      /grants the built-in system:aggregate-to-edit's rights \(aggregated\) in entryway/,
+    );
+    const toAdmin = aggregated({
+      matchExpressions: [{ key: "rbac.authorization.k8s.io/aggregate-to-admin", operator: "In", values: ["true"] }],
+    });
+    expect(await run([gateway, toAdmin, clusterBinding({ kind: "ClusterRole", name: "team" })])).toMatch(
+      /grants the built-in edit's rights \(aggregated\) in every namespace/,
+    );
+    const deployer = {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: "deployer", labels: { "example.com/team": "true" } },
+      rules: [{ apiGroups: ["apps"], resources: ["deployments"], verbs: ["create"] }],
+    };
+    const ours = aggregated({ matchLabels: { "example.com/team": "true" } });
+    expect(await run([gateway, deployer, ours, binding("entryway", { kind: "ClusterRole", name: "team" })])).toMatch(
+      /grants create deployments in entryway/,
+    );
+    const toView = aggregated({ matchLabels: { "rbac.authorization.k8s.io/aggregate-to-view": "true" } });
+    expect(await run([gateway, toView, binding("entryway", { kind: "ClusterRole", name: "team" })])).toBe("");
+  });
+
+  it("passes the exec gateway's own cluster-wide binding (clusterWide: true, entryway-exec-rbac's to allow)", async () => {
+    const own = clusterBinding({ kind: "ClusterRole", name: "entryway-exec-gateway" }, [
+      { kind: "ServiceAccount", name: "entryway-exec-gateway", namespace: "entryway" },
+    ]);
+    const clusterRole = { ...role("ClusterRole", execRules) };
+    expect(await run([gateway, clusterRole, own])).toBe("");
+    // Another subject beside it is not the gateway.
+    const shared = { ...own, subjects: [...own.subjects, { kind: "Group", name: "developers" }] };
+    expect(await run([gateway, clusterRole, shared])).toMatch(
+      /ClusterRoleBinding devs: grants create pods\/exec in every namespace/,
+    );
   });
 });

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { deployment, restrictedContainer, wsLabels } from "../../test/policies/fixtures";
+import { ADMITTED, REFUSED, restrictedPod } from "../../test/policies/pod-security-fixtures";
 import { asResource, runResourcePolicy } from "../../test/policies/run-policies";
 import { podSecurityRestricted } from "./pod-security-restricted";
 
@@ -86,18 +87,41 @@ describe("Pod Security restricted", () => {
     ]);
   });
 
-  it("allows the documented sshd exception only for an ssh-workspace's sshd container", async () => {
+  it("has no exception: an ssh-workspace's sshd container adds no capability either", async () => {
     const sshd = {
       ...restrictedContainer(),
       capabilities: { drop: ["ALL"], add: ["SETUID", "SETGID", "SYS_CHROOT", "AUDIT_WRITE"] },
     };
-    const ok = deployment([{ name: "sshd", image: "x", securityContext: sshd }], wsLabels);
-    expect(await runResourcePolicy(podSecurityRestricted, asResource(ok))).toEqual([]);
-    const otherContainer = deployment([{ name: "helper", image: "x", securityContext: sshd }], wsLabels);
-    expect((await runResourcePolicy(podSecurityRestricted, asResource(otherContainer))).join("\n")).toMatch(
-      /adding capability SETUID .*only an ssh-workspace's sshd/,
+    const labelled = deployment([{ name: "sshd", image: "x", securityContext: sshd }], wsLabels);
+    expect(await runResourcePolicy(podSecurityRestricted, asResource(labelled))).toEqual(
+      ["SETUID", "SETGID", "SYS_CHROOT", "AUDIT_WRITE"].map(
+        (cap) => `Deployment ns/demo container "sshd": adding capability ${cap} is not allowed`,
+      ),
     );
-    const otherWorkload = deployment([{ name: "sshd", image: "x", securityContext: sshd }]);
-    expect(await runResourcePolicy(podSecurityRestricted, asResource(otherWorkload))).toHaveLength(4);
+  });
+
+  // Each check of Pod Security "restricted", one broken at a time: test/real/pod-security.test.ts
+  // has the real API server's Pod Security admission refuse the same pods.
+  it.each(REFUSED.map((c) => [c.name, c] as const))("fires on %s", async (_name, { change, rule }) => {
+    const pod = restrictedPod();
+    change(pod);
+    expect((await runResourcePolicy(podSecurityRestricted, asResource(pod))).join("\n")).toMatch(rule);
+  });
+  it.each(ADMITTED.map((c) => [c.name, c] as const))("passes %s", async (_name, { change }) => {
+    const pod = restrictedPod();
+    change(pod);
+    expect(await runResourcePolicy(podSecurityRestricted, asResource(pod))).toEqual([]);
+  });
+  it("refuses a user-namespaced pod's root only where Pod Security does: runAsUser 0 passes with hostUsers: false", async () => {
+    const pod = restrictedPod();
+    pod.spec.hostUsers = false;
+    pod.spec.securityContext.runAsUser = 0;
+    delete pod.spec.securityContext.runAsNonRoot;
+    delete pod.spec.containers[0].securityContext.runAsNonRoot;
+    expect(await runResourcePolicy(podSecurityRestricted, asResource(pod))).toEqual([]);
+    pod.spec.hostUsers = true;
+    expect((await runResourcePolicy(podSecurityRestricted, asResource(pod))).join("\n")).toMatch(
+      /the pod runs as root \(runAsUser 0\)/,
+    );
   });
 });

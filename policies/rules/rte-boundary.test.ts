@@ -125,6 +125,87 @@ describe("RTE boundary", () => {
     expect(violations.join("\n")).toMatch(message);
   });
 
+  // The attack (issue 33): the app's secrets under names of the RTE's choosing, or as a volume.
+  it.each([
+    [
+      "ANSIBLE_VAULT_PASS from the app's encryption-secret",
+      [{ name: "ANSIBLE_VAULT_PASS", ...secretRef("app-keys", "encryption-secret") }],
+      /must not read Secret app-keys \(key encryption-secret\) as ANSIBLE_VAULT_PASS/,
+    ],
+    [
+      "X_ADMIN from admin-password",
+      [{ name: "X_ADMIN", ...secretRef("app-keys", "admin-password") }],
+      /must not read Secret app-keys \(key admin-password\) as X_ADMIN/,
+    ],
+    [
+      "MYSQL_PWD from the database's root-password",
+      [{ name: "MYSQL_PWD", ...secretRef("app-db", "root-password") }],
+      /must not read Secret app-db \(key root-password\) as MYSQL_PWD/,
+    ],
+    [
+      "a token read from the app's encryption-secret",
+      [{ name: "METRICS_TOKEN", ...secretRef("app-keys", "encryption-secret") }],
+      /METRICS_TOKEN must not come from key encryption-secret of Secret app-keys/,
+    ],
+    [
+      "DB_PASSWORD outside the database mode, by its own name",
+      [{ name: "DB_PASSWORD", ...secretRef("app-db", "password") }],
+      /must not hold DB_PASSWORD/,
+    ],
+  ])("fires on an RTE reading %s", async (_name, env, message) => {
+    const violations = await runResourcePolicy(rteBoundary, asResource(deployment([rteContainer(env)])));
+    expect(violations.join("\n")).toMatch(message);
+  });
+  const withVolume = (volume: Obj, mountPath = "/etc/keys", app = false) => {
+    const pod = deployment([
+      ...(app ? [{ ...appContainer([]), volumeMounts: [{ name: volume.name, mountPath: "/keys" }] }] : []),
+      { ...rteContainer(), volumeMounts: [{ name: volume.name, mountPath, readOnly: true }] },
+    ]);
+    pod.spec.template.spec.volumes = [volume];
+    return pod;
+  };
+  it.each([
+    [
+      "a secret volume",
+      withVolume({ name: "keys", secret: { secretName: "app-keys" } }),
+      /mounts Secret app-keys \(volume "keys"\) at \/etc\/keys: an RTE mounts no Secret but its own ssh files/,
+    ],
+    [
+      "a projected secret source",
+      withVolume({
+        name: "bundle",
+        projected: { sources: [{ configMap: { name: "ca" } }, { secret: { name: "app-keys" } }] },
+      }),
+      /mounts Secret app-keys \(volume "bundle"\)/,
+    ],
+    [
+      "the app's Secret at the ssh path",
+      withVolume({ name: "ssh", secret: { secretName: "app-keys" } }, "/home/node/.ssh", true),
+      /mounts Secret app-keys at \/home\/node\/.ssh, which another container of the pod reads/,
+    ],
+    [
+      "its token's Secret at the ssh path",
+      withVolume({ name: "ssh", secret: { secretName: "keys" } }, "/home/node/.ssh"),
+      /mounts Secret keys at \/home\/node\/.ssh, which its token or password also comes from/,
+    ],
+  ])("fires on an RTE mounting %s", async (_name, pod, message) => {
+    expect((await runResourcePolicy(rteBoundary, asResource(pod))).join("\n")).toMatch(message);
+  });
+  it("passes an RTE's own ssh Secret at /home/node/.ssh and non-secret volumes", async () => {
+    expect(
+      await runResourcePolicy(
+        rteBoundary,
+        asResource(withVolume({ name: "ssh", secret: { secretName: "rte-ssh" } }, "/home/node/.ssh")),
+      ),
+    ).toEqual([]);
+    expect(
+      await runResourcePolicy(
+        rteBoundary,
+        asResource(withVolume({ name: "ca", projected: { sources: [{ configMap: { name: "ca" } }] } })),
+      ),
+    ).toEqual([]);
+  });
+
   it("passes the playbook folders by subPath and the ssh folder read-only from the app's volume", async () => {
     const ok = sharedPod([
       ...playbookFolders,

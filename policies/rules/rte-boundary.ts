@@ -3,9 +3,11 @@
  * (ansibleforms-rte-*), AF_ROLE=rte or RTE_MAX_JOBS and checked in every mode (no RTE_MODE is the
  * database mode, not a pass), holds only its own token: none of the app's secrets
  * (ENCRYPTION_SECRET, ACCESS_TOKEN_SECRET, ADMIN_PASSWORD, envFrom), DB_* only in the database
- * mode and then from a Secret, RTE_TOKEN and METRICS_TOKEN from a Secret; a database-mode RTE does
- * not register itself (RTE_REGISTER=0); it runs as uid 1000 and mounts only the app's playbook
- * folders, never the whole of the app's volume.
+ * mode and then from a Secret, RTE_TOKEN and METRICS_TOKEN from a Secret; no other Secret by any
+ * variable name (valueFrom.secretKeyRef) or key of the app's, and no Secret volume (secret or
+ * projected) but its own ssh files at /home/node/.ssh, a Secret nothing else in the pod reads; a
+ * database-mode RTE does not register itself (RTE_REGISTER=0); it runs as uid 1000 and mounts only
+ * the app's playbook folders, never the whole of the app's volume.
  *
  * Upstream (ansibleforms/ansibleforms, see docs/upstream-facts.md, "AnsibleForms and its RTE"):
  * - server/src/runners/README.md ("Configuration": AF_ROLE, RTE_REGISTER; "Using a runner, step by
@@ -19,6 +21,23 @@ import { containersOf, isRteContainer, label, podTemplate, resourcePolicy, type 
 
 /** The app's own secrets: no RTE holds them, in any mode. */
 const RTE_FORBIDDEN_ENV = [/^ENCRYPTION_SECRET$/, /^ACCESS_TOKEN_SECRET$/, /^ADMIN_PASSWORD$/];
+/**
+ * The only variables an RTE reads from a Secret: its token, its own metrics token and, in the
+ * database mode only, the database password. Any other name (ANSIBLE_VAULT_PASS, MYSQL_PWD, ...)
+ * from any Secret is a secret of someone else's.
+ */
+const RTE_SECRET_ENV: Record<string, (mode: string) => boolean> = {
+  RTE_TOKEN: () => true,
+  METRICS_TOKEN: () => true,
+  DB_PASSWORD: (mode) => mode === "database",
+};
+/**
+ * The keys of the app's Secrets (components/ansibleforms/common.ts ANSIBLEFORMS_SECRET_KEYS), which
+ * no RTE variable reads, whatever its name: a token read from `encryption-secret` is the app's key.
+ */
+const APP_SECRET_KEYS = ["encryption-secret", "access-token-secret", "admin-password", "root-password"];
+/** Where an RTE's own ssh files (its sshSecret) are mounted: the one Secret volume it may have. */
+const RTE_SSH_PATH = "/home/node/.ssh";
 const DATABASE_ENV = /^DB_/;
 /** Where the app keeps its volume (ssh keys, .env, config, backups): an RTE never mounts it whole. */
 const APP_PERSISTENT_PATH = "/app/dist/persistent";
@@ -57,6 +76,64 @@ function rteVolumeProblems(name: string, container: Obj, pod: Obj): string[] {
   return problems;
 }
 
+/** The Secrets a volume brings: a secret volume's, or a projected volume's secret sources. */
+function volumeSecrets(volume: Obj | undefined): string[] {
+  if (!volume) return [];
+  if (volume.secret) return [String(volume.secret.secretName)];
+  return (volume.projected?.sources ?? []).filter((s: Obj) => s.secret).map((s: Obj) => String(s.secret.name));
+}
+
+/**
+ * Every Secret an RTE container reads but its own token, metrics token and (database mode)
+ * database password, by any variable name or as a volume: an env valueFrom.secretKeyRef under
+ * another name or of an app key, and a Secret volume (secret, or a projected secret source) other
+ * than its ssh files at /home/node/.ssh, which must be a Secret no other container of the pod and
+ * none of its own variables read (a Secret mounted whole gives every key it holds).
+ */
+function rteSecretProblems(name: string, mode: string, container: Obj, pod: Obj): string[] {
+  const problems: string[] = [];
+  const envSecrets = new Set<string>();
+  for (const e of (container.env ?? []) as Obj[]) {
+    const ref = e.valueFrom?.secretKeyRef;
+    if (!ref) continue;
+    envSecrets.add(String(ref.name));
+    if (!RTE_SECRET_ENV[e.name]?.(mode)) {
+      if (!RTE_FORBIDDEN_ENV.some((re) => re.test(e.name)))
+        problems.push(
+          `${name}: must not read Secret ${ref.name} (key ${ref.key}) as ${e.name}: an RTE reads no Secret but its own token (RTE_TOKEN) and metrics token (METRICS_TOKEN)`,
+        );
+    } else if (APP_SECRET_KEYS.includes(ref.key)) {
+      problems.push(
+        `${name}: ${e.name} must not come from key ${ref.key} of Secret ${ref.name} (one of the app's secrets)`,
+      );
+    }
+  }
+  const volumes: Obj[] = pod.volumes ?? [];
+  const others = containersOf(pod).filter((c) => c !== container && !isRteContainer(c));
+  const readByOthers = (secret: string) =>
+    others.some(
+      (c) =>
+        (c.env ?? []).some((e: Obj) => e.valueFrom?.secretKeyRef?.name === secret) ||
+        (c.envFrom ?? []).some((e: Obj) => e.secretRef?.name === secret) ||
+        (c.volumeMounts ?? []).some((m: Obj) => volumeSecrets(volumes.find((v) => v.name === m.name)).includes(secret)),
+    );
+  for (const mount of (container.volumeMounts ?? []) as Obj[]) {
+    const secrets = volumeSecrets(volumes.find((v) => v.name === mount.name));
+    if (secrets.length === 0) continue;
+    const isSsh = String(mount.mountPath).replace(/\/$/, "") === RTE_SSH_PATH && secrets.length === 1;
+    if (!isSsh) {
+      problems.push(
+        `${name}: mounts Secret ${secrets.join(", ")} (volume "${mount.name}") at ${mount.mountPath}: an RTE mounts no Secret but its own ssh files at ${RTE_SSH_PATH}`,
+      );
+    } else if (envSecrets.has(secrets[0]) || readByOthers(secrets[0])) {
+      problems.push(
+        `${name}: mounts Secret ${secrets[0]} at ${RTE_SSH_PATH}, which ${envSecrets.has(secrets[0]) ? "its token or password also comes from" : "another container of the pod reads"}: the RTE's ssh files are a Secret of their own (mounted whole, it gives every key it holds)`,
+      );
+    }
+  }
+  return problems;
+}
+
 export function checkRteBoundary(o: K8sObject): string[] {
   const template = podTemplate(o);
   if (!template) return [];
@@ -86,6 +163,7 @@ export function checkRteBoundary(o: K8sObject): string[] {
     }
     if ((container.envFrom ?? []).length > 0)
       problems.push(`${name}: must not use envFrom (it could bring in database or encryption secrets)`);
+    problems.push(...rteSecretProblems(name, mode, container, pod));
     const token = env.find((e) => e.name === "RTE_TOKEN");
     if (!token?.valueFrom?.secretKeyRef)
       problems.push(`${name}: RTE_TOKEN must come from a Secret (valueFrom.secretKeyRef)`);
@@ -98,7 +176,7 @@ export function checkRteBoundary(o: K8sObject): string[] {
 
 export const rteBoundary = resourcePolicy(
   "entryway-rte-boundary",
-  "An RTE (by image or AF_ROLE, any mode) holds no app secrets (DB_* only in database mode, from a Secret), runs as uid 1000, takes its token from a Secret, and mounts only the app's playbook folders.",
+  "An RTE (by image or AF_ROLE, any mode) reads no Secret but its own token and metrics token (DB_* only in database mode, from a Secret), by any variable name or as a volume (its own ssh files aside), runs as uid 1000, and mounts only the app's playbook folders.",
   "mandatory",
   checkRteBoundary,
 );

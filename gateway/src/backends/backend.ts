@@ -77,3 +77,5 @@ export interface DebugContainers {
 export class DebugContainerError extends Error {}
 
 export class NotFoundError extends Error {}
+/** The target exists, but the gateway never enters it (its own container). */
+export class DeniedError extends Error {}

@@ -1,9 +1,12 @@
 // Docker Engine API (also served by podman): exec create, exec start with a hijacked stream
 // (HTTP upgrade), exec resize, exec inspect for the exit code. Entry's original backend.
+import { readFileSync } from "node:fs";
 import http from "node:http";
 import net, { type Socket } from "node:net";
+import { join } from "node:path";
 import type { Target } from "../target.js";
 import {
+  DeniedError,
   NotFoundError,
   type Backend,
   type ExecControl,
@@ -88,8 +91,42 @@ class DockerApiError extends Error {
   }
 }
 
-export function dockerBackend(dockerHost: string): Backend {
+/** Where a container's runtime mounts files of its own making: their source paths name the container. */
+const RUNTIME_MOUNTS = ["/etc/hostname", "/etc/hosts", "/etc/resolv.conf", "/run/.containerenv"];
+const CONTAINER_ID = /(?<![0-9a-f])[0-9a-f]{64}(?![0-9a-f])/g;
+
+/**
+ * The ids of the container this process runs in, from what `procSelf` (/proc/self) says: the
+ * source paths of the files the runtime mounts into every container it makes (Docker's
+ * /var/lib/docker/containers/<id>/hostname, podman's .../overlay-containers/<id>/userdata/hostname,
+ * the fourth field of mountinfo: proc(5)), and the cgroup path (cgroup v1 and a host cgroup
+ * namespace: /docker/<id>, /libpod-<id>.scope). Empty outside a container, or where the runtime
+ * hides both. Read once: a process does not change containers.
+ */
+export function ownContainerIds(procSelf = "/proc/self"): Set<string> {
+  const read = (file: string) => {
+    try {
+      return readFileSync(join(procSelf, file), "utf8");
+    } catch {
+      return "";
+    }
+  };
+  const roots = read("mountinfo")
+    .split("\n")
+    .map((line) => line.split(" "))
+    .filter((fields) => RUNTIME_MOUNTS.includes(fields[4] ?? ""))
+    .map((fields) => fields[3] ?? "");
+  return new Set([...roots, read("cgroup")].flatMap((text) => text.match(CONTAINER_ID) ?? []));
+}
+
+/**
+ * `ownContainer`: the ids of the gateway's own container (default: ownContainerIds()), which it
+ * never enters, as the Kubernetes backend never enters its own namespace: its processes hold the
+ * gateway's configuration and secrets.
+ */
+export function dockerBackend(dockerHost: string, options: { ownContainer?: Set<string> } = {}): Backend {
   const endpoint = parseDockerHost(dockerHost);
+  const own = options.ownContainer ?? ownContainerIds();
 
   function call<T>(method: string, path: string, body?: unknown): Promise<T> {
     return new Promise((resolve, reject) => {
@@ -221,6 +258,7 @@ export function dockerBackend(dockerHost: string): Backend {
         const name = info.Name.replace(/^\//, "");
         if (target.container !== name && target.container !== info.Id)
           throw new NotFoundError(`no container named ${target.container} (give a name, or an id in full)`);
+        if (own.has(info.Id)) throw new DeniedError(`permission denied: container ${name} is the gateway's own`);
         if (!info.State.Running) throw new NotFoundError(`container ${target.container} is not running`);
         return { container: info.Id, label: `docker/${name}` };
       } catch (error) {

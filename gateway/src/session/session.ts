@@ -9,7 +9,7 @@ import { isUtf8 } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import type { WebSocket } from "ws";
 import type { AuditEvent } from "../audit.js";
-import { DebugContainerError, NotFoundError, type ExecHandlers } from "../backends/backend.js";
+import { DebugContainerError, DeniedError, NotFoundError, type ExecHandlers } from "../backends/backend.js";
 import { errorMessage } from "../log.js";
 import {
   decodeRequest,
@@ -116,6 +116,7 @@ export class Session {
       if (error instanceof SessionEnded) return void (await this.abandonExec());
       if (error instanceof Refusal) return void (await this.end(error.closeCode, error.message));
       if (error instanceof NotFoundError) return void (await this.end("not-found", error.message));
+      if (error instanceof DeniedError) return void (await this.end("denied", error.message));
       if (error instanceof DebugContainerError) {
         this.ctx.metrics.backendErrors.inc({ operation: "debug" });
         return void (await this.end("backend-error", error.message));

@@ -106,11 +106,11 @@ credentials:
 {{- end -}}
 
 {{- define "entryway.af.secretEnv" -}}
-- name: {{ .name }}
+- name: {{ .name | quote }}
   valueFrom:
     secretKeyRef:
-      name: {{ .secretName }}
-      key: {{ .key }}
+      name: {{ .secretName | quote }}
+      key: {{ .key | quote }}
 {{- end -}}
 
 {{/* DB_*: the app's, and the database-mode RTE's (which never gets ENCRYPTION_SECRET: see database-rte.ts). */}}
@@ -184,7 +184,8 @@ ghcr.io/ansibleforms/ansibleforms-rte-<full|core|base>, at the given tag or the 
 {{/*
 The RTE container and its volumes, as JSON (dict "container" ... "volumes" ...).
 (dict "root" $ "s" <settings> "mode" inbound|outbound|database "port" N "tokenSecret" name
-"metricsSecret" name "defaultTag" tag "ansibleCfgConfigMap" name "extraEnv" <yaml list> "extraMounts" <list> )
+"metricsSecret" name "defaultTag" tag "ansibleCfgConfigMap" name "extraEnv" <yaml list> "extraMounts" <list>
+"appSecrets" <the Secrets the app's container reads, in its pod> )
 */}}
 {{- define "entryway.af.rteContainer" -}}
 {{- $s := .s -}}
@@ -204,6 +205,15 @@ The RTE container and its volumes, as JSON (dict "container" ... "volumes" ...).
 {{- range $s.extraEnv -}}
 {{- $name := .name -}}
 {{- range $env }}{{ if eq .name $name }}{{ fail (printf "extraEnv %s: set by the chart (change the setting that sets it)" $name) }}{{ end }}{{ end -}}
+{{- if or (hasKey . "valueFrom") (not (hasKey . "value")) }}{{ fail (printf "extraEnv %s: a plain value only (the RTE reads no Secret but its own token and metrics token)" $name) }}{{ end -}}
+{{- end -}}
+{{- /* Its sshSecret, mounted whole, is a Secret of its own: none its variables or the app read (components/ansibleforms/common.ts rteSecretProblems). */ -}}
+{{- if $s.sshSecret -}}
+{{- $read := default list $.appSecrets -}}
+{{- range $env }}{{ with .valueFrom }}{{ with .secretKeyRef }}{{ $read = append $read .name }}{{ end }}{{ end }}{{ end -}}
+{{- if has $s.sshSecret $read -}}
+{{- fail (printf "sshSecret %s is a Secret the RTE's token or the app also reads: the RTE's ssh files are a Secret of their own (mounted whole, it gives every key it holds)" $s.sshSecret) -}}
+{{- end -}}
 {{- end -}}
 {{- $env = concat $env (default list $s.extraEnv) -}}
 {{- $mounts := list -}}
