@@ -74,6 +74,13 @@ export interface ConnectGatewayConfig extends PodSettings {
    * @pattern ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$
    */
   revision?: string;
+  /**
+   * The injected proxy's image pull policy (default: the API server's, Always for `image: auto`,
+   * which has no tag). Istio's injection keeps the pod's own value over its template's (istio
+   * pkg/kube/inject/webhook.go, reapplyOverwrittenContainers), so istiod's
+   * `global.imagePullPolicy` does not apply here: IfNotPresent for preloaded or mirrored proxies.
+   */
+  imagePullPolicy?: ImagePullPolicy;
   /** The proxy container's resources. */
   resources?: ContainerResources;
 }

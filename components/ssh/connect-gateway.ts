@@ -10,7 +10,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { selectorLabels, standardLabels } from "../shared/labels";
-import type { GlobalSettings } from "../shared/image";
+import type { GlobalSettings, ImagePullPolicy } from "../shared/image";
 import { objectName, serviceFqdn } from "../shared/names";
 import { podMetadata, podPlacement, type PodSettings } from "../shared/pod";
 import {
@@ -113,6 +113,12 @@ export interface ConnectGatewayArgs extends PodSettings {
   autoscaling?: ConnectGatewayAutoscaling;
   /** The Istio revision to inject from (default: the default injector). */
   revision?: string;
+  /**
+   * The injected proxy's image pull policy (default: the API server's, Always for `image: auto`).
+   * Istio's injection keeps the pod's own value over its template's (istio
+   * pkg/kube/inject/webhook.go, reapplyOverwrittenContainers): IfNotPresent for preloaded proxies.
+   */
+  imagePullPolicy?: ImagePullPolicy;
   /** Container resources (default: 100m CPU, 128Mi requested; 512Mi memory limit). */
   resources?: pulumi.Input<k8s.types.input.core.v1.ResourceRequirements>;
   /** The cluster DNS the gateway and its workspaces may ask (default: kube-dns in kube-system). */
@@ -429,6 +435,7 @@ export class ConnectGateway extends pulumi.ComponentResource {
                   // "auto": Istio's gateway injection replaces the image with its proxy.
                   name: "istio-proxy",
                   image: "auto",
+                  ...(args.imagePullPolicy ? { imagePullPolicy: args.imagePullPolicy } : {}),
                   ports: [
                     { name: CONNECT_PORT_NAME, containerPort: p.port, protocol: "TCP" },
                     { name: "http-envoy-prom", containerPort: ISTIO_METRICS_PORT, protocol: "TCP" },

@@ -252,6 +252,14 @@ describe("ConnectGateway", () => {
     );
   });
 
+  it("imagePullPolicy reaches the proxy container (Istio's injection keeps the pod's own value); none by default", async () => {
+    const container = async (args: Partial<ConnectGatewayArgs>) =>
+      specOf(findManifest((await render(program(args, []))).manifests, "Deployment", "entryway-connect-gateway"))
+        .template.spec.containers[0];
+    expect((await container({ imagePullPolicy: "IfNotPresent" })).imagePullPolicy).toBe("IfNotPresent");
+    expect((await container({})).imagePullPolicy).toBeUndefined();
+  });
+
   it("with TLS the Gateway waits for the SDS Role and RoleBinding (istiod keeps a refusal for a minute), without TLS for nothing of them", async () => {
     const waits = async (tls: boolean): Promise<string[]> => {
       const made = new Map<pulumi.Resource, string>();
