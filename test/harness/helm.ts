@@ -42,7 +42,13 @@ export interface HelmResult {
 
 /** The environment helm talks to a cluster in: the repository's helm home, that cluster's kubeconfig. */
 export function helmEnv(kubeconfig: string): NodeJS.ProcessEnv {
-  return { ...process.env, HELM_CACHE_HOME: helmHome, HELM_CONFIG_HOME: helmHome, HELM_DATA_HOME: helmHome, KUBECONFIG: kubeconfig };
+  return {
+    ...process.env,
+    HELM_CACHE_HOME: helmHome,
+    HELM_CONFIG_HOME: helmHome,
+    HELM_DATA_HOME: helmHome,
+    KUBECONFIG: kubeconfig,
+  };
 }
 
 /** Runs helm; `env` adds to the environment (e.g. KUBECONFIG for a command that talks to a cluster). */
