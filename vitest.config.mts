@@ -16,6 +16,8 @@ export default defineConfig({
           include: ["test/**/*.test.ts", "policies/**/*.test.ts"],
           exclude: ["test/real/**"],
           setupFiles: ["test/harness/setup.ts"],
+          // expect.poll's default (1 s) is too short on a shared 2-core machine.
+          expect: { poll: { timeout: 15_000 } },
           testTimeout: 120_000,
           hookTimeout: 120_000,
         },
@@ -35,6 +37,8 @@ export default defineConfig({
           include: ["test/real/**/*.test.ts"],
           globalSetup: ["test/real/global-setup.ts"],
           fileParallelism: true,
+          // expect.poll's default (1 s) is too short on a shared 2-core machine.
+          expect: { poll: { timeout: 15_000 } },
           testTimeout: 1_200_000,
           hookTimeout: 3_600_000,
         },
@@ -43,6 +47,8 @@ export default defineConfig({
         test: {
           name: "gateway",
           include: ["gateway/test/**/*.test.ts"],
+          // expect.poll's default (1 s) is too short on a shared 2-core machine.
+          expect: { poll: { timeout: 15_000 } },
           testTimeout: 180_000,
           hookTimeout: 180_000,
         },

@@ -118,6 +118,9 @@ export async function startTmux(env: NodeJS.ProcessEnv, cols = 100, rows = 30): 
     "env PS1='local$ ' /bin/sh",
   );
   await tmux("set-option", "-g", "status", "off");
+  // With no client attached, tmux sizes the window by default-size (80x24 unless set) whenever it
+  // resizes it again: the window's size is kept only when that is the size asked for.
+  await tmux("set-option", "-g", "default-size", `${cols}x${rows}`);
   await tmux("resize-window", "-t", "cli", "-x", String(cols), "-y", String(rows));
   const screen = () => tmux("capture-pane", "-p", "-t", "cli");
   const self: Tmux = {
