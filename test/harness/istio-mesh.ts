@@ -7,12 +7,10 @@
  *
  * What differs from a default install, and why (each a setting of the chart or of istiod, read
  * where istiod reads it; nothing of istiod's output is edited):
- * - hub and tag name the images made here (the chart's deployment.yaml builds
- *   `{hub}/pilot:{tag}`; the injector `{hub}/proxyv2:{tag}`, its `.ProxyImage`);
- * - `global.imagePullPolicy: IfNotPresent`: there is no registry; the gateway injection template
- *   writes it into the injected proxy (files/gateway-injection-template.yaml,
- *   `{{with .Values.global.imagePullPolicy }}imagePullPolicy: ...`), where the API server's default
- *   for the untagged `image: auto` would be Always;
+ * - hub and tag name the images made here (cluster-images.ts): `hub`/`tag` for istiod's own
+ *   Deployment (the chart's deployment.yaml builds `{hub}/pilot:{tag}`), `global.hub`/`global.tag`
+ *   for the injector (its `.ProxyImage`, `{global.hub}/proxyv2:{global.tag}`); the pull policy of the
+ *   injected proxy is the CONNECT gateway's own `imagePullPolicy` (the injection keeps the pod's);
  * - three Envoy extensions that upstream Envoy lacks (Istio builds its proxy with them; upstream
  *   refuses a config naming them: "Didn't find a registered implementation"), each turned off:
  *   `istio.metadata_exchange` by istiod's PILOT_ENABLE_METADATA_EXCHANGE=false
@@ -24,23 +22,19 @@
  * - no autoscaler (one istiod).
  */
 import path from "node:path";
+import { IMAGE_HUB, IMAGE_TAG } from "./cluster-images";
 import { helmBinaries, helmEnv } from "./helm";
 import { run } from "./process";
 import { realTool } from "./realcp";
 
-export const ISTIO_HUB = "localhost/entryway-node";
-export const ISTIO_TAG = "1";
-/** istiod's image, as the chart names it. */
-export const PILOT_IMAGE = `${ISTIO_HUB}/pilot:${ISTIO_TAG}`;
-/** The proxy's image, as the injector names it. */
-export const PROXY_IMAGE = `${ISTIO_HUB}/proxyv2:${ISTIO_TAG}`;
 export const ISTIO_NAMESPACE = "istio-system";
 
 /** The values of the istio-discovery release (see the header for each). */
 export const ISTIOD_VALUES: readonly string[] = [
-  `hub=${ISTIO_HUB}`,
-  `tag=${ISTIO_TAG}`,
-  "global.imagePullPolicy=IfNotPresent",
+  `hub=${IMAGE_HUB}`,
+  `tag=${IMAGE_TAG}`,
+  `global.hub=${IMAGE_HUB}`,
+  `global.tag=${IMAGE_TAG}`,
   "autoscaleEnabled=false",
   "seccompProfile.type=RuntimeDefault",
   "resources.requests.cpu=100m",

@@ -16,7 +16,8 @@
  * gives pods that Service IP as their nameserver (CoreDNS: test/harness/cluster-services.ts).
  *
  * The API server listens on 127.0.0.1 only; the node reaches it through a relay in this process on
- * the host end of the veth (same port), with `tls-server-name: localhost` (a name the server's
+ * the host end of the veth, port 6443 (kubeadm's; policies that admit egress to the API server by
+ * its usual ports, as the exec gateway's does, see the port after kube-proxy's DNAT), with `tls-server-name: localhost` (a name the server's
  * certificate holds). The `kubernetes` Service (10.96.0.1:443, also in that certificate) gets an
  * EndpointSlice to the relay, so pods reach the API server as on any cluster (the control plane runs
  * with --endpoint-reconciler-type=none). The API server dials the kubelet at the node's InternalIP
@@ -113,6 +114,9 @@ interface Started {
   readonly name: string;
   readonly child: ChildProcess;
 }
+
+/** The API server's port as the node and its pods reach it (the relay's): kubeadm's default. */
+const RELAY_PORT = 6443;
 
 const CGROUP_HIERARCHIES = ["cpu", "cpuacct", "cpuset", "memory", "devices", "freezer", "blkio", "pids", "systemd"];
 
@@ -324,7 +328,7 @@ export async function startNode(controlPlane: NodeControlPlane, options: NodeOpt
     });
     await new Promise<void>((resolve, reject) => {
       relay.once("error", reject);
-      relay.listen(apiPort, hostIp, resolve);
+      relay.listen(RELAY_PORT, hostIp, resolve);
     });
     atStop(
       "API relay",
@@ -334,7 +338,7 @@ export async function startNode(controlPlane: NodeControlPlane, options: NodeOpt
           for (const socket of relayed) socket.destroy();
         }),
     );
-    const nodeServer = `https://${hostIp}:${apiPort}`;
+    const nodeServer = `https://${hostIp}:${RELAY_PORT}`;
 
     // --- credentials: the kubelet as its node (Node authorizer, NodeRestriction), kube-proxy as
     // the user the bootstrap policy binds to system:node-proxier
@@ -361,7 +365,7 @@ export async function startNode(controlPlane: NodeControlPlane, options: NodeOpt
       },
       addressType: "IPv4",
       endpoints: [{ addresses: [hostIp], conditions: { ready: true } }],
-      ports: [{ name: "https", port: apiPort, protocol: "TCP" }],
+      ports: [{ name: "https", port: RELAY_PORT, protocol: "TCP" }],
     });
     if (slice.status !== 201) throw new Error(`the API server refused the kubernetes EndpointSlice: ${slice.body}`);
     atStop("kubernetes EndpointSlice", async () => {
