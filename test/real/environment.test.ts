@@ -13,13 +13,13 @@
  * lines.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { KubeConfig, NetworkingV1Api, RbacAuthorizationV1Api, type V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cleanEnv, cliCommand } from "../../gateway/test/clients/cli-harness";
+import { cleanEnv, writeCliShim } from "../../gateway/test/clients/cli-harness";
 import { selfSignedCertificate } from "../../gateway/test/helpers/tls";
 import { ExitCode } from "../../gateway/src/cli/enter-options";
 import { startEnvironment, type Environment } from "../harness/environment";
@@ -212,11 +212,7 @@ describe.skipIf(missing.length > 0 && !inCI)(
 
     beforeAll(async () => {
       home = mkdtempSync(path.join(os.tmpdir(), "entryway-environment-"));
-      mkdirSync(path.join(home, "bin"));
-      const [command, ...args] = cliCommand();
-      writeFileSync(path.join(home, "bin", "entryway"), `#!/bin/sh\nexec ${command} ${args.join(" ")} "$@"\n`, {
-        mode: 0o755,
-      });
+      writeCliShim(path.join(home, "bin"));
       const keygen = await run("ssh-keygen", [
         "-q",
         "-t",

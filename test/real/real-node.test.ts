@@ -56,7 +56,7 @@ import { kubernetesBackend } from "../../gateway/src/backends/kubernetes";
 import { defaultConfig, type GatewayConfig } from "../../gateway/src/config";
 import { createGateway, type Gateway } from "../../gateway/src/server";
 import { ExitCode } from "../../gateway/src/cli/enter-options";
-import { cleanEnv, cliCommand, startTmux, tmuxAvailable, type Tmux } from "../../gateway/test/clients/cli-harness";
+import { cleanEnv, startTmux, tmuxAvailable, writeCliShim, type Tmux } from "../../gateway/test/clients/cli-harness";
 import { EntryClient } from "../../gateway/test/helpers/client";
 import { CHROMIUM, launchChromium, screenText, typeLine, waitForText } from "../../gateway/test/clients/browser";
 import { ResponseType } from "../../gateway/src/protocol";
@@ -233,13 +233,7 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
   function cliEnv(gatewayUrl: string): NodeJS.ProcessEnv {
     const bin = path.join(cliHome, "bin");
     if (!existsSync(bin)) {
-      mkdirSync(bin);
-      const [command, ...args] = cliCommand();
-      writeFileSync(
-        path.join(bin, "entryway"),
-        `#!/bin/sh\nexec nsenter --net=/run/netns/${node.netns} -- ${command} ${args.join(" ")} "$@"\n`,
-        { mode: 0o755 },
-      );
+      writeCliShim(bin, `nsenter --net=/run/netns/${node.netns} -- `);
     }
     return cleanEnv(cliHome, {
       PATH: `${bin}:${process.env.PATH}`,
@@ -1075,9 +1069,7 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     try {
       // `entryway` on this machine's PATH (not the node's: connect-proxy dials the model on loopback).
       const bin = path.join(cliHome, "host-bin");
-      mkdirSync(bin, { recursive: true });
-      const [command, ...args] = cliCommand();
-      writeFileSync(path.join(bin, "entryway"), `#!/bin/sh\nexec ${command} ${args.join(" ")} "$@"\n`, { mode: 0o755 });
+      writeCliShim(bin);
       const env = { ...cleanEnv(cliHome), PATH: `${bin}:${process.env.PATH}` };
       const block = await run(
         "entryway",

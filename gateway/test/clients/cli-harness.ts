@@ -1,7 +1,7 @@
 // Running the real `entryway enter` process: spawned with pipes, or inside a private tmux server
 // (its own socket) where it gets a real terminal that the test types into, resizes and reads.
 import { execFile, execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,6 +17,16 @@ const MAIN = join(REPO, "gateway/src/cli/main.ts");
 /** The command line that runs the CLI from source (tsx), with this Node. */
 export function cliCommand(...args: string[]): string[] {
   return [process.execPath, "--import", "tsx", MAIN, ...args];
+}
+
+/**
+ * Puts an `entryway` command into the folder `bin` (made when missing) that runs this checkout's
+ * CLI after `prefix` (e.g. `nsenter --net=<netns> -- `), for a PATH that tools such as ssh's
+ * ProxyCommand search.
+ */
+export function writeCliShim(bin: string, prefix = ""): void {
+  mkdirSync(bin, { recursive: true });
+  writeFileSync(join(bin, "entryway"), `#!/bin/sh\nexec ${prefix}${cliCommand().join(" ")} "$@"\n`, { mode: 0o755 });
 }
 
 /** An environment without the caller's ENTRYWAY_* settings and with an empty config home. */
