@@ -17,7 +17,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { KubeConfig, NetworkingV1Api, RbacAuthorizationV1Api, type V1Pod } from "@kubernetes/client-node";
+import { AppsV1Api, KubeConfig, NetworkingV1Api, RbacAuthorizationV1Api, type V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanEnv, writeCliShim } from "../../gateway/test/clients/cli-harness";
 import { selfSignedCertificate } from "../../gateway/test/helpers/tls";
@@ -68,7 +68,8 @@ function envoyTimeouts(
     const object = value as Record<string, unknown>;
     const domains = object.domains as string[] | undefined;
     if (domains && Array.isArray(object.routes))
-      for (const domain of domains.filter((d) => hosts.some((host) => d === `${host}:22`)))
+      // A workspace's virtual host: its Service's name, the port pinned by the route's :authority match.
+      for (const domain of domains.filter((d) => hosts.includes(d)))
         for (const route of object.routes as { route?: { idle_timeout?: string } }[])
           if (route.route?.idle_timeout) routes[domain] = route.route.idle_timeout;
     if (
@@ -95,6 +96,7 @@ describe.skipIf(missing.length > 0 && !inCI)(
     let stack: PulumiStack;
     let networking: NetworkingV1Api;
     let rbac: RbacAuthorizationV1Api;
+    let apps: AppsV1Api;
     let home: string;
     const upTimes: Record<string, number> = {};
 
@@ -237,6 +239,7 @@ describe.skipIf(missing.length > 0 && !inCI)(
       kubeConfig.loadFromFile(env.controlPlane.kubeconfig);
       networking = kubeConfig.makeApiClient(NetworkingV1Api);
       rbac = kubeConfig.makeApiClient(RbacAuthorizationV1Api);
+      apps = kubeConfig.makeApiClient(AppsV1Api);
       // The namespaces the stack enters but does not own exist before it (docs/deploying.md).
       for (const name of [TEAM_A, TEAM_B]) await env.core.createNamespace({ body: { metadata: { name } } });
       stack = new PulumiStack({ stackName: "environment", config: {}, kubeconfig: env.controlPlane.kubeconfig });
@@ -302,11 +305,12 @@ describe.skipIf(missing.length > 0 && !inCI)(
       expect(proxy.stderr).toContain("entryway-ws-mallory.env-team-a.svc.cluster.local");
 
       // Throughput: 64 MiB down through the gateway, then straight to the pod's sshd (a policy
-      // admitting this machine to port 22 for the measurement, removed after).
+      // admitting this machine to its port for the measurement, removed after).
       const alice = await pod(
         TEAM_A,
         "app.kubernetes.io/name=ssh-workspace,app.kubernetes.io/component=entryway-ws-alice",
       );
+      const sshdPort = containerPort(alice);
       await ssh(alias("alice"), "head -c 67108864 /dev/zero > ~/big.bin");
       const timedDownload = async (args: string[]): Promise<number> => {
         const started = performance.now();
@@ -325,7 +329,10 @@ describe.skipIf(missing.length > 0 && !inCI)(
             podSelector: { matchLabels: { "app.kubernetes.io/component": "entryway-ws-alice" } },
             policyTypes: ["Ingress"],
             ingress: [
-              { _from: [{ ipBlock: { cidr: `${env.node.hostIp}/32` } }], ports: [{ port: 22, protocol: "TCP" }] },
+              {
+                _from: [{ ipBlock: { cidr: `${env.node.hostIp}/32` } }],
+                ports: [{ port: sshdPort, protocol: "TCP" }],
+              },
             ],
           },
         },
@@ -342,6 +349,8 @@ describe.skipIf(missing.length > 0 && !inCI)(
           "StrictHostKeyChecking=accept-new",
           "-o",
           "BatchMode=yes",
+          "-p",
+          String(sshdPort),
           `dev@${alice.status!.podIP!}`,
         ];
         let probe = await runBytes("ssh", [...direct, "true"], { env: cliEnv(), cwd: repoRoot });
@@ -458,7 +467,7 @@ describe.skipIf(missing.length > 0 && !inCI)(
     /** The exec gateway's Ready pod's address (this machine reaches pod IPs; its policy admits this machine). */
     async function execGatewayUrl(): Promise<string> {
       const exec = await pod(STACK_NS, "app.kubernetes.io/name=exec-gateway");
-      return `ws://${exec.status!.podIP!}:${exec.spec!.containers[0]!.ports![0]!.containerPort}`;
+      return `ws://${exec.status!.podIP!}:${containerPort(exec)}`;
     }
     function enterEnv(gatewayUrl: string): NodeJS.ProcessEnv {
       return { ...cliEnv(), ENTRYWAY_GATEWAY: gatewayUrl, ENTRYWAY_TOKEN_FILE: path.join(home, "token") };
@@ -504,6 +513,30 @@ describe.skipIf(missing.length > 0 && !inCI)(
       }
     }
 
+    /** Waits until a Deployment's rollout is over: every replica updated and Ready, no old pod left. */
+    async function rolledOut(namespace: string, name: string): Promise<void> {
+      await expect
+        .poll(
+          async () => {
+            const deployment = await apps.readNamespacedDeployment({ namespace, name });
+            const { replicas = 0, updatedReplicas, readyReplicas, observedGeneration } = deployment.status ?? {};
+            return (
+              observedGeneration === deployment.metadata?.generation &&
+              updatedReplicas === deployment.spec?.replicas &&
+              readyReplicas === deployment.spec?.replicas &&
+              replicas === deployment.spec?.replicas
+            );
+          },
+          { timeout: 120_000 },
+        )
+        .toBe(true);
+    }
+
+    /** A pod's first container's first port. */
+    function containerPort(target: V1Pod): number {
+      return target.spec!.containers[0]!.ports![0]!.containerPort;
+    }
+
     /** Whether `nc` from the probe pod connects to ip:port within 3 s (through the API server's exec). */
     async function connects(probe: V1Pod, ip: string, port: number): Promise<boolean> {
       return (
@@ -517,7 +550,9 @@ describe.skipIf(missing.length > 0 && !inCI)(
       const alice = await pod(TEAM_A, "app.kubernetes.io/component=entryway-ws-alice");
       const carol = await pod(TEAM_B, "app.kubernetes.io/component=entryway-ws-carol");
       const exec = await pod(STACK_NS, "app.kubernetes.io/name=exec-gateway");
-      const execPort = exec.spec!.containers[0]!.ports![0]!.containerPort;
+      const execPort = containerPort(exec);
+      // sshd's own port in the pod (the Service's 22 maps to it).
+      const sshdPort = containerPort(alice);
       const api = { ip: "10.96.0.1", port: 443 };
 
       const [asGateway, asAlice, outsider, fromIngress] = await Promise.all([
@@ -531,7 +566,7 @@ describe.skipIf(missing.length > 0 && !inCI)(
           what: "connect gateway -> workspace sshd",
           probe: asGateway,
           ip: alice.status!.podIP!,
-          port: 22,
+          port: sshdPort,
           allowed: true,
         },
         {
@@ -542,7 +577,13 @@ describe.skipIf(missing.length > 0 && !inCI)(
           allowed: false,
         },
         { what: "connect gateway -> API server", probe: asGateway, ip: api.ip, port: api.port, allowed: false },
-        { what: "workspace -> another workspace", probe: asAlice, ip: carol.status!.podIP!, port: 22, allowed: false },
+        {
+          what: "workspace -> another workspace",
+          probe: asAlice,
+          ip: carol.status!.podIP!,
+          port: sshdPort,
+          allowed: false,
+        },
         { what: "workspace -> API server", probe: asAlice, ip: api.ip, port: api.port, allowed: false },
         {
           what: "another namespace -> exec gateway",
@@ -555,7 +596,7 @@ describe.skipIf(missing.length > 0 && !inCI)(
           what: "another namespace -> workspace sshd",
           probe: outsider,
           ip: alice.status!.podIP!,
-          port: 22,
+          port: sshdPort,
           allowed: false,
         },
         {
@@ -566,9 +607,16 @@ describe.skipIf(missing.length > 0 && !inCI)(
           allowed: true,
         },
       ];
+      // An allowed probe is tried until it connects (kube-network-policies learns a new pod's
+      // address from its informer, so a probe pod's first packets may come before it is known);
+      // a denied one must stay dropped, tried once more after the allowed ones have connected.
       const outcomes: string[] = [];
-      for (const c of cases)
-        outcomes.push(`${c.what}: ${(await connects(c.probe, c.ip, c.port)) ? "connects" : "dropped"}`);
+      for (const c of cases) {
+        let connected = await connects(c.probe, c.ip, c.port);
+        for (const started = Date.now(); c.allowed && !connected && Date.now() - started < 30_000;)
+          connected = await connects(c.probe, c.ip, c.port);
+        outcomes.push(`${c.what}: ${connected ? "connects" : "dropped"}`);
+      }
       expect(outcomes).toEqual(cases.map((c) => `${c.what}: ${c.allowed ? "connects" : "dropped"}`));
       figure(`NetworkPolicy probes: ${cases.length} as expected`);
 
@@ -712,8 +760,8 @@ describe.skipIf(missing.length > 0 && !inCI)(
       ]);
       figure(`Envoy's timeouts: ${JSON.stringify(applied)}`);
       expect(applied.routes).toEqual({
-        [`${workspaceHost("alice", TEAM_A)}:22`]: "3600s",
-        [`${workspaceHost("bob", TEAM_A)}:22`]: "20s",
+        [workspaceHost("alice", TEAM_A)]: "3600s",
+        [workspaceHost("bob", TEAM_A)]: "20s",
       });
     });
 
@@ -731,6 +779,7 @@ describe.skipIf(missing.length > 0 && !inCI)(
       });
       const result = await up("TLS on", environmentStack(EVERY_WORKSPACE, true));
       const upEnded = performance.now();
+      await rolledOut(CONNECT_NS, "entryway-connect-gateway");
       const blocks = result.outputs.sshConfig?.value as string;
       expect(blocks).toContain(`ProxyCommand entryway connect-proxy --tls ${GATEWAY_HOST}:${NODE_PORT} %h %p`);
       // The user's CA for a private certificate (ssh-config --ca-file writes the same).
