@@ -61,6 +61,7 @@ export {
   type ExecGatewayOidcAlgorithm,
   type ExecGatewayProxyAddress,
   type ExecGatewaySecretKeyRef,
+  type ConfigMapKeyRef,
   type ExecGatewayWebhookArgs,
   type ExecGatewayOidcArgs,
   type ExecGatewayExposureArgs,
