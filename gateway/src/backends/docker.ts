@@ -288,11 +288,17 @@ export function dockerBackend(dockerHost: string, options: { ownContainer?: Set<
       stream.on("end", () => end());
       stream.on("close", () => end());
       stream.on("error", (error) => end(error.message));
+      // One resize at a time, in the order asked: two calls in flight may be applied by the engine
+      // in either order, and the session's size at connect, still in flight, overwrote the
+      // client's first WINCH on a loaded machine (stty size said the old size).
+      let resizing = Promise.resolve();
       const resize = (cols: number, rows: number) =>
-        call("POST", `/exec/${execId}/resize?h=${rows}&w=${cols}`).then(
-          () => undefined,
-          () => undefined, // a resize can race the end of the exec; nothing to do about it
-        );
+        (resizing = resizing.then(() =>
+          call("POST", `/exec/${execId}/resize?h=${rows}&w=${cols}`).then(
+            () => undefined,
+            () => undefined, // a resize can race the end of the exec; nothing to do about it
+          ),
+        ));
       if (tty) void resize(size.cols, size.rows);
       return {
         write: (data, written) => void stream.write(data, written && (() => written())),
