@@ -86,8 +86,9 @@ export interface RealNode {
   readonly name: string;
   /** The node's InternalIP (in its own network namespace). */
   readonly ip: string;
-  /** This machine's end of the veth. */
+  /** This machine's end of the veth: its address, and the link's name. */
   readonly hostIp: string;
+  readonly hostLink: string;
   /** The pods' addresses; this machine routes them via the node's IP (so processes here reach pod IPs). */
   readonly podCidr: string;
   readonly netns: string;
@@ -679,7 +680,7 @@ export async function startNode(controlPlane: NodeControlPlane, options: NodeOpt
       return { port: (server.address() as net.AddressInfo).port, close };
     };
 
-    return { name, ip, hostIp, podCidr, netns, dir, ctr, inNode, forward, importImages, tail, stop };
+    return { name, ip, hostIp, hostLink, podCidr, netns, dir, ctr, inNode, forward, importImages, tail, stop };
   } catch (error) {
     const logs = ["containerd", "kubelet", "kube-proxy"]
       .filter((p) => started.some((s) => s.name === p))

@@ -59,3 +59,8 @@ export async function must(command: string, args: string[]): Promise<string> {
     throw new Error(`${command} ${args.join(" ")} exited ${result.status}: ${result.stderr.trim()}`);
   return result.stdout;
 }
+
+/** Makes an unencrypted ed25519 key pair at `file` (and `file`.pub), as a user's ssh key. */
+export async function sshKeyPair(file: string, comment: string): Promise<void> {
+  await must("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", file]);
+}

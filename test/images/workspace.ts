@@ -12,15 +12,12 @@
  * 0.0.0.0, so the test mounts a copy of it changed only in ListenAddress (127.0.0.1), as
  * test/ssh/e2e.test.ts does; the entrypoint takes the port from ENTRYWAY_SSHD_PORT, as in the pod.
  */
-import { execFile } from "node:child_process";
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import type { Podman } from "../../gateway/test/helpers/podman";
 import { repoRoot } from "../harness/helm";
 import { freePort, waitForPort } from "../harness/net";
-
-const run = promisify(execFile);
+import { sshKeyPair } from "../harness/process";
 
 export interface WorkspaceContainer {
   name: string;
@@ -42,7 +39,7 @@ export async function startWorkspaceContainer(
   const dir = join(podman.dir, name);
   mkdirSync(dir, { recursive: true });
   const identityFile = join(dir, "id_ed25519");
-  await run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "images-test", "-f", identityFile]);
+  await sshKeyPair(identityFile, "images-test");
   const authorizedKeys = join(dir, "authorized_keys");
   writeFileSync(authorizedKeys, readFileSync(`${identityFile}.pub`));
   chmodSync(authorizedKeys, 0o444); // the Secret's defaultMode

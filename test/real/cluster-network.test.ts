@@ -29,6 +29,7 @@ import { startControlPlane, type ControlPlane } from "../harness/control-plane";
 import { CLUSTER_DNS_IP, resolvedAddresses, startClusterDns, startNetworkPolicies } from "../harness/cluster-services";
 import { missingNodeTools, startNode, type RealNode } from "../harness/node";
 import { restrictedPod } from "../harness/restricted-pod";
+import { tcpProbeScript, tcpVerdict, type TcpVerdict } from "../harness/tcp-probe";
 
 const inCI = !["", "0", "false"].includes((process.env.CI ?? "").toLowerCase());
 const missing = missingNodeTools();
@@ -69,24 +70,15 @@ describe.skipIf(missing.length > 0 && !inCI)("cluster DNS and NetworkPolicies on
     return { code: Number(exitCode), out };
   }
 
-  /**
-   * A TCP connection from a pod to host:port with busybox `nc -w 2` (an HTTP request sent, the
-   * answer read): "connected" (with the answer), "dropped" (the connect timed out: nothing came
-   * back) or "refused"/other (an answer that was not a connection).
-   */
+  /** A TCP probe from a pod to host:port (test/harness/tcp-probe.ts): its verdict and nc's output. */
   async function probe(
     namespace: string,
     pod: string,
     host: string,
     port: number,
-  ): Promise<{ verdict: "connected" | "dropped" | "other"; out: string }> {
-    const { code, out } = await sh(
-      namespace,
-      pod,
-      `printf 'GET / HTTP/1.0\\r\\n\\r\\n' > /tmp/request && nc -w 2 ${host} ${port} < /tmp/request 2>&1`,
-    );
-    if (/timed out/.test(out)) return { verdict: "dropped", out };
-    return { verdict: code === 0 ? "connected" : "other", out };
+  ): Promise<{ verdict: TcpVerdict; out: string }> {
+    const result = await sh(namespace, pod, tcpProbeScript(host, port));
+    return { verdict: tcpVerdict(result), out: result.out };
   }
   const verdict = async (namespace: string, pod: string, host: string, port: number) =>
     (await probe(namespace, pod, host, port)).verdict;

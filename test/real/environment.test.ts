@@ -14,6 +14,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
@@ -25,11 +26,12 @@ import { ExitCode } from "../../gateway/src/cli/enter-options";
 import { startEnvironment, type Environment } from "../harness/environment";
 import { repoRoot } from "../harness/helm";
 import { missingNodeTools } from "../harness/node";
-import { run, runBytes } from "../harness/process";
+import { run, runBytes, sshKeyPair } from "../harness/process";
 import { engineTools, PulumiStack, type EngineResult } from "../harness/pulumi-engine";
 import { ISTIO_NAMESPACE } from "../harness/istio-mesh";
-import { distrolessPod } from "../harness/restricted-pod";
+import { distrolessPod, restrictedPod } from "../harness/restricted-pod";
 import { BUSYBOX_IMAGE } from "../harness/node-images";
+import { tcpProbeScript, tcpVerdict, type TcpVerdict } from "../harness/tcp-probe";
 import { stackConfig, type StackDocument } from "./stack-config";
 
 const inCI = !["", "0", "false"].includes((process.env.CI ?? "").toLowerCase());
@@ -146,6 +148,9 @@ describe.skipIf(missing.length > 0 && !inCI)(
           nodePort: NODE_PORT,
           // The proxy image is preloaded: there is no registry to pull it from.
           imagePullPolicy: "IfNotPresent",
+          // Only this machine's address on the node's link may CONNECT (the allowedSourceRanges step
+          // tries another address of this machine's).
+          allowedSourceRanges: [`${env.node.hostIp}/32`],
           ...(tls ? { tls: { credentialName: TLS_SECRET } } : {}),
           replicas: 1,
           resources: { requests: { cpu: "10m", memory: "64Mi" }, limits: { memory: "512Mi" } },
@@ -215,18 +220,7 @@ describe.skipIf(missing.length > 0 && !inCI)(
     beforeAll(async () => {
       home = mkdtempSync(path.join(os.tmpdir(), "entryway-environment-"));
       writeCliShim(path.join(home, "bin"));
-      const keygen = await run("ssh-keygen", [
-        "-q",
-        "-t",
-        "ed25519",
-        "-N",
-        "",
-        "-C",
-        "env",
-        "-f",
-        path.join(home, "id_ed25519"),
-      ]);
-      if (keygen.status !== 0) throw new Error(`ssh-keygen: ${keygen.stderr}`);
+      await sshKeyPair(path.join(home, "id_ed25519"), "env");
 
       // The engine's tools first (realTool remembers them): finding one may wait for its build
       // (spawnSync), and the node's API relay runs in this process, so nothing may block it once
@@ -374,6 +368,52 @@ describe.skipIf(missing.length > 0 && !inCI)(
       }
     });
 
+    /**
+     * The status line the CONNECT port answers to a CONNECT for alice's sshd, from a client bound to
+     * `localAddress` (the node's address is reached through its NodePort, externalTrafficPolicy
+     * Local: kube-proxy keeps the client's address).
+     */
+    function connectStatus(localAddress: string): Promise<string> {
+      return new Promise((resolve, reject) => {
+        const target = `${workspaceHost("alice", TEAM_A)}:22`;
+        const socket = net.connect({ host: env.node.ip, port: NODE_PORT, localAddress }, () =>
+          socket.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n\r\n`),
+        );
+        let received = "";
+        socket.setTimeout(10_000, () => socket.destroy(new Error(`no answer from ${localAddress}: ${received}`)));
+        socket.on("data", (chunk: Buffer) => {
+          received += chunk.toString("latin1");
+          if (received.includes("\r\n")) {
+            resolve(received.slice(0, received.indexOf("\r\n")));
+            socket.destroy();
+          }
+        });
+        socket.on("error", reject);
+        socket.on("close", () => reject(new Error(`closed without a status line: ${JSON.stringify(received)}`)));
+      });
+    }
+
+    it("allowedSourceRanges: the real Envoy refuses CONNECT from an address outside them (403) and admits this machine's", async () => {
+      // A second address of this machine's on the node's link, outside the /32 the stack allows;
+      // the node answers it by its default route (to this machine's end of the link). Istio judges
+      // remoteIpBlocks by the client's address, which a NodePort keeps with externalTrafficPolicy
+      // Local (istio.io/latest/docs/tasks/security/authorization/authz-ingress/).
+      const outside = env.node.hostIp.replace(/\.1$/, ".5");
+      const added = await run("ip", ["addr", "add", `${outside}/32`, "dev", env.node.hostLink]);
+      if (added.status !== 0) throw new Error(`ip addr add ${outside}: ${added.stderr}`);
+      try {
+        const refused = await connectStatus(outside);
+        const admitted = await connectStatus(env.node.hostIp);
+        expect({ refused, admitted }).toMatchObject({
+          refused: expect.stringMatching(/^HTTP\/1\.1 403 /),
+          admitted: expect.stringMatching(/^HTTP\/1\.1 200 /),
+        });
+        figure(`allowedSourceRanges: ${outside} gets "${refused}", ${env.node.hostIp} gets "${admitted}"`);
+      } finally {
+        await run("ip", ["addr", "delete", `${outside}/32`, "dev", env.node.hostLink]);
+      }
+    });
+
     it("an idle session is opened (checked past Envoy's default stream idle timeout, 5 minutes, before TLS changes the listener)", async () => {
       const session = spawn(
         "ssh",
@@ -485,6 +525,34 @@ describe.skipIf(missing.length > 0 && !inCI)(
       return { status: result.status, stdout: result.stdout.toString(), stderr: result.stderr };
     }
 
+    /**
+     * A probe pod with another pod's labels (so the same policies select it), minus the labels its
+     * controller owns and Istio's injection switch.
+     */
+    async function probeLike(namespace: string, name: string, like: V1Pod | undefined): Promise<V1Pod> {
+      const labels = { ...(like?.metadata?.labels ?? { probe: name }) };
+      for (const owned of [
+        "pod-template-hash",
+        "controller-revision-hash",
+        "statefulset.kubernetes.io/pod-name",
+        "apps.kubernetes.io/pod-index",
+      ])
+        delete labels[owned];
+      labels["sidecar.istio.io/inject"] = "false";
+      await env.core.createNamespacedPod({
+        namespace,
+        body: restrictedPod(name, ["sh", "-c", "touch /tmp/ready; sleep 3600"], {}, labels),
+      });
+      const deadline = Date.now() + 120_000;
+      for (;;) {
+        const probe = await env.core.readNamespacedPod({ namespace, name });
+        if (probe.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")) return probe;
+        if (Date.now() > deadline)
+          throw new Error(`probe ${namespace}/${name} not Ready: ${JSON.stringify(probe.status)}`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+
     /** Waits until a Deployment's rollout is over: every replica updated and Ready, no old pod left. */
     async function rolledOut(namespace: string, name: string): Promise<void> {
       await expect
@@ -508,6 +576,110 @@ describe.skipIf(missing.length > 0 && !inCI)(
     function containerPort(target: V1Pod): number {
       return target.spec!.containers[0]!.ports![0]!.containerPort;
     }
+
+    /** A TCP probe from the probe pod to ip:port (test/harness/tcp-probe.ts), through the API server's exec. */
+    async function verdict(probe: V1Pod, ip: string, port: number): Promise<TcpVerdict> {
+      const result = await env.exec(probe.metadata!.namespace!, probe.metadata!.name!, [
+        "sh",
+        "-c",
+        tcpProbeScript(ip, port),
+      ]);
+      return tcpVerdict({ code: result.code, out: result.stdout });
+    }
+
+    it("NetworkPolicies with real packets: for each rule, an allowed probe connects and a denied one is dropped; a denied probe connects once its policy is removed", async () => {
+      const gateway = await pod(CONNECT_NS, "app.kubernetes.io/name=connect-gateway");
+      const alice = await pod(TEAM_A, "app.kubernetes.io/component=entryway-ws-alice");
+      const carol = await pod(TEAM_B, "app.kubernetes.io/component=entryway-ws-carol");
+      const exec = await pod(STACK_NS, "app.kubernetes.io/name=exec-gateway");
+      const execPort = containerPort(exec);
+      // sshd's own port in the pod (the Service's 22 maps to it).
+      const sshdPort = containerPort(alice);
+      const api = { ip: "10.96.0.1", port: 443 };
+
+      const [asGateway, asAlice, outsider, fromIngress] = await Promise.all([
+        probeLike(CONNECT_NS, "probe-as-gateway", gateway),
+        probeLike(TEAM_A, "probe-as-alice", alice),
+        probeLike(TEAM_B, "probe-outsider", undefined),
+        probeLike(ISTIO_NAMESPACE, "probe-from-ingress", undefined),
+      ]);
+      const cases: { what: string; probe: V1Pod; ip: string; port: number; allowed: boolean }[] = [
+        {
+          what: "connect gateway -> workspace sshd",
+          probe: asGateway,
+          ip: alice.status!.podIP!,
+          port: sshdPort,
+          allowed: true,
+        },
+        {
+          what: "connect gateway -> exec gateway",
+          probe: asGateway,
+          ip: exec.status!.podIP!,
+          port: execPort,
+          allowed: false,
+        },
+        { what: "connect gateway -> API server", probe: asGateway, ip: api.ip, port: api.port, allowed: false },
+        {
+          what: "workspace -> another workspace",
+          probe: asAlice,
+          ip: carol.status!.podIP!,
+          port: sshdPort,
+          allowed: false,
+        },
+        { what: "workspace -> API server", probe: asAlice, ip: api.ip, port: api.port, allowed: false },
+        {
+          what: "another namespace -> exec gateway",
+          probe: outsider,
+          ip: exec.status!.podIP!,
+          port: execPort,
+          allowed: false,
+        },
+        {
+          what: "another namespace -> workspace sshd",
+          probe: outsider,
+          ip: alice.status!.podIP!,
+          port: sshdPort,
+          allowed: false,
+        },
+        {
+          what: "ingress namespace -> exec gateway",
+          probe: fromIngress,
+          ip: exec.status!.podIP!,
+          port: execPort,
+          allowed: true,
+        },
+      ];
+      // An allowed probe is tried until it connects (kube-network-policies learns a new pod's
+      // address from its informer, so a probe pod's first packets may come before it is known);
+      // a denied one must stay dropped, tried once more after the allowed ones have connected.
+      const outcomes: string[] = [];
+      for (const c of cases) {
+        let seen = await verdict(c.probe, c.ip, c.port);
+        for (const started = Date.now(); c.allowed && seen !== "connected" && Date.now() - started < 30_000;)
+          seen = await verdict(c.probe, c.ip, c.port);
+        outcomes.push(`${c.what}: ${seen}`);
+      }
+      expect(outcomes).toEqual(cases.map((c) => `${c.what}: ${c.allowed ? "connected" : "dropped"}`));
+      figure(`NetworkPolicy probes: ${cases.length} as expected`);
+
+      // The control: the workspace's own policy removed, the same denied probe connects; then restored.
+      const policies = (await networking.listNamespacedNetworkPolicy({ namespace: TEAM_A })).items.filter((p) =>
+        JSON.stringify(p.spec?.podSelector).includes("entryway-ws-alice"),
+      );
+      expect(policies.length).toBeGreaterThan(0);
+      for (const policy of policies)
+        await networking.deleteNamespacedNetworkPolicy({ namespace: TEAM_A, name: policy.metadata!.name! });
+      try {
+        await expect.poll(() => verdict(asAlice, api.ip, api.port), { timeout: 30_000 }).toBe("connected");
+      } finally {
+        for (const policy of policies)
+          await networking.createNamespacedNetworkPolicy({
+            namespace: TEAM_A,
+            body: { metadata: { name: policy.metadata!.name!, labels: policy.metadata?.labels }, spec: policy.spec },
+          });
+      }
+      await expect.poll(() => verdict(asAlice, api.ip, api.port), { timeout: 30_000 }).toBe("dropped");
+    });
 
     it("the exec gateway: entryway enter through the gateway pod into a workspace, and with --debug into a distroless pod", async () => {
       await env.core.createNamespacedServiceAccount({ namespace: TEAM_A, body: { metadata: { name: "alice" } } });

@@ -67,7 +67,7 @@ import { parseAllDocuments } from "yaml";
 import { helmBinaries, repoRoot } from "../harness/helm";
 import type { ObjectLike } from "../harness/validate";
 import { buildGatewayEnvoy, startGatewayModel } from "../ssh/istio-gateway-model";
-import { run, runBytes } from "../harness/process";
+import { run, runBytes, sshKeyPair } from "../harness/process";
 import { projectImages, type ProjectImage } from "../harness/project-images";
 import { missingNodeTools, startNode, type RealNode } from "../harness/node";
 import { BUSYBOX_IMAGE } from "../harness/node-images";
@@ -965,17 +965,7 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     });
     // The user's key: the test's own (the scenario's is alice's, whose private half is not here);
     // a values file, since a list is replaced whole.
-    await run("ssh-keygen", [
-      "-q",
-      "-t",
-      "ed25519",
-      "-N",
-      "",
-      "-C",
-      "node-test",
-      "-f",
-      path.join(cliHome, "id_ed25519"),
-    ]);
+    await sshKeyPair(path.join(cliHome, "id_ed25519"), "node-test");
     const keyValues = path.join(cliHome, "workspace-key.yaml");
     writeFileSync(
       keyValues,
