@@ -577,12 +577,12 @@ describe.skipIf(missing.length > 0 && !inCI)(
       return target.spec!.containers[0]!.ports![0]!.containerPort;
     }
 
-    /** A TCP probe from the probe pod to ip:port (test/harness/tcp-probe.ts), through the API server's exec. */
-    async function verdict(probe: V1Pod, ip: string, port: number): Promise<TcpVerdict> {
+    /** A TCP probe from the probe pod to a pod's or Service's address (test/harness/tcp-probe.ts), through the API server's exec. */
+    async function verdict(probe: V1Pod, target: { ip: string; port: number }): Promise<TcpVerdict> {
       const result = await env.exec(probe.metadata!.namespace!, probe.metadata!.name!, [
         "sh",
         "-c",
-        tcpProbeScript(ip, port),
+        tcpProbeScript(target.ip, target.port),
       ]);
       return tcpVerdict({ code: result.code, out: result.stdout });
     }
@@ -595,7 +595,11 @@ describe.skipIf(missing.length > 0 && !inCI)(
       const execPort = containerPort(exec);
       // sshd's own port in the pod (the Service's 22 maps to it).
       const sshdPort = containerPort(alice);
-      const api = { ip: "10.96.0.1", port: 443 };
+      type Target = { ip: string; port: number };
+      const api: Target = { ip: "10.96.0.1", port: 443 };
+      const aliceSshd: Target = { ip: alice.status!.podIP!, port: sshdPort };
+      const carolSshd: Target = { ip: carol.status!.podIP!, port: sshdPort };
+      const execHttp: Target = { ip: exec.status!.podIP!, port: execPort };
 
       const [asGateway, asAlice, outsider, fromIngress] = await Promise.all([
         probeLike(CONNECT_NS, "probe-as-gateway", gateway),
@@ -603,63 +607,27 @@ describe.skipIf(missing.length > 0 && !inCI)(
         probeLike(TEAM_B, "probe-outsider", undefined),
         probeLike(ISTIO_NAMESPACE, "probe-from-ingress", undefined),
       ]);
-      const cases: { what: string; probe: V1Pod; ip: string; port: number; allowed: boolean }[] = [
-        {
-          what: "connect gateway -> workspace sshd",
-          probe: asGateway,
-          ip: alice.status!.podIP!,
-          port: sshdPort,
-          allowed: true,
-        },
-        {
-          what: "connect gateway -> exec gateway",
-          probe: asGateway,
-          ip: exec.status!.podIP!,
-          port: execPort,
-          allowed: false,
-        },
-        { what: "connect gateway -> API server", probe: asGateway, ip: api.ip, port: api.port, allowed: false },
-        {
-          what: "workspace -> another workspace",
-          probe: asAlice,
-          ip: carol.status!.podIP!,
-          port: sshdPort,
-          allowed: false,
-        },
-        { what: "workspace -> API server", probe: asAlice, ip: api.ip, port: api.port, allowed: false },
-        {
-          what: "another namespace -> exec gateway",
-          probe: outsider,
-          ip: exec.status!.podIP!,
-          port: execPort,
-          allowed: false,
-        },
-        {
-          what: "another namespace -> workspace sshd",
-          probe: outsider,
-          ip: alice.status!.podIP!,
-          port: sshdPort,
-          allowed: false,
-        },
-        {
-          what: "ingress namespace -> exec gateway",
-          probe: fromIngress,
-          ip: exec.status!.podIP!,
-          port: execPort,
-          allowed: true,
-        },
+      // What, from which probe, to where, and whether the policies allow it.
+      const cases: [string, V1Pod, Target, boolean][] = [
+        ["connect gateway -> workspace sshd", asGateway, aliceSshd, true],
+        ["connect gateway -> exec gateway", asGateway, execHttp, false],
+        ["connect gateway -> API server", asGateway, api, false],
+        ["workspace -> another workspace", asAlice, carolSshd, false],
+        ["workspace -> API server", asAlice, api, false],
+        ["another namespace -> exec gateway", outsider, execHttp, false],
+        ["another namespace -> workspace sshd", outsider, aliceSshd, false],
+        ["ingress namespace -> exec gateway", fromIngress, execHttp, true],
       ];
       // An allowed probe is tried until it connects (kube-network-policies learns a new pod's
-      // address from its informer, so a probe pod's first packets may come before it is known);
-      // a denied one must stay dropped, tried once more after the allowed ones have connected.
+      // address from its informer, so a probe pod's first packets may come before it is known).
       const outcomes: string[] = [];
-      for (const c of cases) {
-        let seen = await verdict(c.probe, c.ip, c.port);
-        for (const started = Date.now(); c.allowed && seen !== "connected" && Date.now() - started < 30_000;)
-          seen = await verdict(c.probe, c.ip, c.port);
-        outcomes.push(`${c.what}: ${seen}`);
+      for (const [what, probe, target, allowed] of cases) {
+        let seen = await verdict(probe, target);
+        for (const started = Date.now(); allowed && seen !== "connected" && Date.now() - started < 30_000;)
+          seen = await verdict(probe, target);
+        outcomes.push(`${what}: ${seen}`);
       }
-      expect(outcomes).toEqual(cases.map((c) => `${c.what}: ${c.allowed ? "connected" : "dropped"}`));
+      expect(outcomes).toEqual(cases.map(([what, , , allowed]) => `${what}: ${allowed ? "connected" : "dropped"}`));
       figure(`NetworkPolicy probes: ${cases.length} as expected`);
 
       // The control: the workspace's own policy removed, the same denied probe connects; then restored.
@@ -670,7 +638,7 @@ describe.skipIf(missing.length > 0 && !inCI)(
       for (const policy of policies)
         await networking.deleteNamespacedNetworkPolicy({ namespace: TEAM_A, name: policy.metadata!.name! });
       try {
-        await expect.poll(() => verdict(asAlice, api.ip, api.port), { timeout: 30_000 }).toBe("connected");
+        await expect.poll(() => verdict(asAlice, api), { timeout: 30_000 }).toBe("connected");
       } finally {
         for (const policy of policies)
           await networking.createNamespacedNetworkPolicy({
@@ -678,7 +646,7 @@ describe.skipIf(missing.length > 0 && !inCI)(
             body: { metadata: { name: policy.metadata!.name!, labels: policy.metadata?.labels }, spec: policy.spec },
           });
       }
-      await expect.poll(() => verdict(asAlice, api.ip, api.port), { timeout: 30_000 }).toBe("dropped");
+      await expect.poll(() => verdict(asAlice, api), { timeout: 30_000 }).toBe("dropped");
     });
 
     it("the exec gateway: entryway enter through the gateway pod into a workspace, and with --debug into a distroless pod", async () => {
