@@ -811,18 +811,28 @@ describe.skipIf(missing.length > 0 && !inCI)(
       figure(
         `TLS on the CONNECT hop: first ssh answer ${((performance.now() - upEnded) / 1000).toFixed(1)} s after pulumi up ended`,
       );
-      // Without the CA, connect-proxy refuses the unknown certificate.
-      const untrusted = await runBytes(
-        "entryway",
-        ["connect-proxy", "--tls", `${GATEWAY_HOST}:${NODE_PORT}`, workspaceHost("alice", TEAM_A), "22"],
-        {
-          env: cliEnv(),
-          cwd: repoRoot,
-          input: "",
-        },
-      );
-      expect(untrusted.status).not.toBe(0);
-      expect(untrusted.stderr).toMatch(/certificate/i);
+      // Without the CA, connect-proxy refuses the unknown certificate. Polled: once, in a run at a
+      // load of 29, the node port refused the connection right after ssh had passed (with
+      // externalTrafficPolicy Local, kube-proxy rejects while the node has no Ready gateway endpoint).
+      const untrusted = () =>
+        runBytes(
+          "entryway",
+          ["connect-proxy", "--tls", `${GATEWAY_HOST}:${NODE_PORT}`, workspaceHost("alice", TEAM_A), "22"],
+          {
+            env: cliEnv(),
+            cwd: repoRoot,
+            input: "",
+          },
+        );
+      await expect
+        .poll(
+          async () => {
+            const refused = await untrusted();
+            return { failed: refused.status !== 0, stderr: refused.stderr };
+          },
+          { timeout: 60_000, interval: 1000 },
+        )
+        .toMatchObject({ failed: true, stderr: expect.stringMatching(/certificate/i) });
     });
 
     it("pulumi destroy leaves nothing but the volumes StatefulSets keep by design", async () => {
