@@ -812,8 +812,8 @@ describe.skipIf(missing.length > 0 && !inCI)(
         `TLS on the CONNECT hop: first ssh answer ${((performance.now() - upEnded) / 1000).toFixed(1)} s after pulumi up ended`,
       );
       // Without the CA, connect-proxy refuses the unknown certificate. Polled: once, in a run at a
-      // load of 29, the node port refused the connection right after ssh had passed (with
-      // externalTrafficPolicy Local, kube-proxy rejects while the node has no Ready gateway endpoint).
+      // load of 29, the node port refused the connection right after ssh had passed (kube-proxy
+      // rejects while a Service has no Ready endpoint: pkg/proxy/iptables/proxier.go, "has no endpoints").
       const untrusted = () =>
         runBytes(
           "entryway",
