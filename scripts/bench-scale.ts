@@ -40,8 +40,8 @@
  * with every row it applies to.
  *
  * --parallel N measures `pulumi up` twice, side by side: with the CLI's default parallelism
- * (PULUMI_PARALLEL, else GOMAXPROCS x 4: pulumi/pulumi pkg/cmd/pulumi/operations/up.go,
- * defaultParallel, v3.276.0; 8 on 2 cores), then, after a `pulumi destroy` of it (not measured),
+ * (PULUMI_PARALLEL, which the engine's environment here never has, else GOMAXPROCS x 4: pulumi/pulumi
+ * pkg/cmd/pulumi/operations/up.go, defaultParallel, v3.276.0; 8 on 2 cores), then, after a `pulumi destroy` of it (not measured),
  * with `--parallel N`. The second `up` runs on a control plane that has just created and deleted
  * the same objects once.
  *
@@ -68,6 +68,11 @@ import { profileSummary } from "./cpu-profile";
 const repoRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const PASSPHRASE = "entryway-bench-passphrase";
 const POLL_MS = 200;
+/**
+ * The CLI's --parallel when none is given and PULUMI_PARALLEL is unset (engineEnv passes none):
+ * GOMAXPROCS x 4, GOMAXPROCS being the CPUs this process may use (Go's default).
+ */
+const DEFAULT_PARALLEL = os.availableParallelism() * 4;
 
 interface Options {
   workspaces: number[];
@@ -366,12 +371,15 @@ interface Row {
 }
 
 /**
- * What each kind of step took in one engine run (EngineResult.stepSeconds): per resource type, the
- * steps, their median, mean and longest, and their sum, the time they held one of the engine's
- * `--parallel` slots; sorted by that sum.
+ * What each kind of step took in one engine run (EngineResult.stepSeconds): per provider resource
+ * type, the steps, their median, mean and longest, and their sum, the time they held one of the
+ * engine's `--parallel` slots; sorted by that sum. With the slots always busy, the update's wall
+ * time is about the sum over all types divided by `--parallel`.
  */
-function stepTimes(result: EngineResult): string {
+function stepTimes(result: EngineResult, parallel: number): string {
   const rows = Object.entries(result.stepSeconds ?? {})
+    // The stack and our components hold no slot: their outputs wait for their children's.
+    .filter(([type]) => type !== "pulumi:pulumi:Stack" && !type.startsWith("entryway:"))
     .map(([type, seconds]) => {
       const sorted = [...seconds].sort((a, b) => a - b);
       const sum = sorted.reduce((a, b) => a + b, 0);
@@ -384,12 +392,16 @@ function stepTimes(result: EngineResult): string {
         sum,
       };
     })
-    .sort((a, b) => b.sum - a.sum)
-    .slice(0, 8);
+    .sort((a, b) => b.sum - a.sum);
+  const total = rows.reduce((sum, r) => sum + r.sum, 0);
   return rows
+    .slice(0, 8)
     .map(
       (r) =>
         `  ${r.type}: ${r.n} steps, median ${r.median.toFixed(1)} s, mean ${r.mean.toFixed(1)} s, max ${r.max.toFixed(1)} s, sum ${r.sum.toFixed(0)} s`,
+    )
+    .concat(
+      `  all ${rows.length} provider types: sum ${total.toFixed(0)} s, / --parallel ${parallel} = ${(total / parallel).toFixed(0)} s`,
     )
     .join("\n");
 }
@@ -438,7 +450,7 @@ async function main(): Promise<void> {
     `pulumi state: ${options.skipCheckpoints ? "the final deployment only (PULUMI_SKIP_CHECKPOINTS=true)" : "a checkpoint after every step (the engine's default)"}`,
   );
   console.log(
-    `pulumi --parallel: the CLI's default (${process.env.PULUMI_PARALLEL ? `PULUMI_PARALLEL=${process.env.PULUMI_PARALLEL}` : `GOMAXPROCS x 4 = ${os.cpus().length * 4} here, unless GOMAXPROCS is set`})` +
+    `pulumi --parallel: the CLI's default (GOMAXPROCS x 4 = ${DEFAULT_PARALLEL} here; the engine's environment has no PULUMI_PARALLEL)` +
       (options.parallel ? `, then ${options.parallel}` : ""),
   );
   console.log(
@@ -491,9 +503,9 @@ async function main(): Promise<void> {
           label: label("pulumi up"),
           m: up.measurement,
           objects: created(up.result),
-          note: `--parallel default (${os.cpus().length * 4})`,
+          note: `--parallel default (${DEFAULT_PARALLEL})`,
         });
-        console.log(`[${count}] pulumi up, step times by type:\n${stepTimes(up.result)}`);
+        console.log(`[${count}] pulumi up, step times by type:\n${stepTimes(up.result, DEFAULT_PARALLEL)}`);
         if (options.parallel) {
           console.log(`[${count}] pulumi destroy, then pulumi up --parallel ${options.parallel} ...`);
           await pulumi.run("destroy", { parallel: options.parallel });
@@ -505,7 +517,7 @@ async function main(): Promise<void> {
             objects: created(wide.result),
           });
           console.log(
-            `[${count}] pulumi up --parallel ${options.parallel}, step times by type:\n${stepTimes(wide.result)}`,
+            `[${count}] pulumi up --parallel ${options.parallel}, step times by type:\n${stepTimes(wide.result, options.parallel)}`,
           );
         }
 

@@ -110,10 +110,10 @@ export function profileSummary(dir: string, repoRoot: string, top = 15): string 
   );
   const byPart = new Map<string, number>();
   for (const [module, ms] of byModule) byPart.set(partOf(module), (byPart.get(partOf(module)) ?? 0) + ms);
-  const rank = (map: Map<string, number>) =>
+  const rank = (map: Map<string, number>, count = top) =>
     [...map.entries()]
       .sort((a, b) => b[1] - a[1])
-      .slice(0, top)
+      .slice(0, count)
       .map(
         ([name, ms]) =>
           `  ${(ms / 1000).toFixed(2).padStart(7)} s  ${((100 * ms) / totalMs).toFixed(1).padStart(5)}%  ${name}`,
