@@ -1,5 +1,6 @@
 /**
- * npm run bench:scale -- [--workspaces 100,1000] [--helm 4|3] [--skip-checkpoints]
+ * npm run bench:scale -- [--workspaces 100,1000] [--helm 4|3] [--skip-checkpoints] [--parallel N]
+ *   [--cpu-prof DIR]
  *
  * Benchmark (not a test, never run by `npm test`): the dev stack grown to N workspaces (its first
  * workspace copied as user0..userN-1, as bench:render grows it) on the REAL control plane and the
@@ -37,6 +38,19 @@
  * sdk/go/common/env/env.go; honoured by pkg/backend/snapshot.go and journal.go in v3.276.0). A
  * crash mid-update then loses what the update did, so it is a choice for large stacks, printed
  * with every row it applies to.
+ *
+ * --parallel N measures `pulumi up` twice, side by side: with the CLI's default parallelism
+ * (PULUMI_PARALLEL, which the engine's environment here never has, else GOMAXPROCS x 4: pulumi/pulumi
+ * pkg/cmd/pulumi/operations/up.go, defaultParallel, v3.276.0; 8 on 2 cores), then, after a `pulumi destroy` of it (not measured),
+ * with `--parallel N`. The second `up` runs on a control plane that has just created and deleted
+ * the same objects once.
+ *
+ * Beside `helm install` (which returns once the objects are created), `helm install --wait` of the
+ * same chart and values, as a release of its own in namespaces of its own: it returns once every
+ * workload is ready, as `pulumi up` does.
+ *
+ * --cpu-prof DIR runs the one-more-workspace preview once more (not measured) with Node's
+ * --cpu-prof, writes the profiles to DIR and prints the program process's self time by module.
  */
 import type { ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -49,15 +63,25 @@ import { engineEnv, engineTools, type EngineRequest, type EngineResult } from ".
 import { runBytes } from "../test/harness/process";
 import { stackConfig, withoutAddressWaits, type StackDocument } from "../test/real/stack-config";
 import { growWorkspaces } from "./bench-stack";
+import { profileSummary } from "./cpu-profile";
 
 const repoRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const PASSPHRASE = "entryway-bench-passphrase";
 const POLL_MS = 200;
+/**
+ * The CLI's --parallel when none is given and PULUMI_PARALLEL is unset (engineEnv passes none):
+ * GOMAXPROCS x 4, GOMAXPROCS being the CPUs this process may use (Go's default).
+ */
+const DEFAULT_PARALLEL = os.availableParallelism() * 4;
 
 interface Options {
   workspaces: number[];
   helmMajor: 3 | 4;
   skipCheckpoints: boolean;
+  /** Also `pulumi up` with this --parallel, beside the CLI's default. */
+  parallel?: number;
+  /** Profile the one-more-workspace preview's Node process into this folder. */
+  cpuProfDir?: string;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -74,8 +98,16 @@ function parseOptions(argv: string[]): Options {
       options.helmMajor = major;
     } else if (arg === "--skip-checkpoints") {
       options.skipCheckpoints = true;
+    } else if (arg === "--parallel") {
+      options.parallel = Number(argv[++i]);
+      if (!Number.isInteger(options.parallel) || options.parallel < 1)
+        throw new Error("--parallel takes a whole number");
+    } else if (arg === "--cpu-prof") {
+      options.cpuProfDir = path.resolve(argv[++i] ?? "");
     } else {
-      throw new Error("usage: npm run bench:scale -- [--workspaces 100,1000] [--helm 4|3] [--skip-checkpoints]");
+      throw new Error(
+        "usage: npm run bench:scale -- [--workspaces 100,1000] [--helm 4|3] [--skip-checkpoints] [--parallel N] [--cpu-prof DIR]",
+      );
     }
   }
   return options;
@@ -235,7 +267,10 @@ class MeasuredStack {
     );
   }
 
-  async run(op: EngineRequest["op"]): Promise<{ measurement: Measurement; result: EngineResult }> {
+  async run(
+    op: EngineRequest["op"],
+    how: { parallel?: number; nodeOptions?: string } = {},
+  ): Promise<{ measurement: Measurement; result: EngineResult }> {
     const resultFile = path.join(this.dir, `${op}-${Date.now()}.json`);
     const env = {
       ...engineEnv(this.tools, this.dir, this.kubeconfig, PASSPHRASE),
@@ -251,6 +286,7 @@ class MeasuredStack {
       pulumiRoot: this.tools.pulumiRoot,
       env,
       resultFile,
+      parallel: how.parallel,
     };
     writeFileSync(`${resultFile}.request`, JSON.stringify(request));
     const runner = path.join(repoRoot, "test", "harness", "pulumi-engine-run.ts");
@@ -259,7 +295,7 @@ class MeasuredStack {
       [runner, `${resultFile}.request`],
       {
         cwd: repoRoot,
-        env: { ...env, NODE_OPTIONS: "" },
+        env: { ...env, NODE_OPTIONS: how.nodeOptions ?? "" },
       },
     );
     let result: EngineResult;
@@ -334,6 +370,42 @@ interface Row {
   note?: string;
 }
 
+/**
+ * What each kind of step took in one engine run (EngineResult.stepSeconds): per provider resource
+ * type, the steps, their median, mean and longest, and their sum, the time they held one of the
+ * engine's `--parallel` slots; sorted by that sum. With the slots always busy, the update's wall
+ * time is about the sum over all types divided by `--parallel`.
+ */
+function stepTimes(result: EngineResult, parallel: number): string {
+  const rows = Object.entries(result.stepSeconds ?? {})
+    // The stack and our components hold no slot: their outputs wait for their children's.
+    .filter(([type]) => type !== "pulumi:pulumi:Stack" && !type.startsWith("entryway:"))
+    .map(([type, seconds]) => {
+      const sorted = [...seconds].sort((a, b) => a - b);
+      const sum = sorted.reduce((a, b) => a + b, 0);
+      return {
+        type,
+        n: sorted.length,
+        median: sorted[Math.floor(sorted.length / 2)]!,
+        mean: sum / sorted.length,
+        max: sorted.at(-1)!,
+        sum,
+      };
+    })
+    .sort((a, b) => b.sum - a.sum);
+  const total = rows.reduce((sum, r) => sum + r.sum, 0);
+  return rows
+    .slice(0, 8)
+    .map(
+      (r) =>
+        `  ${r.type}: ${r.n} steps, median ${r.median.toFixed(1)} s, mean ${r.mean.toFixed(1)} s, max ${r.max.toFixed(1)} s, sum ${r.sum.toFixed(0)} s`,
+    )
+    .concat(
+      `  all ${rows.length} provider types: sum ${total.toFixed(0)} s, / --parallel ${parallel} = ${(total / parallel).toFixed(0)} s`,
+    )
+    .join("\n");
+}
+
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
 
 function table(rows: Row[], baseline: (row: Row) => Row | undefined): string {
@@ -378,13 +450,18 @@ async function main(): Promise<void> {
     `pulumi state: ${options.skipCheckpoints ? "the final deployment only (PULUMI_SKIP_CHECKPOINTS=true)" : "a checkpoint after every step (the engine's default)"}`,
   );
   console.log(
+    `pulumi --parallel: the CLI's default (GOMAXPROCS x 4 = ${DEFAULT_PARALLEL} here; the engine's environment has no PULUMI_PARALLEL)` +
+      (options.parallel ? `, then ${options.parallel}` : ""),
+  );
+  console.log(
     `peak RSS: the process tree's summed VmRSS, polled every ${POLL_MS} ms from /proc; CPU: user+system of the reaped tree (GNU time)`,
   );
   // Room for every pod at once: the largest size's workspaces from pulumi and again from helm (both
   // stay up until the size's cleanup), and the stack's other pods. With the default 1,000 the
   // scheduler left the last workspaces of a 1,000-workspace `pulumi up` Pending (node full), and
   // the provider's await timed out on them.
-  const podCapacity = 2 * Math.max(...options.workspaces) + 100;
+  // A third set for `helm install --wait`.
+  const podCapacity = 3 * Math.max(...options.workspaces) + 100;
   console.log(`the fake node holds ${podCapacity} pods`);
   const controlPlane = await startControlPlane({ podCapacity });
   const rows: Row[] = [];
@@ -420,11 +497,29 @@ async function main(): Promise<void> {
         console.log(`[${count}] pulumi up ...`);
         step = "pulumi up";
         const up = await pulumi.run("up");
+        const created = (result: EngineResult) =>
+          result.steps.filter((s) => s.type.startsWith(K8S) && s.op === "create").length;
         rows.push({
           label: label("pulumi up"),
           m: up.measurement,
-          objects: up.result.steps.filter((s) => s.type.startsWith(K8S) && s.op === "create").length,
+          objects: created(up.result),
+          note: `--parallel default (${DEFAULT_PARALLEL})`,
         });
+        console.log(`[${count}] pulumi up, step times by type:\n${stepTimes(up.result, DEFAULT_PARALLEL)}`);
+        if (options.parallel) {
+          console.log(`[${count}] pulumi destroy, then pulumi up --parallel ${options.parallel} ...`);
+          await pulumi.run("destroy", { parallel: options.parallel });
+          step = `pulumi up --parallel ${options.parallel}`;
+          const wide = await pulumi.run("up", { parallel: options.parallel });
+          rows.push({
+            label: label(`pulumi up --parallel ${options.parallel}`),
+            m: wide.measurement,
+            objects: created(wide.result),
+          });
+          console.log(
+            `[${count}] pulumi up --parallel ${options.parallel}, step times by type:\n${stepTimes(wide.result, options.parallel)}`,
+          );
+        }
 
         const valuesFile = path.join(scratch, `values-${count}.yaml`);
         helmValues(stack, valuesFile);
@@ -473,6 +568,31 @@ async function main(): Promise<void> {
           objects: rows.at(-1)!.objects,
           note: "no --wait (pulumi up waits for rollouts)",
         });
+        console.log(`[${count}] helm install --wait ...`);
+        const waited = await measuredTree(
+          helm.path,
+          [
+            "install",
+            `scale${count}w`,
+            path.join(repoRoot, "charts", "entryway"),
+            "--namespace",
+            `${helmNamespace}w`,
+            "--create-namespace",
+            "-f",
+            valuesFile,
+            "--wait",
+            "--timeout",
+            "30m",
+          ],
+          { env: helmEnv(controlPlane.kubeconfig) },
+        );
+        if (!waited.ok) throw new Error(`helm install --wait failed: ${waited.stderr}${waited.stdout}`);
+        rows.push({
+          label: label(`helm ${helm.major} install --wait`),
+          m: waited,
+          objects: rows.at(-1)!.objects,
+          note: "a release of its own; returns when every workload is ready",
+        });
 
         const extra = `user${count}`;
         pulumi.setStack(grownWith(stack, extra));
@@ -486,16 +606,28 @@ async function main(): Promise<void> {
           objects: touched.ownCreates,
           note: `${touched.own} steps of ${extra}, ${touched.others.length} other${touched.others.length === 1 ? "" : "s"}${touched.others.length ? `: ${touched.others.slice(0, 5).join("; ")}` : ""}`,
         });
+        if (options.cpuProfDir) {
+          const dir = path.join(options.cpuProfDir, `preview-plus-one-${count}`);
+          mkdirSync(dir, { recursive: true });
+          console.log(`[${count}] pulumi preview of one more workspace again, under node --cpu-prof (${dir}) ...`);
+          await pulumi.run("preview", { nodeOptions: `--cpu-prof --cpu-prof-dir=${dir}` });
+          console.log(profileSummary(dir, repoRoot));
+        }
 
         console.log(`[${count}] cleanup: helm uninstall, pulumi destroy ...`);
-        const uninstall = await measuredTree(
-          helm.path,
-          ["uninstall", `scale${count}`, "--namespace", helmNamespace, "--timeout", "30m"],
-          { env: helmEnv(controlPlane.kubeconfig) },
-        );
-        if (!uninstall.ok) console.log(`  helm uninstall failed: ${uninstall.stderr}`);
+        for (const [release, namespace] of [
+          [`scale${count}`, helmNamespace],
+          [`scale${count}w`, `${helmNamespace}w`],
+        ]) {
+          const uninstall = await measuredTree(
+            helm.path,
+            ["uninstall", release!, "--namespace", namespace!, "--timeout", "30m"],
+            { env: helmEnv(controlPlane.kubeconfig) },
+          );
+          if (!uninstall.ok) console.log(`  helm uninstall ${release} failed: ${uninstall.stderr}`);
+        }
         pulumi.setStack(stack);
-        await pulumi.run("destroy");
+        await pulumi.run("destroy", { parallel: options.parallel });
       } catch (error) {
         // What was measured before the failure is printed, the failed run as a row of its own.
         if (error instanceof EngineFailure)
@@ -522,18 +654,27 @@ async function main(): Promise<void> {
   console.log(table(rows, sameCommand));
   for (const count of options.workspaces) {
     const find = (what: string) => rows.find((r) => r.label === `${what} (${count})`);
-    const [preview, up, template, install] = [
+    const [preview, up, template, install, waited, wide] = [
       find("pulumi preview"),
       find("pulumi up"),
       find(`helm ${helm.major} template`),
       find(`helm ${helm.major} install`),
+      find(`helm ${helm.major} install --wait`),
+      find(`pulumi up --parallel ${options.parallel}`),
     ];
     if (preview && up && template && install) {
       const r = (a: Row, b: Row, key: "wallSeconds" | "cpuSeconds" | "peakRssBytes") =>
         `${(a.m[key] / b.m[key]).toFixed(1)}x`;
       console.log(
         `${count} workspaces: preview/template ${r(preview, template, "wallSeconds")} wall, ${r(preview, template, "cpuSeconds")} CPU, ${r(preview, template, "peakRssBytes")} RSS; ` +
-          `up/install ${r(up, install, "wallSeconds")} wall, ${r(up, install, "cpuSeconds")} CPU, ${r(up, install, "peakRssBytes")} RSS`,
+          `up/install ${r(up, install, "wallSeconds")} wall, ${r(up, install, "cpuSeconds")} CPU, ${r(up, install, "peakRssBytes")} RSS` +
+          (waited ? `; up/install --wait ${r(up, waited, "wallSeconds")} wall` : "") +
+          (waited && wide
+            ? `, up --parallel ${options.parallel}/install --wait ${r(wide, waited, "wallSeconds")} wall`
+            : "") +
+          (wide
+            ? `; up --parallel ${options.parallel}/up ${r(wide, up, "wallSeconds")} wall (${r(up, wide, "wallSeconds")} faster)`
+            : ""),
       );
     }
   }

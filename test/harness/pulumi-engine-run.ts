@@ -16,9 +16,16 @@ const request = JSON.parse(readFileSync(process.argv[2]!, "utf8")) as EngineRequ
 
 const steps: EngineStep[] = [];
 const diagnostics: string[] = [];
+const started = new Map<string, number>();
+const stepSeconds: Record<string, number[]> = {};
 function onEvent(event: EngineEvent): void {
   const pre = event.resourcePreEvent?.metadata;
+  const done = event.resOutputsEvent?.metadata;
+  if (done && started.has(done.urn)) {
+    (stepSeconds[done.type] ??= []).push((performance.now() - started.get(done.urn)!) / 1000);
+  }
   if (pre) {
+    started.set(pre.urn, performance.now());
     steps.push({
       op: pre.op,
       urn: pre.urn,
@@ -34,6 +41,8 @@ function onEvent(event: EngineEvent): void {
 }
 
 async function main(): Promise<EngineResult> {
+  // Unset: the CLI's own default (see EngineRequest.parallel).
+  const parallel = request.parallel;
   const pulumiCommand = await PulumiCommand.get({ root: request.pulumiRoot });
   const stack = await LocalWorkspace.createOrSelectStack(
     {
@@ -51,19 +60,19 @@ async function main(): Promise<EngineResult> {
   );
   const operation: Record<EngineOperation, () => Promise<{ stdout: string; summary?: unknown }>> = {
     up: async () => {
-      const result = await stack.up({ onEvent, diff: true });
+      const result = await stack.up({ onEvent, diff: true, parallel });
       return { stdout: result.stdout, summary: result.summary.resourceChanges };
     },
     preview: async () => {
-      const result = await stack.preview({ onEvent, diff: true });
+      const result = await stack.preview({ onEvent, diff: true, parallel });
       return { stdout: result.stdout, summary: result.changeSummary };
     },
     refresh: async () => {
-      const result = await stack.refresh({ onEvent });
+      const result = await stack.refresh({ onEvent, parallel });
       return { stdout: result.stdout, summary: result.summary.resourceChanges };
     },
     destroy: async () => {
-      const result = await stack.destroy({ onEvent });
+      const result = await stack.destroy({ onEvent, parallel });
       return { stdout: result.stdout, summary: result.summary.resourceChanges };
     },
   };
@@ -71,7 +80,15 @@ async function main(): Promise<EngineResult> {
   const outputs = Object.fromEntries(
     Object.entries(await stack.outputs()).map(([key, { value, secret }]) => [key, { value, secret }]),
   );
-  return { ok: true, stdout, summary: (summary ?? {}) as Record<string, number>, steps, diagnostics, outputs };
+  return {
+    ok: true,
+    stdout,
+    summary: (summary ?? {}) as Record<string, number>,
+    steps,
+    diagnostics,
+    outputs,
+    stepSeconds,
+  };
 }
 
 main()

@@ -37,6 +37,12 @@ export interface EngineResult {
   readonly steps: EngineStep[];
   readonly diagnostics: string[];
   readonly outputs: Record<string, { value: unknown; secret: boolean }>;
+  /**
+   * Per resource type, the seconds each step took: from its resource-pre event to its outputs event,
+   * as the runner received them (the Automation API tails the engine's event log), so for a create
+   * of a Kubernetes object the request and the provider's await of it.
+   */
+  readonly stepSeconds?: Record<string, number[]>;
 }
 
 export interface EngineRequest {
@@ -49,6 +55,12 @@ export interface EngineRequest {
   readonly pulumiRoot: string;
   readonly env: Record<string, string>;
   readonly resultFile: string;
+  /**
+   * The engine's `--parallel`: how many resource operations run at once. Unset, the CLI's default:
+   * PULUMI_PARALLEL, else GOMAXPROCS x 4 (pulumi/pulumi pkg/cmd/pulumi/operations/up.go,
+   * defaultParallel, v3.276.0), 8 on a 2-core machine.
+   */
+  readonly parallel?: number;
 }
 
 const repoRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../..");
