@@ -31,7 +31,7 @@ import path, { join, posix, type PlatformPath } from "node:path";
 import { PassThrough, Readable, Writable } from "node:stream";
 import { parseArgs } from "node:util";
 import tar from "tar-stream";
-import { EnterError, ExitCode, parseEnterTarget, reportFailure, type EnterTarget } from "./enter-options.js";
+import { EnterError, ExitCode, reportFailure } from "./enter-options.js";
 import { CONNECTION_OPTIONS, runSession, sessionSettings } from "./enter.js";
 
 const HELP = `usage: entryway cp [options] <local path> <target>:<path>
@@ -55,12 +55,13 @@ exit status: 0, the remote tar's exit code, or one of entryway enter's codes.
 `;
 
 interface RemotePath {
-  target: EnterTarget;
+  /** The target's text, read with the context's defaults (parseEnterTarget). */
+  target: string;
   path: string;
 }
 
 /** `<target>:<path>`, or null for a local path (one without a colon, or starting with /, ./ or ../). */
-export function parseRemote(text: string, container?: string): RemotePath | null {
+export function parseRemote(text: string): RemotePath | null {
   const colon = text.indexOf(":");
   if (colon <= 0 || /^\.{0,2}\//.test(text)) return null;
   const path = text.slice(colon + 1);
@@ -71,7 +72,7 @@ export function parseRemote(text: string, container?: string): RemotePath | null
       `bad remote path ${JSON.stringify(path)}: name a file or directory (no trailing /)`,
     );
   }
-  return { target: parseEnterTarget(text.slice(0, colon), container), path };
+  return { target: text.slice(0, colon), path };
 }
 
 /** Packs a local file or directory as entries under `name`; links and special files are skipped. */
@@ -198,7 +199,7 @@ export async function run(argv: string[]): Promise<number> {
     }
     if (positionals.length !== 2)
       throw new EnterError(ExitCode.usage, "give a source and a destination (entryway cp --help)");
-    const [from, to] = [parseRemote(positionals[0]!, values.container), parseRemote(positionals[1]!, values.container)];
+    const [from, to] = [parseRemote(positionals[0]!), parseRemote(positionals[1]!)];
     if ((from === null) === (to === null))
       throw new EnterError(
         ExitCode.usage,
@@ -213,7 +214,7 @@ export async function run(argv: string[]): Promise<number> {
         throw new EnterError(ExitCode.usage, `cannot read ${source}: ${(error as Error).message}`);
       }
       const command = ["tar", "xf", "-", "-C", posix.dirname(to.path)];
-      const settings = sessionSettings(values, to.target, command, true);
+      const settings = await sessionSettings(values, to.target, command, true);
       return await runSession(settings, true, {
         input: packLocal(source, posix.basename(to.path)),
         output: new PassThrough().resume(),
@@ -229,7 +230,7 @@ export async function run(argv: string[]): Promise<number> {
       // a new name
     }
     const command = ["tar", "cf", "-", "-C", posix.dirname(remote.path), name];
-    const settings = sessionSettings(values, remote.target, command, true);
+    const settings = await sessionSettings(values, remote.target, command, true);
     const { sink, done } = unpackInto(destination, name);
     // A refused archive ends the session at once (the refusal is the one line on stderr).
     const unpackError = (error: unknown) =>

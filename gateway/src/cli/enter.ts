@@ -54,13 +54,16 @@ options:
       --connect-timeout <s>  give up connecting after this many seconds (default 10)
       --keepalive <s>        ping the gateway this often; no answer by the next ping ends the
                              session (default 15; 0 turns it off)
-      --config <path>        client config file (JSON: gateway, token, tokenFile, caFile,
-                             connectTimeout, keepalive)
+      --context <name>       the context of the config file to use (default: its current one;
+                             entryway config get-contexts)
+      --config <path>        the client config file
   -h, --help                 this text
 
 Settings, highest precedence first: flags; ENTRYWAY_GATEWAY, ENTRYWAY_TOKEN, ENTRYWAY_TOKEN_FILE,
-ENTRYWAY_CA_FILE, ENTRYWAY_CONNECT_TIMEOUT, ENTRYWAY_KEEPALIVE; the config file (--config, else ENTRYWAY_CLIENT_CONFIG, else
-$XDG_CONFIG_HOME/entryway/client.json, i.e. ~/.config/entryway/client.json).
+ENTRYWAY_CA_FILE, ENTRYWAY_CONNECT_TIMEOUT, ENTRYWAY_KEEPALIVE; the context (--context, else
+ENTRYWAY_CONTEXT, else the current one) of the config file (--config, else ENTRYWAY_CLIENT_CONFIG,
+else $XDG_CONFIG_HOME/entryway/client.json): its gateway, auth, namespace and container (a
+<pod> or <workload>#<n> without a namespace is in the context's). See entryway config --help.
 
 Pipe mode: when stdin or stdout is not a terminal (or with -T), the command runs without a remote
 terminal, as kubectl exec -i does: its stdout comes out on stdout and its stderr on stderr, byte for
@@ -105,6 +108,7 @@ export const CONNECTION_OPTIONS = {
   "connect-timeout": { type: "string" },
   keepalive: { type: "string" },
   config: { type: "string" },
+  context: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -120,15 +124,18 @@ export interface SessionSettings {
   ca?: Buffer;
 }
 
-/** Settings (flags, environment, config file) and the endpoint URL for one session; `debug` is the gateway's debug option. */
-export function sessionSettings(
+/**
+ * Settings (flags, environment, the context) and the endpoint URL for one session; `target` is the
+ * target's text, read with the context's default namespace and container; `debug` is the gateway's debug option.
+ */
+export async function sessionSettings(
   values: ConnectionValues,
-  target: EnterTarget,
+  targetText: string,
   command: string[],
   pipe: boolean,
   debug?: string,
-): SessionSettings {
-  const settings = resolveSettings(
+): Promise<SessionSettings & { target: EnterTarget }> {
+  const settings = await resolveSettings(
     {
       gateway: values.gateway,
       token: values.token,
@@ -137,9 +144,11 @@ export function sessionSettings(
       connectTimeout: values["connect-timeout"],
       keepalive: values.keepalive,
       config: values.config,
+      context: values.context,
     },
     process.env,
   );
+  const target = parseEnterTarget(targetText, values.container, settings);
   const url = endpointUrl(settings.gateway, target, command, values.insecure);
   if (pipe) url.searchParams.set("tty", "false");
   if (debug !== undefined) url.searchParams.set("debug", debug);
@@ -152,6 +161,7 @@ export function sessionSettings(
     }
   }
   return {
+    target,
     url,
     token: settings.token,
     connectTimeoutMs: settings.connectTimeoutSeconds * 1000,
@@ -187,15 +197,15 @@ export async function run(argv: string[]): Promise<number> {
           ? "name a target (entryway enter --help)"
           : `one target at a time, got ${positionals.join(" ")}`,
       );
-    const target = parseEnterTarget(positionals[0]!, values.container);
     if (values.tty && values["no-tty"])
       throw new EnterError(ExitCode.usage, "--tty and --no-tty (-T) contradict each other");
     const pipe = values["no-tty"] === true || (!values.tty && !(process.stdin.isTTY && process.stdout.isTTY));
-    if (values.debug !== undefined && target.kind === "docker")
-      throw new EnterError(ExitCode.usage, "--debug is for Kubernetes targets (a debug container is added to a pod)");
     if (values.debug === "")
       throw new EnterError(ExitCode.usage, "--debug= needs an image, or use --debug alone for the gateway's default");
-    return await runSession(sessionSettings(values, target, command, pipe, values.debug), pipe);
+    const settings = await sessionSettings(values, positionals[0]!, command, pipe, values.debug);
+    if (values.debug !== undefined && settings.target.kind === "docker")
+      throw new EnterError(ExitCode.usage, "--debug is for Kubernetes targets (a debug container is added to a pod)");
+    return await runSession(settings, pipe);
   } catch (error) {
     return reportFailure(error, "enter");
   }

@@ -12,6 +12,10 @@ export const subcommands: Record<string, Subcommand> = {
   cp: { summary: "copy files to or from a container through the gateway", load: () => import("./cp.js") },
   replay: { summary: "play a session recording (a .cast file or a recording id)", load: () => import("./replay.js") },
   "ssh-config": { summary: "print ~/.ssh/config blocks for SSH workspaces", load: () => import("./ssh-config.js") },
+  config: {
+    summary: "contexts: get-contexts, current-context, use-context, set-context, delete-context",
+    load: () => import("./config-command.js"),
+  },
   "connect-proxy": {
     summary: "an ssh ProxyCommand through the CONNECT gateway",
     load: () => import("./connect-proxy.js"),

@@ -42,6 +42,7 @@ options:
       --token-file <p>   read the token from a file
       --ca-file <pem>    trust this CA besides Node's roots
       --config <path>    client config file (as for entryway enter)
+      --context <name>   the context of the config file to use (entryway config get-contexts)
       --insecure         allow plain http:// to a host that is not loopback
   -h, --help             this help
 `;
@@ -192,6 +193,7 @@ export async function run(argv: string[]): Promise<number> {
         "token-file": { type: "string" },
         "ca-file": { type: "string" },
         config: { type: "string" },
+        context: { type: "string" },
         insecure: { type: "boolean" },
         raw: { type: "boolean" },
         bytes: { type: "boolean" },
@@ -221,13 +223,14 @@ export async function run(argv: string[]): Promise<number> {
         );
       }
     } else {
-      const settings = resolveSettings(
+      const settings = await resolveSettings(
         {
           gateway: values.gateway,
           token: values.token,
           tokenFile: values["token-file"],
           caFile: values["ca-file"],
           config: values.config,
+          context: values.context,
         },
         process.env,
       );
