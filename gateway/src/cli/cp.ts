@@ -190,9 +190,11 @@ function unpackInto(destination: string, expected: string): { sink: Writable; do
   return { sink: extract as unknown as Writable, done };
 }
 
+export const options = { ...CONNECTION_OPTIONS, quiet: { type: "boolean", short: "q" } } as const;
+
 export async function run(argv: string[]): Promise<number> {
   try {
-    const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: CONNECTION_OPTIONS });
+    const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options });
     if (values.help) {
       process.stdout.write(HELP);
       return 0;

@@ -162,6 +162,7 @@ interface Layer {
 export async function resolveSettings(
   flags: Layer & { config?: string; context?: string },
   env: NodeJS.ProcessEnv,
+  needToken = true,
 ): Promise<ClientSettings> {
   const { path, explicit } = configPath(flags.config, env);
   const selected = selectContext(readClientConfig(path, explicit).config, flags.context, env, path);
@@ -184,15 +185,15 @@ export async function resolveSettings(
       ExitCode.usage,
       "no gateway URL: give --gateway or --context, set ENTRYWAY_GATEWAY, or add a context (entryway config set-context)",
     );
-  let token: string | undefined;
-  for (const layer of [flags, fromEnv]) {
+  let token: string | undefined = needToken ? undefined : "";
+  for (const layer of needToken ? [flags, fromEnv] : []) {
     if (layer.token) token = layer.token;
     else if (layer.tokenFile) token = await contextToken("", { tokenFile: layer.tokenFile }, env);
     if (token !== undefined) break;
   }
   if (token === undefined && selected?.context.auth)
     token = await contextToken(selected.name, selected.context.auth, env);
-  if (!token)
+  if (token === undefined || (needToken && !token))
     throw new EnterError(
       ExitCode.denied,
       "no access token: give --token or --token-file, set ENTRYWAY_TOKEN or ENTRYWAY_TOKEN_FILE, or give the context an auth (entryway config set-context)",
@@ -215,11 +216,16 @@ export async function resolveSettings(
   };
 }
 
+/** A TLS failure by Node's error code: a certificate refused, a handshake that failed. */
+export function isTlsError(error: { code?: string }): boolean {
+  return /^ERR_(TLS|SSL)_|CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|^EPROTO$/.test(error.code ?? "");
+}
+
 /** Sorts a connection failure into TLS, denied or network, with one line that says what happened. */
 export function classifyConnectError(error: Error & { code?: string }, url: URL): EnterError {
   const code = error.code ?? "";
   const where = `${url.protocol}//${url.host}`;
-  if (/^ERR_(TLS|SSL)_|CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|^EPROTO$/.test(code)) {
+  if (isTlsError(error)) {
     const text = error.message.split("\n")[0]!.trim();
     if (/wrong version number|packet length too long/i.test(text))
       return new EnterError(

@@ -8,6 +8,9 @@ import { readFileSync } from "node:fs";
 import { rootCertificates } from "node:tls";
 import { parseArgs } from "node:util";
 import WebSocket from "ws";
+import { VERSION_HEADER } from "../version.js";
+import { ConnectDeadline } from "./deadline.js";
+import { exitCodeHelp } from "./exit-codes.js";
 import { decodeResponse, encodeRequest, RequestType, ResponseType, type Response } from "../protocol.js";
 import { INPUT_FRAME_BYTES } from "../wire.js";
 import type { Readable, Writable } from "node:stream";
@@ -51,7 +54,8 @@ options:
       --ca-file <path>       trust this CA (PEM) for a wss:// gateway, besides the system's
       --insecure             allow a plain http:// or ws:// gateway that is not on this machine
                              (the token then crosses the network unencrypted)
-      --connect-timeout <s>  give up connecting after this many seconds (default 10)
+      --connect-timeout <s>  give up connecting after this many seconds (default 10): one deadline
+                             for TCP connect, TLS handshake, WebSocket upgrade and authorization
       --keepalive <s>        ping the gateway this often; no answer by the next ping ends the
                              session (default 15; 0 turns it off)
       --context <name>       the context of the config file to use (default: its current one;
@@ -76,15 +80,8 @@ mode needs a gateway that knows it; on Kubernetes, one whose API server speaks v
 pass the end of stdin.
 
 exit status: the remote shell's exit code; or, after one line on stderr starting with "entryway:",
-  ${ExitCode.usage}  usage: bad option or target, no gateway URL, unreadable config or token file
-  ${ExitCode.badRequest}  the gateway refused the request as malformed
-  ${ExitCode.notFound}  not found: no such target, or it is not running
-  ${ExitCode.limit}  session limit reached
-  ${ExitCode.network}  network: the gateway cannot be reached, or the connection was lost
-  ${ExitCode.backend}  the gateway could not start the shell
-  ${ExitCode.tls}  TLS: the gateway's certificate was not accepted
-  ${ExitCode.ended}  the gateway ended the session (idle timeout, shutdown)
-  ${ExitCode.denied}  denied: no token, or the gateway's authorizer said no
+one of entryway's codes (the same for every command):
+${exitCodeHelp()}  128+n  ended by signal n (SIGHUP 129, SIGINT 130, SIGTERM 143)
 `;
 
 const SIGNALS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const;
@@ -170,6 +167,13 @@ export async function sessionSettings(
   };
 }
 
+export const options = {
+  ...CONNECTION_OPTIONS,
+  tty: { type: "boolean" },
+  "no-tty": { type: "boolean", short: "T" },
+  debug: { type: "string" },
+} as const;
+
 export async function run(argv: string[]): Promise<number> {
   const split = argv.indexOf("--");
   const own = split >= 0 ? argv.slice(0, split) : argv;
@@ -179,12 +183,7 @@ export async function run(argv: string[]): Promise<number> {
       // parseArgs has no optional values: a bare --debug is --debug=true (the gateway's default image).
       args: own.map((arg) => (arg === "--debug" ? "--debug=true" : arg)),
       allowPositionals: true,
-      options: {
-        ...CONNECTION_OPTIONS,
-        tty: { type: "boolean" },
-        "no-tty": { type: "boolean", short: "T" },
-        debug: { type: "string" },
-      },
+      options,
     });
     if (values.help) {
       process.stdout.write(HELP);
@@ -227,19 +226,32 @@ export function runSession(
   const interactive = !pipe && stdin.isTTY === true;
   // Node's TLS defaults plus the given CA: `ca` alone would replace the system's roots.
   const tlsOptions = ca ? { ca: [...rootCertificates, ca.toString("utf8")] } : {};
-  const ws = new WebSocket(url, {
-    headers: { "access-token": token },
-    handshakeTimeout: connectTimeoutMs,
-    perMessageDeflate: false,
-    ...tlsOptions,
-  });
-
   return new Promise<number>((resolve) => {
     let raw = false;
     let finished = false;
     let opened = false;
     let closeMessage: Response | undefined;
     let failure: EnterError | undefined;
+    // One timer from here to the gateway's first message (deadline.ts); a gateway that says it sends
+    // one once the session is authorized and open (the entryway-version header) is waited for, an
+    // older one (or Entry's) only to the upgrade.
+    const deadline = new ConnectDeadline(connectTimeoutMs, (expired) => {
+      failure = new EnterError(
+        ExitCode.network,
+        `cannot reach the gateway at ${url.protocol}//${url.host}: ${expired.describe()}`,
+      );
+      ws.terminate();
+    });
+    const ws = new WebSocket(url, {
+      headers: { "access-token": token },
+      perMessageDeflate: false,
+      createConnection: deadline.connector(url.protocol === "wss:", "WebSocket upgrade"),
+      ...tlsOptions,
+    });
+    ws.on("upgrade", (response) => {
+      if (response.headers[VERSION_HEADER]) deadline.enter("authorization");
+      else deadline.met();
+    });
     let lastInputByte = -1;
     // A gateway that vanished without closing (a laptop asleep, a NAT that forgot us) answers no ping.
     let awaitingPong = false;
@@ -324,6 +336,7 @@ export function runSession(
     function finish(code: number, line: string | null): void {
       if (finished) return;
       finished = true;
+      deadline.met();
       restoreTerminal();
       process.off("exit", restoreTerminal);
       for (const off of signalHandlers) off();
@@ -384,6 +397,7 @@ export function runSession(
     };
     ws.on("message", (data: Buffer) => {
       awaitingPong = false;
+      deadline.met();
       let message: Response;
       try {
         message = decodeResponse(data);
@@ -412,15 +426,9 @@ export function runSession(
     });
     ws.on("error", (error: Error & { code?: string }) => {
       if (failure) return;
-      if (/handshake has timed out/i.test(error.message))
-        failure = new EnterError(
-          ExitCode.network,
-          `cannot reach the gateway at ${url.protocol}//${url.host}: timed out after ${connectTimeoutMs / 1000} s`,
-        );
-      else
-        failure = opened
-          ? new EnterError(ExitCode.network, `connection to the gateway lost: ${error.message}`)
-          : classifyConnectError(error, url);
+      failure = opened
+        ? new EnterError(ExitCode.network, `connection to the gateway lost: ${error.message}`)
+        : classifyConnectError(error, url);
     });
     ws.on("close", (wsCode) => {
       if (closeMessage) {

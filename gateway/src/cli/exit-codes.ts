@@ -35,7 +35,7 @@ export const EXIT_CODE_MEANINGS: ReadonlyArray<readonly [number, string]> = [
   [ExitCode.notFound, "not found: no such target, remote path, recording or workspace"],
   [ExitCode.limit, "session limit reached"],
   [ExitCode.network, "unavailable: the gateway not reached in time (the stage named), or the connection lost"],
-  [ExitCode.backend, "the gateway could not start the shell, or the CONNECT gateway reach the workspace"],
+  [ExitCode.backend, "the gateway could not start the shell; the CONNECT gateway could not reach the workspace"],
   [ExitCode.tls, "TLS: the certificate was not accepted, or the server does not speak TLS"],
   [ExitCode.ended, "the gateway ended the session (idle timeout, shutdown)"],
   [ExitCode.denied, "denied: no token, an authorizer's no, HTTP 401/403"],
