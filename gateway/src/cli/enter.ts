@@ -214,13 +214,16 @@ export async function run(argv: string[]): Promise<number> {
 const INPUT_WINDOW_BYTES = 1024 * 1024;
 
 /**
- * One session until it ends; resolves to the exit code. `io` replaces stdin and stdout in pipe mode
- * (`entryway cp` feeds an archive in, or reads one out).
+ * One session until it ends; resolves to the exit code. `io` replaces stdin and stdout (and stderr)
+ * in pipe mode (`entryway cp` feeds an archive in, or reads one out, and reads tar's messages).
  */
 export function runSession(
   { url, token, connectTimeoutMs, keepaliveMs, ca }: SessionSettings,
   pipe: boolean,
-  io: { input: Readable; output: Writable; signal?: AbortSignal } = { input: process.stdin, output: process.stdout },
+  io: { input: Readable; output: Writable; errors?: Writable; signal?: AbortSignal } = {
+    input: process.stdin,
+    output: process.stdout,
+  },
 ): Promise<number> {
   const stdin = io.input as Readable & { isTTY?: boolean; setRawMode?: (raw: boolean) => void };
   const interactive = !pipe && stdin.isTTY === true;
@@ -411,7 +414,7 @@ export function runSession(
           lastOutput = Date.now();
           return writeOutput(io.output, message.content);
         case ResponseType.STDERR:
-          return writeOutput(process.stderr, message.content);
+          return writeOutput(io.errors ?? process.stderr, message.content);
         case ResponseType.CLOSE:
           closeMessage = message;
           return;
