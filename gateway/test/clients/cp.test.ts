@@ -291,9 +291,13 @@ cat '${evilTar}'
       runCli(["cp", "team-a/evil-0:/srv/data", join(root, "c")], { env }),
     ]);
     expect(meter.code).toBe(0);
-    // Redrawn in place (CR, the line, erase to its end), then the summary on its own line.
-    expect(meter.output).toMatch(/\rreceived \d+(\.\d)? (B|KiB|MiB)  \d+(\.\d)? (B|KiB|MiB)\/s\x1b\[K/);
-    expect(meter.output).toMatch(/\rreceived 4\.0 MiB in \d+\.\d s \(\d+(\.\d)? (KiB|MiB|GiB)\/s\)\x1b\[K\r?\n/);
+    // Redrawn in place (CR, the line, erase to its end: ESC [K), then the summary on its own line.
+    const lines = meter.output.split("\x1b[K");
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^\rreceived \d+(\.\d)? (B|KiB|MiB) {2}\d+(\.\d)? (B|KiB|MiB)\/s$/),
+    );
+    expect(lines.at(-2)).toMatch(/^\rreceived 4\.0 MiB in \d+\.\d s \(\d+(\.\d)? (KiB|MiB|GiB)\/s\)$/);
+    expect(lines.at(-1)).toMatch(/^\r?\n$/);
     expect(quiet).toEqual({ code: 0, output: "" });
     expect(piped).toMatchObject({ code: 0, stderr: "" });
     for (const name of ["a", "b", "c"]) expect(readFileSync(join(root, name, "big.txt"), "utf8")).toBe(content);
