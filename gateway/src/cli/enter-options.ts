@@ -1,5 +1,6 @@
 // `entryway enter`: the parts that need no terminal or network, so they can be tested alone:
 // target syntax, settings from flags / environment / config file, the endpoint URL, exit codes.
+import { readFileSync } from "node:fs";
 import { isLoopbackHost } from "../net.js";
 import { configPath, contextToken, readClientConfig, selectContext } from "./contexts.js";
 import { CliError as EnterError, ExitCode } from "./exit-codes.js";
@@ -214,6 +215,16 @@ export async function resolveSettings(
     ...(context.namespace ? { namespace: context.namespace } : {}),
     ...(context.container ? { container: context.container } : {}),
   };
+}
+
+/** The settings' CA file (PEM) as text, or undefined without one; unreadable is a usage error. */
+export function readCaFile(settings: { caFile?: string }): string | undefined {
+  if (!settings.caFile) return undefined;
+  try {
+    return readFileSync(settings.caFile, "utf8");
+  } catch (error) {
+    throw new EnterError(ExitCode.usage, `cannot read the CA file ${settings.caFile}: ${(error as Error).message}`);
+  }
 }
 
 /** A TLS failure by Node's error code: a certificate refused, a handshake that failed. */

@@ -4,7 +4,6 @@
 // mode (the gateway's tty=false): no remote terminal, stdout and stderr apart, and the end of stdin
 // passed on as EOF. The process exits with the remote shell's exit code, or with one of the codes in
 // enter-options.ts after one line on stderr.
-import { readFileSync } from "node:fs";
 import { rootCertificates } from "node:tls";
 import { parseArgs } from "node:util";
 import WebSocket from "ws";
@@ -22,6 +21,7 @@ import {
   exitCodeForClose,
   ExitCode,
   parseEnterTarget,
+  readCaFile,
   reportFailure,
   resolveSettings,
   type EnterTarget,
@@ -149,14 +149,8 @@ export async function sessionSettings(
   const url = endpointUrl(settings.gateway, target, command, values.insecure);
   if (pipe) url.searchParams.set("tty", "false");
   if (debug !== undefined) url.searchParams.set("debug", debug);
-  let ca: Buffer | undefined;
-  if (settings.caFile) {
-    try {
-      ca = readFileSync(settings.caFile);
-    } catch (error) {
-      throw new EnterError(ExitCode.usage, `cannot read the CA file ${settings.caFile}: ${(error as Error).message}`);
-    }
-  }
+  const caText = readCaFile(settings);
+  const ca = caText === undefined ? undefined : Buffer.from(caText);
   return {
     target,
     url,

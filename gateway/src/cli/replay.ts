@@ -13,7 +13,7 @@ import {
   type Cast,
 } from "../asciicast.js";
 import { isLoopbackHost } from "../net.js";
-import { EnterError, ExitCode, reportFailure, resolveSettings } from "./enter-options.js";
+import { EnterError, ExitCode, readCaFile, reportFailure, resolveSettings } from "./enter-options.js";
 import { httpGet } from "./http-get.js";
 
 const HELP = `usage: entryway replay [options] <file | recording id>
@@ -212,17 +212,7 @@ export async function run(argv: string[]): Promise<number> {
         },
         process.env,
       );
-      let ca: string | undefined;
-      if (settings.caFile) {
-        try {
-          ca = readFileSync(settings.caFile, "utf8");
-        } catch (error) {
-          throw new EnterError(
-            ExitCode.usage,
-            `cannot read the CA file ${settings.caFile}: ${(error as Error).message}`,
-          );
-        }
-      }
+      const ca = readCaFile(settings);
       text = await download(
         recordingUrl(settings.gateway, source, values.insecure),
         settings.token,

@@ -1,10 +1,9 @@
 // `entryway version` (and `entryway --version`): this client's version, and the gateway's when one
 // is configured (flags, environment or context) and answers GET /version in time. The gateway's
 // version needs no token; an unreachable gateway is one line on stderr, and the exit is still 0.
-import { readFileSync } from "node:fs";
 import { VERSION } from "../version.js";
 import { parseCommand } from "./args.js";
-import { EnterError, ExitCode, reportFailure, resolveSettings } from "./enter-options.js";
+import { EnterError, ExitCode, readCaFile, reportFailure, resolveSettings } from "./enter-options.js";
 import { httpGet } from "./http-get.js";
 
 const USAGE = `usage: entryway version [--client] [-g <url>] [--context <name>]
@@ -62,8 +61,7 @@ export async function run(argv: string[]): Promise<number> {
       throw error;
     }
     const url = versionUrl(settings.gateway);
-    let ca: string | undefined;
-    if (settings.caFile) ca = readFileSync(settings.caFile, "utf8");
+    const ca = readCaFile(settings);
     try {
       const { status, body } = await httpGet(url, {
         timeoutMs: settings.connectTimeoutSeconds * 1000,
