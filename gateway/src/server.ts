@@ -147,8 +147,9 @@ export function createGateway(options: GatewayOptions): Gateway {
   async function handlePublic(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const path = new URL(request.url ?? "/", "http://gateway").pathname;
     if (path === "/healthz") return plain(response, 200, "ok\n");
-    // The version alone (no build, backend or settings), unauthenticated, for `entryway version`.
-    if (path === "/version")
+    // The version alone (no build, backend or settings), unauthenticated, for `entryway version`:
+    // at /version, and for a GET of the endpoint without an upgrade, which every exposure routes.
+    if (path === "/version" || (path === config.path && request.method === "GET"))
       return void response
         .writeHead(200, { "content-type": "application/json" })
         .end(JSON.stringify({ version: VERSION }) + "\n");

@@ -3,7 +3,7 @@
 // version needs no token; an unreachable gateway is one line on stderr, and the exit is still 0.
 import { VERSION } from "../version.js";
 import { parseCommand } from "./args.js";
-import { EnterError, ExitCode, readCaFile, reportFailure, resolveSettings } from "./enter-options.js";
+import { endpointUrl, EnterError, ExitCode, readCaFile, reportFailure, resolveSettings } from "./enter-options.js";
 import { httpGet } from "./http-get.js";
 
 const USAGE = `usage: entryway version [--client] [-g <url>] [--context <name>]
@@ -27,12 +27,16 @@ export const options = {
   "connect-timeout": { type: "string" },
 } as const;
 
-/** GET <gateway>/version: the scheme's http(s) flavour and the host, any path dropped. */
+/**
+ * The gateway's endpoint (as entryway enter reaches it, the default path /v1/enter) in its
+ * http(s) flavour: a GET without an upgrade answers the version there, on a path every exposure
+ * (the chart's and the components' VirtualService or Ingress) already routes.
+ */
 export function versionUrl(gateway: string): URL {
-  const url = new URL(gateway);
-  const scheme = { "ws:": "http:", "wss:": "https:", "http:": "http:", "https:": "https:" }[url.protocol];
-  if (!scheme) throw new EnterError(ExitCode.usage, `bad gateway URL ${JSON.stringify(gateway)}`);
-  return new URL(`${scheme}//${url.host}/version`);
+  const url = endpointUrl(gateway, { kind: "docker", container: "-" }, [], true);
+  url.protocol = url.protocol === "wss:" ? "https:" : "http:";
+  url.search = "";
+  return url;
 }
 
 export async function run(argv: string[]): Promise<number> {

@@ -88,10 +88,11 @@ describe("entryway version", () => {
   });
   afterAll(() => g.stop());
 
-  it("prints the client's version, and the gateway's from GET /version without a token", async () => {
+  it("prints the client's version, and the gateway's from a GET of its endpoint without a token", async () => {
     const base = g.base;
-    const response = await fetch(`${base}/version`);
-    expect(await response.json()).toEqual({ version: VERSION });
+    // At /version, and at the endpoint's path without an upgrade (which every exposure routes): the CLI asks there.
+    for (const path of ["/version", "/v1/enter"])
+      expect(await (await fetch(`${base}${path}`)).json(), path).toEqual({ version: VERSION });
     const [both, flag, client, unreachable] = await Promise.all([
       runCli(["version", "-g", base], { env }),
       runCli(["--version"], { env: { ...env, ENTRYWAY_GATEWAY: base } }),
