@@ -1,4 +1,4 @@
-// The gateway's HTTP servers. The public one: the WebSocket endpoint, /healthz, and room for more
+// The gateway's HTTP servers. The public one: the WebSocket endpoint, /healthz, /version, and room for more
 // routes (the web terminal's assets) through `routes`. The monitoring one, on its own port (which
 // the NetworkPolicy opens only to the monitoring namespace): /metrics, /readyz and /healthz.
 import { randomUUID } from "node:crypto";
@@ -19,6 +19,7 @@ import { encodeResponse, ResponseType } from "./protocol.js";
 import { recordingSink, recordingsRoute } from "./recordings.js";
 import { Session, type SessionContext } from "./session/session.js";
 import { describeTarget, parseTarget, TargetError, type Target } from "./target.js";
+import { VERSION, VERSION_HEADER } from "./version.js";
 
 /** Browsers offer this subprotocol (the server selects it) next to `entryway.token.<base64url token>`. */
 export const SUBPROTOCOL = "entryway.v1";
@@ -117,6 +118,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     // Never echo the token subprotocol back; select ours if offered.
     handleProtocols: (offered) => (offered.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
   });
+  wss.on("headers", (headers) => headers.push(`${VERSION_HEADER}: ${VERSION}`));
 
   const plain = (response: ServerResponse, status: number, text: string) =>
     void response.writeHead(status, { "content-type": "text/plain" }).end(text);
@@ -145,6 +147,12 @@ export function createGateway(options: GatewayOptions): Gateway {
   async function handlePublic(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const path = new URL(request.url ?? "/", "http://gateway").pathname;
     if (path === "/healthz") return plain(response, 200, "ok\n");
+    // The version alone (no build, backend or settings), unauthenticated, for `entryway version`:
+    // at /version, and for a GET of the endpoint without an upgrade, which every exposure routes.
+    if (path === "/version" || (path === config.path && request.method === "GET"))
+      return void response
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ version: VERSION }) + "\n");
     for (const route of routes) {
       if (await route(request, response)) return;
     }

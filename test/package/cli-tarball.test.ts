@@ -10,7 +10,7 @@
  *
  * Everything listens on 127.0.0.1 only.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -25,6 +25,9 @@ const scratch = mkdtempSync(path.join(os.tmpdir(), "entryway-cli-"));
 const prefix = path.join(scratch, "prefix");
 const entrywayBin = path.join(prefix, "bin", "entryway");
 let gatewayPackage: PackedPackage;
+const gatewayVersion = (
+  JSON.parse(readFileSync(path.join(repoRoot, "gateway/package.json"), "utf8")) as { version: string }
+).version;
 
 /** Runs the installed `entryway` (the gateway model lives in this process). */
 function entryway(args: string[], input = "") {
@@ -57,7 +60,7 @@ beforeAll(() => {
 
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-const SUBCOMMANDS = ["enter", "ssh-config", "connect-proxy", "serve"];
+const SUBCOMMANDS = ["enter", "ssh-config", "connect-proxy", "serve", "config", "version", "completion"];
 
 describe("npm install -g @entryway/gateway", () => {
   it("packs the built CLI, the protocol's proto file and the web terminal, without sources or tests", () => {
@@ -91,9 +94,14 @@ describe("npm install -g @entryway/gateway", () => {
     expect(result.stdout).toMatch(new RegExp(`^usage: entryway ${name}( |\\n)`));
   });
 
-  it("an unknown subcommand is named on stderr with exit 2", async () => {
+  it("`entryway --version` names the installed package's version (read from the package's package.json)", async () => {
+    const result = await entryway(["--version", "--client"]);
+    expect(result).toEqual(expect.objectContaining({ status: 0, stdout: `client: ${gatewayVersion}\n`, stderr: "" }));
+  });
+
+  it("an unknown subcommand is named on stderr with exit 64 (usage)", async () => {
     const result = await entryway(["nosuch"]);
-    expect(result.status).toBe(2);
+    expect(result.status).toBe(64);
     expect(result.stderr.split("\n")[0]).toBe("entryway: unknown command nosuch");
   });
 
@@ -155,11 +163,11 @@ describe("the installed `entryway connect-proxy` through the Istio gateway model
     expect(model.log.at(-1)).toMatchObject({ method: "CONNECT", authority: `${workspace}:22`, status: 200 });
   });
 
-  it("names the refusal of an undeclared workspace in one line and exits 1", async () => {
+  it("names the refusal of an undeclared workspace in one line and exits 66 (not found)", async () => {
     const undeclared = workspace.replace(/^[^.]+/, "nosuch");
     const result = await entryway(["connect-proxy", `127.0.0.1:${model.port}`, undeclared, "22"]);
     expect(result).toEqual({
-      status: 1,
+      status: 66,
       stdout: "",
       stderr: `entryway connect-proxy: the gateway 127.0.0.1:${model.port} refused ${undeclared}:22: 404 Not Found (no workspace is declared at that address on this gateway)\n`,
     });

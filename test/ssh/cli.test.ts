@@ -87,12 +87,12 @@ describe("entryway ssh-config", () => {
     );
   });
 
-  it("names bad input in one line and exits 2", async () => {
+  it("names bad input in one line and exits 64 (usage)", async () => {
     const result = await entryway(["ssh-config", "--gateway", "ssh.example.com", "alice.dev.svc.cluster.local"]);
-    expect(result.status).toBe(2);
+    expect(result.status).toBe(64);
     expect(result.stderr).toBe('entryway ssh-config: gateway must be host:port, not "ssh.example.com"\n');
     const missing = await entryway(["ssh-config", "alice.dev.svc.cluster.local"]);
-    expect(missing.status).toBe(2);
+    expect(missing.status).toBe(64);
     expect(missing.stderr.split("\n")[0]).toBe("entryway ssh-config: --gateway is required");
   });
 });
@@ -143,12 +143,12 @@ describe("entryway connect-proxy against a stand-in gateway", () => {
   });
 
   it.each([
-    ["nosuch.dev.svc.cluster.local", "404 Not Found (no workspace is declared at that address on this gateway)"],
-    ["forbidden.dev.svc.cluster.local", "403 Forbidden (the gateway does not allow this connection from here)"],
-  ])("turns the refusal of %s into one line and exit 1", async (host, why) => {
+    ["nosuch.dev.svc.cluster.local", "404 Not Found (no workspace is declared at that address on this gateway)", 66],
+    ["forbidden.dev.svc.cluster.local", "403 Forbidden (the gateway does not allow this connection from here)", 77],
+  ])("turns the refusal of %s into one line and the exit code of the CLI's table", async (host, why, code) => {
     const port = await listening;
     const result = await entryway(["connect-proxy", `127.0.0.1:${port}`, host, "22"]);
-    expect(result.status).toBe(1);
+    expect(result.status).toBe(code);
     expect(result.stdout.length).toBe(0);
     expect(result.stderr).toBe(`entryway connect-proxy: the gateway 127.0.0.1:${port} refused ${host}:22: ${why}\n`);
   });
@@ -161,7 +161,7 @@ describe("entryway connect-proxy against a stand-in gateway", () => {
       });
     });
     const result = await entryway(["connect-proxy", `127.0.0.1:${closed}`, "ws.dev.svc.cluster.local", "22"]);
-    expect(result.status).toBe(1);
+    expect(result.status).toBe(69);
     expect(result.stderr).toMatch(
       new RegExp(
         `^entryway connect-proxy: cannot reach the gateway 127\\.0\\.0\\.1:${closed}: connect ECONNREFUSED 127\\.0\\.0\\.1:${closed}\\n$`,
@@ -183,7 +183,7 @@ describe("entryway connect-proxy against a stand-in gateway", () => {
         "ws.dev.svc.cluster.local",
         "22",
       ]);
-      expect(result.status).toBe(1);
+      expect(result.status).toBe(69);
       expect(result.stderr).toBe(
         `entryway connect-proxy: the gateway 127.0.0.1:${port} did not answer CONNECT ws.dev.svc.cluster.local:22 within 1 s\n`,
       );
@@ -192,9 +192,9 @@ describe("entryway connect-proxy against a stand-in gateway", () => {
     }
   });
 
-  it("refuses bad arguments with usage and exit 2", async () => {
+  it("refuses bad arguments with usage and exit 64", async () => {
     const result = await entryway(["connect-proxy", "gw:2222", "host"]);
-    expect(result.status).toBe(2);
+    expect(result.status).toBe(64);
     expect(result.stderr).toMatch(/^entryway connect-proxy: expected <gateway-host:port> <host> <port>\nusage: /);
   });
 });

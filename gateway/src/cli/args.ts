@@ -3,6 +3,7 @@
  * subcommand wants (usage on a bad option, --help to stdout).
  */
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import { ExitCode } from "./exit-codes.js";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 /** -h/--help, which every subcommand takes. */
@@ -13,7 +14,7 @@ type Parsed<O extends Options> = ReturnType<
 
 /**
  * Parses `argv` for `entryway <command>` with `options` and -h/--help. Returns the parsed values, or the exit code to end
- * with: 0 after printing usage for --help, 2 after a one-line error and usage for a bad option.
+ * with: 0 after printing usage for --help, 64 (ExitCode.usage) after a one-line error and usage for a bad option.
  */
 export function parseCommand<O extends Options>(
   command: string,
@@ -26,7 +27,7 @@ export function parseCommand<O extends Options>(
     parsed = parseArgs({ args: argv, allowPositionals: true, options: { ...options, ...HELP } });
   } catch (error) {
     process.stderr.write(`entryway ${command}: ${(error as Error).message}\n${usage}`);
-    return 2;
+    return ExitCode.usage;
   }
   if ((parsed.values as { help?: boolean }).help) {
     process.stdout.write(usage);

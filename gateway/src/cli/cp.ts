@@ -28,11 +28,12 @@ import {
   statSync,
 } from "node:fs";
 import path, { join, posix, type PlatformPath } from "node:path";
-import { PassThrough, Readable, Writable } from "node:stream";
+import { PassThrough, Readable, Transform, Writable } from "node:stream";
 import { parseArgs } from "node:util";
 import tar from "tar-stream";
-import { EnterError, ExitCode, parseEnterTarget, reportFailure, type EnterTarget } from "./enter-options.js";
+import { EnterError, ExitCode, reportFailure } from "./enter-options.js";
 import { CONNECTION_OPTIONS, runSession, sessionSettings } from "./enter.js";
+import { progressMeter, type Meter } from "./progress.js";
 
 const HELP = `usage: entryway cp [options] <local path> <target>:<path>
        entryway cp [options] <target>:<path> <local path>
@@ -48,19 +49,25 @@ a ".." component) or with a \\, : or control character in its name refuses the w
 ${ExitCode.badRequest}, nothing written past that entry); symlinks, hard links and device files are
 skipped with one line on stderr each.
 
-options: the connection options of entryway enter (-g/--gateway, -t/--token, --token-file,
-  -c/--container, --ca-file, --insecure, --connect-timeout, --keepalive, --config), -h/--help.
+On a terminal, a progress meter on stderr: the bytes so far (of the total, for an upload), the
+rate and the time left (an upload's); none when stderr is not a terminal, or with -q/--quiet.
+A remote path that does not exist is one line and exit ${ExitCode.notFound}.
 
-exit status: 0, the remote tar's exit code, or one of entryway enter's codes.
+options: the connection options of entryway enter (-g/--gateway, -t/--token, --token-file,
+  -c/--container, --ca-file, --insecure, --connect-timeout, --keepalive, --config, --context),
+  -q/--quiet, -h/--help.
+
+exit status: 0, the remote tar's exit code, or one of entryway's codes (entryway --help).
 `;
 
 interface RemotePath {
-  target: EnterTarget;
+  /** The target's text, read with the context's defaults (parseEnterTarget). */
+  target: string;
   path: string;
 }
 
 /** `<target>:<path>`, or null for a local path (one without a colon, or starting with /, ./ or ../). */
-export function parseRemote(text: string, container?: string): RemotePath | null {
+export function parseRemote(text: string): RemotePath | null {
   const colon = text.indexOf(":");
   if (colon <= 0 || /^\.{0,2}\//.test(text)) return null;
   const path = text.slice(colon + 1);
@@ -71,11 +78,19 @@ export function parseRemote(text: string, container?: string): RemotePath | null
       `bad remote path ${JSON.stringify(path)}: name a file or directory (no trailing /)`,
     );
   }
-  return { target: parseEnterTarget(text.slice(0, colon), container), path };
+  return { target: text.slice(0, colon), path };
+}
+
+/** The bytes of the regular files under `source` (what packLocal sends), for the meter's total. */
+function localSize(source: string): number {
+  const stat = lstatSync(source);
+  if (stat.isFile()) return stat.size;
+  if (!stat.isDirectory()) return 0;
+  return readdirSync(source).reduce((sum, child) => sum + localSize(join(source, child)), 0);
 }
 
 /** Packs a local file or directory as entries under `name`; links and special files are skipped. */
-function packLocal(source: string, name: string): Readable {
+function packLocal(source: string, name: string, meter: Meter): Readable {
   const pack = tar.pack();
   const add = async (path: string, entryName: string): Promise<void> => {
     const stat = lstatSync(path);
@@ -91,6 +106,7 @@ function packLocal(source: string, name: string): Readable {
         );
         createReadStream(path)
           .on("error", reject)
+          .on("data", (chunk) => meter.add(chunk.length))
           .pipe(entry as unknown as Writable);
       });
     } else process.stderr.write(`entryway: skipped ${path}: not a regular file or directory\n`);
@@ -143,8 +159,17 @@ export function entryPath(
   return resolved;
 }
 
+/** A pass-through that adds what passes to the meter. */
+const counting = (meter: Meter) =>
+  new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      meter.add(chunk.length);
+      done(null, chunk);
+    },
+  });
+
 /** Unpacks the archive from the container into `destination`, with the checks in the header. */
-function unpackInto(destination: string, expected: string): { sink: Writable; done: Promise<void> } {
+function unpackInto(destination: string, expected: string, meter: Meter): { sink: Writable; done: Promise<void> } {
   const extract = tar.extract();
   const done = new Promise<void>((resolve, reject) => {
     extract.on("entry", (header, stream, next) => {
@@ -181,7 +206,7 @@ function unpackInto(destination: string, expected: string): { sink: Writable; do
       const file = createWriteStream(path, { fd });
       file.on("error", fail);
       file.on("finish", () => next());
-      stream.pipe(file);
+      stream.pipe(counting(meter)).pipe(file);
     });
     extract.on("finish", resolve);
     extract.on("error", reject);
@@ -189,16 +214,48 @@ function unpackInto(destination: string, expected: string): { sink: Writable; do
   return { sink: extract as unknown as Writable, done };
 }
 
+export const options = { ...CONNECTION_OPTIONS, quiet: { type: "boolean", short: "q" } } as const;
+
+/** What tar says of a path that is not there: busybox "can't change directory to '/x': No such ...", GNU "Cannot stat: No such ...". */
+const NO_SUCH_PATH = /No such file or directory/;
+
+/**
+ * The remote tar's stderr, kept (its first 64 KiB) until it has ended: a missing path becomes one
+ * line and exit 66 instead of tar's message and the runtime's broken pipe; anything else is
+ * passed on as tar wrote it.
+ */
+function remoteErrors(): { sink: Writable; report(code: number, where: string): number } {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      if (size < 64 * 1024) chunks.push(chunk);
+      size += chunk.length;
+      done();
+    },
+  });
+  return {
+    sink,
+    report(code, where) {
+      const text = Buffer.concat(chunks).toString("utf8");
+      if (code !== 0 && code < 64 && NO_SUCH_PATH.test(text))
+        throw new EnterError(ExitCode.notFound, `${where}: no such file or directory in the container`);
+      process.stderr.write(text);
+      return code;
+    },
+  };
+}
+
 export async function run(argv: string[]): Promise<number> {
   try {
-    const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: CONNECTION_OPTIONS });
+    const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options });
     if (values.help) {
       process.stdout.write(HELP);
       return 0;
     }
     if (positionals.length !== 2)
       throw new EnterError(ExitCode.usage, "give a source and a destination (entryway cp --help)");
-    const [from, to] = [parseRemote(positionals[0]!, values.container), parseRemote(positionals[1]!, values.container)];
+    const [from, to] = [parseRemote(positionals[0]!), parseRemote(positionals[1]!)];
     if ((from === null) === (to === null))
       throw new EnterError(
         ExitCode.usage,
@@ -207,17 +264,23 @@ export async function run(argv: string[]): Promise<number> {
 
     if (to) {
       const source = positionals[0]!;
+      let total: number;
       try {
-        statSync(source);
+        total = localSize(source);
       } catch (error) {
         throw new EnterError(ExitCode.usage, `cannot read ${source}: ${(error as Error).message}`);
       }
-      const command = ["tar", "xf", "-", "-C", posix.dirname(to.path)];
-      const settings = sessionSettings(values, to.target, command, true);
-      return await runSession(settings, true, {
-        input: packLocal(source, posix.basename(to.path)),
+      const directory = posix.dirname(to.path);
+      const settings = await sessionSettings(values, to.target, ["tar", "xf", "-", "-C", directory], true);
+      const meter = progressMeter(process.stderr, "sent", { quiet: values.quiet, total });
+      const errors = remoteErrors();
+      const code = await runSession(settings, true, {
+        input: packLocal(source, posix.basename(to.path), meter),
         output: new PassThrough().resume(),
+        errors: errors.sink,
       });
+      meter.end(code === 0);
+      return errors.report(code, `${to.target}:${directory}`);
     }
 
     const remote = from!;
@@ -229,8 +292,9 @@ export async function run(argv: string[]): Promise<number> {
       // a new name
     }
     const command = ["tar", "cf", "-", "-C", posix.dirname(remote.path), name];
-    const settings = sessionSettings(values, remote.target, command, true);
-    const { sink, done } = unpackInto(destination, name);
+    const settings = await sessionSettings(values, remote.target, command, true);
+    const meter = progressMeter(process.stderr, "received", { quiet: values.quiet });
+    const { sink, done } = unpackInto(destination, name, meter);
     // A refused archive ends the session at once (the refusal is the one line on stderr).
     const unpackError = (error: unknown) =>
       error instanceof EnterError
@@ -241,13 +305,24 @@ export async function run(argv: string[]): Promise<number> {
           );
     const abort = new AbortController();
     done.catch((error: unknown) => abort.abort(unpackError(error)));
-    const code = await runSession(settings, true, { input: Readable.from([]), output: sink, signal: abort.signal });
-    if (code !== 0) return code;
+    const errors = remoteErrors();
+    const code = await runSession(settings, true, {
+      input: Readable.from([]),
+      output: sink,
+      errors: errors.sink,
+      signal: abort.signal,
+    });
+    if (code !== 0) {
+      meter.end(false);
+      return errors.report(code, `${remote.target}:${remote.path}`);
+    }
     sink.end();
     await done.catch((error: unknown) => {
+      meter.end(false);
       throw unpackError(error);
     });
-    return 0;
+    meter.end(true);
+    return errors.report(0, `${remote.target}:${remote.path}`);
   } catch (error) {
     return reportFailure(error, "cp");
   }

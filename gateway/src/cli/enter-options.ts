@@ -1,32 +1,11 @@
 // `entryway enter`: the parts that need no terminal or network, so they can be tested alone:
 // target syntax, settings from flags / environment / config file, the endpoint URL, exit codes.
 import { readFileSync } from "node:fs";
-import { homedir } from "node:os";
-import { join } from "node:path";
 import { isLoopbackHost } from "../net.js";
+import { configPath, contextToken, readClientConfig, selectContext } from "./contexts.js";
+import { CliError as EnterError, ExitCode } from "./exit-codes.js";
 
-/** Exit codes of the CLI's own failures (gateway/README.md "CLI"). Anything else is the remote exit code. */
-export const ExitCode = {
-  usage: 64,
-  badRequest: 65,
-  notFound: 66,
-  limit: 67,
-  network: 69,
-  backend: 70,
-  tls: 71,
-  ended: 75,
-  denied: 77,
-} as const;
-
-/** A failure that becomes one line on stderr and an exit code. */
-export class EnterError extends Error {
-  constructor(
-    readonly exitCode: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+export { ExitCode, CliError as EnterError } from "./exit-codes.js";
 
 /** The gateway's machine-readable close codes (protocol.ts CloseCode) mapped to exit codes. */
 export function exitCodeForClose(closeCode: string): number {
@@ -58,22 +37,29 @@ export type EnterTarget =
  *   <container>                                   a Docker container (name or full id)
  *   <namespace>/<pod>[/<container>]               a Kubernetes pod
  *   <namespace>/[<kind>/]<workload>#<n>[/<container>]  instance n of a StatefulSet or Deployment
- * The gateway checks the names; here only the shape is checked.
+ * The gateway checks the names; here only the shape is checked. With a context's default
+ * `namespace`, <pod> and <workload>#<n> name one in it (kubectl's convention); its default
+ * `container` is used when neither the target nor --container names one.
  */
-export function parseEnterTarget(text: string, container?: string): EnterTarget {
+export function parseEnterTarget(
+  text: string,
+  container?: string,
+  defaults: { namespace?: string; container?: string } = {},
+): EnterTarget {
   const bad = (why: string) =>
     new EnterError(ExitCode.usage, `bad target ${JSON.stringify(text)}: ${why} (see entryway enter --help)`);
   if (!text) throw bad("empty");
   const hash = text.indexOf("#");
   if (hash >= 0) {
     const left = text.slice(0, hash).split("/");
+    if (left.length === 1 && defaults.namespace) left.unshift(defaults.namespace);
     const right = text.slice(hash + 1).split("/");
     if (left.length < 2 || left.length > 3 || left.some((part) => !part))
       throw bad("expected <namespace>/[<kind>/]<workload>#<instance>");
     const [instanceText, inner, ...rest] = right;
     if (!/^\d{1,6}$/.test(instanceText ?? "")) throw bad("the instance after # must be a number");
     if (rest.length > 0 || inner === "") throw bad("too many parts after the instance");
-    const named = container ?? inner;
+    const named = container ?? inner ?? defaults.container;
     return {
       kind: "workload",
       namespace: left[0]!,
@@ -84,12 +70,13 @@ export function parseEnterTarget(text: string, container?: string): EnterTarget 
   }
   const parts = text.split("/");
   if (parts.some((part) => !part)) throw bad("empty part");
+  if (parts.length === 1 && defaults.namespace) parts.unshift(defaults.namespace);
   if (parts.length === 1) {
     if (container) throw bad("--container is for Kubernetes targets; a Docker target is the container itself");
     return { kind: "docker", container: parts[0]! };
   }
   if (parts.length > 3) throw bad("expected <namespace>/<pod>[/<container>]");
-  const named = container ?? parts[2];
+  const named = container ?? parts[2] ?? defaults.container;
   return { kind: "pod", namespace: parts[0]!, pod: parts[1]!, ...(named ? { container: named } : {}) };
 }
 
@@ -153,6 +140,9 @@ export interface ClientSettings {
   connectTimeoutSeconds: number;
   /** Seconds between WebSocket pings to the gateway; a ping unanswered by the next one ends the session. 0: off. */
   keepaliveSeconds: number;
+  /** The context's default namespace and container for targets that name none. */
+  namespace?: string;
+  container?: string;
 }
 
 interface Layer {
@@ -164,56 +154,20 @@ interface Layer {
   keepalive?: string | number;
 }
 
-const CONFIG_KEYS = ["gateway", "token", "tokenFile", "caFile", "connectTimeout", "keepalive"];
-
-export function defaultConfigPath(env: NodeJS.ProcessEnv): string {
-  return join(env.XDG_CONFIG_HOME || join(env.HOME || homedir(), ".config"), "entryway", "client.json");
-}
-
-function readConfigFile(path: string, explicit: boolean): Layer {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    if (!explicit && (error as NodeJS.ErrnoException).code === "ENOENT") return {};
-    throw new EnterError(ExitCode.usage, `cannot read the config file ${path}: ${(error as Error).message}`);
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    throw new EnterError(ExitCode.usage, `config file ${path} is not JSON: ${(error as Error).message}`);
-  }
-  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed))
-    throw new EnterError(ExitCode.usage, `config file ${path}: expected a JSON object`);
-  for (const [key, value] of Object.entries(parsed)) {
-    if (!CONFIG_KEYS.includes(key))
-      throw new EnterError(
-        ExitCode.usage,
-        `config file ${path}: unknown key ${key} (known: ${CONFIG_KEYS.join(", ")})`,
-      );
-    if (typeof value !== "string" && !((key === "connectTimeout" || key === "keepalive") && typeof value === "number"))
-      throw new EnterError(ExitCode.usage, `config file ${path}: ${key} must be a string`);
-  }
-  return parsed as Layer;
-}
-
-function readTokenFile(path: string): string {
-  try {
-    return readFileSync(path, "utf8").trim();
-  } catch (error) {
-    throw new EnterError(ExitCode.usage, `cannot read the token file ${path}: ${(error as Error).message}`);
-  }
-}
-
 /**
  * Settings, highest precedence first: flags, then the environment (ENTRYWAY_GATEWAY, ENTRYWAY_TOKEN,
- * ENTRYWAY_TOKEN_FILE, ENTRYWAY_CA_FILE, ENTRYWAY_CONNECT_TIMEOUT, ENTRYWAY_KEEPALIVE), then the config file (--config, else ENTRYWAY_CLIENT_CONFIG,
- * else $XDG_CONFIG_HOME/entryway/client.json). Within one layer a token beats a token file.
+ * ENTRYWAY_TOKEN_FILE, ENTRYWAY_CA_FILE, ENTRYWAY_CONNECT_TIMEOUT, ENTRYWAY_KEEPALIVE), then the context
+ * (--context, else ENTRYWAY_CONTEXT, else the current one) of the config file (contexts.ts). Within
+ * one layer a token beats a token file.
  */
-export function resolveSettings(flags: Layer & { config?: string }, env: NodeJS.ProcessEnv): ClientSettings {
-  const explicitConfig = flags.config ?? env.ENTRYWAY_CLIENT_CONFIG;
-  const file = readConfigFile(explicitConfig || defaultConfigPath(env), Boolean(explicitConfig));
+export async function resolveSettings(
+  flags: Layer & { config?: string; context?: string },
+  env: NodeJS.ProcessEnv,
+  needToken = true,
+): Promise<ClientSettings> {
+  const { path, explicit } = configPath(flags.config, env);
+  const selected = selectContext(readClientConfig(path, explicit).config, flags.context, env, path);
+  const context = selected?.context ?? {};
   const fromEnv: Layer = {
     gateway: env.ENTRYWAY_GATEWAY || undefined,
     token: env.ENTRYWAY_TOKEN || undefined,
@@ -222,7 +176,7 @@ export function resolveSettings(flags: Layer & { config?: string }, env: NodeJS.
     connectTimeout: env.ENTRYWAY_CONNECT_TIMEOUT || undefined,
     keepalive: env.ENTRYWAY_KEEPALIVE || undefined,
   };
-  const layers = [flags, fromEnv, file];
+  const layers: Layer[] = [flags, fromEnv, context];
   const first = <K extends keyof Layer>(key: K) =>
     layers.map((layer) => layer[key]).find((value) => value !== undefined && value !== "");
 
@@ -230,18 +184,20 @@ export function resolveSettings(flags: Layer & { config?: string }, env: NodeJS.
   if (!gateway)
     throw new EnterError(
       ExitCode.usage,
-      'no gateway URL: give --gateway, set ENTRYWAY_GATEWAY, or put "gateway" in the config file',
+      "no gateway URL: give --gateway or --context, set ENTRYWAY_GATEWAY, or add a context (entryway config set-context)",
     );
-  let token: string | undefined;
-  for (const layer of layers) {
+  let token: string | undefined = needToken ? undefined : "";
+  for (const layer of needToken ? [flags, fromEnv] : []) {
     if (layer.token) token = layer.token;
-    else if (layer.tokenFile) token = readTokenFile(layer.tokenFile);
+    else if (layer.tokenFile) token = await contextToken("", { tokenFile: layer.tokenFile }, env);
     if (token !== undefined) break;
   }
-  if (!token)
+  if (token === undefined && selected?.context.auth)
+    token = await contextToken(selected.name, selected.context.auth, env);
+  if (token === undefined || (needToken && !token))
     throw new EnterError(
       ExitCode.denied,
-      "no access token: give --token or --token-file, set ENTRYWAY_TOKEN or ENTRYWAY_TOKEN_FILE, or put it in the config file",
+      "no access token: give --token or --token-file, set ENTRYWAY_TOKEN or ENTRYWAY_TOKEN_FILE, or give the context an auth (entryway config set-context)",
     );
   const timeout = Number(first("connectTimeout") ?? 10);
   if (!Number.isFinite(timeout) || timeout <= 0)
@@ -250,14 +206,37 @@ export function resolveSettings(flags: Layer & { config?: string }, env: NodeJS.
   if (!Number.isFinite(keepalive) || keepalive < 0)
     throw new EnterError(ExitCode.usage, "keepalive must be a number of seconds (0 turns it off)");
   const caFile = first("caFile");
-  return { gateway, token, connectTimeoutSeconds: timeout, keepaliveSeconds: keepalive, ...(caFile ? { caFile } : {}) };
+  return {
+    gateway,
+    token,
+    connectTimeoutSeconds: timeout,
+    keepaliveSeconds: keepalive,
+    ...(caFile ? { caFile } : {}),
+    ...(context.namespace ? { namespace: context.namespace } : {}),
+    ...(context.container ? { container: context.container } : {}),
+  };
+}
+
+/** The settings' CA file (PEM) as text, or undefined without one; unreadable is a usage error. */
+export function readCaFile(settings: { caFile?: string }): string | undefined {
+  if (!settings.caFile) return undefined;
+  try {
+    return readFileSync(settings.caFile, "utf8");
+  } catch (error) {
+    throw new EnterError(ExitCode.usage, `cannot read the CA file ${settings.caFile}: ${(error as Error).message}`);
+  }
+}
+
+/** A TLS failure by Node's error code: a certificate refused, a handshake that failed. */
+export function isTlsError(error: { code?: string }): boolean {
+  return /^ERR_(TLS|SSL)_|CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|^EPROTO$/.test(error.code ?? "");
 }
 
 /** Sorts a connection failure into TLS, denied or network, with one line that says what happened. */
 export function classifyConnectError(error: Error & { code?: string }, url: URL): EnterError {
   const code = error.code ?? "";
   const where = `${url.protocol}//${url.host}`;
-  if (/^ERR_(TLS|SSL)_|CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|^EPROTO$/.test(code)) {
+  if (isTlsError(error)) {
     const text = error.message.split("\n")[0]!.trim();
     if (/wrong version number|packet length too long/i.test(text))
       return new EnterError(

@@ -4,10 +4,12 @@
 // mode (the gateway's tty=false): no remote terminal, stdout and stderr apart, and the end of stdin
 // passed on as EOF. The process exits with the remote shell's exit code, or with one of the codes in
 // enter-options.ts after one line on stderr.
-import { readFileSync } from "node:fs";
 import { rootCertificates } from "node:tls";
 import { parseArgs } from "node:util";
 import WebSocket from "ws";
+import { VERSION_HEADER } from "../version.js";
+import { ConnectDeadline } from "./deadline.js";
+import { exitCodeHelp } from "./exit-codes.js";
 import { decodeResponse, encodeRequest, RequestType, ResponseType, type Response } from "../protocol.js";
 import { INPUT_FRAME_BYTES } from "../wire.js";
 import type { Readable, Writable } from "node:stream";
@@ -19,6 +21,7 @@ import {
   exitCodeForClose,
   ExitCode,
   parseEnterTarget,
+  readCaFile,
   reportFailure,
   resolveSettings,
   type EnterTarget,
@@ -51,16 +54,20 @@ options:
       --ca-file <path>       trust this CA (PEM) for a wss:// gateway, besides the system's
       --insecure             allow a plain http:// or ws:// gateway that is not on this machine
                              (the token then crosses the network unencrypted)
-      --connect-timeout <s>  give up connecting after this many seconds (default 10)
+      --connect-timeout <s>  give up connecting after this many seconds (default 10): one deadline
+                             for TCP connect, TLS handshake, WebSocket upgrade and authorization
       --keepalive <s>        ping the gateway this often; no answer by the next ping ends the
                              session (default 15; 0 turns it off)
-      --config <path>        client config file (JSON: gateway, token, tokenFile, caFile,
-                             connectTimeout, keepalive)
+      --context <name>       the context of the config file to use (default: its current one;
+                             entryway config get-contexts)
+      --config <path>        the client config file
   -h, --help                 this text
 
 Settings, highest precedence first: flags; ENTRYWAY_GATEWAY, ENTRYWAY_TOKEN, ENTRYWAY_TOKEN_FILE,
-ENTRYWAY_CA_FILE, ENTRYWAY_CONNECT_TIMEOUT, ENTRYWAY_KEEPALIVE; the config file (--config, else ENTRYWAY_CLIENT_CONFIG, else
-$XDG_CONFIG_HOME/entryway/client.json, i.e. ~/.config/entryway/client.json).
+ENTRYWAY_CA_FILE, ENTRYWAY_CONNECT_TIMEOUT, ENTRYWAY_KEEPALIVE; the context (--context, else
+ENTRYWAY_CONTEXT, else the current one) of the config file (--config, else ENTRYWAY_CLIENT_CONFIG,
+else $XDG_CONFIG_HOME/entryway/client.json): its gateway, auth, namespace and container (a
+<pod> or <workload>#<n> without a namespace is in the context's). See entryway config --help.
 
 Pipe mode: when stdin or stdout is not a terminal (or with -T), the command runs without a remote
 terminal, as kubectl exec -i does: its stdout comes out on stdout and its stderr on stderr, byte for
@@ -73,15 +80,8 @@ mode needs a gateway that knows it; on Kubernetes, one whose API server speaks v
 pass the end of stdin.
 
 exit status: the remote shell's exit code; or, after one line on stderr starting with "entryway:",
-  ${ExitCode.usage}  usage: bad option or target, no gateway URL, unreadable config or token file
-  ${ExitCode.badRequest}  the gateway refused the request as malformed
-  ${ExitCode.notFound}  not found: no such target, or it is not running
-  ${ExitCode.limit}  session limit reached
-  ${ExitCode.network}  network: the gateway cannot be reached, or the connection was lost
-  ${ExitCode.backend}  the gateway could not start the shell
-  ${ExitCode.tls}  TLS: the gateway's certificate was not accepted
-  ${ExitCode.ended}  the gateway ended the session (idle timeout, shutdown)
-  ${ExitCode.denied}  denied: no token, or the gateway's authorizer said no
+one of entryway's codes (the same for every command):
+${exitCodeHelp()}  128+n  ended by signal n (SIGHUP 129, SIGINT 130, SIGTERM 143)
 `;
 
 const SIGNALS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const;
@@ -105,6 +105,7 @@ export const CONNECTION_OPTIONS = {
   "connect-timeout": { type: "string" },
   keepalive: { type: "string" },
   config: { type: "string" },
+  context: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -120,15 +121,18 @@ export interface SessionSettings {
   ca?: Buffer;
 }
 
-/** Settings (flags, environment, config file) and the endpoint URL for one session; `debug` is the gateway's debug option. */
-export function sessionSettings(
+/**
+ * Settings (flags, environment, the context) and the endpoint URL for one session; `target` is the
+ * target's text, read with the context's default namespace and container; `debug` is the gateway's debug option.
+ */
+export async function sessionSettings(
   values: ConnectionValues,
-  target: EnterTarget,
+  targetText: string,
   command: string[],
   pipe: boolean,
   debug?: string,
-): SessionSettings {
-  const settings = resolveSettings(
+): Promise<SessionSettings & { target: EnterTarget }> {
+  const settings = await resolveSettings(
     {
       gateway: values.gateway,
       token: values.token,
@@ -137,21 +141,18 @@ export function sessionSettings(
       connectTimeout: values["connect-timeout"],
       keepalive: values.keepalive,
       config: values.config,
+      context: values.context,
     },
     process.env,
   );
+  const target = parseEnterTarget(targetText, values.container, settings);
   const url = endpointUrl(settings.gateway, target, command, values.insecure);
   if (pipe) url.searchParams.set("tty", "false");
   if (debug !== undefined) url.searchParams.set("debug", debug);
-  let ca: Buffer | undefined;
-  if (settings.caFile) {
-    try {
-      ca = readFileSync(settings.caFile);
-    } catch (error) {
-      throw new EnterError(ExitCode.usage, `cannot read the CA file ${settings.caFile}: ${(error as Error).message}`);
-    }
-  }
+  const caText = readCaFile(settings);
+  const ca = caText === undefined ? undefined : Buffer.from(caText);
   return {
+    target,
     url,
     token: settings.token,
     connectTimeoutMs: settings.connectTimeoutSeconds * 1000,
@@ -159,6 +160,13 @@ export function sessionSettings(
     ...(ca ? { ca } : {}),
   };
 }
+
+export const options = {
+  ...CONNECTION_OPTIONS,
+  tty: { type: "boolean" },
+  "no-tty": { type: "boolean", short: "T" },
+  debug: { type: "string" },
+} as const;
 
 export async function run(argv: string[]): Promise<number> {
   const split = argv.indexOf("--");
@@ -169,12 +177,7 @@ export async function run(argv: string[]): Promise<number> {
       // parseArgs has no optional values: a bare --debug is --debug=true (the gateway's default image).
       args: own.map((arg) => (arg === "--debug" ? "--debug=true" : arg)),
       allowPositionals: true,
-      options: {
-        ...CONNECTION_OPTIONS,
-        tty: { type: "boolean" },
-        "no-tty": { type: "boolean", short: "T" },
-        debug: { type: "string" },
-      },
+      options,
     });
     if (values.help) {
       process.stdout.write(HELP);
@@ -187,15 +190,15 @@ export async function run(argv: string[]): Promise<number> {
           ? "name a target (entryway enter --help)"
           : `one target at a time, got ${positionals.join(" ")}`,
       );
-    const target = parseEnterTarget(positionals[0]!, values.container);
     if (values.tty && values["no-tty"])
       throw new EnterError(ExitCode.usage, "--tty and --no-tty (-T) contradict each other");
     const pipe = values["no-tty"] === true || (!values.tty && !(process.stdin.isTTY && process.stdout.isTTY));
-    if (values.debug !== undefined && target.kind === "docker")
-      throw new EnterError(ExitCode.usage, "--debug is for Kubernetes targets (a debug container is added to a pod)");
     if (values.debug === "")
       throw new EnterError(ExitCode.usage, "--debug= needs an image, or use --debug alone for the gateway's default");
-    return await runSession(sessionSettings(values, target, command, pipe, values.debug), pipe);
+    const settings = await sessionSettings(values, positionals[0]!, command, pipe, values.debug);
+    if (values.debug !== undefined && settings.target.kind === "docker")
+      throw new EnterError(ExitCode.usage, "--debug is for Kubernetes targets (a debug container is added to a pod)");
+    return await runSession(settings, pipe);
   } catch (error) {
     return reportFailure(error, "enter");
   }
@@ -205,31 +208,47 @@ export async function run(argv: string[]): Promise<number> {
 const INPUT_WINDOW_BYTES = 1024 * 1024;
 
 /**
- * One session until it ends; resolves to the exit code. `io` replaces stdin and stdout in pipe mode
- * (`entryway cp` feeds an archive in, or reads one out).
+ * One session until it ends; resolves to the exit code. `io` replaces stdin and stdout (and stderr)
+ * in pipe mode (`entryway cp` feeds an archive in, or reads one out, and reads tar's messages).
  */
 export function runSession(
   { url, token, connectTimeoutMs, keepaliveMs, ca }: SessionSettings,
   pipe: boolean,
-  io: { input: Readable; output: Writable; signal?: AbortSignal } = { input: process.stdin, output: process.stdout },
+  io: { input: Readable; output: Writable; errors?: Writable; signal?: AbortSignal } = {
+    input: process.stdin,
+    output: process.stdout,
+  },
 ): Promise<number> {
   const stdin = io.input as Readable & { isTTY?: boolean; setRawMode?: (raw: boolean) => void };
   const interactive = !pipe && stdin.isTTY === true;
   // Node's TLS defaults plus the given CA: `ca` alone would replace the system's roots.
   const tlsOptions = ca ? { ca: [...rootCertificates, ca.toString("utf8")] } : {};
-  const ws = new WebSocket(url, {
-    headers: { "access-token": token },
-    handshakeTimeout: connectTimeoutMs,
-    perMessageDeflate: false,
-    ...tlsOptions,
-  });
-
   return new Promise<number>((resolve) => {
     let raw = false;
     let finished = false;
     let opened = false;
     let closeMessage: Response | undefined;
     let failure: EnterError | undefined;
+    // One timer from here to the gateway's first message (deadline.ts); a gateway that says it sends
+    // one once the session is authorized and open (the entryway-version header) is waited for, an
+    // older one (or Entry's) only to the upgrade.
+    const deadline = new ConnectDeadline(connectTimeoutMs, (expired) => {
+      failure = new EnterError(
+        ExitCode.network,
+        `cannot reach the gateway at ${url.protocol}//${url.host}: ${expired.describe()}`,
+      );
+      ws.terminate();
+    });
+    const ws = new WebSocket(url, {
+      headers: { "access-token": token },
+      perMessageDeflate: false,
+      createConnection: deadline.connector(url.protocol === "wss:", "WebSocket upgrade"),
+      ...tlsOptions,
+    });
+    ws.on("upgrade", (response) => {
+      if (response.headers[VERSION_HEADER]) deadline.enter("authorization");
+      else deadline.met();
+    });
     let lastInputByte = -1;
     // A gateway that vanished without closing (a laptop asleep, a NAT that forgot us) answers no ping.
     let awaitingPong = false;
@@ -314,6 +333,7 @@ export function runSession(
     function finish(code: number, line: string | null): void {
       if (finished) return;
       finished = true;
+      deadline.met();
       restoreTerminal();
       process.off("exit", restoreTerminal);
       for (const off of signalHandlers) off();
@@ -374,6 +394,7 @@ export function runSession(
     };
     ws.on("message", (data: Buffer) => {
       awaitingPong = false;
+      deadline.met();
       let message: Response;
       try {
         message = decodeResponse(data);
@@ -387,7 +408,7 @@ export function runSession(
           lastOutput = Date.now();
           return writeOutput(io.output, message.content);
         case ResponseType.STDERR:
-          return writeOutput(process.stderr, message.content);
+          return writeOutput(io.errors ?? process.stderr, message.content);
         case ResponseType.CLOSE:
           closeMessage = message;
           return;
@@ -402,15 +423,9 @@ export function runSession(
     });
     ws.on("error", (error: Error & { code?: string }) => {
       if (failure) return;
-      if (/handshake has timed out/i.test(error.message))
-        failure = new EnterError(
-          ExitCode.network,
-          `cannot reach the gateway at ${url.protocol}//${url.host}: timed out after ${connectTimeoutMs / 1000} s`,
-        );
-      else
-        failure = opened
-          ? new EnterError(ExitCode.network, `connection to the gateway lost: ${error.message}`)
-          : classifyConnectError(error, url);
+      failure = opened
+        ? new EnterError(ExitCode.network, `connection to the gateway lost: ${error.message}`)
+        : classifyConnectError(error, url);
     });
     ws.on("close", (wsCode) => {
       if (closeMessage) {

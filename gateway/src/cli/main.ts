@@ -3,8 +3,17 @@
 // which resolves to the process exit code.
 import { realpathSync } from "node:fs";
 import { pathToFileURL } from "node:url";
+import type { CommandSpec } from "./completion.js";
 
-type Subcommand = { summary: string; load: () => Promise<{ run(argv: string[]): Promise<number> }> };
+import { exitCodeHelp, ExitCode } from "./exit-codes.js";
+
+/** A subcommand's module: `run`, and for completion its parseArgs `options` and the verbs it takes first. */
+interface Command {
+  run(argv: string[]): Promise<number>;
+  options: CommandSpec["options"];
+  verbs?: readonly string[];
+}
+type Subcommand = { summary: string; load: () => Promise<Command> };
 
 export const subcommands: Record<string, Subcommand> = {
   serve: { summary: "run the exec gateway service", load: () => import("./serve.js") },
@@ -16,7 +25,32 @@ export const subcommands: Record<string, Subcommand> = {
     summary: "an ssh ProxyCommand through the CONNECT gateway",
     load: () => import("./connect-proxy.js"),
   },
+  config: {
+    summary: "contexts: get-contexts, current-context, use-context, set-context, delete-context",
+    load: () => import("./config-command.js"),
+  },
+  version: {
+    summary: "the client's version, and the gateway's when reachable",
+    load: () => import("./version-command.js"),
+  },
+  completion: {
+    summary: "a shell completion script: bash, zsh or fish",
+    load: async () => {
+      const completion = await import("./completion.js");
+      return { ...completion, run: (argv: string[]) => completion.runWith(argv, specs) };
+    },
+  },
 };
+
+/** Every subcommand's name, summary, options and verbs, for completion. */
+async function specs(): Promise<CommandSpec[]> {
+  return Promise.all(
+    Object.entries(subcommands).map(async ([name, { summary, load }]) => {
+      const command = await load();
+      return { name, summary, options: command.options, verbs: command.verbs ?? [] };
+    }),
+  );
+}
 
 function usage(): string {
   const lines = Object.entries(subcommands).map(([name, { summary }]) => `  ${name.padEnd(16)}${summary}`);
@@ -26,20 +60,26 @@ function usage(): string {
     "commands:",
     ...lines,
     "",
-    "entryway <command> --help for a command's options",
+    "entryway <command> --help for a command's options; entryway --version for the versions",
+    "",
+    "exit status, the same for every command: 0, a remote command's own code, or after one line on",
+    "stderr starting with entryway:",
+    exitCodeHelp().trimEnd(),
+    "  1   an unexpected error in the CLI itself (a bug: please report it)",
   ].join("\n");
 }
 
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === "--version" || name === "-v") return (await subcommands.version!.load()).run(rest);
   if (!name || name === "--help" || name === "-h" || name === "help") {
-    process.stdout.write(usage() + "\n");
-    return name ? 0 : 2;
+    (name ? process.stdout : process.stderr).write(usage() + "\n");
+    return name ? ExitCode.ok : ExitCode.usage;
   }
   const subcommand = subcommands[name];
   if (!subcommand) {
     process.stderr.write(`entryway: unknown command ${name}\n${usage()}\n`);
-    return 2;
+    return ExitCode.usage;
   }
   return (await subcommand.load()).run(rest);
 }

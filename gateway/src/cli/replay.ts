@@ -2,9 +2,6 @@
 // file is read as it is; a recording id (as GET /v1/recordings lists them) is fetched from the
 // gateway with the token, as a reviewer. Exit codes are enter's (enter-options.ts ExitCode).
 import { existsSync, readFileSync } from "node:fs";
-import http from "node:http";
-import https from "node:https";
-import { rootCertificates } from "node:tls";
 import { parseArgs } from "node:util";
 import {
   onlyAllowedSequences,
@@ -16,7 +13,8 @@ import {
   type Cast,
 } from "../asciicast.js";
 import { isLoopbackHost } from "../net.js";
-import { classifyConnectError, EnterError, ExitCode, reportFailure, resolveSettings } from "./enter-options.js";
+import { EnterError, ExitCode, readCaFile, reportFailure, resolveSettings } from "./enter-options.js";
+import { httpGet } from "./http-get.js";
 
 const HELP = `usage: entryway replay [options] <file | recording id>
 
@@ -42,6 +40,7 @@ options:
       --token-file <p>   read the token from a file
       --ca-file <pem>    trust this CA besides Node's roots
       --config <path>    client config file (as for entryway enter)
+      --context <name>   the context of the config file to use (entryway config get-contexts)
       --insecure         allow plain http:// to a host that is not loopback
   -h, --help             this help
 `;
@@ -70,43 +69,21 @@ export function recordingUrl(gateway: string, id: string, insecure = false): URL
   return new URL(`${scheme}//${url.host}/v1/recordings/${id}`);
 }
 
-function download(url: URL, token: string, timeoutMs: number, ca: string | undefined): Promise<string> {
-  const client = url.protocol === "https:" ? https : http;
-  return new Promise((resolve, reject) => {
-    const request = client.get(
-      url,
-      {
-        headers: { authorization: `Bearer ${token}` },
-        timeout: timeoutMs,
-        ...(ca ? { ca: [...rootCertificates, ca] } : {}),
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on("data", (chunk: Buffer) => chunks.push(chunk));
-        response.on("error", reject);
-        response.on("end", () => {
-          const status = response.statusCode ?? 0;
-          if (status === 200) return resolve(Buffer.concat(chunks).toString("utf8"));
-          if (status === 401 || status === 403)
-            return reject(
-              new EnterError(
-                ExitCode.denied,
-                `permission denied: the gateway answered HTTP ${status} (recordings are for reviewers only)`,
-              ),
-            );
-          if (status === 404)
-            return reject(
-              new EnterError(ExitCode.notFound, `no recording ${url.pathname.split("/").pop()} on ${url.host}`),
-            );
-          reject(new EnterError(ExitCode.network, `the gateway answered HTTP ${status} for ${url.pathname}`));
-        });
-      },
-    );
-    request.on("timeout", () => request.destroy(Object.assign(new Error("timed out"), { code: "ETIMEDOUT" })));
-    request.on("error", (error: Error & { code?: string }) =>
-      reject(error instanceof EnterError ? error : classifyConnectError(error, url)),
-    );
+async function download(url: URL, token: string, timeoutMs: number, ca: string | undefined): Promise<string> {
+  const { status, body } = await httpGet(url, {
+    headers: { authorization: `Bearer ${token}` },
+    timeoutMs,
+    ...(ca ? { ca } : {}),
   });
+  if (status === 200) return body;
+  if (status === 401 || status === 403)
+    throw new EnterError(
+      ExitCode.denied,
+      `permission denied: the gateway answered HTTP ${status} (recordings are for reviewers only)`,
+    );
+  if (status === 404)
+    throw new EnterError(ExitCode.notFound, `no recording ${url.pathname.split("/").pop()} on ${url.host}`);
+  throw new EnterError(ExitCode.network, `the gateway answered HTTP ${status} for ${url.pathname}`);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -179,24 +156,27 @@ function positive(name: string, text: string | undefined, fallback?: number): nu
   return value;
 }
 
+export const options = {
+  speed: { type: "string", short: "s" },
+  "max-idle": { type: "string" },
+  gateway: { type: "string", short: "g" },
+  token: { type: "string", short: "t" },
+  "token-file": { type: "string" },
+  "ca-file": { type: "string" },
+  config: { type: "string" },
+  context: { type: "string" },
+  insecure: { type: "boolean" },
+  raw: { type: "boolean" },
+  bytes: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
 export async function run(argv: string[]): Promise<number> {
   try {
     const { values, positionals } = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: {
-        speed: { type: "string", short: "s" },
-        "max-idle": { type: "string" },
-        gateway: { type: "string", short: "g" },
-        token: { type: "string", short: "t" },
-        "token-file": { type: "string" },
-        "ca-file": { type: "string" },
-        config: { type: "string" },
-        insecure: { type: "boolean" },
-        raw: { type: "boolean" },
-        bytes: { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-      },
+      options,
     });
     if (values.help) {
       process.stdout.write(HELP);
@@ -221,27 +201,18 @@ export async function run(argv: string[]): Promise<number> {
         );
       }
     } else {
-      const settings = resolveSettings(
+      const settings = await resolveSettings(
         {
           gateway: values.gateway,
           token: values.token,
           tokenFile: values["token-file"],
           caFile: values["ca-file"],
           config: values.config,
+          context: values.context,
         },
         process.env,
       );
-      let ca: string | undefined;
-      if (settings.caFile) {
-        try {
-          ca = readFileSync(settings.caFile, "utf8");
-        } catch (error) {
-          throw new EnterError(
-            ExitCode.usage,
-            `cannot read the CA file ${settings.caFile}: ${(error as Error).message}`,
-          );
-        }
-      }
+      const ca = readCaFile(settings);
       text = await download(
         recordingUrl(settings.gateway, source, values.insecure),
         settings.token,

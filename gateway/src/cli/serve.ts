@@ -3,21 +3,31 @@
 import { createAuthorizer } from "../auth/index.js";
 import { dockerBackend } from "../backends/docker.js";
 import { kubernetesBackend, loadKubeConfig } from "../backends/kubernetes.js";
-import { loadConfig } from "../config.js";
+import { loadConfig, type GatewayConfig } from "../config.js";
+import { parseCommand } from "./args.js";
+import { ExitCode } from "./exit-codes.js";
 import { jsonLogger } from "../log.js";
 import { createGateway } from "../server.js";
 import { webAssets } from "../web-assets.js";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { AddressInfo } from "node:net";
 
+const USAGE =
+  "usage: entryway serve\n\nRuns the exec gateway. Every setting is an ENTRYWAY_* environment variable or a key of the JSON file named by ENTRYWAY_CONFIG (see gateway/README.md).\n";
+
+/** Its settings are environment variables: no options but -h/--help. */
+export const options = {} as const;
+
 export async function run(argv: string[]): Promise<number> {
-  if (argv.includes("--help") || argv.includes("-h")) {
-    process.stdout.write(
-      "usage: entryway serve\n\nRuns the exec gateway. Every setting is an ENTRYWAY_* environment variable or a key of the JSON file named by ENTRYWAY_CONFIG (see gateway/README.md).\n",
-    );
-    return 0;
+  const parsed = parseCommand("serve", USAGE, argv, options);
+  if (typeof parsed === "number") return parsed;
+  let config: GatewayConfig;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    process.stderr.write(`entryway serve: ${(error as Error).message}\n`);
+    return ExitCode.config;
   }
-  const config = loadConfig();
   const logger = jsonLogger(config.logLevel);
   let kubeConfig: KubeConfig | undefined;
   const kube = () => (kubeConfig ??= loadKubeConfig(config.kubeconfig));

@@ -5,6 +5,7 @@
  */
 import { sshConfigBlock, type SshConfigEntry } from "@entryway/ssh-config";
 import { parseCommand } from "./args.js";
+import { ExitCode } from "./exit-codes.js";
 
 const USAGE = `usage: entryway ssh-config --gateway <host:port> [options] <workspace>...
 
@@ -25,25 +26,27 @@ options:
   --server-alive-interval <s>  keep-alive seconds (default: 30)
 `;
 
+export const options = {
+  gateway: { type: "string" },
+  user: { type: "string", default: "dev" },
+  port: { type: "string", default: "22" },
+  tls: { type: "boolean", default: false },
+  "ca-file": { type: "string" },
+  "identity-file": { type: "string" },
+  proxy: { type: "string", default: "entryway" },
+  "server-alive-interval": { type: "string", default: "30" },
+} as const;
+
 /** `entryway ssh-config ...`: resolves to the exit code. */
 export async function run(argv: string[]): Promise<number> {
-  const parsed = parseCommand("ssh-config", USAGE, argv, {
-    gateway: { type: "string" },
-    user: { type: "string", default: "dev" },
-    port: { type: "string", default: "22" },
-    tls: { type: "boolean", default: false },
-    "ca-file": { type: "string" },
-    "identity-file": { type: "string" },
-    proxy: { type: "string", default: "entryway" },
-    "server-alive-interval": { type: "string", default: "30" },
-  });
+  const parsed = parseCommand("ssh-config", USAGE, argv, options);
   if (typeof parsed === "number") return parsed;
   const { values, positionals } = parsed;
   if (!values.gateway || positionals.length === 0) {
     process.stderr.write(
       `entryway ssh-config: ${values.gateway ? "name at least one workspace" : "--gateway is required"}\n${USAGE}`,
     );
-    return 2;
+    return ExitCode.usage;
   }
   try {
     const blocks = positionals.map((spec) => {
@@ -65,6 +68,6 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   } catch (error) {
     process.stderr.write(`entryway ssh-config: ${(error as Error).message}\n`);
-    return 2;
+    return ExitCode.usage;
   }
 }

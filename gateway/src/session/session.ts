@@ -110,6 +110,9 @@ export class Session {
         end: (closeCode: CloseCode, reason: string) => this.end(closeCode, reason),
       };
       this.stopWatch = watch(this.ctx, session, grant, signal);
+      // Authorized and open: a PING says so before any output, for the client's connect deadline
+      // (the upgrade's entryway-version header promises it; clients that do not know PING skip it).
+      session.ping();
       this.pump.start();
     } catch (error) {
       // The session ended meanwhile: an exec created since is one nobody will use, whose shell is ended.

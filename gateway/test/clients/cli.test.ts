@@ -115,7 +115,7 @@ describe("target syntax, settings and URL (no gateway)", () => {
     }
   });
 
-  it("takes settings from flags, then the environment, then the config file", () => {
+  it("takes settings from flags, then the environment, then the config file", async () => {
     const dir = mkdtempSync(join(tmpdir(), "entryway-cli-settings-"));
     try {
       const config = join(dir, "client.json");
@@ -125,7 +125,7 @@ describe("target syntax, settings and URL (no gateway)", () => {
         JSON.stringify({ gateway: "https://file", token: "from-file", caFile: "/ca.pem", connectTimeout: 3 }),
       );
       const env = { ENTRYWAY_CLIENT_CONFIG: config };
-      expect(resolveSettings({}, env)).toEqual({
+      expect(await resolveSettings({}, env)).toEqual({
         gateway: "https://file",
         token: "from-file",
         caFile: "/ca.pem",
@@ -133,10 +133,10 @@ describe("target syntax, settings and URL (no gateway)", () => {
         keepaliveSeconds: 15,
       });
       expect(
-        resolveSettings({}, { ...env, ENTRYWAY_GATEWAY: "https://env", ENTRYWAY_TOKEN_FILE: join(dir, "token") }),
+        await resolveSettings({}, { ...env, ENTRYWAY_GATEWAY: "https://env", ENTRYWAY_TOKEN_FILE: join(dir, "token") }),
       ).toMatchObject({ gateway: "https://env", token: "from-token-file" });
       expect(
-        resolveSettings(
+        await resolveSettings(
           { gateway: "https://flag", token: "from-flag" },
           { ...env, ENTRYWAY_GATEWAY: "https://env", ENTRYWAY_TOKEN: "from-env" },
         ),
@@ -147,17 +147,19 @@ describe("target syntax, settings and URL (no gateway)", () => {
         join(dir, "entryway", "client.json"),
         JSON.stringify({ gateway: "https://xdg", tokenFile: join(dir, "token") }),
       );
-      expect(resolveSettings({}, { XDG_CONFIG_HOME: dir })).toMatchObject({
+      expect(await resolveSettings({}, { XDG_CONFIG_HOME: dir })).toMatchObject({
         gateway: "https://xdg",
         token: "from-token-file",
         connectTimeoutSeconds: 10,
       });
-      expect(() => resolveSettings({ token: "t" }, { XDG_CONFIG_HOME: join(dir, "none") })).toThrow(/no gateway URL/);
-      expect(() => resolveSettings({ config: join(dir, "missing.json") }, {})).toThrow(
-        expect.objectContaining({ exitCode: ExitCode.usage }),
+      await expect(resolveSettings({ token: "t" }, { XDG_CONFIG_HOME: join(dir, "none") })).rejects.toThrow(
+        /no gateway URL/,
       );
+      await expect(resolveSettings({ config: join(dir, "missing.json") }, {})).rejects.toMatchObject({
+        exitCode: ExitCode.usage,
+      });
       writeFileSync(config, JSON.stringify({ gateway: "https://file", tokne: "typo" }));
-      expect(() => resolveSettings({}, env)).toThrow(/unknown key tokne/);
+      await expect(resolveSettings({}, env)).rejects.toThrow(/unknown key tokne/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -8,15 +8,17 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import path, { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import pty from "node-pty";
 import tar from "tar-stream";
 import { ExitCode } from "../../src/cli/enter-options.js";
 import { entryPath } from "../../src/cli/cp.js";
+import { formatBytes, formatDuration, progressLine, summaryLine } from "../../src/cli/progress.js";
 import { kubernetesBackend, loadKubeConfig } from "../../src/backends/kubernetes.js";
 import { startGateway, tokenAuthorizer, type TestGateway } from "../helpers/gateway.js";
 import { startKubeStandin, type KubeStandin } from "../helpers/kube-standin.js";
 import { describeNeeding } from "../helpers/tools.js";
 import { podmanAvailable, withCliBed, type ClientBed } from "./bed.js";
-import { cleanEnv, runCli } from "./cli-harness.js";
+import { cleanEnv, cliCommand, REPO, runCli } from "./cli-harness.js";
 
 const sha256 = (data: Buffer) => createHash("sha256").update(data).digest("hex");
 
@@ -68,6 +70,24 @@ it("refuses Windows separators, drives, streams and control characters on both p
     );
   }
   expect(entryPath("data/sub/x", "data", "C:\\dest\\data", path.win32)).toBe("C:\\dest\\data\\sub\\x");
+});
+
+it("formats the progress meter's bytes, rate, percentage and time left", () => {
+  expect([0, 1023, 1536, 5 * 1024 ** 2, 3.25 * 1024 ** 3].map(formatBytes)).toEqual([
+    "0 B",
+    "1023 B",
+    "1.5 KiB",
+    "5.0 MiB",
+    "3.3 GiB",
+  ]);
+  expect([0, 4.2, 65, 3725].map(formatDuration)).toEqual(["0:00", "0:05", "1:05", "1:02:05"]);
+  const MiB = 1024 ** 2;
+  expect(progressLine("sent", 25 * MiB, 2000, 100 * MiB)).toBe(
+    "sent 25.0 MiB of 100.0 MiB (25%)  12.5 MiB/s  ETA 0:06",
+  );
+  expect(progressLine("received", 25 * MiB, 2000)).toBe("received 25.0 MiB  12.5 MiB/s");
+  expect(progressLine("sent", 0, 0, 10)).toBe("sent 0 B of 10 B (0%)  0 B/s");
+  expect(summaryLine("received", 100 * MiB, 4000)).toBe("received 100.0 MiB in 4.0 s (25.0 MiB/s)");
 });
 
 it("--help explains both directions and the checks on the archive; entryway --help lists cp", async () => {
@@ -127,10 +147,19 @@ describeNeeding({ podman: podmanAvailable() }, "entryway cp against a gateway on
     console.log(`entryway cp 100 MiB: in ${upSeconds.toFixed(1)} s, out ${downSeconds.toFixed(1)} s`);
   });
 
-  it("a missing remote file: tar's own message and exit code", async () => {
-    const result = await runCli(["cp", `${bed.container}:/no/such/file`, join(home, "nothing")], { env });
-    expect(result.code).not.toBe(0);
-    expect(result.stderr).toMatch(/no\/such|No such file/);
+  it("a missing remote file or folder: one line and exit 66, from busybox tar's own message", async () => {
+    const [file, folder] = await Promise.all([
+      runCli(["cp", `${bed.container}:/tmp/no-such-file`, join(home, "nothing")], { env }),
+      runCli(["cp", `${bed.container}:/no/such/file`, join(home, "nothing")], { env }),
+    ]);
+    expect(file).toMatchObject({
+      code: ExitCode.notFound,
+      stderr: `entryway: ${bed.container}:/tmp/no-such-file: no such file or directory in the container\n`,
+    });
+    expect(folder).toMatchObject({
+      code: ExitCode.notFound,
+      stderr: `entryway: ${bed.container}:/no/such/file: no such file or directory in the container\n`,
+    });
     expect(existsSync(join(home, "nothing"))).toBe(false);
   });
 });
@@ -147,7 +176,20 @@ describe("entryway cp: hostile archives from a container (Kubernetes stand-in)",
     home = mkdtempSync(join(tmpdir(), "entryway-cp-hostile-"));
     evilTar = join(home, "evil.tar");
     mkdirSync(join(home, "bin"));
-    writeFileSync(join(home, "bin", "tar"), `#!/bin/sh\ncat '${evilTar}'\n`, { mode: 0o755 });
+    // With a "missing" file beside it, it answers as busybox's tar (and podman's exec) do for a path
+    // that is not there; else it prints the planted archive.
+    writeFileSync(
+      join(home, "bin", "tar"),
+      `#!/bin/sh
+if [ -e '${join(home, "missing")}' ]; then
+  echo "tar: can't change directory to '$4': No such file or directory" >&2
+  echo "Error: write unixpacket @->/proc/self/fd/14/attach: write: broken pipe" >&2
+  exit 1
+fi
+cat '${evilTar}'
+`,
+      { mode: 0o755 },
+    );
     process.env.PATH = `${join(home, "bin")}:${path}`; // the stand-in runs commands with this PATH
     kube = await startKubeStandin({
       protocol: "v5.channel.k8s.io",
@@ -205,6 +247,60 @@ describe("entryway cp: hostile archives from a container (Kubernetes stand-in)",
     });
     expect(result.stderr).not.toContain("\x1b");
     expect(existsSync(join(root, "dest", "data"))).toBe(false);
+  });
+
+  it("a remote path that is not there is one line and exit 66, both ways (not tar's message and the runtime's broken pipe)", async () => {
+    writeFileSync(join(home, "missing"), "");
+    try {
+      const [down, up] = await Promise.all([
+        runCli(["cp", "team-a/evil-0:/no/such/data", join(home, "nothing")], { env }),
+        runCli(["cp", join(home, "missing"), "team-a/evil-0:/no/such/dir/file"], { env }),
+      ]);
+      expect(down).toMatchObject({
+        code: ExitCode.notFound,
+        stderr: "entryway: team-a/evil-0:/no/such/data: no such file or directory in the container\n",
+      });
+      expect(up).toMatchObject({
+        code: ExitCode.notFound,
+        stderr: "entryway: team-a/evil-0:/no/such/dir: no such file or directory in the container\n",
+      });
+      expect(existsSync(join(home, "nothing"))).toBe(false);
+    } finally {
+      rmSync(join(home, "missing"));
+    }
+  });
+
+  it("a progress meter on a terminal's stderr (a pseudo-terminal), none with --quiet or when stderr is not a terminal", async () => {
+    const content = randomBytes(3 * 1024 * 1024).toString("base64"); // 4 MiB of text
+    await plant([
+      { name: "data", type: "directory" },
+      { name: "data/big.txt", content },
+    ]);
+    const inPty = (args: string[]) =>
+      new Promise<{ code: number; output: string }>((resolve) => {
+        const [command, ...rest] = cliCommand(...args);
+        const term = pty.spawn(command!, rest, { cols: 120, rows: 10, cwd: REPO, env: env as Record<string, string> });
+        let output = "";
+        term.onData((data) => (output += data));
+        term.onExit(({ exitCode }) => setTimeout(() => resolve({ code: exitCode, output }), 300));
+      });
+    const root = mkdtempSync(join(home, "meter-"));
+    const [meter, quiet, piped] = await Promise.all([
+      inPty(["cp", "team-a/evil-0:/srv/data", join(root, "a")]),
+      inPty(["cp", "--quiet", "team-a/evil-0:/srv/data", join(root, "b")]),
+      runCli(["cp", "team-a/evil-0:/srv/data", join(root, "c")], { env }),
+    ]);
+    expect(meter.code).toBe(0);
+    // Redrawn in place (CR, the line, erase to its end: ESC [K), then the summary on its own line.
+    const lines = meter.output.split("\x1b[K");
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^\rreceived \d+(\.\d)? (B|KiB|MiB) {2}\d+(\.\d)? (B|KiB|MiB)\/s$/),
+    );
+    expect(lines.at(-2)).toMatch(/^\rreceived 4\.0 MiB in \d+\.\d s \(\d+(\.\d)? (KiB|MiB|GiB)\/s\)$/);
+    expect(lines.at(-1)).toMatch(/^\r?\n$/);
+    expect(quiet).toEqual({ code: 0, output: "" });
+    expect(piped).toMatchObject({ code: 0, stderr: "" });
+    for (const name of ["a", "b", "c"]) expect(readFileSync(join(root, name, "big.txt"), "utf8")).toBe(content);
   });
 
   it("prints a link's target with its control characters escaped", async () => {
