@@ -46,6 +46,7 @@ import { parseHostPort, sshConfigBlock, type SshConfigEntry } from "@entryway/ss
 import { helmBinaries, repoRoot } from "../harness/helm";
 import { freePort, waitForPort } from "../harness/net";
 import { runBytes } from "../harness/process";
+import { ExitCode } from "../../gateway/src/cli/exit-codes";
 import { realTool } from "../harness/realcp";
 import type { ObjectLike } from "../harness/validate";
 import { devStackConfig, renderScenario, renderStack, sshScenarios } from "./front-ends";
@@ -553,7 +554,7 @@ describe.runIf(canRun)(
         ],
         { input: "", env: env() },
       );
-      expect(result.status).toBe(1);
+      expect(result.status).toBe(ExitCode.network);
       expect(result.stderr.trim().split("\n")).toHaveLength(1);
       expect(result.stderr).toMatch(/^entryway connect-proxy: (cannot reach|the gateway 127\.0\.0\.1:\d+ closed)/);
       expect(model.log).toEqual([]);
@@ -572,11 +573,11 @@ describe.runIf(canRun)(
         ],
         { input: "", env: env() },
       );
-      expect(result.status).toBe(1);
+      expect(result.status).toBe(ExitCode.tls);
       expect(result.stderr.trim().split("\n")).toHaveLength(1);
       expect(result.stderr).toMatch(
         new RegExp(
-          `^entryway connect-proxy: cannot reach the gateway ${GATEWAY_HOST.replace(/\./g, "\\.")}:\\d+: .*(certificate|issuer)`,
+          `^entryway connect-proxy: TLS error with the gateway ${GATEWAY_HOST.replace(/\./g, "\\.")}:\\d+: .*(certificate|issuer)`,
         ),
       );
     });
