@@ -119,6 +119,8 @@ describe("entryway login against oidc-provider", () => {
     const entered = await runCli(["enter", "web-1"], { env, input: "exit 3\n" });
     expect(entered.code, entered.stderr).toBe(3);
     expect(bed.audit.filter((e) => e.event === "session.start").map((e) => e.user)).toEqual(["alice"]);
+    // entryway ls with the same token: the OIDC authorizer allows alice every container.
+    expect(await runCli(["ls"], { env })).toMatchObject({ code: 0, stdout: "TARGET\nweb-1\nweb-2\n" });
   });
 
   it("refreshes the token before it expires, and keeps the new one", async () => {
@@ -179,6 +181,7 @@ describe("entryway login against oidc-provider", () => {
     const entered = await runCli(["enter", "web-1"], { env, input: "exit 3\n" });
     expect(entered.code).toBe(77);
     expect(entered.stderr).toMatch(/bob may not enter docker/);
+    expect(await runCli(["ls"], { env })).toMatchObject({ code: 0, stdout: "", stderr: "No targets you may enter.\n" });
   });
 
   it("takes the issuer and client id from the context's oidc auth, and enter in that context uses its sign-in", async () => {
