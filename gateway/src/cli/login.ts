@@ -41,7 +41,7 @@ exit status: 0 signed in; ${ExitCode.usage} usage; ${ExitCode.network} provider 
   ${ExitCode.denied} refused (the user said no, a wrong state, a timeout)
 `;
 
-const OPTIONS = {
+export const options = {
   gateway: { type: "string", short: "g" },
   issuer: { type: "string" },
   "client-id": { type: "string" },
@@ -107,7 +107,7 @@ function openBrowser(url: string): void {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const parsed = parseCommand("login", HELP, argv, OPTIONS);
+  const parsed = parseCommand("login", HELP, argv, options);
   if (typeof parsed === "number") return parsed;
   const { values } = parsed;
   try {
@@ -117,8 +117,9 @@ export async function run(argv: string[]): Promise<number> {
     if (!issuer || !clientId) {
       // The gateway as enter finds it (flags, environment, the context); no token is needed here.
       const { gateway } = await resolveSettings(
-        { gateway: values.gateway, config: values.config, context: values.context, token: "-" },
+        { gateway: values.gateway, config: values.config, context: values.context },
         process.env,
+        false,
       );
       const fromGateway = await gatewayOidc(gateway);
       issuer ??= fromGateway.issuer;

@@ -19,7 +19,7 @@ options:
   -h, --help              this text
 `;
 
-const OPTIONS = {
+export const options = {
   issuer: { type: "string" },
   "client-id": { type: "string" },
   context: { type: "string" },
@@ -27,7 +27,7 @@ const OPTIONS = {
 } as const;
 
 export async function run(argv: string[]): Promise<number> {
-  const parsed = parseCommand("logout", HELP, argv, OPTIONS);
+  const parsed = parseCommand("logout", HELP, argv, options);
   if (typeof parsed === "number") return parsed;
   const { values } = parsed;
   try {

@@ -19,7 +19,7 @@ ${HTTP_OPTIONS_HELP}      --json             the gateway's answer as JSON
 exit status: 0; ${ExitCode.usage} usage; ${ExitCode.network} network; ${ExitCode.denied} no token, or a token the gateway refuses
 `;
 
-const OPTIONS = { ...HTTP_OPTIONS, json: { type: "boolean", default: false } } as const;
+export const options = { ...HTTP_OPTIONS, json: { type: "boolean", default: false } } as const;
 
 /** Rows as columns padded to the widest cell (the last column unpadded). */
 export function table(rows: string[][]): string {
@@ -38,7 +38,7 @@ interface TargetEntry {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const parsed = parseCommand("ls", HELP, argv, OPTIONS);
+  const parsed = parseCommand("ls", HELP, argv, options);
   if (typeof parsed === "number") return parsed;
   const { values, positionals } = parsed;
   try {

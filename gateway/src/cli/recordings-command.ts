@@ -17,7 +17,10 @@ ${HTTP_OPTIONS_HELP}      --json             the gateway's answer as JSON
   -h, --help             this text
 `;
 
-const OPTIONS = { ...HTTP_OPTIONS, json: { type: "boolean", default: false } } as const;
+/** The verbs it takes first (completion). */
+export const verbs = ["ls"] as const;
+
+export const options = { ...HTTP_OPTIONS, json: { type: "boolean", default: false } } as const;
 
 interface Summary {
   id: string;
@@ -39,7 +42,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`entryway recordings: ${sub ? `unknown command ${sub}` : "name a command"}\n${HELP}`);
     return ExitCode.usage;
   }
-  const parsed = parseCommand("recordings ls", HELP, rest, OPTIONS);
+  const parsed = parseCommand("recordings ls", HELP, rest, options);
   if (typeof parsed === "number") return parsed;
   const { values, positionals } = parsed;
   try {
