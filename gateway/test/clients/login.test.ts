@@ -64,6 +64,16 @@ describe("entryway login against oidc-provider", () => {
     };
   const storedLogin = () => Object.values(stored().logins)[0]!;
 
+  /** `entryway login --no-browser` with no provider named: it must find this one and this client; alice signs in. */
+  const signInAsAlice = async (cliEnv: NodeJS.ProcessEnv) => {
+    const login = startCli(["login", "--no-browser"], cliEnv);
+    const [, address] = await login.stderrMatch(/To sign in, open:\n {2}(\S+)\n/);
+    expect(new URL(address!).origin).toBe(provider.issuer);
+    expect(new URL(address!).searchParams.get("client_id")).toBe(CLIENT_ID);
+    await userAgent(address!, { user: "alice" });
+    expect((await login.done).code).toBe(0);
+  };
+
   beforeAll(async () => {
     provider = await startOpenIdProvider({ clientId: CLIENT_ID, namespaces: { alice: ["docker"], bob: ["shop"] } });
     const authorizer = oidcAuthorizer({
@@ -194,12 +204,7 @@ describe("entryway login against oidc-provider", () => {
       }),
     );
     const inContext = { ...env, ENTRYWAY_GATEWAY: "", ENTRYWAY_CLIENT_CONFIG: config };
-    const login = startCli(["login", "--no-browser"], inContext);
-    const [, address] = await login.stderrMatch(/To sign in, open:\n {2}(\S+)\n/);
-    expect(new URL(address!).origin).toBe(provider.issuer);
-    expect(new URL(address!).searchParams.get("client_id")).toBe(CLIENT_ID);
-    await userAgent(address!, { user: "alice" });
-    expect((await login.done).code).toBe(0);
+    await signInAsAlice(inContext);
     const sessions = bed.audit.filter((e) => e.event === "session.start").length;
     const entered = await runCli(["enter", "web-1"], { env: inContext, input: "exit 5\n" });
     expect(entered.code, entered.stderr).toBe(5);
@@ -224,12 +229,7 @@ describe("entryway login against oidc-provider", () => {
   });
 
   it("finds the issuer and client id through the gateway, and refuses a token file others may read", async () => {
-    const login = startCli(["login", "--no-browser"], env);
-    const [, address] = await login.stderrMatch(/To sign in, open:\n {2}(\S+)\n/);
-    expect(new URL(address!).origin).toBe(provider.issuer);
-    expect(new URL(address!).searchParams.get("client_id")).toBe(CLIENT_ID);
-    await userAgent(address!, { user: "alice" });
-    expect((await login.done).code).toBe(0);
+    await signInAsAlice(env);
     chmodSync(tokenStorePath(env), 0o644);
     const entered = await runCli(["enter", "web-1"], { env, input: "exit 3\n" });
     expect(entered.code).toBe(77);
