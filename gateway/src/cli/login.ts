@@ -95,7 +95,7 @@ function openBrowser(url: string): void {
     : process.platform === "darwin"
       ? ["open", url]
       : process.platform === "win32"
-        ? ["cmd", "/c", "start", '""', url]
+        ? ["rundll32", "url.dll,FileProtocolHandler", url] // no cmd.exe: it would read the URL's & as a separator
         : ["xdg-open", url];
   try {
     const child = spawn(command!, args, { stdio: "ignore", detached: true });

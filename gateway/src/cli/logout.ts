@@ -1,7 +1,7 @@
 // `entryway logout`: revokes the sign-in's tokens where the provider offers revocation (RFC 7009)
 // and removes them from the token file, also when the provider cannot be reached.
 import { parseCommand } from "./args.js";
-import { reportFailure } from "./enter-options.js";
+import { EnterError, ExitCode, reportFailure } from "./enter-options.js";
 import { contextOidc } from "./login.js";
 import { discover, revokeLogin } from "./oidc-login.js";
 import { TokenStore } from "./token-store.js";
@@ -33,6 +33,11 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const store = new TokenStore(process.env);
     const oidc = values.context ? contextOidc(values.config, values.context) : undefined;
+    if (values.context && !oidc)
+      throw new EnterError(
+        ExitCode.usage,
+        `context ${values.context} does not sign in with OIDC: nothing to sign out of`,
+      );
     const login = store.remove(values.issuer ?? oidc?.issuer, values["client-id"] ?? oidc?.clientId);
     if (!login) {
       process.stdout.write("Not signed in.\n");

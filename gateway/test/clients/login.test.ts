@@ -200,7 +200,10 @@ describe("entryway login against oidc-provider", () => {
       config,
       JSON.stringify({
         currentContext: "lab",
-        contexts: { lab: { gateway: bed.base, auth: { oidc: { issuer: provider.issuer, clientId: CLIENT_ID } } } },
+        contexts: {
+          lab: { gateway: bed.base, auth: { oidc: { issuer: provider.issuer, clientId: CLIENT_ID } } },
+          plain: { gateway: bed.base, auth: { tokenFile: join(home, "token") } },
+        },
       }),
     );
     const inContext = { ...env, ENTRYWAY_GATEWAY: "", ENTRYWAY_CLIENT_CONFIG: config };
@@ -214,6 +217,13 @@ describe("entryway login against oidc-provider", () => {
         .slice(sessions)
         .map((e) => e.user),
     ).toEqual(["alice"]);
+    // A context without OIDC has no sign-in to end; the sign-in stays.
+    const plain = await runCli(["logout", "--context", "plain"], { env: inContext });
+    expect(plain).toMatchObject({
+      code: 64,
+      stderr: expect.stringMatching(/context plain does not sign in with OIDC/),
+    });
+    expect(storedLogin().refreshToken).toBeTruthy();
   });
 
   it("signs out: revokes the tokens at the provider and removes them; enter then asks for a sign-in", async () => {
