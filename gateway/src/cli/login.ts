@@ -6,6 +6,7 @@ import { spawn } from "node:child_process";
 import { parseCommand } from "./args.js";
 import { configPath, readClientConfig, selectContext, type OidcAuth } from "./contexts.js";
 import { EnterError, ExitCode, reportFailure, resolveSettings } from "./enter-options.js";
+import { gatewayHttpUrl } from "./gateway-http.js";
 import { browserLogin, DEFAULT_SCOPES, deviceLogin, discover } from "./oidc-login.js";
 import { TokenStore } from "./token-store.js";
 
@@ -55,12 +56,9 @@ export const options = {
 
 /** The OIDC settings the gateway's web page signs in with. */
 async function gatewayOidc(gateway: string): Promise<{ issuer: string; clientId: string }> {
-  let url: URL;
-  try {
-    url = new URL("/web/config.json", gateway.replace(/^ws(s?):/, "http$1:"));
-  } catch {
-    throw new EnterError(ExitCode.usage, `bad gateway URL ${JSON.stringify(gateway)}`);
-  }
+  // https, or http on loopback only: whoever could change this answer on the way would send the
+  // user's password to a sign-in page of their own.
+  const url = gatewayHttpUrl(gateway, "/web/config.json");
   let body: { oidc?: { issuer?: unknown; clientId?: unknown } | null };
   try {
     const response = await fetch(url, { signal: AbortSignal.timeout(10_000), redirect: "error" });

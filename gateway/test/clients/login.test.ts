@@ -238,8 +238,14 @@ describe("entryway login against oidc-provider", () => {
     expect(entered.stderr).toMatch(/^entryway: no access token: run entryway login/m);
   });
 
-  it("finds the issuer and client id through the gateway, and refuses a token file others may read", async () => {
+  it("finds the issuer and client id through the gateway (never a plain-http one), and refuses a token file others may read", async () => {
     await signInAsAlice(env);
+    // Not from a plain-http gateway elsewhere: its answer could send the user to another sign-in page.
+    const plain = await runCli(["login", "--gateway", "http://192.0.2.1:8080"], { env });
+    expect(plain).toMatchObject({
+      code: 64,
+      stderr: expect.stringMatching(/^entryway: refusing plain 192\.0\.2\.1:8080/),
+    });
     chmodSync(tokenStorePath(env), 0o644);
     const entered = await runCli(["enter", "web-1"], { env, input: "exit 3\n" });
     expect(entered.code).toBe(77);
