@@ -27,9 +27,9 @@ export interface AuditEvent {
   reason?: string;
 }
 
-/** A reviewer's access to recordings (listing or downloading one), allowed or not. */
+/** A reviewer's access to recordings (listing or downloading one), or a user's listing of targets, allowed or not. */
 export interface RecordingAccessEvent {
-  event: "recordings.list" | "recordings.get";
+  event: "recordings.list" | "recordings.get" | "targets.list";
   /** The recording asked for (recordings.get), when its id is valid. */
   recording?: string;
   user?: string;

@@ -18,6 +18,7 @@ import { clientAddress } from "./net.js";
 import { encodeResponse, ResponseType } from "./protocol.js";
 import { recordingSink, recordingsRoute } from "./recordings.js";
 import { Session, type SessionContext } from "./session/session.js";
+import { targetsRoute } from "./targets.js";
 import { describeTarget, parseTarget, TargetError, type Target } from "./target.js";
 import { VERSION, VERSION_HEADER } from "./version.js";
 
@@ -106,6 +107,7 @@ export function createGateway(options: GatewayOptions): Gateway {
           }),
         ]
       : []),
+    targetsRoute({ config, backend, authorizer, audit, logger, preAuth, clientOf, tokenOf: tokenFromRequest }),
     ...(options.routes ?? []),
   ];
 

@@ -43,6 +43,11 @@ export function parseTarget(url: URL, headers: IncomingMessage["headers"], backe
   return { kind: "workload", namespace, workload, instance: Number(instance), ...containerPart };
 }
 
+/** A namespace named outside a target (GET /v1/targets?namespace=): DNS-1123, as in a target. */
+export function checkNamespace(namespace: string): string {
+  return name(namespace, K8S_NAME, "namespace");
+}
+
 export function describeTarget(target: Target): string {
   switch (target.kind) {
     case "pod":

@@ -91,6 +91,13 @@ describe("Docker backend: targets", () => {
       const own = ownContainerIds(procSelf);
       expect([...own]).toEqual([id]);
       const backend = dockerBackend(`unix://${podman.socketPath}`, { ownContainer: own });
+      // Listed (entryway ls's candidates): the running containers by name, less the gateway's own.
+      const names = async (listing: typeof backend) =>
+        (await listing.list!({})).map(({ target }) => (target.kind === "docker" ? target.container : ""));
+      expect(await names(backend)).toContain("web-2");
+      expect(await names(backend)).not.toContain("gateway-self");
+      expect(await names(backend)).not.toContain("stopped-one");
+      expect(await names(dockerBackend(`unix://${podman.socketPath}`))).toContain("gateway-self");
       const g = await startGateway(backend, tokenAuthorizer());
       try {
         for (const container of ["gateway-self", id]) {

@@ -60,7 +60,20 @@ beforeAll(() => {
 
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-const SUBCOMMANDS = ["enter", "ssh-config", "connect-proxy", "serve", "config", "version", "completion"];
+// login and logout load openid-client: their --help proves the installed package brings it.
+const SUBCOMMANDS = [
+  "enter",
+  "ssh-config",
+  "connect-proxy",
+  "serve",
+  "config",
+  "version",
+  "completion",
+  "login",
+  "logout",
+  "ls",
+  "recordings",
+];
 
 describe("npm install -g @entryway/gateway", () => {
   it("packs the built CLI, the protocol's proto file and the web terminal, without sources or tests", () => {

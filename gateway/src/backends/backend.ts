@@ -34,6 +34,12 @@ export interface ExecControl {
   close(): void;
 }
 
+/** A target a listing names: a running pod (with its containers' names) or a running Docker container. */
+export interface ListedTarget {
+  target: Target;
+  containers: string[];
+}
+
 export interface Backend {
   readonly name: "kubernetes" | "docker";
   /** Throws NotFoundError when the target does not exist or is not running. */
@@ -54,6 +60,11 @@ export interface Backend {
    * aborts, the exec stream is dropped and the promise rejects (the command itself may go on).
    */
   run(target: ResolvedTarget, command: string[], options?: { signal?: AbortSignal }): Promise<number | null>;
+  /**
+   * The running pods of `namespace` (every namespace without one), or the running containers
+   * (Docker; no namespaces): candidates only, which the authorizer filters (targets.ts).
+   */
+  list?(scope: { namespace?: string }): Promise<ListedTarget[]>;
   /** Throws when the backend cannot be reached (readiness). */
   check(): Promise<void>;
   /** Debug containers (Kubernetes only); see debug.ts. */

@@ -332,6 +332,17 @@ export function dockerBackend(dockerHost: string, options: { ownContainer?: Set<
       }
     },
 
+    async list() {
+      // GET /containers/json lists the running containers (all=false, the engine's default).
+      const containers = await call<{ Id: string; Names?: string[] }[]>("GET", "/containers/json");
+      return containers
+        .filter((container) => !own.has(container.Id) && container.Names?.[0])
+        .map((container) => ({
+          target: { kind: "docker" as const, container: container.Names![0]!.replace(/^\//, "") },
+          containers: [],
+        }));
+    },
+
     async check() {
       await call("GET", "/version");
     },

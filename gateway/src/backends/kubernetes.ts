@@ -328,6 +328,23 @@ export function kubernetesBackend(kubeConfig: KubeConfig): Backend {
       });
     },
 
+    async list({ namespace }) {
+      let pods: V1Pod[];
+      try {
+        pods = namespace
+          ? (await core.listNamespacedPod({ namespace })).items
+          : (await core.listPodForAllNamespaces()).items;
+      } catch (error) {
+        // A namespace the gateway has no Role in holds nothing it could enter.
+        if (namespace && error instanceof ApiException && error.code === 403) return [];
+        throw error;
+      }
+      return pods.filter(isRunning).map((pod) => ({
+        target: { kind: "pod" as const, namespace: pod.metadata!.namespace!, pod: pod.metadata!.name! },
+        containers: (pod.spec?.containers ?? []).map((container) => container.name),
+      }));
+    },
+
     async check() {
       await version.getCode();
     },

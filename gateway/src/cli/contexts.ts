@@ -14,6 +14,7 @@
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
+import { signedInToken } from "./credentials.js";
 import { CliError, ExitCode } from "./exit-codes.js";
 
 /** OIDC sign-in (`entryway login`): the issuer and the client it signs in as; the tokens live in login's own file. */
@@ -247,8 +248,8 @@ function readTokenFile(path: string): string {
 }
 
 /**
- * The access token a context's auth gives. The oidc variant is `entryway login`'s: it reads the
- * tokens login stored for this context (refreshing them when near expiry); until then it asks for login.
+ * The access token a context's auth gives. The oidc variant is `entryway login`'s: the tokens login
+ * stored for the context's issuer and client id (refreshed when near expiry); without them it asks for login.
  */
 export async function contextToken(name: string, auth: ContextAuth, env: NodeJS.ProcessEnv): Promise<string> {
   if ("token" in auth) return auth.token;
@@ -259,6 +260,8 @@ export async function contextToken(name: string, auth: ContextAuth, env: NodeJS.
       throw new CliError(ExitCode.denied, `context ${name} takes its token from $${auth.tokenEnv}, which is not set`);
     return token;
   }
+  const signedIn = await signedInToken(env, auth.oidc);
+  if (signedIn) return signedIn;
   throw new CliError(
     ExitCode.denied,
     `context ${name} signs in with OIDC (${auth.oidc.issuer}): run entryway login --context ${name}`,

@@ -3,6 +3,7 @@
 import { readFileSync } from "node:fs";
 import { isLoopbackHost } from "../net.js";
 import { configPath, contextToken, readClientConfig, selectContext } from "./contexts.js";
+import { signedInToken } from "./credentials.js";
 import { CliError as EnterError, ExitCode } from "./exit-codes.js";
 
 export { ExitCode, CliError as EnterError } from "./exit-codes.js";
@@ -194,10 +195,12 @@ export async function resolveSettings(
   }
   if (token === undefined && selected?.context.auth)
     token = await contextToken(selected.name, selected.context.auth, env);
+  // Else the current sign-in (entryway login), if any.
+  if (needToken) token ??= await signedInToken(env);
   if (token === undefined || (needToken && !token))
     throw new EnterError(
       ExitCode.denied,
-      "no access token: give --token or --token-file, set ENTRYWAY_TOKEN or ENTRYWAY_TOKEN_FILE, or give the context an auth (entryway config set-context)",
+      "no access token: run entryway login, give --token or --token-file, set ENTRYWAY_TOKEN or ENTRYWAY_TOKEN_FILE, or give the context an auth (entryway config set-context)",
     );
   const timeout = Number(first("connectTimeout") ?? 10);
   if (!Number.isFinite(timeout) || timeout <= 0)

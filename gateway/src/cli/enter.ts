@@ -68,6 +68,8 @@ ENTRYWAY_CA_FILE, ENTRYWAY_CONNECT_TIMEOUT, ENTRYWAY_KEEPALIVE; the context (--c
 ENTRYWAY_CONTEXT, else the current one) of the config file (--config, else ENTRYWAY_CLIENT_CONFIG,
 else $XDG_CONFIG_HOME/entryway/client.json): its gateway, auth, namespace and container (a
 <pod> or <workload>#<n> without a namespace is in the context's). See entryway config --help.
+A context whose auth is oidc, and no token from any of them, take the sign-in's (entryway login),
+refreshed when it is about to expire.
 
 Pipe mode: when stdin or stdout is not a terminal (or with -T), the command runs without a remote
 terminal, as kubectl exec -i does: its stdout comes out on stdout and its stderr on stderr, byte for

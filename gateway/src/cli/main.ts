@@ -19,6 +19,13 @@ export const subcommands: Record<string, Subcommand> = {
   serve: { summary: "run the exec gateway service", load: () => import("./serve.js") },
   enter: { summary: "open a shell in a container through the gateway", load: () => import("./enter.js") },
   cp: { summary: "copy files to or from a container through the gateway", load: () => import("./cp.js") },
+  login: { summary: "sign in with OpenID Connect (browser, or --device)", load: () => import("./login.js") },
+  logout: { summary: "sign out: revoke and remove the sign-in's tokens", load: () => import("./logout.js") },
+  ls: { summary: "list the targets you may enter", load: () => import("./ls.js") },
+  recordings: {
+    summary: "recordings ls: the session recordings you may replay",
+    load: () => import("./recordings-command.js"),
+  },
   replay: { summary: "play a session recording (a .cast file or a recording id)", load: () => import("./replay.js") },
   "ssh-config": { summary: "print ~/.ssh/config blocks for SSH workspaces", load: () => import("./ssh-config.js") },
   "connect-proxy": {

@@ -12,9 +12,8 @@ import {
   withoutTerminalQueries,
   type Cast,
 } from "../asciicast.js";
-import { isLoopbackHost } from "../net.js";
-import { EnterError, ExitCode, readCaFile, reportFailure, resolveSettings } from "./enter-options.js";
-import { httpGet } from "./http-get.js";
+import { EnterError, ExitCode, reportFailure } from "./enter-options.js";
+import { gatewayGet, gatewayHttpUrl, gatewayRequest, HTTP_OPTIONS } from "./gateway-http.js";
 
 const HELP = `usage: entryway replay [options] <file | recording id>
 
@@ -47,43 +46,7 @@ options:
 
 /** The recording's URL on the gateway; plain http only to loopback unless `insecure`. */
 export function recordingUrl(gateway: string, id: string, insecure = false): URL {
-  let url: URL;
-  try {
-    url = new URL(gateway);
-  } catch {
-    throw new EnterError(ExitCode.usage, `bad gateway URL ${JSON.stringify(gateway)}: expected https://host`);
-  }
-  const schemes: Record<string, string> = { "http:": "http:", "https:": "https:", "ws:": "http:", "wss:": "https:" };
-  const scheme = schemes[url.protocol];
-  if (!scheme)
-    throw new EnterError(
-      ExitCode.usage,
-      `bad gateway URL ${JSON.stringify(gateway)}: the scheme must be https or http`,
-    );
-  if (scheme === "http:" && !insecure && !isLoopbackHost(url.hostname)) {
-    throw new EnterError(
-      ExitCode.usage,
-      `refusing plain ${url.host}: the token would cross the network unencrypted; use https://, or --insecure if you must`,
-    );
-  }
-  return new URL(`${scheme}//${url.host}/v1/recordings/${id}`);
-}
-
-async function download(url: URL, token: string, timeoutMs: number, ca: string | undefined): Promise<string> {
-  const { status, body } = await httpGet(url, {
-    headers: { authorization: `Bearer ${token}` },
-    timeoutMs,
-    ...(ca ? { ca } : {}),
-  });
-  if (status === 200) return body;
-  if (status === 401 || status === 403)
-    throw new EnterError(
-      ExitCode.denied,
-      `permission denied: the gateway answered HTTP ${status} (recordings are for reviewers only)`,
-    );
-  if (status === 404)
-    throw new EnterError(ExitCode.notFound, `no recording ${url.pathname.split("/").pop()} on ${url.host}`);
-  throw new EnterError(ExitCode.network, `the gateway answered HTTP ${status} for ${url.pathname}`);
+  return gatewayHttpUrl(gateway, `/v1/recordings/${id}`, insecure);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -159,13 +122,7 @@ function positive(name: string, text: string | undefined, fallback?: number): nu
 export const options = {
   speed: { type: "string", short: "s" },
   "max-idle": { type: "string" },
-  gateway: { type: "string", short: "g" },
-  token: { type: "string", short: "t" },
-  "token-file": { type: "string" },
-  "ca-file": { type: "string" },
-  config: { type: "string" },
-  context: { type: "string" },
-  insecure: { type: "boolean" },
+  ...HTTP_OPTIONS,
   raw: { type: "boolean" },
   bytes: { type: "boolean" },
   help: { type: "boolean", short: "h" },
@@ -201,24 +158,10 @@ export async function run(argv: string[]): Promise<number> {
         );
       }
     } else {
-      const settings = await resolveSettings(
-        {
-          gateway: values.gateway,
-          token: values.token,
-          tokenFile: values["token-file"],
-          caFile: values["ca-file"],
-          config: values.config,
-          context: values.context,
-        },
-        process.env,
-      );
-      const ca = readCaFile(settings);
-      text = await download(
-        recordingUrl(settings.gateway, source, values.insecure),
-        settings.token,
-        settings.connectTimeoutSeconds * 1000,
-        ca,
-      );
+      text = await gatewayGet(await gatewayRequest(values, `/v1/recordings/${source}`), {
+        deniedHint: " (recordings are for reviewers only)",
+        notFound: `no recording ${source} on the gateway`,
+      });
     }
     const raw = values.raw === true;
     if (raw)

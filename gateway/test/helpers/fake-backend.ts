@@ -13,6 +13,8 @@ export interface FakeBackend extends Backend {
   startDelayMs: number;
   /** The reaper never ends (until the gateway's deadline aborts it). */
   reaperHangs: boolean;
+  /** The running containers list() names. */
+  containers: string[];
 }
 
 export function fakeBackend(): FakeBackend {
@@ -24,6 +26,7 @@ export function fakeBackend(): FakeBackend {
     reaped: [],
     startDelayMs: 0,
     reaperHangs: false,
+    containers: ["web-1", "web-2"],
     async resolve(target) {
       if (target.kind !== "docker") throw new Error("fake backend takes docker targets");
       return { container: target.container, label: `fake/${target.container}` };
@@ -86,6 +89,12 @@ export function fakeBackend(): FakeBackend {
       return new Promise((_resolve, reject) =>
         signal?.addEventListener("abort", () => reject(signal.reason), { once: true }),
       );
+    },
+    async list() {
+      return backend.containers.map((container) => ({
+        target: { kind: "docker" as const, container },
+        containers: [],
+      }));
     },
     async check() {},
   };

@@ -4,7 +4,7 @@ import type { AuditEvent, DebugContainerEvent, ReapFailedEvent, RecordingAccessE
 import type { Authorizer } from "../../src/auth/authorizer.js";
 import type { Backend } from "../../src/backends/backend.js";
 import { defaultConfig, type GatewayConfig } from "../../src/config.js";
-import { createGateway, type Gateway } from "../../src/server.js";
+import { createGateway, type Gateway, type RouteHandler } from "../../src/server.js";
 
 export interface TestGateway {
   gateway: Gateway;
@@ -50,6 +50,7 @@ export async function startGateway(
   backend: Backend,
   authorizer: Authorizer,
   overrides: Partial<GatewayConfig> = {},
+  routes: RouteHandler[] = [],
 ): Promise<TestGateway> {
   const config: GatewayConfig = {
     ...defaultConfig,
@@ -69,6 +70,7 @@ export async function startGateway(
     config,
     backend,
     authorizer,
+    routes,
     logger: { log: (level, msg, fields) => logs.push({ level, msg, ...fields }) },
     audit: {
       write: (event) =>

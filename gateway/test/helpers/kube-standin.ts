@@ -527,10 +527,13 @@ export async function startKubeStandin(options: StandinOptions): Promise<KubeSta
       record(200);
       return json(response, 200, podObject(pod));
     }
-    if ((m = /^\/api\/v1\/namespaces\/([^/]+)\/pods$/.exec(path))) {
+    // A namespace's pods, or every namespace's (GET /api/v1/pods).
+    if ((m = /^\/api\/v1\/(?:namespaces\/([^/]+)\/)?pods$/.exec(path))) {
       const selector = selectorOf(url);
       const items = options.pods.filter(
-        (p) => p.namespace === m![1] && Object.entries(selector).every(([k, v]) => p.labels?.[k] === v),
+        (p) =>
+          (m![1] === undefined || p.namespace === m![1]) &&
+          Object.entries(selector).every(([k, v]) => p.labels?.[k] === v),
       );
       return json(response, 200, { apiVersion: "v1", kind: "PodList", metadata: {}, items: items.map(podObject) });
     }
