@@ -7,7 +7,8 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { stringify } from "yaml";
-import { COMPONENT_APP_ENV, SEED_FILE, SEED_PATH, SEED_TOKEN_ENV } from "./common";
+import { SEED_FILE, SEED_PATH } from "./common";
+import { COMPONENT_APP_ENV, SEED_TOKEN_ENV } from "./contract";
 import type { ValueOf } from "../shared/enum";
 
 /**

@@ -219,7 +219,7 @@ describe("version (set before tagging, checked by the release's first job)", () 
       "charts/entryway/Chart.yaml": 2,
       "charts/entryway/values.yaml": 2,
       "components/exec-gateway/config.ts": 1,
-      "components/exec-gateway/index.ts": 1,
+      "components/exec-gateway/contract.ts": 1,
       "components/ssh/config.ts": 1,
       "components/ssh/ssh-workspace.ts": 1,
     });
