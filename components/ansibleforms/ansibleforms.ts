@@ -44,6 +44,12 @@ type Volume = k8s.types.input.core.v1.Volume;
 // Secrets), mysql, seed-configmap, storage, the RTE in the pod, deployment, service (Service and
 // NetworkPolicy), monitoring and the Ingress. Every problem in the settings is reported at once,
 // before any object is made.
+/**
+ * AnsibleForms: the app with its persistent volume, the built-in MySQL 8.4 or an external
+ * database, its generated or existing secrets, the seeded runner config, and its RTE runner as an
+ * inbound sidecar, or none in the pod when a RemoteRte in another network dials in. Outputs its
+ * URL, admin password and RTE token.
+ */
 export class AnsibleForms extends pulumi.ComponentResource {
   /** The app's Service. */
   public readonly serviceName: pulumi.Output<string>;

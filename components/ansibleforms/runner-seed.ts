@@ -239,6 +239,12 @@ export interface RunnerSeedArgs {
   labels?: Record<string, string>;
 }
 
+/**
+ * AnsibleForms' runner seed: the seed file (CONFIG_SEED_PATH) declaring its runners, in a
+ * ConfigMap for the app to mount, checked by the rules AnsibleForms applies at start (no unknown
+ * field, every ${VAR} one of the app's environment variables) so that a bad seed fails the
+ * preview instead of the app.
+ */
 export class RunnerSeed extends pulumi.ComponentResource {
   /** The ConfigMap holding the seed file. */
   public readonly configMapName: pulumi.Output<string>;

@@ -70,11 +70,16 @@ interface GatewayObjects {
   recordingsClaim: string | undefined;
 }
 
+// The constructor reads like the chart: one step per file of charts/entryway/templates/exec-gateway/
+// (serviceAccount, rbac, secret, configMap, service, pvc, caConfigMap, deployment, pdb, hpa, networkPolicy,
+// exposure), each a private method making that file's objects with the same logical names and
+// `parent: this`, so no URN depends on how the constructor is laid out.
 /**
- * The constructor reads like the chart: one step per file of charts/entryway/templates/exec-gateway/
- * (serviceAccount, rbac, secret, configMap, service, pvc, caConfigMap, deployment, pdb, hpa, networkPolicy,
- * exposure), each a private method making that file's objects with the same logical names and
- * `parent: this`, so no URN depends on how the constructor is laid out.
+ * The exec gateway: a shell in a running container over one WebSocket, each session checked by
+ * its authorizer (Kubernetes RBAC, a webhook or OIDC) and allowed only into `targetNamespaces`.
+ * Deploys the gateway's Deployment, Service, RBAC, settings document, NetworkPolicy and, when
+ * asked, its exposure (Istio or Ingress), recordings volume or bucket, autoscaling and debug
+ * containers. Outputs its in-cluster and public URLs.
  */
 export class ExecGateway extends pulumi.ComponentResource {
   /** The namespace the gateway runs in. */

@@ -206,3 +206,30 @@ describe.each([
     );
   });
 });
+
+/**
+ * The generated SDKs' class docs come from the schema's resource descriptions, which Pulumi's
+ * analyzer takes from each component class's doc comment (the one source: docs/reference.md shows
+ * the same text). Types get none: @pulumi/pulumi 3.276.0's schema generator
+ * (provider/experimental/schema.js, generateSchema) writes a type's kind and properties only,
+ * although its analyzer reads the interfaces' doc comments; their properties keep theirs.
+ */
+describe("component descriptions", () => {
+  const reference = readFileSync(path.join(repoRoot, "docs/reference.md"), "utf8");
+
+  it.each(Object.keys(schema.resources))(
+    "%s has a description for users, whole, in schema.json and docs/reference.md",
+    (token) => {
+      const description: string = schema.resources[token].description ?? "";
+      expect(description.length).toBeGreaterThan(80);
+      expect(description).toMatch(/\.$/);
+      // A word starting with @ would be read as a JSDoc tag and cut the comment there.
+      expect(description).not.toMatch(/constructor|private method|@/);
+      const name = token.split(":").pop()!;
+      const heading = reference.indexOf(`#### \`${name}\` (\`${token}\``);
+      expect(heading).toBeGreaterThan(-1);
+      const paragraph = reference.slice(heading).split("\n\n")[1];
+      expect(paragraph).toBe(description.replace(/\s*\n\s*/g, " "));
+    },
+  );
+});
