@@ -71,8 +71,8 @@ export {
   type ExecGatewayDebugContainersArgs,
   type ExecGatewaySettings,
   type ExecGatewayArgs,
-  ExecGateway,
-} from "./exec-gateway";
+} from "./exec-gateway/args";
+export { ExecGateway } from "./exec-gateway/exec-gateway";
 export type {
   NamespaceName,
   ImageName,

@@ -1,19 +1,30 @@
 /**
- * npm run diff -- <git-ref> [stack]
+ * npm run diff -- [--exit-code] [--json | --summary] <git-ref> [stack]
  *
  * The review diff that needs no credentials: renders the stack (default: dev) at <git-ref> and
- * in the working tree, and prints the manifest-level difference between the two.
+ * in the working tree, and prints the manifest-level difference between the two (a summary of the
+ * objects added, changed and removed by kind, then each object's diff: bin/manifest-diff.ts, which
+ * the package ships as `entryway-diff`). Exits 0, or 1 with --exit-code when anything differs, and
+ * 2 on bad input or a failed render.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import {
+  diffRenderings,
+  ManifestDiffError,
+  OPTIONS_USAGE,
+  parseDiffOptions,
+  readRendering,
+  report,
+} from "../bin/manifest-diff";
 
 const root = process.cwd();
 
 function fail(message: string): never {
   console.error(`diff: ${message}`);
-  process.exit(1);
+  process.exit(2);
 }
 
 function git(args: string[], cwd = root): { ok: boolean; out: string } {
@@ -29,52 +40,57 @@ function git(args: string[], cwd = root): { ok: boolean; out: string } {
 function render(tree: string, stack: string, outDir: string, label: string): void {
   const compiled = path.join(tree, "scripts", "render.mjs");
   const source = path.join(tree, "scripts", "render.ts");
-  if (!existsSync(source)) fail(`${label} has no offline renderer (scripts/render.ts)`);
+  if (!existsSync(source)) throw new ManifestDiffError(`${label} has no offline renderer (scripts/render.ts)`);
   const [command, args] = existsSync(compiled)
     ? [compiled, [stack, "--out", outDir]]
     : [path.join(root, "node_modules", ".bin", "tsx"), ["scripts/render.ts", stack, "--out", outDir]];
   const PATH = `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ""}`;
   const result = spawnSync(command, args, { cwd: tree, encoding: "utf8", env: { ...process.env, PATH } });
   if (result.status !== 0) {
-    fail(`rendering ${label} failed: ${(result.stderr || result.stdout).trim().split("\n").pop()}`);
+    throw new ManifestDiffError(
+      `rendering ${label} failed: ${(result.stderr || result.stdout).trim().split("\n").pop()}`,
+    );
   }
 }
 
 function main(): void {
-  const [ref, stack = "dev", ...rest] = process.argv.slice(2);
-  if (!ref || rest.length > 0 || ref.startsWith("-")) fail("usage: npm run diff -- <git-ref> [stack]");
+  let options;
+  try {
+    options = parseDiffOptions(process.argv.slice(2));
+  } catch (error) {
+    fail((error as ManifestDiffError).message);
+  }
+  const [ref, stack = "dev", ...rest] = options.positional;
+  if (!ref || rest.length > 0) fail(`usage: npm run diff -- ${OPTIONS_USAGE} <git-ref> [stack]`);
   if (!git(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`]).ok) {
     fail(`"${ref}" is not a commit in this repository`);
   }
   const scratch = mkdtempSync(path.join(os.tmpdir(), "entryway-diff-"));
   const baseTree = path.join(scratch, "base");
+  let status = 0;
+  let problem: string | undefined;
   try {
     const added = git(["worktree", "add", "--detach", "--quiet", baseTree, ref]);
-    if (!added.ok) fail(`cannot check out ${ref}: ${added.out}`);
+    if (!added.ok) throw new ManifestDiffError(`cannot check out ${ref}: ${added.out}`);
     // The ref's own code, this tree's installed dependencies.
     symlinkSync(path.join(root, "node_modules"), path.join(baseTree, "node_modules"), "dir");
     render(baseTree, stack, path.join(scratch, "a"), ref);
     render(root, stack, path.join(scratch, "b"), "the working tree");
-    const diff = spawnSync(
-      "git",
-      [
-        "diff",
-        "--no-index",
-        "--no-prefix",
-        `--src-prefix=${ref}/`,
-        "--dst-prefix=working-tree/",
-        "--color=auto",
-        "a",
-        "b",
-      ],
-      { cwd: scratch, stdio: "inherit" },
+    const diff = diffRenderings(
+      readRendering(path.join(scratch, "a")),
+      readRendering(path.join(scratch, "b")),
+      ref,
+      "working-tree",
     );
-    if (diff.status === 0) console.log(`no manifest changes in stack "${stack}" since ${ref}`);
-    else if (diff.status !== 1) fail("git diff failed");
+    status = report(diff, options);
+  } catch (error) {
+    problem = error instanceof ManifestDiffError ? error.message : String(error);
   } finally {
     git(["worktree", "remove", "--force", baseTree]);
     rmSync(scratch, { recursive: true, force: true });
   }
+  if (problem !== undefined) fail(problem);
+  process.exitCode = status;
 }
 
 main();

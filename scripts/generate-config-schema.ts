@@ -19,7 +19,7 @@ export const CONFIG_SOURCE = path.resolve(__dirname, "../components/stack/config
 export const SCHEMA_FILE = path.resolve(__dirname, "../components/stack/config.schema.json");
 export const CHART_VALUES_SOURCE = path.resolve(__dirname, "../components/stack/chart-values.ts");
 export const VALUES_SCHEMA_FILE = path.resolve(__dirname, "../charts/entryway/values.schema.json");
-export const SETTINGS_SOURCE = path.resolve(__dirname, "../components/exec-gateway/index.ts");
+export const SETTINGS_SOURCE = path.resolve(__dirname, "../components/exec-gateway/args.ts");
 export const SETTINGS_SCHEMA_FILE = path.resolve(__dirname, "../components/exec-gateway/settings.schema.json");
 const VALUES_FILE = path.resolve(__dirname, "../charts/entryway/values.yaml");
 

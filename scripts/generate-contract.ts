@@ -8,7 +8,7 @@
  */
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { COMPONENT_APP_ENV, LOCAL_FILES_FOLDERS, SEED_TOKEN_ENV } from "../components/ansibleforms/common";
+import { COMPONENT_APP_ENV, LOCAL_FILES_FOLDERS, SEED_TOKEN_ENV } from "../components/ansibleforms/contract";
 import {
   DEBUG_RULE,
   EXEC_GATEWAY_CA_DIR,
@@ -22,7 +22,7 @@ import {
   EXEC_RULES,
   EXPOSURE_PROXY_HOPS,
   REVIEW_RULES,
-} from "../components/exec-gateway/index";
+} from "../components/exec-gateway/contract";
 import { defaultConfig } from "../gateway/src/config";
 
 /** The gateway's defaults of the settings its cross-field rules compare, for a key the chart's values leave out. */

@@ -152,6 +152,9 @@ export function componentsReference(): string {
     for (const declaration of symbol.declarations ?? []) {
       const source = declaration.getSourceFile();
       const file = path.relative(root, source.fileName);
+      // A part's args.ts holds the args of the component in <part>/<part>.ts: its types go under that component.
+      const group =
+        path.basename(file) === "args.ts" ? `${path.dirname(file)}/${path.basename(path.dirname(file))}.ts` : file;
       if (ts.isClassDeclaration(declaration) && declaration.name) {
         const heritage =
           declaration.heritageClauses?.flatMap((h) => h.types.map((t) => t.expression.getText(source))) ?? [];
@@ -175,7 +178,7 @@ export function componentsReference(): string {
         const bases = declaration.heritageClauses?.flatMap((h) => h.types.map((t) => code(t.getText(source)))) ?? [];
         const inherited = bases.length > 0 ? [`Also every field of ${bases.join(", ")}.`] : [];
         sections.push({
-          file,
+          file: group,
           text: [
             `##### \`${exported.name}\``,
             ...(doc ? ["", doc] : []),

@@ -8,7 +8,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type { GlobalSettings } from "../shared/image";
 import type { InClusterPeer } from "../shared/network";
-import type { AnsibleFormsArgs, AnsibleFormsSettings } from "./ansibleforms";
+import type { AnsibleFormsArgs, AnsibleFormsSettings } from "./args";
 import type { RemoteRteArgs, RemoteRteSettings } from "./remote-rte";
 
 /** AnsibleForms with its RTE (sidecar, remote or the deprecated database mode). */

@@ -2,7 +2,8 @@
 // deprecated database mode and the runner seed.
 import type { SecretKeyRef } from "../shared/secret";
 
-export * from "./ansibleforms";
+export * from "./args";
+export { AnsibleForms } from "./ansibleforms";
 export * from "./remote-rte";
 export * from "./runner-seed";
 export { DATABASE_MODE_WARNING } from "./database-rte";

@@ -201,6 +201,10 @@ function plan(name: string, args: RemoteRteArgs): Plan {
 // RemoteRte, made in the order of the chart's templates/ansibleforms/remote-rte.yaml: its Secrets
 // and ConfigMaps (config), the StatefulSet, the NetworkPolicy and the PodMonitor. Every problem
 // known at preview is reported at once, before any object is made.
+/**
+ * An outbound AnsibleForms RTE runner in another namespace or network: a StatefulSet that dials the
+ * app (`appUrl`) with the app's RTE token, and the NetworkPolicy that lets it out to the app only.
+ */
 export class RemoteRte extends pulumi.ComponentResource {
   /** The StatefulSet's name. */
   public readonly statefulSetName: pulumi.Output<string>;

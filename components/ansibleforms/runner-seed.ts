@@ -7,7 +7,8 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { stringify } from "yaml";
-import { COMPONENT_APP_ENV, SEED_FILE, SEED_PATH, SEED_TOKEN_ENV } from "./common";
+import { SEED_FILE, SEED_PATH } from "./common";
+import { COMPONENT_APP_ENV, SEED_TOKEN_ENV } from "./contract";
 import type { ValueOf } from "../shared/enum";
 
 /**
@@ -238,6 +239,12 @@ export interface RunnerSeedArgs {
   labels?: Record<string, string>;
 }
 
+/**
+ * AnsibleForms' runner seed: the seed file (CONFIG_SEED_PATH) declaring its runners, in a
+ * ConfigMap for the app to mount, checked by the rules AnsibleForms applies at start (no unknown
+ * field, every ${VAR} one of the app's environment variables) so that a bad seed fails the
+ * preview instead of the app.
+ */
 export class RunnerSeed extends pulumi.ComponentResource {
   /** The ConfigMap holding the seed file. */
   public readonly configMapName: pulumi.Output<string>;

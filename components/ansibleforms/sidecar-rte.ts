@@ -8,7 +8,6 @@ import type { GlobalSettings } from "../shared/image";
 import { restrictedContainerSecurityContext } from "../shared/security";
 import {
   APP_SSH_SUBPATH,
-  LOCAL_FILES_FOLDERS,
   NODE_UID,
   PERSISTENT_PATH,
   rteContainer,
@@ -16,6 +15,7 @@ import {
   type RteContainerSpec,
   type RteSettings,
 } from "./common";
+import { LOCAL_FILES_FOLDERS } from "./contract";
 
 /** The sidecar's settings: an RTE's, plus the port it listens on in the app pod. */
 export interface SidecarRteSettings extends RteSettings {

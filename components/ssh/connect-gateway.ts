@@ -295,6 +295,12 @@ function withDependencies(opts: pulumi.CustomResourceOptions, extra: pulumi.Reso
 // ServiceAccount and RBAC, Deployment, Service, PodDisruptionBudget, HorizontalPodAutoscaler,
 // NetworkPolicy, Gateway, EnvoyFilter, AuthorizationPolicy. Every problem in the arguments is
 // reported at once, before any object is made.
+/**
+ * The SSH CONNECT gateway: an Istio gateway on one dedicated port that tunnels `CONNECT
+ * <workspace>:22` to the workspaces registered on it, in a namespace of its own, behind a
+ * LoadBalancer (or NodePort) Service, with optional TLS and client address ranges. Pass its
+ * `registration` output to each SshWorkspace.
+ */
 export class ConnectGateway extends pulumi.ComponentResource {
   /** The gateway's object name (Deployment, Service, Gateway, ...). */
   public readonly gatewayName: string;

@@ -291,6 +291,11 @@ function plan(
 // SshWorkspace, made in the order of the chart's templates/ssh/workspaces.yaml: the
 // authorized_keys Secret, Service, StatefulSet, PodDisruptionBudget, NetworkPolicy and the
 // route's EnvoyFilter. Every problem known at preview is reported at once, before any object.
+/**
+ * An SSH workspace: an OpenSSH dev container (non-root sshd) with a persistent home volume, reached
+ * through a ConnectGateway, admitting SSH only from the gateway and letting out only DNS and the
+ * egress it is given. Outputs the ~/.ssh/config block that reaches it (`sshConfig`).
+ */
 export class SshWorkspace extends pulumi.ComponentResource {
   /** The Service's name (also the StatefulSet's). */
   public readonly serviceName: string;

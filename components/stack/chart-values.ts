@@ -27,9 +27,9 @@ import type {
   WorkspaceDefaultsConfig,
 } from "../ssh/config";
 import type { ExecGatewayConfig, ExecGatewayRecordingsConfig } from "../exec-gateway/config";
-import type { ExecGatewayAutoscalingArgs, ExecGatewayExposureArgs } from "../exec-gateway/index";
+import type { ExecGatewayAutoscalingArgs, ExecGatewayExposureArgs } from "../exec-gateway/args";
 import type { AnsibleFormsConfig, RemoteRteConfig } from "../ansibleforms/config";
-import type { AnsibleFormsExpose } from "../ansibleforms/ansibleforms";
+import type { AnsibleFormsExpose } from "../ansibleforms/args";
 import type { ConnectGatewayAutoscaling, ConnectGatewayTls } from "../ssh/connect-gateway";
 
 /** A switch: the chart deploys a part or feature only when it is on. */

@@ -22,10 +22,14 @@ export { parseStackConfig, StackConfigError, type StackConfig } from "./config";
 /** The default base of object names: the chart's usual release name, so both front ends agree. */
 export const DEFAULT_STACK_NAME = "entryway";
 
+// Its outputs are the stack's values, not its parts: Pulumi's component analyzer refuses outputs
+// that reference components outside @pulumi/* packages (pulumi/pulumi
+// sdk/nodejs/provider/experimental/analyzer.ts, getResourceType).
 /**
- * The whole stack from one configuration. Its outputs are the stack's values, not its parts:
- * Pulumi's component analyzer refuses outputs that reference components outside @pulumi/*
- * packages (pulumi/pulumi sdk/nodejs/provider/experimental/analyzer.ts, getResourceType).
+ * The whole Entryway stack from one configuration, as the chart deploys it: the namespaces, the
+ * exec gateway, the SSH CONNECT gateway and its workspaces, and AnsibleForms with its RTE, each part
+ * when its section is given. Its outputs are the stack's values: the exec gateway's URL, the
+ * workspaces' ~/.ssh/config blocks, the AnsibleForms URL and secrets.
  */
 export class Stack extends pulumi.ComponentResource {
   /** The namespace the stack's workloads run in. */

@@ -44,7 +44,7 @@ const APP_PERSISTENT_PATH = "/app/dist/persistent";
 /**
  * The app folders an RTE may mount read-write from the app's volume (RTE_FILES=local, database
  * mode): where it runs playbooks from and writes each job's extravars file (ansibleforms/ansibleforms
- * server/src/rte/ansible-core.js; components/ansibleforms/common.ts LOCAL_FILES_FOLDERS).
+ * server/src/rte/ansible-core.js; components/ansibleforms/contract.ts LOCAL_FILES_FOLDERS).
  */
 const RTE_WRITABLE_APP_FOLDERS = ["playbooks", "repositories"];
 

@@ -14,7 +14,7 @@ import { label, resourcePolicy, type K8sObject } from "./helpers";
 /**
  * The variables the components set in the AnsibleForms app container, RTE_TOKEN aside: a seed
  * credential (token, password) naming one would hand the app's own secret to a runner row
- * (generated from components/ansibleforms/common.ts COMPONENT_APP_ENV and SEED_TOKEN_ENV).
+ * (generated from components/ansibleforms/contract.ts COMPONENT_APP_ENV and SEED_TOKEN_ENV).
  */
 const NOT_SEED_TOKENS: string[] = contract.ansibleForms.componentAppEnv.filter(
   (name) => name !== contract.ansibleForms.seedTokenEnv,

@@ -5,7 +5,10 @@
  * chart's version and appVersion, and the tag of every default image of ours (`repository:
  * entryway/<image>` and the `tag` after it, as values.yaml, the components' ImageSettings and their
  * doc comments write it) in the components and the chart, so that `npm install entryway@<version>`
- * and the chart deploy the images of the same release.
+ * and the chart deploy the images of the same release; and the tag the docs tell platform repos to
+ * add (`pulumi package add github.com/entryway/entryway@v<version>`, README.md and
+ * docs/languages.md). `check` also wants the release's section in CHANGELOG.md, which is written
+ * by hand.
  *
  *   tsx scripts/release/version.ts set 1.2.3     (then regenerates the config schema and the docs)
  *   tsx scripts/release/version.ts check v1.2.3  (the release workflow's first step)
@@ -27,6 +30,11 @@ const SHARED = "@entryway/ssh-config";
 const IMAGE_SOURCES = ["components", "charts/entryway/values.yaml", "charts/entryway/templates"];
 // `repository: entryway/<image>` then, before any other repository, its `tag` (YAML, TS or prose).
 const DEFAULT_IMAGE = /(repository:? "?entryway\/([a-z0-9-]+)"?(?:(?!repository)[^])*?\btag:? "?)([\w][\w.-]*)/g;
+// The tag the docs tell platform repos to add (`pulumi package add github.com/entryway/entryway@v1.2.3`).
+const TAGGED_DOCS = ["README.md", "docs/languages.md"];
+const DOC_TAG = /(github\.com\/entryway\/entryway@v)(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)/g;
+// Each release has a section in the changelog, written by hand (Keep a Changelog: `## [1.2.3] - 2026-12-07`).
+const CHANGELOG = "CHANGELOG.md";
 const VERSION = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/;
 const TAG = /^v(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)$/;
 
@@ -74,6 +82,8 @@ export function setVersion(version: string, root = ROOT): void {
   for (const file of IMAGE_SOURCES.flatMap((entry) => filesUnder(root, entry))) {
     edit(file, (text) => text.replace(DEFAULT_IMAGE, (_, before: string) => `${before}${version}`));
   }
+  for (const file of TAGGED_DOCS)
+    edit(file, (text) => text.replace(DOC_TAG, (_, before: string) => `${before}${version}`));
 }
 
 /** Every place whose version differs from `version`, one line each (empty: all match). */
@@ -102,6 +112,13 @@ export function versionMismatches(version: string, root = ROOT): string[] {
       if (match[3] !== version) problems.push(`${file}: entryway/${match[2]} tag ${match[3]}`);
     }
   }
+  for (const file of TAGGED_DOCS) {
+    for (const match of read(file).matchAll(DOC_TAG)) {
+      if (match[2] !== version) problems.push(`${file}: ${match[0]}`);
+    }
+  }
+  const heading = new RegExp(`^## \\[${version.replaceAll(".", "\\.")}\\] - \\d{4}-\\d{2}-\\d{2}$`, "m");
+  if (!heading.test(read(CHANGELOG))) problems.push(`${CHANGELOG}: no section "## [${version}] - <date>"`);
   return problems;
 }
 

@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { AnsibleForms, type AnsibleFormsArgs } from "../../components/ansibleforms/ansibleforms";
+import { AnsibleForms, type AnsibleFormsArgs } from "../../components/ansibleforms";
 import { MIN_TOKEN_LENGTH } from "../../components/ansibleforms/common";
 import { DATABASE_MODE_WARNING } from "../../components/ansibleforms/database-rte";
 import { RemoteRte, type RemoteRteArgs } from "../../components/ansibleforms/remote-rte";

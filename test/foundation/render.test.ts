@@ -153,11 +153,11 @@ describe("npm run render", () => {
 describe("npm run diff", () => {
   it("names a git ref that does not exist in one line", () => {
     const result = run("diff.ts", ["no-such-ref-anywhere"]);
-    expect(result.status).toBe(1);
+    expect(result.status).toBe(2);
     expect(result.stderr.trim()).toBe('diff: "no-such-ref-anywhere" is not a commit in this repository');
   });
 
-  it("prints the manifest diff between a ref and the working tree", () => {
+  it("prints the manifest diff between a ref and the working tree: a summary, one diff per object; --exit-code 1 when it differs, 0 when not", () => {
     // A throwaway repository whose working tree changes the namespace of the dev stack.
     const repo = mkdtempSync(path.join(scratch, "repo-"));
     for (const item of ["Pulumi.yaml", "Pulumi.dev.yaml", "index.ts", "components", "scripts", "tsconfig.json"]) {
@@ -170,12 +170,25 @@ describe("npm run diff", () => {
     git("init", "-q");
     git("add", "-A");
     git("commit", "-qm", "base");
+    const same = run("diff.ts", ["--exit-code", "HEAD"], repo);
+    expect(same.status, same.stderr).toBe(0);
+    expect(same.stdout).toBe("no manifest changes from HEAD to working-tree\n");
     const dev = path.join(repo, "Pulumi.dev.yaml");
     writeFileSync(dev, readFileSync(dev, "utf8").replace(/namespace: \S+/, "namespace: entryway-changed"));
-    const result = run("diff.ts", ["HEAD"], repo);
-    expect(result.status, result.stderr).toBe(0);
+    const result = run("diff.ts", ["--exit-code", "HEAD"], repo);
+    expect(result.status, result.stderr).toBe(1);
+    expect(result.stdout).toMatch(
+      /^\d+ objects differ from HEAD to working-tree: \d+ added, \d+ changed, \d+ removed$/m,
+    );
+    // The namespace is part of every namespaced object's identity: those are removed and added.
+    expect(result.stdout).toMatch(/^ {2}Namespace: 2 added, 2 removed$/m);
     expect(result.stdout).toMatch(/^- {2}name: entryway-dev$/m);
     expect(result.stdout).toMatch(/^\+ {2}name: entryway-changed$/m);
+    // Headers name the ref and the working tree, then the object's file.
+    expect(result.stdout).toMatch(/^--- HEAD\/cluster\.namespace\.entryway-dev\.yaml\n\+\+\+ \/dev\/null$/m);
+    expect(result.stdout).toMatch(
+      /^--- \/dev\/null\n\+\+\+ working-tree\/cluster\.namespace\.entryway-changed\.yaml$/m,
+    );
 
     // A ref from before the compiled renderer: its tree is rendered with tsx and scripts/render.ts.
     git("rm", "-q", "scripts/render.mjs");

@@ -6,7 +6,8 @@
  * cache), and checks that `import { ExecGateway } from "entryway"` type-checks, that a wrong
  * argument does not, and that the compiled program creates the gateway's resources under
  * Pulumi's own mocks, with Node's require of ES modules turned off (the library is CommonJS and
- * loads nothing that is not).
+ * loads nothing that is not), and that the package's command, entryway-diff, runs from the
+ * platform repo.
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -96,6 +97,7 @@ describe("the packed package", () => {
         "dist/components/index.js",
         "dist/components/index.d.ts",
         "dist/components/exec-gateway/index.d.ts",
+        "dist/bin/entryway-diff.js",
         "charts/entryway/Chart.yaml",
         "README.md",
         "docs/ssh-workspaces.md",
@@ -146,6 +148,26 @@ describe("the packed package", () => {
         expect.stringMatching(/^sshConfig ProxyCommand entryway connect-proxy ssh\.example\.com:\d+ %h %p$/),
       ]),
     );
+  });
+
+  it("ships entryway-diff as a command of the platform repo (npx entryway-diff): exit 1 with --exit-code when manifests differ, 0 when not", () => {
+    const manifest = (replicas: number, keys: "sorted" | "reversed") => {
+      const lines = ["apiVersion: apps/v1", "kind: Deployment", "metadata: { name: web, namespace: team-a }"];
+      return `${(keys === "sorted" ? lines : [...lines].reverse()).join("\n")}\nspec: { replicas: ${replicas} }\n`;
+    };
+    writeFileSync(path.join(project, "before.yaml"), manifest(1, "sorted"));
+    writeFileSync(path.join(project, "same.yaml"), manifest(1, "reversed"));
+    writeFileSync(path.join(project, "after.yaml"), manifest(2, "sorted"));
+    const diff = (...args: string[]) => run("npx", ["--no-install", "entryway-diff", ...args], project);
+    const changed = diff("--exit-code", "before.yaml", "after.yaml");
+    expect(changed.status, changed.output).toBe(1);
+    expect(changed.stdout).toContain(
+      "1 object differs from before.yaml to after.yaml: 0 added, 1 changed, 0 removed\n",
+    );
+    expect(changed.stdout).toContain("-  replicas: 1\n+  replicas: 2\n");
+    const same = diff("--exit-code", "--json", "before.yaml", "same.yaml");
+    expect(same.status, same.output).toBe(0);
+    expect(JSON.parse(same.stdout)).toMatchObject({ changed: false, objects: [] });
   });
 
   it("rejects wrong arguments at compile time (the types ship, not any)", () => {

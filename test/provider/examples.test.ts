@@ -14,6 +14,7 @@ import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { parse } from "yaml";
 import { repoRoot } from "../harness/helm";
+import { readTypedProgram } from "./typed-examples";
 import {
   checkPythonProgram,
   checkYamlProgram,
@@ -133,4 +134,102 @@ describe("the Python example against schema.json's names", () => {
       expect.stringMatching(/alice \(entryway:index:SshWorkspace\) has no output "sshConf"/),
     );
   });
+});
+
+/**
+ * examples/csharp and examples/java: the same program with the generated C# and Java SDKs, read
+ * into the YAML program's shape (test/provider/typed-examples.ts) and checked as it is. Neither is
+ * compiled here: there is no .NET SDK on this machine, and the Java SDK cannot be generated
+ * (pulumi-java's code generator is not on the Go module proxy; docs/languages.md).
+ */
+describe.each([
+  ["csharp", "dotnet", "Program.cs"],
+  ["java", "java", "src/main/java/myproject/App.java"],
+] as const)("examples/%s", (language, runtime, file) => {
+  const source = readFileSync(path.join(repoRoot, "examples", language, file), "utf8");
+  const problems = (text: string) => {
+    const program = readTypedProgram(text, language, schema);
+    return [...program.problems, ...checkYamlProgram(schema, program)];
+  };
+
+  it("is a project of its language that adds this package from its folder", () => {
+    const project = parse(readFileSync(path.join(repoRoot, "examples", language, "Pulumi.yaml"), "utf8"));
+    expect(project.runtime).toBe(runtime);
+    expect(path.resolve(repoRoot, "examples", language, project.packages.entryway)).toBe(repoRoot);
+  });
+
+  it("deploys the components examples/yaml deploys, with the same properties and outputs", () => {
+    const program = readTypedProgram(source, language, schema);
+    const yaml = yamlProgram();
+    expect(Object.fromEntries(Object.values(program.resources).map((r) => [r.type, r.properties]))).toEqual(
+      Object.fromEntries(Object.values(yaml.resources).map((r: any) => [r.type, r.properties])),
+    );
+    expect(program.outputs).toEqual(yaml.outputs);
+  });
+
+  it("uses only the SDK's classes, properties, input classes, enum members and outputs", () => {
+    expect(problems(source)).toEqual([]);
+  });
+
+  it("is refused with a misspelt property, enum member, input class or output", () => {
+    const [property, member, inputClass, output] =
+      language === "csharp"
+        ? ["TargetNamespaces =", "ConnectGatewayServiceType.LoadBalancer", "SshWorkspaceStorageArgs", "alice.SshConfig"]
+        : [
+            ".targetNamespaces(",
+            "ConnectGatewayServiceType.LoadBalancer",
+            "SshWorkspaceStorageArgs.builder",
+            "alice.sshConfig()",
+          ];
+    const found = problems(
+      source
+        .replace(
+          property,
+          property.replace("targetNamespaces", "targetNamespace").replace("TargetNamespaces", "TargetNamespace"),
+        )
+        .replace(member, member.replace("LoadBalancer", "Loadbalancer"))
+        .replace(inputClass, inputClass.replace("SshWorkspaceStorageArgs", "SshWorkspaceStorage"))
+        .replace(
+          output,
+          output.replace(/sshConfig|SshConfig/, (m) => `${m}s`),
+        ),
+    );
+    expect(found).toContainEqual(
+      expect.stringMatching(/entryway:index:ExecGateway: unknown property "targetNamespace"/),
+    );
+    expect(found).toContainEqual(expect.stringMatching(/ConnectGatewayServiceType has no member Loadbalancer/));
+    expect(found).toContainEqual(
+      expect.stringMatching(/SshWorkspaceStorage: the property's type is SshWorkspaceStorageArgs/),
+    );
+    expect(found).toContainEqual(
+      expect.stringMatching(/alice \(entryway:index:SshWorkspace\) has no output "sshConfigs"/),
+    );
+  });
+});
+
+/**
+ * The generated SDKs' class docs come from the schema's resource descriptions, which Pulumi's
+ * analyzer takes from each component class's doc comment (the one source: docs/reference.md shows
+ * the same text). Types get none: @pulumi/pulumi 3.276.0's schema generator
+ * (provider/experimental/schema.js, generateSchema) writes a type's kind and properties only,
+ * although its analyzer reads the interfaces' doc comments; their properties keep theirs.
+ */
+describe("component descriptions", () => {
+  const reference = readFileSync(path.join(repoRoot, "docs/reference.md"), "utf8");
+
+  it.each(Object.keys(schema.resources))(
+    "%s has a description for users, whole, in schema.json and docs/reference.md",
+    (token) => {
+      const description: string = schema.resources[token].description ?? "";
+      expect(description.length).toBeGreaterThan(80);
+      expect(description).toMatch(/\.$/);
+      // A word starting with @ would be read as a JSDoc tag and cut the comment there.
+      expect(description).not.toMatch(/constructor|private method|@/);
+      const name = token.split(":").pop()!;
+      const heading = reference.indexOf(`#### \`${name}\` (\`${token}\``);
+      expect(heading).toBeGreaterThan(-1);
+      const paragraph = reference.slice(heading).split("\n\n")[1];
+      expect(paragraph).toBe(description.replace(/\s*\n\s*/g, " "));
+    },
+  );
 });

@@ -6,7 +6,7 @@
  * every version a release ships (scripts/release/version.ts).
  */
 import { spawnSync } from "node:child_process";
-import { copyFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -175,16 +175,23 @@ describe("version (set before tagging, checked by the release's first job)", () 
     "gateway/package.json",
     "charts/entryway",
     "components",
+    "README.md",
+    "docs/languages.md",
   ];
 
-  it("finds every version of the repository in agreement", () => {
+  it("finds every version of the repository in agreement: packages, chart, default images, the tag README tells platform repos to add, the changelog's section", () => {
     expect(versionMismatches(rootVersion)).toEqual([]);
+    expect(readFileSync(path.join(repoRoot, "README.md"), "utf8")).toContain(
+      `pulumi package add github.com/entryway/entryway@v${rootVersion}`,
+    );
   });
 
   it("`set` changes exactly the version lines, after which `check` passes for the new version and names every old one", () => {
     const copy = path.join(scratch, "versioned");
     for (const entry of VERSIONED) cpSync(path.join(repoRoot, entry), path.join(copy, entry), { recursive: true });
     setVersion("7.8.9", copy);
+    // The release's changelog section is written by hand; check wants it.
+    writeFileSync(path.join(copy, "CHANGELOG.md"), "# Changelog\n\n## [7.8.9] - 2026-12-08\n");
     expect(versionMismatches("7.8.9", copy)).toEqual([]);
     const old = versionMismatches(rootVersion, copy);
     expect(old).toEqual(
@@ -196,6 +203,8 @@ describe("version (set before tagging, checked by the release's first job)", () 
         "charts/entryway/values.yaml: entryway/exec-gateway tag 7.8.9",
         "charts/entryway/values.yaml: entryway/ssh-workspace tag 7.8.9",
         "components/ssh/ssh-workspace.ts: entryway/ssh-workspace tag 7.8.9",
+        "README.md: github.com/entryway/entryway@v7.8.9",
+        `CHANGELOG.md: no section "## [${rootVersion}] - <date>"`,
       ]),
     );
     // Lines changed per file: the versions only, nothing reformatted.
@@ -219,9 +228,11 @@ describe("version (set before tagging, checked by the release's first job)", () 
       "charts/entryway/Chart.yaml": 2,
       "charts/entryway/values.yaml": 2,
       "components/exec-gateway/config.ts": 1,
-      "components/exec-gateway/index.ts": 1,
+      "components/exec-gateway/contract.ts": 1,
       "components/ssh/config.ts": 1,
       "components/ssh/ssh-workspace.ts": 1,
+      "README.md": 1,
+      "docs/languages.md": 1,
     });
   });
 });

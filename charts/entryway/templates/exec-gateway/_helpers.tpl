@@ -211,5 +211,18 @@ Exec gateway ({{ $g.authorizer }} authorizer):
 {{- else }}
   It may enter: {{ join ", " $g.targetNamespaces }}
 {{- end }}
+{{- $target := printf "%s/<pod>" (ternary "<namespace>" (first $g.targetNamespaces | default "<namespace>") $g.clusterWide) }}
+  Next, open a shell in a pod:
+{{- if eq $g.authorizer "kubernetes" }}
+    export ENTRYWAY_TOKEN=$(kubectl create token <service-account> --audience {{ first ($g.settings.tokenAudiences | default (list "entryway")) }})
+{{- else }}
+    export ENTRYWAY_TOKEN=<a token the {{ $g.authorizer }} authorizer accepts>
+{{- end }}
+{{- if $g.exposure.kind }}
+    entryway enter --gateway wss://{{ $g.exposure.host }}{{ $path }} {{ $target }}
+{{- else }}
+    kubectl -n {{ .Release.Namespace }} port-forward service/{{ $fullname }} 8080:80 &
+    entryway enter --gateway ws://127.0.0.1:8080{{ $path }} {{ $target }}
+{{- end }}
 {{- end }}
 {{- end -}}
