@@ -16,7 +16,7 @@ import { errorMessage, jsonLogger, type Logger } from "./log.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 import { clientAddress } from "./net.js";
 import { encodeResponse, ResponseType } from "./protocol.js";
-import { recordingSink, recordingsRoute } from "./recordings.js";
+import { recordingSink, recordingsRoute } from "./recordings/volume.js";
 import { Session, type SessionContext } from "./session/session.js";
 import { describeTarget, parseTarget, TargetError, type Target } from "./target.js";
 

@@ -16,10 +16,17 @@ import {
 } from "@aws-sdk/client-s3";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { describeWithRealTool } from "../../test/harness/realcp.js";
-import { castEnding, outputBytes, parseCast, type RecordingSummary } from "../src/asciicast.js";
+import { castEnding, outputBytes, parseCast, type RecordingSummary } from "../src/recordings/cast.js";
 import { defaultConfig, type GatewayConfig } from "../src/config.js";
 import { createMetrics } from "../src/metrics.js";
-import { bodyBytes, recoverStoppedUploads, s3Client, s3Sink, STALE_FLUSHES, TAILS } from "../src/recordings-s3.js";
+import {
+  bodyBytes,
+  recoverStoppedUploads,
+  s3Client,
+  s3Sink,
+  STALE_FLUSHES,
+  TAILS,
+} from "../src/recordings/s3/upload.js";
 import { EntryClient } from "./helpers/client.js";
 import { fakeBackend, type FakeBackend } from "./helpers/fake-backend.js";
 import { startGateway, tokenAuthorizer, type TestGateway } from "./helpers/gateway.js";

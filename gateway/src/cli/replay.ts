@@ -14,7 +14,7 @@ import {
   recordingStart,
   withoutTerminalQueries,
   type Cast,
-} from "../asciicast.js";
+} from "../recordings/cast.js";
 import { isLoopbackHost } from "../net.js";
 import { classifyConnectError, EnterError, ExitCode, reportFailure, resolveSettings } from "./enter-options.js";
 

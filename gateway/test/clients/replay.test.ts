@@ -11,7 +11,7 @@ import {
   playbackTimes,
   withoutTerminalQueries,
   type CastEvent,
-} from "../../src/asciicast.js";
+} from "../../src/recordings/cast.js";
 import { recordingUrl } from "../../src/cli/replay.js";
 import { tokenAuthorizer } from "../helpers/gateway.js";
 import { describeNeeding } from "../helpers/tools.js";

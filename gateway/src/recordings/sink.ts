@@ -7,10 +7,10 @@
 // once, and the session ends (close code recording-failed); no error of a sink reaches the process.
 import { isUtf8 } from "node:buffer";
 import type { Readable } from "node:stream";
-import { BYTES_EVENT, END_EVENT, type RecordingSummary } from "./asciicast.js";
-import { jsonLine } from "./log.js";
+import { BYTES_EVENT, END_EVENT, type RecordingSummary } from "./cast.js";
+import { jsonLine } from "../log.js";
 
-export type { RecordingSummary } from "./asciicast.js";
+export type { RecordingSummary } from "./cast.js";
 
 /** Who and what a recording is of: written into its header, read back by the recordings listing. */
 export interface RecordingMeta {

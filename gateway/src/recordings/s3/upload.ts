@@ -43,10 +43,10 @@ import {
   type CompletedPart,
   type Part,
 } from "@aws-sdk/client-s3";
-import { INCOMPLETE_EVENT, castEnding, recordingStart } from "./asciicast.js";
-import type { GatewayConfig } from "./config.js";
-import { errorMessage, type Logger } from "./log.js";
-import type { Metrics } from "./metrics.js";
+import { INCOMPLETE_EVENT, castEnding, recordingStart } from "../cast.js";
+import type { GatewayConfig } from "../../config.js";
+import { errorMessage, type Logger } from "../../log.js";
+import type { Metrics } from "../../metrics.js";
 import {
   CastEncoder,
   ENDING_BYTES,
@@ -59,7 +59,7 @@ import {
   type RecordingSummary,
   type StoredRecording,
   type TerminalSize,
-} from "./recording-sink.js";
+} from "../sink.js";
 
 /** Where tails live, under the prefix (a "folder" the listing's delimiter keeps out of the recordings). */
 export const TAILS = "multipart-tails/";

@@ -8,13 +8,13 @@ import { mkdir, open, readdir, stat, unlink } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
-import type { AuditSink } from "./audit.js";
-import type { Authorizer } from "./auth/authorizer.js";
-import type { GatewayConfig } from "./config.js";
-import { castEnding, recordingStart } from "./asciicast.js";
-import type { PreAuthLimits } from "./limits.js";
-import { errorMessage, jsonLine, type Logger } from "./log.js";
-import type { Metrics } from "./metrics.js";
+import type { AuditSink } from "../audit.js";
+import type { Authorizer } from "../auth/authorizer.js";
+import type { GatewayConfig } from "../config.js";
+import { castEnding, recordingStart } from "./cast.js";
+import type { PreAuthLimits } from "../limits.js";
+import { errorMessage, jsonLine, type Logger } from "../log.js";
+import type { Metrics } from "../metrics.js";
 import {
   CastEncoder,
   ENDING_BYTES,
@@ -27,11 +27,11 @@ import {
   type RecordingSummary,
   type StoredRecording,
   type TerminalSize,
-} from "./recording-sink.js";
-import { s3Sink } from "./recordings-s3.js";
-import type { RouteHandler } from "./server.js";
+} from "./sink.js";
+import { s3Sink } from "./s3/upload.js";
+import type { RouteHandler } from "../server.js";
 
-export type { RecordingSummary } from "./recording-sink.js";
+export type { RecordingSummary } from "./sink.js";
 
 const DAY_MS = 24 * 3600 * 1000;
 /** The header line is read up to this much; a longer one is not a recording this gateway wrote. */
