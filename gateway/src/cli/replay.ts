@@ -6,15 +6,8 @@ import http from "node:http";
 import https from "node:https";
 import { rootCertificates } from "node:tls";
 import { parseArgs } from "node:util";
-import {
-  onlyAllowedSequences,
-  outputBytes,
-  parseCast,
-  playbackTimes,
-  recordingStart,
-  withoutTerminalQueries,
-  type Cast,
-} from "../recordings/cast.js";
+import { outputBytes, parseCast, playbackTimes, recordingStart, type Cast } from "../recordings/cast.js";
+import { onlyAllowedSequences, withoutTerminalQueries } from "../recordings/terminal.js";
 import { isLoopbackHost } from "../net.js";
 import { classifyConnectError, EnterError, ExitCode, reportFailure, resolveSettings } from "./enter-options.js";
 
