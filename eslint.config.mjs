@@ -13,7 +13,8 @@ export default tseslint.config(
     },
   },
   {
-    // No import cycles between modules' values (a type-only import is no cycle at run time): what
+    // No import cycles between modules' values (this rule leaves type-only imports out;
+    // test/foundation/import-cycles.test.ts refuses those too): what
     // two modules both need goes in a module of its own, as components/ssh/contract.ts is for the
     // connect gateway and its workspaces. The rule parses the imported TypeScript itself, hence the
     // parser setting; the gateway's ESM sources import ./x.js for ./x.ts, hence the alias.

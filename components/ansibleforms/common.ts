@@ -6,12 +6,7 @@
 import type * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { imageReference, type GlobalSettings, type ImageSettings } from "../shared/image";
-import {
-  NetworkProtocol,
-  type MatchLabels,
-  type NetworkPolicyEgressRule,
-  type NetworkPolicyPeer,
-} from "../shared/network";
+import type { MatchLabels, NetworkPolicyEgressRule, NetworkPolicyPeer } from "../shared/network";
 import type { ContainerResources } from "../shared/pod";
 import type { ValueOf } from "../shared/enum";
 
@@ -114,14 +109,6 @@ export const RteFiles = {
 } as const;
 export type RteFiles = ValueOf<typeof RteFiles>;
 
-/**
- * @deprecated NetworkProtocol (components/shared/network.ts), the protocol of every NetworkPolicy
- * port the settings take; kept, with its TCP and UDP, so code that imports it still compiles.
- */
-export const EgressProtocol = NetworkProtocol;
-/** @deprecated NetworkProtocol (components/shared/network.ts). */
-export type EgressProtocol = NetworkProtocol;
-
 /** Settings of an RTE container, inbound sidecar or outbound RemoteRte alike. */
 export interface RteSettings {
   /**
@@ -201,9 +188,6 @@ export interface PlainEnvVar {
   /** The value. */
   value: string;
 }
-
-/** @deprecated ContainerResources (components/shared/pod.ts), kept so code that imports this name still compiles. */
-export type RteResources = ContainerResources;
 
 const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
 

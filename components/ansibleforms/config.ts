@@ -6,8 +6,7 @@
  * (`pulumi config set --secret --path ...`); prefer existing Secrets.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import type { GlobalSettings } from "../shared/image";
-import type { InClusterPeer } from "../shared/network";
+import type { StackContext } from "../shared/stack-context";
 import type { AnsibleFormsArgs, AnsibleFormsSettings } from "./args";
 import type { RemoteRteArgs, RemoteRteSettings } from "./remote-rte";
 
@@ -21,9 +20,7 @@ export type RemoteRteConfig = RemoteRteSettings;
 export function ansibleFormsArgs(
   config: AnsibleFormsConfig,
   namespace: pulumi.Input<string>,
-  labels?: Record<string, string>,
-  global?: GlobalSettings,
-  dns?: InClusterPeer,
+  { labels, global, dns }: StackContext = {},
 ): AnsibleFormsArgs {
   return { ...config, namespace, labels, global, dns };
 }
@@ -32,10 +29,7 @@ export function ansibleFormsArgs(
 export function remoteRteArgs(
   config: RemoteRteConfig,
   namespace: pulumi.Input<string>,
-  labels?: Record<string, string>,
-  appTag?: string,
-  global?: GlobalSettings,
-  dns?: InClusterPeer,
+  { labels, global, dns, appTag }: StackContext & { appTag?: string } = {},
 ): RemoteRteArgs {
   return { ...config, image: { ...config.image, tag: config.image?.tag || appTag }, namespace, labels, global, dns };
 }

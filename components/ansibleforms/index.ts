@@ -1,7 +1,5 @@
 // AnsibleForms with its RTE: the app, the inbound sidecar, the outbound RemoteRte, the
 // deprecated database mode and the runner seed.
-import type { SecretKeyRef } from "../shared/secret";
-
 export * from "./args";
 export { AnsibleForms } from "./ansibleforms";
 export * from "./remote-rte";
@@ -13,14 +11,9 @@ export {
   MIN_TOKEN_LENGTH,
   SEED_PATH,
   type RteSettings,
-  type RteResources,
   type PlainEnvVar,
   type MetricsSettings,
   RteFlavor,
   RteFiles,
-  EgressProtocol,
 } from "./common";
 export * from "./config";
-
-/** @deprecated SecretKeyRef (components/shared/secret.ts), kept so code that imports this name still compiles. */
-export type AnsibleFormsSecretKeyRef = SecretKeyRef;

@@ -69,9 +69,6 @@ export type ExecGatewayOidcAlgorithm = string;
  */
 export type ExecGatewayProxyAddress = string;
 
-/** @deprecated SecretKeyRef (components/shared/secret.ts), kept so code that imports this name still compiles. */
-export type ExecGatewaySecretKeyRef = SecretKeyRef;
-
 /** Webhook authorizer: the platform's console decides per request (Entry's own model). */
 export interface ExecGatewayWebhookArgs {
   /**

@@ -15,8 +15,8 @@ import type {
   ExecGatewayRecordingsS3Args,
   ExecGatewaySettings,
 } from "./index";
-import type { GlobalSettings, ImageSettings } from "../shared/image";
-import type { InClusterPeer } from "../shared/network";
+import type { ImageSettings } from "../shared/image";
+import type { StackContext } from "../shared/stack-context";
 import type { ContainerResources, KubernetesFields, PodSettings } from "../shared/pod";
 import type { SecretKeyRef } from "../shared/secret";
 
@@ -176,10 +176,7 @@ export interface ExecGatewayRecordingsConfig extends ExecGatewayRecordingsArgs {
 export function execGatewayArgs(
   config: ExecGatewayConfig,
   namespace: ExecGatewayArgs["namespace"],
-  labels?: Record<string, string>,
-  global?: GlobalSettings,
-  ownedNamespaces: string[] = [],
-  dns?: InClusterPeer,
+  { labels, global, dns, ownedNamespaces = [] }: StackContext & { ownedNamespaces?: string[] } = {},
 ): ExecGatewayArgs {
   const { allowOwnedNamespaces, ...rest } = config;
   const refused = allowOwnedNamespaces ? [] : ownedNamespaces;

@@ -4,9 +4,10 @@
  * the same names (charts/entryway/values.yaml), without the chart's `enabled` switches: a present
  * section is on.
  */
-import type { GlobalSettings, ImagePullPolicy, ImageSettings } from "../shared/image";
+import type { ImagePullPolicy, ImageSettings } from "../shared/image";
 import type { InClusterPeer, NetworkPolicyEgressRule } from "../shared/network";
 import type { ContainerResources, PodSettings } from "../shared/pod";
+import type { StackContext } from "../shared/stack-context";
 import type {
   ConnectGatewayArgs,
   ConnectGatewayAutoscaling,
@@ -190,9 +191,7 @@ export function connectGatewayArgs(
   config: ConnectGatewayConfig,
   namespace: string,
   network: NetworkPeersConfig,
-  labels?: Record<string, string>,
-  global?: GlobalSettings,
-  workspaces: ConnectGatewayWorkspace[] = [],
+  { labels, global, workspaces = [] }: Omit<StackContext, "dns"> & { workspaces?: ConnectGatewayWorkspace[] } = {},
 ): ConnectGatewayArgs {
   const { createNamespace: _createNamespace, ...rest } = config;
   return { ...rest, namespace, dns: network.dns, istiod: network.istiod, labels, global, workspaces };
@@ -204,15 +203,21 @@ export interface WorkspaceDefaultsConfig {
   image?: ImageSettings;
 }
 
-/** SshWorkspaceArgs from a workspace item of the stack config, its image over `defaults`' field by field. @internal */
+/**
+ * SshWorkspaceArgs from a workspace item of the stack config, its image over `defaults`' field by
+ * field; `stackNamespace` is where it runs unless the item names a namespace, `instance` the stack's name.
+ * @internal
+ */
 export function sshWorkspaceArgs(
   config: SshWorkspaceConfig,
   gateway: ConnectGatewayRegistration,
-  stackNamespace: string,
-  instance: string,
-  labels?: Record<string, string>,
-  defaults?: WorkspaceDefaultsConfig,
-  global?: GlobalSettings,
+  {
+    stackNamespace,
+    instance,
+    labels,
+    defaults,
+    global,
+  }: Omit<StackContext, "dns"> & { stackNamespace: string; instance: string; defaults?: WorkspaceDefaultsConfig },
 ): SshWorkspaceArgs {
   const { name: _name, ...rest } = config;
   // The item's image fields over the defaults', an empty field falling back as the chart's merge does.

@@ -16,15 +16,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { selectorLabels, standardLabels } from "../shared/labels";
 import { imageReference, type GlobalSettings, type ImageSettings } from "../shared/image";
 import { objectName, serviceFqdn, statefulSetName } from "../shared/names";
-import {
-  dnsEgressRule,
-  peerIn,
-  type IpBlock,
-  type MatchLabels,
-  type NetworkPolicyEgressRule,
-  type NetworkPolicyPeer,
-  type NetworkPolicyPort,
-} from "../shared/network";
+import { dnsEgressRule, peerIn, type NetworkPolicyEgressRule } from "../shared/network";
 import { podMetadata, podPlacement, type PodSettings } from "../shared/pod";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 import type { ImagePullPolicy } from "../shared/image";
@@ -96,20 +88,6 @@ export interface SecretKeyReference {
   key?: string;
 }
 
-/*
- * The egress rules' shapes are the shared ones (components/shared/network.ts); the names below are
- * the ones this module exported before, kept so code that imports them still compiles.
- */
-/** @deprecated NetworkPolicyEgressRule (components/shared/network.ts). */
-export type NetworkPolicyEgressRuleConfig = NetworkPolicyEgressRule;
-/** @deprecated NetworkPolicyPeer (components/shared/network.ts). */
-export type EgressPeerConfig = NetworkPolicyPeer;
-/** @deprecated IpBlock (components/shared/network.ts). */
-export type EgressIpBlockConfig = IpBlock;
-/** @deprecated MatchLabels (components/shared/network.ts). */
-export type LabelSelectorConfig = MatchLabels;
-/** @deprecated NetworkPolicyPort (components/shared/network.ts). */
-export type EgressPortConfig = NetworkPolicyPort;
 export { NetworkProtocol } from "../shared/network";
 
 export interface SshWorkspaceArgs extends PodSettings {

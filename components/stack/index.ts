@@ -12,6 +12,7 @@ import { AnsibleForms, RemoteRte } from "../ansibleforms";
 import { ansibleFormsArgs, remoteRteArgs } from "../ansibleforms/config";
 import { objectName } from "../shared/names";
 import { DEFAULT_DNS, namespaceNetworkPolicies, type InClusterPeer } from "../shared/network";
+import type { StackContext } from "../shared/stack-context";
 import { connectGatewayArgs, connectNamespace, sshWorkspaceArgs } from "../ssh/config";
 import { ConnectGateway } from "../ssh/connect-gateway";
 import { SshWorkspace } from "../ssh/ssh-workspace";
@@ -60,6 +61,7 @@ export class Stack extends pulumi.ComponentResource {
     const labels = standardLabels({ name: "entryway", instance: base }, args.labels);
 
     const dns = args.networkPolicy?.dns ?? DEFAULT_DNS;
+    const context: StackContext = { labels: args.labels, global: args.global, dns };
     const own = this.ownNamespace(name, args.namespace, args.createNamespace ?? true, base, labels, dns);
     this.namespace = own.name;
 
@@ -67,10 +69,10 @@ export class Stack extends pulumi.ComponentResource {
       // The stack's other namespace (the CONNECT gateway's) is refused as a target, as its own is.
       const owned = args.connectGateway ? [connectNamespace(args.connectGateway, args.namespace)] : [];
       // The namespace is plain here: a target list naming it fails now, not at deployment.
-      validateExecGatewayArgs(base, execGatewayArgs(args.execGateway, args.namespace, undefined, undefined, owned));
+      validateExecGatewayArgs(base, execGatewayArgs(args.execGateway, args.namespace, { ownedNamespaces: owned }));
       this.execGatewayUrl = new ExecGateway(
         base,
-        execGatewayArgs(args.execGateway, this.namespace, args.labels, args.global, owned, dns),
+        execGatewayArgs(args.execGateway, this.namespace, { ...context, ownedNamespaces: owned }),
         { parent: this },
       ).url;
     }
@@ -100,22 +102,24 @@ export class Stack extends pulumi.ComponentResource {
       }));
       const gateway = new ConnectGateway(
         base,
-        connectGatewayArgs(args.connectGateway, connect, args.networkPolicy ?? {}, args.labels, args.global, declared),
+        connectGatewayArgs(args.connectGateway, connect, args.networkPolicy ?? {}, {
+          labels: args.labels,
+          global: args.global,
+          workspaces: declared,
+        }),
         ssh,
       );
       const workspaces = (args.workspaces ?? []).map(
         (ws) =>
           new SshWorkspace(
             workspaceName(ws),
-            sshWorkspaceArgs(
-              ws,
-              gateway.registration,
-              args.namespace,
-              base,
-              args.labels,
-              args.workspaceDefaults,
-              args.global,
-            ),
+            sshWorkspaceArgs(ws, gateway.registration, {
+              stackNamespace: args.namespace,
+              instance: base,
+              labels: args.labels,
+              defaults: args.workspaceDefaults,
+              global: args.global,
+            }),
             ssh,
           ),
       );
@@ -125,11 +129,9 @@ export class Stack extends pulumi.ComponentResource {
     }
 
     if (args.ansibleForms) {
-      const ansibleForms = new AnsibleForms(
-        base,
-        ansibleFormsArgs(args.ansibleForms, this.namespace, args.labels, args.global, dns),
-        { parent: this },
-      );
+      const ansibleForms = new AnsibleForms(base, ansibleFormsArgs(args.ansibleForms, this.namespace, context), {
+        parent: this,
+      });
       // The public URL when the app is exposed, else the in-cluster one.
       const expose = args.ansibleForms.expose;
       this.ansibleFormsUrl = expose
@@ -143,7 +145,7 @@ export class Stack extends pulumi.ComponentResource {
     if (args.remoteRte) {
       new RemoteRte(
         base,
-        remoteRteArgs(args.remoteRte, this.namespace, args.labels, args.ansibleForms?.image?.tag, args.global, dns),
+        remoteRteArgs(args.remoteRte, this.namespace, { ...context, appTag: args.ansibleForms?.image?.tag }),
         { parent: this },
       );
     }

@@ -98,11 +98,11 @@ export interface GatewayConfig {
    */
   reapTimeoutMs: number;
   auditFile: string;
-  /** The directory sink: one asciicast file per session here (recordings.ts); empty: see recordS3Bucket. */
+  /** The directory sink: one asciicast file per session here (recordings/volume.ts); empty: see recordS3Bucket. */
   recordDir: string;
   /** Recordings older than this many days are deleted (checked at start and hourly; 0: kept forever). The directory sink only. */
   recordRetentionDays: number;
-  /** The S3 sink: the bucket every replica records to and serves from (recordings-s3.ts); empty: off. Not with recordDir. */
+  /** The S3 sink: the bucket every replica records to and serves from (recordings/s3/); empty: off. Not with recordDir. */
   recordS3Bucket: string;
   /** A custom endpoint for S3-compatible servers (https, or http only to a loopback address); empty: AWS's for the region. */
   recordS3Endpoint: string;

@@ -16,7 +16,8 @@ import { errorMessage, jsonLogger, type Logger } from "./log.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 import { clientAddress } from "./net.js";
 import { encodeResponse, ResponseType } from "./protocol.js";
-import { recordingSink, recordingsRoute } from "./recordings.js";
+import type { RouteHandler } from "./http-route.js";
+import { recordingSink, recordingsRoute } from "./recordings/index.js";
 import { Session, type SessionContext } from "./session/session.js";
 import { targetsRoute } from "./targets.js";
 import { describeTarget, parseTarget, TargetError, type Target } from "./target.js";
@@ -26,8 +27,7 @@ import { VERSION, VERSION_HEADER } from "./version.js";
 export const SUBPROTOCOL = "entryway.v1";
 export const TOKEN_SUBPROTOCOL_PREFIX = "entryway.token.";
 
-/** Returns true when it handled the request. */
-export type RouteHandler = (request: IncomingMessage, response: ServerResponse) => boolean | Promise<boolean>;
+export type { RouteHandler };
 
 export interface GatewayOptions {
   config: GatewayConfig;

@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import type { GatewayConfig } from "./config.js";
 import type { Logger } from "./log.js";
 import { secureUrl } from "./net.js";
-import type { RouteHandler } from "./server.js";
+import type { RouteHandler } from "./http-route.js";
 
 export const DEFAULT_WEB_DIR = fileURLToPath(new URL("../dist/web/", import.meta.url));
 

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeWithRealTool } from "../../test/harness/realcp.js";
-import { outputBytes, parseCast, type RecordingSummary } from "../src/asciicast.js";
+import { outputBytes, parseCast, type RecordingSummary } from "../src/recordings/cast.js";
 import { cleanEnv, runCli } from "./clients/cli-harness.js";
 import { EntryClient } from "./helpers/client.js";
 import { podmanAvailable, startPodman, type Podman } from "./helpers/podman.js";

@@ -16,10 +16,12 @@ import {
 } from "@aws-sdk/client-s3";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { describeWithRealTool } from "../../test/harness/realcp.js";
-import { castEnding, outputBytes, parseCast, type RecordingSummary } from "../src/asciicast.js";
+import { castEnding, outputBytes, parseCast, type RecordingSummary } from "../src/recordings/cast.js";
 import { defaultConfig, type GatewayConfig } from "../src/config.js";
 import { createMetrics } from "../src/metrics.js";
-import { bodyBytes, recoverStoppedUploads, s3Client, s3Sink, STALE_FLUSHES, TAILS } from "../src/recordings-s3.js";
+import { bodyBytes, s3Client, STALE_FLUSHES, TAILS, type S3Place } from "../src/recordings/s3/place.js";
+import { recoverStoppedUploads } from "../src/recordings/s3/recovery.js";
+import { s3Sink } from "../src/recordings/s3/sink.js";
 import { EntryClient } from "./helpers/client.js";
 import { fakeBackend, type FakeBackend } from "./helpers/fake-backend.js";
 import { startGateway, tokenAuthorizer, type TestGateway } from "./helpers/gateway.js";
@@ -205,7 +207,7 @@ describeWithRealTool("seaweedfs", "recordings in an S3 bucket (SeaweedFS)", (bin
       .toBe(1);
     await new Promise((resolve) => setTimeout(resolve, 1000)); // the tail holds the last line too
     // The gateway "stops" here: its recording is never finished. A replica sweeps once the tail is stale.
-    const place = {
+    const place: S3Place = {
       client: s3Client(config),
       bucket: BUCKET,
       prefix: "stopped/",
@@ -213,12 +215,12 @@ describeWithRealTool("seaweedfs", "recordings in an S3 bucket (SeaweedFS)", (bin
       partBytes: PART,
       flushMs: 300,
       logger: { log: () => {} },
-      timed: (_k: string, w: () => Promise<unknown>) => w(),
+      timed: (_kind, write) => write(),
       failed: () => {},
     };
-    const early = await recoverStoppedUploads(place as never, STALE_FLUSHES * 300);
+    const early = await recoverStoppedUploads(place, STALE_FLUSHES * 300);
     expect(early).toEqual({ completed: [], removed: [] }); // still fresh: its session might live
-    const swept = await recoverStoppedUploads(place as never, 0, Date.now() + 60_000);
+    const swept = await recoverStoppedUploads(place, 0, Date.now() + 60_000);
     expect(swept).toEqual({ completed: [recording.id], removed: [] });
     const object = await bodyBytes(
       (await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: `stopped/${recording.id}.cast` }))).Body,
@@ -239,7 +241,7 @@ describeWithRealTool("seaweedfs", "recordings in an S3 bucket (SeaweedFS)", (bin
         Metadata: { "upload-id": "gone", offset: "0", seconds: "1" },
       }),
     );
-    expect(await recoverStoppedUploads(place as never, 0, Date.now() + 60_000)).toEqual({
+    expect(await recoverStoppedUploads(place, 0, Date.now() + 60_000)).toEqual({
       completed: [],
       removed: [recording.id],
     });

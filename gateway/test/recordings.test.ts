@@ -15,8 +15,8 @@ import {
   recordingFile,
   startRecordingCleanup,
   volumeSink,
-} from "../src/recordings.js";
-import { outputBytes, parseCast } from "../src/asciicast.js";
+} from "../src/recordings/volume.js";
+import { outputBytes, parseCast } from "../src/recordings/cast.js";
 import { EntryClient } from "./helpers/client.js";
 import { fakeBackend } from "./helpers/fake-backend.js";
 import { startGateway, tokenAuthorizer } from "./helpers/gateway.js";

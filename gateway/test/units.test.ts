@@ -9,7 +9,7 @@ import { describe, expect, it, vi } from "vitest";
 import { auditSink } from "../src/audit.js";
 import { cidrList, envName, loadConfig } from "../src/config.js";
 import { jsonLogger, lineWriter } from "../src/log.js";
-import { CastEncoder, event as castEvent } from "../src/recording-sink.js";
+import { CastEncoder, event as castEvent } from "../src/recordings/sink.js";
 import { dockerBackend, StreamDemuxer } from "../src/backends/docker.js";
 import { PreAuthLimits } from "../src/limits.js";
 import { clientAddress, limitKey } from "../src/net.js";

@@ -2,8 +2,8 @@
 // here), the list from GET /v1/recordings, and a player: xterm.js at the recorded size, the cast's
 // output at its pace, play/pause, speed, and a seek bar. /replay?id=<id> opens one recording.
 import type { Terminal } from "@xterm/xterm";
-import { parseCast, parseResize, type Cast } from "../src/asciicast.js";
-import type { RecordingSummary } from "../src/asciicast.js";
+import { parseCast, parseResize, type Cast } from "../src/recordings/cast.js";
+import type { RecordingSummary } from "../src/recordings/cast.js";
 import { $, show, TOKEN_KEY } from "./page.js";
 import { openTerminal, styleElementsWithNonce } from "./xterm-setup.js";
 import "./replay.css";

@@ -3,15 +3,8 @@
 // gateway with the token, as a reviewer. Exit codes are enter's (enter-options.ts ExitCode).
 import { existsSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import {
-  onlyAllowedSequences,
-  outputBytes,
-  parseCast,
-  playbackTimes,
-  recordingStart,
-  withoutTerminalQueries,
-  type Cast,
-} from "../asciicast.js";
+import { outputBytes, parseCast, playbackTimes, recordingStart, type Cast } from "../recordings/cast.js";
+import { onlyAllowedSequences, withoutTerminalQueries } from "../recordings/terminal.js";
 import { EnterError, ExitCode, reportFailure } from "./enter-options.js";
 import { gatewayGet, gatewayHttpUrl, gatewayRequest, HTTP_OPTIONS } from "./gateway-http.js";
 

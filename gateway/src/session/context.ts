@@ -10,7 +10,7 @@ import type { SessionLimits } from "../limits.js";
 import type { Logger } from "../log.js";
 import type { Metrics } from "../metrics.js";
 import type { CloseCode } from "../protocol.js";
-import type { RecordingSink } from "../recording-sink.js";
+import type { RecordingSink } from "../recordings/sink.js";
 import type { Target } from "../target.js";
 
 export interface SessionContext {

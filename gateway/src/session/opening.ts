@@ -3,7 +3,7 @@
 // (shell.ts). What it opened stays here: the session's end closes it, the audit records name it.
 import type { ExecControl, ExecHandlers, ResolvedTarget } from "../backends/backend.js";
 import type { DebugRequest } from "../debug.js";
-import type { Recording } from "../recording-sink.js";
+import type { Recording } from "../recordings/sink.js";
 import { wrapCommand } from "../shell.js";
 import type { Grant } from "./admission.js";
 import { endedWith, Refusal, type SessionContext, type SessionRef, type SessionRequest } from "./context.js";

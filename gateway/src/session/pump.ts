@@ -11,7 +11,7 @@ import { padCursorReports } from "../cursor-report.js";
 import type { Metrics } from "../metrics.js";
 import { OutputFramer } from "../output.js";
 import { parseWinch, RequestType, ResponseType, type Request } from "../protocol.js";
-import type { Recording } from "../recording-sink.js";
+import type { Recording } from "../recordings/sink.js";
 import { PidMarkerFilter, START_SIGNAL } from "../shell.js";
 import { Utf8Carry } from "../utf8.js";
 import type { SessionContext, Size } from "./context.js";

@@ -5,13 +5,8 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  onlyAllowedSequences,
-  parseCast,
-  playbackTimes,
-  withoutTerminalQueries,
-  type CastEvent,
-} from "../../src/asciicast.js";
+import { parseCast, playbackTimes, type CastEvent } from "../../src/recordings/cast.js";
+import { onlyAllowedSequences, withoutTerminalQueries } from "../../src/recordings/terminal.js";
 import { recordingUrl } from "../../src/cli/replay.js";
 import { tokenAuthorizer } from "../helpers/gateway.js";
 import { describeNeeding } from "../helpers/tools.js";

@@ -5,7 +5,7 @@
 // Env: S3_ENDPOINT, S3_BUCKET, S3_KEY, S3_BODY, and the AWS_* credentials.
 import { PutObjectCommand } from "@aws-sdk/client-s3";
 import { defaultConfig } from "../../src/config.js";
-import { s3Client } from "../../src/recordings-s3.js";
+import { s3Client } from "../../src/recordings/s3/place.js";
 
 const env = (name: string) => process.env[name] ?? "";
 /** The TLS (or other) error's code, wherever the client put it. */

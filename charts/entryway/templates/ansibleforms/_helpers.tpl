@@ -5,37 +5,37 @@ components/ansibleforms/ (common.ts, runner-seed.ts, ansibleforms.ts, remote-rte
 ends make the same objects. Secrets are never generated here: see docs/ansibleforms.md.
 */}}
 
-{{- define "entryway.af.name" -}}{{ include "entryway.name" (dict "root" .root "part" (printf "ansibleforms%s" (ternary "" (printf "-%s" .part) (empty .part)))) }}{{- end -}}
+{{- define "entryway.ansibleForms.name" -}}{{ include "entryway.name" (dict "root" .root "part" (printf "ansibleforms%s" (ternary "" (printf "-%s" .part) (empty .part)))) }}{{- end -}}
 
 {{/* The built-in MySQL's StatefulSet (and Service): at most 52 characters (entryway.statefulSetName). */}}
-{{- define "entryway.af.mysqlName" -}}{{ include "entryway.statefulSetName" (dict "root" . "part" "ansibleforms-mysql") }}{{- end -}}
+{{- define "entryway.ansibleForms.mysqlName" -}}{{ include "entryway.statefulSetName" (dict "root" . "part" "ansibleforms-mysql") }}{{- end -}}
 
-{{- define "entryway.af.selectorLabels" -}}
+{{- define "entryway.ansibleForms.selectorLabels" -}}
 {{ include "entryway.selectorLabels" (dict "root" . "name" "ansibleforms" "component" "server") }}
 {{- end -}}
-{{- define "entryway.af.labels" -}}
+{{- define "entryway.ansibleForms.labels" -}}
 {{ include "entryway.labels" (dict "root" . "name" "ansibleforms" "component" "server") }}
 {{- end -}}
-{{- define "entryway.af.mysqlSelectorLabels" -}}
+{{- define "entryway.ansibleForms.mysqlSelectorLabels" -}}
 {{ include "entryway.selectorLabels" (dict "root" . "name" "ansibleforms" "component" "database") }}
 {{- end -}}
-{{- define "entryway.af.mysqlLabels" -}}
+{{- define "entryway.ansibleForms.mysqlLabels" -}}
 {{ include "entryway.labels" (dict "root" . "name" "ansibleforms" "component" "database") }}
 {{- end -}}
-{{- define "entryway.rrte.selectorLabels" -}}
+{{- define "entryway.remoteRte.selectorLabels" -}}
 {{ include "entryway.selectorLabels" (dict "root" . "name" "ansibleforms-rte" "component" "rte") }}
 {{- end -}}
-{{- define "entryway.rrte.labels" -}}
+{{- define "entryway.remoteRte.labels" -}}
 {{ include "entryway.labels" (dict "root" . "name" "ansibleforms-rte" "component" "rte") }}
 {{- end -}}
 
 {{/* The app folders RTE_FILES=local mounts, as a JSON list (LOCAL_FILES_FOLDERS, from files/contract.json). */}}
-{{- define "entryway.af.localFilesFolders" -}}
+{{- define "entryway.ansibleForms.localFilesFolders" -}}
 {{- toJson (include "entryway.contract" . | fromJson).ansibleForms.localFilesFolders -}}
 {{- end -}}
 
 {{/* The variables the chart sets in the app container, as a JSON list (COMPONENT_APP_ENV, from files/contract.json). */}}
-{{- define "entryway.af.componentEnvNames" -}}
+{{- define "entryway.ansibleForms.componentEnvNames" -}}
 {{- toJson (include "entryway.contract" . | fromJson).ansibleForms.componentAppEnv -}}
 {{- end -}}
 
@@ -43,7 +43,7 @@ ends make the same objects. Secrets are never generated here: see docs/ansiblefo
 Egress to host:port, a YAML list item: an IPv4 literal as a /32, a name by port only (a
 NetworkPolicy matches no names; common.ts hostPortEgress). (dict "host" h "port" p)
 */}}
-{{- define "entryway.af.hostPortEgress" -}}
+{{- define "entryway.ansibleForms.hostPortEgress" -}}
 {{- if regexMatch "^(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])([.](25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){3}$" .host }}
 - to:
     - ipBlock:
@@ -59,7 +59,7 @@ NetworkPolicy matches no names; common.ts hostPortEgress). (dict "host" h "port"
 {{- end -}}
 
 {{/* Egress to a URL's host and port (the scheme's default when it names none; common.ts urlEgress). */}}
-{{- define "entryway.af.urlEgress" -}}
+{{- define "entryway.ansibleForms.urlEgress" -}}
 {{- $u := urlParse . -}}
 {{- $port := ternary 443 80 (has $u.scheme (list "https" "wss")) -}}
 {{- $host := $u.host -}}
@@ -67,11 +67,11 @@ NetworkPolicy matches no names; common.ts hostPortEgress). (dict "host" h "port"
 {{- $port = regexFind "[0-9]+$" $host | int -}}
 {{- $host = regexReplaceAll ":[0-9]+$" $host "" -}}
 {{- end -}}
-{{- include "entryway.af.hostPortEgress" (dict "host" $host "port" $port) -}}
+{{- include "entryway.ansibleForms.hostPortEgress" (dict "host" $host "port" $port) -}}
 {{- end -}}
 
 {{/* The monitoring namespace (and its Prometheus pods) as a NetworkPolicy peer; takes a metrics section (common.ts monitoringPeer). */}}
-{{- define "entryway.af.monitoringPeer" -}}
+{{- define "entryway.ansibleForms.monitoringPeer" -}}
 - namespaceSelector:
     matchLabels:
       kubernetes.io/metadata.name: {{ default "monitoring" .namespace }}
@@ -83,7 +83,7 @@ NetworkPolicy matches no names; common.ts hostPortEgress). (dict "host" h "port"
 {{- end -}}
 
 {{/* A scrape endpoint's bearer token from a Secret (common.ts bearerFrom). */}}
-{{- define "entryway.af.bearerFrom" -}}
+{{- define "entryway.ansibleForms.bearerFrom" -}}
 type: Bearer
 credentials:
   name: {{ . }}
@@ -91,21 +91,21 @@ credentials:
 {{- end -}}
 
 {{/* The Secret holding the RTE token (key "token"). */}}
-{{- define "entryway.af.tokenSecret" -}}
-{{- default (include "entryway.af.name" (dict "root" . "part" "rte-token")) .Values.ansibleForms.existingSecrets.rteToken -}}
+{{- define "entryway.ansibleForms.tokenSecret" -}}
+{{- default (include "entryway.ansibleForms.name" (dict "root" . "part" "rte-token")) .Values.ansibleForms.existingSecrets.rteToken -}}
 {{- end -}}
 
 {{/* The database: (dict host port user secretName secretKey) as JSON. */}}
-{{- define "entryway.af.db" -}}
+{{- define "entryway.ansibleForms.db" -}}
 {{- $af := .Values.ansibleForms -}}
 {{- if $af.externalDatabase.host -}}
 {{- toJson (dict "host" $af.externalDatabase.host "port" (int (default 3306 $af.externalDatabase.port)) "user" $af.externalDatabase.user "secretName" $af.externalDatabase.passwordSecret.name "secretKey" $af.externalDatabase.passwordSecret.key) -}}
 {{- else -}}
-{{- toJson (dict "host" (include "entryway.af.mysqlName" .) "port" 3306 "user" "ansibleforms" "secretName" $af.existingSecrets.database "secretKey" "password") -}}
+{{- toJson (dict "host" (include "entryway.ansibleForms.mysqlName" .) "port" 3306 "user" "ansibleforms" "secretName" $af.existingSecrets.database "secretKey" "password") -}}
 {{- end -}}
 {{- end -}}
 
-{{- define "entryway.af.secretEnv" -}}
+{{- define "entryway.ansibleForms.secretEnv" -}}
 - name: {{ .name | quote }}
   valueFrom:
     secretKeyRef:
@@ -114,29 +114,29 @@ credentials:
 {{- end -}}
 
 {{/* DB_*: the app's, and the database-mode RTE's (which never gets ENCRYPTION_SECRET: see database-rte.ts). */}}
-{{- define "entryway.af.databaseEnv" -}}
-{{- $db := include "entryway.af.db" . | fromJson -}}
+{{- define "entryway.ansibleForms.databaseEnv" -}}
+{{- $db := include "entryway.ansibleForms.db" . | fromJson -}}
 - name: DB_HOST
   value: {{ $db.host | quote }}
 - name: DB_PORT
   value: {{ $db.port | int | toString | quote }}
 - name: DB_USER
   value: {{ $db.user | quote }}
-{{ include "entryway.af.secretEnv" (dict "name" "DB_PASSWORD" "secretName" $db.secretName "key" $db.secretKey) }}
+{{ include "entryway.ansibleForms.secretEnv" (dict "name" "DB_PASSWORD" "secretName" $db.secretName "key" $db.secretKey) }}
 {{- end -}}
 
 {{/* The app container's environment. */}}
-{{- define "entryway.af.appEnv" -}}
+{{- define "entryway.ansibleForms.appEnv" -}}
 {{- $af := .Values.ansibleForms -}}
 - name: PORT
   value: "8000"
-{{ include "entryway.af.databaseEnv" . }}
-{{ include "entryway.af.secretEnv" (dict "name" "ENCRYPTION_SECRET" "secretName" $af.existingSecrets.keys "key" "encryption-secret") }}
-{{ include "entryway.af.secretEnv" (dict "name" "ACCESS_TOKEN_SECRET" "secretName" $af.existingSecrets.keys "key" "access-token-secret") }}
+{{ include "entryway.ansibleForms.databaseEnv" . }}
+{{ include "entryway.ansibleForms.secretEnv" (dict "name" "ENCRYPTION_SECRET" "secretName" $af.existingSecrets.keys "key" "encryption-secret") }}
+{{ include "entryway.ansibleForms.secretEnv" (dict "name" "ACCESS_TOKEN_SECRET" "secretName" $af.existingSecrets.keys "key" "access-token-secret") }}
 - name: ADMIN_USERNAME
   value: {{ $af.adminUsername | quote }}
-{{ include "entryway.af.secretEnv" (dict "name" "ADMIN_PASSWORD" "secretName" $af.existingSecrets.keys "key" "admin-password") }}
-{{ include "entryway.af.secretEnv" (dict "name" "RTE_TOKEN" "secretName" (include "entryway.af.tokenSecret" .) "key" "token") }}
+{{ include "entryway.ansibleForms.secretEnv" (dict "name" "ADMIN_PASSWORD" "secretName" $af.existingSecrets.keys "key" "admin-password") }}
+{{ include "entryway.ansibleForms.secretEnv" (dict "name" "RTE_TOKEN" "secretName" (include "entryway.ansibleForms.tokenSecret" .) "key" "token") }}
 - name: RTE_QUEUE_MINUTES
   value: {{ $af.queueMinutes | int | toString | quote }}
 - name: CONFIG_SEED_PATH
@@ -144,22 +144,22 @@ credentials:
 - name: CONFIG_SEED_RELOAD_SECONDS
   value: {{ $af.seedReloadSeconds | int | toString | quote }}
 {{- if $af.metrics.enabled }}
-{{ include "entryway.af.secretEnv" (dict "name" "METRICS_TOKEN" "secretName" $af.metrics.existingSecret "key" "token") }}
+{{ include "entryway.ansibleForms.secretEnv" (dict "name" "METRICS_TOKEN" "secretName" $af.metrics.existingSecret "key" "token") }}
 {{- end }}
 {{- range $af.secretEnv }}
-{{ include "entryway.af.secretEnv" . }}
+{{ include "entryway.ansibleForms.secretEnv" . }}
 {{- end }}
 {{- end -}}
 
 {{/* The names of the app's environment variables, as a JSON list (what ${VAR} may reference). */}}
-{{- define "entryway.af.appEnvNames" -}}
+{{- define "entryway.ansibleForms.appEnvNames" -}}
 {{- $names := list -}}
-{{- range (include "entryway.af.appEnv" . | fromYamlArray) }}{{ $names = append $names .name }}{{ end -}}
+{{- range (include "entryway.ansibleForms.appEnv" . | fromYamlArray) }}{{ $names = append $names .name }}{{ end -}}
 {{- toJson $names -}}
 {{- end -}}
 
 {{/* The RTE's resources, sized from its job count unless given. */}}
-{{- define "entryway.af.rteResources" -}}
+{{- define "entryway.ansibleForms.rteResources" -}}
 {{- if .resources -}}
 {{ toYaml .resources }}
 {{- else -}}
@@ -177,7 +177,7 @@ The RTE image: a custom repository, else the flavour's published layer
 ghcr.io/ansibleforms/ansibleforms-rte-<full|core|base>, at the given tag or the app's
 (components/ansibleforms/common.ts rteImage; upstream ansibleforms server/src/runners/README.md).
 */}}
-{{- define "entryway.af.rteImage" -}}
+{{- define "entryway.ansibleForms.rteImage" -}}
 {{- include "entryway.image" (dict "root" .root "image" .s.image "repository" (printf "ansibleforms/ansibleforms-rte-%s" (default "full" .s.flavor)) "tag" .defaultTag) -}}
 {{- end -}}
 
@@ -187,7 +187,7 @@ The RTE container and its volumes, as JSON (dict "container" ... "volumes" ...).
 "metricsSecret" name "defaultTag" tag "ansibleCfgConfigMap" name "extraEnv" <yaml list> "extraMounts" <list>
 "appSecrets" <the Secrets the app's container reads, in its pod> )
 */}}
-{{- define "entryway.af.rteContainer" -}}
+{{- define "entryway.ansibleForms.rteContainer" -}}
 {{- $s := .s -}}
 {{- $socket := ne .mode "database" -}}
 {{- $env := list (dict "name" "PORT" "value" (toString .port)) -}}
@@ -242,12 +242,12 @@ The RTE container and its volumes, as JSON (dict "container" ... "volumes" ...).
 {{- $ready := dict "httpGet" (dict "path" "/ready" "port" .port) "periodSeconds" 10 "timeoutSeconds" 5 "failureThreshold" 3 -}}
 {{- $container := dict
   "name" "rte"
-  "image" (include "entryway.af.rteImage" (dict "root" .root "s" $s "defaultTag" .defaultTag))
+  "image" (include "entryway.ansibleForms.rteImage" (dict "root" .root "s" $s "defaultTag" .defaultTag))
   "imagePullPolicy" "IfNotPresent"
   "ports" (list (dict "name" "rte" "containerPort" .port "protocol" "TCP"))
   "env" $env
   "volumeMounts" $mounts
-  "resources" (include "entryway.af.rteResources" $s | fromYaml)
+  "resources" (include "entryway.ansibleForms.rteResources" $s | fromYaml)
   "livenessProbe" $probe
   "readinessProbe" $ready
   "securityContext" (include "entryway.containerSecurityContext" (dict "user" 1000) | fromYaml)
@@ -256,14 +256,14 @@ The RTE container and its volumes, as JSON (dict "container" ... "volumes" ...).
 {{- end -}}
 
 {{/* A token given as a value: at least 16 characters. (dict "where" "..." "token" "...") */}}
-{{- define "entryway.af.checkToken" -}}
+{{- define "entryway.ansibleForms.checkToken" -}}
 {{- if and .token (lt (len .token) 16) -}}
 {{- fail (printf "%s: the RTE token must be at least 16 characters (got %d)" .where (len .token)) -}}
 {{- end -}}
 {{- end -}}
 
 {{/* The runner seed as a dict, checked against AnsibleForms' seed rules; fails with every problem. */}}
-{{- define "entryway.af.seed" -}}
+{{- define "entryway.ansibleForms.seed" -}}
 {{- $af := .Values.ansibleForms -}}
 {{- $rte := $af.rte -}}
 {{- $own := dict "type" "rte" "token" "${RTE_TOKEN}" "is_default" $rte.isDefault -}}
@@ -276,8 +276,8 @@ The RTE container and its volumes, as JSON (dict "container" ... "volumes" ...).
 {{- $_ := set $own "uri" (printf "http://127.0.0.1:%d" (int $rte.port)) -}}
 {{- end -}}
 {{- $items := prepend (default list $af.runners.items) $own -}}
-{{- $envNames := include "entryway.af.appEnvNames" . | fromJsonArray -}}
-{{- $notTokens := without (include "entryway.af.componentEnvNames" . | fromJsonArray) "RTE_TOKEN" -}}
+{{- $envNames := include "entryway.ansibleForms.appEnvNames" . | fromJsonArray -}}
+{{- $notTokens := without (include "entryway.ansibleForms.componentEnvNames" . | fromJsonArray) "RTE_TOKEN" -}}
 {{- $problems := list -}}
 {{- $names := list -}}
 {{- $defaults := list -}}
@@ -335,7 +335,7 @@ The RTE container and its volumes, as JSON (dict "container" ... "volumes" ...).
 {{- end -}}
 
 {{/* Every check on ansibleForms values besides the seed; fails with a clear message. */}}
-{{- define "entryway.af.validate" -}}
+{{- define "entryway.ansibleForms.validate" -}}
 {{- $af := .Values.ansibleForms -}}
 {{- $problems := list -}}
 {{- if not (has $af.rte.mode (list "sidecar" "remote" "database")) -}}
@@ -385,17 +385,17 @@ The RTE container and its volumes, as JSON (dict "container" ... "volumes" ...).
 {{- if and $af.expose.enabled (not $af.expose.host) -}}
 {{- $problems = append $problems "expose.host is required when expose.enabled" -}}
 {{- end -}}
-{{- $reserved := include "entryway.af.componentEnvNames" . | fromJsonArray -}}
+{{- $reserved := include "entryway.ansibleForms.componentEnvNames" . | fromJsonArray -}}
 {{- range $af.secretEnv -}}
 {{- if has .name $reserved }}{{ $problems = append $problems (printf "secretEnv %s is set by the chart" .name) }}{{ end -}}
 {{- end -}}
 {{- if $problems -}}
 {{- fail (printf "ansibleForms: %s" (join "; " $problems)) -}}
 {{- end -}}
-{{- include "entryway.af.checkToken" (dict "where" "ansibleForms" "token" $af.rteToken) -}}
+{{- include "entryway.ansibleForms.checkToken" (dict "where" "ansibleForms" "token" $af.rteToken) -}}
 {{- end -}}
 
-{{- define "entryway.rrte.validate" -}}
+{{- define "entryway.remoteRte.validate" -}}
 {{- $r := .Values.remoteRte -}}
 {{- $problems := list -}}
 {{- if not $r.appUrl -}}
@@ -426,19 +426,19 @@ The RTE container and its volumes, as JSON (dict "container" ... "volumes" ...).
 {{- if $problems -}}
 {{- fail (printf "remoteRte: %s" (join "; " $problems)) -}}
 {{- end -}}
-{{- include "entryway.af.checkToken" (dict "where" "remoteRte" "token" $r.token) -}}
+{{- include "entryway.ansibleForms.checkToken" (dict "where" "remoteRte" "token" $r.token) -}}
 {{- end -}}
 
-{{- define "entryway.af.deprecation" -}}
+{{- define "entryway.ansibleForms.deprecation" -}}
 AnsibleForms RTE database mode is deprecated (RTE 7.0-7.2, removed in 8.0.0): the RTE holds the database credentials. Move to the inbound sidecar (rte.mode: sidecar) or an outbound RemoteRte.
 {{- end -}}
 
 {{/* NOTES.txt lines for AnsibleForms and the remote RTE. */}}
-{{- define "entryway.af.notes" -}}
+{{- define "entryway.ansibleForms.notes" -}}
 {{- if .Values.ansibleForms.enabled }}
-AnsibleForms: http://{{ include "entryway.af.name" (dict "root" . "part" "") }}.{{ .Release.Namespace }}.svc.cluster.local:8000 (RTE mode: {{ .Values.ansibleForms.rte.mode }})
+AnsibleForms: http://{{ include "entryway.ansibleForms.name" (dict "root" . "part" "") }}.{{ .Release.Namespace }}.svc.cluster.local:8000 (RTE mode: {{ .Values.ansibleForms.rte.mode }})
 {{- if eq .Values.ansibleForms.rte.mode "database" }}
-WARNING: {{ include "entryway.af.deprecation" . }}
+WARNING: {{ include "entryway.ansibleForms.deprecation" . }}
 {{- end }}
 {{- end }}
 {{- if .Values.remoteRte.enabled }}

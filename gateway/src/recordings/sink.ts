@@ -1,16 +1,16 @@
 // Where session recordings go: a sink starts a recording per session and lists and serves the
-// recordings it holds. Two sinks: a directory (recordDir, recordings.ts) and an S3 bucket
-// (recordS3Bucket, recordings-s3.ts). Both write asciicast v2 (asciicast.ts) through CastEncoder, and
+// recordings it holds. Two sinks: a directory (recordDir, volume.ts) and an S3 bucket
+// (recordS3Bucket, s3/). Both write asciicast v2 (cast.ts) through CastEncoder, and
 // both follow one policy on storage failure (gateway/README.md, "Recordings on storage failure"):
 // a recording that cannot be started refuses its session before a shell exists; a write that fails
 // or takes longer than recordWriteTimeoutMs mid-session calls the recording's failure listeners
 // once, and the session ends (close code recording-failed); no error of a sink reaches the process.
 import { isUtf8 } from "node:buffer";
 import type { Readable } from "node:stream";
-import { BYTES_EVENT, END_EVENT, type RecordingSummary } from "./asciicast.js";
-import { jsonLine } from "./log.js";
+import { jsonLine } from "../log.js";
+import { BYTES_EVENT, END_EVENT, type RecordingSummary } from "./cast.js";
 
-export type { RecordingSummary } from "./asciicast.js";
+export type { RecordingSummary } from "./cast.js";
 
 /** Who and what a recording is of: written into its header, read back by the recordings listing. */
 export interface RecordingMeta {
@@ -62,10 +62,10 @@ export interface RecordingSink {
   maintain(): () => void;
 }
 
-/** How much of a recording's end a listing reads for its last event (asciicast.ts castEnding). */
+/** How much of a recording's end a listing reads for its last event (cast.ts castEnding). */
 export const ENDING_BYTES = 4096;
 
-/** `<ISO start time with : and . as ->-<session uuid>` (asciicast.ts recordingStart reads it back). */
+/** `<ISO start time with : and . as ->-<session uuid>` (cast.ts recordingStart reads it back). */
 export function recordingId(start: Date, session: string): string {
   return `${start.toISOString().replace(/[:.]/g, "-")}-${session}`;
 }
