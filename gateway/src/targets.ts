@@ -18,7 +18,7 @@ import type { Backend, ListedTarget } from "./backends/backend.js";
 import type { GatewayConfig } from "./config.js";
 import type { PreAuthLimits } from "./limits.js";
 import { errorMessage, jsonLine, type Logger } from "./log.js";
-import type { RouteHandler } from "./server.js";
+import type { RouteHandler } from "./http-route.js";
 import { checkNamespace, TargetError } from "./target.js";
 
 export const TARGETS_PATH = "/v1/targets";
