@@ -17,7 +17,9 @@
 //   container's file-descriptor limit are the chart's, not the gateway's. At each step (1,000,
 //   5,000, 10,000 by default) its RSS per session (no forced GC), sessions refused or dropped, and
 //   a fresh session's keystroke echo p50/p99.
-// Run: npm run bench:exec-node [-- --pairs 5 --sessions 1000,5000,10000 --only kubectl|sessions]
+// Run: npm run bench:exec-node [-- --pairs 5 --sessions 1000,5000,10000 --only kubectl|sessions --hold <s>]
+// (--hold: after part 2, the clients' environment is written to $TMPDIR/entryway-bench-exec-node.env
+// and the node kept up that long, to time a client from outside with another tool)
 // (as root, like the real node; the npm script raises `ulimit -n`; needs kernel.pty.max above the
 // session count, which it raises when lower). Prints the load average beside the figures: the
 // machine is shared.
@@ -60,6 +62,7 @@ const { values: options } = parseArgs({
     sessions: { type: "string", default: "1000,5000,10000" },
     "sessions-budget": { type: "string", default: "900" },
     only: { type: "string" },
+    hold: { type: "string", default: "0" },
   },
 });
 const BULK_MIB = 128;
@@ -609,6 +612,21 @@ async function main(): Promise<void> {
           webhook.close();
         },
       };
+    }
+
+    if (Number(options.hold) > 0) {
+      // For timing a client from outside: its environment in a file, the node kept up meanwhile.
+      const file = path.join(tmpdir(), "entryway-bench-exec-node.env");
+      const vars = { ...env, CLI: cli, KUBECTL: kubectl, TEAM };
+      writeFileSync(
+        file,
+        Object.entries(vars)
+          .filter(([k]) => /^(ENTRYWAY_|KUBECONFIG|HOME|CLI|KUBECTL|TEAM|TERM)/.test(k))
+          .map(([k, v]) => `export ${k}='${v}'\n`)
+          .join(""),
+      );
+      console.log(`bench-exec-node: the clients' environment is in ${file}; holding the node ${options.hold} s`);
+      await sleep(Number(options.hold) * 1000);
     }
 
     if (options.only !== "kubectl") {
