@@ -21,7 +21,7 @@
 // (--hold: after part 2, the clients' environment is written to $TMPDIR/entryway-bench-exec-node.env
 // and the node kept up that long, to time a client from outside with another tool)
 // (as root, like the real node; the npm script raises `ulimit -n`; needs kernel.pty.max above the
-// session count, which it raises when lower). Prints the load average beside the figures: the
+// session count, which it raises for the run when lower). Prints the load average beside the figures: the
 // machine is shared.
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -761,6 +761,9 @@ async function main(): Promise<void> {
     await node?.stop().catch((error: unknown) => console.error(`node stop: ${String(error)}`));
     await controlPlane.stop();
     rmSync(work, { recursive: true, force: true });
+    // The machine as found.
+    if (Number(readFileSync("/proc/sys/kernel/pty/max", "utf8")) !== ptyMax)
+      writeFileSync("/proc/sys/kernel/pty/max", String(ptyMax));
   }
 }
 
