@@ -18,7 +18,7 @@
 // Run: npm run bench -w gateway   (compiles src/ to dist/ first; needs podman, runc and busybox-static
 // like the tests, and GNU time at /usr/bin/time; websocketd for the relay row, else it is skipped)
 import { spawn, execFile, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import http from "node:http";
 import net, { type AddressInfo } from "node:net";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -28,6 +28,20 @@ import { parseArgs, promisify } from "node:util";
 import pty from "node-pty";
 import WebSocket from "ws";
 import { dockerBackend } from "../src/backends/docker.js";
+import {
+  cpuSeconds,
+  fmt,
+  median,
+  met,
+  percentile,
+  printTable,
+  rssBytes,
+  signed,
+  since,
+  sleep,
+  spread,
+  timeProcess,
+} from "./measure.js";
 import { EntryClient } from "../test/helpers/client.js";
 import { startPodman, type Podman } from "../test/helpers/podman.js";
 
@@ -49,34 +63,6 @@ const rawCat = "stty raw -echo; cat";
 /** Raw mode: the terminal passes the bytes as they are (no ONLCR), so the 128 MiB arrive as 128 MiB. */
 const ttyBulk = "stty raw -echo; cat /tmp/bulk";
 const run = promisify(execFile);
-const CLK_TCK = 100; // /proc/<pid>/stat counts CPU time in clock ticks: 100 a second on Linux (sysconf(_SC_CLK_TCK))
-
-const median = (values: number[]) => percentile(values, 50);
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-const fmt = (n: number, digits = 1) => n.toFixed(digits);
-const signed = (n: number, digits = 2) => (n >= 0 ? "+" : "") + fmt(n, digits);
-const since = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6; // ms
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const met = (ok: boolean) => (ok ? "met" : "MISSED");
-/** "median (min to max)". */
-const spread = (values: number[], digits = 2) =>
-  `${fmt(median(values), digits)} (${fmt(Math.min(...values), digits)}-${fmt(Math.max(...values), digits)})`;
-
-function rssBytes(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return Number(match![1]) * 1024;
-}
-
-/** CPU seconds (user + system) a process has used so far: /proc/<pid>/stat fields 14 and 15, counted after the name's last ')'. */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
-}
-
 async function freePort(): Promise<number> {
   const server = net.createServer();
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
@@ -179,33 +165,6 @@ async function startGateway(name: string, cli: string, podman: Podman, webhookPo
     port: Number(/"port":(\d+)/.exec(logs)![1]),
     monitoring: `http://127.0.0.1:${/"metricsPort":(\d+)/.exec(logs)![1]}`,
   };
-}
-
-interface ProcessRun {
-  wall: number;
-  /** The command's own CPU seconds (user + system, GNU time). */
-  cpu: number;
-}
-
-/** Runs a command as a whole process, stdin empty, stdout to `output`; wall time from spawn to exit, its CPU from GNU time. */
-async function timeProcess(command: string[], env: NodeJS.ProcessEnv, output = "/dev/null"): Promise<ProcessRun> {
-  const dir = mkdtempSync(join(tmpdir(), "entryway-bench-time-"));
-  const report = join(dir, "time");
-  try {
-    const start = process.hrtime.bigint();
-    const child = spawn(
-      "/bin/sh",
-      ["-c", `exec /usr/bin/time -o "$0" -f "%U %S" "$@" </dev/null >"${output}"`, report, ...command],
-      { env, stdio: ["ignore", "ignore", "inherit"] },
-    );
-    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
-    const wall = since(start) / 1000;
-    if (code !== 0) throw new Error(`${command.join(" ")} exited with ${code}`);
-    const [user, system] = readFileSync(report, "utf8").trim().split("\n").at(-1)!.split(" ").map(Number);
-    return { wall, cpu: user! + system! };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
 }
 
 async function main(): Promise<void> {
@@ -628,14 +587,7 @@ async function main(): Promise<void> {
         "",
       ],
     );
-    const widths = rows[0]!.map((_, col) => Math.max(...rows.map((r) => r[col]!.length)));
-    for (const row of rows)
-      console.log(
-        row
-          .map((cell, col) => cell.padEnd(widths[col]!))
-          .join("  ")
-          .trimEnd(),
-      );
+    printTable(rows);
     console.log(
       `gateway setup per session, mean over the ${PROMPT_ROUNDS} prompt rounds (ms): ` +
         setupSteps.map(({ step, ms }) => `${step} ${fmt(ms)}`).join(", "),

@@ -48,7 +48,7 @@ import os from "node:os";
 import path from "node:path";
 import { issue, nodeReady, stopChild, writeKubeconfig } from "./control-plane";
 import { must, run } from "./process";
-import { realTool } from "./realcp";
+import { realTool } from "./realcp-tool";
 import { PAUSE_IMAGE, smallImages } from "./node-images";
 
 /** What the node needs from this machine, and the Debian package each comes from. */

@@ -8,11 +8,17 @@ import (
 
 	"go.etcd.io/etcd/server/v3/etcdmain"
 	"k8s.io/component-base/cli"
+	"k8s.io/component-base/logs"
+	kubectl "k8s.io/kubectl/pkg/cmd"
+	kubectlutil "k8s.io/kubectl/pkg/cmd/util"
 	apiserver "k8s.io/kubernetes/cmd/kube-apiserver/app"
 	controllermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
 	proxy "k8s.io/kubernetes/cmd/kube-proxy/app"
 	scheduler "k8s.io/kubernetes/cmd/kube-scheduler/app"
 	kubelet "k8s.io/kubernetes/cmd/kubelet/app"
+
+	// As k8s.io/kubernetes/cmd/kubectl/kubectl.go: the client auth plugins.
+	_ "k8s.io/client-go/plugin/pkg/client/auth"
 )
 
 func main() {
@@ -43,6 +49,14 @@ func main() {
 		// As k8s.io/kubernetes/cmd/kube-proxy/proxy.go's main.
 		os.Args = args
 		os.Exit(cli.Run(proxy.NewProxyCommand()))
+	case "kubectl":
+		// As k8s.io/kubernetes/cmd/kubectl/kubectl.go's main (v1.37.2).
+		os.Args = args
+		logs.GlogSetter(kubectl.GetLogVerbosity(os.Args)) // nolint:errcheck
+		if err := cli.RunNoErrOutput(kubectl.NewDefaultKubectlCommand()); err != nil {
+			kubectlutil.CheckErr(err)
+		}
+		return
 	}
 	fmt.Fprintf(os.Stderr, "kube: unknown command %q\n", name)
 	os.Exit(2)

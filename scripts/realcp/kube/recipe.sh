@@ -1,5 +1,5 @@
 # Kubernetes v1.37.2's control plane as one multi-call binary (etcd, kube-apiserver,
-# kube-controller-manager, kube-scheduler) and its node (kubelet, kube-proxy), from k8s.io/kubernetes and go.etcd.io/etcd/server/v3.
+# kube-controller-manager, kube-scheduler), its node (kubelet, kube-proxy) and kubectl, from k8s.io/kubernetes and go.etcd.io/etcd/server/v3.
 # First build: about 15 minutes on 2 cores (module download and compile).
 VERSION=v1.37.2
 
@@ -14,5 +14,5 @@ build() {
   go mod tidy
   local pkg=k8s.io/component-base/version minor=${VERSION#v1.}
   go build -trimpath -ldflags "-s -w -X $pkg.gitVersion=$VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=${minor%%.*} -X $pkg.gitTreeState=clean" -o "$out/bin/kube" .
-  for name in etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy; do ln -s kube "$out/bin/$name"; done
+  for name in etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl; do ln -s kube "$out/bin/$name"; done
 }
