@@ -91,8 +91,11 @@ export interface SecretKeyReference {
 export { NetworkProtocol } from "../shared/network";
 
 export interface SshWorkspaceArgs extends PodSettings {
-  /** The gateway the workspace registers on: its `registration` output (`new SshWorkspace(name, { gateway: connect.registration, ... })`). */
-  gateway: ConnectGatewayRegistration;
+  /**
+   * The gateway the workspace registers on: its `registration` output (`new SshWorkspace(name, { gateway: connect.registration, ... })`).
+   * An input, so that every SDK can pass the ConnectGateway's output itself.
+   */
+  gateway: pulumi.Input<ConnectGatewayRegistration>;
   /**
    * The workspace's namespace; never the gateway's, which holds nothing but the gateway and its
    * TLS Secret. Plain: the route's domain must be known at preview.
@@ -172,8 +175,8 @@ function sshWorkspaceProblems(name: string, args: SshWorkspaceArgs): string[] {
   if (args.disruption !== undefined && args.disruption !== "never" && args.disruption !== "allowed") {
     problems.push(`disruption must be "never" or "allowed", not ${JSON.stringify(args.disruption)}`);
   }
-  // Through the provider the gateway may be an Output: checked by the constructor once known.
-  if (!pulumi.Output.isInstance(args.gateway)) problems.push(...gatewayNamespaceProblems(args.namespace, args.gateway));
+  // A gateway known only at deployment (an Output) is checked by the constructor once known.
+  if (isKnownGateway(args.gateway)) problems.push(...gatewayNamespaceProblems(args.namespace, args.gateway));
   if (args.tcpForwarding !== undefined && args.tcpForwarding !== "none" && args.tcpForwarding !== "local") {
     problems.push(`tcpForwarding must be "none" or "local", not ${JSON.stringify(args.tcpForwarding)}`);
   }
@@ -212,20 +215,23 @@ function gatewayNamespaceProblems(namespace: string, gateway: ConnectGatewayRegi
  * (test/real/languages.test.ts); test/provider/host.test.ts sends the same dependencies.
  */
 function fromGateway<T>(
-  gateway: ConnectGatewayRegistration | pulumi.Output<ConnectGatewayRegistration>,
+  gateway: pulumi.Input<ConnectGatewayRegistration>,
   use: (gateway: ConnectGatewayRegistration) => T,
 ): T | pulumi.Output<T> {
-  return pulumi.Output.isInstance(gateway)
-    ? gateway.apply((known) => use(known as ConnectGatewayRegistration))
-    : use(gateway);
+  return isKnownGateway(gateway) ? use(gateway) : pulumi.output(gateway).apply((known) => use(known));
+}
+
+/** Whether the registration is a plain value now (not an Output or a Promise). */
+function isKnownGateway(gateway: pulumi.Input<ConnectGatewayRegistration>): gateway is ConnectGatewayRegistration {
+  return !pulumi.Output.isInstance(gateway) && !(gateway instanceof Promise);
 }
 
 /** The names and labels every step shares (the chart's templates/ssh/_helpers.tpl). */
 interface Plan {
   readonly name: string;
   readonly args: SshWorkspaceArgs;
-  /** The declared type is a plain registration (what TypeScript passes); see fromGateway. */
-  readonly gateway: ConnectGatewayRegistration | pulumi.Output<ConnectGatewayRegistration>;
+  /** A plain registration (a TypeScript program, the Stack) or an Output; see fromGateway. */
+  readonly gateway: pulumi.Input<ConnectGatewayRegistration>;
   readonly ns: string;
   readonly user: string;
   readonly uid: number;
@@ -253,7 +259,7 @@ function plan(
   return {
     name,
     args,
-    gateway: args.gateway as ConnectGatewayRegistration | pulumi.Output<ConnectGatewayRegistration>,
+    gateway: args.gateway,
     ns,
     user: args.user ?? "dev",
     uid: args.uid ?? 1000,
@@ -330,7 +336,7 @@ export class SshWorkspace extends pulumi.ComponentResource {
     const where = `SshWorkspace ${name}`;
     return pulumi.output(
       fromGateway(gateway, (known) => {
-        const problems = pulumi.Output.isInstance(gateway) ? gatewayNamespaceProblems(ns, known) : [];
+        const problems = !isKnownGateway(gateway) ? gatewayNamespaceProblems(ns, known) : [];
         if (problems.length > 0)
           throw new pulumi.ResourceError(problems.map((problem) => `${where}: ${problem}`).join("\n"), this);
         // Keyed by the registration object: through the provider each Construct has its own copy, so
