@@ -14,15 +14,16 @@
  * The prometheus-operator objects (execGateway.monitoring, connectGateway.monitoring; the chart's
  * ci/monitoring.yaml and its stack twin test/parity/monitoring.stack.yaml, equal by test/parity):
  * every alert reads those same metrics (or Prometheus's own `up`), each monitor scrapes a port its
- * gateway really names, both validate against the operator's schemas, and nothing is made unless
- * asked for.
+ * gateway really names, both validate against the operator's schemas (kubernetes-models and its own
+ * CRDs from scripts/realcp), and nothing is made unless asked for.
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parse, stringify } from "yaml";
+import Ajv from "ajv";
+import { parse, parseAllDocuments, stringify } from "yaml";
 import { createMetrics } from "../../gateway/src/metrics";
 import { parseStackConfig, Stack } from "../../components/stack";
 import { helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
@@ -270,6 +271,40 @@ describe("prometheus-operator objects (execGateway.monitoring, connectGateway.mo
       ]);
       await assertValidObjects(monitoring);
     }
+  });
+
+  it("validate against the openAPIV3Schema of prometheus-operator v0.85.0's own CRDs (realcp tool crds)", async () => {
+    // The CRDs exactly as the real API server gets them (scripts/realcp/crds/recipe.sh); the API
+    // server's structural-schema keywords (x-kubernetes-*) are annotations here.
+    const share = path.join(path.dirname(realTool("crds")), "share", "prometheus-operator.yaml");
+    type Crd = {
+      spec: { names: { kind: string }; versions: { name: string; schema: { openAPIV3Schema: object } }[] };
+    };
+    const crds = parseAllDocuments(readFileSync(share, "utf8")).map((d) => d.toJS() as Crd);
+    // The API server reads `pattern` as a Go (RE2) regexp; the only RE2-only syntax in these CRDs is
+    // a leading `(?i)` (after `^`), which JavaScript spells as the i flag.
+    const re2 = (pattern: string, flags = "") => {
+      const insensitive = /^(\^?)\(\?i\)/.exec(pattern);
+      return insensitive
+        ? new RegExp(insensitive[1] + pattern.slice(insensitive[0].length), `${flags}i`)
+        : new RegExp(pattern, flags);
+    };
+    // `code` names the engine only for standalone code, which this test does not generate.
+    const ajv = new Ajv({ strict: false, allErrors: true, code: { regExp: Object.assign(re2, { code: "re2" }) } });
+    const fromPulumi = await renderStack(parse(readFileSync(STACK, "utf8")));
+    for (const object of [...fromHelm, ...fromPulumi].filter((o) => o.apiVersion === MONITORING_API)) {
+      const crd = crds.find((c) => c.spec.names.kind === object.kind);
+      expect(crd, object.kind).toBeDefined();
+      const schema = crd!.spec.versions.find((v) => v.name === "v1")!.schema.openAPIV3Schema;
+      const valid = ajv.validate(schema, object);
+      expect(valid ? [] : ajv.errors, `${object.kind}/${object.metadata?.name}`).toEqual([]);
+    }
+    // The check can fail: a field of the wrong type is refused.
+    const rule = fromHelm.find((o) => o.kind === "PrometheusRule")!;
+    const broken = { ...rule, spec: { groups: [{ name: "g", rules: [{ alert: "A", expr: "up", for: 5 }] }] } };
+    const ruleSchema = crds.find((c) => c.spec.names.kind === "PrometheusRule")!.spec.versions[0].schema
+      .openAPIV3Schema;
+    expect(ajv.validate(ruleSchema, broken)).toBe(false);
   });
 
   it("are made only when asked for: both gateways on, monitoring left out, render none", async () => {
