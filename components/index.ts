@@ -90,6 +90,7 @@ export {
 } from "./shared/network";
 export type { KubernetesFields, TopologySpreadConstraint, ContainerResources, PodSettings } from "./shared/pod";
 export type { SecretKeyRef } from "./shared/secret";
+export type { MonitoringArgs, ScrapeMonitorArgs, PrometheusRuleArgs } from "./shared/monitoring";
 export type { ValueOf } from "./shared/enum";
 export {
   ConnectGatewayServiceType,

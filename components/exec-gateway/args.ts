@@ -2,6 +2,7 @@
 import type * as k8s from "@pulumi/kubernetes";
 import type * as pulumi from "@pulumi/pulumi";
 import type { GlobalSettings, ImageSettings } from "../shared/image";
+import type { MonitoringArgs } from "../shared/monitoring";
 import type { InClusterPeer } from "../shared/network";
 import type { SecretKeyRef } from "../shared/secret";
 import type { KubernetesFields, PodSettings } from "../shared/pod";
@@ -449,6 +450,8 @@ export interface ExecGatewayArgs extends PodSettings {
   ingressNamespace?: string;
   /** The namespace whose pods (Prometheus) may reach the metrics port (default "monitoring"). */
   monitoringNamespace?: string;
+  /** A prometheus-operator ServiceMonitor and PrometheusRule alerts (each off by default; docs/monitoring.md). */
+  monitoring?: MonitoringArgs;
   /** Exposure outside the cluster; without it the gateway is reachable only in-cluster. */
   exposure?: ExecGatewayExposureArgs;
   /** Record every session's output, on a volume of its own or in an S3 bucket; without it nothing is recorded. */

@@ -16,6 +16,7 @@ import type {
   ExecGatewaySettings,
 } from "./index";
 import type { ImageSettings } from "../shared/image";
+import type { MonitoringArgs } from "../shared/monitoring";
 import type { StackContext } from "../shared/stack-context";
 import type { ContainerResources, KubernetesFields, PodSettings } from "../shared/pod";
 import type { SecretKeyRef } from "../shared/secret";
@@ -101,6 +102,8 @@ export interface ExecGatewayConfig extends PodSettings {
    * @pattern ^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$
    */
   monitoringNamespace?: string;
+  /** A prometheus-operator ServiceMonitor (port metrics, /metrics) and PrometheusRule alerts, each off by default (docs/monitoring.md). */
+  monitoring?: MonitoringArgs;
   /** Exposure outside the cluster, always with TLS. */
   exposure?: ExecGatewayExposureArgs;
   /** Session recordings (off without it): a volume (ReadWriteOnce needs replicas: 1), or an S3 bucket (`s3`: any number of replicas). */

@@ -12,6 +12,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { standardLabels, selectorLabels } from "../shared/labels";
 import { imageReference } from "../shared/image";
+import { execGatewayAlerts, prometheusRule, scrapeMonitor } from "../shared/monitoring";
 import { objectName, serviceFqdn } from "../shared/names";
 import { dnsEgressRule } from "../shared/network";
 import type { SecretKeyRef } from "../shared/secret";
@@ -132,6 +133,7 @@ export class ExecGateway extends pulumi.ComponentResource {
     this.hpa(gateway);
     this.networkPolicy(gateway);
     this.exposure(gateway);
+    this.monitoring(gateway);
 
     this.namespace = namespace;
     this.serviceName = service.metadata.name;
@@ -272,6 +274,30 @@ export class ExecGateway extends pulumi.ComponentResource {
         },
       },
       { parent: this },
+    );
+  }
+
+  /** monitoring.yaml: the ServiceMonitor of the metrics port and the PrometheusRule, when asked. */
+  private monitoring({ name, args, fullName, selector, namespace, metadata }: GatewayObjects): void {
+    const opts = { parent: this };
+    scrapeMonitor(
+      `${name}-exec-gateway-servicemonitor`,
+      "ServiceMonitor",
+      args.monitoring?.serviceMonitor,
+      metadata(fullName),
+      selector,
+      { port: "metrics", path: "/metrics" },
+      opts,
+    );
+    // A ServiceMonitor's targets get the Service's name as their job label (prometheus-operator
+    // ServiceMonitorSpec.jobLabel: "the name of the Kubernetes Service" by default).
+    prometheusRule(
+      `${name}-exec-gateway-rules`,
+      args.monitoring?.prometheusRule,
+      metadata(fullName),
+      "entryway-exec-gateway",
+      namespace.apply((ns) => execGatewayAlerts(fullName, ns)),
+      opts,
     );
   }
 

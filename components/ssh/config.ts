@@ -5,6 +5,7 @@
  * section is on.
  */
 import type { ImagePullPolicy, ImageSettings } from "../shared/image";
+import type { MonitoringArgs } from "../shared/monitoring";
 import type { InClusterPeer, NetworkPolicyEgressRule } from "../shared/network";
 import type { ContainerResources, PodSettings } from "../shared/pod";
 import type { StackContext } from "../shared/stack-context";
@@ -84,6 +85,8 @@ export interface ConnectGatewayConfig extends PodSettings {
   imagePullPolicy?: ImagePullPolicy;
   /** The proxy container's resources. */
   resources?: ContainerResources;
+  /** A prometheus-operator PodMonitor of its Envoy (port http-envoy-prom, /stats/prometheus) and PrometheusRule alerts, each off by default (docs/monitoring.md). */
+  monitoring?: MonitoringArgs;
 }
 
 /**

@@ -11,6 +11,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { selectorLabels, standardLabels } from "../shared/labels";
 import type { GlobalSettings, ImagePullPolicy } from "../shared/image";
+import { connectGatewayAlerts, prometheusRule, scrapeMonitor, type MonitoringArgs } from "../shared/monitoring";
 import { objectName, serviceFqdn } from "../shared/names";
 import { podMetadata, podPlacement, type PodSettings } from "../shared/pod";
 import {
@@ -135,6 +136,8 @@ export interface ConnectGatewayArgs extends PodSettings {
    * Stack passes the workspaces it declares. Plain.
    */
   workspaces?: ConnectGatewayWorkspace[];
+  /** A prometheus-operator PodMonitor of its Envoy (port http-envoy-prom) and PrometheusRule alerts, each off by default (docs/monitoring.md). */
+  monitoring?: MonitoringArgs;
   /** Labels added to every object. */
   labels?: Record<string, string>;
   /** The global pull secrets (the proxy's image is Istio's injection, so no registry applies). */
@@ -358,6 +361,7 @@ export class ConnectGateway extends pulumi.ComponentResource {
     this.gateway(p, sdsAccess);
     this.connectFilter(p, this.connectFilterName);
     this.authorizationPolicy(p);
+    this.monitoring(p);
 
     this.loadBalancerAddress = service.status.apply((status) => {
       const ingress = status?.loadBalancer?.ingress?.[0];
@@ -618,6 +622,33 @@ export class ConnectGateway extends pulumi.ComponentResource {
   }
 
   /** Admit CONNECT on the port only, from allowedSourceRanges when given. */
+  /**
+   * monitoring: the PodMonitor of the proxy's Envoy statistics and the PrometheusRule, when asked.
+   * The Service carries only the CONNECT port, so a PodMonitor scrapes the pods by the name the
+   * Deployment gives port 15090, http-envoy-prom, at Envoy's /stats/prometheus (the path Istio's
+   * own prometheus-operator example scrapes: istio samples/addons/extras/prometheus-operator.yaml).
+   */
+  private monitoring(p: Plan): void {
+    const monitoring = p.args.monitoring;
+    scrapeMonitor(
+      `${p.name}-connect-gateway-podmonitor`,
+      "PodMonitor",
+      monitoring?.serviceMonitor,
+      p.meta(p.gw),
+      p.selector,
+      { port: "http-envoy-prom", path: "/stats/prometheus" },
+      p.child,
+    );
+    prometheusRule(
+      `${p.name}-connect-gateway-rules`,
+      monitoring?.prometheusRule,
+      p.meta(p.gw),
+      "entryway-connect-gateway",
+      connectGatewayAlerts(p.ns),
+      p.child,
+    );
+  }
+
   private authorizationPolicy(p: Plan): void {
     const { args, port } = p;
     const cidrs = args.allowedSourceRanges ?? [];

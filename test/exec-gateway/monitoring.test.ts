@@ -10,17 +10,27 @@
  * with use_all_default_tags false). Envoy's cluster statistics: envoyproxy.io, Configuration
  * reference, Cluster manager, Statistics (upstream_cx_total, upstream_cx_active,
  * upstream_cx_connect_fail, upstream_cx_rx_bytes_total, upstream_cx_tx_bytes_total).
+ *
+ * The prometheus-operator objects (execGateway.monitoring, connectGateway.monitoring; the chart's
+ * ci/monitoring.yaml and its stack twin test/parity/monitoring.stack.yaml, equal by test/parity):
+ * every alert reads those same metrics (or Prometheus's own `up`), each monitor scrapes a port its
+ * gateway really names, both validate against the operator's schemas (kubernetes-models and its own
+ * CRDs from scripts/realcp), and nothing is made unless asked for.
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { stringify } from "yaml";
+import Ajv from "ajv";
+import { parse, parseAllDocuments, stringify } from "yaml";
 import { createMetrics } from "../../gateway/src/metrics";
-import { repoRoot } from "../harness/helm";
+import { parseStackConfig, Stack } from "../../components/stack";
+import { helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
 import { metricNames } from "../harness/promql";
+import { render } from "../harness/pulumi";
 import { realTool } from "../harness/realcp-tool";
+import { assertValidObjects, type ObjectLike } from "../harness/validate";
 
 const DASHBOARD = path.join(repoRoot, "charts/entryway/files/grafana/entryway.json");
 const WORKSPACE_CLUSTER = "outbound|22||entryway-ws-alice.team-a.svc.cluster.local";
@@ -104,6 +114,28 @@ beforeAll(async () => {
   }
 }, 60_000);
 
+/**
+ * The Envoy metrics of `exprs` are series a real Envoy writes for an Istio workspace cluster, with
+ * its cluster_name label, and each expression's workspace matcher selects that cluster only.
+ */
+function expectEnvoyWorkspaceSeries(exprs: string[]): void {
+  const envoyNames = exprs.flatMap((expr) => metricNames(expr)).filter((n) => !n.startsWith("entryway_"));
+  expect(envoyNames.length).toBeGreaterThan(0);
+  for (const name of envoyNames) {
+    expect(envoyStats, name).toMatch(
+      new RegExp(`^${name}\\{cluster_name="${WORKSPACE_CLUSTER.replaceAll("|", "\\|")}"\\} `, "m"),
+    );
+  }
+  // The workspace matcher selects that label value (PromQL regexes are anchored).
+  for (const expr of exprs.filter((e) => e.includes("envoy_"))) {
+    const matcher = /cluster_name=~"((?:[^"\\]|\\.)*)"/.exec(expr)?.[1];
+    expect(matcher, expr).toBeDefined();
+    const regex = new RegExp(`^(?:${matcher!.replace(/\\\\/g, "\\")})$`);
+    expect(regex.test(WORKSPACE_CLUSTER), expr).toBe(true);
+    expect(regex.test("xds-grpc"), expr).toBe(false);
+  }
+}
+
 describe("Grafana dashboard", () => {
   it("shows sessions, denials, bytes, errors and latency of the exec gateway, each from a metric its registry exports", async () => {
     const series = await gatewaySeries();
@@ -126,20 +158,168 @@ describe("Grafana dashboard", () => {
   });
 
   it("shows the CONNECT gateway's connections per workspace from the names and label a real Envoy writes for an Istio workspace cluster", () => {
-    const envoyNames = expressions.flatMap(({ expr }) => metricNames(expr)).filter((n) => !n.startsWith("entryway_"));
-    expect(envoyNames.length).toBeGreaterThan(0);
-    for (const name of envoyNames) {
-      expect(envoyStats, name).toMatch(
-        new RegExp(`^${name}\\{cluster_name="${WORKSPACE_CLUSTER.replaceAll("|", "\\|")}"\\} `, "m"),
-      );
+    expectEnvoyWorkspaceSeries(expressions.map(({ expr }) => expr));
+  });
+});
+
+const SCENARIO = path.join(repoRoot, "charts/entryway/ci/monitoring.yaml");
+const STACK = path.join(repoRoot, "test/parity/monitoring.stack.yaml");
+const MONITORING_API = "monitoring.coreos.com/v1";
+
+async function renderStack(config: unknown): Promise<ObjectLike[]> {
+  const { manifests } = await render(() => new Stack("entryway", parseStackConfig(config, "monitoring test")));
+  return manifests as ObjectLike[];
+}
+
+type Rule = { alert: string; expr: string };
+const rulesOf = (objects: ObjectLike[], namespace: string): Rule[] =>
+  objects
+    .filter((o) => o.kind === "PrometheusRule" && o.metadata?.namespace === namespace)
+    .flatMap((o) => (o as unknown as { spec: { groups: { rules: Rule[] }[] } }).spec.groups.flatMap((g) => g.rules));
+
+describe("prometheus-operator objects (execGateway.monitoring, connectGateway.monitoring)", () => {
+  const helm = helmBinaries()[0];
+  const fromHelm = helmTemplate(helm, path.join(repoRoot, "charts/entryway"), { valuesFiles: [SCENARIO] });
+
+  it("alert on the exec gateway's own metrics (and Prometheus's up), scoped to its Service's job", async () => {
+    const series = await gatewaySeries();
+    const rules = rulesOf(fromHelm, "entryway");
+    expect(rules.map((r) => r.alert).sort()).toEqual([
+      "EntrywayExecGatewayDenialsSurge",
+      "EntrywayExecGatewayDown",
+      "EntrywayExecGatewayRecordingFailures",
+      "EntrywayExecGatewaySessionSetupErrors",
+    ]);
+    const used = rules.flatMap((r) => metricNames(r.expr));
+    // `up`: Prometheus's own series per scraped target (prometheus.io, Jobs and instances).
+    expect(used.filter((name) => name !== "up" && !series.has(name))).toEqual([]);
+    expect(new Set(used)).toEqual(
+      new Set([
+        "up",
+        "entryway_auth_denials_total",
+        "entryway_backend_errors_total",
+        "entryway_recording_failures_total",
+      ]),
+    );
+    // A ServiceMonitor's job label is its Service's name: the Service the monitor selects.
+    const service = fromHelm.find((o) => o.kind === "Service" && o.metadata?.name === "entryway-exec-gateway");
+    for (const { expr } of rules) expect(expr).toContain(`job="${service!.metadata!.name}", namespace="entryway"`);
+  });
+
+  it("alert on the CONNECT gateway's upstream connect failures from the names a real Envoy writes for a workspace cluster", () => {
+    const rules = rulesOf(fromHelm, "entryway-connect");
+    expect(rules.map((r) => r.alert)).toEqual(["EntrywayConnectGatewayUpstreamConnectFailures"]);
+    expectEnvoyWorkspaceSeries(rules.map((r) => r.expr));
+  });
+
+  it("scrape ports the gateways really name: the exec gateway's Service port metrics, the CONNECT gateway pods' http-envoy-prom", () => {
+    type Monitor = {
+      spec: {
+        selector: { matchLabels: Record<string, string> };
+        endpoints?: { port: string; path: string; interval?: string }[];
+        podMetricsEndpoints?: { port: string; path: string }[];
+      };
+    };
+    const selects = (selector: Record<string, string>, labels: Record<string, string> = {}) =>
+      Object.entries(selector).every(([k, v]) => labels[k] === v);
+    const serviceMonitor = fromHelm.find((o) => o.kind === "ServiceMonitor") as unknown as Monitor & ObjectLike;
+    expect(serviceMonitor.metadata?.labels?.release).toBe("kube-prometheus-stack");
+    expect(serviceMonitor.spec.endpoints).toEqual([{ port: "metrics", path: "/metrics", interval: "30s" }]);
+    const services = fromHelm.filter(
+      (o) =>
+        o.kind === "Service" &&
+        o.metadata?.namespace === "entryway" &&
+        selects(serviceMonitor.spec.selector.matchLabels, o.metadata?.labels),
+    ) as unknown as { spec: { ports: { name: string; port: number }[] } }[];
+    expect(services.length).toBe(1);
+    expect(services[0].spec.ports).toContainEqual(expect.objectContaining({ name: "metrics", port: 9090 }));
+
+    const podMonitor = fromHelm.find((o) => o.kind === "PodMonitor") as unknown as Monitor & ObjectLike;
+    expect(podMonitor.metadata?.namespace).toBe("entryway-connect");
+    expect(podMonitor.spec.podMetricsEndpoints).toEqual([{ port: "http-envoy-prom", path: "/stats/prometheus" }]);
+    const deployments = fromHelm.filter(
+      (o) => o.kind === "Deployment" && o.metadata?.namespace === "entryway-connect",
+    ) as unknown as {
+      spec: { template: { metadata: { labels: Record<string, string> } }; containers: never };
+    }[];
+    const pods = deployments
+      .map(
+        (d) =>
+          d.spec.template as unknown as {
+            metadata: { labels: Record<string, string> };
+            spec: { containers: { ports?: { name: string; containerPort: number }[] }[] };
+          },
+      )
+      .filter((t) => selects(podMonitor.spec.selector.matchLabels, t.metadata.labels));
+    expect(pods.length).toBe(1);
+    expect(pods[0].spec.containers.flatMap((c) => c.ports ?? [])).toContainEqual({
+      name: "http-envoy-prom",
+      containerPort: 15090,
+      protocol: "TCP",
+    });
+  });
+
+  it("validate against the prometheus-operator schemas, from the chart and from the components", async () => {
+    const fromPulumi = await renderStack(parse(readFileSync(STACK, "utf8")));
+    for (const objects of [fromHelm, fromPulumi]) {
+      const monitoring = objects.filter((o) => o.apiVersion === MONITORING_API);
+      expect(monitoring.map((o) => o.kind).sort()).toEqual([
+        "PodMonitor",
+        "PrometheusRule",
+        "PrometheusRule",
+        "ServiceMonitor",
+      ]);
+      await assertValidObjects(monitoring);
     }
-    // The dashboard's workspace matcher selects that label value (PromQL regexes are anchored).
-    for (const { expr } of expressions.filter(({ expr }) => expr.includes("envoy_"))) {
-      const matcher = /cluster_name=~"((?:[^"\\]|\\.)*)"/.exec(expr)?.[1];
-      expect(matcher, expr).toBeDefined();
-      const regex = new RegExp(`^(?:${matcher!.replace(/\\\\/g, "\\")})$`);
-      expect(regex.test(WORKSPACE_CLUSTER), expr).toBe(true);
-      expect(regex.test("xds-grpc"), expr).toBe(false);
+  });
+
+  it("validate against the openAPIV3Schema of prometheus-operator v0.85.0's own CRDs (realcp tool crds)", async () => {
+    // The CRDs exactly as the real API server gets them (scripts/realcp/crds/recipe.sh); the API
+    // server's structural-schema keywords (x-kubernetes-*) are annotations here.
+    const share = path.join(path.dirname(realTool("crds")), "share", "prometheus-operator.yaml");
+    type Crd = {
+      spec: { names: { kind: string }; versions: { name: string; schema: { openAPIV3Schema: object } }[] };
+    };
+    const crds = parseAllDocuments(readFileSync(share, "utf8")).map((d) => d.toJS() as Crd);
+    // The API server reads `pattern` as a Go (RE2) regexp; the only RE2-only syntax in these CRDs is
+    // a leading `(?i)` (after `^`), which JavaScript spells as the i flag.
+    const re2 = (pattern: string, flags = "") => {
+      const insensitive = /^(\^?)\(\?i\)/.exec(pattern);
+      return insensitive
+        ? new RegExp(insensitive[1] + pattern.slice(insensitive[0].length), `${flags}i`)
+        : new RegExp(pattern, flags);
+    };
+    // `code` names the engine only for standalone code, which this test does not generate.
+    const ajv = new Ajv({ strict: false, allErrors: true, code: { regExp: Object.assign(re2, { code: "re2" }) } });
+    const fromPulumi = await renderStack(parse(readFileSync(STACK, "utf8")));
+    for (const object of [...fromHelm, ...fromPulumi].filter((o) => o.apiVersion === MONITORING_API)) {
+      const crd = crds.find((c) => c.spec.names.kind === object.kind);
+      expect(crd, object.kind).toBeDefined();
+      const schema = crd!.spec.versions.find((v) => v.name === "v1")!.schema.openAPIV3Schema;
+      const valid = ajv.validate(schema, object);
+      expect(valid ? [] : ajv.errors, `${object.kind}/${object.metadata?.name}`).toEqual([]);
+    }
+    // The check can fail: a field of the wrong type is refused.
+    const rule = fromHelm.find((o) => o.kind === "PrometheusRule")!;
+    const broken = { ...rule, spec: { groups: [{ name: "g", rules: [{ alert: "A", expr: "up", for: 5 }] }] } };
+    const ruleSchema = crds.find((c) => c.spec.names.kind === "PrometheusRule")!.spec.versions[0].schema
+      .openAPIV3Schema;
+    expect(ajv.validate(ruleSchema, broken)).toBe(false);
+  });
+
+  it("are made only when asked for: both gateways on, monitoring left out, render none", async () => {
+    const withoutMonitoring = (scenario: Record<string, { monitoring?: unknown }>) => {
+      for (const section of Object.values(scenario)) if (typeof section === "object") delete section.monitoring;
+      return scenario;
+    };
+    const off = path.join(mkdtempSync(path.join(os.tmpdir(), "entryway-monitoring-off-")), "values.yaml");
+    writeFileSync(off, stringify(withoutMonitoring(parse(readFileSync(SCENARIO, "utf8")))));
+    const chartOff = helmTemplate(helm, path.join(repoRoot, "charts/entryway"), { valuesFiles: [off] });
+    rmSync(path.dirname(off), { recursive: true, force: true });
+    const stackOff = await renderStack(withoutMonitoring(parse(readFileSync(STACK, "utf8"))));
+    for (const objects of [chartOff, stackOff]) {
+      expect(objects.some((o) => o.kind === "Deployment")).toBe(true);
+      expect(objects.filter((o) => o.apiVersion === MONITORING_API)).toEqual([]);
     }
   });
 });

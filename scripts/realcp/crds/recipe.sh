@@ -1,6 +1,6 @@
 # The CustomResourceDefinitions the stack's objects need, taken from their projects' Go modules (no
 # build): Istio's (manifests/charts/base/files/crd-all.gen.yaml in istio.io/istio, the file Istio's
-# base chart installs) and prometheus-operator's ServiceMonitor and PodMonitor
+# base chart installs) and prometheus-operator's ServiceMonitor, PodMonitor and PrometheusRule
 # (example/prometheus-operator-crd/ in github.com/prometheus-operator/prometheus-operator), into
 # share/*.yaml for the tests to install into the API server before the stack.
 VERSION=istio-20260827+prometheus-operator-v0.85.0
@@ -17,5 +17,6 @@ build() {
   mkdir -p "$out/share"
   cp "$istio/manifests/charts/base/files/crd-all.gen.yaml" "$out/share/istio.yaml"
   cat "$prometheus_operator/example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml" \
-    "$prometheus_operator/example/prometheus-operator-crd/monitoring.coreos.com_podmonitors.yaml" >"$out/share/prometheus-operator.yaml"
+    "$prometheus_operator/example/prometheus-operator-crd/monitoring.coreos.com_podmonitors.yaml" \
+    "$prometheus_operator/example/prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml" >"$out/share/prometheus-operator.yaml"
 }
