@@ -341,8 +341,22 @@ describeNeeding(
       const second = await terminalSize(page);
       expect(second.cols).toBeLessThan(first.cols);
       expect(second.rows).toBeLessThan(first.rows);
-      await typeLine(page, "clear; stty size");
-      await waitForText(page, new RegExp(`^${second.rows} ${second.cols}$`, "m"));
+      // The resize reaches the container by its own call (the backend's exec resize), which may
+      // land after a line typed at once: asked again until the shell sees it (a run at a load of
+      // 20 printed the old size once).
+      const resized = new RegExp(`^${second.rows} ${second.cols}$`, "m");
+      await expect
+        .poll(
+          async () => {
+            await typeLine(page, "clear; stty size");
+            return waitForText(page, resized, 3000).then(
+              () => true,
+              () => false,
+            );
+          },
+          { timeout: 45_000, interval: 500 },
+        )
+        .toBe(true);
       await page.screenshot({ path: join(ARTIFACTS, "web-terminal-resized.png") });
 
       // Copy (Ctrl+Shift+C copies the selection) and paste (Ctrl+Shift+V types the clipboard).
