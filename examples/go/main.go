@@ -1,7 +1,7 @@
 // A platform repo in Go that deploys an SSH workspace (behind its CONNECT gateway), the exec
 // gateway, and AnsibleForms with an RTE in another namespace: the program of examples/yaml.
-// `pulumi package add ../..` generates the Go SDK this imports under sdks/entryway and prints the
-// go.mod lines that use it (go.mod here has them); there is no checked-in copy of the SDK.
+// `pulumi package add ../..` generates the Go SDK this imports, under sdks/ (there is no checked-in
+// copy); go.mod's `replace` names its folder: point it at the one `pulumi package add` reports.
 // test/provider/go-example.test.ts generates that SDK from schema.json and runs `go vet` on this.
 package main
 

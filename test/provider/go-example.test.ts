@@ -63,7 +63,7 @@ describeWithRealTool("pulumi-gosdkgen", "examples/go against the Go SDK generate
     return run("go", ["vet", "./..."], dir);
   }
 
-  it("replaces the SDK's module with a folder of the project (where `pulumi package add` puts SDKs)", () => {
+  it("replaces the SDK's module with a folder of the project (under sdks/, where `pulumi package add` generates SDKs)", () => {
     expect(sdkModule).toBe("example.com/pulumi-entryway/sdk/go/entryway");
     expect(source).toContain(`"${sdkModule}"`);
     expect(sdkPlaceholder).toBe("./sdks/entryway");
