@@ -12,28 +12,17 @@
 // candidate is left out for cost: a cut list would be wrong, and saying it was cut would tell how
 // many targets there are that the caller may not see.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { AuditSink } from "./audit.js";
-import type { Authorizer } from "./auth/authorizer.js";
 import type { Backend, ListedTarget } from "./backends/backend.js";
-import type { GatewayConfig } from "./config.js";
-import type { PreAuthLimits } from "./limits.js";
-import { errorMessage, jsonLine, type Logger } from "./log.js";
-import type { RouteHandler } from "./http-route.js";
+import { errorMessage, jsonLine } from "./log.js";
+import { answerJson, type AuthenticatedRouteOptions, type RouteHandler } from "./http-route.js";
 import { checkNamespace, TargetError } from "./target.js";
 
 export const TARGETS_PATH = "/v1/targets";
 /** Authorizer calls in flight at once for one listing. */
 const CONCURRENCY = 8;
 
-export interface TargetsRouteOptions {
-  config: GatewayConfig;
+export interface TargetsRouteOptions extends AuthenticatedRouteOptions {
   backend: Backend;
-  authorizer: Authorizer;
-  audit: AuditSink;
-  logger: Logger;
-  preAuth: PreAuthLimits;
-  clientOf(request: IncomingMessage): string;
-  tokenOf(request: IncomingMessage): string | null;
 }
 
 /** One allowed target as the CLI writes it (entryway enter's syntax) and its parts. */
@@ -70,14 +59,7 @@ export function targetsRoute(options: TargetsRouteOptions): RouteHandler {
     const client = options.clientOf(request);
     const answer = (status: number, body: unknown, extra: { user?: string; reason?: string } = {}, headers = {}) => {
       audit.write({ event: "targets.list", client, status, ...extra });
-      response
-        .writeHead(status, {
-          "content-type": "application/json",
-          "cache-control": "no-store",
-          "x-content-type-options": "nosniff",
-          ...headers,
-        })
-        .end(jsonLine(body));
+      answerJson(response, status, jsonLine(body), headers);
       return true;
     };
     const refuse = (status: number, reason: string, user?: string, headers = {}) =>

@@ -3,27 +3,14 @@
 // pattern before any sink call.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline } from "node:stream/promises";
-import type { AuditSink } from "../audit.js";
-import type { Authorizer } from "../auth/authorizer.js";
-import type { GatewayConfig } from "../config.js";
-import type { RouteHandler } from "../http-route.js";
-import type { PreAuthLimits } from "../limits.js";
-import { errorMessage, jsonLine, type Logger } from "../log.js";
+import { answerJson, API_HEADERS, type AuthenticatedRouteOptions, type RouteHandler } from "../http-route.js";
+import { errorMessage, jsonLine } from "../log.js";
 import { recordingStart } from "./cast.js";
 import type { RecordingSink } from "./sink.js";
 
-export interface RecordingsRouteOptions {
-  config: GatewayConfig;
+export interface RecordingsRouteOptions extends AuthenticatedRouteOptions {
   /** Where the recordings are: the listing and downloads read them there. */
   sink: RecordingSink;
-  authorizer: Authorizer;
-  audit: AuditSink;
-  logger: Logger;
-  preAuth: PreAuthLimits;
-  /** The client's address (the peer's, or X-Forwarded-For's behind a trusted proxy). */
-  clientOf(request: IncomingMessage): string;
-  /** The token the request carries, as for the WebSocket endpoint (server.ts tokenFromRequest). */
-  tokenOf(request: IncomingMessage): string | null;
 }
 
 export const RECORDINGS_PATH = "/v1/recordings";
@@ -52,14 +39,7 @@ export function recordingsRoute(options: RecordingsRouteOptions): RouteHandler {
         ...extra,
       });
     const answer = (status: number, body: string, headers: Record<string, string> = {}) =>
-      void response
-        .writeHead(status, {
-          "content-type": "application/json",
-          "cache-control": "no-store",
-          "x-content-type-options": "nosniff",
-          ...headers,
-        })
-        .end(body);
+      answerJson(response, status, body, headers);
     const refuse = (
       status: number,
       reason: string,
@@ -124,8 +104,7 @@ export function recordingsRoute(options: RecordingsRouteOptions): RouteHandler {
       "content-type": "application/x-asciicast",
       "content-length": String(stored.size),
       "content-disposition": `attachment; filename="${id}.cast"`,
-      "cache-control": "no-store",
-      "x-content-type-options": "nosniff",
+      ...API_HEADERS,
     });
     if (request.method === "HEAD") {
       stored.body.destroy();
