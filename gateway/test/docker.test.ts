@@ -188,16 +188,7 @@ describe("Docker backend on podman: the terminal's modes and size", () => {
       for (let i = 0; i < 10_000; i++) client.winch(60 + (i % 97), 20 + (i % 31));
       client.winch(133, 41);
       // Each WINCH used to be its own request, each on its own connection while the others waited.
-      await expect
-        .poll(
-          async () => {
-            client.type("stty size\n");
-            await new Promise((r) => setTimeout(r, 300));
-            return /\r\n41 133\r\n/.test(client.text);
-          },
-          { timeout: 60_000, interval: 200 },
-        )
-        .toBe(true);
+      await client.retypeUntil("stty size\n", /\r\n41 133\r\n/, 60_000);
       const sent = proxy.requests(resizes) - before;
       expect(sent).toBeGreaterThanOrEqual(1);
       expect(sent).toBeLessThanOrEqual(30);

@@ -527,8 +527,7 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     client.type("stty size; echo $((6*7)); id -u\n");
     await client.waitFor(/[\r\n]45 123\r\n42\r\n1000\r\n/, 30_000);
     client.winch(100, 30);
-    client.type("stty size\n");
-    await client.waitFor(/[\r\n]30 100\r\n/);
+    await client.retypeUntil("stty size\n", /[\r\n]30 100\r\n/);
     client.type("echo 'äöü 你好 🙂'\n");
     await client.waitFor(/\r\näöü 你好 🙂\r\n/);
     client.type("exit 3\n");

@@ -109,6 +109,24 @@ export class EntryClient {
     this.ws.send(frame);
   }
 
+  /**
+   * Types `line` again every `everyMs` until the output matches. For answers that follow a WINCH:
+   * the resize travels apart from stdin (Docker's POST /exec/{id}/resize, the kubelet's resize
+   * channel), so a line typed right after it may run before the new size lands.
+   */
+  async retypeUntil(line: string, test: RegExp, timeoutMs = 15_000, everyMs = 1_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      this.type(line);
+      try {
+        await this.waitFor(test, Math.min(everyMs, Math.max(0, deadline - Date.now())));
+        return;
+      } catch (error) {
+        if (Date.now() >= deadline || this.ws.readyState === WebSocket.CLOSED) throw error;
+      }
+    }
+  }
+
   /** Waits until the output matches, or fails with the output so far. */
   async waitFor(test: RegExp | ((client: EntryClient) => boolean), timeoutMs = 15_000): Promise<void> {
     const check = () => (test instanceof RegExp ? test.test(this.text) : test(this));

@@ -117,8 +117,7 @@ export function execBackendCases(name: string, createBed: () => Promise<RealBed>
       client.type("stty size\n");
       await client.waitFor(/[\r\n]45 123\r\n/);
       client.winch(100, 30);
-      client.type("stty size\n");
-      await client.waitFor(/[\r\n]30 100\r\n/);
+      await client.retypeUntil("stty size\n", /[\r\n]30 100\r\n/);
       client.type("exit\n");
       await client.closed;
     });
