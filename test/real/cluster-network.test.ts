@@ -27,7 +27,8 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane";
 import { CLUSTER_DNS_IP, resolvedAddresses, startClusterDns, startNetworkPolicies } from "../harness/cluster-services";
-import { missingNodeTools, startNode, type RealNode } from "../harness/node";
+import { startNode, type RealNode } from "../harness/node";
+import { missingNodeTools } from "../harness/node-host";
 import { restrictedPod } from "../harness/restricted-pod";
 import { tcpProbeScript, tcpVerdict, type TcpVerdict } from "../harness/tcp-probe";
 

@@ -25,7 +25,7 @@ import { selfSignedCertificate } from "../../gateway/test/helpers/tls";
 import { ExitCode } from "../../gateway/src/cli/enter-options";
 import { startEnvironment, type Environment } from "../harness/environment";
 import { repoRoot } from "../harness/helm";
-import { missingNodeTools } from "../harness/node";
+import { missingNodeTools } from "../harness/node-host";
 import { run, runBytes, sshKeyPair } from "../harness/process";
 import { engineTools, PulumiStack, type EngineResult } from "../harness/pulumi-engine";
 import { ISTIO_NAMESPACE } from "../harness/istio-mesh";
