@@ -22,6 +22,7 @@ import path from "node:path";
 import https from "node:https";
 import { KubeConfig, KubernetesObjectApi, type KubernetesObject } from "@kubernetes/client-node";
 import { parseAllDocuments } from "yaml";
+import { NEW_EC_KEY } from "../../gateway/test/helpers/tls";
 import { freePort, waitForPort } from "./net";
 import { realTool } from "./realcp-tool";
 
@@ -86,21 +87,7 @@ function openssl(dir: string, args: string[]): void {
 /** A key and a certificate signed by the CA (`ca.crt`, `ca.key` in `dir`), with the given subject and extensions. */
 export function issue(dir: string, name: string, subject: string, extensions: string): void {
   writeFileSync(path.join(dir, `${name}.ext`), extensions);
-  openssl(dir, [
-    "req",
-    "-new",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:prime256v1",
-    "-nodes",
-    "-keyout",
-    `${name}.key`,
-    "-out",
-    `${name}.csr`,
-    "-subj",
-    subject,
-  ]);
+  openssl(dir, ["req", "-new", ...NEW_EC_KEY, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", subject]);
   openssl(dir, [
     "x509",
     "-req",
@@ -124,11 +111,7 @@ function makeCertificates(dir: string): void {
   openssl(dir, [
     "req",
     "-x509",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:prime256v1",
-    "-nodes",
+    ...NEW_EC_KEY,
     "-keyout",
     "ca.key",
     "-out",
