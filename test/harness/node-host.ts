@@ -7,21 +7,22 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
+/** What the node needs from this machine, by the Debian package each comes from. */
+const NODE_PACKAGES: Readonly<Record<string, readonly string[]>> = {
+  containerd: ["/usr/bin/containerd", "/usr/bin/containerd-shim-runc-v2", "/usr/bin/ctr"],
+  runc: ["/usr/sbin/runc"],
+  "containernetworking-plugins": ["/usr/lib/cni/bridge", "/usr/lib/cni/host-local", "/usr/lib/cni/loopback"],
+  "util-linux": ["/usr/bin/nsenter"],
+  iproute2: ["/usr/sbin/ip"],
+  iptables: ["/usr/sbin/iptables"],
+  gcc: ["/usr/bin/gcc"],
+  "busybox-static": ["/bin/busybox"],
+};
+
 /** What the node needs from this machine, and the Debian package each comes from. */
-export const NODE_TOOLS: readonly { path: string; pkg: string }[] = [
-  { path: "/usr/bin/containerd", pkg: "containerd" },
-  { path: "/usr/bin/containerd-shim-runc-v2", pkg: "containerd" },
-  { path: "/usr/bin/ctr", pkg: "containerd" },
-  { path: "/usr/sbin/runc", pkg: "runc" },
-  { path: "/usr/lib/cni/bridge", pkg: "containernetworking-plugins" },
-  { path: "/usr/lib/cni/host-local", pkg: "containernetworking-plugins" },
-  { path: "/usr/lib/cni/loopback", pkg: "containernetworking-plugins" },
-  { path: "/usr/bin/nsenter", pkg: "util-linux" },
-  { path: "/usr/sbin/ip", pkg: "iproute2" },
-  { path: "/usr/sbin/iptables", pkg: "iptables" },
-  { path: "/usr/bin/gcc", pkg: "gcc" },
-  { path: "/bin/busybox", pkg: "busybox-static" },
-];
+export const NODE_TOOLS: readonly { path: string; pkg: string }[] = Object.entries(NODE_PACKAGES).flatMap(
+  ([pkg, files]) => files.map((file) => ({ path: file, pkg })),
+);
 
 /** The missing tools, as "<path> (Debian package <pkg>)"; empty when the node can be tried. */
 export function missingNodeTools(): string[] {
