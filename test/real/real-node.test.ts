@@ -33,7 +33,10 @@
  *   its Service; 4 MiB each way identical; its home and host key survive the pod's deletion.
  * The project's images are built once per change of their sources (test/harness/project-images.ts:
  * the archives are kept in the image cache). When the node cannot start here, the suite fails
- * naming what refused (never a skip under CI).
+ * naming what refused (never a skip under CI). The fixtures live in the harness: the chart on the
+ * node, each costly step made once on first use (test/harness/node-chart.ts), the CLI in the node's
+ * network namespace and the sessions it leaves in a target (node-cli.ts), the machine as found
+ * after the node's stop (node-host.ts).
  */
 import { isUtf8 } from "node:buffer";
 import { createHash, randomBytes } from "node:crypto";
