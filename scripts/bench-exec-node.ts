@@ -31,29 +31,28 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from "@kubernetes/client-node";
-import * as pty from "node-pty";
 import {
   cpuSeconds,
   fmt,
-  median,
   met,
   percentile,
   printTable,
   rssBytes,
-  signed,
   since,
   sleep,
-  spread,
   timeProcess,
-  timeReport,
 } from "../gateway/bench/measure";
 import { EntryClient } from "../gateway/test/helpers/client";
 import { startControlPlane, type ControlPlane } from "../test/harness/control-plane";
-import { helmBinaries, repoRoot } from "../test/harness/helm";
+import { helmBinaries, helmEnv, repoRoot } from "../test/harness/helm";
+import { grantRole, POD_EXEC_RULE, serviceAccountToken } from "../test/harness/kube-users";
 import { startNode, type RealNode } from "../test/harness/node";
 import { projectImages } from "../test/harness/project-images";
 import { realTool } from "../test/harness/realcp-tool";
 import { restrictedPod } from "../test/harness/restricted-pod";
+import { printPathReport, type Side } from "./bench/exec-node-report";
+import { findProcess, ppid } from "./bench/exec-path-processes";
+import { firstByte, ptyEcho, timeInPty, type PtyRun } from "./bench/pty-clients";
 
 const { values: options } = parseArgs({
   options: {
@@ -81,141 +80,6 @@ const load = () =>
   loadavg()
     .map((l) => l.toFixed(2))
     .join(" ");
-
-/** The process whose command line starts with a program named `name` and mentions `under` (a harness folder). */
-function findProcess(name: string, under: string): number {
-  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
-    try {
-      const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
-      if (path.basename(argv[0]!) === name && argv.some((a) => a.includes(under))) return Number(pid);
-    } catch {
-      // gone
-    }
-  }
-  throw new Error(`no ${name} process of ${under}`);
-}
-
-const ppid = (pid: number) => {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-};
-
-interface PtyRun {
-  wall: number;
-  cpu: number;
-}
-
-/** A command on a pseudo-terminal (stdin), its stdout to /dev/null; wall time and its CPU from GNU time. */
-async function timeInPty(command: string[], env: NodeJS.ProcessEnv): Promise<PtyRun> {
-  const dir = mkdtempSync(path.join(tmpdir(), "entryway-bench-pty-"));
-  const report = path.join(dir, "time");
-  try {
-    const start = process.hrtime.bigint();
-    const terminal = pty.spawn(
-      "/bin/sh",
-      ["-c", `exec /usr/bin/time -o "$0" -f "%U %S" "$@" >/dev/null`, report, ...command],
-      { cols: 120, rows: 40, env: env as Record<string, string> },
-    );
-    let said = "";
-    terminal.onData((d) => (said += d));
-    const code = await new Promise<number>((resolve) => terminal.onExit(({ exitCode }) => resolve(exitCode)));
-    const wall = since(start) / 1000;
-    if (code !== 0) throw new Error(`${command.join(" ")} exited with ${code}: ${said.slice(-500)}`);
-    return { wall, cpu: timeReport(report) };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-/** A client on a pseudo-terminal running `cat` in raw mode remotely: one byte in, its echo timed. */
-async function ptyEcho(command: string[], env: NodeJS.ProcessEnv) {
-  const terminal = pty.spawn(command[0]!, command.slice(1), {
-    cols: 120,
-    rows: 40,
-    env: env as Record<string, string>,
-  });
-  let bytes = 0;
-  let wake = () => {};
-  terminal.onData((d) => {
-    bytes += d.length;
-    wake();
-  });
-  // `stty raw -echo` has run once the terminal is quiet and a probe byte comes back alone.
-  await sleep(1500);
-  for (;;) {
-    const before = bytes;
-    terminal.write("p");
-    await new Promise<void>((resolve) => {
-      wake = () => bytes > before && resolve();
-      setTimeout(resolve, 5000);
-    });
-    if (bytes === before + 1) break;
-    await sleep(500);
-  }
-  return {
-    async key(): Promise<number> {
-      const before = bytes;
-      const start = process.hrtime.bigint();
-      const arrived = new Promise<void>((resolve) => (wake = () => bytes > before && resolve()));
-      terminal.write("k");
-      await arrived;
-      return since(start);
-    },
-    stop(): Promise<void> {
-      const exited = new Promise<void>((resolve) => terminal.onExit(() => resolve()));
-      terminal.kill("SIGTERM");
-      return exited;
-    },
-  };
-}
-
-/** Milliseconds from spawning the client on a pseudo-terminal to the first byte it writes there. */
-async function firstByte(command: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const start = process.hrtime.bigint();
-  const terminal = pty.spawn(command[0]!, command.slice(1), {
-    cols: 120,
-    rows: 40,
-    env: env as Record<string, string>,
-  });
-  const ms = await new Promise<number>((resolve) => {
-    const first = terminal.onData(() => {
-      first.dispose();
-      resolve(since(start));
-    });
-  });
-  const exited = new Promise<void>((resolve) => terminal.onExit(() => resolve()));
-  terminal.write("exit\r");
-  await exited;
-  return ms;
-}
-
-/** Self time per function of a V8 .cpuprofile, the heaviest first, with the share of the samples. */
-function profileSummary(file: string, top = 14): string[] {
-  const profile = JSON.parse(readFileSync(file, "utf8")) as {
-    nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
-    samples: number[];
-    timeDeltas: number[];
-  };
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const self = new Map<string, number>();
-  let total = 0;
-  profile.samples.forEach((id, i) => {
-    const frame = byId.get(id)!.callFrame;
-    const where = frame.url
-      ? `${frame.url.replace(/^.*\/(node_modules|gateway)\//, "$1/")}:${frame.lineNumber + 1}`
-      : "";
-    const key = `${frame.functionName || "(anonymous)"} ${where}`.trim();
-    const dt = profile.timeDeltas[i] ?? 0;
-    self.set(key, (self.get(key) ?? 0) + dt);
-    total += dt;
-  });
-  const idle = self.get("(idle)") ?? 0;
-  return [...self.entries()]
-    .filter(([key]) => key !== "(idle)")
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, top)
-    .map(([key, us]) => `${fmt((us / (total - idle)) * 100)}% ${key}`);
-}
 
 async function main(): Promise<void> {
   if (!existsSync("/usr/bin/time")) throw new Error("GNU time is needed at /usr/bin/time (Debian package time)");
@@ -245,32 +109,14 @@ async function main(): Promise<void> {
     // alice may read pods (kubectl exec GETs the pod first) and exec into them in the team's namespace.
     await core.createNamespace({ body: { metadata: { name: TEAM } } });
     await core.createNamespacedServiceAccount({ namespace: TEAM, body: { metadata: { name: "alice" } } });
-    await rbac.createNamespacedRole({
-      namespace: TEAM,
-      body: {
-        metadata: { name: "exec" },
-        rules: [
-          { apiGroups: [""], resources: ["pods"], verbs: ["get"] },
-          { apiGroups: [""], resources: ["pods/exec"], verbs: ["create"] },
-        ],
-      },
-    });
-    await rbac.createNamespacedRoleBinding({
-      namespace: TEAM,
-      body: {
-        metadata: { name: "exec" },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "exec" },
-        subjects: [{ kind: "ServiceAccount", name: "alice", namespace: TEAM }],
-      },
-    });
-    const tokenOf = async (namespace: string, name: string, audiences: string[]) =>
-      (
-        await core.createNamespacedServiceAccountToken({
-          namespace,
-          name,
-          body: { spec: { audiences, expirationSeconds: 36000 } },
-        })
-      ).status!.token;
+    await grantRole(
+      rbac,
+      TEAM,
+      { name: "exec", rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get"] }, POD_EXEC_RULE] },
+      [{ namespace: TEAM, name: "alice" }],
+    );
+    const tokenOf = (namespace: string, name: string, audiences: string[]) =>
+      serviceAccountToken(core, { namespace, name }, audiences, 36000);
     await core.createNamespacedPod({
       namespace: TEAM,
       body: restrictedPod("target", [
@@ -282,7 +128,6 @@ async function main(): Promise<void> {
 
     // The chart's exec gateway (kubernetes backend and authorizer), one replica, entering the team's namespace.
     const helm = helmBinaries()[0]!;
-    const helmHome = path.join(repoRoot, ".ci", "cache", "helm", "home");
     const install = spawn(
       helm.path,
       [
@@ -311,13 +156,7 @@ async function main(): Promise<void> {
         "5m",
       ],
       {
-        env: {
-          ...process.env,
-          KUBECONFIG: controlPlane.kubeconfig,
-          HELM_CACHE_HOME: helmHome,
-          HELM_CONFIG_HOME: helmHome,
-          HELM_DATA_HOME: helmHome,
-        },
+        env: helmEnv(controlPlane.kubeconfig),
         stdio: ["ignore", "ignore", "inherit"],
       },
     );
@@ -402,7 +241,6 @@ async function main(): Promise<void> {
         if (statSync(check).size !== BULK_BYTES) throw new Error(`${command[0]}: got ${statSync(check).size} bytes`);
       }
       rmSync(check);
-      type Side = { wall: number[]; cpu: number[]; path: Record<keyof typeof pids, number[]> };
       const side = (): Side => ({
         wall: [],
         cpu: [],
@@ -467,87 +305,15 @@ async function main(): Promise<void> {
       await profiled.stop();
       const profileFile = readdirSync(profileDir).find((f) => f.endsWith(".cpuprofile"));
 
-      const rows: string[][] = [["", "entryway enter via the gateway pod", "kubectl exec", "ratio", "target"]];
-      const perMiB = (seconds: number[]) => (median(seconds) / BULK_MIB) * 1000;
-      for (const b of bulk) {
-        const ratios = b.via.wall.map((wall, pair) => b.direct.wall[pair]! / wall);
-        const ratio = median(ratios);
-        rows.push([
-          `bulk ${b.mode} ${BULK_MIB} MiB: s, median of ${PAIRS} (min-max)`,
-          `${spread(b.via.wall)} = ${fmt(BULK_MIB / median(b.via.wall))} MiB/s`,
-          `${spread(b.direct.wall)} = ${fmt(BULK_MIB / median(b.direct.wall))} MiB/s`,
-          `${fmt(ratio, 2)}x kubectl's throughput (pairs ${fmt(Math.min(...ratios), 2)}-${fmt(Math.max(...ratios), 2)})`,
-          `>= 0.9x: ${met(ratio >= 0.9)}${ratio < 0.9 ? `, short by ${fmt((0.9 - ratio) * 100, 0)} points` : ""}`,
-        ]);
-        rows.push([
-          "  CPU ms/MiB: client process",
-          fmt(perMiB(b.via.cpu), 2),
-          fmt(perMiB(b.direct.cpu), 2),
-          `${fmt(median(b.via.cpu) / median(b.direct.cpu), 2)}x`,
-          "",
-        ]);
-        for (const k of Object.keys(pids) as (keyof typeof pids)[]) {
-          if (k === "gateway") continue;
-          rows.push([
-            `  CPU ms/MiB: ${k}`,
-            fmt(perMiB(b.via.path[k]), 2),
-            fmt(perMiB(b.direct.path[k]), 2),
-            `${fmt(median(b.via.path[k]) / median(b.direct.path[k]), 2)}x`,
-            "",
-          ]);
-        }
-        const gatewayVsApi = median(b.via.path.gateway) / median(b.via.path["API server"]);
-        rows.push([
-          "  CPU ms/MiB: gateway pod",
-          fmt(perMiB(b.via.path.gateway), 2),
-          `API server, same stream: ${fmt(perMiB(b.via.path["API server"]), 2)}`,
-          `${fmt(gatewayVsApi, 2)}x the API server's`,
-          `<= API server's: ${met(gatewayVsApi <= 1)}${gatewayVsApi > 1 ? `, over by ${fmt((gatewayVsApi - 1) * 100, 0)} %` : ""}`,
-        ]);
-        const sum = (s: Side) => median(s.cpu) + Object.values(s.path).reduce((t, v) => t + median(v), 0);
-        rows.push([
-          "  CPU s of the whole path (medians summed)",
-          fmt(sum(b.via), 2),
-          fmt(sum(b.direct), 2),
-          `${fmt(sum(b.via) / sum(b.direct), 2)}x`,
-          "",
-        ]);
-      }
-      for (const p of [50, 99]) {
-        const added = percentile(echoes.gateway, p) - percentile(echoes.kubectl, p);
-        const limit = p === 50 ? 0.5 : 2;
-        rows.push([
-          `keystroke echo p${p}, ${echoes.gateway.length} keys (ms)`,
-          fmt(percentile(echoes.gateway, p), 2),
-          fmt(percentile(echoes.kubectl, p), 2),
-          `${signed(added)} ms`,
-          `<= +${limit} ms: ${met(added <= limit)}${added > limit ? `, over by ${fmt(added - limit, 2)} ms` : ""}`,
-        ]);
-      }
-      const promptAdded = median(prompt.gateway) - median(prompt.kubectl);
-      rows.push([
-        `first prompt byte, median of ${PROMPT_ROUNDS} (ms)`,
-        spread(prompt.gateway, 0),
-        spread(prompt.kubectl, 0),
-        `${signed(promptAdded, 0)} ms`,
-        `<= +100 ms: ${met(promptAdded <= 100)}${promptAdded > 100 ? `, over by ${fmt(promptAdded - 100, 0)} ms` : ""}`,
-      ]);
-      printTable(rows);
-      for (const b of bulk)
-        console.log(
-          `bulk ${b.mode} rounds (s): gateway ${b.via.wall.map((v) => fmt(v, 2)).join(" ")}; kubectl ${b.direct.wall.map((v) => fmt(v, 2)).join(" ")}`,
-        );
-      console.log(
-        `load average ${loadAtStart} before the rounds, ${loadAtEnd} after, on ${cpus().length} CPUs (shared)`,
-      );
-      console.log(
-        `gateway under node --cpu-prof (a process here, same build and API server): CPU ms/MiB ${Object.entries(
-          profiledCpu,
-        )
-          .map(([mode, s]) => `${mode} ${fmt((s / BULK_MIB) * 1000, 2)}`)
-          .join(", ")}; self time, heaviest first:`,
-      );
-      if (profileFile) for (const line of profileSummary(path.join(profileDir, profileFile))) console.log(`  ${line}`);
+      printPathReport({
+        bulk,
+        echoes,
+        prompt,
+        load: { start: loadAtStart, end: loadAtEnd },
+        profiledCpu,
+        profile: profileFile && path.join(profileDir, profileFile),
+        sizes: { pairs: PAIRS, bulkMiB: BULK_MIB, promptRounds: PROMPT_ROUNDS },
+      });
     }
 
     /** `entryway serve` of this build as a process here: the kubernetes backend as the chart's ServiceAccount, every token allowed by a loopback webhook. */

@@ -52,22 +52,21 @@
  * --cpu-prof DIR runs the one-more-workspace preview once more (not measured) with Node's
  * --cpu-prof, writes the profiles to DIR and prints the program process's self time by module.
  */
-import type { ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parse, stringify } from "yaml";
 import { installUpstreamCrds, startControlPlane, type ControlPlane } from "../test/harness/control-plane";
-import { helmBinaries, type Helm } from "../test/harness/helm";
+import { helmBinaries, helmEnv, type Helm } from "../test/harness/helm";
 import { engineEnv, engineTools, type EngineRequest, type EngineResult } from "../test/harness/pulumi-engine";
-import { runBytes } from "../test/harness/process";
 import { stackConfig, withoutAddressWaits, type StackDocument } from "../test/real/stack-config";
 import { growWorkspaces } from "./bench-stack";
 import { profileSummary } from "./cpu-profile";
+import { measuredTree, POLL_MS, type Measurement } from "./bench/process-tree";
+import { stepTimes, table, type Row } from "./bench/scale-report";
 
 const repoRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const PASSPHRASE = "entryway-bench-passphrase";
-const POLL_MS = 200;
 /**
  * The CLI's --parallel when none is given and PULUMI_PARALLEL is unset (engineEnv passes none):
  * GOMAXPROCS x 4, GOMAXPROCS being the CPUs this process may use (Go's default).
@@ -111,118 +110,6 @@ function parseOptions(argv: string[]): Options {
     }
   }
   return options;
-}
-
-interface Measurement {
-  ok: boolean;
-  wallSeconds: number;
-  cpuSeconds: number;
-  peakRssBytes: number;
-  /** The largest number of processes seen in the tree at once. */
-  processes: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** The children of every thread of a process: Go programs (pulumi) start processes from any thread. */
-function childrenOf(pid: number): number[] {
-  try {
-    return readdirSync(`/proc/${pid}/task`).flatMap((task) => {
-      try {
-        return readFileSync(`/proc/${pid}/task/${task}/children`, "utf8")
-          .trim()
-          .split(/\s+/)
-          .filter(Boolean)
-          .map(Number);
-      } catch {
-        return [];
-      }
-    });
-  } catch {
-    return [];
-  }
-}
-
-function treeOf(root: number): number[] {
-  const all: number[] = [];
-  const todo = [root];
-  while (todo.length > 0) {
-    const pid = todo.pop()!;
-    all.push(pid);
-    todo.push(...childrenOf(pid));
-  }
-  return all;
-}
-
-function rssKiB(pid: number): number {
-  try {
-    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return match ? Number(match[1]) : 0;
-  } catch {
-    return 0;
-  }
-}
-
-/** Runs a command to its end, polling its process tree's RSS and CPU time (see the header). */
-async function measured(
-  command: string,
-  args: string[],
-  options: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
-): Promise<Measurement> {
-  const started = performance.now();
-  let peak = 0;
-  let processes = 0;
-  let timer: NodeJS.Timeout | undefined;
-  const poll = (pid: number) => {
-    const tree = treeOf(pid);
-    processes = Math.max(processes, tree.length);
-    peak = Math.max(peak, tree.reduce((sum, pid) => sum + rssKiB(pid), 0) * 1024);
-  };
-  const onSpawn = (child: ChildProcess) => {
-    if (!child.pid) return;
-    timer = setInterval(poll, POLL_MS, child.pid);
-    poll(child.pid);
-  };
-  try {
-    const result = await runBytes(command, args, { ...options, onSpawn });
-    return {
-      ok: result.status === 0,
-      wallSeconds: (performance.now() - started) / 1000,
-      cpuSeconds: Number.NaN, // filled in from GNU time by measuredTree
-      peakRssBytes: peak,
-      processes,
-      stdout: result.stdout.toString(),
-      stderr: result.stderr,
-    };
-  } finally {
-    clearInterval(timer);
-  }
-}
-
-/**
- * CPU time from GNU time (Debian package "time"): the user and system time of the command and of
- * every descendant reaped in its tree (the engine runner waits for `pulumi`, which waits for its
- * providers), from the kernel's rusage; and its %M, the largest RSS of any one process of the tree.
- */
-const GNU_TIME = "/usr/bin/time";
-
-async function measuredTree(
-  command: string,
-  args: string[],
-  options: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
-): Promise<Measurement> {
-  const report = path.join(os.tmpdir(), `entryway-bench-scale-time-${process.pid}-${Date.now()}.txt`);
-  const result = await measured(GNU_TIME, ["-f", "%e %U %S %M", "-o", report, command, ...args], options);
-  try {
-    const [, user, system, maxKiB] = readFileSync(report, "utf8").trim().split("\n").pop()!.split(" ").map(Number);
-    // A command shorter than the poll interval (helm template of 10 workspaces) can end before the
-    // first poll of its tree: the largest single process the kernel saw (%M) is then the floor.
-    return { ...result, cpuSeconds: user + system, peakRssBytes: Math.max(result.peakRssBytes, maxKiB * 1024) };
-  } catch {
-    return result;
-  } finally {
-    rmSync(report, { force: true });
-  }
 }
 
 /** The dev stack with its workspaces replaced by `count` copies of the first (as bench:render makes them). */
@@ -317,17 +204,6 @@ class MeasuredStack {
   }
 }
 
-function helmEnv(kubeconfig: string): NodeJS.ProcessEnv {
-  const home = path.join(repoRoot, ".ci", "cache", "helm", "home");
-  return {
-    ...process.env,
-    KUBECONFIG: kubeconfig,
-    HELM_CACHE_HOME: home,
-    HELM_CONFIG_HOME: home,
-    HELM_DATA_HOME: home,
-  };
-}
-
 /** The chart's values for the same workspaces: the CONNECT gateway and the workspaces, a NodePort (no load balancer here). */
 function helmValues(stack: StackDocument, file: string): void {
   const values = {
@@ -361,79 +237,6 @@ function oneMore(result: EngineResult, name: string): { own: number; ownCreates:
     ownCreates: own.filter((step) => step.op === "create" && step.type.startsWith(K8S)).length,
     others,
   };
-}
-
-interface Row {
-  label: string;
-  m: Measurement;
-  objects?: number;
-  note?: string;
-}
-
-/**
- * What each kind of step took in one engine run (EngineResult.stepSeconds): per provider resource
- * type, the steps, their median, mean and longest, and their sum, the time they held one of the
- * engine's `--parallel` slots; sorted by that sum. With the slots always busy, the update's wall
- * time is about the sum over all types divided by `--parallel`.
- */
-function stepTimes(result: EngineResult, parallel: number): string {
-  const rows = Object.entries(result.stepSeconds ?? {})
-    // The stack and our components hold no slot: their outputs wait for their children's.
-    .filter(([type]) => type !== "pulumi:pulumi:Stack" && !type.startsWith("entryway:"))
-    .map(([type, seconds]) => {
-      const sorted = [...seconds].sort((a, b) => a - b);
-      const sum = sorted.reduce((a, b) => a + b, 0);
-      return {
-        type,
-        n: sorted.length,
-        median: sorted[Math.floor(sorted.length / 2)]!,
-        mean: sum / sorted.length,
-        max: sorted.at(-1)!,
-        sum,
-      };
-    })
-    .sort((a, b) => b.sum - a.sum);
-  const total = rows.reduce((sum, r) => sum + r.sum, 0);
-  return rows
-    .slice(0, 8)
-    .map(
-      (r) =>
-        `  ${r.type}: ${r.n} steps, median ${r.median.toFixed(1)} s, mean ${r.mean.toFixed(1)} s, max ${r.max.toFixed(1)} s, sum ${r.sum.toFixed(0)} s`,
-    )
-    .concat(
-      `  all ${rows.length} provider types: sum ${total.toFixed(0)} s, / --parallel ${parallel} = ${(total / parallel).toFixed(0)} s`,
-    )
-    .join("\n");
-}
-
-const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
-
-function table(rows: Row[], baseline: (row: Row) => Row | undefined): string {
-  const header = ["", "objects", "wall", "CPU", "peak RSS", "procs", "wall vs", "CPU vs", "RSS vs", "note"];
-  const lines = rows.map((row) => {
-    const base = baseline(row);
-    const ratio = (key: "wallSeconds" | "cpuSeconds" | "peakRssBytes") =>
-      base && base !== row ? `${(row.m[key] / base.m[key]).toFixed(1)}x` : "";
-    return [
-      row.label,
-      row.objects === undefined ? "" : String(row.objects),
-      `${row.m.wallSeconds.toFixed(1)} s`,
-      `${row.m.cpuSeconds.toFixed(1)} s`,
-      mib(row.m.peakRssBytes),
-      String(row.m.processes),
-      ratio("wallSeconds"),
-      ratio("cpuSeconds"),
-      ratio("peakRssBytes"),
-      row.note ?? "",
-    ];
-  });
-  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  const format = (cells: string[]) =>
-    cells
-      .map((c, i) => (i === 0 || i === cells.length - 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
-      .join("  ")
-      .trimEnd();
-  return [format(header), ...lines.map(format)].join("\n");
 }
 
 async function main(): Promise<void> {

@@ -106,6 +106,20 @@ export function resolvedAddresses(nslookupOutput: string, name: string): string[
 }
 
 /** A pod spec's security settings that pass Pod Security `restricted`, for the given user. */
+/** A ClusterRole `name` with `rules`, bound to the ServiceAccount `serviceAccount` of kube-system. */
+function clusterRoleFor(name: string, serviceAccount: string, rules: Json[]): Json[] {
+  return [
+    { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name }, rules },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
+      subjects: [{ kind: "ServiceAccount", name: serviceAccount, namespace: "kube-system" }],
+    },
+  ];
+}
+
 function restricted(user: number): { pod: Json; container: Json } {
   return {
     pod: { runAsNonRoot: true, runAsUser: user, runAsGroup: user, seccompProfile: { type: "RuntimeDefault" } },
@@ -133,22 +147,10 @@ export async function startClusterDns(controlPlane: NodeControlPlane, node: Real
   // allows (as istio's gateway injection template sets it to 0 for its gateways).
   await create(controlPlane, [
     { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "coredns", namespace: "kube-system" } },
-    {
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "ClusterRole",
-      metadata: { name: "system:coredns" },
-      rules: [
-        { apiGroups: [""], resources: ["endpoints", "services", "pods", "namespaces"], verbs: ["list", "watch"] },
-        { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["list", "watch"] },
-      ],
-    },
-    {
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "ClusterRoleBinding",
-      metadata: { name: "system:coredns" },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "system:coredns" },
-      subjects: [{ kind: "ServiceAccount", name: "coredns", namespace: "kube-system" }],
-    },
+    ...clusterRoleFor("system:coredns", "coredns", [
+      { apiGroups: [""], resources: ["endpoints", "services", "pods", "namespaces"], verbs: ["list", "watch"] },
+      { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["list", "watch"] },
+    ]),
     {
       apiVersion: "v1",
       kind: "ConfigMap",
@@ -332,22 +334,10 @@ export async function startNetworkPolicies(controlPlane: NodeControlPlane, node:
   await node.importImages([image.archive]);
   const labels = { tier: "node", app: "kube-network-policies", "k8s-app": "kube-network-policies" };
   await create(controlPlane, [
-    {
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "ClusterRole",
-      metadata: { name: "kube-network-policies" },
-      rules: [
-        { apiGroups: [""], resources: ["pods", "namespaces"], verbs: ["list", "watch"] },
-        { apiGroups: ["networking.k8s.io"], resources: ["networkpolicies"], verbs: ["list", "watch"] },
-      ],
-    },
-    {
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "ClusterRoleBinding",
-      metadata: { name: "kube-network-policies" },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "kube-network-policies" },
-      subjects: [{ kind: "ServiceAccount", name: "kube-network-policies", namespace: "kube-system" }],
-    },
+    ...clusterRoleFor("kube-network-policies", "kube-network-policies", [
+      { apiGroups: [""], resources: ["pods", "namespaces"], verbs: ["list", "watch"] },
+      { apiGroups: ["networking.k8s.io"], resources: ["networkpolicies"], verbs: ["list", "watch"] },
+    ]),
     { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "kube-network-policies", namespace: "kube-system" } },
     {
       apiVersion: "apps/v1",

@@ -22,6 +22,7 @@ import path from "node:path";
 import https from "node:https";
 import { KubeConfig, KubernetesObjectApi, type KubernetesObject } from "@kubernetes/client-node";
 import { parseAllDocuments } from "yaml";
+import { NEW_EC_KEY } from "../../gateway/test/helpers/tls";
 import { freePort, waitForPort } from "./net";
 import { realTool } from "./realcp-tool";
 
@@ -86,21 +87,7 @@ function openssl(dir: string, args: string[]): void {
 /** A key and a certificate signed by the CA (`ca.crt`, `ca.key` in `dir`), with the given subject and extensions. */
 export function issue(dir: string, name: string, subject: string, extensions: string): void {
   writeFileSync(path.join(dir, `${name}.ext`), extensions);
-  openssl(dir, [
-    "req",
-    "-new",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:prime256v1",
-    "-nodes",
-    "-keyout",
-    `${name}.key`,
-    "-out",
-    `${name}.csr`,
-    "-subj",
-    subject,
-  ]);
+  openssl(dir, ["req", "-new", ...NEW_EC_KEY, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", subject]);
   openssl(dir, [
     "x509",
     "-req",
@@ -124,11 +111,7 @@ function makeCertificates(dir: string): void {
   openssl(dir, [
     "req",
     "-x509",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:prime256v1",
-    "-nodes",
+    ...NEW_EC_KEY,
     "-keyout",
     "ca.key",
     "-out",
@@ -205,7 +188,8 @@ rules:
   - level: Metadata
 `;
 
-interface Started {
+/** A process a harness started, by the name its log file has. */
+export interface Started {
   readonly name: string;
   readonly child: ChildProcess;
 }
@@ -247,12 +231,15 @@ async function stopAll(started: Started[]): Promise<void> {
   await Promise.all([...started].reverse().map(({ child }) => stopChild(child)));
 }
 
-/** Polls `ready` until it is true, failing with the process logs when a process died or time ran out. */
-async function waitFor(
+/**
+ * Polls `ready` until it is true, failing with the processes' logs (`tail` of a process's name)
+ * when one of them died or time ran out.
+ */
+export async function waitFor(
   what: string,
   ready: () => Promise<boolean>,
   started: Started[],
-  dir: string,
+  tail: (name: string) => string,
   timeoutMs = 180_000,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -260,12 +247,12 @@ async function waitFor(
     const dead = started.find(({ child }) => child.exitCode !== null || child.signalCode !== null);
     if (dead)
       throw new Error(
-        `${dead.name} exited (${dead.child.exitCode ?? dead.child.signalCode}) while waiting for ${what}:\n${tail(dir, dead.name)}`,
+        `${dead.name} exited (${dead.child.exitCode ?? dead.child.signalCode}) while waiting for ${what}:\n${tail(dead.name)}`,
       );
     if (await ready().catch(() => false)) return;
     if (Date.now() > deadline)
       throw new Error(
-        `timed out waiting for ${what}:\n${started.map(({ name }) => `--- ${name}\n${tail(dir, name)}`).join("\n")}`,
+        `timed out waiting for ${what}:\n${started.map(({ name }) => `--- ${name}\n${tail(name)}`).join("\n")}`,
       );
     await new Promise((r) => setTimeout(r, 500));
   }
@@ -365,6 +352,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   const kwokDir = options.kwok === false ? "" : path.dirname(realTool("kwok"));
   const dir = mkdtempSync(path.join(os.tmpdir(), "entryway-cp-"));
   const started: Started[] = [];
+  const logTail = (name: string) => tail(dir, name);
   try {
     makeCertificates(dir);
     writeFileSync(path.join(dir, "admission.yaml"), ADMISSION_CONFIG);
@@ -425,7 +413,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     );
     const admin = writeKubeconfig(dir, "admin", server);
     const get = (url: string) => requestAsAdmin(dir, server, "GET", url);
-    await waitFor("the API server's /readyz", async () => (await get("/readyz")).status === 200, started, dir);
+    await waitFor("the API server's /readyz", async () => (await get("/readyz")).status === 200, started, logTail);
 
     started.push(
       startProcess(dir, "kube-controller-manager", path.join(kubeBin, "kube-controller-manager"), [
@@ -471,7 +459,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
         `node ${NODE_NAME} Ready`,
         async () => nodeReady((await get(`/api/v1/nodes/${NODE_NAME}`)).body),
         started,
-        dir,
+        logTail,
       );
     }
     // The `default` ServiceAccount of a namespace (the controller manager's job) shows its
@@ -480,7 +468,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       "the default ServiceAccount",
       async () => (await get("/api/v1/namespaces/default/serviceaccounts/default")).status === 200,
       started,
-      dir,
+      logTail,
     );
 
     return {

@@ -18,6 +18,7 @@ import { CLUSTER_DNS_IP, startClusterDns, startNetworkPolicies } from "./cluster
 import { installUpstreamCrds, startControlPlane, type ControlPlane } from "./control-plane";
 import { installIstiod, ISTIO_NAMESPACE } from "./istio-mesh";
 import { startNode, type RealNode } from "./node";
+import { podIsReady } from "./node-chart";
 import { projectImages, type ProjectImage } from "./project-images";
 import { startSeaweedFs, type SeaweedFsService } from "./s3-service";
 
@@ -35,11 +36,6 @@ export interface Environment {
   /** Waits until every pod matching `labelSelector` in `namespace` is Ready (at least one). */
   podsReady(namespace: string, labelSelector: string, timeoutMs?: number): Promise<V1Pod[]>;
   stop(): Promise<void>;
-}
-
-/** Pod readiness, from its Ready condition. */
-export function isReady(pod: V1Pod): boolean {
-  return !!pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True");
 }
 
 /**
@@ -70,7 +66,7 @@ export async function startEnvironment(volumes: number, recordingNamespaces: str
         const pods = (await core.listNamespacedPod({ namespace, labelSelector })).items.filter(
           (p) => !p.metadata?.deletionTimestamp,
         );
-        if (pods.length && pods.every(isReady)) return pods;
+        if (pods.length && pods.every(podIsReady)) return pods;
         if (Date.now() > deadline)
           throw new Error(
             `pods ${labelSelector} in ${namespace} not Ready in ${timeoutMs} ms: ${JSON.stringify(pods.map((p) => ({ name: p.metadata?.name, status: p.status?.containerStatuses ?? p.status?.conditions })))}\n--- kubelet\n${realNode.tail("kubelet", 30)}`,

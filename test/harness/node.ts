@@ -39,42 +39,24 @@ import {
   readFileSync,
   rmdirSync,
   rmSync,
-  statSync,
   writeFileSync,
 } from "node:fs";
 import net from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import os from "node:os";
 import path from "node:path";
-import { issue, nodeReady, stopChild, writeKubeconfig } from "./control-plane";
+import { issue, nodeReady, stopChild, waitFor, writeKubeconfig, type Started } from "./control-plane";
+import {
+  makeCgroupRoot,
+  missingNodeTools,
+  mountsUnder,
+  pickNumber,
+  processesWhere,
+  removeCgroupRoot,
+} from "./node-host";
 import { must, run } from "./process";
 import { realTool } from "./realcp-tool";
 import { PAUSE_IMAGE, smallImages } from "./node-images";
-
-/** What the node needs from this machine, and the Debian package each comes from. */
-export const NODE_TOOLS: readonly { path: string; pkg: string }[] = [
-  { path: "/usr/bin/containerd", pkg: "containerd" },
-  { path: "/usr/bin/containerd-shim-runc-v2", pkg: "containerd" },
-  { path: "/usr/bin/ctr", pkg: "containerd" },
-  { path: "/usr/sbin/runc", pkg: "runc" },
-  { path: "/usr/lib/cni/bridge", pkg: "containernetworking-plugins" },
-  { path: "/usr/lib/cni/host-local", pkg: "containernetworking-plugins" },
-  { path: "/usr/lib/cni/loopback", pkg: "containernetworking-plugins" },
-  { path: "/usr/bin/nsenter", pkg: "util-linux" },
-  { path: "/usr/sbin/ip", pkg: "iproute2" },
-  { path: "/usr/sbin/iptables", pkg: "iptables" },
-  { path: "/usr/bin/gcc", pkg: "gcc" },
-  { path: "/bin/busybox", pkg: "busybox-static" },
-];
-
-/** The missing tools, as "<path> (Debian package <pkg>)"; empty when the node can be tried. */
-export function missingNodeTools(): string[] {
-  const missing = NODE_TOOLS.filter(({ path: file }) => !existsSync(file)).map(
-    ({ path: file, pkg }) => `${file} (Debian package ${pkg})`,
-  );
-  if (process.getuid?.() !== 0) missing.push("root (the node makes network namespaces, mounts and cgroups)");
-  return missing;
-}
 
 export interface NodeControlPlane {
   readonly dir: string;
@@ -111,71 +93,8 @@ export interface RealNode {
   stop(): Promise<Record<string, number>>;
 }
 
-interface Started {
-  readonly name: string;
-  readonly child: ChildProcess;
-}
-
 /** The API server's port as the node and its pods reach it (the relay's): kubeadm's default. */
 const RELAY_PORT = 6443;
-
-const CGROUP_HIERARCHIES = ["cpu", "cpuacct", "cpuset", "memory", "devices", "freezer", "blkio", "pids", "systemd"];
-
-/** A node number not used by another node on this machine (its netns and veth names, its subnets). */
-function pickNumber(): number {
-  const namespaces = existsSync("/run/netns") ? readdirSync("/run/netns") : [];
-  const links = readdirSync("/sys/class/net");
-  for (let attempt = 0; attempt < 250; attempt++) {
-    const n = ((process.pid + attempt) % 250) + 1;
-    if (!namespaces.includes(`ewnode-${n}`) && !links.includes(`ewnode${n}`)) return n;
-  }
-  throw new Error("no free node number (250 entryway nodes on this machine?)");
-}
-
-function waitUntil(
-  what: string,
-  ready: () => Promise<boolean>,
-  started: Started[],
-  tail: (name: string) => string,
-  timeoutMs = 120_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  return (async () => {
-    for (;;) {
-      const dead = started.find(({ child }) => child.exitCode !== null || child.signalCode !== null);
-      if (dead)
-        throw new Error(
-          `${dead.name} exited (${dead.child.exitCode ?? dead.child.signalCode}) while waiting for ${what}:\n${tail(dead.name)}`,
-        );
-      if (await ready().catch(() => false)) return;
-      if (Date.now() > deadline)
-        throw new Error(
-          `timed out waiting for ${what}:\n${started.map(({ name }) => `--- ${name}\n${tail(name)}`).join("\n")}`,
-        );
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  })();
-}
-
-/** Mount points at or under `dir`, deepest first. */
-function mountsUnder(dir: string): string[] {
-  return readFileSync("/proc/self/mountinfo", "utf8")
-    .split("\n")
-    .map((line) => line.split(" ")[4])
-    .filter((point): point is string => !!point && (point === dir || point.startsWith(`${dir}/`)))
-    .map((point) => point.replace(/\\040/g, " "))
-    .sort((a, b) => b.length - a.length);
-}
-
-/** Removes a cgroup folder and the ones below it, deepest first (cgroup folders hold only control files). */
-function removeCgroup(dir: string): void {
-  if (!existsSync(dir)) return;
-  for (const entry of readdirSync(dir)) {
-    const sub = path.join(dir, entry);
-    if (statSync(sub).isDirectory()) removeCgroup(sub);
-  }
-  rmdirSync(dir);
-}
 
 export interface NodeOptions {
   /**
@@ -376,35 +295,9 @@ export async function startNode(controlPlane: NodeControlPlane, options: NodeOpt
       );
     });
 
-    // --- cgroups: a root of the node's own in every cgroup v1 hierarchy (the kubelet checks that
-    // its cgroupRoot exists in each, pkg/kubelet/cm/container_manager_linux.go), so its kubepods
-    // tree never meets another node's on this machine
-    for (const hierarchy of CGROUP_HIERARCHIES) {
-      const base = `/sys/fs/cgroup/${hierarchy}`;
-      if (!existsSync(base)) continue;
-      const mine = path.join(base, cgroupRoot);
-      mkdirSync(mine, { recursive: true });
-      if (hierarchy === "cpuset") {
-        // A new cpuset is empty; a task can only join one with CPUs and memory nodes.
-        for (const file of ["cpuset.cpus", "cpuset.mems"])
-          writeFileSync(path.join(mine, file), readFileSync(path.join(base, file)));
-      }
-    }
-    atStop("cgroups", async () => {
-      for (const hierarchy of CGROUP_HIERARCHIES) {
-        const mine = `/sys/fs/cgroup/${hierarchy}${cgroupRoot}`;
-        for (let attempt = 0; ; attempt++) {
-          try {
-            removeCgroup(mine);
-            break;
-          } catch (error) {
-            if (attempt > 40)
-              throw new Error(`cgroup ${mine} could not be removed: ${(error as Error).message}`, { cause: error });
-            await new Promise((r) => setTimeout(r, 250));
-          }
-        }
-      }
-    });
+    // --- cgroups: a root of the node's own
+    makeCgroupRoot(cgroupRoot);
+    atStop("cgroups", () => removeCgroupRoot(cgroupRoot));
 
     // --- containerd (1.6, Debian bookworm's), its state in the node's folder
     const cniConfDir = path.join(dir, "cni", "net.d");
@@ -490,11 +383,12 @@ export async function startNode(controlPlane: NodeControlPlane, options: NodeOpt
       await stopProcess("containerd");
       killShims();
     });
-    await waitUntil(
+    await waitFor(
       "containerd's socket",
       async () => (await run("ctr", ["--address", sock, "version"])).status === 0,
       started,
       tail,
+      120_000,
     );
 
     // Containers first (all tasks killed), then their mounts, CNI's cache of this network.
@@ -517,19 +411,12 @@ export async function startNode(controlPlane: NodeControlPlane, options: NodeOpt
     // A shim outlives containerd when its task was not deleted; these are the ones started for
     // this node's socket, found by it.
     function killShims(): void {
-      for (const pid of readdirSync("/proc").filter((entry) => /^\d+$/.test(entry))) {
-        let cmdline: string;
+      const shims = processesWhere((c) => c.startsWith("/usr/bin/containerd-shim") && c.split("\0").includes(sock));
+      for (const pid of shims) {
         try {
-          cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+          process.kill(pid, "SIGKILL");
         } catch {
-          continue;
-        }
-        if (cmdline.startsWith("/usr/bin/containerd-shim") && cmdline.split("\0").includes(sock)) {
-          try {
-            process.kill(Number(pid), "SIGKILL");
-          } catch {
-            // gone already
-          }
+          // gone already
         }
       }
     }
@@ -612,11 +499,12 @@ export async function startNode(controlPlane: NodeControlPlane, options: NodeOpt
       "--v=1",
     ]);
     atStop("kubelet", () => stopProcess("kubelet"));
-    await waitUntil(
+    await waitFor(
       `node ${name} Ready`,
       async () => nodeReady((await controlPlane.request("GET", `/api/v1/nodes/${name}`)).body),
       started,
       tail,
+      120_000,
     );
 
     // --- kube-proxy, iptables mode, in the node's namespace
@@ -640,11 +528,12 @@ export async function startNode(controlPlane: NodeControlPlane, options: NodeOpt
     );
     startInNode("kube-proxy", path.join(kubeBin, "kube-proxy"), [`--config=${path.join(dir, "kube-proxy.json")}`]);
     atStop("kube-proxy", () => stopProcess("kube-proxy"));
-    await waitUntil(
+    await waitFor(
       "kube-proxy's rules for the kubernetes Service",
       async () => (await inNode("iptables", ["-t", "nat", "-S", "KUBE-SERVICES"])).stdout.includes("10.96.0.1/32"),
       started,
       tail,
+      120_000,
     );
 
     const forward = async (host: string, port: number) => {

@@ -22,12 +22,14 @@ import {
   KubeConfig,
   NetworkingV1Api,
   type V1NetworkPolicy,
+  type V1NetworkPolicySpec,
   type V1Status,
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane";
 import { CLUSTER_DNS_IP, resolvedAddresses, startClusterDns, startNetworkPolicies } from "../harness/cluster-services";
-import { missingNodeTools, startNode, type RealNode } from "../harness/node";
+import { startNode, type RealNode } from "../harness/node";
+import { missingNodeTools } from "../harness/node-host";
 import { restrictedPod } from "../harness/restricted-pod";
 import { tcpProbeScript, tcpVerdict, type TcpVerdict } from "../harness/tcp-probe";
 
@@ -82,6 +84,16 @@ describe.skipIf(missing.length > 0 && !inCI)("cluster DNS and NetworkPolicies on
   }
   const verdict = async (namespace: string, pod: string, host: string, port: number) =>
     (await probe(namespace, pod, host, port)).verdict;
+
+  /** A NetworkPolicy `name` for the pods labelled app=`app`, isolating them in the one direction its rules are for. */
+  const appPolicy = (
+    name: string,
+    app: string,
+    rules: Pick<V1NetworkPolicySpec, "ingress"> | Pick<V1NetworkPolicySpec, "egress">,
+  ): V1NetworkPolicy => ({
+    metadata: { name },
+    spec: { podSelector: { matchLabels: { app } }, policyTypes: ["ingress" in rules ? "Ingress" : "Egress"], ...rules },
+  });
 
   /** Creates a policy and polls `enforced` until it holds; records how long that took. */
   async function enforce(namespace: string, policy: V1NetworkPolicy, enforced: () => Promise<boolean>): Promise<void> {
@@ -238,24 +250,19 @@ describe.skipIf(missing.length > 0 && !inCI)("cluster DNS and NetworkPolicies on
 
     await enforce(
       NS_A,
-      {
-        metadata: { name: "web-from-b-clients" },
-        spec: {
-          podSelector: { matchLabels: { app: "web" } },
-          policyTypes: ["Ingress"],
-          ingress: [
-            {
-              _from: [
-                {
-                  namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": NS_B } },
-                  podSelector: { matchLabels: { app: "client" } },
-                },
-              ],
-              ports: [{ protocol: "TCP", port: 8080 }],
-            },
-          ],
-        },
-      },
+      appPolicy("web-from-b-clients", "web", {
+        ingress: [
+          {
+            _from: [
+              {
+                namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": NS_B } },
+                podSelector: { matchLabels: { app: "client" } },
+              },
+            ],
+            ports: [{ protocol: "TCP", port: 8080 }],
+          },
+        ],
+      }),
       async () => (await verdict(NS_B, "client", webIp, 8080)) === "connected",
     );
     // Exactly that source: not the same labels in the web pod's own namespace, not another pod of net-b.
@@ -279,21 +286,16 @@ describe.skipIf(missing.length > 0 && !inCI)("cluster DNS and NetworkPolicies on
     expect(await verdict(NS_B, "other", API_SERVICE, 443)).toBe("connected");
     await enforce(
       NS_B,
-      {
-        metadata: { name: "other-dns-only" },
-        spec: {
-          podSelector: { matchLabels: { app: "other" } },
-          policyTypes: ["Egress"],
-          egress: [
-            {
-              ports: [
-                { protocol: "UDP", port: 53 },
-                { protocol: "TCP", port: 53 },
-              ],
-            },
-          ],
-        },
-      },
+      appPolicy("other-dns-only", "other", {
+        egress: [
+          {
+            ports: [
+              { protocol: "UDP", port: 53 },
+              { protocol: "TCP", port: 53 },
+            ],
+          },
+        ],
+      }),
       async () => (await verdict(NS_B, "other", API_SERVICE, 443)) === "dropped",
     );
     expect(await networkPolicyLog()).toMatch(/"Egress NetworkPolicies".*allowed=false/);

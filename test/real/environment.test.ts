@@ -14,7 +14,6 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
@@ -25,11 +24,17 @@ import { selfSignedCertificate } from "../../gateway/test/helpers/tls";
 import { ExitCode } from "../../gateway/src/cli/enter-options";
 import { startEnvironment, type Environment } from "../harness/environment";
 import { repoRoot } from "../harness/helm";
-import { missingNodeTools } from "../harness/node";
+import { missingNodeTools } from "../harness/node-host";
 import { run, runBytes, sshKeyPair } from "../harness/process";
 import { engineTools, PulumiStack, type EngineResult } from "../harness/pulumi-engine";
 import { ISTIO_NAMESPACE } from "../harness/istio-mesh";
-import { distrolessPod, restrictedPod } from "../harness/restricted-pod";
+import { connectStatus } from "../harness/connect-client";
+import { envoyTimeouts } from "../harness/envoy-config-dump";
+import { grantRole, POD_EXEC_RULE, serviceAccountToken } from "../harness/kube-users";
+import { probeLike } from "../harness/probe-pods";
+import { rolledOut } from "../harness/rollout";
+import { DEBUG_RULE } from "../../components/exec-gateway";
+import { distrolessPod } from "../harness/restricted-pod";
 import { BUSYBOX_IMAGE } from "../harness/node-images";
 import { tcpProbeScript, tcpVerdict, type TcpVerdict } from "../harness/tcp-probe";
 import { stackConfig, type StackDocument } from "./stack-config";
@@ -51,39 +56,6 @@ const STREAM_CHUNK = 64 * 1024;
 const alias = (name: string) => `entryway-ws-${name}`;
 /** The in-cluster name of a workspace's Service (the stack's base name is the default, `entryway`). */
 const workspaceHost = (name: string, namespace: string) => `entryway-ws-${name}.${namespace}.svc.cluster.local`;
-
-/**
- * The timeouts the CONNECT gateway's Envoy applies, from its config dump (admin /config_dump):
- * each workspace route's `idle_timeout` (envoy.config.route.v3.RouteAction) and the listeners'
- * HTTP connection managers' `stream_idle_timeout` (unset: Envoy's default, 5 minutes; a route's
- * idle_timeout overrides it, envoy route_components.proto).
- */
-function envoyTimeouts(
-  dump: { configs: Record<string, unknown>[] },
-  hosts: string[],
-): { routes: Record<string, string>; streamIdle: string[] } {
-  const routes: Record<string, string> = {};
-  const streamIdle = new Set<string>();
-  const walk = (value: unknown): void => {
-    if (Array.isArray(value)) return value.forEach(walk);
-    if (!value || typeof value !== "object") return;
-    const object = value as Record<string, unknown>;
-    const domains = object.domains as string[] | undefined;
-    if (domains && Array.isArray(object.routes))
-      // A workspace's virtual host: its Service's name, the port pinned by the route's :authority match.
-      for (const domain of domains.filter((d) => hosts.includes(d)))
-        for (const route of object.routes as { route?: { idle_timeout?: string } }[])
-          if (route.route?.idle_timeout) routes[domain] = route.route.idle_timeout;
-    if (
-      object["@type"] ===
-      "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
-    )
-      streamIdle.add((object.stream_idle_timeout as string | undefined) ?? "default (300s)");
-    Object.values(object).forEach(walk);
-  };
-  walk(dump.configs);
-  return { routes, streamIdle: [...streamIdle] };
-}
 
 function figure(text: string): void {
   console.log(`environment: ${text}`);
@@ -368,42 +340,19 @@ describe.skipIf(missing.length > 0 && !inCI)(
       }
     });
 
-    /**
-     * The status line the CONNECT port answers to a CONNECT for alice's sshd, from a client bound to
-     * `localAddress` (the node's address is reached through its NodePort, externalTrafficPolicy
-     * Local: kube-proxy keeps the client's address).
-     */
-    function connectStatus(localAddress: string): Promise<string> {
-      return new Promise((resolve, reject) => {
-        const target = `${workspaceHost("alice", TEAM_A)}:22`;
-        const socket = net.connect({ host: env.node.ip, port: NODE_PORT, localAddress }, () =>
-          socket.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n\r\n`),
-        );
-        let received = "";
-        socket.setTimeout(10_000, () => socket.destroy(new Error(`no answer from ${localAddress}: ${received}`)));
-        socket.on("data", (chunk: Buffer) => {
-          received += chunk.toString("latin1");
-          if (received.includes("\r\n")) {
-            resolve(received.slice(0, received.indexOf("\r\n")));
-            socket.destroy();
-          }
-        });
-        socket.on("error", reject);
-        socket.on("close", () => reject(new Error(`closed without a status line: ${JSON.stringify(received)}`)));
-      });
-    }
-
     it("allowedSourceRanges: the real Envoy refuses CONNECT from an address outside them (403) and admits this machine's", async () => {
       // A second address of this machine's on the node's link, outside the /32 the stack allows;
       // the node answers it by its default route (to this machine's end of the link). Istio judges
       // remoteIpBlocks by the client's address, which a NodePort keeps with externalTrafficPolicy
       // Local (istio.io/latest/docs/tasks/security/authorization/authz-ingress/).
       const outside = env.node.hostIp.replace(/\.1$/, ".5");
+      const connectPort = { host: env.node.ip, port: NODE_PORT };
+      const aliceSshd = `${workspaceHost("alice", TEAM_A)}:22`;
       const added = await run("ip", ["addr", "add", `${outside}/32`, "dev", env.node.hostLink]);
       if (added.status !== 0) throw new Error(`ip addr add ${outside}: ${added.stderr}`);
       try {
-        const refused = await connectStatus(outside);
-        const admitted = await connectStatus(env.node.hostIp);
+        const refused = await connectStatus(connectPort, aliceSshd, outside);
+        const admitted = await connectStatus(connectPort, aliceSshd, env.node.hostIp);
         expect({ refused, admitted }).toMatchObject({
           refused: expect.stringMatching(/^HTTP\/1\.1 403 /),
           admitted: expect.stringMatching(/^HTTP\/1\.1 200 /),
@@ -525,53 +474,6 @@ describe.skipIf(missing.length > 0 && !inCI)(
       return { status: result.status, stdout: result.stdout.toString(), stderr: result.stderr };
     }
 
-    /**
-     * A probe pod with another pod's labels (so the same policies select it), minus the labels its
-     * controller owns and Istio's injection switch.
-     */
-    async function probeLike(namespace: string, name: string, like: V1Pod | undefined): Promise<V1Pod> {
-      const labels = { ...(like?.metadata?.labels ?? { probe: name }) };
-      for (const owned of [
-        "pod-template-hash",
-        "controller-revision-hash",
-        "statefulset.kubernetes.io/pod-name",
-        "apps.kubernetes.io/pod-index",
-      ])
-        delete labels[owned];
-      labels["sidecar.istio.io/inject"] = "false";
-      await env.core.createNamespacedPod({
-        namespace,
-        body: restrictedPod(name, ["sh", "-c", "touch /tmp/ready; sleep 3600"], {}, labels),
-      });
-      const deadline = Date.now() + 120_000;
-      for (;;) {
-        const probe = await env.core.readNamespacedPod({ namespace, name });
-        if (probe.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")) return probe;
-        if (Date.now() > deadline)
-          throw new Error(`probe ${namespace}/${name} not Ready: ${JSON.stringify(probe.status)}`);
-        await new Promise((r) => setTimeout(r, 500));
-      }
-    }
-
-    /** Waits until a Deployment's rollout is over: every replica updated and Ready, no old pod left. */
-    async function rolledOut(namespace: string, name: string): Promise<void> {
-      await expect
-        .poll(
-          async () => {
-            const deployment = await apps.readNamespacedDeployment({ namespace, name });
-            const { replicas = 0, updatedReplicas, readyReplicas, observedGeneration } = deployment.status ?? {};
-            return (
-              observedGeneration === deployment.metadata?.generation &&
-              updatedReplicas === deployment.spec?.replicas &&
-              readyReplicas === deployment.spec?.replicas &&
-              replicas === deployment.spec?.replicas
-            );
-          },
-          { timeout: 120_000 },
-        )
-        .toBe(true);
-    }
-
     /** A pod's first container's first port. */
     function containerPort(target: V1Pod): number {
       return target.spec!.containers[0]!.ports![0]!.containerPort;
@@ -602,10 +504,10 @@ describe.skipIf(missing.length > 0 && !inCI)(
       const execHttp: Target = { ip: exec.status!.podIP!, port: execPort };
 
       const [asGateway, asAlice, outsider, fromIngress] = await Promise.all([
-        probeLike(CONNECT_NS, "probe-as-gateway", gateway),
-        probeLike(TEAM_A, "probe-as-alice", alice),
-        probeLike(TEAM_B, "probe-outsider", undefined),
-        probeLike(ISTIO_NAMESPACE, "probe-from-ingress", undefined),
+        probeLike(env.core, CONNECT_NS, "probe-as-gateway", gateway),
+        probeLike(env.core, TEAM_A, "probe-as-alice", alice),
+        probeLike(env.core, TEAM_B, "probe-outsider", undefined),
+        probeLike(env.core, ISTIO_NAMESPACE, "probe-from-ingress", undefined),
       ]);
       // What, from which probe, to where, and whether the policies allow it.
       const cases: [string, V1Pod, Target, boolean][] = [
@@ -651,31 +553,17 @@ describe.skipIf(missing.length > 0 && !inCI)(
 
     it("the exec gateway: entryway enter through the gateway pod into a workspace, and with --debug into a distroless pod", async () => {
       await env.core.createNamespacedServiceAccount({ namespace: TEAM_A, body: { metadata: { name: "alice" } } });
-      await rbac.createNamespacedRole({
-        namespace: TEAM_A,
-        body: {
-          metadata: { name: "alice-exec" },
-          rules: [
-            { apiGroups: [""], resources: ["pods"], verbs: ["get", "list"] },
-            { apiGroups: [""], resources: ["pods/exec"], verbs: ["create"] },
-            { apiGroups: [""], resources: ["pods/ephemeralcontainers"], verbs: ["patch"] },
-          ],
+      await grantRole(
+        rbac,
+        TEAM_A,
+        {
+          name: "alice-exec",
+          rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get", "list"] }, POD_EXEC_RULE, DEBUG_RULE],
         },
-      });
-      await rbac.createNamespacedRoleBinding({
-        namespace: TEAM_A,
-        body: {
-          metadata: { name: "alice-exec" },
-          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "alice-exec" },
-          subjects: [{ kind: "ServiceAccount", name: "alice", namespace: TEAM_A }],
-        },
-      });
-      const request = await env.core.createNamespacedServiceAccountToken({
-        namespace: TEAM_A,
-        name: "alice",
-        body: { spec: { audiences: ["entryway"], expirationSeconds: 600 } },
-      });
-      writeFileSync(path.join(home, "token"), request.status!.token!, { mode: 0o600 });
+        [{ namespace: TEAM_A, name: "alice" }],
+      );
+      const aliceToken = await serviceAccountToken(env.core, { namespace: TEAM_A, name: "alice" }, ["entryway"]);
+      writeFileSync(path.join(home, "token"), aliceToken, { mode: 0o600 });
       const started = performance.now();
       const entered = await enter(await execGatewayUrl(), ["sh", "-c", "echo inside $(id -un); exit 3"]);
       expect(entered).toEqual({ status: 3, stdout: "inside dev\n", stderr: "" });
@@ -789,7 +677,7 @@ describe.skipIf(missing.length > 0 && !inCI)(
       });
       const result = await up("TLS on", environmentStack(EVERY_WORKSPACE, true));
       const upEnded = performance.now();
-      await rolledOut(CONNECT_NS, "entryway-connect-gateway");
+      await rolledOut(apps, CONNECT_NS, "entryway-connect-gateway");
       const blocks = result.outputs.sshConfig?.value as string;
       expect(blocks).toContain(`ProxyCommand entryway connect-proxy --tls ${GATEWAY_HOST}:${NODE_PORT} %h %p`);
       // The user's CA for a private certificate (ssh-config --ca-file writes the same).

@@ -3,6 +3,7 @@
 // server's audit log saw.
 import { readFileSync } from "node:fs";
 import type { CoreV1Api, RbacAuthorizationV1Api, V1PolicyRule } from "@kubernetes/client-node";
+import { grantRole } from "../harness/kube-users";
 
 /** Each exec into a pod of `namespace` that completed, from the API server's audit log (JSON lines). */
 export function execAuditEvents(auditLog: string, namespace: string): { user: string; pod: string; code: number }[] {
@@ -49,24 +50,14 @@ export async function grantGatewayRights(
   ] as const) {
     await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
   }
-  const subjects = [{ kind: "ServiceAccount", name: "exec-gateway", namespace: gatewayNamespace }];
-  for (const namespace of [teamA, teamB]) {
-    await rbac.createNamespacedRole({ namespace, body: { metadata: { name: "exec-gateway" }, rules } });
-    await rbac.createNamespacedRoleBinding({
-      namespace,
-      body: {
-        metadata: { name: "exec-gateway" },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "exec-gateway" },
-        subjects,
-      },
-    });
-  }
+  const gateway = { namespace: gatewayNamespace, name: "exec-gateway" };
+  for (const namespace of [teamA, teamB]) await grantRole(rbac, namespace, { name: "exec-gateway", rules }, [gateway]);
   await rbac.createClusterRole({ body: { metadata: { name: reviewRole }, rules: reviewRules } });
   await rbac.createClusterRoleBinding({
     body: {
       metadata: { name: reviewRole },
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: reviewRole },
-      subjects,
+      subjects: [{ kind: "ServiceAccount", ...gateway }],
     },
   });
 }

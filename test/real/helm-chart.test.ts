@@ -16,7 +16,7 @@ import path from "node:path";
 import { CoreV1Api, KubeConfig, KubernetesObjectApi, type KubernetesObject } from "@kubernetes/client-node";
 import { describe, expect, inject, it } from "vitest";
 import { fakeNode } from "../harness/control-plane";
-import { chartScenarios, helmBinaries, helmTemplate, repoRoot, type Helm } from "../harness/helm";
+import { chartScenarios, helmBinaries, helmEnv, helmTemplate, repoRoot, type Helm } from "../harness/helm";
 import { run } from "../harness/process";
 import { expectRbacAsDeployed } from "./rbac-matrix";
 
@@ -31,16 +31,7 @@ const core = config.makeApiClient(CoreV1Api);
 const objects = KubernetesObjectApi.makeApiClient(config);
 
 async function helm(h: Helm, args: string[]): Promise<string> {
-  const home = path.join(repoRoot, ".ci", "cache", "helm", "home");
-  const result = await run(h.path, args, {
-    env: {
-      ...process.env,
-      KUBECONFIG: kubeconfig,
-      HELM_CACHE_HOME: home,
-      HELM_CONFIG_HOME: home,
-      HELM_DATA_HOME: home,
-    },
-  });
+  const result = await run(h.path, args, { env: helmEnv(kubeconfig) });
   if (result.status !== 0)
     throw new Error(`helm ${h.major} ${args.slice(0, 2).join(" ")} failed: ${result.stderr}${result.stdout}`);
   return result.stdout;
@@ -195,6 +186,26 @@ async function releaseObjects(release: string, rendered: KubernetesObject[]): Pr
   return left;
 }
 
+/**
+ * The chart installed as release `release` into `namespace` (made if missing) with `valuesFiles`
+ * and `set`, after what its rendering needs exists (prepare); `helm install --wait`. Resolves to
+ * the objects `helm template` renders for the same release.
+ */
+async function installed(
+  h: Helm,
+  release: string,
+  namespace: string,
+  valuesFiles: string[],
+  set: string[],
+): Promise<KubernetesObject[]> {
+  await ensureNamespace(namespace);
+  const rendered = helmTemplate(h, chart, { valuesFiles, set, releaseName: release, namespace }) as KubernetesObject[];
+  await prepare(rendered);
+  const values = [...valuesFiles.flatMap((f) => ["-f", f]), ...set.flatMap((s) => ["--set", s])];
+  await helm(h, ["install", release, chart, "-n", namespace, ...values, "--wait", "--timeout", "3m"]);
+  return rendered;
+}
+
 /** A short release name per scenario and Helm major: object names stay well under 63 characters. */
 function releaseName(h: Helm, scenario: string): string {
   return `h${h.major}-${scenarios.indexOf(scenario)}`;
@@ -212,32 +223,12 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))(
           try {
             const release = releaseName(h, scenario);
             const namespace = `${release}-ns`;
-            await ensureNamespace(namespace);
-            const rendered = helmTemplate(h, chart, {
-              valuesFiles: [scenario],
-              set: NO_LOAD_BALANCER,
-              releaseName: release,
-              namespace,
-            }) as KubernetesObject[];
-            await prepare(rendered);
-            await helm(h, [
-              "install",
-              release,
-              chart,
-              "-n",
-              namespace,
-              "-f",
-              scenario,
-              ...NO_LOAD_BALANCER.flatMap((s) => ["--set", s]),
-              "--wait",
-              "--timeout",
-              "3m",
-            ]);
-            const installed = await releaseObjects(release, rendered);
+            const rendered = await installed(h, release, namespace, [scenario], NO_LOAD_BALANCER);
+            const inCluster = await releaseObjects(release, rendered);
             const expected = rendered
               .filter((o) => o.metadata?.labels?.["app.kubernetes.io/instance"] === release)
               .map((o) => `${o.kind}/${o.metadata?.namespace ?? ""}/${o.metadata?.name}`);
-            const missing = expected.filter((key) => !installed.includes(key));
+            const missing = expected.filter((key) => !inCluster.includes(key));
             await helm(h, ["uninstall", release, "-n", namespace, "--wait", "--timeout", "3m"]);
             // A StatefulSet's volumeClaimTemplates outlive it (persistentVolumeClaimRetentionPolicy
             // whenDeleted defaults to Retain: kubernetes.io/docs/concepts/workloads/controllers/statefulset,
@@ -283,17 +274,8 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))(
       );
       const release = `h${h.major}-upgrade`;
       const namespace = `${release}-ns`;
-      await ensureNamespace(namespace);
-      await prepare(
-        helmTemplate(h, chart, {
-          valuesFiles,
-          set: NO_LOAD_BALANCER,
-          releaseName: release,
-          namespace,
-        }) as KubernetesObject[],
-      );
+      await installed(h, release, namespace, valuesFiles, NO_LOAD_BALANCER);
       const values = [...valuesFiles.flatMap((f) => ["-f", f]), ...NO_LOAD_BALANCER.flatMap((s) => ["--set", s])];
-      await helm(h, ["install", release, chart, "-n", namespace, ...values, "--wait", "--timeout", "3m"]);
       const generations = async () => {
         const deployments = (await objects.list("apps/v1", "Deployment", namespace)).items.map((w) => [
           `Deployment/${w.metadata!.name}`,
@@ -329,28 +311,11 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))(
     it("RBAC of the exec gateway (debug containers) and the TLS CONNECT gateway, decided by the real authorizer", async () => {
       const release = `h${h.major}-rbac`;
       const namespace = `${release}-ns`;
-      await ensureNamespace(namespace);
       const valuesFiles = ["exec-gateway-debug.yaml", "ssh-tls.yaml"].map((f) => path.join(chart, "ci", f));
       // Exec through Roles in the target namespaces (the scenario's clusterWide ClusterRole, on purpose, allows it everywhere).
-      const set = [...NO_LOAD_BALANCER, "execGateway.clusterWide=false"];
-      const rendered = helmTemplate(h, chart, {
-        valuesFiles,
-        set,
-        releaseName: release,
-        namespace,
-      }) as KubernetesObject[];
-      await prepare(rendered);
-      await helm(h, [
-        "install",
-        release,
-        chart,
-        "-n",
-        namespace,
-        ...valuesFiles.flatMap((f) => ["-f", f]),
-        ...set.flatMap((s) => ["--set", s]),
-        "--wait",
-        "--timeout",
-        "3m",
+      const rendered = await installed(h, release, namespace, valuesFiles, [
+        ...NO_LOAD_BALANCER,
+        "execGateway.clusterWide=false",
       ]);
       const roleNamespaces = rendered
         .filter((o) => o.kind === "Role" && o.metadata?.name?.includes("exec-gateway"))

@@ -11,15 +11,14 @@
  * error whose cause (the API server's words) is in the gateway's log only. The API server's audit
  * log shows a denied session never asked for an exec.
  */
-import { readFileSync } from "node:fs";
 import { AppsV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { EXEC_RULES, REVIEW_RULES } from "../../components/exec-gateway";
-import { kubernetesAuthorizer } from "../../gateway/src/auth/kubernetes";
-import { kubernetesBackend } from "../../gateway/src/backends/kubernetes";
-import { defaultConfig, type GatewayConfig } from "../../gateway/src/config";
-import { createGateway, type Gateway } from "../../gateway/src/server";
+import { defaultConfig } from "../../gateway/src/config";
+import type { Gateway } from "../../gateway/src/server";
 import { EntryClient } from "../../gateway/test/helpers/client";
+import { grantRole, POD_EXEC_RULE, serviceAccountToken, tokenKubeConfig } from "../harness/kube-users";
+import { kubernetesGateway } from "../harness/kubernetes-gateway";
 import { execAuditEvents, grantGatewayRights } from "./exec-access";
 
 const { kubeconfig, server, caFile, auditLog } = inject("controlPlane");
@@ -34,27 +33,8 @@ const TEAM_A = "authz-team-a";
 const TEAM_B = "authz-team-b";
 const AUDIENCE = defaultConfig.tokenAudiences[0]!;
 
-async function token(namespace: string, name: string, audiences: string[], seconds = 600): Promise<string> {
-  const request = await core.createNamespacedServiceAccountToken({
-    namespace,
-    name,
-    body: { spec: { audiences, expirationSeconds: seconds } },
-  });
-  if (!request.status?.token) throw new Error(`no token for ${namespace}/${name}`);
-  return request.status.token;
-}
-
-/** A kubeconfig that authenticates as the gateway's ServiceAccount, as its pod's token would. */
-function kubeConfigFor(bearer: string): KubeConfig {
-  const config = new KubeConfig();
-  config.loadFromOptions({
-    clusters: [{ name: "real", server, caData: readFileSync(caFile).toString("base64") }],
-    users: [{ name: "exec-gateway", token: bearer }],
-    contexts: [{ name: "real", cluster: "real", user: "exec-gateway" }],
-    currentContext: "real",
-  });
-  return config;
-}
+const token = (namespace: string, name: string, audiences: string[]) =>
+  serviceAccountToken(core, { namespace, name }, audiences);
 
 async function waitReady(namespace: string, labelSelector: string): Promise<string> {
   for (let i = 0; i < 240; i++) {
@@ -92,18 +72,9 @@ describe("the kubernetes authorizer and backend on the real API server", () => {
       REVIEW_RULES,
     );
     // alice may exec in team-a; bob may not, anywhere.
-    await rbac.createNamespacedRole({
-      namespace: TEAM_A,
-      body: { metadata: { name: "exec" }, rules: [{ apiGroups: [""], resources: ["pods/exec"], verbs: ["create"] }] },
-    });
-    await rbac.createNamespacedRoleBinding({
-      namespace: TEAM_A,
-      body: {
-        metadata: { name: "alice-exec" },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "exec" },
-        subjects: [{ kind: "ServiceAccount", name: "alice", namespace: TEAM_A }],
-      },
-    });
+    await grantRole(rbac, TEAM_A, { name: "exec", rules: [POD_EXEC_RULE], binding: "alice-exec" }, [
+      { namespace: TEAM_A, name: "alice" },
+    ]);
 
     // Targets: a pod, a Deployment and a StatefulSet in team-a, a pod in team-b (kwok makes them Ready).
     for (const namespace of [TEAM_A, TEAM_B]) {
@@ -134,23 +105,13 @@ describe("the kubernetes authorizer and backend on the real API server", () => {
     };
     await waitReady(TEAM_B, "app=web-pod");
 
-    const gatewayConfig = kubeConfigFor(
+    const gatewayConfig = tokenKubeConfig(
+      server,
+      caFile,
       await token(GATEWAY_NS, "exec-gateway", ["https://kubernetes.default.svc.cluster.local"]),
     );
-    const config: GatewayConfig = {
-      ...defaultConfig,
-      host: "127.0.0.1",
-      port: 0,
-      backend: "kubernetes",
-      authorizer: "kubernetes",
-      logLevel: "warn",
-    };
-    gateway = createGateway({
-      config,
-      backend: kubernetesBackend(gatewayConfig),
-      authorizer: kubernetesAuthorizer(gatewayConfig, defaultConfig.tokenAudiences),
+    gateway = kubernetesGateway(gatewayConfig, {
       logger: { log: (level, message, fields) => logged.push({ level, message, ...fields }) },
-      audit: { write: () => {}, close: async () => {} },
     });
     url = `ws://127.0.0.1:${(await gateway.listen()).port}/v1/enter`;
   });

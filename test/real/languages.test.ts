@@ -136,6 +136,13 @@ async function expectOk(cli: Cli, args: string[], cwd: string): Promise<string> 
   return result.stdout;
 }
 
+/** The flags of a non-interactive `pulumi up` or `pulumi destroy`. */
+const UNATTENDED = ["--yes", "--skip-preview", "--suppress-progress"];
+
+/** `pulumi stack init <name>` with the passphrase secrets provider. */
+const initStack = (cli: Cli, name: string, dir: string) =>
+  expectOk(cli, ["stack", "init", name, "--secrets-provider", "passphrase"], dir);
+
 function project(cli: Cli, name: string, program: Program): string {
   const dir = path.join(cli.dir, name);
   mkdirSync(dir);
@@ -164,7 +171,7 @@ describe("examples/yaml on the real engine and the real YAML language host", () 
     dir = project(cli, "yaml-example", adaptedExample());
     for (const name of Object.values(NAMESPACE_OF))
       await api.create({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
-    await expectOk(cli, ["stack", "init", "yaml", "--secrets-provider", "passphrase"], dir);
+    await initStack(cli, "yaml", dir);
   });
 
   afterAll(() => {
@@ -172,7 +179,7 @@ describe("examples/yaml on the real engine and the real YAML language host", () 
   });
 
   it("pulumi up deploys the program's five components; every Kubernetes object in the state is on the API server; the generated secrets are encrypted in the state file", async () => {
-    const up = await expectOk(cli, ["up", "--yes", "--skip-preview", "--suppress-progress"], dir);
+    const up = await expectOk(cli, ["up", ...UNATTENDED], dir);
     expect(up).toMatch(/entryway:index:ConnectGateway/);
     const state = JSON.parse(await expectOk(cli, ["stack", "export"], dir)) as {
       deployment: { resources: StateResource[] };
@@ -241,7 +248,7 @@ describe("examples/yaml on the real engine and the real YAML language host", () 
   });
 
   it("pulumi destroy removes every object it made", async () => {
-    await expectOk(cli, ["destroy", "--yes", "--skip-preview", "--suppress-progress"], dir);
+    await expectOk(cli, ["destroy", ...UNATTENDED], dir);
     const left: string[] = [];
     for (const object of kubernetesObjects)
       if (await exists(object)) left.push(`${object.kind} ${object.metadata?.namespace}/${object.metadata?.name}`);
@@ -256,8 +263,8 @@ describe("the example as written, with its packages: entry", () => {
     try {
       const program = { ...adaptedExample(), packages: { entryway: repoRoot } };
       const dir = project(cli, "yaml-packages", program);
-      await expectOk(cli, ["stack", "init", "packages", "--secrets-provider", "passphrase"], dir);
-      const up = await cli.pulumi(["up", "--yes", "--skip-preview", "--suppress-progress"], dir);
+      await initStack(cli, "packages", dir);
+      const up = await cli.pulumi(["up", ...UNATTENDED], dir);
       expect(up.ok).toBe(false);
       // The stand-in is on PATH here too: a project plugin comes first (plugins.go getPluginInfoAndPath).
       expect(up.output).toMatch(
@@ -289,8 +296,8 @@ describe("the component plugin stand-in fails loudly", () => {
             },
           },
         });
-        await expectOk(cli, ["stack", "init", "unbuilt", "--secrets-provider", "passphrase"], dir);
-        const up = await cli.pulumi(["up", "--yes", "--skip-preview", "--suppress-progress"], dir);
+        await initStack(cli, "unbuilt", dir);
+        const up = await cli.pulumi(["up", ...UNATTENDED], dir);
         expect(up.ok).toBe(false);
         // run-plugin's own words, passed through by the engine, and the engine's.
         expect(up.output).toMatch(/Cannot find module '[^']*\/dist\/components\/index\.js'/);

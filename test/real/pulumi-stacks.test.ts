@@ -44,6 +44,13 @@ function kubernetesSteps(result: EngineResult, ops: string[]): string[] {
 
 const exists = (object: KubernetesObject) => objectExists(api, object);
 
+/** The objects (by objectKey) the API server does not hold. */
+async function missingObjects(objects: OfflineRendering["objects"]): Promise<string[]> {
+  const missing: string[] = [];
+  for (const object of objects) if (!(await exists(object as KubernetesObject))) missing.push(objectKey(object));
+  return missing;
+}
+
 describe("the dev stack on the real engine and API server", () => {
   let stack: PulumiStack;
   let offline: OfflineRendering;
@@ -60,10 +67,7 @@ describe("the dev stack on the real engine and API server", () => {
     firstUp = await stack.expect("up");
     const created = kubernetesSteps(firstUp, ["create"]);
     expect(created.length).toBe(offline.objects.length);
-    const missing: string[] = [];
-    for (const object of offline.objects)
-      if (!(await exists(object as KubernetesObject))) missing.push(objectKey(object));
-    expect(missing).toEqual([]);
+    expect(await missingObjects(offline.objects)).toEqual([]);
   });
 
   it("every pod of the stack was admitted under Pod Security restricted and is Running and Ready", async () => {
@@ -174,10 +178,7 @@ describe("the production example on the real engine and API server", () => {
     const offline = await renderOffline("prod", stackConfig(prod));
     const up = await stack.expect("up");
     expect(kubernetesSteps(up, ["create"]).length).toBe(offline.objects.length);
-    const missing: string[] = [];
-    for (const object of offline.objects)
-      if (!(await exists(object as KubernetesObject))) missing.push(objectKey(object));
-    expect(missing).toEqual([]);
+    expect(await missingObjects(offline.objects)).toEqual([]);
     await stack.expect("destroy");
     const left: string[] = [];
     for (const object of offline.objects)

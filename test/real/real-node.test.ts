@@ -33,45 +33,39 @@
  *   its Service; 4 MiB each way identical; its home and host key survive the pod's deletion.
  * The project's images are built once per change of their sources (test/harness/project-images.ts:
  * the archives are kept in the image cache). When the node cannot start here, the suite fails
- * naming what refused (never a skip under CI).
+ * naming what refused (never a skip under CI). The fixtures live in the harness: the chart on the
+ * node, each costly step made once on first use (test/harness/node-chart.ts), the CLI in the node's
+ * network namespace and the sessions it leaves in a target (node-cli.ts), the machine as found
+ * after the node's stop (node-host.ts).
  */
 import { isUtf8 } from "node:buffer";
 import { createHash, randomBytes } from "node:crypto";
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
-import { AppsV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api, type V1Pod } from "@kubernetes/client-node";
+import path from "node:path";
+import { AppsV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEBUG_RULE, EXEC_RULES, REVIEW_RULES } from "../../components/exec-gateway";
-import { kubernetesAuthorizer } from "../../gateway/src/auth/kubernetes";
-import { kubernetesBackend } from "../../gateway/src/backends/kubernetes";
-import { defaultConfig, type GatewayConfig } from "../../gateway/src/config";
-import { createGateway, type Gateway } from "../../gateway/src/server";
+import { defaultConfig } from "../../gateway/src/config";
+import type { Gateway } from "../../gateway/src/server";
 import { ExitCode } from "../../gateway/src/cli/enter-options";
-import { cleanEnv, startTmux, tmuxAvailable, writeCliShim, type Tmux } from "../../gateway/test/clients/cli-harness";
+import { ResponseType } from "../../gateway/src/protocol";
+import { cleanEnv, writeCliShim } from "../../gateway/test/clients/cli-harness";
 import { EntryClient } from "../../gateway/test/helpers/client";
 import { CHROMIUM, launchChromium, screenText, typeLine, waitForText } from "../../gateway/test/clients/browser";
-import { ResponseType } from "../../gateway/src/protocol";
-import { execAuditEvents, grantGatewayRights } from "./exec-access";
-import path from "node:path";
-import { installUpstreamCrds, startControlPlane, type ControlPlane } from "../harness/control-plane";
-import { parseAllDocuments } from "yaml";
-import { helmBinaries, repoRoot } from "../harness/helm";
-import type { ObjectLike } from "../harness/validate";
-import { buildGatewayEnvoy, startGatewayModel } from "../ssh/istio-gateway-model";
-import { run, runBytes, sshKeyPair } from "../harness/process";
-import { projectImages, type ProjectImage } from "../harness/project-images";
-import { missingNodeTools, startNode, type RealNode } from "../harness/node";
+import { startControlPlane, type ControlPlane } from "../harness/control-plane";
+import { repoRoot } from "../harness/helm";
+import { grantRole, POD_EXEC_RULE, serviceAccountToken, tokenKubeConfig } from "../harness/kube-users";
+import { kubernetesGateway } from "../harness/kubernetes-gateway";
+import { startNode, type RealNode } from "../harness/node";
+import { nodeChart, podIsReady, type NodeChart } from "../harness/node-chart";
+import { nodeCli, targetSessions, type NodeCli, type TargetSessions } from "../harness/node-cli";
+import { missingNodeTools, nodeLeftovers } from "../harness/node-host";
 import { BUSYBOX_IMAGE } from "../harness/node-images";
+import { run, runBytes, sshKeyPair } from "../harness/process";
 import { distrolessPod, restrictedPod } from "../harness/restricted-pod";
+import { buildGatewayEnvoy, startGatewayModel } from "../ssh/istio-gateway-model";
+import { execAuditEvents, grantGatewayRights } from "./exec-access";
 
 const inCI = !["", "0", "false"].includes((process.env.CI ?? "").toLowerCase());
 const missing = missingNodeTools();
@@ -83,7 +77,6 @@ const EXEC_NS = "node-exec";
 /** The chart's SSH workspace (release `entryway`, ci/ssh-one-workspace.yaml): alice's. */
 const WORKSPACE_NS = "node-entryway";
 const WORKSPACE_HOST = `entryway-ws-alice.${WORKSPACE_NS}.svc.cluster.local`;
-const EXEC_SELECTOR = "app.kubernetes.io/name=exec-gateway,app.kubernetes.io/instance=exec";
 const TEAM_A = "node-team-a";
 const TEAM_B = "node-team-b";
 const AUDIENCE = defaultConfig.tokenAudiences[0]!;
@@ -100,223 +93,18 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
   /** The issue-21 cases through the gateway pod added last (20 MiB, UTF-8 frames, web terminal, kill -9 and its control): their share of the time. */
   const newCases: { name: string; ms: number }[] = [];
 
-  async function waitReady(namespace: string, name: string, timeoutMs = 90_000): Promise<V1Pod> {
-    const deadline = Date.now() + timeoutMs;
-    let pod: V1Pod | undefined;
-    while (Date.now() < deadline) {
-      pod = await core.readNamespacedPod({ namespace, name });
-      if (pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")) return pod;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    throw new Error(
-      `pod ${namespace}/${name} not Ready in ${timeoutMs} ms: ${JSON.stringify(pod?.status)}\n--- kubelet\n${node.tail("kubelet", 30)}`,
-    );
-  }
-
-  async function token(namespace: string, name: string, audiences: string[]): Promise<string> {
-    const request = await core.createNamespacedServiceAccountToken({
-      namespace,
-      name,
-      body: { spec: { audiences, expirationSeconds: 600 } },
-    });
-    if (!request.status?.token) throw new Error(`no token for ${namespace}/${name}`);
-    return request.status.token;
-  }
-
-  let images: Promise<{ gateway: ProjectImage; workspace: ProjectImage }> | undefined;
-  /** The project's two images (test/harness/project-images.ts: built with podman, or from the image cache), imported once. */
-  const projectImagesImported = () =>
-    (images ??= (async () => {
-      const started = performance.now();
-      const { gateway: gatewayImage, workspace, built } = await projectImages();
-      await node.importImages([gatewayImage.archive, workspace.archive]);
-      console.log(
-        `real-node: exec-gateway and ssh-workspace images ${built.length ? `built (${built.join(", ")})` : "from the image cache"} and imported in ${((performance.now() - started) / 1000).toFixed(1)} s`,
-      );
-      return { gateway: gatewayImage, workspace };
-    })());
-  let crds: Promise<void> | undefined;
-  const upstreamCrds = () => (crds ??= installUpstreamCrds(controlPlane));
-
-  async function helmInstall(release: string, namespace: string, args: string[]): Promise<void> {
-    const helm = helmBinaries()[0]!;
-    const home = path.join(repoRoot, ".ci", "cache", "helm", "home");
-    const install = await run(
-      helm.path,
-      ["install", release, path.join(repoRoot, "charts", "entryway"), "-n", namespace, "--create-namespace", ...args],
-      {
-        env: {
-          ...process.env,
-          KUBECONFIG: controlPlane.kubeconfig,
-          HELM_CACHE_HOME: home,
-          HELM_CONFIG_HOME: home,
-          HELM_DATA_HOME: home,
-        },
-      },
-    );
-    expect(install.status, install.stderr).toBe(0);
-  }
-
-  /** The exec gateway's one Ready pod (not `except`, a pod deleted before), with its gateway's log when it does not come. */
-  async function gatewayPod(except?: string, timeoutMs = 120_000): Promise<V1Pod> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const pods = (await core.listNamespacedPod({ namespace: EXEC_NS, labelSelector: EXEC_SELECTOR })).items.filter(
-        (p) => p.metadata?.name !== except && !p.metadata?.deletionTimestamp,
-      );
-      const ready = pods.find((p) => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"));
-      if (ready) return ready;
-      if (Date.now() > deadline) {
-        const logs = await Promise.all(
-          pods.map((p) =>
-            core
-              .readNamespacedPodLog({ namespace: EXEC_NS, name: p.metadata!.name!, container: "gateway" })
-              .catch((error: unknown) => String(error)),
-          ),
-        );
-        throw new Error(
-          `no Ready exec gateway pod in ${timeoutMs} ms: ${JSON.stringify(pods.map((p) => p.status))}\n--- the gateway's log\n${logs.join("\n---\n")}\n--- kubelet\n${node.tail("kubelet", 30)}`,
-        );
-      }
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
-
-  let execGateway: Promise<string> | undefined;
-  /**
-   * The chart's exec gateway installed as ci/exec-gateway-kubernetes.yaml renders it (the
-   * `kubernetes` backend and authorizer, exposed through Istio, which is not here), with only what
-   * the test must change: its image (built here, imported into containerd), the namespace it may
-   * enter (the test's team-a), one replica (one node; the restart test deletes it). Resolves to
-   * the URL of its Service, a ClusterIP reached from the node's network namespace.
-   */
-  const execGatewayInstalled = () =>
-    (execGateway ??= (async () => {
-      const { gateway: image } = await projectImagesImported();
-      // The scenario's exposure renders Istio's Gateway and VirtualService: their CRDs must exist.
-      await upstreamCrds();
-      await helmInstall("exec", EXEC_NS, [
-        "-f",
-        path.join(repoRoot, "charts", "entryway", "ci", "exec-gateway-kubernetes.yaml"),
-        "--set",
-        "execGateway.replicas=1",
-        "--set",
-        `execGateway.targetNamespaces={${TEAM_A}}`,
-        // The browser reaches the Service on a loopback port, not at the scenario's public host, so
-        // the page's origin is http://127.0.0.1:<port>: with no allowedOrigins the gateway accepts
-        // exactly its own origin as the Host header names it, when that is an IP address (server.ts
-        // originAllowed). Clients that are not browsers send no Origin.
-        "--set-json",
-        "execGateway.settings.allowedOrigins=[]",
-        "--set",
-        `execGateway.image.registry=${image.registry}`,
-        "--set",
-        `execGateway.image.repository=${image.repository}`,
-        "--set-string",
-        `execGateway.image.tag=${image.tag}`,
-      ]);
-      await gatewayPod();
-      const service = await core.readNamespacedService({ namespace: EXEC_NS, name: "exec-exec-gateway" });
-      return `ws://${service.spec!.clusterIP!}:${service.spec!.ports!.find((p) => p.name === "http")!.port}`;
-    })());
-
+  let chart: NodeChart;
+  let cli: NodeCli;
+  let target: TargetSessions;
   let cliHome: string;
-  /**
-   * The real CLI as `entryway` on PATH: a script that runs gateway/src/cli/main.ts from source (as
-   * gateway/test/clients does) IN THE NODE'S NETWORK NAMESPACE (nsenter --net), the only place
-   * where kube-proxy's rules make the gateway's ClusterIP reachable (kubernetes
-   * pkg/proxy/iptables/proxier.go, iptablesJumpChains: the nat table's KUBE-SERVICES is jumped to
-   * from OUTPUT as well as PREROUTING, so the node's own connections are translated too). The gateway and the token come
-   * from ENTRYWAY_GATEWAY and ENTRYWAY_TOKEN_FILE; plain ws:// to an address that is not loopback
-   * needs --insecure (the chart leaves TLS to the Istio gateway in front of its Service).
-   */
-  function cliEnv(gatewayUrl: string): NodeJS.ProcessEnv {
-    const bin = path.join(cliHome, "bin");
-    if (!existsSync(bin)) {
-      writeCliShim(bin, `nsenter --net=/run/netns/${node.netns} -- `);
-    }
-    return cleanEnv(cliHome, {
-      PATH: `${bin}:${process.env.PATH}`,
-      ENTRYWAY_GATEWAY: gatewayUrl,
-      ENTRYWAY_TOKEN_FILE: path.join(cliHome, "token"),
-    });
-  }
-  async function entryway(
-    gatewayUrl: string,
-    args: string[],
-    input = "",
-  ): Promise<{ status: number | null; stdout: Buffer; stderr: string }> {
-    return runBytes("entryway", args, { env: cliEnv(gatewayUrl), cwd: repoRoot, input });
-  }
-  /** `entryway enter --insecure <target>` on a terminal (tmux, 100x30), once the remote shell's prompt shows. */
-  async function tmuxEnter(gatewayUrl: string, target: string): Promise<Tmux> {
-    if (!tmuxAvailable()) throw new Error("tmux is needed for the CLI on a terminal (Debian package tmux)");
-    const tmux = await startTmux(cliEnv(gatewayUrl));
-    try {
-      await tmux.waitFor(/^local\$/m);
-      await tmux.type(`entryway enter --insecure ${target}; echo cli-exit=$?`);
-      await tmux.enter();
-      // The remote shell's prompt (busybox ash: "<dir> $ ") on a line after the command's.
-      await tmux.waitFor(/cli-exit=\$\?\n[\s\S]*\$$/m, 60_000);
-      return tmux;
-    } catch (error) {
-      await tmux.stop();
-      throw error;
-    }
-  }
+  const token = (namespace: string, name: string, audiences: string[]) =>
+    serviceAccountToken(core, { namespace, name }, audiences);
   /** alice's token in the file the CLI reads. */
   async function aliceTokenFile(): Promise<void> {
-    writeFileSync(path.join(cliHome, "token"), await token(TEAM_A, "alice", [AUDIENCE]), { mode: 0o600 });
-  }
-  /** The target container's processes on this machine: host PID, PID inside the pod, command line. */
-  async function targetProcesses(): Promise<{ pid: number; inner: number | undefined; cmdline: string }[]> {
-    const pod = await core.readNamespacedPod({ namespace: TEAM_A, name: "target" });
-    const containerId = pod.status!.containerStatuses![0]!.containerID!.replace("containerd://", "");
-    return (await node.ctr("tasks", "ps", containerId))
-      .split("\n")
-      .slice(1)
-      .map((l) => Number(l.trim().split(/\s+/)[0]))
-      .filter((pid) => pid > 0)
-      .map((pid) => ({ pid, inner: readNsPid(pid), cmdline: readCmdline(pid) }));
-  }
-  /** The shells with this PID (inside the pod) among the target container's processes on the node. */
-  async function shellsInTarget(inner: number): Promise<number[]> {
-    return (await targetProcesses()).filter((p) => p.inner === inner).map((p) => p.pid);
-  }
-
-  /** The target container's processes other than its own (PID 1 in the pod, its `sleep 86400`): every session's. */
-  async function sessionProcesses(): Promise<{ pid: number; inner: number | undefined; cmdline: string }[]> {
-    return (await targetProcesses()).filter((p) => p.inner !== 1);
+    writeFileSync(cli.tokenFile, await token(TEAM_A, "alice", [AUDIENCE]), { mode: 0o600 });
   }
   /** How long the reaper took to end an abandoned session in the checks that the control test controls (ms). */
   const reapedMs: number[] = [];
-  /** A session on a terminal whose shell runs `sleep 600` in the foreground, both seen in the target. */
-  async function busySession(gatewayUrl: string): Promise<{ tmux: Tmux; inner: number }> {
-    const tmux = await tmuxEnter(gatewayUrl, `${TEAM_A}/target`);
-    try {
-      await tmux.type("echo shell-pid=$$; sleep 600");
-      await tmux.enter();
-      const inner = Number((await tmux.waitFor(/^shell-pid=(\d+)$/m, 60_000))[1]);
-      await expect
-        .poll(async () => (await sessionProcesses()).map((p) => p.cmdline), { timeout: 15_000, interval: 250 })
-        .toContain("sleep 600");
-      expect((await sessionProcesses()).map((p) => p.inner)).toContain(inner);
-      return { tmux, inner };
-    } catch (error) {
-      await tmux.stop();
-      throw error;
-    }
-  }
-
-  let gatewayPort: Promise<number> | undefined;
-  /** A loopback port carried to the gateway pod's Service in the node (for clients that run in this process: the browser, a frame-level client). */
-  const gatewayForward = () =>
-    (gatewayPort ??= (async () => {
-      await execGatewayInstalled();
-      const service = await core.readNamespacedService({ namespace: EXEC_NS, name: "exec-exec-gateway" });
-      return (await node.forward(service.spec!.clusterIP!, service.spec!.ports!.find((p) => p.name === "http")!.port))
-        .port;
-    })());
 
   beforeAll(async () => {
     if (missing.length) throw new Error(`the real node cannot be tried: missing ${missing.join(", ")}`);
@@ -340,70 +128,28 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       [...EXEC_RULES, DEBUG_RULE],
       REVIEW_RULES,
     );
-    await rbac.createNamespacedRole({
-      namespace: TEAM_A,
-      body: { metadata: { name: "exec" }, rules: [{ apiGroups: [""], resources: ["pods/exec"], verbs: ["create"] }] },
-    });
     // alice may exec and add debug containers in team-a; bob may only exec there.
-    await rbac.createNamespacedRoleBinding({
-      namespace: TEAM_A,
-      body: {
-        metadata: { name: "exec" },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "exec" },
-        subjects: [
-          { kind: "ServiceAccount", name: "alice", namespace: TEAM_A },
-          { kind: "ServiceAccount", name: "bob", namespace: TEAM_A },
-        ],
-      },
-    });
-    await rbac.createNamespacedRole({
-      namespace: TEAM_A,
-      body: {
-        metadata: { name: "debug" },
-        rules: [{ apiGroups: [""], resources: ["pods/ephemeralcontainers"], verbs: ["patch"] }],
-      },
-    });
-    await rbac.createNamespacedRoleBinding({
-      namespace: TEAM_A,
-      body: {
-        metadata: { name: "alice-debug" },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "debug" },
-        subjects: [{ kind: "ServiceAccount", name: "alice", namespace: TEAM_A }],
-      },
-    });
+    const [alice, bob] = [
+      { namespace: TEAM_A, name: "alice" },
+      { namespace: TEAM_A, name: "bob" },
+    ];
+    await grantRole(rbac, TEAM_A, { name: "exec", rules: [POD_EXEC_RULE] }, [alice, bob]);
+    await grantRole(rbac, TEAM_A, { name: "debug", rules: [DEBUG_RULE], binding: "alice-debug" }, [alice]);
 
-    const gatewayConfig = new KubeConfig();
-    gatewayConfig.loadFromOptions({
-      clusters: [
-        { name: "real", server: controlPlane.server, caData: readFileSync(controlPlane.caFile).toString("base64") },
-      ],
-      users: [
-        {
-          name: "exec-gateway",
-          token: await token(GATEWAY_NS, "exec-gateway", ["https://kubernetes.default.svc.cluster.local"]),
-        },
-      ],
-      contexts: [{ name: "real", cluster: "real", user: "exec-gateway" }],
-      currentContext: "real",
-    });
-    const config: GatewayConfig = {
-      ...defaultConfig,
-      host: "127.0.0.1",
-      port: 0,
-      backend: "kubernetes",
-      authorizer: "kubernetes",
-      logLevel: "warn",
-      debugImages: [BUSYBOX_IMAGE],
-    };
-    gateway = createGateway({
-      config,
-      backend: kubernetesBackend(gatewayConfig),
-      authorizer: kubernetesAuthorizer(gatewayConfig, defaultConfig.tokenAudiences),
-      logger: { log: () => {} },
-      audit: { write: () => {}, close: async () => {} },
-    });
+    const gatewayConfig = tokenKubeConfig(
+      controlPlane.server,
+      controlPlane.caFile,
+      await token(GATEWAY_NS, "exec-gateway", ["https://kubernetes.default.svc.cluster.local"]),
+    );
+    gateway = kubernetesGateway(gatewayConfig, { settings: { debugImages: [BUSYBOX_IMAGE] } });
     url = `ws://127.0.0.1:${(await gateway.listen()).port}/v1/enter`;
     cliHome = mkdtempSync(path.join(os.tmpdir(), "entryway-node-cli-"));
+    cli = nodeCli(node, cliHome);
+    target = targetSessions({ core, node, cli }, TEAM_A, "target");
+    chart = nodeChart(
+      { controlPlane, node, core },
+      { execNamespace: EXEC_NS, targetNamespace: TEAM_A, logPrefix: "real-node" },
+    );
   }, 600_000);
 
   afterAll(async () => {
@@ -422,23 +168,7 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
             .join(", ")}`,
         );
         // The machine as found: no namespace, cgroup, mount or process of the node is left.
-        const n = node.name.replace("entryway-node-", "");
-        expect(existsSync(`/run/netns/${node.netns}`), "the node's network namespace").toBe(false);
-        expect(existsSync(`/sys/fs/cgroup/pids/entryway-node-${n}`), "the node's cgroup root").toBe(false);
-        expect(readFileSync("/proc/self/mountinfo", "utf8").includes(node.dir), "mounts under the node's folder").toBe(
-          false,
-        );
-        expect(existsSync(node.dir), "the node's folder").toBe(false);
-        const leftovers = readdirSync("/proc")
-          .filter((pid) => /^\d+$/.test(pid))
-          .filter((pid) => {
-            try {
-              return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(node.dir);
-            } catch {
-              return false;
-            }
-          });
-        expect(leftovers, "processes of the node").toEqual([]);
+        expect(nodeLeftovers(node)).toEqual([]);
       }
     } finally {
       if (cliHome) rmSync(cliHome, { recursive: true, force: true });
@@ -456,7 +186,7 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       namespace: TEAM_A,
       body: restrictedPod("target", ["sh", "-c", "touch /tmp/ready && exec sleep 86400"]),
     });
-    const pod = await waitReady(TEAM_A, "target");
+    const pod = await chart.podReady(TEAM_A, "target");
     expect(pod.status?.phase).toBe("Running");
     expect(pod.spec?.nodeName).toBe(node.name);
     expect(pod.status?.podIP).toMatch(new RegExp(`^${node.podCidr.split(".").slice(0, 3).join("\\.")}\\.`));
@@ -486,7 +216,7 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       namespace: TEAM_A,
       body: { metadata: { name: "web" }, spec: { selector: { app: "web" }, ports: [{ port: 80, targetPort: 8080 }] } },
     });
-    await waitReady(TEAM_A, "web");
+    await chart.podReady(TEAM_A, "web");
     const service = await core.readNamespacedService({ namespace: TEAM_A, name: "web" });
     const clusterIp = service.spec!.clusterIP!;
     // A client pod fetches the page through the Service IP (kube-proxy's DNAT in the node), and
@@ -496,7 +226,7 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       namespace: TEAM_A,
       body: restrictedPod("client", ["sh", "-c", "touch /tmp/ready && exec sleep 86400"]),
     });
-    await waitReady(TEAM_A, "client");
+    await chart.podReady(TEAM_A, "client");
     const alice = await token(TEAM_A, "alice", [AUDIENCE]);
     const inClient = async (script: string) => {
       const client = await EntryClient.connect(
@@ -520,7 +250,7 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
   });
 
   it("the exec gateway's kubernetes backend reaches a real shell through the kubelet: echo, resize, exit code", async () => {
-    await waitReady(TEAM_A, "target");
+    await chart.podReady(TEAM_A, "target");
     const alice = await token(TEAM_A, "alice", [AUDIENCE]);
     const client = await EntryClient.connect(`${url}?namespace=${TEAM_A}&pod=target`, { token: alice });
     client.winch(123, 45);
@@ -565,10 +295,10 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     // The shell's PID in the pod's PID namespace; find it on this machine among the container's
     // processes (NSpid: the last field is the PID inside).
     const inner = Number(/shell-pid=(\d+)\r\n/.exec(client.text)![1]);
-    expect(await shellsInTarget(inner)).toHaveLength(1);
+    expect(await target.shells(inner)).toHaveLength(1);
     client.ws.terminate();
     await expect
-      .poll(() => shellsInTarget(inner), { timeout: defaultConfig.reapTimeoutMs + 10_000, interval: 500 })
+      .poll(() => target.shells(inner), { timeout: defaultConfig.reapTimeoutMs + 10_000, interval: 500 })
       .toHaveLength(0);
   });
 
@@ -577,7 +307,7 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       namespace: TEAM_B,
       body: restrictedPod("target", ["sh", "-c", "touch /tmp/ready && exec sleep 86400"]),
     });
-    await waitReady(TEAM_B, "target");
+    await chart.podReady(TEAM_B, "target");
     const before =
       execAuditEvents(controlPlane.auditLog!, TEAM_B).length +
       execAuditEvents(controlPlane.auditLog!, GATEWAY_NS).length;
@@ -605,7 +335,7 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       namespace: TEAM_A,
       body: distrolessPod("distroless"),
     });
-    await waitReady(TEAM_A, "distroless");
+    await chart.podReady(TEAM_A, "distroless");
     const alice = await token(TEAM_A, "alice", [AUDIENCE]);
     const bob = await token(TEAM_A, "bob", [AUDIENCE]);
     const open = (bearer: string, debug?: string) =>
@@ -644,16 +374,16 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
   });
 
   it("the exec gateway AS A POD (the chart's ci/exec-gateway-kubernetes.yaml, its image built here) and the real `entryway enter` on a terminal: echo, resize (stty size follows), the exit code; its own namespace refused", async () => {
-    await waitReady(TEAM_A, "target");
-    const gatewayUrl = await execGatewayInstalled();
+    await chart.podReady(TEAM_A, "target");
+    const gatewayUrl = await chart.execGateway();
     await aliceTokenFile();
     // Its container runs the image the project's podman build made, as the chart's user.
-    const pod = await gatewayPod();
+    const pod = await chart.gatewayPod();
     expect(pod.spec?.nodeName).toBe(node.name);
     expect(pod.status?.containerStatuses?.[0]?.image).toMatch(/^localhost\/entryway-node\/exec-gateway:/);
 
     // tmux gives the CLI a real terminal of 100x30 (gateway/test/clients/cli-harness.ts).
-    const tmux = await tmuxEnter(gatewayUrl, `${TEAM_A}/target`);
+    const tmux = await cli.tmuxEnter(gatewayUrl, `${TEAM_A}/target`);
     try {
       await tmux.type("echo in-$((40+2)); stty size; id -u");
       await tmux.enter();
@@ -669,15 +399,11 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       await tmux.stop();
     }
     // The session went through the pod: its audit record is in the pod's log (stdout).
-    const log = await core.readNamespacedPodLog({
-      namespace: EXEC_NS,
-      name: pod.metadata!.name!,
-      container: "gateway",
-    });
+    const log = await chart.gatewayLog(pod);
     expect(log).toMatch(new RegExp(`"event":"session.start".*"user":"system:serviceaccount:${TEAM_A}:alice"`));
 
     // The downward API gave the pod its namespace: a target there is refused (one line, exit 77).
-    const own = await entryway(gatewayUrl, ["enter", "--insecure", `${EXEC_NS}/${pod.metadata!.name!}`, "--", "true"]);
+    const own = await cli.run(gatewayUrl, ["enter", "--insecure", `${EXEC_NS}/${pod.metadata!.name!}`, "--", "true"]);
     expect({ status: own.status, stderr: own.stderr }).toEqual({
       status: ExitCode.denied,
       stderr: `entryway: permission denied: namespace ${EXEC_NS} is the gateway's own\n`,
@@ -685,9 +411,9 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
   }, 900_000);
 
   it("through the gateway pod: pipe mode (stdin in, stdout out, the exit code) and `entryway cp` into the target and back, identical", async () => {
-    const gatewayUrl = await execGatewayInstalled();
+    const gatewayUrl = await chart.execGateway();
     await aliceTokenFile();
-    const piped = await entryway(
+    const piped = await cli.run(
       gatewayUrl,
       ["enter", "--insecure", `${TEAM_A}/target`, "--", "sh", "-c", "wc -c; exit 5"],
       "x".repeat(100_000),
@@ -701,7 +427,7 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     const local = mkdtempSync(path.join(cliHome, "cp-"));
     const payload = randomBytes(3 * 1024 * 1024);
     writeFileSync(path.join(local, "payload.bin"), payload);
-    const up = await entryway(gatewayUrl, [
+    const up = await cli.run(gatewayUrl, [
       "cp",
       "--insecure",
       path.join(local, "payload.bin"),
@@ -709,7 +435,7 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     ]);
     expect({ status: up.status, stderr: up.stderr }).toEqual({ status: 0, stderr: "" });
     // In the target, read by the target's own tools.
-    const sum = await entryway(gatewayUrl, [
+    const sum = await cli.run(gatewayUrl, [
       "enter",
       "--insecure",
       `${TEAM_A}/target`,
@@ -718,7 +444,7 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       "/tmp/payload.bin",
     ]);
     expect(sum.stdout.toString().split(" ")[0]).toBe(createHash("sha256").update(payload).digest("hex"));
-    const down = await entryway(gatewayUrl, [
+    const down = await cli.run(gatewayUrl, [
       "cp",
       "--insecure",
       `${TEAM_A}/target:/tmp/payload.bin`,
@@ -730,12 +456,12 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
 
   it("through the gateway pod: 20 MiB of output in pipe mode, identical (sha256) to what the target wrote", async () => {
     const started = performance.now();
-    const gatewayUrl = await execGatewayInstalled();
+    const gatewayUrl = await chart.execGateway();
     await aliceTokenFile();
     // Random bytes written to a file in the target first, their digest taken there by the target's
     // own sha256sum (on stderr, a stream of its own in pipe mode), then the file on stdout.
     const size = 20 * 1024 * 1024;
-    const big = await entryway(gatewayUrl, [
+    const big = await cli.run(gatewayUrl, [
       "enter",
       "--insecure",
       `${TEAM_A}/target`,
@@ -751,7 +477,7 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
 
   it("through the gateway pod: a run of multi-byte characters (é€😀, 2, 3 and 4 bytes) longer than several frames arrives whole, every output frame valid UTF-8 on its own", async () => {
     const started = performance.now();
-    const port = await gatewayForward();
+    const port = await chart.gatewayForward();
     const alice = await token(TEAM_A, "alice", [AUDIENCE]);
     // A frame-level client (the CLI writes bytes as they come and could not tell a split character).
     const client = await EntryClient.connect(`ws://127.0.0.1:${port}/v1/enter?namespace=${TEAM_A}&pod=target`, {
@@ -772,7 +498,7 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
   it("the web terminal through the gateway pod, in Chromium: the page from the pod, signed in with a token, a deep link to the target, a typed command's output, a run of multi-byte characters rendered whole, and `exit` ends the session with its code", async () => {
     const started = performance.now();
     if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is needed for the web terminal (Debian package chromium)`);
-    const port = await gatewayForward();
+    const port = await chart.gatewayForward();
     const alice = await token(TEAM_A, "alice", [AUDIENCE]);
     const browser = await launchChromium();
     try {
@@ -802,12 +528,8 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       await browser.close();
     }
     // The session went through the pod (its audit record on the pod's stdout), opened by the browser.
-    const pod = await gatewayPod();
-    const log = await core.readNamespacedPodLog({
-      namespace: EXEC_NS,
-      name: pod.metadata!.name!,
-      container: "gateway",
-    });
+    const pod = await chart.gatewayPod();
+    const log = await chart.gatewayLog(pod);
     expect(log).toMatch(
       new RegExp(`"event":"session.end".*"user":"system:serviceaccount:${TEAM_A}:alice".*"exitCode":3`),
     );
@@ -816,25 +538,21 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
 
   it("kill -9 of the CLI during a session (a command running in its shell): no process of the session is left in the target within the reaper's bound, the gateway's reaper named in its log", async () => {
     const started = performance.now();
-    const gatewayUrl = await execGatewayInstalled();
+    const gatewayUrl = await chart.execGateway();
     await aliceTokenFile();
-    const { tmux, inner } = await busySession(gatewayUrl);
+    const { tmux, inner } = await target.busy(gatewayUrl);
     try {
       process.kill(await tmux.foregroundPid(), "SIGKILL");
       const killed = performance.now();
-      await expect.poll(sessionProcesses, { timeout: defaultConfig.reapTimeoutMs + 5_000, interval: 250 }).toEqual([]);
+      await expect.poll(target.processes, { timeout: defaultConfig.reapTimeoutMs + 5_000, interval: 250 }).toEqual([]);
       reapedMs.push(performance.now() - killed);
       await tmux.waitFor(/^cli-exit=137$/m);
     } finally {
       await tmux.stop();
     }
     // The gateway's reaper ended it: the pod's log names the shell by its PID inside the pod.
-    const pod = await gatewayPod();
-    const log = await core.readNamespacedPodLog({
-      namespace: EXEC_NS,
-      name: pod.metadata!.name!,
-      container: "gateway",
-    });
+    const pod = await chart.gatewayPod();
+    const log = await chart.gatewayLog(pod);
     expect(log).toMatch(new RegExp(`"msg":"ended abandoned shell".*"pid":${inner},"result":"(hangup|killed)"`));
     console.log(
       `real-node: CLI killed; the session's processes gone from the target ${(reapedMs.at(-1)! / 1000).toFixed(1)} s later`,
@@ -843,16 +561,16 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
   }, 300_000);
 
   it("deleting the exec gateway's pod during a session: the CLI gets the gateway's CLOSE (one line, exit 75), the shell in the target is gone within the reaper's bound, the next session works on the new pod", async () => {
-    const gatewayUrl = await execGatewayInstalled();
+    const gatewayUrl = await chart.execGateway();
     await aliceTokenFile();
-    const old = await gatewayPod();
-    const tmux = await tmuxEnter(gatewayUrl, `${TEAM_A}/target`);
+    const old = await chart.gatewayPod();
+    const tmux = await cli.tmuxEnter(gatewayUrl, `${TEAM_A}/target`);
     let inner: number;
     try {
       await tmux.type("echo shell-pid=$$");
       await tmux.enter();
       inner = Number((await tmux.waitFor(/^shell-pid=(\d+)$/m, 60_000))[1]);
-      expect(await shellsInTarget(inner)).toHaveLength(1);
+      expect(await target.shells(inner)).toHaveLength(1);
       // A plain delete: the API server sets the pod's deletionGracePeriodSeconds from its
       // terminationGracePeriodSeconds (30 s), and the kubelet's killContainer
       // (pkg/kubelet/kuberuntime/kuberuntime_container.go) takes that grace period and calls the
@@ -868,7 +586,7 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
         "entryway: the gateway is shutting down",
       ]);
       await expect
-        .poll(() => shellsInTarget(inner), { timeout: defaultConfig.reapTimeoutMs + 5_000, interval: 250 })
+        .poll(() => target.shells(inner), { timeout: defaultConfig.reapTimeoutMs + 5_000, interval: 250 })
         .toHaveLength(0);
       reapedMs.push(performance.now() - deleted);
       console.log(
@@ -880,32 +598,28 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
 
     // The Deployment's new pod; a session through the Service reaches it once kube-proxy has its
     // endpoint (retried while the CLI cannot connect, exit 69).
-    const fresh = await gatewayPod(old.metadata!.name!);
-    let next = await entryway(gatewayUrl, ["enter", "--insecure", `${TEAM_A}/target`, "--", "id", "-u"]);
+    const fresh = await chart.gatewayPod(old.metadata!.name!);
+    let next = await cli.run(gatewayUrl, ["enter", "--insecure", `${TEAM_A}/target`, "--", "id", "-u"]);
     for (let attempt = 0; next.status === ExitCode.network && attempt < 30; attempt++) {
       await new Promise((r) => setTimeout(r, 1000));
-      next = await entryway(gatewayUrl, ["enter", "--insecure", `${TEAM_A}/target`, "--", "id", "-u"]);
+      next = await cli.run(gatewayUrl, ["enter", "--insecure", `${TEAM_A}/target`, "--", "id", "-u"]);
     }
     expect({ status: next.status, stdout: next.stdout.toString(), stderr: next.stderr }).toEqual({
       status: 0,
       stdout: "1000\n",
       stderr: "",
     });
-    const log = await core.readNamespacedPodLog({
-      namespace: EXEC_NS,
-      name: fresh.metadata!.name!,
-      container: "gateway",
-    });
+    const log = await chart.gatewayLog(fresh);
     expect(log).toMatch(new RegExp(`"event":"session.start".*"user":"system:serviceaccount:${TEAM_A}:alice"`));
   }, 900_000);
 
   it("control for the two checks above (kill -9 of the CLI, the gateway pod deleted): the gateway's process killed (SIGKILL: no drain, no reaper) during the same kind of session leaves the shell and its command in the target for twice as long as the checks took", async () => {
     const started = performance.now();
     expect(reapedMs, "the checks this one controls ran first").toHaveLength(2);
-    const gatewayUrl = await execGatewayInstalled();
+    const gatewayUrl = await chart.execGateway();
     await aliceTokenFile();
-    const pod = await gatewayPod();
-    const { tmux, inner } = await busySession(gatewayUrl);
+    const pod = await chart.gatewayPod();
+    const { tmux, inner } = await target.busy(gatewayUrl);
     // Twice as long as the slower check needed, at least 5 s, at most the checks' own bound: the
     // connections close as the CLI's did, and nothing else in the path ends the shell (closing an
     // exec's stream does not: kubernetes/kubernetes#89031), so the checks measure the reaper.
@@ -918,7 +632,7 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       // The CLI tells of the lost connection (exit 69) and does not hang.
       await tmux.waitFor(new RegExp(`^cli-exit=${ExitCode.network}$`, "m"), 60_000);
       await new Promise((r) => setTimeout(r, wait));
-      const lingering = await sessionProcesses();
+      const lingering = await target.processes();
       expect(lingering.map((p) => p.cmdline)).toContain("sleep 600");
       expect(lingering.map((p) => p.inner)).toContain(inner);
       console.log(
@@ -927,7 +641,7 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     } finally {
       await tmux.stop();
       // What the control left in the target goes (the gateway's container restarts on its own).
-      for (const p of await sessionProcesses()) {
+      for (const p of await target.processes()) {
         try {
           process.kill(p.pid, "SIGKILL");
         } catch {
@@ -935,33 +649,16 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
         }
       }
     }
-    await expect.poll(sessionProcesses, { timeout: 10_000, interval: 250 }).toEqual([]);
+    await expect.poll(target.processes, { timeout: 10_000, interval: 250 }).toEqual([]);
     newCases.push({ name: "control", ms: performance.now() - started });
   }, 300_000);
 
   it("the chart's SSH workspace (ci/ssh-one-workspace.yaml) runs as the StatefulSet it renders: Running and Ready with its home on a volume; the CONNECT gateway's proxy (image: auto, injected by Istio) is the expected exception", async () => {
     // The workspace image from its Dockerfile with podman, as test/images builds it, into containerd.
-    const { workspace: image } = await projectImagesImported();
-    await upstreamCrds();
-    // The home: a hostPath volume under the node's folder for the StatefulSet's claim (no
-    // provisioner here; the claim has no storage class, so it binds to a volume without one).
-    // Made as rancher/local-path-provisioner's setup script makes a volume (`mkdir -m 0777`): a
-    // hostPath volume gets no fsGroup ownership, and a root-owned home stopped the workspace
-    // ("mkdir: cannot create directory '/home/dev/.entryway': Permission denied").
-    const homeDir = path.join(node.dir, "workspace-home");
-    mkdirSync(homeDir);
-    chmodSync(homeDir, 0o777);
-    await core.createPersistentVolume({
-      body: {
-        metadata: { name: "node-workspace-home" },
-        spec: {
-          storageClassName: "",
-          capacity: { storage: "10Gi" },
-          accessModes: ["ReadWriteOnce"],
-          hostPath: { path: homeDir, type: "Directory" },
-        },
-      },
-    });
+    const { workspace: image } = await chart.images();
+    await chart.upstreamCrds();
+    // The home: a hostPath volume under the node's folder for the StatefulSet's claim.
+    await chart.hostPathVolume("node-workspace-home");
     // The user's key: the test's own (the scenario's is alice's, whose private half is not here);
     // a values file, since a list is replaced whole.
     await sshKeyPair(path.join(cliHome, "id_ed25519"), "node-test");
@@ -974,7 +671,7 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
         ],
       }),
     );
-    await helmInstall("entryway", WORKSPACE_NS, [
+    await chart.install("entryway", WORKSPACE_NS, [
       "-f",
       path.join(repoRoot, "charts", "entryway", "ci", "ssh-one-workspace.yaml"),
       "-f",
@@ -988,37 +685,8 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       "--set-string",
       `workspaceDefaults.image.tag=${image.tag}`,
     ]);
-    const deadline = Date.now() + 180_000;
-    let pods: V1Pod[];
-    for (;;) {
-      pods = (await core.listPodForAllNamespaces({ labelSelector: "app.kubernetes.io/instance=entryway" })).items;
-      const workspace = pods.filter((p) => p.metadata?.ownerReferences?.some((o) => o.kind === "StatefulSet"));
-      if (
-        workspace.length &&
-        workspace.every((p) => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"))
-      )
-        break;
-      if (Date.now() > deadline) {
-        // The container's own output, read through the API server from the kubelet.
-        const logs = await Promise.all(
-          workspace.map((p) =>
-            core
-              .readNamespacedPodLog({
-                namespace: p.metadata!.namespace!,
-                name: p.metadata!.name!,
-                container: "sshd",
-                previous: true,
-              })
-              .catch((error: unknown) => String(error)),
-          ),
-        );
-        throw new Error(
-          `workspace pods not Ready: ${JSON.stringify(workspace.map((p) => p.status?.containerStatuses))}\n--- sshd's log\n${logs.join("\n---\n")}`,
-        );
-      }
-      await new Promise((r) => setTimeout(r, 1000));
-    }
-    const notReady = pods.filter((p) => !p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"));
+    const pods = await chart.statefulPodsReady("entryway");
+    const notReady = pods.filter((p) => !podIsReady(p));
     // The CONNECT gateway's pod has `image: auto`: only Istio's injection makes it runnable.
     expect(notReady.map((p) => p.spec?.containers.map((c) => c.image))).toEqual(notReady.map(() => ["auto"]));
     const claims = (await core.listPersistentVolumeClaimForAllNamespaces()).items.filter(
@@ -1030,22 +698,8 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
   }, 900_000);
 
   it("ssh <alias> with the block `entryway ssh-config` writes reaches the workspace POD's sshd through `entryway connect-proxy` and the chart's CONNECT gateway as istiod would program Envoy (the model), pointed at the workspace's Service; 4 MiB each way identical; the home (and the host key on it) survives the pod's deletion", async () => {
-    const helm = helmBinaries()[0]!;
-    const home = path.join(repoRoot, ".ci", "cache", "helm", "home");
     // The objects the release applied, as istiod would read them.
-    const manifest = await run(helm.path, ["get", "manifest", "entryway", "-n", WORKSPACE_NS], {
-      env: {
-        ...process.env,
-        KUBECONFIG: controlPlane.kubeconfig,
-        HELM_CACHE_HOME: home,
-        HELM_CONFIG_HOME: home,
-        HELM_DATA_HOME: home,
-      },
-    });
-    expect(manifest.status, manifest.stderr).toBe(0);
-    const objects = parseAllDocuments(manifest.stdout)
-      .map((doc) => doc.toJS() as ObjectLike | null)
-      .filter((o): o is ObjectLike => o !== null);
+    const objects = await chart.manifest("entryway", WORKSPACE_NS);
     const envoy = buildGatewayEnvoy({ objects, gatewayName: "entryway-connect-gateway" });
     expect(envoy.rejected).toBeUndefined();
     const cluster = `outbound|22||${WORKSPACE_HOST}`;
@@ -1102,21 +756,7 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       // must still be the workspace's (StrictHostKeyChecking yes): it lives on the home volume.
       const before = await core.readNamespacedPod({ namespace: WORKSPACE_NS, name: "entryway-ws-alice-0" });
       await core.deleteNamespacedPod({ namespace: WORKSPACE_NS, name: "entryway-ws-alice-0" });
-      const deadline = Date.now() + 120_000;
-      for (;;) {
-        const pod = await core
-          .readNamespacedPod({ namespace: WORKSPACE_NS, name: "entryway-ws-alice-0" })
-          .catch(() => undefined);
-        if (
-          pod &&
-          pod.metadata?.uid !== before.metadata?.uid &&
-          pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")
-        )
-          break;
-        if (Date.now() > deadline)
-          throw new Error(`the workspace pod did not come back Ready: ${JSON.stringify(pod?.status)}`);
-        await new Promise((r) => setTimeout(r, 500));
-      }
+      await chart.podReplaced(before);
       writeConfig("yes");
       // kube-proxy may take a moment to have the new pod's endpoint.
       let again = await ssh("sha256sum ~/payload.bin");
@@ -1142,25 +782,6 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     }
   }, 600_000);
 });
-
-/** The innermost PID of a process (its PID in the container's PID namespace), from /proc/<pid>/status NSpid. */
-function readNsPid(pid: number): number | undefined {
-  try {
-    const line = /^NSpid:\s+(.*)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
-    return line ? Number(line.trim().split(/\s+/).at(-1)) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** A process's command line, its arguments joined by spaces ("" once it is gone). */
-function readCmdline(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean).join(" ");
-  } catch {
-    return "";
-  }
-}
 
 /** Shell code printing "utf8<" + 2^doublings groups of "é€😀" + ">" (built by doubling in the target's sh). */
 function utf8Run(doublings: number): string {

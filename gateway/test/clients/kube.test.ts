@@ -7,13 +7,12 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { kubernetesAuthorizer } from "../../src/auth/kubernetes.js";
-import { kubernetesBackend, loadKubeConfig } from "../../src/backends/kubernetes.js";
+import { loadKubeConfig } from "../../src/backends/kubernetes.js";
 import { ExitCode } from "../../src/cli/enter-options.js";
-import { defaultConfig, type GatewayConfig } from "../../src/config.js";
-import { createGateway, type Gateway } from "../../src/server.js";
+import type { Gateway } from "../../src/server.js";
 import { webAssets } from "../../src/web-assets.js";
 import { buildWebAssets } from "../../web/build.js";
+import { kubernetesGateway } from "../../../test/harness/kubernetes-gateway.js";
 import { startKubeStandin, type KubeStandin } from "../helpers/kube-standin.js";
 import { itNeeding } from "../helpers/tools.js";
 import { CHROMIUM, launchChromium, waitForText } from "./browser.js";
@@ -46,23 +45,9 @@ describe("Kubernetes targets in the CLI and the web page (stand-in API server + 
     });
     assets = mkdtempSync(join(tmpdir(), "entryway-web-kube-"));
     await buildWebAssets(assets);
-    const kubeConfig = loadKubeConfig(kube.kubeconfigPath);
-    const config: GatewayConfig = {
-      ...defaultConfig,
-      host: "127.0.0.1",
-      port: 0,
-      backend: "kubernetes",
-      authorizer: "kubernetes",
-      logLevel: "warn",
-      debugImages: [DEBUG_IMAGE],
-    };
-    gateway = createGateway({
-      config,
-      backend: kubernetesBackend(kubeConfig),
-      authorizer: kubernetesAuthorizer(kubeConfig, defaultConfig.tokenAudiences),
-      logger: { log: () => {} },
-      audit: { write: () => {}, close: async () => {} },
-      routes: [webAssets({ config, dir: assets })],
+    gateway = kubernetesGateway(loadKubeConfig(kube.kubeconfigPath), {
+      settings: { debugImages: [DEBUG_IMAGE] },
+      routes: (config) => [webAssets({ config, dir: assets })],
     });
     base = `http://127.0.0.1:${(await gateway.listen()).port}`;
     home = mkdtempSync(join(tmpdir(), "entryway-cli-home-"));

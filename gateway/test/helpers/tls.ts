@@ -3,6 +3,9 @@ import { execFileSync } from "node:child_process";
 import { isIP } from "node:net";
 import { join } from "node:path";
 
+/** `openssl req`'s arguments for a new EC P-256 key, not encrypted (the test harness's certificates use it too). */
+export const NEW_EC_KEY: readonly string[] = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+
 /** A throwaway self-signed certificate for `name` (an IP address or a DNS name; openssl, EC P-256, one day), as PEM files in `dir`. */
 export function selfSignedCertificate(dir: string, name = "127.0.0.1"): { keyPath: string; certPath: string } {
   const keyPath = join(dir, "key.pem");
@@ -12,11 +15,7 @@ export function selfSignedCertificate(dir: string, name = "127.0.0.1"): { keyPat
     [
       "req",
       "-x509",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:prime256v1",
-      "-nodes",
+      ...NEW_EC_KEY,
       "-days",
       "1",
       "-subj",
