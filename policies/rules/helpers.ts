@@ -83,6 +83,16 @@ export function isAppContainer(container: Obj): boolean {
   );
 }
 
+/** Every AnsibleForms container of the workloads, in order, with its workload: an RTE (`rte`) or the app. */
+export function ansibleFormsContainers(objects: K8sObject[]): { object: K8sObject; container: Obj; rte: boolean }[] {
+  return objects.flatMap((object) =>
+    containersOf(podTemplate(object)?.spec).flatMap((container) => {
+      if (isRteContainer(container)) return [{ object, container, rte: true }];
+      return isAppContainer(container) ? [{ object, container, rte: false }] : [];
+    }),
+  );
+}
+
 // ---------------------------------------------------------------------------------------------
 // RBAC (exec-rbac, no-exec-into-gateway-namespace)
 
