@@ -344,7 +344,10 @@ export class SshWorkspace extends pulumi.ComponentResource {
     );
   }
 
-  /** The workspace's route on the gateway: its EnvoyFilter in the gateway's namespace (workspaceRouteFilterSpec). */
+  /**
+   * The workspace's route on the gateway: its EnvoyFilter in the gateway's namespace. The spec and its
+   * Istio and Envoy sources: workspaceRouteFilterSpec (envoy-filters.ts).
+   */
   private route(p: Plan): void {
     const { args, gateway, ns, ws } = p;
     new k8s.apiextensions.CustomResource(
