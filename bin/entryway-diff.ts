@@ -8,14 +8,7 @@
  * (`helm template`). Prints a summary (objects added, changed and removed, by kind) and each
  * object's diff; exits 0, or 1 with --exit-code when anything differs, and 2 on bad input.
  */
-import {
-  diffRenderings,
-  ManifestDiffError,
-  OPTIONS_USAGE,
-  parseDiffOptions,
-  readRendering,
-  report,
-} from "./manifest-diff";
+import { ManifestDiffError, OPTIONS_USAGE, parseDiffOptions, reportRenderings } from "./manifest-diff";
 
 function main(args: string[]): number {
   const options = parseDiffOptions(args);
@@ -23,7 +16,7 @@ function main(args: string[]): number {
     throw new ManifestDiffError(`usage: entryway-diff ${OPTIONS_USAGE} <before> <after>`);
   }
   const [before, after] = options.positional;
-  return report(diffRenderings(readRendering(before), readRendering(after), before, after), options);
+  return reportRenderings({ before, after }, { before, after }, options);
 }
 
 try {

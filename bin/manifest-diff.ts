@@ -353,3 +353,21 @@ export function report(
   else write(options.summary ? formatSummary(diff) : formatText(diff));
   return exitStatus(diff, options.exitCode);
 }
+
+/**
+ * Reads two renderings (folders or files of YAML documents), prints their diff as the options ask,
+ * labelled `before` and `after`, and returns the exit status: what entryway-diff and npm run diff do.
+ */
+export function reportRenderings(
+  locations: { before: string; after: string },
+  labels: { before: string; after: string },
+  options: DiffOptions,
+): number {
+  const diff = diffRenderings(
+    readRendering(locations.before),
+    readRendering(locations.after),
+    labels.before,
+    labels.after,
+  );
+  return report(diff, options);
+}

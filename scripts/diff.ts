@@ -11,14 +11,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import {
-  diffRenderings,
-  ManifestDiffError,
-  OPTIONS_USAGE,
-  parseDiffOptions,
-  readRendering,
-  report,
-} from "../bin/manifest-diff";
+import { ManifestDiffError, OPTIONS_USAGE, parseDiffOptions, reportRenderings } from "../bin/manifest-diff";
 
 const root = process.cwd();
 
@@ -76,13 +69,11 @@ function main(): void {
     symlinkSync(path.join(root, "node_modules"), path.join(baseTree, "node_modules"), "dir");
     render(baseTree, stack, path.join(scratch, "a"), ref);
     render(root, stack, path.join(scratch, "b"), "the working tree");
-    const diff = diffRenderings(
-      readRendering(path.join(scratch, "a")),
-      readRendering(path.join(scratch, "b")),
-      ref,
-      "working-tree",
+    status = reportRenderings(
+      { before: path.join(scratch, "a"), after: path.join(scratch, "b") },
+      { before: ref, after: "working-tree" },
+      options,
     );
-    status = report(diff, options);
   } catch (error) {
     problem = error instanceof ManifestDiffError ? error.message : String(error);
   } finally {

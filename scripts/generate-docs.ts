@@ -152,9 +152,12 @@ export function componentsReference(): string {
     for (const declaration of symbol.declarations ?? []) {
       const source = declaration.getSourceFile();
       const file = path.relative(root, source.fileName);
-      // A part's args.ts holds the args of the component in <part>/<part>.ts: its types go under that component.
+      // A part's args.ts holds the args of the component in <part>/<part>.ts, and <name>-args.ts those of the
+      // component in <name>.ts (a part with two, as ssh/): their types go under that component.
       const group =
-        path.basename(file) === "args.ts" ? `${path.dirname(file)}/${path.basename(path.dirname(file))}.ts` : file;
+        path.basename(file) === "args.ts"
+          ? `${path.dirname(file)}/${path.basename(path.dirname(file))}.ts`
+          : file.replace(/-args\.ts$/, ".ts");
       if (ts.isClassDeclaration(declaration) && declaration.name) {
         const heritage =
           declaration.heritageClauses?.flatMap((h) => h.types.map((t) => t.expression.getText(source))) ?? [];

@@ -11,7 +11,7 @@ import { selectorLabels } from "../shared/labels";
 import { imageReference } from "../shared/image";
 import { objectName } from "../shared/names";
 import { dnsEgressRule } from "../shared/network";
-import { podMetadata, podPlacement } from "../shared/pod";
+import { httpGetProbe, podMetadata, podPlacement } from "../shared/pod";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 import {
   APP_IMAGE,
@@ -271,19 +271,17 @@ export class AnsibleForms extends pulumi.ComponentResource {
           { name: "tmp", mountPath: "/tmp" },
         ],
         resources: { requests: { cpu: "100m", memory: "256Mi" }, limits: { memory: "1Gi" } },
-        startupProbe: { httpGet: { path: "/api/v2/live", port: "http" }, periodSeconds: 10, failureThreshold: 30 },
-        livenessProbe: {
-          httpGet: { path: "/api/v2/live", port: "http" },
+        startupProbe: httpGetProbe("/api/v2/live", "http", { periodSeconds: 10, failureThreshold: 30 }),
+        livenessProbe: httpGetProbe("/api/v2/live", "http", {
           periodSeconds: 10,
           timeoutSeconds: 5,
           failureThreshold: 6,
-        },
-        readinessProbe: {
-          httpGet: { path: "/api/v2/ready", port: "http" },
+        }),
+        readinessProbe: httpGetProbe("/api/v2/ready", "http", {
           periodSeconds: 10,
           timeoutSeconds: 5,
           failureThreshold: 3,
-        },
+        }),
         securityContext: restrictedContainerSecurityContext({ runAs: { user: NODE_UID } }),
       },
       ...(p.sidecar ? [p.sidecar.container] : []),

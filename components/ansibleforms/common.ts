@@ -7,7 +7,7 @@ import type * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { imageReference, type GlobalSettings, type ImageSettings } from "../shared/image";
 import type { MatchLabels, NetworkPolicyEgressRule, NetworkPolicyPeer } from "../shared/network";
-import type { ContainerResources } from "../shared/pod";
+import { httpGetProbe, type ContainerResources } from "../shared/pod";
 import type { ValueOf } from "../shared/enum";
 
 type Container = k8s.types.input.core.v1.Container;
@@ -452,12 +452,8 @@ export function rteContainer(options: {
   }
   mounts.push(...(options.extraMounts ?? []));
   const resources: Resources = settings.resources ?? rteResources(maxJobs);
-  const probe = (path: string, failureThreshold: number) => ({
-    httpGet: { path, port: options.port },
-    periodSeconds: 10,
-    timeoutSeconds: 5,
-    failureThreshold,
-  });
+  const probe = (path: string, failureThreshold: number) =>
+    httpGetProbe(path, options.port, { periodSeconds: 10, timeoutSeconds: 5, failureThreshold });
   return {
     container: {
       name: "rte",

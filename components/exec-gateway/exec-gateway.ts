@@ -16,7 +16,7 @@ import { execGatewayAlerts, prometheusRule, scrapeMonitor } from "../shared/moni
 import { objectName, serviceFqdn } from "../shared/names";
 import { dnsEgressRule } from "../shared/network";
 import type { SecretKeyRef } from "../shared/secret";
-import { podMetadata, podPlacement } from "../shared/pod";
+import { httpGetProbe, podMetadata, podPlacement } from "../shared/pod";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../shared/security";
 import { configChecksums, helmToJson } from "../shared/config-file";
 import type { ConfigMapKeyRef, ExecGatewayArgs, ExecGatewayRecordingsS3Args } from "./args";
@@ -387,18 +387,16 @@ export class ExecGateway extends pulumi.ComponentResource {
                   ],
                   // The kubelet probes from the node, which a NetworkPolicy always lets through
                   // (kubernetes/website content/en/docs/concepts/services-networking/network-policies.md).
-                  livenessProbe: {
-                    httpGet: { path: "/healthz", port: "http" },
+                  livenessProbe: httpGetProbe("/healthz", "http", {
                     periodSeconds: 10,
                     timeoutSeconds: 2,
                     failureThreshold: 3,
-                  },
-                  readinessProbe: {
-                    httpGet: { path: "/readyz", port: "metrics" },
+                  }),
+                  readinessProbe: httpGetProbe("/readyz", "metrics", {
                     periodSeconds: 5,
                     timeoutSeconds: 3,
                     failureThreshold: 2,
-                  },
+                  }),
                   resources: args.resources ?? DEFAULT_RESOURCES,
                   securityContext: restrictedContainerSecurityContext(),
                   volumeMounts: [

@@ -92,3 +92,15 @@ export function podPlacement(
   };
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => present(value)));
 }
+
+/**
+ * An HTTP GET probe of `path` on `port` (a container port's name or number), with its timing
+ * (periodSeconds, timeoutSeconds, failureThreshold...), in the order given. @internal
+ */
+export function httpGetProbe<Timing extends Omit<k8s.types.input.core.v1.Probe, "httpGet">>(
+  path: string,
+  port: string | number,
+  timing: Timing,
+): { httpGet: { path: string; port: string | number } } & Timing {
+  return { httpGet: { path, port }, ...timing };
+}

@@ -9,11 +9,11 @@
  */
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { selectorLabels, standardLabels } from "../shared/labels";
-import type { GlobalSettings, ImagePullPolicy } from "../shared/image";
-import { connectGatewayAlerts, prometheusRule, scrapeMonitor, type MonitoringArgs } from "../shared/monitoring";
+import { childObjects, withDependencies, type ChildObjects } from "../shared/children";
+import { selectorLabels } from "../shared/labels";
+import { connectGatewayAlerts, prometheusRule, scrapeMonitor } from "../shared/monitoring";
 import { objectName, serviceFqdn } from "../shared/names";
-import { podMetadata, podPlacement, type PodSettings } from "../shared/pod";
+import { podMetadata, podPlacement } from "../shared/pod";
 import {
   DEFAULT_DNS,
   DEFAULT_ISTIOD,
@@ -25,231 +25,25 @@ import {
   type InClusterPeer,
 } from "../shared/network";
 import { proxyPodSecurityContext, restrictedContainerSecurityContext } from "../shared/security";
+import type { ConnectGatewayArgs } from "./connect-gateway-args";
 import { WORKSPACE_SSHD_PORT, type ConnectGatewayRegistration } from "./contract";
-import type { ValueOf } from "../shared/enum";
+import { CONNECT_PORT_NAME, connectFilterSpec, gatewayRouteConfigurationName } from "./envoy-filters";
+import { connectGatewayProblems } from "./validate";
 
-/** Ports the gateway never takes for SSH: the usual web ports and Istio's own. @internal */
-export const RESERVED_CONNECT_PORTS: readonly number[] = [
-  80, 443, 15000, 15001, 15004, 15006, 15008, 15009, 15020, 15021, 15053, 15090,
-];
+export * from "./connect-gateway-args";
+
 /** The Istio proxy's uid in gateway pods. */
 const ISTIO_PROXY_UID = 1337;
-const HCM = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
-const DNS_NAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-const CIDR = /^(\d{1,3}(\.\d{1,3}){3}\/(3[0-2]|[12]?\d)|[0-9a-fA-F:]+:[0-9a-fA-F:]*\/(12[0-8]|1[01]\d|[1-9]?\d))$/;
-
-/**
- * The gateway Service's type. An `as const` object with a type of the same name: TypeScript takes
- * the plain strings, Pulumi's component analyzer reads it as an enum (pulumi/pulumi
- * sdk/nodejs/provider/experimental/analyzer.ts, extractEnumMembers).
- */
-export const ConnectGatewayServiceType = {
-  /** A cloud load balancer (the default). */
-  LoadBalancer: "LoadBalancer",
-  /** A port on every node. */
-  NodePort: "NodePort",
-  /** In-cluster only. */
-  ClusterIP: "ClusterIP",
-} as const;
-export type ConnectGatewayServiceType = ValueOf<typeof ConnectGatewayServiceType>;
-
-/** A HorizontalPodAutoscaler for the gateway. */
-export interface ConnectGatewayAutoscaling {
-  /**
-   * Lowest replica count (default 2).
-   * @minimum 1
-   * @asType integer
-   */
-  minReplicas?: number;
-  /**
-   * Highest replica count (default 5).
-   * @minimum 1
-   * @asType integer
-   */
-  maxReplicas?: number;
-  /**
-   * Average CPU utilisation to aim for, in percent of the request (default 80).
-   * @minimum 1
-   * @maximum 100
-   * @asType integer
-   */
-  targetCPUUtilizationPercentage?: number;
-}
-
-/** TLS on the CONNECT hop, terminated by the gateway. */
-export interface ConnectGatewayTls {
-  /**
-   * A kubernetes.io/tls Secret in the gateway's namespace (tls.crt, tls.key) that Istio serves.
-   * @pattern ^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$
-   */
-  credentialName: string;
-}
-
-export interface ConnectGatewayArgs extends PodSettings {
-  /**
-   * The namespace of the gateway and of the workspaces' route patches. Plain: names must be known
-   * at preview. Give the internet-facing gateway a namespace of its own that holds no Secret but
-   * its TLS certificate: with TLS its ServiceAccount may list every Secret there (the Stack and the
-   * chart arrange it; the policy pack refuses anything else).
-   */
-  namespace: string;
-  /** The CONNECT port (default 2222). 80, 443 and Istio's own ports are refused. */
-  port?: number;
-  /** The name users reach the gateway by (DNS name of the load balancer); goes into ssh configs and is the TLS host. */
-  hostname?: string;
-  /** Service type: LoadBalancer (default), NodePort or ClusterIP. */
-  serviceType?: ConnectGatewayServiceType;
-  /** Annotations for the Service (load balancer settings). */
-  serviceAnnotations?: pulumi.Input<Record<string, pulumi.Input<string>>>;
-  /** A fixed node port (NodePort and LoadBalancer only). */
-  nodePort?: number;
-  /** Admit CONNECT only from these client CIDRs (AuthorizationPolicy; also loadBalancerSourceRanges). Default: anywhere. */
-  allowedSourceRanges?: string[];
-  /** TLS on the CONNECT hop, terminated by the gateway. */
-  tls?: ConnectGatewayTls;
-  /** Replicas when not autoscaled (default 2). */
-  replicas?: number;
-  /** A HorizontalPodAutoscaler instead of a fixed replica count. */
-  autoscaling?: ConnectGatewayAutoscaling;
-  /** The Istio revision to inject from (default: the default injector). */
-  revision?: string;
-  /**
-   * The injected proxy's image pull policy (default: the API server's, Always for `image: auto`).
-   * Istio's injection keeps the pod's own value over its template's (istio
-   * pkg/kube/inject/webhook.go, reapplyOverwrittenContainers): IfNotPresent for preloaded proxies.
-   */
-  imagePullPolicy?: ImagePullPolicy;
-  /** Container resources (default: 100m CPU, 128Mi requested; 512Mi memory limit). */
-  resources?: pulumi.Input<k8s.types.input.core.v1.ResourceRequirements>;
-  /** The cluster DNS the gateway and its workspaces may ask (default: kube-dns in kube-system). */
-  dns?: InClusterPeer;
-  /** istiod, which the gateway's proxy reaches on 15012 (default: app=istiod in istio-system). */
-  istiod?: InClusterPeer;
-  /**
-   * The workspaces the gateway may reach (SshWorkspaces whose instance is this gateway's name, as
-   * the Stack makes them): its NetworkPolicy admits sshd on the pods of this instance's workspaces,
-   * in those workspaces' namespaces only. It selects by namespace and instance, not by workspace, so
-   * that adding a workspace in a namespace already listed changes no existing object (a CI preview
-   * shows only the new workspace's creates). Without it, any pod labelled
-   * app.kubernetes.io/name=ssh-workspace in any namespace (for workspaces declared elsewhere). The
-   * Stack passes the workspaces it declares. Plain.
-   */
-  workspaces?: ConnectGatewayWorkspace[];
-  /** A prometheus-operator PodMonitor of its Envoy (port http-envoy-prom) and PrometheusRule alerts, each off by default (docs/monitoring.md). */
-  monitoring?: MonitoringArgs;
-  /** Labels added to every object. */
-  labels?: Record<string, string>;
-  /** The global pull secrets (the proxy's image is Istio's injection, so no registry applies). */
-  global?: GlobalSettings;
-}
-
-/** A workspace the CONNECT gateway may reach. */
-export interface ConnectGatewayWorkspace {
-  /** The workspace's namespace. */
-  namespace: string;
-  /** The SshWorkspace's name, which is its app.kubernetes.io/component label (the Stack's: objectName(<stack name>, "ws", <name>)). */
-  name: string;
-}
-
-/** Every mistake in the arguments, one line each naming the gateway. */
-function connectGatewayProblems(name: string, args: ConnectGatewayArgs): string[] {
-  const problems: string[] = [];
-  const port = args.port ?? 2222;
-  if (!NAMESPACE.test(args.namespace ?? "")) {
-    problems.push(
-      `namespace ${JSON.stringify(args.namespace)} is not a namespace name (a DNS label of at most 63 characters)`,
-    );
-  }
-  if (!Number.isInteger(port) || port < 1 || port > 65535) {
-    problems.push(`port must be 1-65535, not ${port}`);
-  }
-  if (RESERVED_CONNECT_PORTS.includes(port)) {
-    problems.push(
-      `port ${port} is reserved (80/443 carry web traffic; 150xx are Istio's); pick a dedicated port such as 2222`,
-    );
-  }
-  if (args.hostname !== undefined && !DNS_NAME.test(args.hostname)) {
-    problems.push(`hostname ${JSON.stringify(args.hostname)} is not a lower-case DNS name`);
-  }
-  const type = args.serviceType ?? "LoadBalancer";
-  if (!["LoadBalancer", "NodePort", "ClusterIP"].includes(type)) {
-    problems.push(`serviceType must be LoadBalancer, NodePort or ClusterIP, not ${type}`);
-  }
-  if (
-    args.nodePort !== undefined &&
-    (type === "ClusterIP" || !Number.isInteger(args.nodePort) || args.nodePort < 30000 || args.nodePort > 32767)
-  ) {
-    problems.push(`nodePort must be 30000-32767 and needs serviceType NodePort or LoadBalancer`);
-  }
-  for (const cidr of args.allowedSourceRanges ?? []) {
-    if (!CIDR.test(cidr)) problems.push(`allowedSourceRanges entry ${JSON.stringify(cidr)} is not a CIDR`);
-  }
-  if (args.tls && !/^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/.test(args.tls.credentialName ?? "")) {
-    problems.push(`tls.credentialName must name a Secret in namespace ${args.namespace}`);
-  }
-  // With TLS the hostname is the Gateway server's host, and Istio's validation refuses a host
-  // without a dot (pkg/config/validation/agent/validation.go, validateSidecarOrGatewayHostnamePart:
-  // "short names (non FQDN) are not allowed"), so the webhook would reject the Gateway.
-  if (args.tls && args.hostname !== undefined && !args.hostname.includes(".")) {
-    problems.push(
-      `with tls, hostname ${JSON.stringify(args.hostname)} must be a fully qualified name (Istio refuses a Gateway host without a dot)`,
-    );
-  }
-  if (args.replicas !== undefined && (!Number.isInteger(args.replicas) || args.replicas < 1)) {
-    problems.push(`replicas must be at least 1`);
-  }
-  const a = args.autoscaling;
-  if (a) {
-    const min = a.minReplicas ?? 2;
-    const max = a.maxReplicas ?? 5;
-    if (!Number.isInteger(min) || !Number.isInteger(max) || min < 1 || max < min) {
-      problems.push(`autoscaling needs 1 <= minReplicas <= maxReplicas`);
-    }
-  }
-  return problems.map((problem) => `ConnectGateway ${name}: ${problem}`);
-}
-
-/**
- * Checks the arguments without making the component (which reports the same problems as a
- * ResourceError of its own); throws every problem at once, one a line.
- * @internal
- */
-export function validateConnectGatewayArgs(name: string, args: ConnectGatewayArgs): void {
-  const problems = connectGatewayProblems(name, args);
-  if (problems.length > 0) throw new Error(problems.join("\n"));
-}
-
-/**
- * The name of the Envoy route configuration Istio gives a gateway port: `http.<port>` for a plain
- * HTTP server, `https.<port>.<portName>.<gatewayName>.<namespace>` for a TLS-terminating one
- * (istio pilot/pkg/model gateway.go, gatewayRDSRouteName).
- * @internal
- */
-export function gatewayRouteConfigurationName(
-  port: number,
-  tls: { portName: string; gatewayName: string; namespace: string } | undefined,
-): string {
-  return tls ? `https.${port}.${tls.portName}.${tls.gatewayName}.${tls.namespace}` : `http.${port}`;
-}
-
-/** The port name of the Gateway server (part of the TLS route configuration name). @internal */
-export const CONNECT_PORT_NAME = "connect";
 
 /** The names, labels and peers every step shares (the chart's templates/ssh/_helpers.tpl). */
-interface Plan {
+interface Plan extends ChildObjects {
   readonly name: string;
   readonly args: ConnectGatewayArgs;
   readonly port: number;
   readonly ns: string;
   readonly gw: string;
-  readonly selector: Record<string, string>;
-  readonly labels: Record<string, string>;
-  readonly meta: (objName: string) => { name: string; namespace: string; labels: Record<string, string> };
   readonly tls: boolean;
   readonly workspacePeers: k8s.types.input.networking.v1.NetworkPolicyPeer[];
-  /** The options of every child: `parent` and the component's own dependsOn. */
-  readonly child: pulumi.CustomResourceOptions;
 }
 
 function plan(
@@ -259,17 +53,13 @@ function plan(
   opts: pulumi.ComponentResourceOptions | undefined,
 ): Plan {
   const ns = args.namespace;
-  const identity = { name: "connect-gateway", instance: name };
-  const labels = standardLabels(identity, args.labels);
   return {
+    ...childObjects({ name: "connect-gateway", instance: name }, args.labels, ns, parent, opts),
     name,
     args,
     port: args.port ?? 2222,
     ns,
     gw: objectName(name, "connect-gateway"),
-    selector: selectorLabels(identity),
-    labels,
-    meta: (objName) => ({ name: objName, namespace: ns, labels }),
     tls: args.tls !== undefined,
     workspacePeers: args.workspaces
       ? [...new Set(args.workspaces.map((ws) => ws.namespace))]
@@ -278,19 +68,6 @@ function plan(
             peerIn({ namespace, podSelector: selectorLabels({ name: "ssh-workspace", instance: name }) }),
           )
       : [{ namespaceSelector: {}, podSelector: { matchLabels: { "app.kubernetes.io/name": "ssh-workspace" } } }],
-    // Children wait for what the component waits for (e.g. the Stack's namespace).
-    child: { parent, ...(opts?.dependsOn ? { dependsOn: opts.dependsOn } : {}) },
-  };
-}
-
-/** A child's options that also wait for `extra` (after the component's own dependsOn, if any). */
-function withDependencies(opts: pulumi.CustomResourceOptions, extra: pulumi.Resource[]): pulumi.CustomResourceOptions {
-  if (extra.length === 0) return opts;
-  const own = opts.dependsOn;
-  if (own === undefined) return { ...opts, dependsOn: extra };
-  return {
-    ...opts,
-    dependsOn: pulumi.output(own).apply((resolved) => [...(Array.isArray(resolved) ? resolved : [resolved]), ...extra]),
   };
 }
 
@@ -621,7 +398,6 @@ export class ConnectGateway extends pulumi.ComponentResource {
     );
   }
 
-  /** Admit CONNECT on the port only, from allowedSourceRanges when given. */
   /**
    * monitoring: the PodMonitor of the proxy's Envoy statistics and the PrometheusRule, when asked.
    * The Service carries only the CONNECT port, so a PodMonitor scrapes the pods by the name the
@@ -649,6 +425,7 @@ export class ConnectGateway extends pulumi.ComponentResource {
     );
   }
 
+  /** Admit CONNECT on the port only, from allowedSourceRanges when given. */
   private authorizationPolicy(p: Plan): void {
     const { args, port } = p;
     const cidrs = args.allowedSourceRanges ?? [];
@@ -672,37 +449,4 @@ export class ConnectGateway extends pulumi.ComponentResource {
       p.child,
     );
   }
-}
-
-/** The spec of the one listener-level EnvoyFilter: CONNECT on the port, and nothing per workspace. @internal */
-export function connectFilterSpec(selector: Record<string, string>, port: number): Record<string, unknown> {
-  return {
-    workloadSelector: { labels: selector },
-    configPatches: [
-      {
-        applyTo: "NETWORK_FILTER",
-        match: {
-          context: "GATEWAY",
-          listener: {
-            portNumber: port,
-            filterChain: { filter: { name: "envoy.filters.network.http_connection_manager" } },
-          },
-        },
-        patch: {
-          operation: "MERGE",
-          value: {
-            typed_config: {
-              "@type": HCM,
-              upgrade_configs: [{ upgrade_type: "CONNECT" }],
-              // ncat, socat and Windows' connect.exe send HTTP/1.0 CONNECT.
-              http_protocol_options: { accept_http_10: true },
-              http2_protocol_options: { allow_connect: true },
-              // An idle SSH session must not be cut by the connection manager.
-              stream_idle_timeout: "0s",
-            },
-          },
-        },
-      },
-    ],
-  };
 }

@@ -4,10 +4,13 @@
  * domains claimed on a gateway. A module of its own, so that connect-gateway.ts and
  * ssh-workspace.ts each import it and never each other (eslint's import-x/no-cycle keeps it so).
  */
+import * as pulumi from "@pulumi/pulumi";
 import type { InClusterPeer } from "../shared/network";
 
 /** The port sshd listens on inside the pod: non-root processes cannot bind 22. @internal */
 export const WORKSPACE_SSHD_PORT = 2222;
+/** The Service port the gateway dials (named tcp-ssh). @internal */
+export const WORKSPACE_SERVICE_PORT = 22;
 
 /**
  * What a workspace needs to register its route on a gateway: the ConnectGateway's `registration`
@@ -58,4 +61,11 @@ export function claimGatewayDomain(gateway: ConnectGatewayRegistration, domain: 
     );
   }
   claims.set(domain, workspace);
+}
+
+/** Whether the registration is a plain value now (not an Output or a Promise). @internal */
+export function isKnownGateway(
+  gateway: pulumi.Input<ConnectGatewayRegistration>,
+): gateway is ConnectGatewayRegistration {
+  return !pulumi.Output.isInstance(gateway) && !(gateway instanceof Promise);
 }

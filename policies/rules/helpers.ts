@@ -83,6 +83,15 @@ export function isAppContainer(container: Obj): boolean {
   );
 }
 
+/** Every AnsibleForms container of the workloads, in order, with its workload: an RTE (`rte`) or the app. */
+export function ansibleFormsContainers(objects: K8sObject[]): { object: K8sObject; container: Obj; rte: boolean }[] {
+  return objects.flatMap((object) =>
+    containersOf(podTemplate(object)?.spec)
+      .filter((container) => isRteContainer(container) || isAppContainer(container))
+      .map((container) => ({ object, container, rte: isRteContainer(container) })),
+  );
+}
+
 // ---------------------------------------------------------------------------------------------
 // RBAC (exec-rbac, no-exec-into-gateway-namespace)
 

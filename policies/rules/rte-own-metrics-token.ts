@@ -7,16 +7,7 @@
  * RTE (/metrics) serve metrics only when METRICS_TOKEN is set, and only to a caller that sends it as
  * a bearer token; the RTE's token must not open the app's metrics (docs/upstream-facts.md, "Metrics").
  */
-import {
-  containersOf,
-  isAppContainer,
-  isRteContainer,
-  label,
-  podTemplate,
-  stackPolicy,
-  type K8sObject,
-  type Obj,
-} from "./helpers";
+import { ansibleFormsContainers, label, stackPolicy, type K8sObject, type Obj } from "./helpers";
 
 /**
  * Every RTE whose METRICS_TOKEN comes from the Secret holding the app's METRICS_TOKEN, across the
@@ -28,15 +19,12 @@ export function checkRteMetricsTokens(objects: K8sObject[]): string[] {
     container.env?.find((e: Obj) => e.name === "METRICS_TOKEN")?.valueFrom?.secretKeyRef?.name as string | undefined;
   const appSecrets = new Set<string>();
   const rtes: { where: string; secret: string }[] = [];
-  for (const o of objects) {
-    const namespace = o.metadata?.namespace ?? "";
-    for (const container of containersOf(podTemplate(o)?.spec)) {
-      const secret = secretOf(container);
-      if (secret === undefined) continue;
-      if (isRteContainer(container))
-        rtes.push({ where: `${label(o)} RTE container "${container.name}"`, secret: `${namespace}/${secret}` });
-      else if (isAppContainer(container)) appSecrets.add(`${namespace}/${secret}`);
-    }
+  for (const { object, container, rte } of ansibleFormsContainers(objects)) {
+    const secret = secretOf(container);
+    if (secret === undefined) continue;
+    const inNamespace = `${object.metadata?.namespace ?? ""}/${secret}`;
+    if (rte) rtes.push({ where: `${label(object)} RTE container "${container.name}"`, secret: inNamespace });
+    else appSecrets.add(inNamespace);
   }
   return rtes
     .filter((rte) => appSecrets.has(rte.secret))

@@ -9,15 +9,7 @@
  * published with every app release, its tags always match the app's, and an app refuses an RTE of
  * another contract (docs/upstream-facts.md, "Images").
  */
-import {
-  containersOf,
-  isAppContainer,
-  isRteContainer,
-  label,
-  podTemplate,
-  stackPolicy,
-  type K8sObject,
-} from "./helpers";
+import { ansibleFormsContainers, label, stackPolicy, type K8sObject } from "./helpers";
 
 /** The tag of an image reference (after the last ":" that follows the last "/"); undefined when none. */
 function imageTag(image: string): string | undefined {
@@ -31,19 +23,15 @@ function imageTag(image: string): string | undefined {
  * with every app release ("its tags always match the app's") and an app refuses an RTE of another
  * contract (ansibleforms/ansibleforms server/src/runners/README.md, "Updating an RTE"), so a
  * different tag is allowed (an RTE you approved) but worth a warning. RTE and app containers are
- * known as isRteContainer / isAppContainer know them, so a custom image is seen too.
+ * known as isRteContainer / isAppContainer know them (ansibleFormsContainers), so a custom image is seen too.
  */
 export function checkRteTags(objects: K8sObject[]): string[] {
   const apps: { where: string; tag: string }[] = [];
   const rtes: { where: string; tag: string }[] = [];
-  for (const o of objects) {
-    for (const container of containersOf(podTemplate(o)?.spec)) {
-      const tag = imageTag(container.image ?? "");
-      if (tag === undefined) continue;
-      const where = `${label(o)} container "${container.name}"`;
-      if (isRteContainer(container)) rtes.push({ where, tag });
-      else if (isAppContainer(container)) apps.push({ where, tag });
-    }
+  for (const { object, container, rte } of ansibleFormsContainers(objects)) {
+    const tag = imageTag(container.image ?? "");
+    if (tag === undefined) continue;
+    (rte ? rtes : apps).push({ where: `${label(object)} container "${container.name}"`, tag });
   }
   const appTags = new Set(apps.map((a) => a.tag));
   if (appTags.size === 0) return [];

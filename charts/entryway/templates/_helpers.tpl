@@ -180,6 +180,26 @@ spec:
 {{- end -}}
 
 {{/*
+The head of a workload's NetworkPolicy: its metadata and pods, isolated both ways; the caller
+writes the ingress and egress that follow. Labels and selector as YAML text.
+(dict "name" $name "namespace" $ns "labels" $labels "selector" $selector)
+*/}}
+{{- define "entryway.workloadNetworkPolicy" -}}
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: {{ .name }}
+  namespace: {{ .namespace }}
+  labels:
+    {{- .labels | nindent 4 }}
+spec:
+  podSelector:
+    matchLabels:
+      {{- .selector | nindent 6 }}
+  policyTypes: ["Ingress", "Egress"]
+{{- end -}}
+
+{{/*
 An image reference, as bitnami's common.images.image builds it (bitnami/charts
 bitnami/common/templates/_images.tpl): <registry>/<repository>:<tag>, or @<digest> in place of the
 tag when a digest is given; global.imageRegistry (a mirror) replaces every image's registry.

@@ -78,37 +78,33 @@ export interface Authorizer {
   identify?(request: IdentifyRequest): Promise<Identity>;
 }
 
+/** `call`, with any failure answered by `closed` with why: the authorizer unavailable, and the error's message. */
+function closedOnFailure<Request, Answer>(
+  name: string,
+  call: (request: Request) => Promise<Answer>,
+  closed: (failure: { reason: string; detail: string }) => Answer,
+): (request: Request) => Promise<Answer> {
+  return async (request) => {
+    try {
+      return await call(request);
+    } catch (error) {
+      return closed({
+        reason: `${name} authorizer unavailable`,
+        detail: error instanceof Error ? error.message : String(error),
+      });
+    }
+  };
+}
+
 /** Wraps an identity lookup so that any failure leaves the token's owner unknown. */
 export function identifyFailClosed(
   name: string,
   lookup: (request: IdentifyRequest) => Promise<Identity>,
 ): (request: IdentifyRequest) => Promise<Identity> {
-  return async (request) => {
-    try {
-      return await lookup(request);
-    } catch (error) {
-      return {
-        known: false,
-        reason: `${name} authorizer unavailable`,
-        detail: error instanceof Error ? error.message : String(error),
-      };
-    }
-  };
+  return closedOnFailure(name, lookup, (failure) => ({ known: false, ...failure }));
 }
 
 /** Wraps an authorizer so that any failure is a denial (fail closed) that tells the client nothing of the failure. */
 export function failClosed(name: string, decide: (request: AuthRequest) => Promise<Decision>): Authorizer {
-  return {
-    async authorize(request) {
-      try {
-        return await decide(request);
-      } catch (error) {
-        return {
-          allow: false,
-          reason: `${name} authorizer unavailable`,
-          detail: error instanceof Error ? error.message : String(error),
-        };
-      }
-    },
-  };
+  return { authorize: closedOnFailure(name, decide, (failure) => ({ allow: false, ...failure })) };
 }

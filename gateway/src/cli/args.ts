@@ -3,7 +3,7 @@
  * subcommand wants (usage on a bad option, --help to stdout).
  */
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { ExitCode } from "./exit-codes.js";
+import { CliError, ExitCode } from "./exit-codes.js";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 /** -h/--help, which every subcommand takes. */
@@ -33,5 +33,26 @@ export function parseCommand<O extends Options>(
     process.stdout.write(usage);
     return 0;
   }
+  return parsed;
+}
+
+/**
+ * For the commands whose every failure goes to reportFailure (enter, cp, replay): parses `argv` with `options`
+ * (their own -h/--help included), throwing on a bad option; prints `usage` and returns undefined for --help; throws
+ * a usage error with `wrongCount`'s message unless exactly `operands` positionals are given.
+ */
+export function parseOperands<O extends Options>(
+  argv: string[],
+  options: O,
+  usage: string,
+  operands: number,
+  wrongCount: (positionals: string[]) => string,
+): ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: true; options: O }>> | undefined {
+  const parsed = parseArgs({ args: argv, allowPositionals: true, options });
+  if ((parsed.values as { help?: boolean }).help) {
+    process.stdout.write(usage);
+    return undefined;
+  }
+  if (parsed.positionals.length !== operands) throw new CliError(ExitCode.usage, wrongCount(parsed.positionals));
   return parsed;
 }

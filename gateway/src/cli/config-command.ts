@@ -1,6 +1,7 @@
 // `entryway config <verb>`: the contexts of the client's config file (contexts.ts), with kubectl
 // config's verbs: get-contexts, current-context, use-context, set-context, delete-context.
 import { parseCommand } from "./args.js";
+import { table } from "./table.js";
 import {
   authKind,
   checkContextName,
@@ -67,19 +68,6 @@ type Values = {
   [K in keyof typeof options]?: (typeof options)[K] extends { multiple: true } ? string[] : string | boolean;
 };
 
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows
-    .map(
-      (row) =>
-        row
-          .map((cell, i) => cell.padEnd(widths[i]!))
-          .join("   ")
-          .trimEnd() + "\n",
-    )
-    .join("");
-}
-
 function getContexts(config: ClientConfig, output: string | undefined): string {
   const names = Object.keys(config.contexts).sort();
   if (output === "name") return names.map((name) => `${name}\n`).join("");
@@ -95,7 +83,7 @@ function getContexts(config: ClientConfig, output: string | undefined): string {
       context.container ?? "",
     ];
   });
-  return table([["CURRENT", "NAME", "GATEWAY", "AUTH", "NAMESPACE", "CONTAINER"], ...rows]);
+  return table([["CURRENT", "NAME", "GATEWAY", "AUTH", "NAMESPACE", "CONTAINER"], ...rows], { gap: 3, trimEnd: true });
 }
 
 function seconds(flag: string, text: string): number {

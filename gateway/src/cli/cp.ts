@@ -29,7 +29,7 @@ import {
 } from "node:fs";
 import path, { join, posix, type PlatformPath } from "node:path";
 import { PassThrough, Readable, Transform, Writable } from "node:stream";
-import { parseArgs } from "node:util";
+import { parseOperands } from "./args.js";
 import tar from "tar-stream";
 import { EnterError, ExitCode, reportFailure } from "./enter-options.js";
 import { CONNECTION_OPTIONS, runSession, sessionSettings } from "./enter.js";
@@ -248,13 +248,9 @@ function remoteErrors(): { sink: Writable; report(code: number, where: string): 
 
 export async function run(argv: string[]): Promise<number> {
   try {
-    const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options });
-    if (values.help) {
-      process.stdout.write(HELP);
-      return 0;
-    }
-    if (positionals.length !== 2)
-      throw new EnterError(ExitCode.usage, "give a source and a destination (entryway cp --help)");
+    const parsed = parseOperands(argv, options, HELP, 2, () => "give a source and a destination (entryway cp --help)");
+    if (parsed === undefined) return 0;
+    const { values, positionals } = parsed;
     const [from, to] = [parseRemote(positionals[0]!), parseRemote(positionals[1]!)];
     if ((from === null) === (to === null))
       throw new EnterError(

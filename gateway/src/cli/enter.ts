@@ -5,7 +5,7 @@
 // passed on as EOF. The process exits with the remote shell's exit code, or with one of the codes in
 // enter-options.ts after one line on stderr.
 import { rootCertificates } from "node:tls";
-import { parseArgs } from "node:util";
+import { parseOperands } from "./args.js";
 import WebSocket from "ws";
 import { VERSION_HEADER } from "../version.js";
 import { ConnectDeadline } from "./deadline.js";
@@ -175,23 +175,17 @@ export async function run(argv: string[]): Promise<number> {
   const own = split >= 0 ? argv.slice(0, split) : argv;
   const command = split >= 0 ? argv.slice(split + 1) : [];
   try {
-    const { values, positionals } = parseArgs({
+    const parsed = parseOperands(
       // parseArgs has no optional values: a bare --debug is --debug=true (the gateway's default image).
-      args: own.map((arg) => (arg === "--debug" ? "--debug=true" : arg)),
-      allowPositionals: true,
+      own.map((arg) => (arg === "--debug" ? "--debug=true" : arg)),
       options,
-    });
-    if (values.help) {
-      process.stdout.write(HELP);
-      return 0;
-    }
-    if (positionals.length !== 1)
-      throw new EnterError(
-        ExitCode.usage,
-        positionals.length === 0
-          ? "name a target (entryway enter --help)"
-          : `one target at a time, got ${positionals.join(" ")}`,
-      );
+      HELP,
+      1,
+      (given) =>
+        given.length === 0 ? "name a target (entryway enter --help)" : `one target at a time, got ${given.join(" ")}`,
+    );
+    if (parsed === undefined) return 0;
+    const { values, positionals } = parsed;
     if (values.tty && values["no-tty"])
       throw new EnterError(ExitCode.usage, "--tty and --no-tty (-T) contradict each other");
     const pipe = values["no-tty"] === true || (!values.tty && !(process.stdin.isTTY && process.stdout.isTTY));

@@ -4,6 +4,7 @@
 import { parseCommand } from "./args.js";
 import { EnterError, ExitCode, reportFailure } from "./enter-options.js";
 import { gatewayGet, gatewayRequest, HTTP_OPTIONS, HTTP_OPTIONS_HELP } from "./gateway-http.js";
+import { table } from "./table.js";
 
 const HELP = `usage: entryway ls [options] [namespace]
 
@@ -20,17 +21,6 @@ exit status: 0; ${ExitCode.usage} usage; ${ExitCode.network} network; ${ExitCode
 `;
 
 export const options = { ...HTTP_OPTIONS, json: { type: "boolean", default: false } } as const;
-
-/** Rows as columns padded to the widest cell (the last column unpadded). */
-export function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows
-    .map((row) =>
-      row.map((cell, column) => (column < row.length - 1 ? cell.padEnd(widths[column]! + 2) : cell)).join(""),
-    )
-    .join("\n")
-    .concat("\n");
-}
 
 interface TargetEntry {
   target: string;

@@ -4,7 +4,7 @@
 import { parseCommand } from "./args.js";
 import { EnterError, ExitCode, reportFailure } from "./enter-options.js";
 import { gatewayGet, gatewayRequest, HTTP_OPTIONS, HTTP_OPTIONS_HELP } from "./gateway-http.js";
-import { table } from "./ls.js";
+import { table } from "./table.js";
 
 const HELP = `usage: entryway recordings ls [options]
 

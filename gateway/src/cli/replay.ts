@@ -2,7 +2,7 @@
 // file is read as it is; a recording id (as GET /v1/recordings lists them) is fetched from the
 // gateway with the token, as a reviewer. Exit codes are enter's (enter-options.ts ExitCode).
 import { existsSync, readFileSync } from "node:fs";
-import { parseArgs } from "node:util";
+import { parseOperands } from "./args.js";
 import { outputBytes, parseCast, playbackTimes, recordingStart, type Cast } from "../recordings/cast.js";
 import { onlyAllowedSequences, withoutTerminalQueries } from "../recordings/terminal.js";
 import { EnterError, ExitCode, reportFailure } from "./enter-options.js";
@@ -123,20 +123,15 @@ export const options = {
 
 export async function run(argv: string[]): Promise<number> {
   try {
-    const { values, positionals } = parseArgs({
-      args: argv,
-      allowPositionals: true,
+    const parsed = parseOperands(
+      argv,
       options,
-    });
-    if (values.help) {
-      process.stdout.write(HELP);
-      return 0;
-    }
-    if (positionals.length !== 1)
-      throw new EnterError(
-        ExitCode.usage,
-        "name one recording: a .cast file or a recording id (entryway replay --help)",
-      );
+      HELP,
+      1,
+      () => "name one recording: a .cast file or a recording id (entryway replay --help)",
+    );
+    if (parsed === undefined) return 0;
+    const { values, positionals } = parsed;
     const speed = positive("--speed", values.speed, 1)!;
     const maxIdle = positive("--max-idle", values["max-idle"]);
     const source = positionals[0]!;

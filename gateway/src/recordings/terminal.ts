@@ -105,21 +105,8 @@ export class TerminalAllowList {
   push(text: string): string {
     let out = "";
     for (const ch of text) {
-      const code = ch.codePointAt(0)!;
-      switch (this.state) {
-        case "text":
-          out += this.text(ch, code);
-          break;
-        case "escape":
-          out += this.escape(ch, code);
-          break;
-        case "csi":
-          out += this.csi(ch, code);
-          break;
-        case "string":
-          out += this.string(ch, code);
-          break;
-      }
+      // Each state is read by the method of its name.
+      out += this[this.state](ch, ch.codePointAt(0)!);
     }
     return out;
   }

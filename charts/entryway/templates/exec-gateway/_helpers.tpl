@@ -39,6 +39,44 @@ key: webhook-url
 {{- end -}}
 
 {{/*
+A Role (with a namespace) or ClusterRole and its binding to the gateway's ServiceAccount, the
+rules as YAML text. (dict "root" $ "kind" "Role" "name" $name "namespace" "team-a" "rules" $rules)
+*/}}
+{{- define "entryway.execGateway.grant" -}}
+{{- $labels := include "entryway.execGateway.labels" .root -}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: {{ .kind }}
+metadata:
+  name: {{ .name }}
+  {{- with .namespace }}
+  namespace: {{ . }}
+  {{- end }}
+  labels:
+    {{- $labels | nindent 4 }}
+rules:
+  {{- .rules | nindent 2 }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: {{ .kind }}Binding
+metadata:
+  name: {{ .name }}
+  {{- with .namespace }}
+  namespace: {{ . }}
+  {{- end }}
+  labels:
+    {{- $labels | nindent 4 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: {{ .kind }}
+  name: {{ .name }}
+subjects:
+  - kind: ServiceAccount
+    name: {{ include "entryway.execGateway.fullname" .root }}
+    namespace: {{ .root.Release.Namespace }}
+{{- end -}}
+
+{{/*
 The gateway's settings document, config.json in its ConfigMap (the gateway reads the file
 ENTRYWAY_CONFIG names): its keys are the gateway's own, settings as given, the rest from the values.
 Nothing secret goes in: the webhook URL and S3 credentials reach the pod from Secrets.

@@ -60,7 +60,7 @@ gatewayRDSRouteName): http.<port>, or https.<port>.<portName>.<gatewayName>.<nam
 {{- if and $g.tls.enabled (not $g.tls.credentialName) -}}
 {{- fail (printf "connectGateway.tls.credentialName must name a Secret in namespace %s" $connect) -}}
 {{- end -}}
-{{- /* The Gateway server's host with TLS: Istio refuses one without a dot (components/ssh/connect-gateway.ts). */ -}}
+{{- /* The Gateway server's host with TLS: Istio refuses one without a dot (components/ssh/validate.ts). */ -}}
 {{- if and $g.tls.enabled $g.hostname (not (contains "." $g.hostname)) -}}
 {{- fail (printf "connectGateway.hostname %q must be a fully qualified name with tls (Istio refuses a Gateway host without a dot)" $g.hostname) -}}
 {{- end -}}
