@@ -774,8 +774,8 @@ const fdCount = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
 const nofileLimit = (pid: number) =>
   Number(/Max open files\s+(\d+)/.exec(readFileSync(`/proc/${pid}/limits`, "utf8"))![1]);
 
-// The same free port as gateway/bench/bench.ts's (ES imports are hoisted: this one is in effect from the top).
-import { freePort } from "../gateway/bench/ports";
+// The tests' and gateway/bench's free port (ES imports are hoisted: this one is in effect from the top).
+import { freePort } from "../test/harness/net";
 
 function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {

@@ -9,7 +9,7 @@ import pty from "node-pty";
 import WebSocket from "ws";
 import { dockerBackend } from "../src/backends/docker.js";
 import { cpuSeconds, rssBytes, since, sleep, timeProcess } from "./measure.js";
-import { freePort, waitForPort } from "./ports.js";
+import { freePort, waitForPort } from "../../test/harness/net.js";
 import type { EntryClient } from "../test/helpers/client.js";
 import type { Podman } from "../test/helpers/podman.js";
 
@@ -339,7 +339,7 @@ export async function inProcessBulk(bench: Bench) {
         ],
         { env: cli.env, stdio: ["ignore", "ignore", "inherit"] },
       );
-      await waitForPort(relayPort, relay);
+      await waitForPort(relayPort, "websocketd", () => relay!.exitCode === null, 100);
     }
     const inProcessBytes = IN_PROCESS_MIB * 2 ** 20;
     const inProcess = { gateway: [] as number[], direct: [] as number[], relay: [] as number[] };
