@@ -407,14 +407,16 @@ describe("Kubernetes authorizer (TokenReview + SubjectAccessReview)", () => {
   });
   afterAll(() => kube.stop());
   const authorizer = () => kubernetesAuthorizer(loadKubeConfig(kube.kubeconfigPath), defaultConfig.tokenAudiences);
+  /** The Kubernetes authorizer's yes for `user`: with the debug check and the recheck of the grant. */
+  const allowedAs = (user: string) => ({
+    allow: true,
+    user,
+    mayDebug: expect.any(Function),
+    recheck: expect.any(Function),
+  });
 
   it("allows exec where RBAC says so and nowhere else", async () => {
-    expect(await authorizer().authorize(request("alice-token"))).toEqual({
-      allow: true,
-      user: "alice",
-      mayDebug: expect.any(Function),
-      recheck: expect.any(Function),
-    });
+    expect(await authorizer().authorize(request("alice-token"))).toEqual(allowedAs("alice"));
     expect(
       await authorizer().authorize(request("alice-token", { kind: "pod", namespace: "team-b", pod: "x" })),
     ).toMatchObject({ allow: false, user: "alice" });
@@ -504,12 +506,7 @@ describe("Kubernetes authorizer (TokenReview + SubjectAccessReview)", () => {
   });
 
   it("passes the whole user and the whole resource to SubjectAccessReview", async () => {
-    expect(await authorizer().authorize(request("carol-token"))).toEqual({
-      allow: true,
-      user: "carol",
-      mayDebug: expect.any(Function),
-      recheck: expect.any(Function),
-    });
+    expect(await authorizer().authorize(request("carol-token"))).toEqual(allowedAs("carol"));
     expect(kube.accessReviews.at(-1)).toEqual(carolReview("create", "exec"));
     // carol may enter one pod only: another pod, or a workload (no pod name yet), is refused.
     expect(

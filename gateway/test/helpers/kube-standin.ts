@@ -39,7 +39,7 @@ import {
 } from "./kube-standin/reviews.js";
 import { selfSignedCertificate } from "./tls.js";
 
-export { standinUid, type PodFixture } from "./kube-standin/api-objects.js";
+export { replicaSetPod, standinUid, statefulSetPod, type PodFixture } from "./kube-standin/api-objects.js";
 export { patchEphemeralContainers, type EphemeralPatchRecord } from "./kube-standin/ephemeral.js";
 export {
   API_SERVER_AUDIENCE,

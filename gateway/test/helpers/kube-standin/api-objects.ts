@@ -19,6 +19,34 @@ export interface PodFixture {
   owner?: { kind: "StatefulSet" | "ReplicaSet"; name: string };
 }
 
+/** Instance `ordinal` of a StatefulSet's pods: named `<set>-<ordinal>`, labelled app=<set>, the set its controller. */
+export const statefulSetPod = (namespace: string, set: string, ordinal: number, containers: string[]): PodFixture => ({
+  namespace,
+  name: `${set}-${ordinal}`,
+  containers,
+  labels: { app: set },
+  owner: { kind: "StatefulSet", name: set },
+});
+
+/** A pod a ReplicaSet made (its controller), with its labels, created at midnight UTC of `createdOn` (YYYY-MM-DD); `more` adds the rest. */
+export const replicaSetPod = (
+  namespace: string,
+  replicaSet: string,
+  name: string,
+  containers: string[],
+  labels: Record<string, string>,
+  createdOn: string,
+  more: Partial<PodFixture> = {},
+): PodFixture => ({
+  namespace,
+  name,
+  containers,
+  labels,
+  createdAt: `${createdOn}T00:00:00Z`,
+  owner: { kind: "ReplicaSet", name: replicaSet },
+  ...more,
+});
+
 /** The uid the stand-in gives an object: stable, and different for every kind, namespace and name. */
 export const standinUid = (kind: string, namespace: string, name: string) => `uid-${kind}-${namespace}-${name}`;
 
@@ -26,13 +54,15 @@ export function json(response: ServerResponse, status: number, body: unknown): v
   response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
 }
 
-export function notFound(response: ServerResponse, what: string): void {
+/** A 404 Status object for `what` (e.g. `pods "web-0"`), with the Status details when given. */
+export function notFound(response: ServerResponse, what: string, details?: { name: string; kind: string }): void {
   json(response, 404, {
     kind: "Status",
     apiVersion: "v1",
     status: "Failure",
     reason: "NotFound",
     code: 404,
+    ...(details ? { details } : {}),
     message: `${what} not found`,
   });
 }

@@ -16,7 +16,7 @@
 // reports it; with an image the kubelet cannot pull (`pullableImages`) it stays waiting
 // (ErrImagePull, then ImagePullBackOff). Exec into it works once it runs.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { json, podObject, readBody, type EphemeralState, type PodFixture } from "./api-objects.js";
+import { json, notFound, podObject, readBody, type EphemeralState, type PodFixture } from "./api-objects.js";
 
 /** One PATCH of pods/ephemeralcontainers: the pod, the answer's HTTP status and (422) its message. */
 export interface EphemeralPatchRecord {
@@ -177,15 +177,7 @@ export class EphemeralContainers {
   /** A PATCH for a pod that does not exist: recorded, and answered 404 as the API server does. */
   notFound(namespace: string, name: string, response: ServerResponse): void {
     this.patches.push({ pod: `${namespace}/${name}`, status: 404 });
-    json(response, 404, {
-      kind: "Status",
-      apiVersion: "v1",
-      status: "Failure",
-      reason: "NotFound",
-      code: 404,
-      details: { name, kind: "pods" },
-      message: `pods "${name}" not found`,
-    });
+    notFound(response, `pods "${name}"`, { name, kind: "pods" });
   }
 
   private stored(pod: PodFixture): EphemeralState {
