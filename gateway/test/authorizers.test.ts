@@ -380,6 +380,14 @@ describe("OIDC authorizer", () => {
   });
 });
 
+/** The Kubernetes authorizer's yes for `user`: with the debug check and the recheck of the grant. */
+const allowedAs = (user: string) => ({
+  allow: true,
+  user,
+  mayDebug: expect.any(Function),
+  recheck: expect.any(Function),
+});
+
 describe("Kubernetes authorizer (TokenReview + SubjectAccessReview)", () => {
   let kube: KubeStandin;
   const carol: StandinUser = {
@@ -407,13 +415,6 @@ describe("Kubernetes authorizer (TokenReview + SubjectAccessReview)", () => {
   });
   afterAll(() => kube.stop());
   const authorizer = () => kubernetesAuthorizer(loadKubeConfig(kube.kubeconfigPath), defaultConfig.tokenAudiences);
-  /** The Kubernetes authorizer's yes for `user`: with the debug check and the recheck of the grant. */
-  const allowedAs = (user: string) => ({
-    allow: true,
-    user,
-    mayDebug: expect.any(Function),
-    recheck: expect.any(Function),
-  });
 
   it("allows exec where RBAC says so and nowhere else", async () => {
     expect(await authorizer().authorize(request("alice-token"))).toEqual(allowedAs("alice"));
