@@ -540,13 +540,8 @@ const fdCount = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
 const nofileLimit = (pid: number) =>
   Number(/Max open files\s+(\d+)/.exec(readFileSync(`/proc/${pid}/limits`, "utf8"))![1]);
 
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
+// The tests' and gateway/bench's free port (ES imports are hoisted: this one is in effect from the top).
+import { freePort } from "../test/harness/net";
 
 function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {

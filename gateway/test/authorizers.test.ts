@@ -380,6 +380,14 @@ describe("OIDC authorizer", () => {
   });
 });
 
+/** The Kubernetes authorizer's yes for `user`: with the debug check and the recheck of the grant. */
+const allowedAs = (user: string) => ({
+  allow: true,
+  user,
+  mayDebug: expect.any(Function),
+  recheck: expect.any(Function),
+});
+
 describe("Kubernetes authorizer (TokenReview + SubjectAccessReview)", () => {
   let kube: KubeStandin;
   const carol: StandinUser = {
@@ -409,12 +417,7 @@ describe("Kubernetes authorizer (TokenReview + SubjectAccessReview)", () => {
   const authorizer = () => kubernetesAuthorizer(loadKubeConfig(kube.kubeconfigPath), defaultConfig.tokenAudiences);
 
   it("allows exec where RBAC says so and nowhere else", async () => {
-    expect(await authorizer().authorize(request("alice-token"))).toEqual({
-      allow: true,
-      user: "alice",
-      mayDebug: expect.any(Function),
-      recheck: expect.any(Function),
-    });
+    expect(await authorizer().authorize(request("alice-token"))).toEqual(allowedAs("alice"));
     expect(
       await authorizer().authorize(request("alice-token", { kind: "pod", namespace: "team-b", pod: "x" })),
     ).toMatchObject({ allow: false, user: "alice" });
@@ -504,12 +507,7 @@ describe("Kubernetes authorizer (TokenReview + SubjectAccessReview)", () => {
   });
 
   it("passes the whole user and the whole resource to SubjectAccessReview", async () => {
-    expect(await authorizer().authorize(request("carol-token"))).toEqual({
-      allow: true,
-      user: "carol",
-      mayDebug: expect.any(Function),
-      recheck: expect.any(Function),
-    });
+    expect(await authorizer().authorize(request("carol-token"))).toEqual(allowedAs("carol"));
     expect(kube.accessReviews.at(-1)).toEqual(carolReview("create", "exec"));
     // carol may enter one pod only: another pod, or a workload (no pod name yet), is refused.
     expect(

@@ -13,8 +13,10 @@ import { wrapCommand } from "../src/shell.js";
 import { execBackendCases, RAW_FIRST, RAW_FIRST_ANSWER, rawModeKept, runRawFirst } from "./helpers/exec-cases.js";
 import { startGateway, tokenAuthorizer, type TestGateway } from "./helpers/gateway.js";
 import {
+  replicaSetPod,
   standinUser,
   startKubeStandin,
+  statefulSetPod,
   type ExecProtocol,
   type KubeStandin,
   type StandinOptions,
@@ -23,56 +25,17 @@ import {
 const fixtures: Omit<StandinOptions, "protocol"> = {
   serviceAccountToken: "gateway-service-account-token",
   pods: [
-    {
-      namespace: "team-a",
-      name: "web-0",
-      containers: ["app", "sidecar"],
-      labels: { app: "web" },
-      owner: { kind: "StatefulSet", name: "web" },
-    },
-    {
-      namespace: "team-a",
-      name: "web-1",
-      containers: ["app"],
-      labels: { app: "web" },
-      owner: { kind: "StatefulSet", name: "web" },
-    },
-    {
-      namespace: "team-a",
-      name: "api-7f9c-zzz",
-      containers: ["api"],
-      labels: { app: "api" },
-      createdAt: "2026-03-01T00:00:00Z",
-      owner: { kind: "ReplicaSet", name: "api-7f9c" },
-    },
-    {
-      namespace: "team-a",
-      name: "api-7f9c-aaa",
-      containers: ["api"],
-      labels: { app: "api" },
-      createdAt: "2026-03-02T00:00:00Z",
-      owner: { kind: "ReplicaSet", name: "api-7f9c" },
-    },
-    {
-      namespace: "team-a",
-      name: "api-7f9c-pending",
-      containers: ["api"],
-      labels: { app: "api" },
+    statefulSetPod("team-a", "web", 0, ["app", "sidecar"]),
+    statefulSetPod("team-a", "web", 1, ["app"]),
+    replicaSetPod("team-a", "api-7f9c", "api-7f9c-zzz", ["api"], { app: "api" }, "2026-03-01"),
+    replicaSetPod("team-a", "api-7f9c", "api-7f9c-aaa", ["api"], { app: "api" }, "2026-03-02"),
+    replicaSetPod("team-a", "api-7f9c", "api-7f9c-pending", ["api"], { app: "api" }, "2026-02-01", {
       phase: "Pending",
-      createdAt: "2026-02-01T00:00:00Z",
-      owner: { kind: "ReplicaSet", name: "api-7f9c" },
-    },
+    }),
     // Impostors: named like a StatefulSet instance but nobody's; labelled as api's pods (and more) but
     // another Deployment's; older than every real instance, so by labels or names alone they would win.
     { namespace: "team-a", name: "web-5", containers: ["app"], labels: { app: "web" } },
-    {
-      namespace: "team-a",
-      name: "api-debug-x",
-      containers: ["api"],
-      labels: { app: "api", debug: "true" },
-      createdAt: "2026-01-01T00:00:00Z",
-      owner: { kind: "ReplicaSet", name: "api-debug-6c" },
-    },
+    replicaSetPod("team-a", "api-debug-6c", "api-debug-x", ["api"], { app: "api", debug: "true" }, "2026-01-01"),
     {
       namespace: "team-a",
       name: "api-bare",
@@ -81,22 +44,15 @@ const fixtures: Omit<StandinOptions, "protocol"> = {
       createdAt: "2026-01-02T00:00:00Z",
     },
     // A Deployment whose selector also has matchExpressions (track In [canary]).
-    {
-      namespace: "team-a",
-      name: "canary-stable",
-      containers: ["app"],
-      labels: { app: "canary", track: "stable" },
-      createdAt: "2026-01-01T00:00:00Z",
-      owner: { kind: "ReplicaSet", name: "canary-stable-1a" },
-    },
-    {
-      namespace: "team-a",
-      name: "canary-5d-q",
-      containers: ["app"],
-      labels: { app: "canary", track: "canary" },
-      createdAt: "2026-03-01T00:00:00Z",
-      owner: { kind: "ReplicaSet", name: "canary-5d" },
-    },
+    replicaSetPod(
+      "team-a",
+      "canary-stable-1a",
+      "canary-stable",
+      ["app"],
+      { app: "canary", track: "stable" },
+      "2026-01-01",
+    ),
+    replicaSetPod("team-a", "canary-5d", "canary-5d-q", ["app"], { app: "canary", track: "canary" }, "2026-03-01"),
     { namespace: "team-b", name: "db-0", containers: ["db"] },
     // The gateway's own pod: its service-account token may exec and review tokens cluster-wide.
     { namespace: "entryway", name: "entryway-exec-gateway-0", containers: ["gateway"] },
@@ -134,6 +90,21 @@ const fixtures: Omit<StandinOptions, "protocol"> = {
   users: { "alice-token": "alice", "admin-token": "admin" },
   execAllowed: { alice: ["team-a"], admin: ["team-a", "team-b", "entryway", "entryway-connect"] },
 };
+
+/** The stand-in with the fixtures, and a gateway on it with the Kubernetes backend and authorizer. */
+async function kubernetesGateway(
+  protocol: ExecProtocol,
+  overrides: Parameters<typeof startGateway>[2],
+): Promise<{ kube: KubeStandin; g: TestGateway }> {
+  const kube = await startKubeStandin({ ...fixtures, protocol });
+  const kubeConfig = loadKubeConfig(kube.kubeconfigPath);
+  const g = await startGateway(
+    kubernetesBackend(kubeConfig),
+    kubernetesAuthorizer(kubeConfig, defaultConfig.tokenAudiences),
+    overrides,
+  );
+  return { kube, g };
+}
 
 for (const protocol of ["v5.channel.k8s.io"] as ExecProtocol[]) {
   execBackendCases(`Kubernetes (${protocol}, stand-in API server + kubelet)`, async () => {
@@ -188,13 +159,10 @@ describe("Kubernetes backend: v4.channel.k8s.io, targets and the Kubernetes auth
   let kube: KubeStandin;
   let g: TestGateway;
   beforeAll(async () => {
-    kube = await startKubeStandin({ ...fixtures, protocol: "v4.channel.k8s.io" });
-    const kubeConfig = loadKubeConfig(kube.kubeconfigPath);
-    g = await startGateway(
-      kubernetesBackend(kubeConfig),
-      kubernetesAuthorizer(kubeConfig, defaultConfig.tokenAudiences),
-      { gatewayNamespace: "entryway", refusedNamespaces: ["entryway-connect"] },
-    );
+    ({ kube, g } = await kubernetesGateway("v4.channel.k8s.io", {
+      gatewayNamespace: "entryway",
+      refusedNamespaces: ["entryway-connect"],
+    }));
   });
   afterAll(async () => {
     await g?.stop();
@@ -403,13 +371,7 @@ describe("sessions end with their grant (the Kubernetes authorizer)", () => {
   let kube: KubeStandin;
   let g: TestGateway;
   beforeAll(async () => {
-    kube = await startKubeStandin({ ...fixtures, protocol: "v5.channel.k8s.io" });
-    const kubeConfig = loadKubeConfig(kube.kubeconfigPath);
-    g = await startGateway(
-      kubernetesBackend(kubeConfig),
-      kubernetesAuthorizer(kubeConfig, defaultConfig.tokenAudiences),
-      { reauthorizeIntervalMs: 300 },
-    );
+    ({ kube, g } = await kubernetesGateway("v5.channel.k8s.io", { reauthorizeIntervalMs: 300 }));
   });
   afterAll(async () => {
     await g?.stop();

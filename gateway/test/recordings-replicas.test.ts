@@ -14,8 +14,9 @@ import { outputBytes, parseCast, type RecordingSummary } from "../src/recordings
 import { cleanEnv, runCli } from "./clients/cli-harness.js";
 import { EntryClient } from "./helpers/client.js";
 import { podmanAvailable, startPodman, type Podman } from "./helpers/podman.js";
-import { startSeaweedFs, type SeaweedFs } from "./helpers/seaweedfs.js";
+import { recordingToBucket, startSeaweedFs, type SeaweedFs } from "./helpers/seaweedfs.js";
 import {
+  dockerWithWebhook,
   enterUrl,
   startServe,
   startWebhookAuthorizer,
@@ -41,19 +42,12 @@ describeWithRealTool("seaweedfs", "two gateway replicas sharing one bucket", (bi
 
   const replica = async (name: string) => {
     const serve = await startServe({
-      ENTRYWAY_BACKEND: "docker",
-      ENTRYWAY_DOCKER_HOST: `unix://${podman.socketPath}`,
-      ENTRYWAY_AUTHORIZER: "webhook",
-      ENTRYWAY_WEBHOOK_URL: webhook.url,
+      ...dockerWithWebhook(podman, webhook),
       ENTRYWAY_AUDIT_FILE: join(dir, `${name}-audit.jsonl`),
-      ENTRYWAY_RECORD_S3_BUCKET: BUCKET,
-      ENTRYWAY_RECORD_S3_ENDPOINT: weed.endpoint,
-      ENTRYWAY_RECORD_S3_FORCE_PATH_STYLE: "true",
+      ...recordingToBucket(weed, BUCKET),
       ENTRYWAY_RECORD_S3_PREFIX: "sessions/",
       ENTRYWAY_RECORD_FLUSH_SECONDS: String(FLUSH_SECONDS),
       ENTRYWAY_REVIEWER_GROUPS: '["auditors"]',
-      AWS_ACCESS_KEY_ID: weed.gateway.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: weed.gateway.secretAccessKey,
       ENTRYWAY_LOG_LEVEL: "info",
     });
     replicas.push(serve);

@@ -1,24 +1,20 @@
 // `entryway serve` as a process, configured only through ENTRYWAY_* variables, against the Kubernetes
 // stand-in (API server + kubelet, helpers/kube-standin.ts): audit file, asciicast recording, JSON
 // logs without secrets, and SIGTERM draining open sessions (told why, shells ended, exit 0).
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EntryClient } from "./helpers/client.js";
 import { startKubeStandin, type KubeStandin } from "./helpers/kube-standin.js";
+import { startServe, type ServeProcess } from "./helpers/serve.js";
 
 const TOKEN = "alice-secret-token-value";
-const main = fileURLToPath(new URL("../src/cli/main.ts", import.meta.url));
 
 describe("entryway serve", () => {
   let kube: KubeStandin;
   let dir: string;
-  let server: ChildProcess;
-  let stdout = "";
-  let port = 0;
+  let serve: ServeProcess;
 
   beforeAll(async () => {
     kube = await startKubeStandin({
@@ -29,38 +25,24 @@ describe("entryway serve", () => {
       execAllowed: { alice: ["team-a"] },
     });
     dir = mkdtempSync(join(tmpdir(), "entryway-serve-"));
-    server = spawn(process.execPath, ["--import", "tsx", main, "serve"], {
-      env: {
-        PATH: process.env.PATH,
-        ENTRYWAY_HOST: "127.0.0.1",
-        ENTRYWAY_PORT: "0",
-        ENTRYWAY_BACKEND: "kubernetes",
-        ENTRYWAY_KUBECONFIG: kube.kubeconfigPath,
-        ENTRYWAY_AUTHORIZER: "kubernetes",
-        ENTRYWAY_AUDIT_FILE: join(dir, "audit.jsonl"),
-        ENTRYWAY_RECORD_DIR: join(dir, "casts"),
-        ENTRYWAY_DRAIN_TIMEOUT_MS: "5000",
-        ENTRYWAY_REAP_GRACE_SECONDS: "1",
-      },
-      stdio: ["ignore", "pipe", "inherit"],
+    serve = await startServe({
+      ENTRYWAY_BACKEND: "kubernetes",
+      ENTRYWAY_KUBECONFIG: kube.kubeconfigPath,
+      ENTRYWAY_AUTHORIZER: "kubernetes",
+      ENTRYWAY_AUDIT_FILE: join(dir, "audit.jsonl"),
+      ENTRYWAY_RECORD_DIR: join(dir, "casts"),
+      ENTRYWAY_DRAIN_TIMEOUT_MS: "5000",
+      ENTRYWAY_REAP_GRACE_SECONDS: "1",
     });
-    server.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
-    const deadline = Date.now() + 30_000;
-    let listening: RegExpExecArray | null;
-    while (!(listening = /"msg":"listening".*"port":(\d+)/.exec(stdout))) {
-      if (Date.now() > deadline || server.exitCode !== null) throw new Error(`entryway serve did not start: ${stdout}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    port = Number(listening[1]);
   });
   afterAll(async () => {
-    if (server.exitCode === null) server.kill("SIGKILL");
+    await serve?.stop(true);
     await kube.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 
   const open = () =>
-    EntryClient.connect(`ws://127.0.0.1:${port}/v1/enter?namespace=team-a&pod=web-0`, { token: TOKEN });
+    EntryClient.connect(`ws://127.0.0.1:${serve.port}/v1/enter?namespace=team-a&pod=web-0`, { token: TOKEN });
 
   it("records the session as asciicast v2 and audits it", async () => {
     const client = await open();
@@ -107,19 +89,20 @@ describe("entryway serve", () => {
       await c.waitFor(/[\r\n]up\r\n/);
     }
     expect(kube.liveShells().length).toBeGreaterThanOrEqual(2);
-    const exited = new Promise<number | null>((resolve) => server.once("exit", (code) => resolve(code)));
+    const exited = new Promise<number | null>((resolve) => serve.process.once("exit", (code) => resolve(code)));
     const started = Date.now();
-    server.kill("SIGTERM");
+    serve.process.kill("SIGTERM");
     for (const c of clients)
       expect(await c.closed).toMatchObject({ closeCode: "shutdown", reason: "the gateway is shutting down" });
     expect(await exited).toBe(0);
     expect(Date.now() - started).toBeLessThan(5000 + 2000);
     expect(kube.liveShells()).toEqual([]);
-    const logs = stdout
+    const logs = serve
+      .stdout()
       .trim()
       .split("\n")
       .map((l) => JSON.parse(l));
     expect(logs.some((l) => l.msg === "draining" && l.sessions === 2)).toBe(true);
-    expect(stdout + readFileSync(join(dir, "audit.jsonl"), "utf8")).not.toContain(TOKEN);
+    expect(serve.stdout() + readFileSync(join(dir, "audit.jsonl"), "utf8")).not.toContain(TOKEN);
   });
 });

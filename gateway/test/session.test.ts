@@ -597,7 +597,7 @@ describe("before authentication", () => {
     for (const ws of opened) ws.send(encodeRequest(RequestType.AUTH, "stolen"));
     await expect.poll(() => authorizer.calls, { timeout: 20_000 }).toBe(101);
     // Once those slots are free, the per-address attempt budget (150 a minute, 101 spent) runs out
-    // (its exact arithmetic, on a fixed clock, is in units.test.ts): most of the next 100 get 429.
+    // (its exact arithmetic, on a fixed clock, is in unit/limits.test.ts): most of the next 100 get 429.
     let admitted = 0;
     for (let i = 0; i < 100; i++) {
       try {

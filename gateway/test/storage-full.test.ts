@@ -12,8 +12,9 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeWithRealTool } from "../../test/harness/realcp.js";
 import { EntryClient, type Closed } from "./helpers/client.js";
 import { podmanAvailable, startPodman, type Podman } from "./helpers/podman.js";
-import { startSeaweedFs, type SeaweedFs } from "./helpers/seaweedfs.js";
+import { recordingToBucket, startSeaweedFs, type SeaweedFs } from "./helpers/seaweedfs.js";
 import {
+  dockerWithWebhook,
   enterUrl,
   startServe,
   startWebhookAuthorizer,
@@ -41,6 +42,19 @@ function auditRecords(file: string): AuditRecord[] {
     .split("\n")
     .filter(Boolean)
     .map((line) => JSON.parse(line) as AuditRecord);
+}
+
+/** Waits (up to 30 s) until `user`'s audit records, as [event, closeCode] pairs, are `outcomes`. */
+async function expectOutcomes(file: string, user: string, outcomes: [string, string | undefined][]): Promise<void> {
+  await expect
+    .poll(
+      () =>
+        auditRecords(file)
+          .filter((r) => r.user === user)
+          .map((r) => [r.event, r.closeCode]),
+      { timeout: 30_000 },
+    )
+    .toEqual(outcomes);
 }
 
 /** The audit records once every flood session's closing record is there (a client sees CLOSE before its shell is ended and the record written). */
@@ -130,10 +144,7 @@ describeNeeding(
       mkdirSync(recordDir);
       execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", recordDir]);
       serve = await startServe({
-        ENTRYWAY_BACKEND: "docker",
-        ENTRYWAY_DOCKER_HOST: `unix://${podman.socketPath}`,
-        ENTRYWAY_AUTHORIZER: "webhook",
-        ENTRYWAY_WEBHOOK_URL: webhook.url,
+        ...dockerWithWebhook(podman, webhook),
         ENTRYWAY_AUDIT_FILE: join(dir, "audit.jsonl"),
         ENTRYWAY_RECORD_DIR: recordDir,
         ENTRYWAY_MAX_SESSIONS_PER_USER: String(SESSIONS),
@@ -172,15 +183,7 @@ describeNeeding(
       const late = await EntryClient.connect(enterUrl(serve, container, ["echo", "never"]), { token: "user:carol" });
       expect(await late.closed).toMatchObject({ closeCode: "recording-failed" });
       expect(late.text).not.toContain("never");
-      await expect
-        .poll(
-          () =>
-            auditRecords(join(dir, "audit.jsonl"))
-              .filter((r) => r.user === "carol")
-              .map((r) => [r.event, r.closeCode]),
-          { timeout: 30_000 },
-        )
-        .toEqual([["session.refused", "recording-failed"]]);
+      await expectOutcomes(join(dir, "audit.jsonl"), "carol", [["session.refused", "recording-failed"]]);
 
       bystander.type("exit 3\n");
       expect(await bystander.closed).toMatchObject({ exitCode: 3 });
@@ -207,18 +210,11 @@ describeWithRealTool("seaweedfs", "a SeaweedFS bucket over its 1 MB quota under 
     webhook = await startWebhookAuthorizer();
     dir = mkdtempSync(join(tmpdir(), "entryway-quota-full-"));
     serve = await startServe({
-      ENTRYWAY_BACKEND: "docker",
-      ENTRYWAY_DOCKER_HOST: `unix://${podman.socketPath}`,
-      ENTRYWAY_AUTHORIZER: "webhook",
-      ENTRYWAY_WEBHOOK_URL: webhook.url,
+      ...dockerWithWebhook(podman, webhook),
       ENTRYWAY_AUDIT_FILE: join(dir, "audit.jsonl"),
-      ENTRYWAY_RECORD_S3_BUCKET: "quota-casts",
-      ENTRYWAY_RECORD_S3_ENDPOINT: weed.endpoint,
-      ENTRYWAY_RECORD_S3_FORCE_PATH_STYLE: "true",
+      ...recordingToBucket(weed, "quota-casts"),
       ENTRYWAY_RECORD_FLUSH_SECONDS: "0.5",
       ENTRYWAY_RECORD_WRITE_TIMEOUT_MS: "10000",
-      AWS_ACCESS_KEY_ID: weed.gateway.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: weed.gateway.secretAccessKey,
       ENTRYWAY_MAX_SESSIONS_PER_USER: String(SESSIONS),
       ENTRYWAY_REAP_GRACE_SECONDS: "1",
       ENTRYWAY_LOG_LEVEL: "info",
@@ -255,18 +251,10 @@ describeWithRealTool("seaweedfs", "a SeaweedFS bucket over its 1 MB quota under 
     bystander.type("echo after-$((40+2))\n");
     expect(await bystander.closed).toMatchObject({ closeCode: "recording-failed" });
     // The record comes once the shell is ended (after the client's CLOSE).
-    await expect
-      .poll(
-        () =>
-          auditRecords(join(dir, "audit.jsonl"))
-            .filter((r) => r.user === "bob")
-            .map((r) => [r.event, r.closeCode]),
-        { timeout: 30_000 },
-      )
-      .toEqual([
-        ["session.start", undefined],
-        ["session.end", "recording-failed"],
-      ]);
+    await expectOutcomes(join(dir, "audit.jsonl"), "bob", [
+      ["session.start", undefined],
+      ["session.end", "recording-failed"],
+    ]);
     await expect.poll(() => podman.shells(container), { timeout: 30_000 }).toEqual([]);
   }, 900_000);
 });

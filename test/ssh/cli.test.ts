@@ -154,12 +154,7 @@ describe("entryway connect-proxy against a stand-in gateway", () => {
   });
 
   it("names an unreachable gateway in one line", async () => {
-    const closed = await new Promise<number>((resolve) => {
-      const probe = net.createServer().listen(0, "127.0.0.1", () => {
-        const { port } = probe.address() as net.AddressInfo;
-        probe.close(() => resolve(port));
-      });
-    });
+    const closed = await (await import("../harness/net")).freePort(); // nothing listens there
     const result = await entryway(["connect-proxy", `127.0.0.1:${closed}`, "ws.dev.svc.cluster.local", "22"]);
     expect(result.status).toBe(69);
     expect(result.stderr).toMatch(

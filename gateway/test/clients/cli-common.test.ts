@@ -3,7 +3,6 @@
 // a gateway, and the completion scripts made from the subcommand table.
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -13,7 +12,8 @@ import { subcommands } from "../../src/cli/main.js";
 import { VERSION } from "../../src/version.js";
 import { fakeBackend } from "../helpers/fake-backend.js";
 import { startGateway, tokenAuthorizer, type TestGateway } from "../helpers/gateway.js";
-import { cleanEnv, cliCommand, REPO, runCli } from "./cli-harness.js";
+import { cleanEnv, cliCommand, expectHelp, REPO, runCli } from "./cli-harness.js";
+import { freePort } from "../../../test/harness/net.js";
 
 let home: string;
 let env: NodeJS.ProcessEnv;
@@ -22,12 +22,7 @@ let closedPort: number;
 beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), "entryway-cli-common-"));
   env = cleanEnv(home, { ENTRYWAY_CONNECT_TIMEOUT: "20" });
-  closedPort = await new Promise<number>((resolve) => {
-    const probe = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
+  closedPort = await freePort(); // nothing listens there: connecting is refused
 });
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 
@@ -75,9 +70,11 @@ describe("one exit-code table", () => {
       const row = rows.find((line) => line.startsWith(`| ${code} `));
       expect(row, `${code}`).toContain(`| ${meaning} `);
     }
-    const help = await runCli(["--help"], { env });
-    expect(help.code).toBe(0);
-    for (const [code, meaning] of EXIT_CODE_MEANINGS) expect(help.stdout).toContain(`  ${code}  ${meaning}\n`);
+    await expectHelp(
+      [],
+      env,
+      EXIT_CODE_MEANINGS.map(([code, meaning]) => `  ${code}  ${meaning}\n`),
+    );
   });
 });
 

@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import net from "node:net";
 import tls from "node:tls";
+import { expect } from "vitest";
 import { selfSignedCertificate } from "../helpers/tls.js";
 
 const run = promisify(execFile);
@@ -77,6 +78,14 @@ export function runCli(
       if (child.stdout.readableEnded) result();
     });
   });
+}
+
+/** Runs `entryway <command> --help`, which must exit 0 and print every one of `texts`; returns what it printed. */
+export async function expectHelp(command: string[], env: NodeJS.ProcessEnv, texts: string[]): Promise<string> {
+  const help = await runCli([...command, "--help"], { env });
+  expect(help.code).toBe(0);
+  for (const text of texts) expect(help.stdout).toContain(text);
+  return help.stdout;
 }
 
 export function tmuxAvailable(): boolean {

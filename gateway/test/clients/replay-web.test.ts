@@ -54,6 +54,14 @@ async function seekTo(page: Page, seconds: number): Promise<void> {
   await expect.poll(() => replayState(page)).toMatchObject({ settled: true });
 }
 
+/** Waits (up to 60 s) until the replay has played to its end and its screen has settled; returns the screen's text. */
+async function playedScreen(page: Page): Promise<string> {
+  await expect
+    .poll(() => replayState(page), { timeout: 60_000 })
+    .toMatchObject({ done: true, playing: false, settled: true });
+  return bufferText(page, "replay");
+}
+
 describeNeeding(
   { podman: podmanAvailable(), [CHROMIUM]: existsSync(CHROMIUM) },
   "replay page in Chromium against a recording gateway on podman",
@@ -123,10 +131,7 @@ describeNeeding(
         "Replay",
       ]);
       await rows.first().getByRole("button", { name: "Replay" }).click();
-      await expect
-        .poll(() => replayState(replay), { timeout: 60_000 })
-        .toMatchObject({ done: true, playing: false, settled: true });
-      expect(await bufferText(replay, "replay")).toBe(shown);
+      expect(await playedScreen(replay)).toBe(shown);
       expect(new URL(replay.url()).searchParams.get("id")).toMatch(/^\d{4}-\d\d-\d\dT/);
 
       // Seek: to the start (an empty screen), then to the end (the whole screen again).
@@ -139,10 +144,7 @@ describeNeeding(
       await seekTo(replay, 0);
       await replay.locator("#speed").selectOption("8");
       await replay.getByRole("button", { name: "Play" }).click();
-      await expect
-        .poll(() => replayState(replay), { timeout: 60_000 })
-        .toMatchObject({ done: true, playing: false, settled: true });
-      expect(await bufferText(replay, "replay")).toBe(shown);
+      expect(await playedScreen(replay)).toBe(shown);
 
       // The deep link, in a tab of a user who is no reviewer: back to signing in, told why.
       const outsider = await context.newPage();

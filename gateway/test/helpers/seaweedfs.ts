@@ -9,7 +9,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import https from "node:https";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -19,6 +18,7 @@ import {
   PutObjectCommand,
   S3Client,
 } from "@aws-sdk/client-s3";
+import { freePort } from "../../../test/harness/net.js";
 
 export interface S3Identity {
   accessKeyId: string;
@@ -51,18 +51,6 @@ export interface SeaweedFs {
   restart(): Promise<void>;
   kill(): Promise<void>;
   stop(): Promise<void>;
-}
-
-/** A free loopback port (bound and released: the server takes it right after). */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -230,5 +218,16 @@ export async function startSeaweedFs(
       adminClient.destroy();
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/** The settings of a serve process that records to `bucket` on `weed` (path style), with the gateway's credentials in AWS_* variables. */
+export function recordingToBucket(weed: SeaweedFs, bucket: string): Record<string, string> {
+  return {
+    ENTRYWAY_RECORD_S3_BUCKET: bucket,
+    ENTRYWAY_RECORD_S3_ENDPOINT: weed.endpoint,
+    ENTRYWAY_RECORD_S3_FORCE_PATH_STYLE: "true",
+    AWS_ACCESS_KEY_ID: weed.gateway.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: weed.gateway.secretAccessKey,
   };
 }

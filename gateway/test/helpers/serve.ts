@@ -80,6 +80,16 @@ export async function startWebhookAuthorizer(): Promise<WebhookAuthorizer> {
   };
 }
 
+/** The settings of a serve process on `podman`'s Docker API, asking `webhook` about every token. */
+export function dockerWithWebhook(podman: { socketPath: string }, webhook: WebhookAuthorizer): Record<string, string> {
+  return {
+    ENTRYWAY_BACKEND: "docker",
+    ENTRYWAY_DOCKER_HOST: `unix://${podman.socketPath}`,
+    ENTRYWAY_AUTHORIZER: "webhook",
+    ENTRYWAY_WEBHOOK_URL: webhook.url,
+  };
+}
+
 /** The enter URL of a Docker container on a serve process, with a command in pipe mode when given. */
 export function enterUrl(serve: ServeProcess, container: string, command?: string[]): string {
   const params = new URLSearchParams({ container });
