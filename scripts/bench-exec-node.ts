@@ -46,6 +46,7 @@ import { EntryClient } from "../gateway/test/helpers/client";
 import { startControlPlane, type ControlPlane } from "../test/harness/control-plane";
 import { helmBinaries, helmEnv, repoRoot } from "../test/harness/helm";
 import { grantRole, POD_EXEC_RULE, serviceAccountToken } from "../test/harness/kube-users";
+import { freePort } from "../test/harness/net";
 import { startNode, type RealNode } from "../test/harness/node";
 import { projectImages } from "../test/harness/project-images";
 import { realTool } from "../test/harness/realcp-tool";
@@ -539,9 +540,6 @@ async function main(): Promise<void> {
 const fdCount = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
 const nofileLimit = (pid: number) =>
   Number(/Max open files\s+(\d+)/.exec(readFileSync(`/proc/${pid}/limits`, "utf8"))![1]);
-
-// The tests' and gateway/bench's free port (ES imports are hoisted: this one is in effect from the top).
-import { freePort } from "../test/harness/net";
 
 function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
