@@ -7,11 +7,11 @@ import { DATABASE_MODE_WARNING } from "../../components/ansibleforms/database-rt
 import { renderSeed, seedProblems } from "../../components/ansibleforms/runner-seed";
 import { helmBinaries, helmNotes, helmTemplate, repoRoot, runHelm } from "../harness/helm";
 import { assertValidObjects, type ObjectLike } from "../harness/validate";
+import { DNS_RULE, namespacePeer } from "../foundation/network-peers";
 import {
   APP_ONLY_ENV,
   appVolumeMountsOf,
   container,
-  DNS_RULE,
   envNames,
   envOf,
   expectDatabaseModeRte,
@@ -114,17 +114,12 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
       expect(appPolicy.policyTypes).toEqual(["Ingress", "Egress"]);
       expect(appPolicy.ingress).toEqual([
         {
-          from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ingress-nginx" } } }],
+          from: [namespacePeer("ingress-nginx")],
           ports: [{ port: 8000, protocol: "TCP" }],
         },
         // Metrics on: Prometheus's pods in the monitoring namespace scrape the app's port and the sidecar's.
         {
-          from: [
-            {
-              namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } },
-              podSelector: { matchLabels: { "app.kubernetes.io/name": "prometheus" } },
-            },
-          ],
+          from: [namespacePeer("monitoring", { "app.kubernetes.io/name": "prometheus" })],
           ports: [
             { port: 8000, protocol: "TCP" },
             { port: 8001, protocol: "TCP" },
@@ -241,7 +236,7 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
     // allowFrom: only the ingress controller's namespace reaches the app's port.
     expect(find(app, "NetworkPolicy", "entryway-ansibleforms").spec.ingress).toEqual([
       {
-        from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ingress-nginx" } } }],
+        from: [namespacePeer("ingress-nginx")],
         ports: [{ port: 8000, protocol: "TCP" }],
       },
     ]);
@@ -285,7 +280,7 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
       policyTypes: ["Ingress", "Egress"],
       ingress: [
         {
-          from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "observability" } } }],
+          from: [namespacePeer("observability")],
           ports: [{ port: 8000, protocol: "TCP" }],
         },
       ],

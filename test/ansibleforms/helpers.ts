@@ -90,20 +90,6 @@ export const PLAYBOOK_FOLDER_MOUNTS = [
   { name: "persistent", mountPath: "/app/dist/persistent/repositories", subPath: "repositories" },
 ];
 
-/** The egress rule to the cluster DNS (networkPolicy.dns, here its default) every AnsibleForms policy starts with. */
-export const DNS_RULE = {
-  to: [
-    {
-      namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } },
-      podSelector: { matchLabels: { "k8s-app": "kube-dns" } },
-    },
-  ],
-  ports: [
-    { port: 53, protocol: "UDP" },
-    { port: 53, protocol: "TCP" },
-  ],
-};
-
 /** A container's mounts of the pod volume backed by the app's claim. */
 export function appVolumeMountsOf(
   pod: PodSpec,

@@ -8,11 +8,11 @@ import { RunnerSeed, seedProblems } from "../../components/ansibleforms/runner-s
 import { REDACTED } from "../../scripts/offline/manifests";
 import { isSecretOutput, outputOf, render } from "../harness/pulumi";
 import { assertValidObjects, type ObjectLike } from "../harness/validate";
+import { DNS_RULE, namespacePeer } from "../foundation/network-peers";
 import {
   APP_ONLY_ENV,
   appVolumeMountsOf,
   container,
-  DNS_RULE,
   envNames,
   envOf,
   expectDatabaseModeRte,
@@ -174,7 +174,7 @@ describe("AnsibleForms with an inbound sidecar RTE", async () => {
     // Default: only the ingress controller's namespace reaches the app; the app dials DNS and MySQL only; MySQL dials nowhere.
     expect(appPolicy).toMatchObject({
       policyTypes: ["Ingress", "Egress"],
-      ingress: [{ from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ingress-nginx" } } }] }],
+      ingress: [{ from: [namespacePeer("ingress-nginx")] }],
       egress: [
         DNS_RULE,
         {
@@ -293,7 +293,7 @@ describe("AnsibleForms with an outbound RTE elsewhere, and the RemoteRte", async
   const { objects } = await renderForms({
     rte: { mode: "remote", runnerName: "dc2" },
     expose: { host: "forms.example.com", ingressClassName: "nginx", tlsSecretName: "forms-tls" },
-    allowFrom: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ingress-nginx" } } }],
+    allowFrom: [namespacePeer("ingress-nginx")],
   });
   const remote = await renderRemote({
     replicas: 3,
@@ -313,7 +313,7 @@ describe("AnsibleForms with an outbound RTE elsewhere, and the RemoteRte", async
     expect(ingress.rules[0].host).toBe("forms.example.com");
     expect(find(objects, "NetworkPolicy", "entryway-ansibleforms").spec.ingress).toEqual([
       {
-        from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ingress-nginx" } } }],
+        from: [namespacePeer("ingress-nginx")],
         ports: [{ port: 8000, protocol: "TCP" }],
       },
     ]);
@@ -394,7 +394,7 @@ describe("AnsibleForms with an outbound RTE elsewhere, and the RemoteRte", async
     ]);
     expect(appPolicy.ingress).toEqual([
       {
-        from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "istio-system" } } }],
+        from: [namespacePeer("istio-system")],
         ports: [{ port: 8000, protocol: "TCP" }],
       },
     ]);
@@ -450,7 +450,7 @@ describe("AnsibleForms metrics", () => {
       },
     ]);
     expect(find(objects, "NetworkPolicy", "entryway-ansibleforms").spec.ingress).toContainEqual({
-      from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } }],
+      from: [namespacePeer("monitoring")],
       ports: [
         { port: 8000, protocol: "TCP" },
         { port: 8001, protocol: "TCP" },
@@ -472,7 +472,7 @@ describe("AnsibleForms metrics", () => {
     find(remote, "PodMonitor", "entryway-remote-rte");
     expect(find(remote, "NetworkPolicy", "entryway-remote-rte").spec.ingress).toEqual([
       {
-        from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } }],
+        from: [namespacePeer("monitoring")],
         ports: [{ port: 8000, protocol: "TCP" }],
       },
     ]);

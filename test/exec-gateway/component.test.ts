@@ -5,6 +5,7 @@ import { ExecGateway, type ExecGatewayArgs, type ExecGatewayWebhookArgs } from "
 import { REDACTED } from "../../scripts/offline/manifests";
 import { childrenOf, findManifest, outputOf, render, type Manifest } from "../harness/pulumi";
 import { assertValidObjects, type ObjectLike } from "../harness/validate";
+import { namespacePeer } from "../foundation/network-peers";
 import { gatewaySettings } from "./settings-document";
 import { WEBHOOK_URL_ENV } from "./expected";
 
@@ -133,14 +134,12 @@ describe("ExecGateway", () => {
     expect(service.spec.type).toBe("ClusterIP");
     const policy = findManifest(manifests, "NetworkPolicy", "entryway-exec-gateway") as Obj;
     expect(policy.spec.policyTypes).toEqual(["Ingress", "Egress"]);
-    expect(policy.spec.ingress[0].from).toEqual([
-      { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "istio-system" } } },
-    ]);
+    expect(policy.spec.ingress[0].from).toEqual([namespacePeer("istio-system")]);
     // Metrics and readiness: a port of their own, reachable only from the monitoring namespace.
     expect(policy.spec.ingress).toEqual([
       expect.objectContaining({ ports: [{ port: "http", protocol: "TCP" }] }),
       {
-        from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } }],
+        from: [namespacePeer("monitoring")],
         ports: [{ port: "metrics", protocol: "TCP" }],
       },
     ]);
