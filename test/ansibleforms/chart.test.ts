@@ -1,12 +1,10 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { stringify } from "yaml";
+import { describe, expect, it } from "vitest";
 import { DATABASE_MODE_WARNING } from "../../components/ansibleforms/database-rte";
 import { renderSeed, seedProblems } from "../../components/ansibleforms/runner-seed";
 import { helmBinaries, helmNotes, helmTemplate, repoRoot, runHelm } from "../harness/helm";
 import { assertValidObjects, type ObjectLike } from "../harness/validate";
+import { chart, chartValues } from "../foundation/chart-values";
 import { DNS_RULE, namespacePeer } from "../foundation/network-peers";
 import {
   APP_ONLY_ENV,
@@ -22,17 +20,8 @@ import {
   volumeAt,
 } from "./helpers";
 
-const chart = path.join(repoRoot, "charts/entryway");
 const scenario = (name: string) => path.join(chart, "ci", `ansibleforms-${name}.yaml`);
-const scratch = mkdtempSync(path.join(os.tmpdir(), "entryway-af-chart-"));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
-let counter = 0;
-function valuesFile(values: unknown): string {
-  const file = path.join(scratch, `values-${++counter}.yaml`);
-  writeFileSync(file, stringify(values));
-  return file;
-}
+const { valuesFile } = chartValues("af-chart");
 
 const baseForms = {
   enabled: true,
