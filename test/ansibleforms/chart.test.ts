@@ -15,6 +15,7 @@ import {
   expectDatabaseModeRte,
   find,
   PLAYBOOK_FOLDER_MOUNTS,
+  REFUSED_IN_BOTH,
   podSpec,
   seedOf,
   volumeAt,
@@ -336,24 +337,13 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
         /appUrl "http:\/\/forms.example.com" is plain http: the RTE token would cross the network unencrypted/,
       ],
       ["RTE_FILES=local with the outbound RTE", () => remote({ files: "local" }), /"local" needs the app's disk/],
-      [
-        "RTE_FILES=local with remote mode",
-        () => forms({ rte: { mode: "remote", files: "local" } }),
-        /"local" needs the app's disk/,
-      ],
       ["an unknown mode", () => forms({ rte: { mode: "sideways" } }), /mode.*(sidecar|must be one of)/],
       ["an unknown remote mode", () => remote({ mode: "inbound" }), /mode.*outbound/],
-      ["the sidecar on the app's port", () => forms({ rte: { port: 8000 } }), /its port must differ/],
-      [
-        "sshFromApp with an outbound RTE",
-        () => forms({ rte: { mode: "remote", sshFromApp: true } }),
-        /sshFromApp needs the app's disk/,
-      ],
-      [
-        "sshFromApp and sshSecret",
-        () => forms({ rte: { sshFromApp: true, sshSecret: "s" } }),
-        /give sshFromApp or sshSecret, not both/,
-      ],
+      ...REFUSED_IN_BOTH.map(([name, settings, message]): [string, () => string, RegExp] => [
+        name,
+        () => forms(settings),
+        message,
+      ]),
       [
         "an unknown runner field",
         () =>
@@ -361,21 +351,6 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
             runners: { items: [{ name: "x", type: "rte", mode: "outbound", token: "${RTE_TOKEN}", colour: "blue" }] },
           }),
         /colour/,
-      ],
-      [
-        "an rte runner without a token",
-        () => forms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound" }] } }),
-        /runner "x" is an rte runner without a token/,
-      ],
-      [
-        "duplicate runner names",
-        () => forms({ runners: { items: [{ name: "rte", type: "rte", mode: "outbound", token: "${RTE_TOKEN}" }] } }),
-        /runner "rte" is declared twice/,
-      ],
-      [
-        "a ${VAR} the app does not have",
-        () => forms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound", token: "${DC2_TOKEN}" }] } }),
-        /uses \$\{DC2_TOKEN\}, which the app container does not have/,
       ],
       [
         "a seed credential naming the app's own secret",

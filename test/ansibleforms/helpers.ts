@@ -1,6 +1,7 @@
 /** What the AnsibleForms suites share: reading pods, containers and env out of manifests. */
 import { expect } from "vitest";
 import { parse } from "yaml";
+import type { AnsibleFormsArgs } from "../../components/ansibleforms";
 import type { ObjectLike } from "../harness/validate";
 
 export interface EnvVar {
@@ -88,6 +89,32 @@ export function seedOf(
 export const PLAYBOOK_FOLDER_MOUNTS = [
   { name: "persistent", mountPath: "/app/dist/persistent/playbooks", subPath: "playbooks" },
   { name: "persistent", mountPath: "/app/dist/persistent/repositories", subPath: "repositories" },
+];
+
+/**
+ * Settings both front ends refuse with the same message: here the chart's `ansibleForms` values and
+ * the AnsibleForms component's arguments have the same shape (one is invalid on purpose: `as never`).
+ */
+export const REFUSED_IN_BOTH: [string, Partial<AnsibleFormsArgs>, RegExp][] = [
+  ["RTE_FILES=local with the remote mode", { rte: { mode: "remote", files: "local" } }, /"local" needs the app's disk/],
+  ["the sidecar on the app's port", { rte: { port: 8000 } }, /its port must differ/],
+  ["sshFromApp with an outbound RTE", { rte: { mode: "remote", sshFromApp: true } }, /sshFromApp needs the app's disk/],
+  ["sshFromApp and sshSecret", { rte: { sshFromApp: true, sshSecret: "s" } }, /give sshFromApp or sshSecret, not both/],
+  [
+    "an rte runner without a token",
+    { runners: { items: [{ name: "x", type: "rte", mode: "outbound" } as never] } },
+    /runner "x" is an rte runner without a token/,
+  ],
+  [
+    "duplicate runner names",
+    { runners: { items: [{ name: "rte", type: "rte", mode: "outbound", token: "${RTE_TOKEN}" }] } },
+    /runner "rte" is declared twice/,
+  ],
+  [
+    "a ${VAR} the app does not have",
+    { runners: { items: [{ name: "x", type: "rte", mode: "outbound", token: "${DC2_TOKEN}" }] } },
+    /uses \$\{DC2_TOKEN\}, which the app container does not have/,
+  ],
 ];
 
 /** A container's mounts of the pod volume backed by the app's claim. */

@@ -18,6 +18,7 @@ import {
   expectDatabaseModeRte,
   find,
   PLAYBOOK_FOLDER_MOUNTS,
+  REFUSED_IN_BOTH,
   podSpec,
   seedOf,
   volumeAt,
@@ -548,24 +549,13 @@ describe("bad input fails at preview with a clear message", () => {
       () => renderRemote({ files: "local" }),
       /"local" needs the app's disk/,
     ],
-    [
-      "RTE_FILES=local with the remote mode (app)",
-      () => renderForms({ rte: { mode: "remote", files: "local" } }),
-      /"local" needs the app's disk/,
-    ],
     ["an unknown mode", () => renderForms({ rte: { mode: "sideways" as never } }), /rte.mode "sideways" is unknown/],
     ["an unknown mode (RemoteRte)", () => renderRemote({ mode: "inbound" } as never), /mode "inbound" is unknown/],
-    ["the sidecar on the app's port", () => renderForms({ rte: { port: 8000 } }), /its port must differ/],
-    [
-      "sshFromApp with an outbound RTE",
-      () => renderForms({ rte: { mode: "remote", sshFromApp: true } }),
-      /sshFromApp needs the app's disk/,
-    ],
-    [
-      "sshFromApp and sshSecret",
-      () => renderForms({ rte: { sshFromApp: true, sshSecret: "s" } }),
-      /give sshFromApp or sshSecret, not both/,
-    ],
+    ...REFUSED_IN_BOTH.map(([name, settings, message]): [string, () => Promise<unknown>, RegExp] => [
+      name,
+      () => renderForms(settings),
+      message,
+    ]),
     [
       "an unknown field in a runner",
       () =>
@@ -575,22 +565,6 @@ describe("bad input fails at preview with a clear message", () => {
           },
         }),
       /runner "x" has unknown field "colour"/,
-    ],
-    [
-      "an rte runner without a token",
-      () => renderForms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound" } as never] } }),
-      /runner "x" is an rte runner without a token/,
-    ],
-    [
-      "duplicate runner names",
-      () =>
-        renderForms({ runners: { items: [{ name: "rte", type: "rte", mode: "outbound", token: "${RTE_TOKEN}" }] } }),
-      /runner "rte" is declared twice/,
-    ],
-    [
-      "a ${VAR} the app does not have",
-      () => renderForms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound", token: "${DC2_TOKEN}" }] } }),
-      /uses \$\{DC2_TOKEN\}, which the app container does not have/,
     ],
     [
       "a seed credential naming the app's own secret",
