@@ -16,6 +16,7 @@ import {
   find,
   PLAYBOOK_FOLDER_MOUNTS,
   REFUSED_IN_BOTH,
+  SIDECAR_RUNNER,
   podSpec,
   seedOf,
   volumeAt,
@@ -64,16 +65,7 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
     it("the app reads the seed at CONFIG_SEED_PATH; it parses, obeys the rules, and is what the Pulumi RunnerSeed renders", () => {
       const { text, seed } = seedOf(objects, pod, app);
       expect(seedProblems({ runners: seed.runners.items as never }, envNames(app))).toEqual([]);
-      expect(seed.runners.items).toEqual([
-        {
-          name: "rte",
-          type: "rte",
-          mode: "inbound",
-          uri: "http://127.0.0.1:8001",
-          token: "${RTE_TOKEN}",
-          is_default: true,
-        },
-      ]);
+      expect(seed.runners.items).toEqual([SIDECAR_RUNNER]);
       expect(text).toBe(renderSeed({ runners: seed.runners.items as never }, envNames(app)));
     });
 

@@ -91,6 +91,16 @@ export const PLAYBOOK_FOLDER_MOUNTS = [
   { name: "persistent", mountPath: "/app/dist/persistent/repositories", subPath: "repositories" },
 ];
 
+/** The seed's runner for the sidecar RTE, the default: inbound, on the pod's own loopback. */
+export const SIDECAR_RUNNER = {
+  name: "rte",
+  type: "rte",
+  mode: "inbound",
+  uri: "http://127.0.0.1:8001",
+  token: "${RTE_TOKEN}",
+  is_default: true,
+} as const;
+
 /**
  * Settings both front ends refuse with the same message: here the chart's `ansibleForms` values and
  * the AnsibleForms component's arguments have the same shape (one is invalid on purpose: `as never`).

@@ -19,6 +19,7 @@ import {
   find,
   PLAYBOOK_FOLDER_MOUNTS,
   REFUSED_IN_BOTH,
+  SIDECAR_RUNNER,
   podSpec,
   seedOf,
   volumeAt,
@@ -638,14 +639,7 @@ describe("RunnerSeed on its own", () => {
         seed: {
           prune: false,
           runners: [
-            {
-              name: "rte",
-              type: "rte",
-              mode: "inbound",
-              uri: "http://127.0.0.1:8001",
-              token: "${RTE_TOKEN}",
-              is_default: true,
-            },
+            SIDECAR_RUNNER,
             {
               name: "awx",
               type: "awx",
