@@ -614,6 +614,16 @@ describe("ExecGateway", () => {
   });
 
   it("passes the hardening settings in the settings document, and lets browsers in only from the public host when exposed", async () => {
+    // Each one is written into the document under its own name, unchanged.
+    const hardening = {
+      maxSessionSeconds: 28800,
+      reauthorizeIntervalMs: 60000,
+      maxPendingConnections: 100,
+      maxPendingPerSource: 10,
+      authAttemptsPerMinute: 30,
+      trustedProxies: ["10.0.0.0/8"],
+      tokenAudiences: ["entryway"],
+    };
     const { manifests } = await renderGateway({
       authorizer: "oidc",
       oidc: {
@@ -622,27 +632,13 @@ describe("ExecGateway", () => {
         maxTokenAgeSeconds: 3600,
         algorithms: ["ES256"],
       },
-      settings: {
-        maxSessionSeconds: 28800,
-        reauthorizeIntervalMs: 60000,
-        maxPendingConnections: 100,
-        maxPendingPerSource: 10,
-        authAttemptsPerMinute: 30,
-        trustedProxies: ["10.0.0.0/8"],
-        tokenAudiences: ["entryway"],
-      },
+      settings: hardening,
       exposure: { kind: "istio", host: "exec.example.com", tlsSecretName: "t" },
     });
     expect(gatewaySettings(manifests as ObjectLike[])).toMatchObject({
       oidcMaxTokenAgeSeconds: 3600,
       oidcAlgorithms: ["ES256"],
-      maxSessionSeconds: 28800,
-      reauthorizeIntervalMs: 60000,
-      maxPendingConnections: 100,
-      maxPendingPerSource: 10,
-      authAttemptsPerMinute: 30,
-      trustedProxies: ["10.0.0.0/8"],
-      tokenAudiences: ["entryway"],
+      ...hardening,
       allowedOrigins: ["https://exec.example.com"],
     });
   });
