@@ -270,6 +270,21 @@ async function gatewayFor(front: FrontEnd, endpointPort = sshPort): Promise<Runn
   return model;
 }
 
+/**
+ * `entryway connect-proxy --tls` to alice's workspace through the gateway of the chart's TLS
+ * scenario, reached at `gateway(its port)`, nothing on stdin: its one line of stderr, and the model.
+ */
+async function tlsConnectProxy(gateway: (port: number) => string, options: string[] = []) {
+  const model = await gatewayFor(fronts.find((f) => f.name === "chart ssh-tls.yaml")!);
+  const result = await runBytes(
+    "entryway",
+    ["connect-proxy", "--tls", ...options, gateway(model.port), "entryway-ws-alice.entryway.svc.cluster.local", "22"],
+    { input: "", env: env() },
+  );
+  expect(result.stderr.trim().split("\n")).toHaveLength(1);
+  return { model, result };
+}
+
 const CLIENTS = [
   { proxy: "entryway" as const, name: "entryway connect-proxy (the default)" },
   { proxy: "proxytunnel" as const, name: "proxytunnel" },
@@ -434,41 +449,18 @@ describe.runIf(canRun)(
     });
 
     it("TLS: a client that does not send the Gateway host as SNI finds no filter chain (connect-proxy says so in one line)", async () => {
-      const model = await gatewayFor(fronts.find((f) => f.name === "chart ssh-tls.yaml")!);
-      const result = await runBytes(
-        "entryway",
-        [
-          "connect-proxy",
-          "--tls",
-          "--ca-file",
-          gatewayCertificate!.caFile,
-          `127.0.0.1:${model.port}`,
-          "entryway-ws-alice.entryway.svc.cluster.local",
-          "22",
-        ],
-        { input: "", env: env() },
+      const { model, result } = await tlsConnectProxy(
+        (port) => `127.0.0.1:${port}`,
+        ["--ca-file", gatewayCertificate!.caFile],
       );
       expect(result.status).toBe(ExitCode.network);
-      expect(result.stderr.trim().split("\n")).toHaveLength(1);
       expect(result.stderr).toMatch(/^entryway connect-proxy: (cannot reach|the gateway 127\.0\.0\.1:\d+ closed)/);
       expect(model.log).toEqual([]);
     });
 
     it("TLS: connect-proxy refuses a gateway whose certificate it cannot verify, in one line", async () => {
-      const model = await gatewayFor(fronts.find((f) => f.name === "chart ssh-tls.yaml")!);
-      const result = await runBytes(
-        "entryway",
-        [
-          "connect-proxy",
-          "--tls",
-          `${GATEWAY_HOST}:${model.port}`,
-          "entryway-ws-alice.entryway.svc.cluster.local",
-          "22",
-        ],
-        { input: "", env: env() },
-      );
+      const { result } = await tlsConnectProxy((port) => `${GATEWAY_HOST}:${port}`);
       expect(result.status).toBe(ExitCode.tls);
-      expect(result.stderr.trim().split("\n")).toHaveLength(1);
       expect(result.stderr).toMatch(
         new RegExp(
           `^entryway connect-proxy: TLS error with the gateway ${GATEWAY_HOST.replace(/\./g, "\\.")}:\\d+: .*(certificate|issuer)`,
