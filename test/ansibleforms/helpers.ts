@@ -172,3 +172,13 @@ export function expectDatabaseModeRte(pod: PodSpec): void {
   expect(envOf(rte, "ACCESS_TOKEN_SECRET")).toBeUndefined();
   expect(appVolumeMountsOf(pod, rte)).toEqual(PLAYBOOK_FOLDER_MOUNTS);
 }
+
+/** The error a render (or any run) fails with; an error of its own when it does not fail. */
+export async function failure(run: () => Promise<unknown>): Promise<Error> {
+  try {
+    await run();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error("the render did not fail");
+}

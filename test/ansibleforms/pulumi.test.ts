@@ -4,7 +4,7 @@ import { AnsibleForms, type AnsibleFormsArgs } from "../../components/ansiblefor
 import { MIN_TOKEN_LENGTH } from "../../components/ansibleforms/common";
 import { DATABASE_MODE_WARNING } from "../../components/ansibleforms/database-rte";
 import { RemoteRte, type RemoteRteArgs } from "../../components/ansibleforms/remote-rte";
-import { RunnerSeed, seedProblems } from "../../components/ansibleforms/runner-seed";
+import { seedProblems } from "../../components/ansibleforms/runner-seed";
 import { REDACTED } from "../../scripts/offline/manifests";
 import { isSecretOutput, outputOf, render } from "../harness/pulumi";
 import { assertValidObjects, type ObjectLike } from "../harness/validate";
@@ -16,10 +16,10 @@ import {
   envNames,
   envOf,
   expectDatabaseModeRte,
+  failure,
   find,
   PLAYBOOK_FOLDER_MOUNTS,
   REFUSED_IN_BOTH,
-  SIDECAR_RUNNER,
   podSpec,
   seedOf,
   volumeAt,
@@ -50,16 +50,6 @@ async function renderRemote(args: Partial<RemoteRteArgs> = {}) {
 afterEach(() => {
   vi.restoreAllMocks();
 });
-
-/** The error a render fails with. */
-async function failure(run: () => Promise<unknown>): Promise<Error> {
-  try {
-    await run();
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error("the render did not fail");
-}
 
 describe("AnsibleForms with an inbound sidecar RTE", async () => {
   const { objects, resources, forms } = await renderForms();
@@ -625,59 +615,5 @@ describe("bad input fails at preview with a clear message", () => {
       "RemoteRte entryway: the RTE token must be at least 16 characters (got 5)",
       "RemoteRte entryway: extraEnv RTE_APP_URL: set by the component (change the setting that sets it)",
     ]);
-  });
-});
-
-describe("RunnerSeed on its own", () => {
-  it("renders the seed into a ConfigMap under the key the app reads, and exposes its path and content", async () => {
-    let seed: RunnerSeed | undefined;
-    const { manifests } = await render(() => {
-      seed = new RunnerSeed("seed", {
-        namespace: "forms",
-        configMapName: "forms-seed",
-        appEnv: ["RTE_TOKEN", "AWX_PASSWORD"],
-        seed: {
-          prune: false,
-          runners: [
-            SIDECAR_RUNNER,
-            {
-              name: "awx",
-              type: "awx",
-              uri: "https://awx.example.com",
-              username: "forms",
-              password: "${AWX_PASSWORD}",
-              ignore_certs: false,
-            },
-          ],
-        },
-      });
-    });
-    await assertValidObjects(manifests as ObjectLike[]);
-    const configMap = find(manifests as ObjectLike[], "ConfigMap", "forms-seed") as unknown as {
-      data: Record<string, string>;
-    };
-    expect(seed!.path).toBe(`/etc/ansibleforms/seed/${seed!.key}`);
-    expect(configMap.data[seed!.key]).toBe(seed!.content);
-    expect(await outputOf(seed!.configMapName)).toBe("forms-seed");
-    expect(seed!.content).toContain("prune: false");
-    expect(seed!.content).toContain("password: ${AWX_PASSWORD}");
-  });
-
-  it("fails on an awx runner without a uri and an unknown type, both at once, one a line", async () => {
-    const error = await failure(() =>
-      render(
-        () =>
-          new RunnerSeed("bad", {
-            namespace: "x",
-            configMapName: "x",
-            appEnv: [],
-            seed: { runners: [{ name: "a", type: "awx" } as never, { name: "b", type: "ssh" } as never] },
-          }),
-      ),
-    );
-    expect(pulumi.ResourceError.isInstance(error)).toBe(true);
-    expect(error.message).toMatch(
-      /^RunnerSeed bad: the runner seed is invalid: runner "a" is an awx runner without a uri\nRunnerSeed bad: the runner seed is invalid: runner "b" has unknown type "ssh"/,
-    );
   });
 });
