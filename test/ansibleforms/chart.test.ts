@@ -19,6 +19,7 @@ import {
   SIDECAR_RUNNER,
   podSpec,
   seedOf,
+  sidecarPod,
   volumeAt,
 } from "./helpers";
 
@@ -48,10 +49,7 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
 
   describe("sidecar (inbound)", () => {
     const objects = template([scenario("sidecar")]);
-    const deployment = find(objects, "Deployment", "entryway-ansibleforms");
-    const pod = podSpec(deployment);
-    const app = container(pod, "ansibleforms");
-    const rte = container(pod, "rte");
+    const { deployment, pod, app, rte } = sidecarPod(objects);
 
     it("renders valid objects", async () => {
       await assertValidObjects(objects);

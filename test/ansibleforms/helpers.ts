@@ -182,3 +182,10 @@ export async function failure(run: () => Promise<unknown>): Promise<Error> {
   }
   throw new Error("the render did not fail");
 }
+
+/** The app's Deployment with the sidecar RTE: its pod, and the app's and the RTE's containers. */
+export function sidecarPod(objects: ObjectLike[]) {
+  const deployment = find(objects, "Deployment", "entryway-ansibleforms");
+  const pod = podSpec(deployment);
+  return { deployment, pod, app: container(pod, "ansibleforms"), rte: container(pod, "rte") };
+}

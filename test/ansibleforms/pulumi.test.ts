@@ -22,6 +22,7 @@ import {
   REFUSED_IN_BOTH,
   podSpec,
   seedOf,
+  sidecarPod,
   volumeAt,
 } from "./helpers";
 
@@ -53,10 +54,7 @@ afterEach(() => {
 
 describe("AnsibleForms with an inbound sidecar RTE", async () => {
   const { objects, resources, forms } = await renderForms();
-  const deployment = find(objects, "Deployment", "entryway-ansibleforms");
-  const pod = podSpec(deployment);
-  const app = container(pod, "ansibleforms");
-  const rte = container(pod, "rte");
+  const { deployment, pod, app, rte } = sidecarPod(objects);
 
   it("renders valid objects, each named and namespaced", async () => {
     await assertValidObjects(objects);
