@@ -1,38 +1,30 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { stringify } from "yaml";
+import { describe, expect, it } from "vitest";
 import { DATABASE_MODE_WARNING } from "../../components/ansibleforms/database-rte";
 import { renderSeed, seedProblems } from "../../components/ansibleforms/runner-seed";
 import { helmBinaries, helmNotes, helmTemplate, repoRoot, runHelm } from "../harness/helm";
 import { assertValidObjects, type ObjectLike } from "../harness/validate";
+import { chart, chartValues } from "../foundation/chart-values";
+import { DNS_RULE, namespacePeer } from "../foundation/network-peers";
 import {
   APP_ONLY_ENV,
   appVolumeMountsOf,
   container,
-  DNS_RULE,
   envNames,
   envOf,
   expectDatabaseModeRte,
   find,
   PLAYBOOK_FOLDER_MOUNTS,
+  REFUSED_IN_BOTH,
+  SIDECAR_RUNNER,
   podSpec,
   seedOf,
+  sidecarPod,
   volumeAt,
 } from "./helpers";
 
-const chart = path.join(repoRoot, "charts/entryway");
 const scenario = (name: string) => path.join(chart, "ci", `ansibleforms-${name}.yaml`);
-const scratch = mkdtempSync(path.join(os.tmpdir(), "entryway-af-chart-"));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
-let counter = 0;
-function valuesFile(values: unknown): string {
-  const file = path.join(scratch, `values-${++counter}.yaml`);
-  writeFileSync(file, stringify(values));
-  return file;
-}
+const { valuesFile } = chartValues("af-chart");
 
 const baseForms = {
   enabled: true,
@@ -57,10 +49,7 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
 
   describe("sidecar (inbound)", () => {
     const objects = template([scenario("sidecar")]);
-    const deployment = find(objects, "Deployment", "entryway-ansibleforms");
-    const pod = podSpec(deployment);
-    const app = container(pod, "ansibleforms");
-    const rte = container(pod, "rte");
+    const { deployment, pod, app, rte } = sidecarPod(objects);
 
     it("renders valid objects", async () => {
       await assertValidObjects(objects);
@@ -74,16 +63,7 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
     it("the app reads the seed at CONFIG_SEED_PATH; it parses, obeys the rules, and is what the Pulumi RunnerSeed renders", () => {
       const { text, seed } = seedOf(objects, pod, app);
       expect(seedProblems({ runners: seed.runners.items as never }, envNames(app))).toEqual([]);
-      expect(seed.runners.items).toEqual([
-        {
-          name: "rte",
-          type: "rte",
-          mode: "inbound",
-          uri: "http://127.0.0.1:8001",
-          token: "${RTE_TOKEN}",
-          is_default: true,
-        },
-      ]);
+      expect(seed.runners.items).toEqual([SIDECAR_RUNNER]);
       expect(text).toBe(renderSeed({ runners: seed.runners.items as never }, envNames(app)));
     });
 
@@ -114,17 +94,12 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
       expect(appPolicy.policyTypes).toEqual(["Ingress", "Egress"]);
       expect(appPolicy.ingress).toEqual([
         {
-          from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ingress-nginx" } } }],
+          from: [namespacePeer("ingress-nginx")],
           ports: [{ port: 8000, protocol: "TCP" }],
         },
         // Metrics on: Prometheus's pods in the monitoring namespace scrape the app's port and the sidecar's.
         {
-          from: [
-            {
-              namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } },
-              podSelector: { matchLabels: { "app.kubernetes.io/name": "prometheus" } },
-            },
-          ],
+          from: [namespacePeer("monitoring", { "app.kubernetes.io/name": "prometheus" })],
           ports: [
             { port: 8000, protocol: "TCP" },
             { port: 8001, protocol: "TCP" },
@@ -241,7 +216,7 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
     // allowFrom: only the ingress controller's namespace reaches the app's port.
     expect(find(app, "NetworkPolicy", "entryway-ansibleforms").spec.ingress).toEqual([
       {
-        from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ingress-nginx" } } }],
+        from: [namespacePeer("ingress-nginx")],
         ports: [{ port: 8000, protocol: "TCP" }],
       },
     ]);
@@ -285,7 +260,7 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
       policyTypes: ["Ingress", "Egress"],
       ingress: [
         {
-          from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "observability" } } }],
+          from: [namespacePeer("observability")],
           ports: [{ port: 8000, protocol: "TCP" }],
         },
       ],
@@ -352,24 +327,13 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
         /appUrl "http:\/\/forms.example.com" is plain http: the RTE token would cross the network unencrypted/,
       ],
       ["RTE_FILES=local with the outbound RTE", () => remote({ files: "local" }), /"local" needs the app's disk/],
-      [
-        "RTE_FILES=local with remote mode",
-        () => forms({ rte: { mode: "remote", files: "local" } }),
-        /"local" needs the app's disk/,
-      ],
       ["an unknown mode", () => forms({ rte: { mode: "sideways" } }), /mode.*(sidecar|must be one of)/],
       ["an unknown remote mode", () => remote({ mode: "inbound" }), /mode.*outbound/],
-      ["the sidecar on the app's port", () => forms({ rte: { port: 8000 } }), /its port must differ/],
-      [
-        "sshFromApp with an outbound RTE",
-        () => forms({ rte: { mode: "remote", sshFromApp: true } }),
-        /sshFromApp needs the app's disk/,
-      ],
-      [
-        "sshFromApp and sshSecret",
-        () => forms({ rte: { sshFromApp: true, sshSecret: "s" } }),
-        /give sshFromApp or sshSecret, not both/,
-      ],
+      ...REFUSED_IN_BOTH.map(([name, settings, message]): [string, () => string, RegExp] => [
+        name,
+        () => forms(settings),
+        message,
+      ]),
       [
         "an unknown runner field",
         () =>
@@ -377,21 +341,6 @@ describe.each(helmBinaries().map((h) => [`helm ${h.version}`, h] as const))("%s"
             runners: { items: [{ name: "x", type: "rte", mode: "outbound", token: "${RTE_TOKEN}", colour: "blue" }] },
           }),
         /colour/,
-      ],
-      [
-        "an rte runner without a token",
-        () => forms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound" }] } }),
-        /runner "x" is an rte runner without a token/,
-      ],
-      [
-        "duplicate runner names",
-        () => forms({ runners: { items: [{ name: "rte", type: "rte", mode: "outbound", token: "${RTE_TOKEN}" }] } }),
-        /runner "rte" is declared twice/,
-      ],
-      [
-        "a ${VAR} the app does not have",
-        () => forms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound", token: "${DC2_TOKEN}" }] } }),
-        /uses \$\{DC2_TOKEN\}, which the app container does not have/,
       ],
       [
         "a seed credential naming the app's own secret",

@@ -1,6 +1,7 @@
 /** What the AnsibleForms suites share: reading pods, containers and env out of manifests. */
 import { expect } from "vitest";
 import { parse } from "yaml";
+import type { AnsibleFormsArgs } from "../../components/ansibleforms";
 import type { ObjectLike } from "../harness/validate";
 
 export interface EnvVar {
@@ -90,19 +91,41 @@ export const PLAYBOOK_FOLDER_MOUNTS = [
   { name: "persistent", mountPath: "/app/dist/persistent/repositories", subPath: "repositories" },
 ];
 
-/** The egress rule to the cluster DNS (networkPolicy.dns, here its default) every AnsibleForms policy starts with. */
-export const DNS_RULE = {
-  to: [
-    {
-      namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } },
-      podSelector: { matchLabels: { "k8s-app": "kube-dns" } },
-    },
+/** The seed's runner for the sidecar RTE, the default: inbound, on the pod's own loopback. */
+export const SIDECAR_RUNNER = {
+  name: "rte",
+  type: "rte",
+  mode: "inbound",
+  uri: "http://127.0.0.1:8001",
+  token: "${RTE_TOKEN}",
+  is_default: true,
+} as const;
+
+/**
+ * Settings both front ends refuse with the same message: here the chart's `ansibleForms` values and
+ * the AnsibleForms component's arguments have the same shape (one is invalid on purpose: `as never`).
+ */
+export const REFUSED_IN_BOTH: [string, Partial<AnsibleFormsArgs>, RegExp][] = [
+  ["RTE_FILES=local with the remote mode", { rte: { mode: "remote", files: "local" } }, /"local" needs the app's disk/],
+  ["the sidecar on the app's port", { rte: { port: 8000 } }, /its port must differ/],
+  ["sshFromApp with an outbound RTE", { rte: { mode: "remote", sshFromApp: true } }, /sshFromApp needs the app's disk/],
+  ["sshFromApp and sshSecret", { rte: { sshFromApp: true, sshSecret: "s" } }, /give sshFromApp or sshSecret, not both/],
+  [
+    "an rte runner without a token",
+    { runners: { items: [{ name: "x", type: "rte", mode: "outbound" } as never] } },
+    /runner "x" is an rte runner without a token/,
   ],
-  ports: [
-    { port: 53, protocol: "UDP" },
-    { port: 53, protocol: "TCP" },
+  [
+    "duplicate runner names",
+    { runners: { items: [{ name: "rte", type: "rte", mode: "outbound", token: "${RTE_TOKEN}" }] } },
+    /runner "rte" is declared twice/,
   ],
-};
+  [
+    "a ${VAR} the app does not have",
+    { runners: { items: [{ name: "x", type: "rte", mode: "outbound", token: "${DC2_TOKEN}" }] } },
+    /uses \$\{DC2_TOKEN\}, which the app container does not have/,
+  ],
+];
 
 /** A container's mounts of the pod volume backed by the app's claim. */
 export function appVolumeMountsOf(
@@ -148,4 +171,21 @@ export function expectDatabaseModeRte(pod: PodSpec): void {
   expect(envOf(rte, "ENCRYPTION_SECRET")).toBeUndefined();
   expect(envOf(rte, "ACCESS_TOKEN_SECRET")).toBeUndefined();
   expect(appVolumeMountsOf(pod, rte)).toEqual(PLAYBOOK_FOLDER_MOUNTS);
+}
+
+/** The error a render (or any run) fails with; an error of its own when it does not fail. */
+export async function failure(run: () => Promise<unknown>): Promise<Error> {
+  try {
+    await run();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error("the render did not fail");
+}
+
+/** The app's Deployment with the sidecar RTE: its pod, and the app's and the RTE's containers. */
+export function sidecarPod(objects: ObjectLike[]) {
+  const deployment = find(objects, "Deployment", "entryway-ansibleforms");
+  const pod = podSpec(deployment);
+  return { deployment, pod, app: container(pod, "ansibleforms"), rte: container(pod, "rte") };
 }

@@ -4,22 +4,25 @@ import { AnsibleForms, type AnsibleFormsArgs } from "../../components/ansiblefor
 import { MIN_TOKEN_LENGTH } from "../../components/ansibleforms/common";
 import { DATABASE_MODE_WARNING } from "../../components/ansibleforms/database-rte";
 import { RemoteRte, type RemoteRteArgs } from "../../components/ansibleforms/remote-rte";
-import { RunnerSeed, seedProblems } from "../../components/ansibleforms/runner-seed";
+import { seedProblems } from "../../components/ansibleforms/runner-seed";
 import { REDACTED } from "../../scripts/offline/manifests";
 import { isSecretOutput, outputOf, render } from "../harness/pulumi";
 import { assertValidObjects, type ObjectLike } from "../harness/validate";
+import { DNS_RULE, namespacePeer } from "../foundation/network-peers";
 import {
   APP_ONLY_ENV,
   appVolumeMountsOf,
   container,
-  DNS_RULE,
   envNames,
   envOf,
   expectDatabaseModeRte,
+  failure,
   find,
   PLAYBOOK_FOLDER_MOUNTS,
+  REFUSED_IN_BOTH,
   podSpec,
   seedOf,
+  sidecarPod,
   volumeAt,
 } from "./helpers";
 
@@ -49,22 +52,9 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-/** The error a render fails with. */
-async function failure(run: () => Promise<unknown>): Promise<Error> {
-  try {
-    await run();
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error("the render did not fail");
-}
-
 describe("AnsibleForms with an inbound sidecar RTE", async () => {
   const { objects, resources, forms } = await renderForms();
-  const deployment = find(objects, "Deployment", "entryway-ansibleforms");
-  const pod = podSpec(deployment);
-  const app = container(pod, "ansibleforms");
-  const rte = container(pod, "rte");
+  const { deployment, pod, app, rte } = sidecarPod(objects);
 
   it("renders valid objects, each named and namespaced", async () => {
     await assertValidObjects(objects);
@@ -174,7 +164,7 @@ describe("AnsibleForms with an inbound sidecar RTE", async () => {
     // Default: only the ingress controller's namespace reaches the app; the app dials DNS and MySQL only; MySQL dials nowhere.
     expect(appPolicy).toMatchObject({
       policyTypes: ["Ingress", "Egress"],
-      ingress: [{ from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ingress-nginx" } } }] }],
+      ingress: [{ from: [namespacePeer("ingress-nginx")] }],
       egress: [
         DNS_RULE,
         {
@@ -293,7 +283,7 @@ describe("AnsibleForms with an outbound RTE elsewhere, and the RemoteRte", async
   const { objects } = await renderForms({
     rte: { mode: "remote", runnerName: "dc2" },
     expose: { host: "forms.example.com", ingressClassName: "nginx", tlsSecretName: "forms-tls" },
-    allowFrom: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ingress-nginx" } } }],
+    allowFrom: [namespacePeer("ingress-nginx")],
   });
   const remote = await renderRemote({
     replicas: 3,
@@ -313,7 +303,7 @@ describe("AnsibleForms with an outbound RTE elsewhere, and the RemoteRte", async
     expect(ingress.rules[0].host).toBe("forms.example.com");
     expect(find(objects, "NetworkPolicy", "entryway-ansibleforms").spec.ingress).toEqual([
       {
-        from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ingress-nginx" } } }],
+        from: [namespacePeer("ingress-nginx")],
         ports: [{ port: 8000, protocol: "TCP" }],
       },
     ]);
@@ -394,7 +384,7 @@ describe("AnsibleForms with an outbound RTE elsewhere, and the RemoteRte", async
     ]);
     expect(appPolicy.ingress).toEqual([
       {
-        from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "istio-system" } } }],
+        from: [namespacePeer("istio-system")],
         ports: [{ port: 8000, protocol: "TCP" }],
       },
     ]);
@@ -450,7 +440,7 @@ describe("AnsibleForms metrics", () => {
       },
     ]);
     expect(find(objects, "NetworkPolicy", "entryway-ansibleforms").spec.ingress).toContainEqual({
-      from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } }],
+      from: [namespacePeer("monitoring")],
       ports: [
         { port: 8000, protocol: "TCP" },
         { port: 8001, protocol: "TCP" },
@@ -472,7 +462,7 @@ describe("AnsibleForms metrics", () => {
     find(remote, "PodMonitor", "entryway-remote-rte");
     expect(find(remote, "NetworkPolicy", "entryway-remote-rte").spec.ingress).toEqual([
       {
-        from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } }],
+        from: [namespacePeer("monitoring")],
         ports: [{ port: 8000, protocol: "TCP" }],
       },
     ]);
@@ -548,24 +538,13 @@ describe("bad input fails at preview with a clear message", () => {
       () => renderRemote({ files: "local" }),
       /"local" needs the app's disk/,
     ],
-    [
-      "RTE_FILES=local with the remote mode (app)",
-      () => renderForms({ rte: { mode: "remote", files: "local" } }),
-      /"local" needs the app's disk/,
-    ],
     ["an unknown mode", () => renderForms({ rte: { mode: "sideways" as never } }), /rte.mode "sideways" is unknown/],
     ["an unknown mode (RemoteRte)", () => renderRemote({ mode: "inbound" } as never), /mode "inbound" is unknown/],
-    ["the sidecar on the app's port", () => renderForms({ rte: { port: 8000 } }), /its port must differ/],
-    [
-      "sshFromApp with an outbound RTE",
-      () => renderForms({ rte: { mode: "remote", sshFromApp: true } }),
-      /sshFromApp needs the app's disk/,
-    ],
-    [
-      "sshFromApp and sshSecret",
-      () => renderForms({ rte: { sshFromApp: true, sshSecret: "s" } }),
-      /give sshFromApp or sshSecret, not both/,
-    ],
+    ...REFUSED_IN_BOTH.map(([name, settings, message]): [string, () => Promise<unknown>, RegExp] => [
+      name,
+      () => renderForms(settings),
+      message,
+    ]),
     [
       "an unknown field in a runner",
       () =>
@@ -575,22 +554,6 @@ describe("bad input fails at preview with a clear message", () => {
           },
         }),
       /runner "x" has unknown field "colour"/,
-    ],
-    [
-      "an rte runner without a token",
-      () => renderForms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound" } as never] } }),
-      /runner "x" is an rte runner without a token/,
-    ],
-    [
-      "duplicate runner names",
-      () =>
-        renderForms({ runners: { items: [{ name: "rte", type: "rte", mode: "outbound", token: "${RTE_TOKEN}" }] } }),
-      /runner "rte" is declared twice/,
-    ],
-    [
-      "a ${VAR} the app does not have",
-      () => renderForms({ runners: { items: [{ name: "x", type: "rte", mode: "outbound", token: "${DC2_TOKEN}" }] } }),
-      /uses \$\{DC2_TOKEN\}, which the app container does not have/,
     ],
     [
       "a seed credential naming the app's own secret",
@@ -650,66 +613,5 @@ describe("bad input fails at preview with a clear message", () => {
       "RemoteRte entryway: the RTE token must be at least 16 characters (got 5)",
       "RemoteRte entryway: extraEnv RTE_APP_URL: set by the component (change the setting that sets it)",
     ]);
-  });
-});
-
-describe("RunnerSeed on its own", () => {
-  it("renders the seed into a ConfigMap under the key the app reads, and exposes its path and content", async () => {
-    let seed: RunnerSeed | undefined;
-    const { manifests } = await render(() => {
-      seed = new RunnerSeed("seed", {
-        namespace: "forms",
-        configMapName: "forms-seed",
-        appEnv: ["RTE_TOKEN", "AWX_PASSWORD"],
-        seed: {
-          prune: false,
-          runners: [
-            {
-              name: "rte",
-              type: "rte",
-              mode: "inbound",
-              uri: "http://127.0.0.1:8001",
-              token: "${RTE_TOKEN}",
-              is_default: true,
-            },
-            {
-              name: "awx",
-              type: "awx",
-              uri: "https://awx.example.com",
-              username: "forms",
-              password: "${AWX_PASSWORD}",
-              ignore_certs: false,
-            },
-          ],
-        },
-      });
-    });
-    await assertValidObjects(manifests as ObjectLike[]);
-    const configMap = find(manifests as ObjectLike[], "ConfigMap", "forms-seed") as unknown as {
-      data: Record<string, string>;
-    };
-    expect(seed!.path).toBe(`/etc/ansibleforms/seed/${seed!.key}`);
-    expect(configMap.data[seed!.key]).toBe(seed!.content);
-    expect(await outputOf(seed!.configMapName)).toBe("forms-seed");
-    expect(seed!.content).toContain("prune: false");
-    expect(seed!.content).toContain("password: ${AWX_PASSWORD}");
-  });
-
-  it("fails on an awx runner without a uri and an unknown type, both at once, one a line", async () => {
-    const error = await failure(() =>
-      render(
-        () =>
-          new RunnerSeed("bad", {
-            namespace: "x",
-            configMapName: "x",
-            appEnv: [],
-            seed: { runners: [{ name: "a", type: "awx" } as never, { name: "b", type: "ssh" } as never] },
-          }),
-      ),
-    );
-    expect(pulumi.ResourceError.isInstance(error)).toBe(true);
-    expect(error.message).toMatch(
-      /^RunnerSeed bad: the runner seed is invalid: runner "a" is an awx runner without a uri\nRunnerSeed bad: the runner seed is invalid: runner "b" has unknown type "ssh"/,
-    );
   });
 });

@@ -5,23 +5,18 @@
  * Secret gives ENCRYPTION_SECRET and ADMIN_PASSWORD), and an extraEnv is a plain value, never a
  * Secret's. What either front end renders passes entryway-rte-boundary.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { stringify } from "yaml";
+import { describe, expect, it } from "vitest";
 import { parseStackConfig, Stack } from "../../components/stack";
 import { RemoteRte } from "../../components/ansibleforms";
 import { rteBoundary } from "../../policies/rules/rte-boundary";
-import { helmBinaries, repoRoot, runHelm } from "../harness/helm";
+import { chartValues } from "../foundation/chart-values";
+import { helmBinaries } from "../harness/helm";
 import { render } from "../harness/pulumi";
 import { asResource, runResourcePolicy } from "../policies/run-policies";
 import { parseAllDocuments } from "yaml";
 import type { ObjectLike } from "../harness/validate";
 
-const chart = path.join(repoRoot, "charts/entryway");
-const scratch = mkdtempSync(path.join(os.tmpdir(), "entryway-rte-secrets-"));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+const { templateResult } = chartValues("rte-secrets");
 
 const existingSecrets = { keys: "forms-keys", database: "forms-db", rteToken: "forms-rte-token" };
 const metrics = { enabled: true, existingSecret: "forms-metrics", rteExistingSecret: "forms-rte-metrics" };
@@ -52,12 +47,6 @@ const OWN_SSH: [string, Record<string, unknown>][] = [
   ["a remote RTE", remote({ sshSecret: "rte-ssh", metrics: { enabled: true, existingSecret: "rte-metrics" } })],
 ];
 
-let counter = 0;
-function valuesFile(values: unknown): string {
-  const file = path.join(scratch, `values-${counter++}.yaml`);
-  writeFileSync(file, stringify(values));
-  return file;
-}
 /** The entryway-rte-boundary violations of every object, as the engine would report them. */
 async function rteViolations(objects: readonly ObjectLike[]): Promise<string[]> {
   const found: string[] = [];
@@ -69,13 +58,7 @@ async function rteViolations(objects: readonly ObjectLike[]): Promise<string[]> 
 const hasRte = (objects: readonly ObjectLike[]) => JSON.stringify(objects).includes("ansibleforms-rte-");
 
 describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("chart (%s)", (_label, helm) => {
-  const template = (values: unknown, extra: string[] = []) =>
-    runHelm(
-      helm,
-      ["template", "entryway", chart, "--namespace", "entryway", "--skip-tests", "-f", valuesFile(values)].concat(
-        extra,
-      ),
-    );
+  const template = (values: unknown, extra: string[] = []) => templateResult(helm, values, extra);
 
   it.each(FOREIGN)("refuses an sshSecret that is %s", (_what, values) => {
     const result = template(values);

@@ -14,17 +14,8 @@
  *    real processes in a real PTY); and it fails with a token the authorizer refuses.
  * Needs ssh, sshd, ssh-keygen and bash; under CI=true a missing tool fails the suite.
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  readdirSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { spawnSync } from "node:child_process";
+import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -39,6 +30,7 @@ import { freePort, waitForPort } from "../harness/net";
 import { run } from "../harness/process";
 import { assertValidObjects } from "../harness/validate";
 import { buildGatewayEnvoy, startGatewayModel } from "../ssh/istio-gateway-model";
+import { Children, entrypointSshd, loopbackSshdConfig, missingTools, userKey } from "../ssh/workspace-sshd";
 
 const e2eDir = path.join(repoRoot, "scripts/e2e");
 const chart = path.join(repoRoot, "charts/entryway");
@@ -103,22 +95,17 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))(
 
 // ----- the scripts that run here -----
 
-const inCi = process.env.CI === "true";
-const onPath = (tool: string) => spawnSync("sh", ["-c", `command -v ${tool}`]).status === 0;
-const isRoot = process.getuid?.() === 0;
-const missing = ["ssh", "ssh-keygen", "/usr/sbin/sshd", "bash"].filter((tool) => !onPath(tool));
-if (missing.length > 0 && !inCi)
-  process.stderr.write(`test/e2e/scripts.test.ts: script runs skipped, missing: ${missing.join(", ")}\n`);
-
-describe.runIf(inCi)("the tools the script runs need (CI)", () => {
-  it("are installed", () => expect(missing).toEqual([]));
-});
+const missing = missingTools(
+  "test/e2e/scripts.test.ts: script runs",
+  ["ssh", "ssh-keygen", "/usr/sbin/sshd", "bash"],
+  "the tools the script runs need (CI)",
+);
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), "entryway-e2e-scripts-"));
 chmodSync(scratch, 0o755);
-const children: ChildProcess[] = [];
+const children = new Children();
 afterAll(() => {
-  for (const child of children) if (child.exitCode === null && child.pid) process.kill(child.pid, "SIGTERM");
+  children.stop();
   rmSync(scratch, { recursive: true, force: true });
 });
 
@@ -128,43 +115,17 @@ const runScript = (script: string, env: Record<string, string>) =>
 
 describe.runIf(missing.length === 0)("the e2e scripts, run here", () => {
   it("ssh-through-gateway.sh: through the modelled gateway of the installed chart to the workspace image's sshd; refused when the workspace is not declared", async () => {
-    const key = path.join(scratch, "id_ed25519");
-    expect(spawnSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "e2e", "-f", key]).status).toBe(0);
-    writeFileSync(path.join(scratch, "authorized_keys"), readFileSync(`${key}.pub`), { mode: 0o644 });
-    const config = path.join(scratch, "sshd_config");
-    writeFileSync(
-      config,
-      readFileSync(path.join(repoRoot, "images/ssh-workspace/sshd_config"), "utf8").replace(
-        /^ListenAddress .*$/m,
-        "ListenAddress 127.0.0.1",
-      ),
-    );
-    // sshd's privilege separation directory, made at boot by the openssh-server service (root only).
-    if (isRoot && !existsSync("/run/sshd")) mkdirSync("/run/sshd", { recursive: true, mode: 0o755 });
+    const key = userKey(scratch);
     const sshPort = await freePort();
     const hostKeyDir = path.join(scratch, "hostkey");
-    const sshd = spawn(
-      "sh",
-      [
-        path.join(repoRoot, "images/ssh-workspace/entrypoint.sh"),
-        "-o",
-        `AuthorizedKeysFile=${path.join(scratch, "authorized_keys")}`,
-        "-o",
-        `PidFile=${path.join(scratch, "sshd.pid")}`,
-        ...(isRoot ? ["-o", "PermitRootLogin=prohibit-password"] : []),
-      ],
-      {
-        stdio: "ignore",
-        env: {
-          ...process.env,
-          ENTRYWAY_SSHD_PORT: String(sshPort),
-          ENTRYWAY_SSHD_CONFIG: config,
-          ENTRYWAY_HOST_KEY_DIR: hostKeyDir,
-          ...(isRoot ? { ENTRYWAY_ALLOW_ROOT: "1" } : {}),
-        },
-      },
-    );
-    children.push(sshd);
+    const command = entrypointSshd({
+      port: sshPort,
+      dir: scratch,
+      config: loopbackSshdConfig(path.join(scratch, "sshd_config")),
+      hostKeyDir,
+      pidFile: path.join(scratch, "sshd.pid"),
+    });
+    const sshd = children.start("sshd", command.command, command.args, command.env);
     await waitForPort(sshPort, "sshd", () => sshd.exitCode === null);
 
     const objects = helmTemplate(helmBinaries()[0], chart, { valuesFiles: [values] });

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { helmBinaries, helmLint, helmNotes, helmTemplate, repoRoot } from "../harness/helm";
 import { assertValidObjects, type ObjectLike } from "../harness/validate";
+import { namespacePeer } from "../foundation/network-peers";
 import { ExecGateway } from "../../components/exec-gateway";
 import { render } from "../harness/pulumi";
 import { gatewaySettings } from "./settings-document";
@@ -84,10 +85,7 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))(
       expect(find(objects, "Role")).toEqual([]);
       expect(find(objects, "ClusterRole").map((r) => r.metadata.name)).toEqual(["entryway-entryway-exec-gateway-exec"]);
       expect(find(objects, "NetworkPolicy")[0].spec.ingress[0].from).toEqual([
-        {
-          namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "console" } },
-          podSelector: { matchLabels: { "app.kubernetes.io/name": "console" } },
-        },
+        namespacePeer("console", { "app.kubernetes.io/name": "console" }),
       ]);
       expect(gatewaySettings(objects)).toMatchObject({ authorizer: "oidc", oidcIssuer: "https://id.example.com" });
     });

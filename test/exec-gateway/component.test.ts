@@ -5,6 +5,7 @@ import { ExecGateway, type ExecGatewayArgs, type ExecGatewayWebhookArgs } from "
 import { REDACTED } from "../../scripts/offline/manifests";
 import { childrenOf, findManifest, outputOf, render, type Manifest } from "../harness/pulumi";
 import { assertValidObjects, type ObjectLike } from "../harness/validate";
+import { namespacePeer } from "../foundation/network-peers";
 import { gatewaySettings } from "./settings-document";
 import { WEBHOOK_URL_ENV } from "./expected";
 
@@ -133,14 +134,12 @@ describe("ExecGateway", () => {
     expect(service.spec.type).toBe("ClusterIP");
     const policy = findManifest(manifests, "NetworkPolicy", "entryway-exec-gateway") as Obj;
     expect(policy.spec.policyTypes).toEqual(["Ingress", "Egress"]);
-    expect(policy.spec.ingress[0].from).toEqual([
-      { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "istio-system" } } },
-    ]);
+    expect(policy.spec.ingress[0].from).toEqual([namespacePeer("istio-system")]);
     // Metrics and readiness: a port of their own, reachable only from the monitoring namespace.
     expect(policy.spec.ingress).toEqual([
       expect.objectContaining({ ports: [{ port: "http", protocol: "TCP" }] }),
       {
-        from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } }],
+        from: [namespacePeer("monitoring")],
         ports: [{ port: "metrics", protocol: "TCP" }],
       },
     ]);
@@ -615,6 +614,16 @@ describe("ExecGateway", () => {
   });
 
   it("passes the hardening settings in the settings document, and lets browsers in only from the public host when exposed", async () => {
+    // Each one is written into the document under its own name, unchanged.
+    const hardening = {
+      maxSessionSeconds: 28800,
+      reauthorizeIntervalMs: 60000,
+      maxPendingConnections: 100,
+      maxPendingPerSource: 10,
+      authAttemptsPerMinute: 30,
+      trustedProxies: ["10.0.0.0/8"],
+      tokenAudiences: ["entryway"],
+    };
     const { manifests } = await renderGateway({
       authorizer: "oidc",
       oidc: {
@@ -623,27 +632,13 @@ describe("ExecGateway", () => {
         maxTokenAgeSeconds: 3600,
         algorithms: ["ES256"],
       },
-      settings: {
-        maxSessionSeconds: 28800,
-        reauthorizeIntervalMs: 60000,
-        maxPendingConnections: 100,
-        maxPendingPerSource: 10,
-        authAttemptsPerMinute: 30,
-        trustedProxies: ["10.0.0.0/8"],
-        tokenAudiences: ["entryway"],
-      },
+      settings: hardening,
       exposure: { kind: "istio", host: "exec.example.com", tlsSecretName: "t" },
     });
     expect(gatewaySettings(manifests as ObjectLike[])).toMatchObject({
       oidcMaxTokenAgeSeconds: 3600,
       oidcAlgorithms: ["ES256"],
-      maxSessionSeconds: 28800,
-      reauthorizeIntervalMs: 60000,
-      maxPendingConnections: 100,
-      maxPendingPerSource: 10,
-      authAttemptsPerMinute: 30,
-      trustedProxies: ["10.0.0.0/8"],
-      tokenAudiences: ["entryway"],
+      ...hardening,
       allowedOrigins: ["https://exec.example.com"],
     });
   });

@@ -3,51 +3,45 @@ import { checkEnvoyFilter } from "../harness/envoy";
 
 const HCM = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
 
-function connectFilter(value: Record<string, unknown>) {
+/** An EnvoyFilter named `name` with the one config patch given. */
+function envoyFilter(name: string, configPatch: Record<string, unknown>) {
   return {
     apiVersion: "networking.istio.io/v1alpha3",
     kind: "EnvoyFilter",
-    metadata: { name: "connect" },
-    spec: {
-      configPatches: [
-        {
-          applyTo: "NETWORK_FILTER",
-          match: {
-            context: "GATEWAY",
-            listener: {
-              portNumber: 2222,
-              filterChain: { filter: { name: "envoy.filters.network.http_connection_manager" } },
-            },
-          },
-          patch: { operation: "MERGE", value },
-        },
-      ],
-    },
+    metadata: { name },
+    spec: { configPatches: [configPatch] },
   };
 }
 
-function virtualHost(route: Record<string, unknown>) {
-  return {
-    apiVersion: "networking.istio.io/v1alpha3",
-    kind: "EnvoyFilter",
-    metadata: { name: "ws" },
-    spec: {
-      configPatches: [
-        {
-          applyTo: "VIRTUAL_HOST",
-          match: { context: "GATEWAY", routeConfiguration: { portNumber: 2222, name: "http.2222" } },
-          patch: {
-            operation: "ADD",
-            value: {
-              name: "ws",
-              domains: ["ws.dev.svc.cluster.local:22"],
-              routes: [{ match: { connect_matcher: {} }, route }],
-            },
-          },
-        },
-      ],
+/** The listener patch at the gateway's port 2222: `value` merged into its HTTP connection manager. */
+function connectFilter(value: Record<string, unknown>) {
+  return envoyFilter("connect", {
+    applyTo: "NETWORK_FILTER",
+    match: {
+      context: "GATEWAY",
+      listener: {
+        portNumber: 2222,
+        filterChain: { filter: { name: "envoy.filters.network.http_connection_manager" } },
+      },
     },
-  };
+    patch: { operation: "MERGE", value },
+  });
+}
+
+/** A workspace's virtual host at the gateway's port 2222, its CONNECT route going to `route`. */
+function virtualHost(route: Record<string, unknown>) {
+  return envoyFilter("ws", {
+    applyTo: "VIRTUAL_HOST",
+    match: { context: "GATEWAY", routeConfiguration: { portNumber: 2222, name: "http.2222" } },
+    patch: {
+      operation: "ADD",
+      value: {
+        name: "ws",
+        domains: ["ws.dev.svc.cluster.local:22"],
+        routes: [{ match: { connect_matcher: {} }, route }],
+      },
+    },
+  });
 }
 
 describe("Envoy payloads checked against Envoy's own protos", () => {

@@ -21,6 +21,7 @@ import { parse } from "yaml";
 import { imageReference } from "../../components/shared/image";
 import { fakeBackend } from "../../gateway/test/helpers/fake-backend";
 import { startGateway, tokenAuthorizer } from "../../gateway/test/helpers/gateway";
+import { privateCaCertificate } from "../harness/certificates";
 import { chartScenarios, helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
 import { assertValidObjects, type ObjectLike } from "../harness/validate";
 import { run } from "../harness/process";
@@ -296,27 +297,9 @@ describe.runIf(missing.length === 0)("the test scripts tell success from failure
       );
       let tlsMaterial: { cert: Buffer; key: Buffer } | undefined;
       if (tls) {
-        const key = path.join(scratch, "gw.key");
-        const cert = path.join(scratch, "gw.pem");
-        const made = spawnSync("openssl", [
-          "req",
-          "-x509",
-          "-newkey",
-          "ec",
-          "-pkeyopt",
-          "ec_paramgen_curve:P-256",
-          "-nodes",
-          "-days",
-          "1",
-          "-subj",
-          "/CN=ssh.example.com",
-          "-keyout",
-          key,
-          "-out",
-          cert,
-        ]);
-        expect(made.status, made.stderr.toString()).toBe(0);
-        tlsMaterial = { cert: readFileSync(cert), key: readFileSync(key) };
+        // The check does not judge the certificate (--proxy-insecure): any the gateway serves will do.
+        const { certFile, keyFile } = privateCaCertificate(mkdtempSync(path.join(scratch, "gw-")), ["ssh.example.com"]);
+        tlsMaterial = { cert: readFileSync(certFile), key: readFileSync(keyFile) };
       }
       const model = await startGatewayModel(envoy, endpoints, tlsMaterial);
       try {

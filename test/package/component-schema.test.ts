@@ -14,6 +14,7 @@ import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import * as entryway from "../../components";
 import { generatePackageSchema, PACKAGE_SCHEMA_FILE } from "../../scripts/generate-package-schema";
+import { COMPONENTS } from "./components";
 
 interface Property {
   type?: string;
@@ -38,15 +39,6 @@ interface PackageSchema {
   >;
 }
 
-const COMPONENTS = [
-  "ExecGateway",
-  "ConnectGateway",
-  "SshWorkspace",
-  "AnsibleForms",
-  "RemoteRte",
-  "RunnerSeed",
-  "Stack",
-];
 let inferred = "";
 let schema: PackageSchema;
 const resource = (name: string) => schema.resources[`entryway:index:${name}`];

@@ -24,6 +24,7 @@ import {
   SshWorkspace,
   Stack,
 } from "../../components";
+import { SIDECAR_RUNNER } from "../ansibleforms/helpers";
 import { repoRoot } from "../harness/helm";
 import { run } from "../harness/npm";
 import { render, type RecordedResource } from "../harness/pulumi";
@@ -199,16 +200,7 @@ describe("the Entryway package served by Pulumi's component provider host", () =
       configMapName: "forms-seed",
       appEnv: ["RTE_TOKEN"],
       seed: {
-        runners: [
-          {
-            name: "rte",
-            type: "rte",
-            mode: "inbound",
-            uri: "http://127.0.0.1:8001",
-            token: "${RTE_TOKEN}",
-            is_default: true,
-          },
-        ],
+        runners: [SIDECAR_RUNNER],
       },
     } as const;
     const state = await expectSameChildren("entryway:index:RunnerSeed", "seed", seed, () => {

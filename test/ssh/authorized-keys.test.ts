@@ -8,22 +8,17 @@
  * and U+2029 as line breaks; a key's comment written into a `|` block became top-level keys of a
  * service-account-token Secret named pwned in kube-system.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
-import { jsonLine } from "../../gateway/src/log";
 import { parseStackConfig } from "../../components/stack";
-import { helmBinaries, repoRoot, runHelm } from "../harness/helm";
+import { chartValues } from "../foundation/chart-values";
+import { helmBinaries, type HelmResult } from "../harness/helm";
 import { render } from "../harness/pulumi";
 import type { ObjectLike } from "../harness/validate";
 import { SshWorkspace } from "../../components/ssh/ssh-workspace";
 import { ConnectGateway } from "../../components/ssh/connect-gateway";
 
-const chart = path.join(repoRoot, "charts/entryway");
-const scratch = mkdtempSync(path.join(os.tmpdir(), "entryway-keys-"));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+const { templateResult } = chartValues("keys");
 
 const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIIqHgiy0GmQ2fM0zVj8Ff7R2xjH5l6mQfC1tq7g0nW9e";
 /** What the comment carried: the rest of the Secret, as top-level keys after a line break. */
@@ -52,30 +47,13 @@ const hostile = (sep: string) => `${KEY} alice@laptop${sep}${PAYLOAD.join(sep)}`
 /** Line breaks to YAML 1.1 (and so to Kubernetes' decoder) other than LF. */
 const RAW_BREAK = /[\r\u0085\u2028\u2029]/;
 
-let counter = 0;
-/**
- * A values file that gives Helm these exact strings: JSON (which YAML reads) with every control
- * character and line separator escaped, as a raw one would be refused or read as a line break by
- * Helm's own YAML reader before any template ran.
- */
-function valuesFile(values: unknown): string {
-  const file = path.join(scratch, `values-${counter++}.yaml`);
-  writeFileSync(file, jsonLine(values));
-  return file;
-}
 const workspaceValues = (keys: string[]) => ({
   connectGateway: { enabled: true, hostname: "ssh.example.com" },
   workspaces: [{ name: "alice", authorizedKeys: keys }],
 });
 
 describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("%s", (_label, helm) => {
-  const template = (values: unknown, extra: string[] = []) =>
-    runHelm(
-      helm,
-      ["template", "entryway", chart, "--namespace", "entryway", "--skip-tests", "-f", valuesFile(values)].concat(
-        extra,
-      ),
-    );
+  const template = (values: unknown, extra: string[] = []) => templateResult(helm, values, extra);
 
   it.each(BREAKS)("the values schema refuses a key whose comment holds %s", (_what, sep) => {
     const result = template(workspaceValues([hostile(sep)]));
@@ -94,13 +72,7 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("%s", 
   it.each(BREAKS)(
     "with the schema skipped, a key whose comment holds %s stays the Secret's data: no other object, no raw line break",
     (_what, sep) => {
-      const result = template(workspaceValues([hostile(sep)]), ["--skip-schema-validation"]);
-      expect(result.ok, result.output).toBe(true);
-      // Not one character that a YAML 1.1 reader takes for a line break: whatever parser reads
-      // this output sees the lines this test's parser sees.
-      expect(result.output).not.toMatch(RAW_BREAK);
-      const objects = objectsOf(result.output);
-      expect(objects.some((o) => o.metadata?.name === "pwned" || o.metadata?.namespace === "kube-system")).toBe(false);
+      const objects = writtenWhole(template(workspaceValues([hostile(sep)]), ["--skip-schema-validation"]));
       const secrets = objects.filter((o) => o.kind === "Secret");
       expect(secrets).toHaveLength(1);
       expect(secrets[0]).toMatchObject({
@@ -123,10 +95,7 @@ describe.each(helmBinaries().map((h) => [`helm ${h.major}`, h] as const))("%s", 
       },
       ["--skip-schema-validation"],
     );
-    expect(result.ok, result.output).toBe(true);
-    expect(result.output).not.toMatch(RAW_BREAK);
-    const objects = objectsOf(result.output);
-    expect(objects.some((o) => o.metadata?.name === "pwned")).toBe(false);
+    const objects = writtenWhole(result);
     const seed = objects.find((o) => o.kind === "ConfigMap" && o.metadata?.name?.endsWith("-seed")) as unknown as {
       data: Record<string, string>;
     };
@@ -145,6 +114,19 @@ function objectsOf(output: string): ObjectLike[] {
   return parseAllDocuments(output)
     .map((doc) => doc.toJS() as ObjectLike | null)
     .filter((o): o is ObjectLike => o !== null);
+}
+
+/**
+ * The objects of a rendering that succeeded with the hostile text kept inside its own value: not
+ * one character a YAML 1.1 reader takes for a line break (whatever parser reads this output sees
+ * the lines this test's parser sees), and no object the payload names.
+ */
+function writtenWhole(result: HelmResult): ObjectLike[] {
+  expect(result.ok, result.output).toBe(true);
+  expect(result.output).not.toMatch(RAW_BREAK);
+  const objects = objectsOf(result.output);
+  expect(objects.some((o) => o.metadata?.name === "pwned" || o.metadata?.namespace === "kube-system")).toBe(false);
+  return objects;
 }
 
 describe("the stack config and the SshWorkspace component", () => {

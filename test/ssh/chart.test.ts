@@ -3,28 +3,17 @@
  * workspace never touches the gateway's listener-level EnvoyFilter, and that bad values fail at
  * template time with a clear message (the strict schema or a `fail` in the templates).
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { stringify } from "yaml";
-import { helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
+import { describe, expect, it } from "vitest";
+import { chart, chartValues } from "../foundation/chart-values";
+import { helmBinaries, helmTemplate } from "../harness/helm";
 import { assertValidObjects, type ObjectLike } from "../harness/validate";
 import { checkEnvoyFilter } from "../harness/envoy";
 import { parseStackConfig, Stack } from "../../components/stack";
 import { render } from "../harness/pulumi";
 
-const chart = path.join(repoRoot, "charts/entryway");
-const scratch = mkdtempSync(path.join(os.tmpdir(), "entryway-ssh-chart-"));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+const { valuesFile } = chartValues("ssh-chart");
 
 const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIIqHgiy0GmQ2fM0zVj8Ff7R2xjH5l6mQfC1tq7g0nW9e alice@laptop";
-let counter = 0;
-function valuesFile(values: unknown): string {
-  const file = path.join(scratch, `values-${counter++}.yaml`);
-  writeFileSync(file, stringify(values));
-  return file;
-}
 const ws = (name: string, extra: Record<string, unknown> = {}) => ({ name, authorizedKeys: [KEY], ...extra });
 const gateway = (extra: Record<string, unknown> = {}) => ({ enabled: true, hostname: "ssh.example.com", ...extra });
 

@@ -5,6 +5,7 @@ import { NetworkProtocol, SshWorkspace, type SshWorkspaceArgs } from "../../comp
 import { childrenOf, findManifest, outputOf, render, type Manifest } from "../harness/pulumi";
 import { assertValidObjects } from "../harness/validate";
 import { checkEnvoyFilter } from "../harness/envoy";
+import { DNS_RULE, namespacePeer } from "../foundation/network-peers";
 
 const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIIqHgiy0GmQ2fM0zVj8Ff7R2xjH5l6mQfC1tq7g0nW9e alice@laptop";
 
@@ -120,25 +121,9 @@ describe("ConnectGateway", () => {
       },
     ]);
     expect(np.egress).toEqual([
+      DNS_RULE,
       {
-        to: [
-          {
-            namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } },
-            podSelector: { matchLabels: { "k8s-app": "kube-dns" } },
-          },
-        ],
-        ports: [
-          { port: 53, protocol: "UDP" },
-          { port: 53, protocol: "TCP" },
-        ],
-      },
-      {
-        to: [
-          {
-            namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "istio-system" } },
-            podSelector: { matchLabels: { app: "istiod" } },
-          },
-        ],
+        to: [namespacePeer("istio-system", { app: "istiod" })],
         ports: [{ port: 15012, protocol: "TCP" }],
       },
       {
@@ -160,20 +145,11 @@ describe("ConnectGateway", () => {
     );
     const peers = (name: string) =>
       specOf(findManifest(manifests, "NetworkPolicy", name)).egress.flatMap((rule: { to: unknown[] }) => rule.to);
-    expect(peers("entryway-connect-gateway")).toContainEqual({
-      namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "dns" } },
-      podSelector: { matchLabels: { app: "coredns" } },
-    });
-    expect(peers("entryway-connect-gateway")).toContainEqual({
-      namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "istio-1-26" } },
-      podSelector: { matchLabels: { app: "istiod", "istio.io/rev": "1-26" } },
-    });
-    expect(peers("entryway-ws-alice")).toEqual([
-      {
-        namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "dns" } },
-        podSelector: { matchLabels: { app: "coredns" } },
-      },
-    ]);
+    expect(peers("entryway-connect-gateway")).toContainEqual(namespacePeer("dns", { app: "coredns" }));
+    expect(peers("entryway-connect-gateway")).toContainEqual(
+      namespacePeer("istio-1-26", { app: "istiod", "istio.io/rev": "1-26" }),
+    );
+    expect(peers("entryway-ws-alice")).toEqual([namespacePeer("dns", { app: "coredns" })]);
   });
 
   it("takes a port, a service type, annotations, client CIDRs and an HPA", async () => {
@@ -390,30 +366,12 @@ describe("SshWorkspace", () => {
     expect(np.policyTypes).toEqual(["Ingress", "Egress"]);
     expect(np.ingress).toEqual([
       {
-        from: [
-          {
-            namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "dev-connect" } },
-            podSelector: { matchLabels: gatewayPods },
-          },
-        ],
+        from: [namespacePeer("dev-connect", gatewayPods)],
         ports: [{ port: 2222, protocol: "TCP" }],
       },
     ]);
     // Default egress: the cluster DNS only.
-    expect(np.egress).toEqual([
-      {
-        to: [
-          {
-            namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } },
-            podSelector: { matchLabels: { "k8s-app": "kube-dns" } },
-          },
-        ],
-        ports: [
-          { port: 53, protocol: "UDP" },
-          { port: 53, protocol: "TCP" },
-        ],
-      },
-    ]);
+    expect(np.egress).toEqual([DNS_RULE]);
     expect(pod.containers[0].env).toContainEqual({ name: "ENTRYWAY_TCP_FORWARDING", value: "no" });
 
     const route = findManifest(manifests, "EnvoyFilter", "entryway-ws-alice-route");

@@ -14,8 +14,8 @@
  * scenario; an undeclared host and the declared host on port 2222 get 404, with one line naming
  * status and target in ssh's stderr.
  *
- * The image's sshd settings are checked on the real sshd: no port, socket or agent forwarding by
- * default, local forwarding with ENTRYWAY_TCP_FORWARDING=local, never remote forwarding.
+ * As root, the sshd also runs as an unprivileged workspace user without capabilities, as in the pod.
+ * The image's sshd settings themselves are checked in workspace-sshd.test.ts.
  *
  * Needs ssh, sshd, ssh-keygen, ssh-agent, openssl, proxytunnel and nss_wrapper (its hosts file gives
  * the clients the gateway's name; as root it also gives the unprivileged sshd its user, with
@@ -25,24 +25,16 @@
  *
  * Everything listens on 127.0.0.1 only and is stopped by PID afterwards.
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawnSync, type ChildProcess } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import {
-  chmodSync,
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { parseHostPort, sshConfigBlock, type SshConfigEntry } from "@entryway/ssh-config";
+import { privateCaCertificate, type ServerCertificate } from "../harness/certificates";
 import { helmBinaries, repoRoot } from "../harness/helm";
 import { freePort, waitForPort } from "../harness/net";
 import { runBytes } from "../harness/process";
@@ -52,69 +44,48 @@ import type { ObjectLike } from "../harness/validate";
 import { devStackConfig, renderScenario, renderStack, sshScenarios } from "./front-ends";
 import { startGatewayModel, type GatewayEnvoy, type RunningGatewayModel } from "./istio-gateway-model";
 import { gatewayEnvoyFromIstiod, istiodGatewayConfig } from "./istiod";
+import {
+  Children,
+  entrypointSshd,
+  imageEntrypoint,
+  isRoot,
+  loopbackSshdConfig,
+  missingTools,
+  NSS_WRAPPER,
+  userKey,
+} from "./workspace-sshd";
 
 const user = os.userInfo().username;
-const isRoot = process.getuid?.() === 0;
-// As root, a second sshd runs as an unprivileged user, as in the pod; nss_wrapper gives that user a
-// passwd entry without touching /etc/passwd (as OpenShift-style arbitrary uids get one).
-const NSS_WRAPPER = "/usr/lib/x86_64-linux-gnu/libnss_wrapper.so";
-
-const onPath = (tool: string) => spawnSync("sh", ["-c", `command -v ${tool}`]).status === 0;
-const missingTools = [
-  ...["ssh", "ssh-keygen", "ssh-agent", "openssl", "proxytunnel", "/usr/sbin/sshd"].filter((tool) => !onPath(tool)),
-  ...(isRoot && !onPath("setpriv") ? ["setpriv"] : []),
-  ...(!existsSync(NSS_WRAPPER) ? [NSS_WRAPPER] : []),
-];
-const inCi = process.env.CI === "true";
-const canRun = missingTools.length === 0;
-if (!canRun && !inCi) process.stderr.write(`test/ssh/e2e.test.ts: skipped, missing: ${missingTools.join(", ")}\n`);
+const missing = missingTools("test/ssh/e2e.test.ts", [
+  "ssh",
+  "ssh-keygen",
+  "openssl",
+  "proxytunnel",
+  "/usr/sbin/sshd",
+  NSS_WRAPPER,
+  // As root, a second sshd runs as an unprivileged user, as in the pod.
+  ...(isRoot ? ["setpriv"] : []),
+]);
+const canRun = missing.length === 0;
 const canRunAsOtherUser = isRoot && canRun;
-
-describe.runIf(inCi)("the tools this suite needs (CI)", () => {
-  it("are all installed", () => {
-    expect(missingTools).toEqual([]);
-  });
-});
 
 // 0755: the unprivileged sshd must reach its own folder inside it.
 const dir = mkdtempSync(path.join(os.tmpdir(), "entryway-ssh-e2e-"));
 chmodSync(dir, 0o755);
-const children: ChildProcess[] = [];
+const children = new Children();
 const models: RunningGatewayModel[] = [];
-let sshdChild: ChildProcess | undefined;
-let stopping = false;
-
-function start(name: string, command: string, args: string[], env: NodeJS.ProcessEnv = process.env): ChildProcess {
-  const child = spawn(command, args, { stdio: ["ignore", "ignore", "pipe"], env });
-  let stderr = "";
-  child.stderr!.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
-  child.on("exit", (code) => {
-    if (code && code !== 0 && !stopping) process.stderr.write(`${name} exited ${code}: ${stderr}\n`);
-  });
-  children.push(child);
-  return child;
-}
-
-function run(command: string, args: string[], options: { input?: Buffer | string; env?: NodeJS.ProcessEnv } = {}) {
-  const result = spawnSync(command, args, {
-    input: options.input,
-    env: options.env ?? process.env,
-    maxBuffer: 64 * 1024 * 1024,
-    timeout: 120_000,
-  });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr?.toString() ?? "" };
-}
 
 const sha256 = (data: Buffer) => createHash("sha256").update(data).digest("hex");
 
 let sshPort = 0;
-const key = path.join(dir, "id_ed25519");
+let key = "";
 const knownHosts = path.join(dir, "known_hosts");
-const caFile = path.join(dir, "ca.pem");
+/** The gateway's certificate (TLS scenarios), from a test CA, for the name users reach it by. */
+let gatewayCertificate: ServerCertificate | undefined;
 const binDir = path.join(dir, "bin");
 const tlsMaterial = () => ({
-  cert: readFileSync(path.join(dir, "gw.pem")),
-  key: readFileSync(path.join(dir, "gw.key")),
+  cert: readFileSync(gatewayCertificate!.certFile),
+  key: readFileSync(gatewayCertificate!.keyFile),
 });
 /**
  * The gateway as the test's clients reach it: its hostname is set to this, and the port is the
@@ -205,7 +176,7 @@ function clientBlock(
     user,
     gateway: `${GATEWAY_HOST}:${gatewayPort}`,
     tls,
-    ...(tls ? { caFile } : {}),
+    ...(tls ? { caFile: gatewayCertificate!.caFile } : {}),
     proxy,
     identityFile: key,
   };
@@ -229,98 +200,22 @@ beforeAll(async () => {
   writeFileSync(hostsFile, `127.0.0.1 ${GATEWAY_HOST}\n`);
 
   // Keys made for this test: the workspace's host key (by its entrypoint) and the user's key.
-  expect(run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "e2e", "-f", key]).status).toBe(0);
-  writeFileSync(path.join(dir, "authorized_keys"), readFileSync(`${key}.pub`), { mode: 0o644 });
+  key = userKey(dir);
 
   // sshd from the image's entrypoint and sshd_config, on loopback only.
-  const config = path.join(dir, "sshd_config");
-  writeFileSync(
-    config,
-    readFileSync(path.join(repoRoot, "images/ssh-workspace/sshd_config"), "utf8").replace(
-      /^ListenAddress .*$/m,
-      "ListenAddress 127.0.0.1",
-    ),
-  );
-  if (isRoot && !existsSync("/run/sshd")) {
-    // sshd's privilege separation directory (root only), which the openssh-server package's
-    // service makes at boot. It stays: another sshd (another run of this suite) may be using it.
-    mkdirSync("/run/sshd", { recursive: true, mode: 0o755 });
-  }
   const hostKeyDir = path.join(dir, "hostkey");
-  const sshd = start(
-    "sshd",
-    "sh",
-    [
-      path.join(repoRoot, "images/ssh-workspace/entrypoint.sh"),
-      "-o",
-      `AuthorizedKeysFile=${path.join(dir, "authorized_keys")}`,
-      "-o",
-      `PidFile=${path.join(dir, "sshd.pid")}`,
-      // The image runs sshd as the workspace user; a root test run must be allowed to log in.
-      ...(isRoot ? ["-o", "PermitRootLogin=prohibit-password"] : []),
-    ],
-    {
-      ...process.env,
-      ENTRYWAY_SSHD_PORT: String(sshPort),
-      ENTRYWAY_SSHD_CONFIG: config,
-      ENTRYWAY_HOST_KEY_DIR: hostKeyDir,
-      ...(isRoot ? { ENTRYWAY_ALLOW_ROOT: "1" } : {}),
-    },
-  );
-  sshdChild = sshd;
-  await waitForPort(sshPort, "sshd", () => sshd.exitCode === null);
+  const sshd = entrypointSshd({
+    port: sshPort,
+    dir,
+    config: loopbackSshdConfig(path.join(dir, "sshd_config")),
+    hostKeyDir,
+    pidFile: path.join(dir, "sshd.pid"),
+  });
+  const child = children.start("sshd", sshd.command, sshd.args, sshd.env);
+  await waitForPort(sshPort, "sshd", () => child.exitCode === null);
 
   // The gateway's certificate (TLS scenarios), from a test CA, for the name users reach it by.
-  const ca = (args: string[]) => expect(run("openssl", args).status).toBe(0);
-  ca([
-    "req",
-    "-x509",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:P-256",
-    "-nodes",
-    "-days",
-    "1",
-    "-subj",
-    "/CN=entryway test CA",
-    "-keyout",
-    path.join(dir, "ca.key"),
-    "-out",
-    caFile,
-  ]);
-  ca([
-    "req",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:P-256",
-    "-nodes",
-    "-subj",
-    `/CN=${GATEWAY_HOST}`,
-    "-keyout",
-    path.join(dir, "gw.key"),
-    "-out",
-    path.join(dir, "gw.csr"),
-  ]);
-  writeFileSync(path.join(dir, "gw.ext"), `subjectAltName=DNS:${GATEWAY_HOST},IP:127.0.0.1\n`);
-  ca([
-    "x509",
-    "-req",
-    "-in",
-    path.join(dir, "gw.csr"),
-    "-CA",
-    caFile,
-    "-CAkey",
-    path.join(dir, "ca.key"),
-    "-CAcreateserial",
-    "-days",
-    "1",
-    "-extfile",
-    path.join(dir, "gw.ext"),
-    "-out",
-    path.join(dir, "gw.pem"),
-  ]);
+  gatewayCertificate = privateCaCertificate(dir, [GATEWAY_HOST, "127.0.0.1"], "entryway test CA");
 
   // `entryway` on PATH, as an installed CLI would be.
   mkdirSync(binDir);
@@ -341,9 +236,8 @@ beforeAll(async () => {
 }, 60 * 60_000);
 
 afterAll(async () => {
-  stopping = true;
   await Promise.all(models.map((m) => m.close()));
-  for (const child of children) if (child.exitCode === null && child.pid) process.kill(child.pid, "SIGTERM");
+  children.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -374,6 +268,21 @@ async function gatewayFor(front: FrontEnd, endpointPort = sshPort): Promise<Runn
   const model = await startGatewayModel(envoy, endpoints, envoy.sniHosts ? tlsMaterial() : undefined);
   models.push(model);
   return model;
+}
+
+/**
+ * `entryway connect-proxy --tls` to alice's workspace through the gateway of the chart's TLS
+ * scenario, reached at `gateway(its port)`, nothing on stdin: its one line of stderr, and the model.
+ */
+async function tlsConnectProxy(gateway: (port: number) => string, options: string[] = []) {
+  const model = await gatewayFor(fronts.find((f) => f.name === "chart ssh-tls.yaml")!);
+  const result = await runBytes(
+    "entryway",
+    ["connect-proxy", "--tls", ...options, gateway(model.port), "entryway-ws-alice.entryway.svc.cluster.local", "22"],
+    { input: "", env: env() },
+  );
+  expect(result.stderr.trim().split("\n")).toHaveLength(1);
+  return { model, result };
 }
 
 const CLIENTS = [
@@ -540,41 +449,18 @@ describe.runIf(canRun)(
     });
 
     it("TLS: a client that does not send the Gateway host as SNI finds no filter chain (connect-proxy says so in one line)", async () => {
-      const model = await gatewayFor(fronts.find((f) => f.name === "chart ssh-tls.yaml")!);
-      const result = await runBytes(
-        "entryway",
-        [
-          "connect-proxy",
-          "--tls",
-          "--ca-file",
-          caFile,
-          `127.0.0.1:${model.port}`,
-          "entryway-ws-alice.entryway.svc.cluster.local",
-          "22",
-        ],
-        { input: "", env: env() },
+      const { model, result } = await tlsConnectProxy(
+        (port) => `127.0.0.1:${port}`,
+        ["--ca-file", gatewayCertificate!.caFile],
       );
       expect(result.status).toBe(ExitCode.network);
-      expect(result.stderr.trim().split("\n")).toHaveLength(1);
       expect(result.stderr).toMatch(/^entryway connect-proxy: (cannot reach|the gateway 127\.0\.0\.1:\d+ closed)/);
       expect(model.log).toEqual([]);
     });
 
     it("TLS: connect-proxy refuses a gateway whose certificate it cannot verify, in one line", async () => {
-      const model = await gatewayFor(fronts.find((f) => f.name === "chart ssh-tls.yaml")!);
-      const result = await runBytes(
-        "entryway",
-        [
-          "connect-proxy",
-          "--tls",
-          `${GATEWAY_HOST}:${model.port}`,
-          "entryway-ws-alice.entryway.svc.cluster.local",
-          "22",
-        ],
-        { input: "", env: env() },
-      );
+      const { result } = await tlsConnectProxy((port) => `${GATEWAY_HOST}:${port}`);
       expect(result.status).toBe(ExitCode.tls);
-      expect(result.stderr.trim().split("\n")).toHaveLength(1);
       expect(result.stderr).toMatch(
         new RegExp(
           `^entryway connect-proxy: TLS error with the gateway ${GATEWAY_HOST.replace(/\./g, "\\.")}:\\d+: .*(certificate|issuer)`,
@@ -583,168 +469,6 @@ describe.runIf(canRun)(
     });
   },
 );
-
-describe.runIf(canRun)("the image's sshd_config and entrypoint, with Debian's real sshd", () => {
-  const imageConfig = path.join(repoRoot, "images/ssh-workspace/sshd_config");
-  const hostKey = () => path.join(dir, "hostkey", "ssh_host_ed25519_key");
-
-  it("passes sshd -t, and sshd -T shows keys-only, no root, no forwarding, MaxStartups for one shared source address", () => {
-    const check = run("/usr/sbin/sshd", ["-t", "-f", imageConfig, "-h", hostKey()]);
-    expect(check.stderr).toBe("");
-    expect(check.status).toBe(0);
-    const effective = run("/usr/sbin/sshd", [
-      "-T",
-      "-f",
-      imageConfig,
-      "-h",
-      hostKey(),
-      "-C",
-      "user=dev,host=gw,addr=10.0.0.1",
-    ]).stdout.toString();
-    for (const line of [
-      "passwordauthentication no",
-      "kbdinteractiveauthentication no",
-      "permitrootlogin no",
-      "pubkeyauthentication yes",
-      "authorizedkeysfile /etc/entryway/keys/authorized_keys",
-      "allowtcpforwarding no",
-      "allowstreamlocalforwarding no",
-      "allowagentforwarding no",
-      "maxstartups 100:30:200",
-      "persourcemaxstartups none",
-      "x11forwarding no",
-      "permittunnel no",
-      "gatewayports no",
-      "usepam no",
-      "port 2222",
-    ]) {
-      expect(effective.split("\n")).toContain(line);
-    }
-  });
-
-  it("is really checked: a misspelt option fails sshd -t", () => {
-    const broken = path.join(dir, "broken_sshd_config");
-    writeFileSync(broken, readFileSync(imageConfig, "utf8") + "PasswordAuthentification no\n");
-    const check = run("/usr/sbin/sshd", ["-t", "-f", broken, "-h", hostKey()]);
-    expect(check.status).not.toBe(0);
-    expect(check.stderr).toMatch(/Bad configuration option: PasswordAuthentification/);
-  });
-
-  it("the entrypoint turned PerSourcePenalties off exactly when this sshd has it (OpenSSH >= 9.8)", () => {
-    const supported =
-      run("/usr/sbin/sshd", ["-t", "-f", imageConfig, "-h", hostKey(), "-o", "PerSourcePenalties=no"]).status === 0;
-    // sshd rewrites its process title to "sshd: <its command line> [listener] ...".
-    const title = readFileSync(`/proc/${sshdChild!.pid}/cmdline`, "utf8").replace(/\0/g, " ");
-    expect(title).toMatch(/^sshd: \/usr\/sbin\/sshd -D -e /); // exec'd: the entrypoint's shell is gone
-    expect(title).toContain(` -p ${sshPort} `);
-    expect(title.includes("-o PerSourcePenalties=no")).toBe(supported);
-    expect(title).toContain(`-o AllowUsers=${user}`);
-    expect(title).toContain("-o AllowTcpForwarding=no -o AllowStreamLocalForwarding=no");
-  });
-
-  it("the entrypoint refuses a forwarding mode other than no or local", () => {
-    const result = run("sh", [path.join(repoRoot, "images/ssh-workspace/entrypoint.sh")], {
-      env: { ...process.env, ENTRYWAY_ALLOW_ROOT: "1", ENTRYWAY_TCP_FORWARDING: "remote" },
-    });
-    expect(result.status).toBe(1);
-    expect(result.stderr).toBe("entrypoint: ENTRYWAY_TCP_FORWARDING must be no or local, not remote\n");
-  });
-
-  describe("forwarding, with the real sshd and ssh (straight to sshd on loopback)", () => {
-    let localPort = 0;
-    let agent: ChildProcess | undefined;
-    const agentSocket = path.join(dir, "agent.sock");
-    const known = path.join(dir, "known_hosts_direct");
-    const direct = (port: number, options: string[], command: string[] = []) =>
-      run(
-        "ssh",
-        [
-          "-p",
-          String(port),
-          "-i",
-          key,
-          "-o",
-          "BatchMode=yes",
-          "-o",
-          `UserKnownHostsFile=${known}`,
-          "-o",
-          "StrictHostKeyChecking=yes",
-          "-o",
-          "ExitOnForwardFailure=yes",
-          ...options,
-          `${user}@127.0.0.1`,
-          ...command,
-        ],
-        { env: { ...process.env, SSH_AUTH_SOCK: agentSocket } },
-      );
-
-    beforeAll(async () => {
-      // A second sshd from the entrypoint with ENTRYWAY_TCP_FORWARDING=local (tcpForwarding: local),
-      // and agent forwarding turned on by hand, to show the checks below see the difference.
-      localPort = await freePort();
-      const local = start(
-        "sshd (local forwarding)",
-        "sh",
-        [
-          path.join(repoRoot, "images/ssh-workspace/entrypoint.sh"),
-          "-o",
-          `AuthorizedKeysFile=${path.join(dir, "authorized_keys")}`,
-          "-o",
-          `PidFile=${path.join(dir, "sshd-local.pid")}`,
-          "-o",
-          "AllowAgentForwarding=yes",
-          ...(isRoot ? ["-o", "PermitRootLogin=prohibit-password"] : []),
-        ],
-        {
-          ...process.env,
-          ENTRYWAY_SSHD_PORT: String(localPort),
-          ENTRYWAY_SSHD_CONFIG: path.join(dir, "sshd_config"),
-          ENTRYWAY_HOST_KEY_DIR: path.join(dir, "hostkey"),
-          ENTRYWAY_TCP_FORWARDING: "local",
-          ...(isRoot ? { ENTRYWAY_ALLOW_ROOT: "1" } : {}),
-        },
-      );
-      agent = start("ssh-agent", "ssh-agent", ["-D", "-a", agentSocket]);
-      await waitForPort(localPort, "sshd (local forwarding)", () => local.exitCode === null);
-      for (let i = 0; i < 50 && !existsSync(agentSocket); i++) await new Promise((r) => setTimeout(r, 100));
-      const hostKey = readFileSync(path.join(dir, "hostkey", "ssh_host_ed25519_key.pub"), "utf8");
-      writeFileSync(known, `[127.0.0.1]:${sshPort} ${hostKey}[127.0.0.1]:${localPort} ${hostKey}`);
-    });
-
-    afterAll(() => {
-      if (agent?.pid && agent.exitCode === null) process.kill(agent.pid, "SIGTERM");
-    });
-
-    it("the default (tcpForwarding: none) refuses ssh -L / -W; local forwards to the workspace's side", () => {
-      // -W is -L's channel (direct-tcpip) on stdio: here to sshd's own port, which answers with its banner.
-      const refused = direct(sshPort, ["-W", `127.0.0.1:${sshPort}`]);
-      expect(refused.status).toBe(255);
-      expect(refused.stderr).toMatch(/administratively prohibited/);
-      const allowed = direct(localPort, ["-W", `127.0.0.1:${sshPort}`]);
-      expect(allowed.stdout.toString()).toMatch(/^SSH-2\.0-OpenSSH/);
-    });
-
-    it("remote forwarding (ssh -R) is refused even with local", () => {
-      const result = direct(localPort, ["-R", "127.0.0.1:0:127.0.0.1:9"], ["true"]);
-      expect(result.status).toBe(255);
-      expect(result.stderr).toMatch(/remote port forwarding failed/);
-    });
-
-    it("agent forwarding is refused: the session gets no SSH_AUTH_SOCK (it does where allowed)", () => {
-      const probe = "echo ${SSH_AUTH_SOCK:-none}";
-      expect(direct(sshPort, ["-A"], [probe]).stdout.toString()).toBe("none\n");
-      expect(direct(localPort, ["-A"], [probe]).stdout.toString()).toMatch(/^\/\S+\n$/);
-    });
-  });
-
-  it.runIf(isRoot)("the entrypoint refuses to run sshd as root unless told to", () => {
-    const result = run("sh", [path.join(repoRoot, "images/ssh-workspace/entrypoint.sh")], {
-      env: { ...process.env, ENTRYWAY_ALLOW_ROOT: "" },
-    });
-    expect(result.status).toBe(1);
-    expect(result.stderr).toMatch(/refusing to run sshd as root/);
-  });
-});
 
 describe.runIf(canRunAsOtherUser)("sshd as the workspace user (non-root, no capabilities), as in the pod", () => {
   const uid = 4242;
@@ -768,23 +492,15 @@ describe.runIf(canRunAsOtherUser)("sshd as the workspace user (non-root, no capa
     writeFileSync(path.join(nrDir, "group"), `${wsUser}:x:${uid}:\n`, { mode: 0o644 });
     // Everything the unprivileged sshd reads is copied here, world-readable: the checkout may sit
     // under a folder other users cannot traverse (a `mktemp -d` folder is 0700).
-    const config = path.join(nrDir, "sshd_config");
-    writeFileSync(
-      config,
-      readFileSync(path.join(repoRoot, "images/ssh-workspace/sshd_config"), "utf8").replace(
-        /^ListenAddress .*$/m,
-        "ListenAddress 127.0.0.1",
-      ),
-      { mode: 0o644 },
-    );
+    const config = loopbackSshdConfig(path.join(nrDir, "sshd_config"), 0o644);
     const entrypoint = path.join(nrDir, "entrypoint.sh");
-    copyFileSync(path.join(repoRoot, "images/ssh-workspace/entrypoint.sh"), entrypoint);
+    copyFileSync(imageEntrypoint, entrypoint);
     chmodSync(entrypoint, 0o644);
     // The keys stay root-owned and read-only, as a Secret volume is.
     const authorizedKeys = path.join(nrDir, "authorized_keys");
     copyFileSync(path.join(dir, "authorized_keys"), authorizedKeys);
     chmodSync(authorizedKeys, 0o444);
-    const sshd = start(
+    const sshd = children.start(
       "sshd (non-root)",
       "setpriv",
       [
