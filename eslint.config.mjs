@@ -32,6 +32,31 @@ export default tseslint.config(
     rules: { "import-x/no-cycle": "error" },
   },
   {
+    // The test kit (testkit/: harnesses, stand-ins, clients, the offline runtime) is what tests,
+    // benchmarks and scripts import; it imports none of them back, only the product (components/,
+    // gateway/src/, policies/, packages/) and itself. The product never imports the kit.
+    plugins: { "import-x": importX },
+    rules: {
+      "import-x/no-restricted-paths": [
+        "error",
+        {
+          zones: [
+            {
+              target: "./testkit",
+              from: ["./test", "./gateway/test", "./gateway/bench", "./scripts", "./bin", "./examples"],
+              message: "testkit/ is imported by tests, benchmarks and scripts, never the other way",
+            },
+            {
+              target: ["./components", "./gateway/src", "./policies/rules/!(*.test).ts", "./bin", "./index.ts"],
+              from: "./testkit",
+              message: "the product does not import the test kit",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // @pulumi/eslint-plugin's two rules, on as pulumi/pulumi-eks has them (nodejs/eks/.eslintrc.js):
     // an Output in a plain template literal becomes a warning text, not its value; pulumi.interpolate
     // (or apply) is the way. They read types (the project service, tsconfig.json), so they run where

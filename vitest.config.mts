@@ -15,7 +15,7 @@ export default defineConfig({
           name: "infra",
           include: ["test/**/*.test.ts", "policies/**/*.test.ts"],
           exclude: ["test/real/**"],
-          setupFiles: ["test/harness/setup.ts"],
+          setupFiles: ["testkit/harness/setup.ts"],
           // expect.poll's default (1 s) is too short on a shared 2-core machine.
           expect: { poll: { timeout: 15_000 } },
           testTimeout: 120_000,
@@ -46,7 +46,7 @@ export default defineConfig({
       {
         test: {
           name: "gateway",
-          include: ["gateway/test/**/*.test.ts"],
+          include: ["gateway/test/**/*.test.ts", "testkit/**/*.test.ts"],
           // expect.poll's default (1 s) is too short on a shared 2-core machine.
           expect: { poll: { timeout: 15_000 } },
           testTimeout: 180_000,

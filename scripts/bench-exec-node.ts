@@ -1,5 +1,5 @@
 // Benchmark (not a test) of the exec path on the real node (issue 32, parts 2 and 3): a real
-// kube-apiserver, kubelet and containerd (test/harness/control-plane.ts, node.ts), one target pod.
+// kube-apiserver, kubelet and containerd (testkit/harness/control-plane.ts, node.ts), one target pod.
 //
 // Part 2, `entryway enter` through the exec gateway AS A POD (the chart's Deployment, its image built
 // from gateway/Dockerfile, reached at its pod IP) against `kubectl exec` (the `kube` multi-call
@@ -41,16 +41,16 @@ import {
   since,
   sleep,
   timeProcess,
-} from "../gateway/bench/measure";
-import { EntryClient } from "../gateway/test/helpers/client";
-import { startControlPlane, type ControlPlane } from "../test/harness/control-plane";
-import { helmBinaries, helmEnv, repoRoot } from "../test/harness/helm";
-import { grantRole, POD_EXEC_RULE, serviceAccountToken } from "../test/harness/kube-users";
-import { freePort } from "../test/harness/net";
-import { startNode, type RealNode } from "../test/harness/node";
-import { projectImages } from "../test/harness/project-images";
-import { realTool } from "../test/harness/realcp-tool";
-import { restrictedPod } from "../test/harness/restricted-pod";
+} from "../testkit/gateway/measure";
+import { EntryClient } from "../testkit/gateway/client";
+import { startControlPlane, type ControlPlane } from "../testkit/harness/control-plane";
+import { helmBinaries, helmEnv, repoRoot } from "../testkit/harness/helm";
+import { grantRole, POD_EXEC_RULE, serviceAccountToken } from "../testkit/harness/kube-users";
+import { freePort } from "../testkit/harness/net";
+import { startNode, type RealNode } from "../testkit/harness/node";
+import { projectImages } from "../testkit/harness/project-images";
+import { realTool } from "../testkit/harness/realcp-tool";
+import { restrictedPod } from "../testkit/harness/restricted-pod";
 import { printPathReport, type Side } from "./bench/exec-node-report";
 import { findProcess, ppid } from "./bench/exec-path-processes";
 import { firstByte, ptyEcho, timeInPty, type PtyRun } from "./bench/pty-clients";

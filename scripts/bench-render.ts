@@ -33,7 +33,7 @@ import {
 import os from "node:os";
 import path from "node:path";
 import { parse, stringify } from "yaml";
-import { helmBinaries } from "../test/harness/helm";
+import { helmBinaries } from "../testkit/harness/helm";
 import { growWorkspaces } from "./bench-stack";
 
 const GNU_TIME = "/usr/bin/time";

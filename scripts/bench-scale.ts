@@ -7,7 +7,7 @@
  * REAL engine (scripts/realcp: Kubernetes v1.37.2 with kwok's fake node, the Pulumi CLI v3.276.0,
  * the Kubernetes provider, the random provider's stand-in), started once for the whole run. For
  * each N, one after another:
- *   - `pulumi preview` and `pulumi up` of a fresh stack (test/harness/pulumi-engine.ts: an
+ *   - `pulumi preview` and `pulumi up` of a fresh stack (testkit/harness/pulumi-engine.ts: an
  *     Automation API inline program of index.ts, a local file backend);
  *   - `helm template` and `helm install` of the chart with the same workspaces (values as
  *     bench:render gives them, plus the NodePort the control plane without a load balancer needs),
@@ -56,10 +56,10 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import os from "node:os";
 import path from "node:path";
 import { parse, stringify } from "yaml";
-import { installUpstreamCrds, startControlPlane, type ControlPlane } from "../test/harness/control-plane";
-import { helmBinaries, helmEnv, type Helm } from "../test/harness/helm";
-import { engineEnv, engineTools, type EngineRequest, type EngineResult } from "../test/harness/pulumi-engine";
-import { stackConfig, withoutAddressWaits, type StackDocument } from "../test/real/stack-config";
+import { installUpstreamCrds, startControlPlane, type ControlPlane } from "../testkit/harness/control-plane";
+import { helmBinaries, helmEnv, type Helm } from "../testkit/harness/helm";
+import { engineEnv, engineTools, type EngineRequest, type EngineResult } from "../testkit/harness/pulumi-engine";
+import { stackConfig, withoutAddressWaits, type StackDocument } from "../testkit/harness/stack-config";
 import { growWorkspaces } from "./bench-stack";
 import { profileSummary } from "./cpu-profile";
 import { measuredTree, POLL_MS, type Measurement } from "./bench/process-tree";
@@ -122,7 +122,7 @@ function grownStack(count: number): StackDocument {
   return withoutAddressWaits(stack);
 }
 
-/** A stack the engine runs (one process tree per operation, measured), as test/harness/pulumi-engine.ts runs it. */
+/** A stack the engine runs (one process tree per operation, measured), as testkit/harness/pulumi-engine.ts runs it. */
 /** A failed engine run, with what it cost until it failed (printed as a row of its own). */
 class EngineFailure extends Error {
   constructor(
@@ -176,7 +176,7 @@ class MeasuredStack {
       parallel: how.parallel,
     };
     writeFileSync(`${resultFile}.request`, JSON.stringify(request));
-    const runner = path.join(repoRoot, "test", "harness", "pulumi-engine-run.ts");
+    const runner = path.join(repoRoot, "testkit", "harness", "pulumi-engine-run.ts");
     const measurement = await measuredTree(
       path.join(repoRoot, "node_modules", ".bin", "tsx"),
       [runner, `${resultFile}.request`],

@@ -21,7 +21,7 @@ import process from "node:process";
 
 const root = path.resolve(import.meta.dirname, "..");
 const renderer = path.join(root, "scripts/render.ts");
-const programModule = path.join(root, "scripts/offline/program.ts");
+const programModule = path.join(root, "testkit/offline/program.ts");
 const program = path.join(process.cwd(), "index.ts");
 const requireHere = createRequire(import.meta.url);
 const esbuild = createRequire(requireHere.resolve("tsx/package.json"))("esbuild");

@@ -7,14 +7,14 @@
  * (secrets redacted). The real preview is `pulumi preview --diff` (see docs/deploying.md).
  */
 // First: it keeps @pulumi/pulumi, imported next, from loading the TypeScript compiler.
-import "./offline/lazy-typescript";
+import "../testkit/offline/lazy-typescript";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { parse, stringify } from "yaml";
-import { type Manifest, manifestFileName, REDACTED, toManifests } from "./offline/manifests";
-import { loadProgram } from "./offline/program";
-import { FAKE_RANDOM_PREFIX, installOfflineRuntime, runProgram } from "./offline/runtime";
+import { type Manifest, manifestFileName, REDACTED, toManifests } from "../testkit/offline/manifests";
+import { loadProgram } from "../testkit/offline/program";
+import { FAKE_RANDOM_PREFIX, installOfflineRuntime, runProgram } from "../testkit/offline/runtime";
 
 const root = process.cwd();
 const SECRET_CONFIG_PLACEHOLDER = "offline-secret-config-";

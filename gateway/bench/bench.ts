@@ -27,7 +27,7 @@ import { loadavg } from "node:os";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { sleep } from "./measure.js";
+import { sleep } from "../../testkit/gateway/measure.js";
 import { report } from "./report.js";
 import {
   bulkThroughput,
@@ -40,8 +40,8 @@ import {
   type Bench,
   type Gateway,
 } from "./scenarios.js";
-import { EntryClient } from "../test/helpers/client.js";
-import { startPodman, type Podman } from "../test/helpers/podman.js";
+import { EntryClient } from "../../testkit/gateway/client.js";
+import { startPodman, type Podman } from "../../testkit/gateway/podman.js";
 
 const { values: options } = parseArgs({
   options: { baseline: { type: "string" }, pairs: { type: "string", default: "7" } },

@@ -1,6 +1,6 @@
 // The benchmark's report (gateway/bench/bench.ts): one table, each figure next to its target, then every round.
 import { cpus, loadavg } from "node:os";
-import { fmt, median, met, percentile, printTable, signed, spread } from "./measure.js";
+import { fmt, median, met, percentile, printTable, signed, spread } from "../../testkit/gateway/measure.js";
 import {
   BULK_MIB,
   IDLE_BATCH,

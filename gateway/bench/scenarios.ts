@@ -8,10 +8,10 @@ import { promisify } from "node:util";
 import pty from "node-pty";
 import WebSocket from "ws";
 import { dockerBackend } from "../src/backends/docker.js";
-import { cpuSeconds, rssBytes, since, sleep, timeProcess } from "./measure.js";
-import { freePort, waitForPort } from "../../test/harness/net.js";
-import type { EntryClient } from "../test/helpers/client.js";
-import type { Podman } from "../test/helpers/podman.js";
+import { cpuSeconds, rssBytes, since, sleep, timeProcess } from "../../testkit/gateway/measure.js";
+import { freePort, waitForPort } from "../../testkit/harness/net.js";
+import type { EntryClient } from "../../testkit/gateway/client.js";
+import type { Podman } from "../../testkit/gateway/podman.js";
 
 export const BULK_MIB = 128;
 export const BULK_BYTES = BULK_MIB * 2 ** 20;

@@ -18,7 +18,7 @@ import {
   startKubeStandin,
   type KubeStandin,
   type StandinUser,
-} from "./helpers/kube-standin.js";
+} from "../../testkit/gateway/kube-standin.js";
 
 const pod: Target = { kind: "pod", namespace: "team-a", pod: "web-0" };
 const request = (token: string, target: Target = pod) => ({ token, target, clientAddress: "127.0.0.1" });

@@ -1,4 +1,4 @@
-// Debug containers on the Kubernetes backend, against helpers/kube-standin.ts, which STANDS IN FOR THE
+// Debug containers on the Kubernetes backend, against testkit/gateway/kube-standin.ts, which STANDS IN FOR THE
 // KUBERNETES API SERVER AND KUBELET (its header names the sources it models for the
 // pods/ephemeralcontainers subresource). First the stand-in refuses what the API server refuses;
 // then the gateway: allow-list, the second SubjectAccessReview, and the session in the container.
@@ -14,9 +14,9 @@ import { kubernetesAuthorizer } from "../src/auth/kubernetes.js";
 import { kubernetesBackend, loadKubeConfig } from "../src/backends/kubernetes.js";
 import { defaultConfig, loadConfig } from "../src/config.js";
 import { parseDebugOption } from "../src/debug.js";
-import { EntryClient } from "./helpers/client.js";
-import { startGateway, type TestGateway } from "./helpers/gateway.js";
-import { startKubeStandin, type KubeStandin, type StandinOptions } from "./helpers/kube-standin.js";
+import { EntryClient } from "../../testkit/gateway/client.js";
+import { startGateway, type TestGateway } from "../../testkit/gateway/gateway.js";
+import { startKubeStandin, type KubeStandin, type StandinOptions } from "../../testkit/gateway/kube-standin.js";
 
 const DEBUG_IMAGE = "registry.example.com/debug/busybox:1.36";
 const UNPULLABLE_IMAGE = "registry.example.com/debug/missing:1";

@@ -6,11 +6,11 @@ import { join } from "node:path";
 import { describe, expect, it, beforeAll, afterAll } from "vitest";
 import { dockerBackend, ownContainerIds } from "../src/backends/docker.js";
 import { NotFoundError } from "../src/backends/backend.js";
-import { EntryClient } from "./helpers/client.js";
-import { startEngineProxy } from "./helpers/engine-proxy.js";
-import { execBackendCases, RAW_FIRST, rawModeKept, runRawFirst } from "./helpers/exec-cases.js";
-import { startGateway, tokenAuthorizer } from "./helpers/gateway.js";
-import { podmanAvailable, startPodman, type Podman } from "./helpers/podman.js";
+import { EntryClient } from "../../testkit/gateway/client.js";
+import { startEngineProxy } from "../../testkit/gateway/engine-proxy.js";
+import { execBackendCases, RAW_FIRST, rawModeKept, runRawFirst } from "../../testkit/gateway/exec-cases.js";
+import { startGateway, tokenAuthorizer } from "../../testkit/gateway/gateway.js";
+import { podmanAvailable, startPodman, type Podman } from "../../testkit/gateway/podman.js";
 
 if (!podmanAvailable()) throw new Error("podman, runc and busybox-static are required (see .ci/apt-packages.txt)");
 

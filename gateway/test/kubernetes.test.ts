@@ -1,4 +1,4 @@
-// Kubernetes backend through @kubernetes/client-node against the stand-in in helpers/kube-standin.ts,
+// Kubernetes backend through @kubernetes/client-node against the stand-in in testkit/gateway/kube-standin.ts,
 // which STANDS IN FOR THE KUBERNETES API SERVER AND KUBELET: it speaks the pods/exec WebSocket
 // (v5.channel.k8s.io and v4.channel.k8s.io) and runs real shells in real PTYs (node-pty) on this machine.
 import { readFileSync } from "node:fs";
@@ -8,10 +8,16 @@ import WebSocket from "ws";
 import { kubernetesAuthorizer } from "../src/auth/kubernetes.js";
 import { kubernetesBackend, loadKubeConfig } from "../src/backends/kubernetes.js";
 import { defaultConfig } from "../src/config.js";
-import { EntryClient } from "./helpers/client.js";
+import { EntryClient } from "../../testkit/gateway/client.js";
 import { wrapCommand } from "../src/shell.js";
-import { execBackendCases, RAW_FIRST, RAW_FIRST_ANSWER, rawModeKept, runRawFirst } from "./helpers/exec-cases.js";
-import { startGateway, tokenAuthorizer, type TestGateway } from "./helpers/gateway.js";
+import {
+  execBackendCases,
+  RAW_FIRST,
+  RAW_FIRST_ANSWER,
+  rawModeKept,
+  runRawFirst,
+} from "../../testkit/gateway/exec-cases.js";
+import { startGateway, tokenAuthorizer, type TestGateway } from "../../testkit/gateway/gateway.js";
 import {
   replicaSetPod,
   standinUser,
@@ -20,7 +26,7 @@ import {
   type ExecProtocol,
   type KubeStandin,
   type StandinOptions,
-} from "./helpers/kube-standin.js";
+} from "../../testkit/gateway/kube-standin.js";
 
 const fixtures: Omit<StandinOptions, "protocol"> = {
   serviceAccountToken: "gateway-service-account-token",

@@ -1,6 +1,6 @@
 // The exec gateway and an S3 endpoint whose certificate a private CA signed (an in-cluster S3
-// server): SeaweedFS with TLS (helpers/seaweedfs.ts), its certificate from a throwaway CA
-// (test/harness/certificates.ts). The gateway's S3 client uploads there only when NODE_EXTRA_CA_CERTS
+// server): SeaweedFS with TLS (testkit/gateway/seaweedfs.ts), its certificate from a throwaway CA
+// (testkit/harness/certificates.ts). The gateway's S3 client uploads there only when NODE_EXTRA_CA_CERTS
 // names that CA, as the component and chart set it from execGateway.caBundle; without it, or with
 // another CA, the TLS handshake fails and nothing lands. fetch (the OIDC and webhook authorizers')
 // trusts the same bundle. Each try is a process of its own (helpers/s3-put.ts): Node reads the
@@ -12,9 +12,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { GetObjectCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { privateCaCertificate, type ServerCertificate } from "../../test/harness/certificates.js";
-import { describeWithRealTool } from "../../test/harness/realcp.js";
-import { startSeaweedFs, type SeaweedFs } from "./helpers/seaweedfs.js";
+import { privateCaCertificate, type ServerCertificate } from "../../testkit/harness/certificates.js";
+import { describeWithRealTool } from "../../testkit/harness/realcp.js";
+import { startSeaweedFs, type SeaweedFs } from "../../testkit/gateway/seaweedfs.js";
 
 const BUCKET = "ca-recordings";
 const PUT = fileURLToPath(new URL("./helpers/s3-put.ts", import.meta.url));

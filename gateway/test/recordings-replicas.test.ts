@@ -9,12 +9,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { describeWithRealTool } from "../../test/harness/realcp.js";
+import { describeWithRealTool } from "../../testkit/harness/realcp.js";
 import { outputBytes, parseCast, type RecordingSummary } from "../src/recordings/cast.js";
-import { cleanEnv, runCli } from "./clients/cli-harness.js";
-import { EntryClient } from "./helpers/client.js";
-import { podmanAvailable, startPodman, type Podman } from "./helpers/podman.js";
-import { recordingToBucket, startSeaweedFs, type SeaweedFs } from "./helpers/seaweedfs.js";
+import { cleanEnv, runCli } from "../../testkit/gateway/cli-harness.js";
+import { EntryClient } from "../../testkit/gateway/client.js";
+import { podmanAvailable, startPodman, type Podman } from "../../testkit/gateway/podman.js";
+import { recordingToBucket, startSeaweedFs, type SeaweedFs } from "../../testkit/gateway/seaweedfs.js";
 import {
   dockerWithWebhook,
   enterUrl,
@@ -22,7 +22,7 @@ import {
   startWebhookAuthorizer,
   type ServeProcess,
   type WebhookAuthorizer,
-} from "./helpers/serve.js";
+} from "../../testkit/gateway/serve.js";
 
 const BUCKET = "replica-casts";
 const FLUSH_SECONDS = 1;

@@ -1,4 +1,4 @@
-// The S3 sink against a real S3 server (SeaweedFS, helpers/seaweedfs.ts), with gateways in this
+// The S3 sink against a real S3 server (SeaweedFS, testkit/gateway/seaweedfs.ts), with gateways in this
 // process on the in-memory backend: a recording is in the bucket while its session runs (its
 // metadata names session, user, target and start), another gateway on the same bucket lists and
 // serves it byte for byte, output past one part goes up as a multipart upload while the session runs,
@@ -15,17 +15,17 @@ import {
   PutObjectCommand,
 } from "@aws-sdk/client-s3";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import { describeWithRealTool } from "../../test/harness/realcp.js";
+import { describeWithRealTool } from "../../testkit/harness/realcp.js";
 import { castEnding, outputBytes, parseCast, type RecordingSummary } from "../src/recordings/cast.js";
 import { defaultConfig, type GatewayConfig } from "../src/config.js";
 import { createMetrics } from "../src/metrics.js";
 import { bodyBytes, s3Client, STALE_FLUSHES, TAILS, type S3Place } from "../src/recordings/s3/place.js";
 import { recoverStoppedUploads } from "../src/recordings/s3/recovery.js";
 import { s3Sink } from "../src/recordings/s3/sink.js";
-import { EntryClient } from "./helpers/client.js";
-import { fakeBackend, type FakeBackend } from "./helpers/fake-backend.js";
-import { startGateway, tokenAuthorizer, type TestGateway } from "./helpers/gateway.js";
-import { startSeaweedFs, type S3Identity, type SeaweedFs } from "./helpers/seaweedfs.js";
+import { EntryClient } from "../../testkit/gateway/client.js";
+import { fakeBackend, type FakeBackend } from "../../testkit/gateway/fake-backend.js";
+import { startGateway, tokenAuthorizer, type TestGateway } from "../../testkit/gateway/gateway.js";
+import { startSeaweedFs, type S3Identity, type SeaweedFs } from "../../testkit/gateway/seaweedfs.js";
 
 const BUCKET = "session-casts";
 const PART = 5 * 1024 * 1024;

@@ -17,9 +17,9 @@ import {
   volumeSink,
 } from "../src/recordings/volume.js";
 import { outputBytes, parseCast } from "../src/recordings/cast.js";
-import { EntryClient } from "./helpers/client.js";
-import { fakeBackend } from "./helpers/fake-backend.js";
-import { startGateway, tokenAuthorizer } from "./helpers/gateway.js";
+import { EntryClient } from "../../testkit/gateway/client.js";
+import { fakeBackend } from "../../testkit/gateway/fake-backend.js";
+import { startGateway, tokenAuthorizer } from "../../testkit/gateway/gateway.js";
 
 const DAY = 24 * 3600 * 1000;
 const dirs: string[] = [];

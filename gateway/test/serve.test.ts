@@ -1,13 +1,13 @@
 // `entryway serve` as a process, configured only through ENTRYWAY_* variables, against the Kubernetes
-// stand-in (API server + kubelet, helpers/kube-standin.ts): audit file, asciicast recording, JSON
+// stand-in (API server + kubelet, testkit/gateway/kube-standin.ts): audit file, asciicast recording, JSON
 // logs without secrets, and SIGTERM draining open sessions (told why, shells ended, exit 0).
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EntryClient } from "./helpers/client.js";
-import { startKubeStandin, type KubeStandin } from "./helpers/kube-standin.js";
-import { startServe, type ServeProcess } from "./helpers/serve.js";
+import { EntryClient } from "../../testkit/gateway/client.js";
+import { startKubeStandin, type KubeStandin } from "../../testkit/gateway/kube-standin.js";
+import { startServe, type ServeProcess } from "../../testkit/gateway/serve.js";
 
 const TOKEN = "alice-secret-token-value";
 

@@ -8,9 +8,9 @@ import { defaultConfig } from "../src/config.js";
 import { encodeRequest, RequestType, ResponseType } from "../src/protocol.js";
 import { failClosed, type Recheck } from "../src/auth/authorizer.js";
 import { SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX } from "../src/server.js";
-import { EntryClient } from "./helpers/client.js";
-import { fakeBackend } from "./helpers/fake-backend.js";
-import { startGateway, tokenAuthorizer, type TestGateway } from "./helpers/gateway.js";
+import { EntryClient } from "../../testkit/gateway/client.js";
+import { fakeBackend } from "../../testkit/gateway/fake-backend.js";
+import { startGateway, tokenAuthorizer, type TestGateway } from "../../testkit/gateway/gateway.js";
 
 const fatal = new TextDecoder("utf-8", { fatal: true });
 let gateways: TestGateway[] = [];

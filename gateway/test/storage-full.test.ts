@@ -9,10 +9,10 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { describeWithRealTool } from "../../test/harness/realcp.js";
-import { EntryClient, type Closed } from "./helpers/client.js";
-import { podmanAvailable, startPodman, type Podman } from "./helpers/podman.js";
-import { recordingToBucket, startSeaweedFs, type SeaweedFs } from "./helpers/seaweedfs.js";
+import { describeWithRealTool } from "../../testkit/harness/realcp.js";
+import { EntryClient, type Closed } from "../../testkit/gateway/client.js";
+import { podmanAvailable, startPodman, type Podman } from "../../testkit/gateway/podman.js";
+import { recordingToBucket, startSeaweedFs, type SeaweedFs } from "../../testkit/gateway/seaweedfs.js";
 import {
   dockerWithWebhook,
   enterUrl,
@@ -20,8 +20,8 @@ import {
   startWebhookAuthorizer,
   type ServeProcess,
   type WebhookAuthorizer,
-} from "./helpers/serve.js";
-import { describeNeeding } from "./helpers/tools.js";
+} from "../../testkit/gateway/serve.js";
+import { describeNeeding } from "../../testkit/gateway/tools.js";
 
 /** 40 kB of output, then a line, in pipe mode: one session that overflows a little more of the storage. */
 const FLOOD = ["sh", "-c", "yes 0123456789abcdefghijklmnopqrstuvwxyz | head -c 40000; echo; echo flood-done"];

@@ -8,7 +8,7 @@ import * as k8s from "@pulumi/kubernetes";
 import { ConnectGateway } from "../../components/ssh/connect-gateway";
 import type { Obj } from "../../test/policies/fixtures";
 import { asResource, runStackPolicy } from "../../test/policies/run-policies";
-import { render } from "../../test/harness/pulumi";
+import { render } from "../../testkit/harness/pulumi";
 import { secretReadersAlone } from "./secret-readers-alone";
 
 describe("a Secret-reading role sits where no other Secret lives", () => {

@@ -2,7 +2,7 @@
 // `kubectl exec`, bulk streams (wall time, CPU per MiB of every process on the path), keystroke
 // echo and the first prompt byte, each against its target; then the gateway's CPU profile.
 import { cpus } from "node:os";
-import { fmt, median, met, percentile, printTable, signed, spread } from "../../gateway/bench/measure";
+import { fmt, median, met, percentile, printTable, signed, spread } from "../../testkit/gateway/measure";
 import { profileSummary } from "./exec-path-processes";
 
 /** The processes on the exec path whose CPU each bulk round measures. */

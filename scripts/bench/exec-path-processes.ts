@@ -2,7 +2,7 @@
 // where a V8 CPU profile's time went.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { fmt } from "../../gateway/bench/measure";
+import { fmt } from "../../testkit/gateway/measure";
 
 /** The process whose command line starts with a program named `name` and mentions `under` (a harness folder). */
 export function findProcess(name: string, under: string): number {

@@ -4,7 +4,7 @@ import type { ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { runBytes } from "../../test/harness/process";
+import { runBytes } from "../../testkit/harness/process";
 
 /** How often the process tree is read (ms). */
 export const POLL_MS = 200;

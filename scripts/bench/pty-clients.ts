@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import * as pty from "node-pty";
-import { since, sleep, timeReport } from "../../gateway/bench/measure";
+import { since, sleep, timeReport } from "../../testkit/gateway/measure";
 
 export interface PtyRun {
   wall: number;

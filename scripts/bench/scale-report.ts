@@ -1,6 +1,6 @@
 // bench-scale.ts's figures: one table of wall time, CPU time and peak RSS with the ratios beside
 // them, and what each kind of engine step took.
-import type { EngineResult } from "../../test/harness/pulumi-engine";
+import type { EngineResult } from "../../testkit/harness/pulumi-engine";
 import type { Measurement } from "./process-tree";
 
 export interface Row {

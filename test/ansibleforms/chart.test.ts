@@ -2,8 +2,8 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { DATABASE_MODE_WARNING } from "../../components/ansibleforms/database-rte";
 import { renderSeed, seedProblems } from "../../components/ansibleforms/runner-seed";
-import { helmBinaries, helmNotes, helmTemplate, repoRoot, runHelm } from "../harness/helm";
-import { assertValidObjects, type ObjectLike } from "../harness/validate";
+import { helmBinaries, helmNotes, helmTemplate, repoRoot, runHelm } from "../../testkit/harness/helm";
+import { assertValidObjects, type ObjectLike } from "../../testkit/harness/validate";
 import { chart, chartValues } from "../foundation/chart-values";
 import { DNS_RULE, namespacePeer } from "../foundation/network-peers";
 import {

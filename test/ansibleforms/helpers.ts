@@ -2,7 +2,7 @@
 import { expect } from "vitest";
 import { parse } from "yaml";
 import type { AnsibleFormsArgs } from "../../components/ansibleforms";
-import type { ObjectLike } from "../harness/validate";
+import type { ObjectLike } from "../../testkit/harness/validate";
 
 export interface EnvVar {
   name: string;

@@ -11,9 +11,9 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { parseStackConfig, Stack } from "../../components/stack";
-import { chartScenarios, helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
-import { render } from "../harness/pulumi";
-import type { ObjectLike } from "../harness/validate";
+import { chartScenarios, helmBinaries, helmTemplate, repoRoot } from "../../testkit/harness/helm";
+import { render } from "../../testkit/harness/pulumi";
+import type { ObjectLike } from "../../testkit/harness/validate";
 import { envOf, podSpec, type Container } from "./helpers";
 
 const RTE_IMAGE = /^([^/]+)\/ansibleforms\/ansibleforms-rte-(full|core|base)(?::([^:@/]+)|@sha256:[a-f0-9]{64})$/;

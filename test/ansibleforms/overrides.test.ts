@@ -9,9 +9,9 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { parseStackConfig, Stack } from "../../components/stack";
-import { helmBinaries, helmTemplate, repoRoot, runHelm } from "../harness/helm";
-import { render } from "../harness/pulumi";
-import type { ObjectLike } from "../harness/validate";
+import { helmBinaries, helmTemplate, repoRoot, runHelm } from "../../testkit/harness/helm";
+import { render } from "../../testkit/harness/pulumi";
+import type { ObjectLike } from "../../testkit/harness/validate";
 import { container, envOf, find, podSpec } from "./helpers";
 
 const chart = path.join(repoRoot, "charts/entryway");

@@ -5,9 +5,9 @@ import { MIN_TOKEN_LENGTH } from "../../components/ansibleforms/common";
 import { DATABASE_MODE_WARNING } from "../../components/ansibleforms/database-rte";
 import { RemoteRte, type RemoteRteArgs } from "../../components/ansibleforms/remote-rte";
 import { seedProblems } from "../../components/ansibleforms/runner-seed";
-import { REDACTED } from "../../scripts/offline/manifests";
-import { isSecretOutput, outputOf, render } from "../harness/pulumi";
-import { assertValidObjects, type ObjectLike } from "../harness/validate";
+import { REDACTED } from "../../testkit/offline/manifests";
+import { isSecretOutput, outputOf, render } from "../../testkit/harness/pulumi";
+import { assertValidObjects, type ObjectLike } from "../../testkit/harness/validate";
 import { DNS_RULE, namespacePeer } from "../foundation/network-peers";
 import {
   APP_ONLY_ENV,

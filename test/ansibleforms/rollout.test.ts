@@ -11,9 +11,9 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
 import { parseStackConfig, Stack, type StackConfig } from "../../components/stack";
-import { helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
-import { render } from "../harness/pulumi";
-import type { ObjectLike } from "../harness/validate";
+import { helmBinaries, helmTemplate, repoRoot } from "../../testkit/harness/helm";
+import { render } from "../../testkit/harness/pulumi";
+import type { ObjectLike } from "../../testkit/harness/validate";
 import { find, podSpec } from "./helpers";
 
 const chart = path.join(repoRoot, "charts/entryway");

@@ -10,11 +10,11 @@ import { parseStackConfig, Stack } from "../../components/stack";
 import { RemoteRte } from "../../components/ansibleforms";
 import { rteBoundary } from "../../policies/rules/rte-boundary";
 import { chartValues } from "../foundation/chart-values";
-import { helmBinaries } from "../harness/helm";
-import { render } from "../harness/pulumi";
+import { helmBinaries } from "../../testkit/harness/helm";
+import { render } from "../../testkit/harness/pulumi";
 import { asResource, runResourcePolicy } from "../policies/run-policies";
 import { parseAllDocuments } from "yaml";
-import type { ObjectLike } from "../harness/validate";
+import type { ObjectLike } from "../../testkit/harness/validate";
 
 const { templateResult } = chartValues("rte-secrets");
 

@@ -2,8 +2,8 @@
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
 import { RunnerSeed } from "../../components/ansibleforms/runner-seed";
-import { outputOf, render } from "../harness/pulumi";
-import { assertValidObjects, type ObjectLike } from "../harness/validate";
+import { outputOf, render } from "../../testkit/harness/pulumi";
+import { assertValidObjects, type ObjectLike } from "../../testkit/harness/validate";
 import { failure, find, SIDECAR_RUNNER } from "./helpers";
 
 describe("RunnerSeed on its own", () => {

@@ -1,8 +1,8 @@
 /** The Stack's ansibleForms and remoteRte sections: schema checks and composition. */
 import { describe, expect, it } from "vitest";
 import { parseStackConfig, Stack } from "../../components/stack";
-import { render } from "../harness/pulumi";
-import { assertValidObjects, type ObjectLike } from "../harness/validate";
+import { render } from "../../testkit/harness/pulumi";
+import { assertValidObjects, type ObjectLike } from "../../testkit/harness/validate";
 import { container, envOf, find, podSpec } from "./helpers";
 
 describe("stack config sections ansibleForms and remoteRte", () => {

@@ -20,9 +20,9 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { parse } from "yaml";
-import { podmanAvailable, startPodman, type Podman } from "../../gateway/test/helpers/podman";
-import { repoRoot } from "../harness/helm";
-import { run as runProcess, type ProcessResult } from "../harness/process";
+import { podmanAvailable, startPodman, type Podman } from "../../testkit/gateway/podman";
+import { repoRoot } from "../../testkit/harness/helm";
+import { run as runProcess, type ProcessResult } from "../../testkit/harness/process";
 
 /** The fenced blocks of the README's "## Quick start" section, each as its commands (comments dropped). */
 function quickStartBlocks(readme: string): string[][] {

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { generatedReference, REFERENCE, withGeneratedReference } from "../../scripts/generate-docs";
-import { repoRoot } from "../harness/helm";
+import { repoRoot } from "../../testkit/harness/helm";
 import { brokenLinks, headingSlugs } from "./links";
 
 const reference = generatedReference();

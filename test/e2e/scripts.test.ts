@@ -10,7 +10,7 @@
  *    (test/ssh/istio-gateway-model.ts) built from that rendering, to the workspace image's own
  *    sshd_config and entrypoint on loopback; and it fails when the gateway refuses the workspace;
  *  - exec-through-gateway.sh: `entryway enter` through a gateway on the Kubernetes backend and
- *    authorizer, against the stand-in API server and kubelet (gateway/test/helpers/kube-standin.ts,
+ *    authorizer, against the stand-in API server and kubelet (testkit/gateway/kube-standin.ts,
  *    real processes in a real PTY); and it fails with a token the authorizer refuses.
  * Needs ssh, sshd, ssh-keygen and bash; under CI=true a missing tool fails the suite.
  */
@@ -23,12 +23,12 @@ import { parse } from "yaml";
 import { kubernetesAuthorizer } from "../../gateway/src/auth/kubernetes";
 import { kubernetesBackend, loadKubeConfig } from "../../gateway/src/backends/kubernetes";
 import { defaultConfig } from "../../gateway/src/config";
-import { startGateway } from "../../gateway/test/helpers/gateway";
-import { startKubeStandin } from "../../gateway/test/helpers/kube-standin";
-import { helmBinaries, helmLint, helmTemplate, repoRoot } from "../harness/helm";
-import { freePort, waitForPort } from "../harness/net";
-import { run } from "../harness/process";
-import { assertValidObjects } from "../harness/validate";
+import { startGateway } from "../../testkit/gateway/gateway";
+import { startKubeStandin } from "../../testkit/gateway/kube-standin";
+import { helmBinaries, helmLint, helmTemplate, repoRoot } from "../../testkit/harness/helm";
+import { freePort, waitForPort } from "../../testkit/harness/net";
+import { run } from "../../testkit/harness/process";
+import { assertValidObjects } from "../../testkit/harness/validate";
 import { buildGatewayEnvoy, startGatewayModel } from "../ssh/istio-gateway-model";
 import { Children, entrypointSshd, loopbackSshdConfig, missingTools, userKey } from "../ssh/workspace-sshd";
 

@@ -13,9 +13,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { ExecGateway, type ExecGatewayArgs } from "../../components/exec-gateway";
 import { parseStackConfig } from "../../components/stack";
-import { helmBinaries, helmLint, helmTemplate, repoRoot } from "../harness/helm";
-import { render } from "../harness/pulumi";
-import { assertValidObjects, type ObjectLike } from "../harness/validate";
+import { helmBinaries, helmLint, helmTemplate, repoRoot } from "../../testkit/harness/helm";
+import { render } from "../../testkit/harness/pulumi";
+import { assertValidObjects, type ObjectLike } from "../../testkit/harness/validate";
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 

@@ -26,11 +26,11 @@ import Ajv from "ajv";
 import { parse, parseAllDocuments, stringify } from "yaml";
 import { createMetrics } from "../../gateway/src/metrics";
 import { parseStackConfig, Stack } from "../../components/stack";
-import { helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
-import { metricNames } from "../harness/promql";
-import { render } from "../harness/pulumi";
-import { realTool } from "../harness/realcp-tool";
-import { assertValidObjects, type ObjectLike } from "../harness/validate";
+import { helmBinaries, helmTemplate, repoRoot } from "../../testkit/harness/helm";
+import { metricNames } from "../../testkit/harness/promql";
+import { render } from "../../testkit/harness/pulumi";
+import { realTool } from "../../testkit/harness/realcp-tool";
+import { assertValidObjects, type ObjectLike } from "../../testkit/harness/validate";
 
 const DASHBOARD = path.join(repoRoot, "charts/entryway/files/grafana/entryway.json");
 const WORKSPACE_CLUSTER = "outbound|22||entryway-ws-alice.team-a.svc.cluster.local";

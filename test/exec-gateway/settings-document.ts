@@ -1,4 +1,4 @@
-import type { ObjectLike } from "../harness/validate";
+import type { ObjectLike } from "../../testkit/harness/validate";
 
 /**
  * The exec gateway's settings document as both front ends write it: config.json of its ConfigMap

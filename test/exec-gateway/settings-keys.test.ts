@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { defaultConfig, loadConfig, type GatewayConfig } from "../../gateway/src/config";
 import { execGatewayProblems } from "../../components/exec-gateway";
-import { repoRoot } from "../harness/helm";
+import { repoRoot } from "../../testkit/harness/helm";
 
 type Properties = Record<string, { type?: string; default?: unknown }>;
 const json = (file: string) => JSON.parse(readFileSync(path.join(repoRoot, file), "utf8"));

@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll } from "vitest";
 import { jsonLine } from "../../gateway/src/log";
-import { repoRoot, runHelm, type Helm, type HelmResult } from "../harness/helm";
+import { repoRoot, runHelm, type Helm, type HelmResult } from "../../testkit/harness/helm";
 
 export const chart = path.join(repoRoot, "charts/entryway");
 

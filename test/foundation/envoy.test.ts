@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkEnvoyFilter } from "../harness/envoy";
+import { checkEnvoyFilter } from "../../testkit/harness/envoy";
 
 const HCM = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
 

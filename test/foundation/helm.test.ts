@@ -1,8 +1,8 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { chartScenarios, helmBinaries, helmLint, helmTemplate, repoRoot } from "../harness/helm";
-import { assertValidObjects } from "../harness/validate";
-import { checkEnvoyFilter } from "../harness/envoy";
+import { chartScenarios, helmBinaries, helmLint, helmTemplate, repoRoot } from "../../testkit/harness/helm";
+import { assertValidObjects } from "../../testkit/harness/validate";
+import { checkEnvoyFilter } from "../../testkit/harness/envoy";
 
 const helms = helmBinaries();
 const charts = chartScenarios();

@@ -2,41 +2,10 @@
 // re-export, type-only import (`import type`, `export type ... from`) and dynamic import() counts.
 // eslint's import-x/no-cycle (eslint.config.mjs) leaves type-only imports out; this walks what the
 // TypeScript compiler itself reads of each file (ts.preProcessFile), so a cycle of types fails too.
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
-
-const repoRoot = path.resolve(__dirname, "../..");
-
-/** Every .ts file under a folder (declarations and tests left out). */
-function sources(folder: string): string[] {
-  return readdirSync(folder, { recursive: true, encoding: "utf8" })
-    .map((file) => path.join(folder, file))
-    .filter((file) => /\.m?ts$/.test(file) && !/\.d\.ts$|\.test\.ts$/.test(file) && statSync(file).isFile());
-}
-
-/** The file a relative specifier names (`./x.js` is ./x.ts, as the gateway's ESM imports write it); null for a package or a non-TypeScript file. */
-function resolveImport(from: string, specifier: string): string | null {
-  if (!specifier.startsWith(".")) return null;
-  const base = path.resolve(path.dirname(from), specifier);
-  const stem = base.replace(/\.(m?js)$/, "");
-  for (const candidate of [`${stem}.ts`, `${stem}.mts`, path.join(base, "index.ts")]) {
-    if (existsSync(candidate) && statSync(candidate).isFile()) return candidate;
-  }
-  return null;
-}
-
-/** What each file imports, re-exports or imports dynamically, types included. */
-function importGraph(files: string[]): Map<string, string[]> {
-  const graph = new Map<string, string[]>();
-  for (const file of files) {
-    const { importedFiles } = ts.preProcessFile(readFileSync(file, "utf8"), true, true);
-    const targets = importedFiles.map((i) => resolveImport(file, i.fileName)).filter((t): t is string => t !== null);
-    graph.set(file, [...new Set(targets)]);
-  }
-  return graph;
-}
+import { importGraph, repoRoot, sources } from "../../testkit/harness/import-graph";
 
 /** Every cycle as the files on it, each found once (from its first file in the walk). */
 function importCycles(graph: Map<string, string[]>): string[][] {

@@ -10,7 +10,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
 import { unifiedDiff, type ManifestDiff } from "../../bin/manifest-diff";
-import { repoRoot } from "../harness/helm";
+import { repoRoot } from "../../testkit/harness/helm";
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), "entryway-manifest-diff-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { MAX_STATEFULSET_NAME, objectName, statefulSetName } from "../../components/shared/names";
-import { helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
+import { helmBinaries, helmTemplate, repoRoot } from "../../testkit/harness/helm";
 
 // The chart's name helpers and objectName() / statefulSetName() must agree, long names included:
 // both front ends make the same objects only if they name them alike.

@@ -8,9 +8,9 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { parseStackConfig, Stack } from "../../components/stack";
-import { REDACTED } from "../../scripts/offline/manifests";
-import { childrenOf, findManifest, isSecretOutput, outputOf, render } from "../harness/pulumi";
-import { repoRoot } from "../harness/helm";
+import { REDACTED } from "../../testkit/offline/manifests";
+import { childrenOf, findManifest, isSecretOutput, outputOf, render } from "../../testkit/harness/pulumi";
+import { repoRoot } from "../../testkit/harness/helm";
 
 class Demo extends pulumi.ComponentResource {
   readonly token: pulumi.Output<string>;
@@ -142,7 +142,7 @@ describe("the Pulumi test harness", () => {
 
   it("fails loudly when a program runs without the offline runtime", () => {
     const script = [
-      'import { runProgram } from "./scripts/offline/runtime";',
+      'import { runProgram } from "./testkit/offline/runtime";',
       "runProgram(() => undefined).then(() => console.log('passed on nothing'), (e) => { console.error(e.message); process.exit(3); });",
     ].join("\n");
     const result = spawnSync(path.join(repoRoot, "node_modules/.bin/tsx"), ["--eval", script], {

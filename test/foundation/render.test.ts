@@ -12,10 +12,10 @@ import {
   SETTINGS_SCHEMA_FILE,
   VALUES_SCHEMA_FILE,
 } from "../../scripts/generate-config-schema";
-import { REDACTED } from "../../scripts/offline/manifests";
-import { repoRoot } from "../harness/helm";
-import { assertValidObjects, type ObjectLike } from "../harness/validate";
-import { checkEnvoyFilter } from "../harness/envoy";
+import { REDACTED } from "../../testkit/offline/manifests";
+import { repoRoot } from "../../testkit/harness/helm";
+import { assertValidObjects, type ObjectLike } from "../../testkit/harness/validate";
+import { checkEnvoyFilter } from "../../testkit/harness/envoy";
 
 const tsx = path.join(repoRoot, "node_modules/.bin/tsx");
 const scratch = mkdtempSync(path.join(os.tmpdir(), "entryway-render-test-"));

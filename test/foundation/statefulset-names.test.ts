@@ -12,9 +12,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { MAX_STATEFULSET_NAME, objectName } from "../../components/shared/names";
 import { parseStackConfig, Stack } from "../../components/stack";
-import { helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
-import { render } from "../harness/pulumi";
-import type { ObjectLike } from "../harness/validate";
+import { helmBinaries, helmTemplate, repoRoot } from "../../testkit/harness/helm";
+import { render } from "../../testkit/harness/pulumi";
+import type { ObjectLike } from "../../testkit/harness/validate";
 
 const base = "r".repeat(40);
 const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIIqHgiy0GmQ2fM0zVj8Ff7R2xjH5l6mQfC1tq7g0nW9e alice@laptop";

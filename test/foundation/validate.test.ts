@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { restrictedContainerSecurityContext, restrictedPodSecurityContext } from "../../components/shared/security";
 import { selectorLabels, standardLabels } from "../../components/shared/labels";
-import { assertValidObjects, validateObject, type ObjectLike } from "../harness/validate";
+import { assertValidObjects, validateObject, type ObjectLike } from "../../testkit/harness/validate";
 
 function deployment(): ObjectLike {
   const identity = { name: "demo", instance: "test", component: "server" };

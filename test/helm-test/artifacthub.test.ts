@@ -11,7 +11,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { chartScenarios, helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
+import { chartScenarios, helmBinaries, helmTemplate, repoRoot } from "../../testkit/harness/helm";
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 

@@ -19,15 +19,15 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { imageReference } from "../../components/shared/image";
-import { fakeBackend } from "../../gateway/test/helpers/fake-backend";
-import { startGateway, tokenAuthorizer } from "../../gateway/test/helpers/gateway";
-import { privateCaCertificate } from "../harness/certificates";
-import { chartScenarios, helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
-import { assertValidObjects, type ObjectLike } from "../harness/validate";
-import { run } from "../harness/process";
+import { fakeBackend } from "../../testkit/gateway/fake-backend";
+import { startGateway, tokenAuthorizer } from "../../testkit/gateway/gateway";
+import { privateCaCertificate } from "../../testkit/harness/certificates";
+import { chartScenarios, helmBinaries, helmTemplate, repoRoot } from "../../testkit/harness/helm";
+import { assertValidObjects, type ObjectLike } from "../../testkit/harness/validate";
+import { run } from "../../testkit/harness/process";
 import { allViolations, asResource } from "../policies/run-policies";
 import { buildGatewayEnvoy, startGatewayModel } from "../ssh/istio-gateway-model";
-import { allows, networkPolicies, type PodEndpoint } from "../harness/network-policy";
+import { allows, networkPolicies, type PodEndpoint } from "../../testkit/harness/network-policy";
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 

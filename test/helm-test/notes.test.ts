@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ExitCode } from "../../gateway/src/cli/enter-options";
-import { helmBinaries, helmNotes, helmTemplate, repoRoot } from "../harness/helm";
+import { helmBinaries, helmNotes, helmTemplate, repoRoot } from "../../testkit/harness/helm";
 
 const chart = path.join(repoRoot, "charts/entryway");
 const scenario = (name: string) => path.join(chart, "ci", name);

@@ -7,7 +7,7 @@
  *   pod's restrictions (test/images/workspace.ts), and ssh runs a command in it, directly and through
  *   the Istio gateway model of the chart (test/ssh/istio-gateway-model.ts) with the repository's own
  *   script (scripts/e2e/ssh-through-gateway.sh: `entryway connect-proxy` as the ProxyCommand).
- * Bases are made here (test/images/bases.ts): no registry is reachable. Build times and image sizes
+ * Bases are made here (testkit/harness/image-bases.ts): no registry is reachable. Build times and image sizes
  * are printed, not asserted.
  */
 import { execFile, spawnSync } from "node:child_process";
@@ -17,12 +17,12 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EntryClient } from "../../gateway/test/helpers/client";
-import { podmanAvailable, startPodman, type Podman } from "../../gateway/test/helpers/podman";
-import { helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
-import { freePort, waitForPort } from "../harness/net";
-import { run } from "../harness/process";
-import { DEBIAN_BASE, makeBases, NODE_BASE, NPM_CACHE_DIR } from "./bases";
+import { EntryClient } from "../../testkit/gateway/client";
+import { podmanAvailable, startPodman, type Podman } from "../../testkit/gateway/podman";
+import { helmBinaries, helmTemplate, repoRoot } from "../../testkit/harness/helm";
+import { freePort, waitForPort } from "../../testkit/harness/net";
+import { run } from "../../testkit/harness/process";
+import { DEBIAN_BASE, makeBases, NODE_BASE, NPM_CACHE_DIR } from "../../testkit/harness/image-bases";
 import { buildGatewayEnvoy, startGatewayModel } from "../ssh/istio-gateway-model";
 import { startWorkspaceContainer, type WorkspaceContainer } from "./workspace";
 

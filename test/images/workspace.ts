@@ -14,10 +14,10 @@
  */
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Podman } from "../../gateway/test/helpers/podman";
-import { repoRoot } from "../harness/helm";
-import { freePort, waitForPort } from "../harness/net";
-import { sshKeyPair } from "../harness/process";
+import type { Podman } from "../../testkit/gateway/podman";
+import { repoRoot } from "../../testkit/harness/helm";
+import { freePort, waitForPort } from "../../testkit/harness/net";
+import { sshKeyPair } from "../../testkit/harness/process";
 
 export interface WorkspaceContainer {
   name: string;

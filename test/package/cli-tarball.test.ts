@@ -16,9 +16,9 @@ import os from "node:os";
 import path from "node:path";
 import { sshConfigBlock } from "@entryway/ssh-config";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
-import { npmPack, run, type PackedPackage } from "../harness/npm";
-import { run as runText } from "../harness/process";
+import { helmBinaries, helmTemplate, repoRoot } from "../../testkit/harness/helm";
+import { npmPack, run, type PackedPackage } from "../../testkit/harness/npm";
+import { run as runText } from "../../testkit/harness/process";
 import { buildGatewayEnvoy, startGatewayModel, type RunningGatewayModel } from "../ssh/istio-gateway-model";
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), "entryway-cli-"));

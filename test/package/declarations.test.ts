@@ -13,7 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { repoRoot } from "../harness/helm";
+import { repoRoot } from "../../testkit/harness/helm";
 import { COMPONENTS } from "./components";
 
 const outDir = mkdtempSync(path.join(os.tmpdir(), "entryway-declarations-"));

@@ -13,8 +13,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { repoRoot } from "../harness/helm";
-import { npmPack, run } from "../harness/npm";
+import { repoRoot } from "../../testkit/harness/helm";
+import { npmPack, run } from "../../testkit/harness/npm";
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), "entryway-pack-"));
 const project = path.join(scratch, "platform-repo");

@@ -15,9 +15,9 @@ import { parse } from "yaml";
 import { EXEC_GATEWAY_IMAGE } from "../../components/exec-gateway";
 import { imageReference, type GlobalSettings, type ImageSettings } from "../../components/shared/image";
 import { parseStackConfig, Stack } from "../../components/stack";
-import { helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
-import { render } from "../harness/pulumi";
-import type { ObjectLike } from "../harness/validate";
+import { helmBinaries, helmTemplate, repoRoot } from "../../testkit/harness/helm";
+import { render } from "../../testkit/harness/pulumi";
+import type { ObjectLike } from "../../testkit/harness/validate";
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 

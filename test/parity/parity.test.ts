@@ -15,9 +15,9 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { parseStackConfig, Stack } from "../../components/stack";
-import { chartScenarios, helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
-import { render } from "../harness/pulumi";
-import type { ObjectLike } from "../harness/validate";
+import { chartScenarios, helmBinaries, helmTemplate, repoRoot } from "../../testkit/harness/helm";
+import { render } from "../../testkit/harness/pulumi";
+import type { ObjectLike } from "../../testkit/harness/validate";
 
 const chart = path.join(repoRoot, "charts/entryway");
 const scenarios = chartScenarios().find((c) => c.chart === chart)?.scenarios ?? [];

@@ -7,7 +7,7 @@
  */
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { repoRoot } from "../harness/helm";
+import { repoRoot } from "../../testkit/harness/helm";
 import {
   Empty,
   grpc,
@@ -16,7 +16,7 @@ import {
   Struct,
   unary,
   type RunningPlugin,
-} from "../harness/pulumi-plugin";
+} from "../../testkit/harness/pulumi-plugin";
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 const analyzerPb = pulumiRequire("@pulumi/pulumi/proto/analyzer_pb");

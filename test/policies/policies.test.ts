@@ -13,8 +13,8 @@ import { parseStackConfig, Stack } from "../../components/stack";
 import { entrywayPolicies } from "../../policies/rules";
 import { rteTagMatchesApp } from "../../policies/rules/rte-tag-matches-app";
 import { allViolations, asResource, type Resource } from "./run-policies";
-import { chartScenarios, helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
-import { render } from "../harness/pulumi";
+import { chartScenarios, helmBinaries, helmTemplate, repoRoot } from "../../testkit/harness/helm";
+import { render } from "../../testkit/harness/pulumi";
 
 async function devStackResources(): Promise<Resource[]> {
   const document = parse(readFileSync(path.join(repoRoot, "Pulumi.dev.yaml"), "utf8")) as {

@@ -11,8 +11,15 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { entrywayPolicies } from "../../policies/rules";
-import { repoRoot } from "../harness/helm";
-import { Empty, grpc, pulumiRequire, startPulumiPlugin, unary, type RunningPlugin } from "../harness/pulumi-plugin";
+import { repoRoot } from "../../testkit/harness/helm";
+import {
+  Empty,
+  grpc,
+  pulumiRequire,
+  startPulumiPlugin,
+  unary,
+  type RunningPlugin,
+} from "../../testkit/harness/pulumi-plugin";
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 const { AnalyzerClient } = pulumiRequire("@pulumi/pulumi/proto/analyzer_grpc_pb");

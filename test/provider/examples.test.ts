@@ -13,14 +13,14 @@ import path from "node:path";
 /* eslint-disable @typescript-eslint/no-explicit-any */
 import { describe, expect, it, onTestFinished } from "vitest";
 import { parse } from "yaml";
-import { repoRoot } from "../harness/helm";
+import { repoRoot } from "../../testkit/harness/helm";
 import { readTypedProgram } from "./typed-examples";
 import {
   checkPythonProgram,
   checkYamlProgram,
   type PackageSchema,
   type PythonComponentCall,
-} from "../harness/package-schema";
+} from "../../testkit/harness/package-schema";
 
 const schema = JSON.parse(readFileSync(path.join(repoRoot, "schema.json"), "utf8")) as PackageSchema;
 const yamlProgramFile = path.join(repoRoot, "examples", "yaml", "Pulumi.yaml");

@@ -7,8 +7,8 @@
 import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { repoRoot } from "../harness/helm";
-import { render } from "../harness/pulumi";
+import { repoRoot } from "../../testkit/harness/helm";
+import { render } from "../../testkit/harness/pulumi";
 import {
   construct,
   getSchema,
@@ -17,9 +17,9 @@ import {
   startResourceMonitor,
   type ComponentProviderHost,
   type ResourceMonitor,
-} from "../harness/provider-host";
+} from "../../testkit/harness/provider-host";
 import { Notice } from "../fixtures/component-package";
-import { checkResource } from "../harness/package-schema";
+import { checkResource } from "../../testkit/harness/package-schema";
 
 const packageDir = path.join(repoRoot, "test", "fixtures", "component-package");
 let monitor: ResourceMonitor;

@@ -12,8 +12,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { parse } from "yaml";
-import { repoRoot } from "../harness/helm";
-import { describeWithRealTool } from "../harness/realcp";
+import { repoRoot } from "../../testkit/harness/helm";
+import { describeWithRealTool } from "../../testkit/harness/realcp";
 
 const exampleDir = path.join(repoRoot, "examples", "go");
 const source = readFileSync(path.join(exampleDir, "main.go"), "utf8");

@@ -4,7 +4,7 @@
  * @pulumi/pulumi's run-plugin launcher, after `npm run build` (run-plugin requires the package's
  * `main`, dist/components/index.js), and driven over the ResourceProvider gRPC service on
  * loopback. GetSchema must answer the checked-in schema.json; Construct of each of the seven
- * components, against the resource-monitor stand-in (test/harness/provider-host.ts), must register
+ * components, against the resource-monitor stand-in (testkit/harness/provider-host.ts), must register
  * the same children (types, names, parents, inputs, secret inputs) as the TypeScript constructor
  * makes under the offline runtime.
  */
@@ -25,9 +25,9 @@ import {
   Stack,
 } from "../../components";
 import { SIDECAR_RUNNER } from "../ansibleforms/helpers";
-import { repoRoot } from "../harness/helm";
-import { run } from "../harness/npm";
-import { render, type RecordedResource } from "../harness/pulumi";
+import { repoRoot } from "../../testkit/harness/helm";
+import { run } from "../../testkit/harness/npm";
+import { render, type RecordedResource } from "../../testkit/harness/pulumi";
 import {
   construct,
   getSchema,
@@ -36,7 +36,7 @@ import {
   startResourceMonitor,
   type ComponentProviderHost,
   type ResourceMonitor,
-} from "../harness/provider-host";
+} from "../../testkit/harness/provider-host";
 
 const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIIqHgiy0GmQ2fM0zVj8Ff7R2xjH5l6mQfC1tq7g0nW9e alice@laptop";
 const RTE_TOKEN = "rte-token-from-the-platform-0123456789";

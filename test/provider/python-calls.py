@@ -1,5 +1,5 @@
 """Reports how a Python Pulumi program uses a generated component SDK, for the schema check in
-test/harness/package-schema.ts (checkPythonProgram): python3 python-calls.py <program> <module>.
+testkit/harness/package-schema.ts (checkPythonProgram): python3 python-calls.py <program> <module>.
 
 Prints JSON: {"calls": [{variable, className, line, keywords}], "attributeReads": [[variable,
 attribute]]} for every `<variable> = <alias>.<Class>(...)` where `import <module> as <alias>`,

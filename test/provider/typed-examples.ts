@@ -8,7 +8,7 @@
  * `component.Output` read an output. Only the syntax the examples use is understood: anything else
  * is an error, never skipped. Neither toolchain's SDK can be generated here (see docs/languages.md).
  */
-import type { PackageSchema } from "../harness/package-schema";
+import type { PackageSchema } from "../../testkit/harness/package-schema";
 
 type Token = { kind: "string" | "word" | "punct" | "number"; text: string };
 

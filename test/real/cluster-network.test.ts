@@ -1,7 +1,7 @@
 /**
  * Cluster DNS and NetworkPolicies with real packets (issue 31), on a real node of a real control
- * plane of its own (test/harness/node.ts, started with the cluster DNS address):
- * - CoreDNS (test/harness/cluster-services.ts startClusterDns: kubeadm's objects, the binary built
+ * plane of its own (testkit/harness/node.ts, started with the cluster DNS address):
+ * - CoreDNS (testkit/harness/cluster-services.ts startClusterDns: kubeadm's objects, the binary built
  *   from its Go module) answers pods: a Service's full name, its short name from its namespace
  *   (the kubelet's search path), a headless Service's name and a pod's name under it;
  * - this machine reaches pod IPs (the node's route), so the API server does: its pods/proxy
@@ -26,12 +26,17 @@ import {
   type V1Status,
 } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startControlPlane, type ControlPlane } from "../harness/control-plane";
-import { CLUSTER_DNS_IP, resolvedAddresses, startClusterDns, startNetworkPolicies } from "../harness/cluster-services";
-import { startNode, type RealNode } from "../harness/node";
-import { missingNodeTools } from "../harness/node-host";
-import { restrictedPod } from "../harness/restricted-pod";
-import { tcpProbeScript, tcpVerdict, type TcpVerdict } from "../harness/tcp-probe";
+import { startControlPlane, type ControlPlane } from "../../testkit/harness/control-plane";
+import {
+  CLUSTER_DNS_IP,
+  resolvedAddresses,
+  startClusterDns,
+  startNetworkPolicies,
+} from "../../testkit/harness/cluster-services";
+import { startNode, type RealNode } from "../../testkit/harness/node";
+import { missingNodeTools } from "../../testkit/harness/node-host";
+import { restrictedPod } from "../../testkit/harness/restricted-pod";
+import { tcpProbeScript, tcpVerdict, type TcpVerdict } from "../../testkit/harness/tcp-probe";
 
 const inCI = !["", "0", "false"].includes((process.env.CI ?? "").toLowerCase());
 const missing = missingNodeTools();
@@ -72,7 +77,7 @@ describe.skipIf(missing.length > 0 && !inCI)("cluster DNS and NetworkPolicies on
     return { code: Number(exitCode), out };
   }
 
-  /** A TCP probe from a pod to host:port (test/harness/tcp-probe.ts): its verdict and nc's output. */
+  /** A TCP probe from a pod to host:port (testkit/harness/tcp-probe.ts): its verdict and nc's output. */
   async function probe(
     namespace: string,
     pod: string,

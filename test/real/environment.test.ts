@@ -1,6 +1,6 @@
 /**
  * An environment brought up with `pulumi up` onto the real node, then used as people use it
- * (issue 31). Every part is a real one (test/harness/environment.ts): the control plane and the
+ * (issue 31). Every part is a real one (testkit/harness/environment.ts): the control plane and the
  * kubelet, CoreDNS, kube-network-policies dropping packets, istiod injecting and programming a
  * real Istio gateway pod (pilot-agent and upstream Envoy), the real Pulumi engine and Kubernetes
  * provider running the repository's own program (index.ts) on a stack config for this node.
@@ -19,25 +19,25 @@ import path from "node:path";
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { AppsV1Api, KubeConfig, NetworkingV1Api, RbacAuthorizationV1Api, type V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cleanEnv, writeCliShim } from "../../gateway/test/clients/cli-harness";
-import { selfSignedCertificate } from "../../gateway/test/helpers/tls";
+import { cleanEnv, writeCliShim } from "../../testkit/gateway/cli-harness";
+import { selfSignedCertificate } from "../../testkit/gateway/tls";
 import { ExitCode } from "../../gateway/src/cli/enter-options";
-import { startEnvironment, type Environment } from "../harness/environment";
-import { repoRoot } from "../harness/helm";
-import { missingNodeTools } from "../harness/node-host";
-import { run, runBytes, sshKeyPair } from "../harness/process";
-import { engineTools, PulumiStack, type EngineResult } from "../harness/pulumi-engine";
-import { ISTIO_NAMESPACE } from "../harness/istio-mesh";
-import { connectStatus } from "../harness/connect-client";
-import { envoyTimeouts } from "../harness/envoy-config-dump";
-import { grantRole, POD_EXEC_RULE, serviceAccountToken } from "../harness/kube-users";
-import { probeLike } from "../harness/probe-pods";
-import { rolledOut } from "../harness/rollout";
+import { startEnvironment, type Environment } from "../../testkit/harness/environment";
+import { repoRoot } from "../../testkit/harness/helm";
+import { missingNodeTools } from "../../testkit/harness/node-host";
+import { run, runBytes, sshKeyPair } from "../../testkit/harness/process";
+import { engineTools, PulumiStack, type EngineResult } from "../../testkit/harness/pulumi-engine";
+import { ISTIO_NAMESPACE } from "../../testkit/harness/istio-mesh";
+import { connectStatus } from "../../testkit/harness/connect-client";
+import { envoyTimeouts } from "../../testkit/harness/envoy-config-dump";
+import { grantRole, POD_EXEC_RULE, serviceAccountToken } from "../../testkit/harness/kube-users";
+import { probeLike } from "../../testkit/harness/probe-pods";
+import { rolledOut } from "../../testkit/harness/rollout";
 import { DEBUG_RULE } from "../../components/exec-gateway";
-import { distrolessPod } from "../harness/restricted-pod";
-import { BUSYBOX_IMAGE } from "../harness/node-images";
-import { tcpProbeScript, tcpVerdict, type TcpVerdict } from "../harness/tcp-probe";
-import { stackConfig, type StackDocument } from "./stack-config";
+import { distrolessPod } from "../../testkit/harness/restricted-pod";
+import { BUSYBOX_IMAGE } from "../../testkit/harness/node-images";
+import { tcpProbeScript, tcpVerdict, type TcpVerdict } from "../../testkit/harness/tcp-probe";
+import { stackConfig, type StackDocument } from "../../testkit/harness/stack-config";
 
 const inCI = !["", "0", "false"].includes((process.env.CI ?? "").toLowerCase());
 const missing = missingNodeTools();
@@ -479,7 +479,7 @@ describe.skipIf(missing.length > 0 && !inCI)(
       return target.spec!.containers[0]!.ports![0]!.containerPort;
     }
 
-    /** A TCP probe from the probe pod to a pod's or Service's address (test/harness/tcp-probe.ts), through the API server's exec. */
+    /** A TCP probe from the probe pod to a pod's or Service's address (testkit/harness/tcp-probe.ts), through the API server's exec. */
     async function verdict(probe: V1Pod, target: { ip: string; port: number }): Promise<TcpVerdict> {
       const result = await env.exec(probe.metadata!.namespace!, probe.metadata!.name!, [
         "sh",

@@ -3,7 +3,7 @@
 // server's audit log saw.
 import { readFileSync } from "node:fs";
 import type { CoreV1Api, RbacAuthorizationV1Api, V1PolicyRule } from "@kubernetes/client-node";
-import { grantRole } from "../harness/kube-users";
+import { grantRole } from "../../testkit/harness/kube-users";
 
 /** Each exec into a pod of `namespace` that completed, from the API server's audit log (JSON lines). */
 export function execAuditEvents(auditLog: string, namespace: string): { user: string; pod: string; code: number }[] {

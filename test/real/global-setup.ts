@@ -2,10 +2,10 @@
  * The real control plane every suite of test/real shares (started once; each suite works in
  * namespaces of its own): Kubernetes v1.37.2 built from its Go modules, kwok's fake node, the
  * upstream CRDs the stack's objects need (Istio's, prometheus-operator's monitors), and the API
- * server's audit log on. See test/harness/control-plane.ts.
+ * server's audit log on. See testkit/harness/control-plane.ts.
  */
 import type { TestProject } from "vitest/node";
-import { installUpstreamCrds, startControlPlane, type ControlPlane } from "../harness/control-plane";
+import { installUpstreamCrds, startControlPlane, type ControlPlane } from "../../testkit/harness/control-plane";
 
 declare module "vitest" {
   export interface ProvidedContext {

@@ -15,9 +15,9 @@
 import path from "node:path";
 import { CoreV1Api, KubeConfig, KubernetesObjectApi, type KubernetesObject } from "@kubernetes/client-node";
 import { describe, expect, inject, it } from "vitest";
-import { fakeNode } from "../harness/control-plane";
-import { chartScenarios, helmBinaries, helmEnv, helmTemplate, repoRoot, type Helm } from "../harness/helm";
-import { run } from "../harness/process";
+import { fakeNode } from "../../testkit/harness/control-plane";
+import { chartScenarios, helmBinaries, helmEnv, helmTemplate, repoRoot, type Helm } from "../../testkit/harness/helm";
+import { run } from "../../testkit/harness/process";
 import { expectRbacAsDeployed } from "./rbac-matrix";
 
 const { kubeconfig } = inject("controlPlane");

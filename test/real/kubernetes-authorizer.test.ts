@@ -16,9 +16,9 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { EXEC_RULES, REVIEW_RULES } from "../../components/exec-gateway";
 import { defaultConfig } from "../../gateway/src/config";
 import type { Gateway } from "../../gateway/src/server";
-import { EntryClient } from "../../gateway/test/helpers/client";
-import { grantRole, POD_EXEC_RULE, serviceAccountToken, tokenKubeConfig } from "../harness/kube-users";
-import { kubernetesGateway } from "../harness/kubernetes-gateway";
+import { EntryClient } from "../../testkit/gateway/client";
+import { grantRole, POD_EXEC_RULE, serviceAccountToken, tokenKubeConfig } from "../../testkit/harness/kube-users";
+import { kubernetesGateway } from "../../testkit/harness/kubernetes-gateway";
 import { execAuditEvents, grantGatewayRights } from "./exec-access";
 
 const { kubeconfig, server, caFile, auditLog } = inject("controlPlane");

@@ -26,11 +26,11 @@ import path from "node:path";
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { parse, stringify } from "yaml";
-import { objectApi, objectExists } from "../harness/control-plane";
-import { repoRoot } from "../harness/helm";
-import { run as runSync } from "../harness/npm";
-import { run } from "../harness/process";
-import { realTool } from "../harness/realcp";
+import { objectApi, objectExists } from "../../testkit/harness/control-plane";
+import { repoRoot } from "../../testkit/harness/helm";
+import { run as runSync } from "../../testkit/harness/npm";
+import { run } from "../../testkit/harness/process";
+import { realTool } from "../../testkit/harness/realcp";
 
 const { kubeconfig } = inject("controlPlane");
 const api = objectApi(kubeconfig);
@@ -68,7 +68,7 @@ function renamed(value: unknown): unknown {
  * - the namespaces renamed to this suite's own (a control plane shared by the suites);
  * - the CONNECT gateway's LoadBalancer Service annotated `pulumi.com/skipAwait`: there is no load
  *   balancer here, and the Kubernetes provider would wait for an address nobody assigns (the
- *   same configuration change the dev stack's test makes, test/real/stack-config.ts).
+ *   same configuration change the dev stack's test makes, testkit/harness/stack-config.ts).
  */
 export function adaptedExample(): Program {
   const program = parse(readFileSync(path.join(repoRoot, "examples", "yaml", "Pulumi.yaml"), "utf8")) as Program;

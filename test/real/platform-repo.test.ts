@@ -14,8 +14,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { npmPack, run } from "../harness/npm";
-import { PulumiStack } from "../harness/pulumi-engine";
+import { npmPack, run } from "../../testkit/harness/npm";
+import { PulumiStack } from "../../testkit/harness/pulumi-engine";
 
 const { kubeconfig } = inject("controlPlane");
 
@@ -84,7 +84,7 @@ describe("a TypeScript platform repo importing the packed package, on the real e
       projectName: "platform-repo",
     });
     // The namespaces are the platform team's: made before, as a cluster admin would.
-    const { objectApi } = await import("../harness/control-plane");
+    const { objectApi } = await import("../../testkit/harness/control-plane");
     const api = objectApi(kubeconfig);
     for (const name of NAMESPACES) await api.create({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
   });

@@ -12,11 +12,11 @@
  */
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { objectApi, objectExists } from "../harness/control-plane";
-import { PulumiStack, type EngineResult } from "../harness/pulumi-engine";
+import { objectApi, objectExists } from "../../testkit/harness/control-plane";
+import { PulumiStack, type EngineResult } from "../../testkit/harness/pulumi-engine";
 import { objectKey, renderOffline, type OfflineRendering } from "./offline-render";
 import { expectRbacAsDeployed } from "./rbac-matrix";
-import { shippedStack, stackConfig, withoutAddressWaits, type StackDocument } from "./stack-config";
+import { shippedStack, stackConfig, withoutAddressWaits, type StackDocument } from "../../testkit/harness/stack-config";
 
 const { kubeconfig } = inject("controlPlane");
 const api = objectApi(kubeconfig);

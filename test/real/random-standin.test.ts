@@ -8,7 +8,7 @@
 import path from "node:path";
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, inject, it } from "vitest";
-import { PulumiStack } from "../harness/pulumi-engine";
+import { PulumiStack } from "../../testkit/harness/pulumi-engine";
 
 const { kubeconfig } = inject("controlPlane");
 const program = path.join(path.dirname(new URL(import.meta.url).pathname), "fixtures", "random-password.ts");

@@ -1,5 +1,5 @@
 /**
- * Real pods on this machine (issue 21): a real node (test/harness/node.ts: kubelet and kube-proxy
+ * Real pods on this machine (issue 21): a real node (testkit/harness/node.ts: kubelet and kube-proxy
  * v1.37.2 from scripts/realcp/kube, containerd and runc and the CNI plugins from Debian) joins a
  * real control plane of its own (no kwok, so every pod lands on the real node; the API server's
  * audit log on), and:
@@ -31,10 +31,10 @@
  *   `ssh <alias>` with the block `entryway ssh-config` writes reaches its pod's sshd through
  *   `entryway connect-proxy` and the Istio gateway model (test/ssh/istio-gateway-model.ts) pointed at
  *   its Service; 4 MiB each way identical; its home and host key survive the pod's deletion.
- * The project's images are built once per change of their sources (test/harness/project-images.ts:
+ * The project's images are built once per change of their sources (testkit/harness/project-images.ts:
  * the archives are kept in the image cache). When the node cannot start here, the suite fails
  * naming what refused (never a skip under CI). The fixtures live in the harness: the chart on the
- * node, each costly step made once on first use (test/harness/node-chart.ts), the CLI in the node's
+ * node, each costly step made once on first use (testkit/harness/node-chart.ts), the CLI in the node's
  * network namespace and the sessions it leaves in a target (node-cli.ts), the machine as found
  * after the node's stop (node-host.ts).
  */
@@ -50,20 +50,20 @@ import { defaultConfig } from "../../gateway/src/config";
 import type { Gateway } from "../../gateway/src/server";
 import { ExitCode } from "../../gateway/src/cli/enter-options";
 import { ResponseType } from "../../gateway/src/protocol";
-import { cleanEnv, writeCliShim } from "../../gateway/test/clients/cli-harness";
-import { EntryClient } from "../../gateway/test/helpers/client";
-import { CHROMIUM, launchChromium, screenText, typeLine, waitForText } from "../../gateway/test/clients/browser";
-import { startControlPlane, type ControlPlane } from "../harness/control-plane";
-import { repoRoot } from "../harness/helm";
-import { grantRole, POD_EXEC_RULE, serviceAccountToken, tokenKubeConfig } from "../harness/kube-users";
-import { kubernetesGateway } from "../harness/kubernetes-gateway";
-import { startNode, type RealNode } from "../harness/node";
-import { nodeChart, podIsReady, type NodeChart } from "../harness/node-chart";
-import { nodeCli, targetSessions, type NodeCli, type TargetSessions } from "../harness/node-cli";
-import { missingNodeTools, nodeLeftovers } from "../harness/node-host";
-import { BUSYBOX_IMAGE } from "../harness/node-images";
-import { run, runBytes, sshKeyPair } from "../harness/process";
-import { distrolessPod, restrictedPod } from "../harness/restricted-pod";
+import { cleanEnv, writeCliShim } from "../../testkit/gateway/cli-harness";
+import { EntryClient } from "../../testkit/gateway/client";
+import { CHROMIUM, launchChromium, screenText, typeLine, waitForText } from "../../testkit/gateway/browser";
+import { startControlPlane, type ControlPlane } from "../../testkit/harness/control-plane";
+import { repoRoot } from "../../testkit/harness/helm";
+import { grantRole, POD_EXEC_RULE, serviceAccountToken, tokenKubeConfig } from "../../testkit/harness/kube-users";
+import { kubernetesGateway } from "../../testkit/harness/kubernetes-gateway";
+import { startNode, type RealNode } from "../../testkit/harness/node";
+import { nodeChart, podIsReady, type NodeChart } from "../../testkit/harness/node-chart";
+import { nodeCli, targetSessions, type NodeCli, type TargetSessions } from "../../testkit/harness/node-cli";
+import { missingNodeTools, nodeLeftovers } from "../../testkit/harness/node-host";
+import { BUSYBOX_IMAGE } from "../../testkit/harness/node-images";
+import { run, runBytes, sshKeyPair } from "../../testkit/harness/process";
+import { distrolessPod, restrictedPod } from "../../testkit/harness/restricted-pod";
 import { buildGatewayEnvoy, startGatewayModel } from "../ssh/istio-gateway-model";
 import { execAuditEvents, grantGatewayRights } from "./exec-access";
 
@@ -382,7 +382,7 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
     expect(pod.spec?.nodeName).toBe(node.name);
     expect(pod.status?.containerStatuses?.[0]?.image).toMatch(/^localhost\/entryway-node\/exec-gateway:/);
 
-    // tmux gives the CLI a real terminal of 100x30 (gateway/test/clients/cli-harness.ts).
+    // tmux gives the CLI a real terminal of 100x30 (testkit/gateway/cli-harness.ts).
     const tmux = await cli.tmuxEnter(gatewayUrl, `${TEAM_A}/target`);
     try {
       await tmux.type("echo in-$((40+2)); stty size; id -u");

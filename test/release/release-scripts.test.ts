@@ -14,7 +14,7 @@ import { parse } from "yaml";
 import { packageChart } from "../../scripts/release/package-chart";
 import { parseMapping, pinDigests, repositoryOf } from "../../scripts/release/pin-digests";
 import { setVersion, versionMismatches } from "../../scripts/release/version";
-import { helmBinaries, helmLint, helmTemplate, repoRoot } from "../harness/helm";
+import { helmBinaries, helmLint, helmTemplate, repoRoot } from "../../testkit/harness/helm";
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), "entryway-release-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));

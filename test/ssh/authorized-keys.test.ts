@@ -12,9 +12,9 @@ import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { parseStackConfig } from "../../components/stack";
 import { chartValues } from "../foundation/chart-values";
-import { helmBinaries, type HelmResult } from "../harness/helm";
-import { render } from "../harness/pulumi";
-import type { ObjectLike } from "../harness/validate";
+import { helmBinaries, type HelmResult } from "../../testkit/harness/helm";
+import { render } from "../../testkit/harness/pulumi";
+import type { ObjectLike } from "../../testkit/harness/validate";
 import { SshWorkspace } from "../../components/ssh/ssh-workspace";
 import { ConnectGateway } from "../../components/ssh/connect-gateway";
 

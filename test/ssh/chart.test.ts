@@ -5,11 +5,11 @@
  */
 import { describe, expect, it } from "vitest";
 import { chart, chartValues } from "../foundation/chart-values";
-import { helmBinaries, helmTemplate } from "../harness/helm";
-import { assertValidObjects, type ObjectLike } from "../harness/validate";
-import { checkEnvoyFilter } from "../harness/envoy";
+import { helmBinaries, helmTemplate } from "../../testkit/harness/helm";
+import { assertValidObjects, type ObjectLike } from "../../testkit/harness/validate";
+import { checkEnvoyFilter } from "../../testkit/harness/envoy";
 import { parseStackConfig, Stack } from "../../components/stack";
-import { render } from "../harness/pulumi";
+import { render } from "../../testkit/harness/pulumi";
 
 const { valuesFile } = chartValues("ssh-chart");
 

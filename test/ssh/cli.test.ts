@@ -7,8 +7,8 @@ import net from "node:net";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { sshConfigBlock } from "@entryway/ssh-config";
-import { repoRoot } from "../harness/helm";
-import { runBytes } from "../harness/process";
+import { repoRoot } from "../../testkit/harness/helm";
+import { runBytes } from "../../testkit/harness/process";
 
 const tsx = path.join(repoRoot, "node_modules/tsx/dist/cli.mjs");
 const main = path.join(repoRoot, "gateway/src/cli/main.ts");
@@ -154,7 +154,7 @@ describe("entryway connect-proxy against a stand-in gateway", () => {
   });
 
   it("names an unreachable gateway in one line", async () => {
-    const closed = await (await import("../harness/net")).freePort(); // nothing listens there
+    const closed = await (await import("../../testkit/harness/net")).freePort(); // nothing listens there
     const result = await entryway(["connect-proxy", `127.0.0.1:${closed}`, "ws.dev.svc.cluster.local", "22"]);
     expect(result.status).toBe(69);
     expect(result.stderr).toMatch(

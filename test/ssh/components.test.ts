@@ -2,9 +2,9 @@ import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
 import { ConnectGateway, type ConnectGatewayArgs } from "../../components/ssh/connect-gateway";
 import { NetworkProtocol, SshWorkspace, type SshWorkspaceArgs } from "../../components/ssh/ssh-workspace";
-import { childrenOf, findManifest, outputOf, render, type Manifest } from "../harness/pulumi";
-import { assertValidObjects } from "../harness/validate";
-import { checkEnvoyFilter } from "../harness/envoy";
+import { childrenOf, findManifest, outputOf, render, type Manifest } from "../../testkit/harness/pulumi";
+import { assertValidObjects } from "../../testkit/harness/validate";
+import { checkEnvoyFilter } from "../../testkit/harness/envoy";
 import { DNS_RULE, namespacePeer } from "../foundation/network-peers";
 
 const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIIqHgiy0GmQ2fM0zVj8Ff7R2xjH5l6mQfC1tq7g0nW9e alice@laptop";

@@ -6,9 +6,9 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parse } from "yaml";
 import { parseStackConfig, Stack } from "../../components/stack";
-import { chartScenarios, helmTemplate, repoRoot, type Helm } from "../harness/helm";
-import { outputOf, render } from "../harness/pulumi";
-import type { ObjectLike } from "../harness/validate";
+import { chartScenarios, helmTemplate, repoRoot, type Helm } from "../../testkit/harness/helm";
+import { outputOf, render } from "../../testkit/harness/pulumi";
+import type { ObjectLike } from "../../testkit/harness/validate";
 
 export const chart = path.join(repoRoot, "charts/entryway");
 

@@ -7,8 +7,8 @@
  */
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
-import type { ObjectLike } from "../harness/validate";
+import { helmBinaries, helmTemplate, repoRoot } from "../../testkit/harness/helm";
+import type { ObjectLike } from "../../testkit/harness/validate";
 import { buildGatewayEnvoy, decide, type GatewayModelOptions } from "./istio-gateway-model";
 
 const chart = path.join(repoRoot, "charts/entryway");

@@ -47,7 +47,7 @@
  */
 import net from "node:net";
 import tls from "node:tls";
-import type { ObjectLike } from "../harness/validate";
+import type { ObjectLike } from "../../testkit/harness/validate";
 
 type Json = Record<string, unknown>;
 

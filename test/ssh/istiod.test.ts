@@ -10,9 +10,9 @@
  */
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { helmBinaries } from "../harness/helm";
-import { realTool } from "../harness/realcp";
-import type { ObjectLike } from "../harness/validate";
+import { helmBinaries } from "../../testkit/harness/helm";
+import { realTool } from "../../testkit/harness/realcp";
+import type { ObjectLike } from "../../testkit/harness/validate";
 import { devStackConfig, renderScenario, renderStack, sshScenarios } from "./front-ends";
 import {
   buildGatewayEnvoy,

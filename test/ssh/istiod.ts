@@ -18,10 +18,10 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parse, stringify } from "yaml";
-import { helmBinaries, helmTemplate } from "../harness/helm";
-import { realTool } from "../harness/realcp";
-import { run } from "../harness/process";
-import type { ObjectLike } from "../harness/validate";
+import { helmBinaries, helmTemplate } from "../../testkit/harness/helm";
+import { realTool } from "../../testkit/harness/realcp";
+import { run } from "../../testkit/harness/process";
+import type { ObjectLike } from "../../testkit/harness/validate";
 import {
   validateRouteConfiguration,
   type ConnectionManager,

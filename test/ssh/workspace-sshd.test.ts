@@ -14,7 +14,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, waitForPort } from "../harness/net";
+import { freePort, waitForPort } from "../../testkit/harness/net";
 import {
   Children,
   entrypointSshd,

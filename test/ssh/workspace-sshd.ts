@@ -8,7 +8,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { repoRoot } from "../harness/helm";
+import { repoRoot } from "../../testkit/harness/helm";
 
 export const isRoot = process.getuid?.() === 0;
 export const inCi = process.env.CI === "true";

@@ -1,6 +1,6 @@
 /**
  * The NetworkPolicies the stack renders, walked with a model of Kubernetes NetworkPolicy
- * (test/harness/network-policy.ts) over the shipped stacks (Pulumi.<env>.yaml through the Stack)
+ * (testkit/harness/network-policy.ts) over the shipped stacks (Pulumi.<env>.yaml through the Stack)
  * and every chart scenario (Helm 4):
  *  - every namespace the stack owns (its own and the connect gateway's) has exactly one default
  *    deny, and no other namespace has one;
@@ -18,10 +18,10 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { parseStackConfig, Stack } from "../../components/stack";
 import { DEFAULT_DNS, DEFAULT_ISTIOD, type InClusterPeer } from "../../components/shared/network";
-import { chartScenarios, helmBinaries, helmTemplate, repoRoot } from "../harness/helm";
-import { allows, networkPolicies, podsOf, portAdmitted, type PodEndpoint } from "../harness/network-policy";
-import { render } from "../harness/pulumi";
-import type { ObjectLike } from "../harness/validate";
+import { chartScenarios, helmBinaries, helmTemplate, repoRoot } from "../../testkit/harness/helm";
+import { allows, networkPolicies, podsOf, portAdmitted, type PodEndpoint } from "../../testkit/harness/network-policy";
+import { render } from "../../testkit/harness/pulumi";
+import type { ObjectLike } from "../../testkit/harness/validate";
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 

@@ -12,10 +12,10 @@ import { parse } from "yaml";
 import * as pulumi from "@pulumi/pulumi";
 import { RemoteRte } from "../../components/ansibleforms";
 import { parseStackConfig, Stack } from "../../components/stack";
-import { checkEnvoyFilter } from "../harness/envoy";
-import { repoRoot } from "../harness/helm";
-import { isSecretOutput, outputOf, render } from "../harness/pulumi";
-import { assertValidObjects, type ObjectLike } from "../harness/validate";
+import { checkEnvoyFilter } from "../../testkit/harness/envoy";
+import { repoRoot } from "../../testkit/harness/helm";
+import { isSecretOutput, outputOf, render } from "../../testkit/harness/pulumi";
+import { assertValidObjects, type ObjectLike } from "../../testkit/harness/validate";
 import { allViolations } from "../policies/run-policies";
 import { gatewaySettings } from "../exec-gateway/settings-document";
 

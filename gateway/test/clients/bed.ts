@@ -10,9 +10,9 @@ import type { Authorizer } from "../../src/auth/authorizer.js";
 import { dockerBackend } from "../../src/backends/docker.js";
 import { defaultConfig, type GatewayConfig } from "../../src/config.js";
 import { createGateway, type Gateway, type RouteHandler } from "../../src/server.js";
-import { tokenAuthorizer } from "../helpers/gateway.js";
-import { cleanEnv } from "./cli-harness.js";
-import { podmanAvailable, startPodman, type Podman } from "../helpers/podman.js";
+import { tokenAuthorizer } from "../../../testkit/gateway/gateway.js";
+import { cleanEnv } from "../../../testkit/gateway/cli-harness.js";
+import { podmanAvailable, startPodman, type Podman } from "../../../testkit/gateway/podman.js";
 
 export { podmanAvailable };
 

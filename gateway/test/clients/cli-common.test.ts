@@ -10,10 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXIT_CODE_MEANINGS, ExitCode } from "../../src/cli/exit-codes.js";
 import { subcommands } from "../../src/cli/main.js";
 import { VERSION } from "../../src/version.js";
-import { fakeBackend } from "../helpers/fake-backend.js";
-import { startGateway, tokenAuthorizer, type TestGateway } from "../helpers/gateway.js";
-import { cleanEnv, cliCommand, expectHelp, REPO, runCli } from "./cli-harness.js";
-import { freePort } from "../../../test/harness/net.js";
+import { fakeBackend } from "../../../testkit/gateway/fake-backend.js";
+import { startGateway, tokenAuthorizer, type TestGateway } from "../../../testkit/gateway/gateway.js";
+import { cleanEnv, cliCommand, expectHelp, REPO, runCli } from "../../../testkit/gateway/cli-harness.js";
+import { freePort } from "../../../testkit/harness/net.js";
 
 let home: string;
 let env: NodeJS.ProcessEnv;

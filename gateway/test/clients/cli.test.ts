@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { endpointUrl, EnterError, ExitCode, parseEnterTarget, resolveSettings } from "../../src/cli/enter-options.js";
 import { podmanAvailable, withCliBed, type ClientBed } from "./bed.js";
-import { describeNeeding } from "../helpers/tools.js";
+import { describeNeeding } from "../../../testkit/gateway/tools.js";
 import {
   cleanEnv,
   cliCommand,
@@ -20,7 +20,7 @@ import {
   startTmux,
   tmuxAvailable,
   type Tmux,
-} from "./cli-harness.js";
+} from "../../../testkit/gateway/cli-harness.js";
 import { digest, fileDigest, pasteBlock, printable } from "./input-samples.js";
 
 const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;

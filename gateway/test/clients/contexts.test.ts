@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readClientConfig } from "../../src/cli/contexts.js";
 import { parseEnterTarget, resolveSettings } from "../../src/cli/enter-options.js";
 import { ExitCode } from "../../src/cli/exit-codes.js";
-import { cleanEnv, runCli } from "./cli-harness.js";
+import { cleanEnv, runCli } from "../../../testkit/gateway/cli-harness.js";
 
 let home: string;
 let env: NodeJS.ProcessEnv;

@@ -14,11 +14,11 @@ import { ExitCode } from "../../src/cli/enter-options.js";
 import { entryPath } from "../../src/cli/cp.js";
 import { formatBytes, formatDuration, progressLine, summaryLine } from "../../src/cli/progress.js";
 import { kubernetesBackend, loadKubeConfig } from "../../src/backends/kubernetes.js";
-import { startGateway, tokenAuthorizer, type TestGateway } from "../helpers/gateway.js";
-import { startKubeStandin, type KubeStandin } from "../helpers/kube-standin.js";
-import { describeNeeding } from "../helpers/tools.js";
+import { startGateway, tokenAuthorizer, type TestGateway } from "../../../testkit/gateway/gateway.js";
+import { startKubeStandin, type KubeStandin } from "../../../testkit/gateway/kube-standin.js";
+import { describeNeeding } from "../../../testkit/gateway/tools.js";
 import { podmanAvailable, withCliBed, type ClientBed } from "./bed.js";
-import { cleanEnv, cliCommand, expectHelp, REPO, runCli } from "./cli-harness.js";
+import { cleanEnv, cliCommand, expectHelp, REPO, runCli } from "../../../testkit/gateway/cli-harness.js";
 
 const sha256 = (data: Buffer) => createHash("sha256").update(data).digest("hex");
 

@@ -14,9 +14,9 @@ import type { Authorizer } from "../../src/auth/authorizer.js";
 import { openTunnel } from "../../src/cli/connect-proxy.js";
 import { runSession } from "../../src/cli/enter.js";
 import { ExitCode } from "../../src/cli/exit-codes.js";
-import { fakeBackend } from "../helpers/fake-backend.js";
-import { startGateway, type TestGateway } from "../helpers/gateway.js";
-import { cleanEnv, runCli, type CliResult } from "./cli-harness.js";
+import { fakeBackend } from "../../../testkit/gateway/fake-backend.js";
+import { startGateway, type TestGateway } from "../../../testkit/gateway/gateway.js";
+import { cleanEnv, runCli, type CliResult } from "../../../testkit/gateway/cli-harness.js";
 
 const TIMEOUT_MS = 1000;
 

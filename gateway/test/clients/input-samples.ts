@@ -3,7 +3,7 @@
 // characters edit the line (erase, kill, ^V, ^D) and a line holds at most 4095 characters (Linux
 // drivers/tty/n_tty.c, n_tty_receive_buf_common: longer lines are cut), so the block's lines stay short.
 import { createHash, randomBytes } from "node:crypto";
-import type { Podman } from "../helpers/podman.js";
+import type { Podman } from "../../../testkit/gateway/podman.js";
 
 /** `length` random printable ASCII characters, spaces included. */
 export function printable(length: number): string {

@@ -1,6 +1,6 @@
 // Kubernetes target forms in both clients, against a gateway with the Kubernetes backend and the
 // Kubernetes authorizer (TokenReview + SubjectAccessReview) talking to the gateway engineer's
-// STAND-IN FOR THE KUBERNETES API SERVER AND KUBELET (helpers/kube-standin.ts: it runs real shells in
+// STAND-IN FOR THE KUBERNETES API SERVER AND KUBELET (testkit/gateway/kube-standin.ts: it runs real shells in
 // real PTYs on this machine; no cluster runs here). The CLI enters a pod's container and a
 // StatefulSet instance and is refused a namespace; the web page's picker does the same by form.
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -12,11 +12,11 @@ import { ExitCode } from "../../src/cli/enter-options.js";
 import type { Gateway } from "../../src/server.js";
 import { webAssets } from "../../src/web-assets.js";
 import { buildWebAssets } from "../../web/build.js";
-import { kubernetesGateway } from "../../../test/harness/kubernetes-gateway.js";
-import { startKubeStandin, type KubeStandin } from "../helpers/kube-standin.js";
-import { itNeeding } from "../helpers/tools.js";
-import { CHROMIUM, launchChromium, waitForText } from "./browser.js";
-import { cleanEnv, runCli } from "./cli-harness.js";
+import { kubernetesGateway } from "../../../testkit/harness/kubernetes-gateway.js";
+import { startKubeStandin, type KubeStandin } from "../../../testkit/gateway/kube-standin.js";
+import { itNeeding } from "../../../testkit/gateway/tools.js";
+import { CHROMIUM, launchChromium, waitForText } from "../../../testkit/gateway/browser.js";
+import { cleanEnv, runCli } from "../../../testkit/gateway/cli-harness.js";
 
 const DEBUG_IMAGE = "registry.example.com/debug/busybox:1.36";
 

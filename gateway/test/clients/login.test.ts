@@ -12,10 +12,10 @@ import { oidcAuthorizer } from "../../src/auth/oidc.js";
 import { defaultConfig } from "../../src/config.js";
 import { webAssets } from "../../src/web-assets.js";
 import { tokenStorePath } from "../../src/cli/token-store.js";
-import { fakeBackend } from "../helpers/fake-backend.js";
-import { startGateway, type TestGateway } from "../helpers/gateway.js";
-import { startOpenIdProvider, userAgent, type OpenIdProvider } from "../helpers/openid-provider.js";
-import { cleanEnv, cliCommand, REPO, runCli, type CliResult } from "./cli-harness.js";
+import { fakeBackend } from "../../../testkit/gateway/fake-backend.js";
+import { startGateway, type TestGateway } from "../../../testkit/gateway/gateway.js";
+import { startOpenIdProvider, userAgent, type OpenIdProvider } from "../../../testkit/gateway/openid-provider.js";
+import { cleanEnv, cliCommand, REPO, runCli, type CliResult } from "../../../testkit/gateway/cli-harness.js";
 
 const CLIENT_ID = "entryway-cli";
 

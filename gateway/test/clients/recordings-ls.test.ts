@@ -4,10 +4,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EntryClient } from "../helpers/client.js";
-import { fakeBackend } from "../helpers/fake-backend.js";
-import { startGateway, tokenAuthorizer, type TestGateway } from "../helpers/gateway.js";
-import { cleanEnv, runCli } from "./cli-harness.js";
+import { EntryClient } from "../../../testkit/gateway/client.js";
+import { fakeBackend } from "../../../testkit/gateway/fake-backend.js";
+import { startGateway, tokenAuthorizer, type TestGateway } from "../../../testkit/gateway/gateway.js";
+import { cleanEnv, runCli } from "../../../testkit/gateway/cli-harness.js";
 
 describe("entryway recordings ls", () => {
   let g: TestGateway;

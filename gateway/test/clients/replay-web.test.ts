@@ -10,10 +10,10 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { webAssets } from "../../src/web-assets.js";
 import { buildWebAssets } from "../../web/build.js";
-import { tokenAuthorizer } from "../helpers/gateway.js";
-import { describeNeeding } from "../helpers/tools.js";
+import { tokenAuthorizer } from "../../../testkit/gateway/gateway.js";
+import { describeNeeding } from "../../../testkit/gateway/tools.js";
 import { podmanAvailable, startClientBed, type ClientBed } from "./bed.js";
-import { CHROMIUM, launchChromium, observePages, type Observed } from "./browser.js";
+import { CHROMIUM, launchChromium, observePages, type Observed } from "../../../testkit/gateway/browser.js";
 
 interface XtermLike {
   buffer: { active: { length: number; getLine(i: number): { translateToString(trim: boolean): string } | undefined } };

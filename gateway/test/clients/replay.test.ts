@@ -8,10 +8,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseCast, playbackTimes, type CastEvent } from "../../src/recordings/cast.js";
 import { onlyAllowedSequences, withoutTerminalQueries } from "../../src/recordings/terminal.js";
 import { recordingUrl } from "../../src/cli/replay.js";
-import { tokenAuthorizer } from "../helpers/gateway.js";
-import { describeNeeding } from "../helpers/tools.js";
+import { tokenAuthorizer } from "../../../testkit/gateway/gateway.js";
+import { describeNeeding } from "../../../testkit/gateway/tools.js";
 import { podmanAvailable, startClientBed, type ClientBed } from "./bed.js";
-import { cleanEnv, cliCommand, runCli, startTmux, tmuxAvailable, type Tmux } from "./cli-harness.js";
+import {
+  cleanEnv,
+  cliCommand,
+  runCli,
+  startTmux,
+  tmuxAvailable,
+  type Tmux,
+} from "../../../testkit/gateway/cli-harness.js";
 
 const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 

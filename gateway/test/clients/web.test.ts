@@ -16,12 +16,19 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { webAssets } from "../../src/web-assets.js";
 import { buildWebAssets } from "../../web/build.js";
 import { oidcAuthorizer } from "../../src/auth/oidc.js";
-import { decodePng, type Pixels, type Rgb } from "../helpers/png.js";
-import { describeNeeding } from "../helpers/tools.js";
+import { decodePng, type Pixels, type Rgb } from "../../../testkit/gateway/png.js";
+import { describeNeeding } from "../../../testkit/gateway/tools.js";
 import { podmanAvailable, startBedGateway, startClientBed, type ClientBed } from "./bed.js";
 import { startOidcProvider } from "./oidc-provider.js";
-import { REPO } from "./cli-harness.js";
-import { CHROMIUM, launchChromium, observePages, typeLine, waitForText, type Observed } from "./browser.js";
+import { REPO } from "../../../testkit/gateway/cli-harness.js";
+import {
+  CHROMIUM,
+  launchChromium,
+  observePages,
+  typeLine,
+  waitForText,
+  type Observed,
+} from "../../../testkit/gateway/browser.js";
 import { digest, fileDigest, pasteBlock, printable } from "./input-samples.js";
 
 const ARTIFACTS = join(REPO, "test-artifacts");

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { auditSink } from "../../src/audit.js";
-import { command, expectOneLine, record } from "../helpers/json-lines.js";
+import { command, expectOneLine, record } from "../../../testkit/gateway/json-lines.js";
 
 describe("every JSON line the gateway writes is one line, without raw C1 controls or line separators", () => {
   it("the audit file", async () => {

@@ -4,8 +4,8 @@
 import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { padCursorReports } from "../../src/cursor-report.js";
-import { onTerminal } from "../helpers/terminal.js";
-import { itNeeding } from "../helpers/tools.js";
+import { onTerminal } from "../../../testkit/gateway/terminal.js";
+import { itNeeding } from "../../../testkit/gateway/tools.js";
 
 describe("cursor position reports for busybox's line editor", () => {
   it("pads the row of reports with a one-digit row, and nothing else", () => {

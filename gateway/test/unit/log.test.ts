@@ -5,7 +5,7 @@ import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { auditSink } from "../../src/audit.js";
 import { jsonLogger, lineWriter } from "../../src/log.js";
-import { command, expectOneLine, record } from "../helpers/json-lines.js";
+import { command, expectOneLine, record } from "../../../testkit/gateway/json-lines.js";
 
 describe("every JSON line the gateway writes is one line, without raw C1 controls or line separators", () => {
   it("audit records on stdout and log lines", () => {

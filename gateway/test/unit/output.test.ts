@@ -4,8 +4,8 @@
 import { describe, expect, it, vi } from "vitest";
 import { OutputFramer } from "../../src/output.js";
 import { decodeResponse, encodeResponse, ResponseType } from "../../src/protocol.js";
-import { frameSocket } from "../helpers/frame-socket.js";
-import { fatal, samples } from "../helpers/utf8-samples.js";
+import { frameSocket } from "../../../testkit/gateway/frame-socket.js";
+import { fatal, samples } from "../../../testkit/gateway/utf8-samples.js";
 
 const options = {
   frameBytes: 32,

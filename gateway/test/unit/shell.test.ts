@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PidMarkerFilter, reapCommand, START_SIGNAL, wrapCommand } from "../../src/shell.js";
-import { onTerminal } from "../helpers/terminal.js";
+import { onTerminal } from "../../../testkit/gateway/terminal.js";
 
 describe("shell wrapper", () => {
   it("strips the PID marker wherever the first output puts it, across chunk boundaries", () => {

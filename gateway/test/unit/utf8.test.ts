@@ -2,7 +2,7 @@
 // on character boundaries, at every split point of a 3- and a 4-byte character.
 import { describe, expect, it } from "vitest";
 import { incompleteTailLength, splitOnCharBoundaries, Utf8Carry } from "../../src/utf8.js";
-import { fatal, samples } from "../helpers/utf8-samples.js";
+import { fatal, samples } from "../../../testkit/gateway/utf8-samples.js";
 
 describe("UTF-8 framing", () => {
   it.each(samples)("carries the incomplete tail of %s at every split point", (char) => {

@@ -3,7 +3,7 @@
 // offset. The backend against a real engine (podman) is gateway/test/docker.test.ts.
 import { describe, expect, it } from "vitest";
 import { dockerBackend, StreamDemuxer } from "../../../src/backends/docker.js";
-import { dockerFrame, fakeEngine } from "../../helpers/fake-engine.js";
+import { dockerFrame, fakeEngine } from "../../../../testkit/gateway/fake-engine.js";
 
 describe("Docker exec start, read by hand (no engine: a socket that answers as one)", () => {
   const target = { container: "c", label: "docker/c" };

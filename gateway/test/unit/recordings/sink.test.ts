@@ -2,7 +2,7 @@
 // each, without raw C1 controls or line separators.
 import { describe, expect, it } from "vitest";
 import { CastEncoder, event as castEvent } from "../../../src/recordings/sink.js";
-import { command, expectOneLine } from "../../helpers/json-lines.js";
+import { command, expectOneLine } from "../../../../testkit/gateway/json-lines.js";
 
 describe("every JSON line the gateway writes is one line, without raw C1 controls or line separators", () => {
   it("a recording's header (its metadata) and events", () => {
