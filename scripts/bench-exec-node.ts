@@ -48,7 +48,7 @@ import { helmBinaries, helmEnv, repoRoot } from "../testkit/harness/helm";
 import { grantRole, POD_EXEC_RULE, serviceAccountToken } from "../testkit/harness/kube-users";
 import { freePort } from "../testkit/harness/net";
 import { startNode, type RealNode } from "../testkit/harness/node";
-import { projectImages } from "../testkit/harness/project-images";
+import { chartImageArgs, projectImages } from "../testkit/harness/project-images";
 import { realTool } from "../testkit/harness/realcp-tool";
 import { restrictedPod } from "../testkit/harness/restricted-pod";
 import { printPathReport, type Side } from "./bench/exec-node-report";
@@ -144,12 +144,7 @@ async function main(): Promise<void> {
         "execGateway.replicas=1",
         "--set",
         `execGateway.targetNamespaces={${TEAM}}`,
-        "--set",
-        `execGateway.image.registry=${image.registry}`,
-        "--set",
-        `execGateway.image.repository=${image.repository}`,
-        "--set-string",
-        `execGateway.image.tag=${image.tag}`,
+        ...chartImageArgs("execGateway", image),
         "--set",
         "execGateway.settings.logLevel=warn",
         "--wait",

@@ -59,6 +59,7 @@ import { grantRole, POD_EXEC_RULE, serviceAccountToken, tokenKubeConfig } from "
 import { kubernetesGateway } from "../../testkit/harness/kubernetes-gateway";
 import { startNode, type RealNode } from "../../testkit/harness/node";
 import { nodeChart, podIsReady, type NodeChart } from "../../testkit/harness/node-chart";
+import { chartImageArgs } from "../../testkit/harness/project-images";
 import { nodeCli, targetSessions, type NodeCli, type TargetSessions } from "../../testkit/harness/node-cli";
 import { missingNodeTools, nodeLeftovers } from "../../testkit/harness/node-host";
 import { BUSYBOX_IMAGE } from "../../testkit/harness/node-images";
@@ -678,12 +679,7 @@ describe.skipIf(missing.length > 0 && !inCI)("a real node: kubelet and container
       keyValues,
       "--set",
       "connectGateway.serviceType=NodePort",
-      "--set",
-      `workspaceDefaults.image.registry=${image.registry}`,
-      "--set",
-      `workspaceDefaults.image.repository=${image.repository}`,
-      "--set-string",
-      `workspaceDefaults.image.tag=${image.tag}`,
+      ...chartImageArgs("workspaceDefaults", image),
     ]);
     const pods = await chart.statefulPodsReady("entryway");
     const notReady = pods.filter((p) => !podIsReady(p));

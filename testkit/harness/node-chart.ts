@@ -12,7 +12,7 @@ import { installUpstreamCrds, type ControlPlane } from "./control-plane";
 import { helmBinaries, helmEnv, repoRoot } from "./helm";
 import type { RealNode } from "./node";
 import { run } from "./process";
-import { projectImages, type ProjectImage } from "./project-images";
+import { chartImageArgs, projectImages, type ProjectImage } from "./project-images";
 import type { ObjectLike } from "./validate";
 
 /** Whether a pod has the condition Ready=True. */
@@ -149,12 +149,7 @@ export function nodeChart(
         // originAllowed). Clients that are not browsers send no Origin.
         "--set-json",
         "execGateway.settings.allowedOrigins=[]",
-        "--set",
-        `execGateway.image.registry=${image.registry}`,
-        "--set",
-        `execGateway.image.repository=${image.repository}`,
-        "--set-string",
-        `execGateway.image.tag=${image.tag}`,
+        ...chartImageArgs("execGateway", image),
       ]);
       await chart.gatewayPod();
       const service = await execService();

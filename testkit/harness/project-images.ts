@@ -28,6 +28,16 @@ export interface ProjectImage {
   readonly archive: string;
 }
 
+/** Helm arguments that point a chart part's image (`<part>.image`) at a project image (the tag as a string: a digit-only tag is no number). */
+export const chartImageArgs = (part: string, image: ProjectImage): string[] => [
+  "--set",
+  `${part}.image.registry=${image.registry}`,
+  "--set",
+  `${part}.image.repository=${image.repository}`,
+  "--set-string",
+  `${part}.image.tag=${image.tag}`,
+];
+
 interface Recipe {
   readonly id: "exec-gateway" | "ssh-workspace";
   readonly dockerfile: string;
