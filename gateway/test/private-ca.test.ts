@@ -3,7 +3,7 @@
 // (testkit/harness/certificates.ts). The gateway's S3 client uploads there only when NODE_EXTRA_CA_CERTS
 // names that CA, as the component and chart set it from execGateway.caBundle; without it, or with
 // another CA, the TLS handshake fails and nothing lands. fetch (the OIDC and webhook authorizers')
-// trusts the same bundle. Each try is a process of its own (helpers/s3-put.ts): Node reads the
+// trusts the same bundle. Each try is a process of its own (testkit/gateway/s3-put.ts): Node reads the
 // variable at start only.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
@@ -17,7 +17,7 @@ import { describeWithRealTool } from "../../testkit/harness/realcp.js";
 import { startSeaweedFs, type SeaweedFs } from "../../testkit/gateway/seaweedfs.js";
 
 const BUCKET = "ca-recordings";
-const PUT = fileURLToPath(new URL("./helpers/s3-put.ts", import.meta.url));
+const PUT = fileURLToPath(new URL("../../testkit/gateway/s3-put.ts", import.meta.url));
 
 describeWithRealTool("seaweedfs", "an S3 endpoint signed by a private CA (NODE_EXTRA_CA_CERTS)", (binDir) => {
   let weed: SeaweedFs;

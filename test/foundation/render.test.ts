@@ -160,7 +160,15 @@ describe("npm run diff", () => {
   it("prints the manifest diff between a ref and the working tree: a summary, one diff per object; --exit-code 1 when it differs, 0 when not", () => {
     // A throwaway repository whose working tree changes the namespace of the dev stack.
     const repo = mkdtempSync(path.join(scratch, "repo-"));
-    for (const item of ["Pulumi.yaml", "Pulumi.dev.yaml", "index.ts", "components", "scripts", "tsconfig.json"]) {
+    for (const item of [
+      "Pulumi.yaml",
+      "Pulumi.dev.yaml",
+      "index.ts",
+      "components",
+      "scripts",
+      "testkit",
+      "tsconfig.json",
+    ]) {
       spawnSync("cp", ["-r", path.join(repoRoot, item), repo]);
     }
     spawnSync("ln", ["-s", path.join(repoRoot, "node_modules"), path.join(repo, "node_modules")]);
