@@ -5,7 +5,8 @@
 import path from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
-import { importGraph, repoRoot, sources } from "../../testkit/harness/import-graph";
+import { repoRoot } from "../../testkit/harness/helm";
+import { importGraph, sources } from "../../testkit/harness/import-graph";
 
 /** Every cycle as the files on it, each found once (from its first file in the walk). */
 function importCycles(graph: Map<string, string[]>): string[][] {

@@ -5,7 +5,8 @@
 import path from "node:path";
 import { ESLint } from "eslint";
 import { describe, expect, it } from "vitest";
-import { importGraph, repoRoot, sources } from "../../testkit/harness/import-graph";
+import { repoRoot } from "../../testkit/harness/helm";
+import { importGraph, sources } from "../../testkit/harness/import-graph";
 
 /** Where the kit may reach: itself and the product's sources. */
 const KIT_MAY_IMPORT = ["testkit/", "components/", "gateway/src/", "gateway/web/", "packages/", "policies/rules/"];

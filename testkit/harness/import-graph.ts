@@ -5,8 +5,6 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import ts from "typescript";
 
-export const repoRoot = path.resolve(__dirname, "../..");
-
 /** Every .ts file under a folder (declarations left out; tests too unless asked for). */
 export function sources(folder: string, { tests = false } = {}): string[] {
   return readdirSync(folder, { recursive: true, encoding: "utf8" })

@@ -15,6 +15,7 @@ import path from "node:path";
 import { stringify } from "yaml";
 import { run } from "./process";
 import { realTool } from "./realcp-tool";
+import { repoRoot } from "./helm";
 
 export type EngineOperation = "up" | "preview" | "refresh" | "destroy";
 
@@ -63,7 +64,6 @@ export interface EngineRequest {
   readonly parallel?: number;
 }
 
-const repoRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../..");
 const PASSPHRASE = "entryway-test-passphrase";
 
 /**

@@ -8,8 +8,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parse } from "yaml";
-
-const repoRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../..");
+import { repoRoot } from "./helm";
 
 export type StackDocument = Record<string, unknown> & {
   namespace?: string;
