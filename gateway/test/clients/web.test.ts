@@ -213,11 +213,14 @@ async function checkPainting(page: Page, label: string): Promise<void> {
   for (const command of SAMPLE_COMMANDS) await typeLine(page, command);
   await waitForText(page, SAMPLE_LINE);
   // DECSCUSR: blinking and steady block, underline and bar (xtermjs/xterm.js src/common/InputHandler.ts setCursorStyle).
+  // The marker names the round: a page painted twice still holds the first round's lines, which
+  // would end the wait before this round's sample is on the screen.
   await typeLine(
     page,
-    String.raw`for style in 1 2 3 4 5 6 0; do printf "\033[$style q"; sleep 0.1; done; echo cursor-styles-done`,
+    String.raw`for style in 1 2 3 4 5 6 0; do printf "\033[$style q"; sleep 0.1; done; echo cursor-styles-done-` +
+      label,
   );
-  await waitForText(page, /^cursor-styles-done$/m);
+  await waitForText(page, new RegExp(`^cursor-styles-done-${label}$`, "m"));
 
   let row = await sampleRow(page);
   await page.mouse.move(row.centre(CELL.link).x, row.centre(CELL.link).y);
